@@ -1,0 +1,60 @@
+"""Instance catalog: GPU, fabric and price facts as data, with their sources."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from .model import CLOUDS, Cloud, CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, LocalNvme, Price
+
+DATA_DIR = Path(__file__).parent / "data"
+
+__all__ = [
+    "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "LocalNvme", "Price",
+    "load_catalog",
+]
+
+
+class Catalog:
+    """Queries over every cloud's catalog."""
+
+    def __init__(self, clouds: dict[str, CloudCatalog]) -> None:
+        self._clouds = clouds
+
+    def get(self, cloud: str, name: str) -> InstanceType | None:
+        catalog = self._clouds.get(cloud)
+        return catalog.instances.get(name) if catalog else None
+
+    def names(self, cloud: str) -> list[str]:
+        catalog = self._clouds.get(cloud)
+        return sorted(catalog.instances) if catalog else []
+
+    def instances(self, cloud: str | None = None, gpu: str | None = None) -> list[InstanceType]:
+        found = [
+            inst
+            for name in sorted(self._clouds)
+            if cloud is None or name == cloud
+            for inst in self._clouds[name].instances.values()
+            if gpu is None or inst.gpu.model.lower() == gpu.lower()
+        ]
+        return sorted(found, key=lambda i: (i.cloud, i.name))
+
+
+def _read(path: Path) -> CloudCatalog:
+    raw = yaml.safe_load(path.read_text())
+    for name, row in raw.get("instances", {}).items():
+        row.setdefault("name", name)
+        row.setdefault("cloud", raw.get("cloud"))
+    return CloudCatalog.model_validate(raw)
+
+
+@lru_cache(maxsize=1)
+def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
+    """Load and validate every data/<cloud>.yaml; a malformed file raises pydantic.ValidationError."""
+    clouds = {}
+    for path in sorted(data_dir.glob("*.yaml")):
+        catalog = _read(path)
+        clouds[catalog.cloud] = catalog
+    return Catalog(clouds)

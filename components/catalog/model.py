@@ -1,0 +1,72 @@
+"""Typed view of the instance catalog: facts and prices per cloud, read from data/*.yaml."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Cloud = Literal["aws", "azure", "alicloud"]
+FabricKind = Literal["efa", "infiniband", "erdma", "roce", "none"]
+CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "alicloud")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Price(_Strict):
+    """Hourly USD price of one instance type in one region: a snapshot, never a quote."""
+
+    on_demand: float | None = Field(None, description="USD per hour; null where the source left it empty")
+    spot: float | None = Field(None, description="USD per hour; null where none is published")
+    source: str = Field(..., min_length=3, description="where the figure was read")
+    date: str = Field(..., pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="when the source was read")
+
+
+class Gpu(_Strict):
+    model: str = Field(..., description="marketing model, e.g. H100, A100, L40S")
+    count: int = Field(..., ge=1)
+    memory_gb: float | None = Field(None, description="memory per GPU as published (GB or GiB as the source says)")
+
+
+class Fabric(_Strict):
+    kind: FabricKind
+    interfaces: int = Field(0, ge=0, description="EFA interfaces, IB HCAs or ERIs the type takes")
+    gbps: float | None = Field(None, description="aggregate fabric / network bandwidth")
+
+
+class LocalNvme(_Strict):
+    count: int = Field(..., ge=0)
+    size_gb: float | None = Field(None, ge=0, description="size of each device")
+
+
+class InstanceType(_Strict):
+    """One instance type (AWS), VM size (Azure) or instance type (Alibaba)."""
+
+    name: str
+    cloud: Cloud
+    gpu: Gpu
+    vcpu: int | None = None
+    memory_gib: float | None = None
+    fabric: Fabric
+    network_gbps: float | None = None
+    nvswitch: bool
+    local_nvme: LocalNvme | None = None
+    source: str = Field(..., min_length=3, description="where the facts were read")
+    unconfirmed: dict[str, str] = Field(
+        default_factory=dict, description="field -> why it is left null (could not be confirmed)"
+    )
+    prices: dict[str, Price] = Field(default_factory=dict, description="region -> price snapshot")
+
+    @property
+    def rdma(self) -> bool:
+        return self.fabric.kind != "none" and self.fabric.interfaces > 0
+
+    def price(self, region: str) -> Price | None:
+        return self.prices.get(region)
+
+
+class CloudCatalog(_Strict):
+    cloud: Cloud
+    instances: dict[str, InstanceType]
