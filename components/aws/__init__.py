@@ -1,0 +1,1 @@
+"""AWS components: network, fabric, storage, identity, node groups, image pipeline."""

@@ -1,0 +1,298 @@
+"""One GPU node group: placement group, launch templates per interface layout, and its Auto Scaling
+group (mixed instances, lifecycle hooks, instance refresh) or EC2 Fleet.
+
+Node count lives in the scaling group: a group of 512 nodes registers the same resources as one of 2.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..catalog import InstanceType
+from ..spec import NodeGroup
+from .efa import InterfaceSlot, interface_layout
+
+ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
+LAUNCH_HOOK_TIMEOUT = 900  # seconds the node check may take before the launch is abandoned
+SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
+ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary first
+
+
+@dataclass(frozen=True)
+class NodeGroupArgs:
+    group: NodeGroup
+    """The validated node group from the stack file."""
+    types: list[InstanceType]
+    """Catalog rows of group.instance_types, primary first."""
+    rdma: bool
+    """Whether the fabric is wired (rdma required, or auto on a type that has one)."""
+    asg_name: str
+    """Explicit group name, known to the IAM policy and the bootstrap before the group exists."""
+    image_id: str
+    """AMI id from images/lock.yaml."""
+    subnet_ids: list[pulumi.Input[str]]
+    """Private subnets; exactly one for RDMA groups."""
+    security_group_id: pulumi.Input[str]
+    """Node security group, set on every interface."""
+    instance_profile_arn: pulumi.Input[str]
+    """Instance profile of the nodes."""
+    key_arn: pulumi.Input[str]
+    """KMS key of every volume."""
+    root_volume_gb: int
+    """Root volume size."""
+    user_data: str
+    """Rendered cloud-init."""
+    checkpoint_grace_seconds: int
+    """How long the terminate hook holds a node for its checkpoint."""
+    tags: dict[str, str]
+    """Tags for every resource and launched instance."""
+
+
+def _interface_args(slots: list[InterfaceSlot], sg_id: pulumi.Input[str]) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            network_card_index=slot.network_card_index,
+            device_index=slot.device_index,
+            interface_type=slot.interface_type,
+            security_groups=[sg_id],
+            associate_public_ip_address="false",
+            delete_on_termination="true",
+        )
+        for slot in slots
+    ]
+
+
+class AwsNodeGroup(pulumi.ComponentResource):
+    group_name: pulumi.Output[str]
+    placement_group: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: NodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:aws:NodeGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        group = args.group
+        placement = None
+        if args.rdma:
+            placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=args.tags, opts=child)
+        self.placement_group = placement.name if placement else None
+
+        # One launch template per distinct interface layout: a fallback with another card count
+        # never inherits the primary's layout.
+        layouts: dict[tuple[InterfaceSlot, ...], aws.ec2.LaunchTemplate] = {}
+        type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]] = []
+        for inst in args.types:
+            layout = tuple(interface_layout(inst, args.rdma))
+            if layout not in layouts:
+                suffix = "lt" if not layouts else f"lt-{inst.name.replace('.', '-')}"
+                layouts[layout] = self._launch_template(f"{name}-{suffix}", inst, list(layout), placement, args)
+            type_templates.append((inst, layouts[layout]))
+        primary_template = type_templates[0][1]
+
+        if group.provisioner == "fleet":
+            fleet = self._fleet(name, args, type_templates)
+            self.group_name = fleet.id
+        else:
+            asg = self._autoscaling_group(name, args, type_templates, primary_template)
+            self.group_name = asg.name
+        self.register_outputs({"group_name": self.group_name, "placement_group": self.placement_group})
+
+    def _launch_template(
+        self,
+        name: str,
+        inst: InstanceType,
+        layout: list[InterfaceSlot],
+        placement: aws.ec2.PlacementGroup | None,
+        args: NodeGroupArgs,
+    ) -> aws.ec2.LaunchTemplate:
+        group = args.group
+        market = None
+        reservation = None
+        if group.capacity == "capacity-block":
+            market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        if group.capacity in ("capacity-block", "reservation"):
+            reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                    capacity_reservation_id=group.reservation_id
+                )
+            )
+        return aws.ec2.LaunchTemplate(
+            name,
+            description=f"{group.name}: {inst.name}, {len(layout)} network interface(s)",
+            image_id=args.image_id,
+            instance_type=inst.name,
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=args.instance_profile_arn),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                # 2 hops so containers on the node reach IMDSv2.
+                http_put_response_hop_limit=2,
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=ROOT_DEVICE,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.root_volume_gb,
+                        volume_type="gp3",
+                        encrypted="true",
+                        kms_key_id=args.key_arn,
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            network_interfaces=_interface_args(layout, args.security_group_id),
+            placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name) if placement else None,
+            instance_market_options=market,
+            capacity_reservation_specification=reservation,
+            user_data=base64.b64encode(args.user_data.encode()).decode(),
+            update_default_version=True,
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _overrides(
+        self, type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]], primary: aws.ec2.LaunchTemplate
+    ) -> list[aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs]:
+        return [
+            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
+                instance_type=inst.name,
+                launch_template_specification=None
+                if template is primary
+                else aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideLaunchTemplateSpecificationArgs(
+                    launch_template_id=template.id, version=template.latest_version.apply(str)
+                ),
+            )
+            for inst, template in type_templates
+        ]
+
+    def _autoscaling_group(
+        self,
+        name: str,
+        args: NodeGroupArgs,
+        type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]],
+        primary: aws.ec2.LaunchTemplate,
+    ) -> aws.autoscaling.Group:
+        group = args.group
+        spot = group.capacity in ("spot", "mixed")
+        reserved = group.capacity in ("capacity-block", "reservation")
+        mixed = None
+        launch_template = None
+        if reserved:
+            # A reservation is for one type: the launch template targets it directly.
+            launch_template = aws.autoscaling.GroupLaunchTemplateArgs(
+                id=primary.id, version=primary.latest_version.apply(str)
+            )
+        else:
+            mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
+                instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                    on_demand_allocation_strategy=ON_DEMAND_ALLOCATION,
+                    on_demand_base_capacity=group.on_demand_base if spot else 0,
+                    on_demand_percentage_above_base_capacity=0 if spot else 100,
+                    spot_allocation_strategy=SPOT_ALLOCATION,
+                    # "" caps spot at the on-demand price.
+                    spot_max_price=f"{group.spot_max_price:.4f}" if group.spot_max_price else "",
+                ),
+                launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                    launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                        launch_template_id=primary.id,
+                        # The explicit version, never $Latest: instance refresh only fires on a version change.
+                        version=primary.latest_version.apply(str),
+                    ),
+                    overrides=self._overrides(type_templates, primary),
+                ),
+            )
+        return aws.autoscaling.Group(
+            f"{name}-asg",
+            name=args.asg_name,
+            min_size=group.size.min,
+            max_size=group.size.max,
+            desired_capacity=group.size.desired,
+            vpc_zone_identifiers=args.subnet_ids,
+            mixed_instances_policy=mixed,
+            launch_template=launch_template,
+            capacity_rebalance=spot,
+            health_check_type="EC2",
+            health_check_grace_period=LAUNCH_HOOK_TIMEOUT,
+            # Pulumi must not wait for GPU capacity to appear; the launch hook gates nodes instead.
+            wait_for_capacity_timeout="0",
+            initial_lifecycle_hooks=[
+                aws.autoscaling.GroupInitialLifecycleHookArgs(
+                    name="node-check",
+                    lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
+                    heartbeat_timeout=LAUNCH_HOOK_TIMEOUT,
+                    default_result="ABANDON",
+                ),
+                aws.autoscaling.GroupInitialLifecycleHookArgs(
+                    name="checkpoint",
+                    lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
+                    heartbeat_timeout=args.checkpoint_grace_seconds,
+                    default_result="CONTINUE",
+                ),
+            ],
+            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
+                strategy="Rolling",
+                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
+            ),
+            tags=[
+                aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
+                for key, value in args.tags.items()
+            ],
+            # The autoscaler owns desired capacity once the group exists.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity"]),
+        )
+
+    def _fleet(
+        self, name: str, args: NodeGroupArgs, type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]]
+    ) -> aws.ec2.Fleet:
+        group = args.group
+        spot = group.capacity in ("spot", "mixed")
+        by_template: dict[int, tuple[aws.ec2.LaunchTemplate, list[InstanceType]]] = {}
+        for inst, template in type_templates:
+            by_template.setdefault(id(template), (template, []))[1].append(inst)
+        configs = [
+            aws.ec2.FleetLaunchTemplateConfigArgs(
+                launch_template_specification=aws.ec2.FleetLaunchTemplateConfigLaunchTemplateSpecificationArgs(
+                    launch_template_id=template.id, version=template.latest_version.apply(str)
+                ),
+                overrides=[
+                    aws.ec2.FleetLaunchTemplateConfigOverrideArgs(instance_type=inst.name, subnet_id=subnet)
+                    for inst in types
+                    for subnet in args.subnet_ids
+                ],
+            )
+            for template, types in by_template.values()
+        ]
+        on_demand = group.on_demand_base if spot else group.size.desired
+        return aws.ec2.Fleet(
+            f"{name}-fleet",
+            type="maintain",
+            launch_template_configs=configs,
+            target_capacity_specification=aws.ec2.FleetTargetCapacitySpecificationArgs(
+                default_target_capacity_type="spot" if spot else "on-demand",
+                total_target_capacity=group.size.desired,
+                on_demand_target_capacity=min(on_demand, group.size.desired),
+                spot_target_capacity=group.size.desired - min(on_demand, group.size.desired),
+            ),
+            spot_options=aws.ec2.FleetSpotOptionsArgs(
+                allocation_strategy=SPOT_ALLOCATION,
+                instance_interruption_behavior="terminate",
+                maintenance_strategies=aws.ec2.FleetSpotOptionsMaintenanceStrategiesArgs(
+                    capacity_rebalance=aws.ec2.FleetSpotOptionsMaintenanceStrategiesCapacityRebalanceArgs(
+                        replacement_strategy="launch"
+                    )
+                ),
+            ),
+            on_demand_options=aws.ec2.FleetOnDemandOptionsArgs(allocation_strategy="prioritized"),
+            replace_unhealthy_instances=True,
+            terminate_instances=True,
+            terminate_instances_with_expiration=True,
+            excess_capacity_termination_policy="termination",
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )

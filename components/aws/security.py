@@ -1,0 +1,47 @@
+"""The node security group: all traffic among the nodes (EFA needs it both ways), SSH only from admin CIDRs."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+ALL_PROTOCOLS = "-1"
+OPEN_V4 = "0.0.0.0/0"
+
+
+def node_security_group(
+    name: str,
+    vpc_id: pulumi.Input[str],
+    admin_cidrs: list[str],
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> aws.ec2.SecurityGroup:
+    """EFA traffic is only allowed by a group that references itself for all protocols in and out
+    (EC2 user guide, efa-start; ParallelCluster's EfaSecurityGroupValidator)."""
+    ingress = [
+        aws.ec2.SecurityGroupIngressArgs(
+            protocol=ALL_PROTOCOLS, from_port=0, to_port=0, self=True, description="all traffic among nodes (EFA)"
+        )
+    ]
+    ingress += [
+        aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=22, to_port=22, cidr_blocks=[cidr],
+                                         description="SSH from an admin network")
+        for cidr in admin_cidrs
+    ]
+    return aws.ec2.SecurityGroup(
+        f"{name}-nodes",
+        description="GPU nodes: all traffic among themselves, egress through NAT",
+        vpc_id=vpc_id,
+        ingress=ingress,
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol=ALL_PROTOCOLS, from_port=0, to_port=0, self=True, description="all traffic among nodes (EFA)"
+            ),
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="tcp", from_port=443, to_port=443, cidr_blocks=[OPEN_V4],
+                description="HTTPS out through NAT (S3, ECR, package mirrors)",
+            ),
+        ],
+        tags={**tags, "Name": f"{name}-nodes"},
+        opts=opts,
+    )

@@ -1,0 +1,208 @@
+"""The `gpufleet` command. Exit status: 0 clean, 1 a mandatory policy or check failed, 2 invalid input."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import date
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+
+from .spec import SpecInvalid, stack_names, stack_path
+
+app = typer.Typer(
+    help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+out = Console()
+err = Console(stderr=True)
+DEFAULT_STACKS = Path(__file__).resolve().parent.parent / "stacks"
+StacksDir = Annotated[Path, typer.Option("--stacks-dir", help="Directory of Pulumi.<stack>.yaml files.")]
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+
+
+FormatOpt = Annotated[Format, typer.Option("--format", help="table for people, json for machines.")]
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def fail_invalid(invalid: SpecInvalid) -> None:
+    err.print(f"[red]error:[/] {invalid}", highlight=False, markup=True)
+    raise typer.Exit(2)
+
+
+@app.command()
+def plan(
+    stack: Annotated[Optional[str], typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")] = None,
+    stack_file: Annotated[Optional[Path], typer.Option("--stack-file", help="Path to a stack file.")] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Plan every stack in the stacks directory.")] = False,
+    fmt: FormatOpt = Format.table,
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
+    from .plan.planner import plan_stack
+    from .render import print_plan
+
+    if all_stacks:
+        raise typer.Exit(plan_all(stacks_dir, fmt))
+    if (stack is None) == (stack_file is None):
+        err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
+        raise typer.Exit(2)
+    path = stack_file if stack_file is not None else stack_path(stacks_dir, stack or "")
+    if stack is not None and not path.is_file():
+        err.print(f"error: no stack {stack!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
+        raise typer.Exit(2)
+    try:
+        result = plan_stack(path, stacks_dir if stack is not None else None)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    if fmt is Format.json:
+        emit_json(result.to_json())
+    else:
+        print_plan(out, result)
+    raise typer.Exit(result.exit_code)
+
+
+def plan_all(stacks_dir: Path, fmt: Format) -> int:
+    from .plan.planner import EXIT_INVALID, plan_stack
+
+    lines, worst = [], 0
+    for name in stack_names(stacks_dir):
+        try:
+            result = plan_stack(stack_path(stacks_dir, name), stacks_dir)
+            code = result.exit_code
+            line = {"stack": name, "exit": code, "resources": len(result.resources),
+                    "violations": len(result.policies["violations"]),
+                    "max_hourly_usd": result.summary["hourly_usd"]["max_on_demand"]}
+        except SpecInvalid as invalid:
+            code = EXIT_INVALID
+            line = {"stack": name, "exit": code, "error": str(invalid)}
+        worst = max(worst, code)
+        lines.append(line)
+        if fmt is Format.table:
+            detail = line.get("error") or (
+                f"{line['resources']} resources, {line['violations']} violation(s), "
+                f"max {line['max_hourly_usd']:.2f} USD/h"
+            )
+            out.print(f"{name:<28} exit {code}  {detail}", highlight=False)
+    if fmt is Format.json:
+        emit_json(lines)
+    return worst
+
+
+@app.command()
+def catalog(
+    cloud: Annotated[Optional[str], typer.Option("--cloud", help="aws | azure | alicloud")] = None,
+    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU model, e.g. H100")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Instance facts, fabric and prices, with their sources."""
+    from .catalog import CLOUDS, load_catalog
+    from .render import catalog_table
+
+    if cloud is not None and cloud not in CLOUDS:
+        err.print(f"error: --cloud must be one of {', '.join(CLOUDS)}, got {cloud!r}")
+        raise typer.Exit(2)
+    instances = load_catalog().instances(cloud, gpu)
+    if fmt is Format.json:
+        emit_json([i.model_dump(mode="json") for i in instances])
+    else:
+        out.print(catalog_table(instances))
+
+
+@app.command()
+def schema() -> None:
+    """JSON Schema of `gpufleet:cluster`, for editors."""
+    from .spec import ClusterSpec
+
+    emit_json(ClusterSpec.model_json_schema())
+
+
+@app.command()
+def fork(
+    template: Annotated[str, typer.Argument(help="Stack to extend, e.g. aws-train-p5.")],
+    new: Annotated[str, typer.Argument(help="Name of the new stack.")],
+    settings: Annotated[Optional[list[str]], typer.Option("--set", help="path=value override, repeatable.")] = None,
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""
+    from .fork import fork as fork_stack
+
+    if not stack_path(stacks_dir, template).is_file():
+        err.print(f"error: no stack {template!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
+        raise typer.Exit(2)
+    try:
+        path = fork_stack(template, new, settings or [], stacks_dir)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    out.print(f"wrote {path}\nnext:\n  gpufleet plan --stack {new}\n  pulumi stack init {new}\n"
+              f"  pulumi up --stack {new} --policy-pack policies", highlight=False)
+
+
+@images_app.command("check")
+def images_check(
+    profile: Annotated[Optional[str], typer.Option("--profile", help="Check one profile only.")] = None,
+    on: Annotated[Optional[str], typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
+    fmt: FormatOpt = Format.table,
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions."""
+    from .images_check import check_images
+
+    try:
+        when = date.fromisoformat(on) if on else date.today()
+    except ValueError:
+        err.print(f"error: --on must be a date like 2026-11-21, got {on!r}")
+        raise typer.Exit(2) from None
+    try:
+        problems = check_images(stacks_dir, when, profile)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    if fmt is Format.json:
+        emit_json({"ok": not problems, "on": when.isoformat(), "problems": problems})
+    elif problems:
+        out.print(_problem_table(problems))
+    else:
+        out.print(f"images/lock.yaml: every profile passes on {when.isoformat()}")
+    raise typer.Exit(1 if problems else 0)
+
+
+def _problem_table(problems: list[dict[str, str]]) -> Any:
+    from .render import table
+
+    return table("Image lock problems", ["profile", "field", "problem"],
+                 [(p["profile"], p["field"], p["message"]) for p in problems])
+
+
+@app.command()
+def policies(fmt: FormatOpt = Format.table) -> None:
+    """Every rule of the policy pack: name, level, cloud, resource types, CIS / Checkov match."""
+    from .plan.policy_runner import policy_catalog
+    from .render import table
+
+    rules = policy_catalog()
+    if fmt is Format.json:
+        emit_json(rules)
+        return
+    out.print(table("gpufleet policy pack", ["name", "level", "cloud", "resource types", "matches", "description"],
+                    [(r["name"], r["level"], r["cloud"], "\n".join(r.get("resource_types", [])),
+                      r.get("cis") or r.get("checkov") or "", r["description"]) for r in rules]))
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,72 @@
+"""Run a Pulumi program in-process under the mock engine and record every resource it registers."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks, rpc
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from .mocks import OfflineMocks
+from .record import RecordedResource
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    """The SDK's mock monitor, keeping what each RegisterResource request carried."""
+
+    def __init__(self, offline: OfflineMocks) -> None:
+        super().__init__(offline)
+        self.recorded: list[RecordedResource] = []
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        response = super().RegisterResource(request)
+        if request.type != STACK_TYPE:
+            inputs = rpc.deserialize_properties(request.object)
+            self.recorded.append(
+                RecordedResource(
+                    urn=response.urn,
+                    type=request.type,
+                    name=request.name,
+                    parent=request.parent or None,
+                    depends_on=tuple(sorted(set(request.dependencies))),
+                    inputs=_plain(inputs),
+                    custom=bool(request.custom),
+                    protect=bool(request.protect),
+                    ignore_changes=tuple(request.ignoreChanges),
+                    property_dependencies={
+                        key: tuple(sorted(deps.urns)) for key, deps in sorted(request.propertyDependencies.items())
+                    },
+                )
+            )
+        return response
+
+
+def _plain(value: Any) -> Any:
+    """Inputs as JSON data: secrets unwrapped (the plan prints no secret values) and keys kept."""
+    return json.loads(json.dumps(value, sort_keys=True, default=str))
+
+
+def run_program(
+    program: Callable[[], None],
+    config: dict[str, Any],
+    *,
+    project: str,
+    stack: str,
+    region: str,
+    zones: list[str],
+) -> list[RecordedResource]:
+    """Run `program` with `config` (full keys, e.g. `gpufleet:cluster`) and return what it registered."""
+    offline = OfflineMocks(region=region, zones=zones)
+    monitor = RecordingMonitor(offline)
+    mocks.set_mocks(offline, project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(
+        {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
+    )
+    _sync_await(run_pulumi_func(program))
+    return sorted(monitor.recorded, key=lambda r: r.urn)

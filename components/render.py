@@ -1,0 +1,76 @@
+"""Rich tables for people; the JSON forms live with the data they print."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.tree import Tree
+
+from .catalog import InstanceType
+from .plan.planner import PlanResult
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+    out = Table(title=title, title_justify="left")
+    for column in columns:
+        out.add_column(column)
+    for row in rows:
+        out.add_row(*["" if cell is None else str(cell) for cell in row])
+    return out
+
+
+def catalog_table(instances: list[InstanceType], region: str | None = None) -> Table:
+    def price(inst: InstanceType) -> str:
+        shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" for r, p in sorted(inst.prices.items())
+                 if region is None or r == region]
+        return "\n".join(shown)
+
+    return table(
+        "GPU instance catalog (USD/h on-demand/spot, snapshots: see `--format json` for sources)",
+        ["cloud", "type", "GPUs", "GPU mem", "fabric", "interfaces", "NVSwitch", "prices"],
+        [
+            (i.cloud, i.name, f"{i.gpu.count}x {i.gpu.model}", i.gpu.memory_gb, i.fabric.kind, i.fabric.interfaces,
+             "yes" if i.nvswitch else "no", price(i))
+            for i in instances
+        ],
+    )
+
+
+def print_plan(console: Console, plan: PlanResult) -> None:
+    tree = Tree(f"[bold]{plan.stack}[/] ({plan.cloud}, {plan.region}): {len(plan.resources)} resources")
+    nodes: dict[str | None, Tree] = {None: tree}
+    for resource in sorted(plan.resources, key=lambda r: (r.urn.count("$"), r.urn)):
+        parent = nodes.get(resource.parent, tree)
+        nodes[resource.urn] = parent.add(f"{resource.type} [dim]{resource.name}[/]")
+    console.print(tree)
+    summary = plan.summary
+    console.print(
+        table(
+            "Node groups",
+            ["group", "type", "capacity", "size min/desired/max", "fabric", "interfaces"],
+            [
+                (g["name"], g["instance_type"], g["capacity"],
+                 f"{g['size']['min']}/{g['size']['desired']}/{g['size']['max']}", g["fabric"], g["interfaces"])
+                for g in summary["node_groups"]
+            ],
+        )
+    )
+    gpus, cost = summary["gpus"], summary["hourly_usd"]
+    console.print(
+        f"GPUs min/desired/max: {gpus['min']}/{gpus['desired']}/{gpus['max']}   "
+        f"USD/h desired on-demand {cost['desired_on_demand']:.2f}, desired expected "
+        f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}"
+    )
+    for missing in summary.get("unpriced", []):
+        console.print(f"[yellow]no published price for {missing}: left out of the cost[/]")
+    violations = plan.policies["violations"]
+    console.print(
+        table(
+            f"Policies: {plan.policies['evaluated']} evaluated, {len(violations)} violation(s)",
+            ["policy", "level", "resource", "message"],
+            [(v["policy"], v["level"], (v.get("urn") or "stack").split("::")[-1], v["message"]) for v in violations],
+        )
+    )

@@ -1,0 +1,37 @@
+"""Errors raised for an invalid stack file: each names the field path and the fix."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class SpecError:
+    """One problem in a stack file, at a field path such as `node_groups[0].size`."""
+
+    path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class SpecInvalid(Exception):
+    """The stack file is invalid; carries every problem found, not only the first."""
+
+    def __init__(self, errors: list[SpecError], source: str = "") -> None:
+        self.errors = errors
+        self.source = source
+        where = f" in {source}" if source else ""
+        super().__init__(f"invalid stack{where}:\n" + "\n".join(f"  {e}" for e in errors))
+
+
+def field_path(prefix: str, loc: tuple[object, ...]) -> str:
+    """Render a pydantic location as `node_groups[0].size.min`."""
+    out = prefix
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            out += f".{part}" if out else str(part)
+    return out

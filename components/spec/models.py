@@ -1,0 +1,139 @@
+"""Pydantic models of the `gpufleet:cluster` and `gpufleet:images` stack config keys (DESIGN.md names)."""
+
+from __future__ import annotations
+
+from ipaddress import IPv4Network
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Cloud = Literal["aws", "azure", "alicloud"]
+Environment = Literal["dev", "staging", "prod"]
+Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
+RdmaMode = Literal["auto", "required", "off"]
+Provisioner = Literal["autoscaling", "fleet"]
+ScratchMode = Literal["raid0", "none"]
+
+# Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
+# names and as a DNS label.
+NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Size(_Model):
+    """Node counts of a group; the autoscaler moves desired between min and max."""
+
+    min: int = Field(0, ge=0, description="fewest nodes")
+    desired: int = Field(..., ge=0, description="nodes at creation; left to the autoscaler afterwards")
+    max: int = Field(..., ge=1, description="most nodes; the budget is checked at this size")
+
+
+class NodeGroup(_Model):
+    """One scaling group of identical GPU nodes."""
+
+    name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
+    instance_types: list[str] = Field(..., min_length=1, description="first is primary, the rest fallbacks")
+    size: Size
+    capacity: Capacity = Field("on-demand", description="on-demand | spot | mixed | capacity-block | reservation")
+    on_demand_base: int = Field(0, ge=0, description="mixed/spot: on-demand nodes before any spot node")
+    spot_max_price: float | None = Field(None, gt=0, description="USD/hour; null caps at the on-demand price")
+    reservation_id: str | None = Field(None, description="capacity-block / reservation: the reservation id")
+    rdma: RdmaMode = Field("auto", description="auto (use the fabric where the type has one) | required | off")
+    provisioner: Provisioner = Field("autoscaling", description="autoscaling | fleet")
+    zone: str | None = Field(
+        None, description="RDMA groups: the one zone to use; defaults to network.zones when it has exactly one"
+    )
+
+    @field_validator("instance_types")
+    @classmethod
+    def _unique_types(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("instance types repeat; list each once, primary first")
+        return value
+
+
+class Network(_Model):
+    """Create a network from `cidr`, or bring one (vpc_id/subnet_ids, vnet_id/subnet_id, vpc_id/vswitch_ids)."""
+
+    cidr: IPv4Network | None = Field(None, description="CIDR of the network to create")
+    vpc_id: str | None = Field(None, description="aws / alicloud: existing VPC id")
+    subnet_ids: list[str] = Field(default_factory=list, description="aws: existing private subnet ids")
+    vnet_id: str | None = Field(None, description="azure: existing VNet resource id")
+    subnet_id: str | None = Field(None, description="azure: existing subnet resource id")
+    vswitch_ids: list[str] = Field(default_factory=list, description="alicloud: existing vSwitch ids")
+    zones: list[str] = Field(..., min_length=1, description="availability zones; RDMA groups use exactly one")
+    admin_cidrs: list[IPv4Network] = Field(
+        default_factory=list, description="SSH ingress; empty = none (use SSM / Bastion / Cloud Assistant)"
+    )
+
+
+class Storage(_Model):
+    kms_key: str = Field("create", description="create | an existing key id or ARN / Key Vault key id")
+    root_volume_gb: int = Field(200, ge=30, le=16384, description="root disk size in GB")
+    scratch: ScratchMode = Field("raid0", description="raid0 (stripe local NVMe) | none")
+    scratch_mount: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._/-]*$", description="absolute mount path")
+
+
+class Identity(_Model):
+    """What the node identity may reach, or a role brought by the user."""
+
+    s3_read_prefixes: list[str] = Field(
+        default_factory=list, description="aws: s3://bucket/prefix the nodes may read (datasets, checkpoints)"
+    )
+    permissions_boundary: str | None = Field(None, description="aws: ARN of a permissions boundary policy")
+    instance_profile_arn: str | None = Field(None, description="aws: bring your own instance profile")
+
+
+class Bootstrap(_Model):
+    checkpoint_hook: str | None = Field(
+        None, description="command run once on a spot interruption or scale-in notice (e.g. save a checkpoint)"
+    )
+    checkpoint_grace_seconds: int = Field(
+        300, ge=30, le=7200, description="how long the terminate hook waits for the checkpoint"
+    )
+
+
+class Budget(_Model):
+    max_hourly_usd: float | None = Field(None, gt=0, description="USD/hour at max size; a plan over it fails")
+
+
+class ClusterSpec(_Model):
+    """The `gpufleet:cluster` key: one cluster in one environment."""
+
+    name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
+    cloud: Cloud
+    region: str = Field(..., min_length=2)
+    environment: Environment = "dev"
+    tags: dict[str, str] = Field(default_factory=dict)
+    network: Network
+    image: str = Field(..., description="a profile in images/lock.yaml")
+    storage: Storage = Field(default_factory=Storage)
+    identity: Identity = Field(default_factory=Identity)
+    bootstrap: Bootstrap = Field(default_factory=Bootstrap)
+    node_groups: list[NodeGroup] = Field(..., min_length=1)
+    budget: Budget = Field(default_factory=Budget)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _tags_as_text(cls, value: object) -> object:
+        # YAML reads `cost-center: 4410` as an int; tags are strings on every cloud.
+        if isinstance(value, dict):
+            return {str(k): str(v) for k, v in value.items()}
+        return value
+
+
+class ImagesSpec(_Model):
+    """The `gpufleet:images` key: a stack that bakes image profiles instead of running a cluster."""
+
+    name: str = Field(..., pattern=NAME_PATTERN)
+    cloud: Cloud
+    regions: list[str] = Field(..., min_length=1, description="first is where the build runs")
+    profile: str = Field(..., description="a profile in images/lock.yaml")
+    build_instance_types: list[str] = Field(
+        default_factory=lambda: ["g5.2xlarge"], description="the builder; no GPU is needed to install drivers"
+    )
+    kms_key: str = Field("create", description="create | an existing key id or ARN")
+    tags: dict[str, str] = Field(default_factory=dict)

@@ -1,0 +1,78 @@
+"""Stack files (stacks/Pulumi.<stack>.yaml): reading, and `extends` resolution (maps merge, lists replace)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import SpecError, SpecInvalid
+
+CLUSTER_KEY = "gpufleet:cluster"
+IMAGES_KEY = "gpufleet:images"
+POLICY_KEY = "gpufleet:policy"
+EXTENDS = "extends"
+
+
+def stack_path(stacks_dir: Path, stack: str) -> Path:
+    return stacks_dir / f"Pulumi.{stack}.yaml"
+
+
+def stack_names(stacks_dir: Path) -> list[str]:
+    return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The `config:` map of one stack file, unresolved."""
+    if not path.is_file():
+        raise SpecInvalid([SpecError("", f"stack file {path} does not exist")])
+    try:
+        doc = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as exc:
+        raise SpecInvalid([SpecError("", f"{path} is not valid YAML: {exc}")], str(path)) from None
+    config = doc.get("config", {}) if isinstance(doc, dict) else None
+    if not isinstance(config, dict):
+        raise SpecInvalid([SpecError("config", "must be a map of config keys")], str(path))
+    return config
+
+
+def merge(base: Any, override: Any) -> Any:
+    """Maps merge key by key, everything else (lists included) is replaced by the override."""
+    if isinstance(base, dict) and isinstance(override, dict):
+        out = dict(base)
+        for key, value in override.items():
+            out[key] = merge(base[key], value) if key in base else value
+        return out
+    return override
+
+
+def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Resolve `gpufleet:cluster.extends` (recursively) into one config map with `extends` removed."""
+    for key in (CLUSTER_KEY, IMAGES_KEY):
+        section = config.get(key)
+        if not isinstance(section, dict) or EXTENDS not in section:
+            continue
+        parent = section[EXTENDS]
+        if not isinstance(parent, str) or not parent:
+            raise SpecInvalid([SpecError(f"{EXTENDS}", "must name another stack in stacks/, e.g. aws-train-p5")])
+        if parent in chain:
+            cycle = " -> ".join((*chain, parent))
+            raise SpecInvalid([SpecError(EXTENDS, f"extends forms a cycle: {cycle}; break it")])
+        path = stack_path(stacks_dir, parent)
+        if not path.is_file():
+            known = ", ".join(stack_names(stacks_dir))
+            raise SpecInvalid([SpecError(EXTENDS, f"no stack {parent!r} in {stacks_dir}; known: {known}")])
+        base = resolve_extends(read_config(path), stacks_dir, (*chain, parent))
+        child = {k: v for k, v in section.items() if k != EXTENDS}
+        merged = merge(base, {**config, key: child})
+        merged[key] = merge(base.get(key, {}), child)
+        return merged
+    return config
+
+
+def load_stack(path: Path, stacks_dir: Path | None = None) -> dict[str, Any]:
+    """Read a stack file and resolve `extends` against the stacks directory (default: the file's own)."""
+    directory = stacks_dir or path.parent
+    name = path.name[len("Pulumi."):-len(".yaml")] if path.name.startswith("Pulumi.") else path.stem
+    return resolve_extends(read_config(path), directory, (name,))
