@@ -1,0 +1,1 @@
+"""Image lock, installer scripts and the node check that gpufleet images carry."""

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Install the pinned NVIDIA driver, fabric manager, CUDA toolkit, NCCL and DCGM, and hold them.
+# Usage: gpu-stack.sh yes|no   (yes: NVSwitch instance type, enable nvidia-fabricmanager)
+set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+nvswitch=${1:-}
+[[ "$nvswitch" == yes || "$nvswitch" == no ]] || die "gpu-stack.sh: first argument must be yes or no (NVSwitch)"
+require DRIVER_VERSION DRIVER_PINNING_PACKAGE FABRIC_MANAGER_VERSION APT_PINS
+[[ "$FABRIC_MANAGER_VERSION" == "$DRIVER_VERSION" ]] \
+    || die "fabric manager ${FABRIC_MANAGER_VERSION} differs from driver ${DRIVER_VERSION}"
+
+read -r -a pins <<< "$APT_PINS"
+packages=()
+for pin in "${pins[@]}"; do
+    [[ "$pin" == *=* ]] || die "APT_PINS entry '${pin}' has no =version"
+    packages+=("${pin%%=*}")
+done
+
+apt-get update
+# The pinning metapackage holds every driver package at DRIVER_VERSION; nvidia-open follows it.
+apt_install "$DRIVER_PINNING_PACKAGE"
+apt_install nvidia-open "${pins[@]}"
+apt-mark hold "$DRIVER_PINNING_PACKAGE" nvidia-open "${packages[@]}"
+
+systemctl enable nvidia-persistenced
+if [[ "$nvswitch" == yes ]]; then
+    systemctl enable nvidia-fabricmanager
+else
+    # Fabric manager is installed for version parity but must not run without NVSwitches.
+    systemctl disable nvidia-fabricmanager
+fi

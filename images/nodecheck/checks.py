@@ -1,0 +1,81 @@
+"""Compare a node's facts with its expectation: one Check per property, named for the report."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .expect import Expectation, InstanceExpectation
+from .gpus import GpuReport
+from .host import (
+    Runner,
+    efa_devices,
+    erdma_devices,
+    fabric_manager_state,
+    ib_ports,
+    mount_points,
+    rdma_devices,
+)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    ok: bool
+    expected: object
+    found: object
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def gpu_checks(expect: Expectation, inst: InstanceExpectation, gpus: GpuReport) -> list[Check]:
+    if gpus.error:
+        return [Check("nvml", False, "NVML answers", gpus.error)]
+    wrong_model = [n for n in gpus.names if inst.gpu_model.lower() not in n.lower()]
+    ecc = {str(i): n for i, n in gpus.uncorrectable_ecc.items() if n}
+    return [
+        Check("gpu_count", len(gpus.names) == inst.gpu_count, inst.gpu_count, len(gpus.names)),
+        Check("gpu_model", bool(gpus.names) and not wrong_model, inst.gpu_model, sorted(set(gpus.names))),
+        Check("driver_version", gpus.driver == expect.driver, expect.driver, gpus.driver),
+        Check("ecc_uncorrectable", not ecc, 0, ecc or 0),
+    ]
+
+
+def fabric_manager_checks(expect: Expectation, inst: InstanceExpectation, run: Runner) -> list[Check]:
+    if not inst.nvswitch:
+        return []
+    state, version = fabric_manager_state(run)
+    return [
+        Check("fabric_manager_active", state == "active", "active", state),
+        Check("fabric_manager_version", version == expect.fabric_manager, expect.fabric_manager, version),
+    ]
+
+
+def rdma_checks(inst: InstanceExpectation, sysfs_root: Path) -> list[Check]:
+    devices = rdma_devices(sysfs_root)
+    want = inst.fabric_interfaces
+    if inst.fabric == "none" or want == 0:
+        return []
+    if inst.fabric == "efa":
+        found = efa_devices(devices)
+        return [Check("rdma_efa_devices", len(found) == want, want, len(found))]
+    if inst.fabric == "erdma":
+        found = erdma_devices(devices)
+        return [Check("rdma_erdma_devices", len(found) == want, want, len(found))]
+    if inst.fabric == "infiniband":
+        ports = ib_ports(sysfs_root, devices)
+        active = [p for p in ports if p.state.upper().endswith("ACTIVE")]
+        rates = sorted({p.rate for p in active if p.rate})
+        found = {"active": len(active), "rates": rates}
+        return [Check("rdma_ib_ports_active", len(active) == want, want, found)]
+    # RoCE exposes its HCAs under the same class: count devices.
+    return [Check("rdma_devices", len(devices) == want, want, len(devices))]
+
+
+def scratch_check(expect: Expectation, proc_root: Path) -> list[Check]:
+    if expect.scratch_mount is None:
+        return []
+    mounted = expect.scratch_mount in mount_points(proc_root)
+    found = expect.scratch_mount if mounted else None
+    return [Check("scratch_mounted", mounted, expect.scratch_mount, found)]

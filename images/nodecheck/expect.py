@@ -1,0 +1,93 @@
+"""The expectation file /etc/gpufleet/expect.json, parsed and validated with the standard library."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+FABRICS = ("efa", "infiniband", "erdma", "roce", "none")
+
+
+class ExpectationError(ValueError):
+    """The expectation file is unreadable or malformed; the message names the field."""
+
+
+@dataclass(frozen=True)
+class InstanceExpectation:
+    gpu_model: str
+    gpu_count: int
+    nvswitch: bool
+    fabric: str
+    fabric_interfaces: int
+
+
+@dataclass(frozen=True)
+class Expectation:
+    profile: str
+    driver: str
+    cuda: str
+    fabric_manager: str
+    scratch_mount: str | None
+    instance_types: dict[str, InstanceExpectation]
+
+
+def _field(raw: dict, key: str, kind: type | tuple[type, ...], where: str) -> object:
+    if key not in raw:
+        raise ExpectationError(f"{where}{key}: missing")
+    value = raw[key]
+    # bool is an int in Python: refuse it where a count is expected.
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ExpectationError(f"{where}{key}: expected {getattr(kind, '__name__', kind)}, got {value!r}")
+    return value
+
+
+def _instance(name: str, raw: object) -> InstanceExpectation:
+    where = f"instance_types.{name}."
+    if not isinstance(raw, dict):
+        raise ExpectationError(f"instance_types.{name}: expected an object")
+    fabric = _field(raw, "fabric", str, where)
+    if fabric not in FABRICS:
+        raise ExpectationError(f"{where}fabric: '{fabric}' is not one of {', '.join(FABRICS)}")
+    count = _field(raw, "gpu_count", int, where)
+    interfaces = _field(raw, "fabric_interfaces", int, where)
+    if count < 1 or interfaces < 0:
+        raise ExpectationError(f"{where}gpu_count/fabric_interfaces: must be >= 1 / >= 0")
+    return InstanceExpectation(
+        gpu_model=_field(raw, "gpu_model", str, where),
+        gpu_count=count,
+        nvswitch=_field(raw, "nvswitch", bool, where),
+        fabric=fabric,
+        fabric_interfaces=interfaces,
+    )
+
+
+def parse_expectation(raw: object) -> Expectation:
+    if not isinstance(raw, dict):
+        raise ExpectationError("<root>: expected a JSON object")
+    scratch = raw.get("scratch_mount")
+    if "scratch_mount" not in raw:
+        raise ExpectationError("scratch_mount: missing (null when the node has no scratch)")
+    if scratch is not None and not isinstance(scratch, str):
+        raise ExpectationError(f"scratch_mount: expected a path or null, got {scratch!r}")
+    types = _field(raw, "instance_types", dict, "")
+    if not types:
+        raise ExpectationError("instance_types: empty")
+    return Expectation(
+        profile=_field(raw, "profile", str, ""),
+        driver=_field(raw, "driver", str, ""),
+        cuda=_field(raw, "cuda", str, ""),
+        fabric_manager=_field(raw, "fabric_manager", str, ""),
+        scratch_mount=scratch,
+        instance_types={name: _instance(name, body) for name, body in types.items()},
+    )
+
+
+def load_expectation(path: Path) -> Expectation:
+    try:
+        raw = json.loads(Path(path).read_text())
+    except OSError as err:
+        raise ExpectationError(f"{path}: cannot read ({err.strerror or err})") from None
+    except json.JSONDecodeError as err:
+        raise ExpectationError(f"{path}: not valid JSON ({err})") from None
+    return parse_expectation(raw)

@@ -1,0 +1,55 @@
+"""What NVML reports about the node's GPUs. pynvml is imported only when no fake module is given."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import ModuleType
+
+
+@dataclass(frozen=True)
+class GpuReport:
+    driver: str | None
+    names: list[str] = field(default_factory=list)
+    # device index -> uncorrectable ECC errors (volatile + aggregate); None where ECC is not supported.
+    uncorrectable_ecc: dict[int, int | None] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _uncorrectable(nvml: ModuleType, handle: object) -> int | None:
+    total = 0
+    for counter in (nvml.NVML_VOLATILE_ECC, nvml.NVML_AGGREGATE_ECC):
+        try:
+            uncorrected = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
+            total += nvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, counter)
+        except nvml.NVMLError_NotSupported:
+            return None
+    return total
+
+
+def read_gpus(nvml: ModuleType | None = None) -> GpuReport:
+    """Query NVML; any NVML failure becomes GpuReport.error instead of a traceback."""
+    if nvml is None:
+        try:
+            import pynvml as nvml  # noqa: PLC0415 - lazy: the node check must start without NVML
+        except ImportError as err:
+            return GpuReport(driver=None, error=f"nvidia-ml-py is not installed ({err})")
+    try:
+        nvml.nvmlInit()
+    except nvml.NVMLError as err:
+        return GpuReport(driver=None, error=f"NVML did not initialise: {err}")
+    try:
+        driver = _text(nvml.nvmlSystemGetDriverVersion())
+        handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(nvml.nvmlDeviceGetCount())]
+        return GpuReport(
+            driver=driver,
+            names=[_text(nvml.nvmlDeviceGetName(h)) for h in handles],
+            uncorrectable_ecc={i: _uncorrectable(nvml, h) for i, h in enumerate(handles)},
+        )
+    except nvml.NVMLError as err:
+        return GpuReport(driver=None, error=f"NVML query failed: {err}")
+    finally:
+        nvml.nvmlShutdown()

@@ -1,0 +1,72 @@
+"""Host facts outside NVML: fabric manager service, RDMA devices in sysfs, mounts in /proc."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+Runner = Callable[[Sequence[str]], tuple[int, str]]
+
+
+def run_command(argv: Sequence[str]) -> tuple[int, str]:
+    """Exit status and stdout of a command; a missing command reads as status 127."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=20, check=False)
+    except FileNotFoundError:
+        return 127, ""
+    except subprocess.TimeoutExpired:
+        return 124, ""
+    return done.returncode, done.stdout
+
+
+def fabric_manager_state(run: Runner) -> tuple[str, str | None]:
+    """(systemctl is-active output, fabric manager version or None)."""
+    _, state = run(["systemctl", "is-active", "nvidia-fabricmanager"])
+    status, out = run(["nv-fabricmanager", "--version"])
+    match = re.search(r"(\d+\.\d+(?:\.\d+)?)", out) if status == 0 else None
+    return (state.strip() or "unknown"), (match.group(1) if match else None)
+
+
+@dataclass(frozen=True)
+class IbPort:
+    device: str
+    port: str
+    state: str
+    rate: str
+
+
+def rdma_devices(sysfs_root: Path) -> list[str]:
+    base = sysfs_root / "class" / "infiniband"
+    return sorted(p.name for p in base.iterdir()) if base.is_dir() else []
+
+
+def efa_devices(devices: list[str]) -> list[str]:
+    return [d for d in devices if d.startswith(("efa_", "rdmap"))]
+
+
+def erdma_devices(devices: list[str]) -> list[str]:
+    return [d for d in devices if d.startswith("erdma_")]
+
+
+def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:
+    """Ports of InfiniBand HCAs (mlx5_*), with state (e.g. '4: ACTIVE') and rate ('400 Gb/sec (4X NDR)')."""
+    ports = []
+    for device in devices:
+        if not device.startswith("mlx"):
+            continue
+        for port in sorted((sysfs_root / "class" / "infiniband" / device / "ports").glob("*")):
+            def read(name: str, port: Path = port) -> str:
+                path = port / name
+                return path.read_text().strip() if path.is_file() else ""
+            ports.append(IbPort(device, port.name, read("state"), read("rate")))
+    return ports
+
+
+def mount_points(proc_root: Path) -> set[str]:
+    path = proc_root / "mounts"
+    if not path.is_file():
+        return set()
+    return {line.split()[1] for line in path.read_text().splitlines() if len(line.split()) >= 2}

