@@ -56,7 +56,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
     }
-    lines = ["# shellcheck shell=bash", "# gpufleet node settings, rendered by components.bootstrap"]
+    # SC2034: the settings are used by the scripts that source this file.
+    lines = ["# shellcheck shell=bash disable=SC2034", "# gpufleet node settings, rendered by components.bootstrap"]
     lines += [f"{key}={shlex.quote(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
 
