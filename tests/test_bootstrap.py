@@ -26,11 +26,23 @@ H200 = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", 
 H200_EN = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=16)
 A100 = ExpectedType(gpu_model="A100", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=4)
 LIFECYCLE = AwsLifecycle(
-    region="us-east-1", asg_name="train-h100-asg", launch_hook="train-h100-launch",
+    region="us-east-1",
+    asg_name="train-h100-asg",
+    launch_hook="train-h100-launch",
     terminate_hook="train-h100-terminate",
 )
-STUBBED = ("lsblk", "nvme", "mdadm", "mkfs.xfs", "mount", "mountpoint", "blkid", "curl", "aws",
-           "gpufleet-nodecheck")
+STUBBED = (
+    "lsblk",
+    "nvme",
+    "mdadm",
+    "mkfs.xfs",
+    "mount",
+    "mountpoint",
+    "blkid",
+    "curl",
+    "aws",
+    "gpufleet-nodecheck",
+)
 
 
 def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
@@ -41,9 +53,17 @@ def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
         "alicloud": {"ecs.ebmgn8v.48xlarge": replace(H100, fabric="erdma", fabric_interfaces=2)},
     }[cloud]
     base = BootstrapConfig(
-        cloud=cloud, cluster="train", node_group="h100", image_profile="cuda12.8-r570",
-        driver="570.133.20", cuda="12.8", fabric_manager="570.133.20", expected=expected,
-        scratch="raid0", scratch_mount="/scratch", checkpoint_hook="/opt/train/checkpoint.sh --reason 'spot'",
+        cloud=cloud,
+        cluster="train",
+        node_group="h100",
+        image_profile="cuda12.8-r570",
+        driver="570.133.20",
+        cuda="12.8",
+        fabric_manager="570.133.20",
+        expected=expected,
+        scratch="raid0",
+        scratch_mount="/scratch",
+        checkpoint_hook="/opt/train/checkpoint.sh --reason 'spot'",
         aws_lifecycle=LIFECYCLE if cloud == "aws" else None,
     )
     return replace(base, **changes)
@@ -77,18 +97,24 @@ class Node:
         self.stubs.mkdir()
         self.log.touch()
         settings = self.root / "etc/gpufleet/bootstrap.env"
-        settings.write_text(settings.read_text().replace("GPUFLEET_SCRATCH_MOUNT=/scratch",
-                                                        f"GPUFLEET_SCRATCH_MOUNT={tmp_path}/scratch"))
+        settings.write_text(
+            settings.read_text().replace(
+                "GPUFLEET_SCRATCH_MOUNT=/scratch", f"GPUFLEET_SCRATCH_MOUNT={tmp_path}/scratch"
+            )
+        )
         self.scratch = tmp_path / "scratch"
         for name in STUBBED:
             self.stub(name, "exit 0")
         self.stub("mountpoint", "exit 1")
         self.stub("blkid", "exit 2")
-        self.stub("mdadm", '[[ $1 == --assemble ]] && exit 1; exit 0')
+        self.stub("mdadm", "[[ $1 == --assemble ]] && exit 1; exit 0")
         self.stub("lsblk", '[[ $1 == -d ]] && exec cat "$FAKE/disks"; cat "$FAKE/children/${!###*/}"')
-        self.stub("curl", 'url=${!#}\nwhile IFS=$\'\\t\' read -r key body; do\n'
-                          '  [[ $url == *"$key"* ]] && { printf "%s" "$body"; exit 0; }\n'
-                          'done < "$FAKE/curl.tsv"\nexit 22')
+        self.stub(
+            "curl",
+            "url=${!#}\nwhile IFS=$'\\t' read -r key body; do\n"
+            '  [[ $url == *"$key"* ]] && { printf "%s" "$body"; exit 0; }\n'
+            'done < "$FAKE/curl.tsv"\nexit 22',
+        )
         (self.fake / "curl.tsv").write_text("")
 
     def stub(self, name: str, body: str) -> None:
@@ -96,26 +122,38 @@ class Node:
         path.write_text(f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n{body}\n')
         path.chmod(0o755)
 
-    def disks(self, *rows: tuple[str, str, str], children: dict[str, list[tuple[str, str, str]]] | None = None):
+    def disks(
+        self, *rows: tuple[str, str, str], children: dict[str, list[tuple[str, str, str]]] | None = None
+    ):
         """rows: (name, type, model); children: name -> (name, type, mountpoint) below the disk."""
         self.fake.joinpath("disks").write_text(
-            "".join(f'NAME="{n}" TYPE="{t}" MODEL="{m}"\n' for n, t, m in rows))
+            "".join(f'NAME="{n}" TYPE="{t}" MODEL="{m}"\n' for n, t, m in rows)
+        )
         for name, kind, _ in rows:
             below = [(name, kind, "")] + (children or {}).get(name, [])
             self.fake.joinpath("children", name).write_text(
-                "".join(f'NAME="{n}" TYPE="{t}" MOUNTPOINT="{p}"\n' for n, t, p in below))
+                "".join(f'NAME="{n}" TYPE="{t}" MOUNTPOINT="{p}"\n' for n, t, p in below)
+            )
 
     def curl(self, responses: dict[str, str]) -> None:
         self.fake.joinpath("curl.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in responses.items()))
 
     def run(self, program: str, *args: str) -> subprocess.CompletedProcess[str]:
         env = {
-            "PATH": f"{self.stubs}:/usr/bin:/bin", "STUB_LOG": str(self.log), "FAKE": str(self.fake),
-            "GPUFLEET_ETC": str(self.root / "etc/gpufleet"), "GPUFLEET_RUN": str(self.root / "run/gpufleet"),
+            "PATH": f"{self.stubs}:/usr/bin:/bin",
+            "STUB_LOG": str(self.log),
+            "FAKE": str(self.fake),
+            "GPUFLEET_ETC": str(self.root / "etc/gpufleet"),
+            "GPUFLEET_RUN": str(self.root / "run/gpufleet"),
             "GPUFLEET_LIB": str(self.root / "usr/local/lib/gpufleet"),
         }
-        return subprocess.run(["bash", str(self.root / "usr/local/sbin" / program), *args], env=env,
-                              capture_output=True, text=True, timeout=60)
+        return subprocess.run(
+            ["bash", str(self.root / "usr/local/sbin" / program), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
 
     def calls(self) -> list[str]:
         return self.log.read_text().splitlines()
@@ -140,11 +178,19 @@ def test_expect_json_parses_back_to_the_config(cloud):
     cfg = config(cloud)
     expect = json.loads(node_files(render_user_data(cfg))["/etc/gpufleet/expect.json"]["content"])
     assert expect == {
-        "profile": "cuda12.8-r570", "driver": "570.133.20", "cuda": "12.8", "fabric_manager": "570.133.20",
+        "profile": "cuda12.8-r570",
+        "driver": "570.133.20",
+        "cuda": "12.8",
+        "fabric_manager": "570.133.20",
         "scratch_mount": "/scratch",
         "instance_types": {
-            name: {"gpu_model": e.gpu_model, "gpu_count": e.gpu_count, "nvswitch": e.nvswitch,
-                   "fabric": e.fabric, "fabric_interfaces": e.fabric_interfaces}
+            name: {
+                "gpu_model": e.gpu_model,
+                "gpu_count": e.gpu_count,
+                "nvswitch": e.nvswitch,
+                "fabric": e.fabric,
+                "fabric_interfaces": e.fabric_interfaces,
+            }
             for name, e in cfg.expected.items()
         },
     }
@@ -162,8 +208,12 @@ def test_no_scratch_writes_null_mount_and_no_scratch_unit():
 def test_aws_render_carries_lifecycle_names_and_results():
     user_data = render_user_data(config("aws"))
     settings = node_files(user_data)["/etc/gpufleet/bootstrap.env"]["content"]
-    for line in ("GPUFLEET_ASG_NAME=train-h100-asg", "GPUFLEET_LAUNCH_HOOK=train-h100-launch",
-                 "GPUFLEET_TERMINATE_HOOK=train-h100-terminate", "GPUFLEET_REGION=us-east-1"):
+    for line in (
+        "GPUFLEET_ASG_NAME=train-h100-asg",
+        "GPUFLEET_LAUNCH_HOOK=train-h100-launch",
+        "GPUFLEET_TERMINATE_HOOK=train-h100-terminate",
+        "GPUFLEET_REGION=us-east-1",
+    ):
         assert line in settings.splitlines()
     for word in ("complete-lifecycle-action", "CONTINUE", "ABANDON", "X-aws-ec2-metadata-token"):
         assert word in user_data
@@ -173,7 +223,8 @@ def test_runcmd_enables_and_starts_every_unit():
     document = yaml.safe_load(render_user_data(config("aws")))
     units = ["gpufleet-scratch.service", "gpufleet-health.service", "gpufleet-spot-watcher.service"]
     assert document["runcmd"] == [
-        ["systemctl", "daemon-reload"], ["systemctl", "enable", *units],
+        ["systemctl", "daemon-reload"],
+        ["systemctl", "enable", *units],
         ["systemctl", "start", "--no-block", *units],
     ]
 
@@ -183,18 +234,33 @@ def test_settings_quote_hostile_values_for_the_shell(tmp_path):
     cfg = config("azure", checkpoint_hook=hook, cluster="a'b")
     root = install(render_user_data(cfg), tmp_path)
     printed = subprocess.run(
-        ["bash", "-c", '. "$1"; printf "%s\\n" "$GPUFLEET_CHECKPOINT_HOOK" "$GPUFLEET_CLUSTER"', "_",
-         str(root / "etc/gpufleet/bootstrap.env")], capture_output=True, text=True, check=True)
+        [
+            "bash",
+            "-c",
+            '. "$1"; printf "%s\\n" "$GPUFLEET_CHECKPOINT_HOOK" "$GPUFLEET_CLUSTER"',
+            "_",
+            str(root / "etc/gpufleet/bootstrap.env"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert printed.stdout.splitlines() == [hook, "a'b"]
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "alicloud"])
 def test_every_shell_part_is_shellcheck_clean(cloud, tmp_path):
     files = node_files(render_user_data(config(cloud)))
-    shell = {p: e for p, e in files.items() if e["content"].startswith(("#!/bin/bash", "# shellcheck shell=bash"))}
-    assert set(shell) == {"/etc/gpufleet/bootstrap.env", "/usr/local/lib/gpufleet/common.sh",
-                          "/usr/local/sbin/gpufleet-health", "/usr/local/sbin/gpufleet-spot-watcher",
-                          "/usr/local/sbin/gpufleet-scratch"}
+    shell = {
+        p: e for p, e in files.items() if e["content"].startswith(("#!/bin/bash", "# shellcheck shell=bash"))
+    }
+    assert set(shell) == {
+        "/etc/gpufleet/bootstrap.env",
+        "/usr/local/lib/gpufleet/common.sh",
+        "/usr/local/sbin/gpufleet-health",
+        "/usr/local/sbin/gpufleet-spot-watcher",
+        "/usr/local/sbin/gpufleet-scratch",
+    }
     for index, (path, entry) in enumerate(sorted(shell.items())):
         script = tmp_path / f"{index}.sh"
         script.write_text(entry["content"])
@@ -220,7 +286,10 @@ def test_oversized_config_names_the_limit():
         ({"checkpoint_hook": "  "}, "checkpoint_hook: must be a non-empty string"),
         ({"expected": {"p5.48xlarge": replace(H100, gpu_count=0)}}, r"expected\[p5.48xlarge\].gpu_count"),
         ({"expected": {"p5.48xlarge": replace(H100, fabric="nvlink")}}, r"expected\[p5.48xlarge\].fabric:"),
-        ({"expected": {"p5.48xlarge": replace(H100, fabric_interfaces=0)}}, "fabric_interfaces: 0 does not fit"),
+        (
+            {"expected": {"p5.48xlarge": replace(H100, fabric_interfaces=0)}},
+            "fabric_interfaces: 0 does not fit",
+        ),
         ({"aws_lifecycle": replace(LIFECYCLE, asg_name="")}, "aws_lifecycle.asg_name"),
     ],
 )
@@ -242,16 +311,21 @@ INSTANCE_STORE = "Amazon EC2 NVMe Instance Storage        "
 
 def test_aws_stripes_only_instance_store(tmp_path):
     node = Node(tmp_path, config("aws"))
-    node.disks(("nvme0n1", "disk", EBS), ("nvme1n1", "disk", EBS),
-               *[(f"nvme{i}n1", "disk", INSTANCE_STORE) for i in range(2, 6)],
-               children={"nvme0n1": [("nvme0n1p1", "part", "/")]})
+    node.disks(
+        ("nvme0n1", "disk", EBS),
+        ("nvme1n1", "disk", EBS),
+        *[(f"nvme{i}n1", "disk", INSTANCE_STORE) for i in range(2, 6)],
+        children={"nvme0n1": [("nvme0n1p1", "part", "/")]},
+    )
     result = node.run("gpufleet-scratch")
     assert result.returncode == 0, result.stderr
     devices = " ".join(f"/dev/nvme{i}n1" for i in range(2, 6))
     calls = node.calls()
     assert f"mdadm --assemble /dev/md/gpufleet-scratch {devices}" in calls
-    assert (f"mdadm --create /dev/md/gpufleet-scratch --run --level=0 --raid-devices=4 "
-            f"--name=gpufleet-scratch {devices}") in calls
+    assert (
+        f"mdadm --create /dev/md/gpufleet-scratch --run --level=0 --raid-devices=4 "
+        f"--name=gpufleet-scratch {devices}"
+    ) in calls
     assert "mkfs.xfs -L gpufleet /dev/md/gpufleet-scratch" in calls
     assert f"mount -o noatime /dev/md/gpufleet-scratch {node.scratch}" in calls
     assert node.scratch.is_dir()
@@ -261,8 +335,12 @@ def test_aws_stripes_only_instance_store(tmp_path):
 
 def test_aws_skips_a_mounted_instance_store_disk_and_uses_a_single_one_directly(tmp_path):
     node = Node(tmp_path, config("aws"))
-    node.disks(("nvme0n1", "disk", EBS), ("nvme1n1", "disk", INSTANCE_STORE), ("nvme2n1", "disk", INSTANCE_STORE),
-               children={"nvme1n1": [("nvme1n1p1", "part", "/data")]})
+    node.disks(
+        ("nvme0n1", "disk", EBS),
+        ("nvme1n1", "disk", INSTANCE_STORE),
+        ("nvme2n1", "disk", INSTANCE_STORE),
+        children={"nvme1n1": [("nvme1n1p1", "part", "/data")]},
+    )
     result = node.run("gpufleet-scratch")
     assert result.returncode == 0, result.stderr
     calls = node.calls()
@@ -274,24 +352,35 @@ def test_aws_skips_a_mounted_instance_store_disk_and_uses_a_single_one_directly(
 
 def test_azure_stripes_nvme_direct_disks_never_the_os_disk(tmp_path):
     node = Node(tmp_path, config("azure"))
-    node.disks(("sda", "disk", "Virtual Disk    "), ("sdb", "disk", "Virtual Disk    "),
-               *[(f"nvme{i}n1", "disk", "Microsoft NVMe Direct Disk              ") for i in range(8)],
-               children={"sda": [("sda1", "part", "/")]})
+    node.disks(
+        ("sda", "disk", "Virtual Disk    "),
+        ("sdb", "disk", "Virtual Disk    "),
+        *[(f"nvme{i}n1", "disk", "Microsoft NVMe Direct Disk              ") for i in range(8)],
+        children={"sda": [("sda1", "part", "/")]},
+    )
     result = node.run("gpufleet-scratch")
     assert result.returncode == 0, result.stderr
     calls = node.calls()
     create = [c for c in calls if c.startswith("mdadm --create")]
-    assert create == [("mdadm --create /dev/md/gpufleet-scratch --run --level=0 --raid-devices=8 "
-                       "--name=gpufleet-scratch " + " ".join(f"/dev/nvme{i}n1" for i in range(8)))]
+    assert create == [
+        (
+            "mdadm --create /dev/md/gpufleet-scratch --run --level=0 --raid-devices=8 "
+            "--name=gpufleet-scratch " + " ".join(f"/dev/nvme{i}n1" for i in range(8))
+        )
+    ]
     assert not [c for c in calls if "sda" in c or "sdb" in c]
 
 
 def test_alicloud_uses_local_nvme_never_cloud_disks(tmp_path):
     node = Node(tmp_path, config("alicloud"))
-    node.disks(("nvme0n1", "disk", "Alibaba Cloud Elastic Block Storage     "),
-               ("nvme1n1", "disk", "Alibaba Cloud Elastic Block Storage     "), ("vdb", "disk", ""),
-               ("nvme2n1", "disk", "Local NVMe SSD"), ("nvme3n1", "disk", "Local NVMe SSD"),
-               children={"nvme0n1": [("nvme0n1p1", "part", "/")]})
+    node.disks(
+        ("nvme0n1", "disk", "Alibaba Cloud Elastic Block Storage     "),
+        ("nvme1n1", "disk", "Alibaba Cloud Elastic Block Storage     "),
+        ("vdb", "disk", ""),
+        ("nvme2n1", "disk", "Local NVMe SSD"),
+        ("nvme3n1", "disk", "Local NVMe SSD"),
+        children={"nvme0n1": [("nvme0n1p1", "part", "/")]},
+    )
     result = node.run("gpufleet-scratch")
     assert result.returncode == 0, result.stderr
     calls = node.calls()
@@ -302,9 +391,12 @@ def test_alicloud_uses_local_nvme_never_cloud_disks(tmp_path):
 
 def test_reboot_reuses_the_assembled_array_and_its_filesystem(tmp_path):
     node = Node(tmp_path, config("aws"))
-    node.disks(("nvme1n1", "disk", INSTANCE_STORE), ("nvme2n1", "disk", INSTANCE_STORE),
-               children={"nvme1n1": [("md127", "raid0", "")], "nvme2n1": [("md127", "raid0", "")]})
-    node.stub("blkid", 'echo xfs')
+    node.disks(
+        ("nvme1n1", "disk", INSTANCE_STORE),
+        ("nvme2n1", "disk", INSTANCE_STORE),
+        children={"nvme1n1": [("md127", "raid0", "")], "nvme2n1": [("md127", "raid0", "")]},
+    )
+    node.stub("blkid", "echo xfs")
     result = node.run("gpufleet-scratch")
     assert result.returncode == 0, result.stderr
     calls = node.calls()
@@ -335,10 +427,15 @@ def test_aws_health_completes_the_launch_hook(tmp_path, check_exit, result, stat
     assert run.returncode == status
     calls = node.calls()
     assert (f"gpufleet-nodecheck --expect {node.root}/etc/gpufleet/expect.json --format json") in calls
-    assert ("aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name "
-            f"train-h100-asg --lifecycle-hook-name train-h100-launch --instance-id i-0abc "
-            f"--lifecycle-action-result {result}") in calls
-    assert "curl -sf -H X-aws-ec2-metadata-token: tok-1 http://169.254.169.254/latest/meta-data/instance-id" in calls
+    assert (
+        "aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name "
+        f"train-h100-asg --lifecycle-hook-name train-h100-launch --instance-id i-0abc "
+        f"--lifecycle-action-result {result}"
+    ) in calls
+    assert (
+        "curl -sf -H X-aws-ec2-metadata-token: tok-1 http://169.254.169.254/latest/meta-data/instance-id"
+        in calls
+    )
     assert (node.root / "run/gpufleet/unhealthy").exists() == (status == 1)
 
 
@@ -368,12 +465,17 @@ HOOK = 'echo "hook ran" >> "$STUB_LOG"'
 
 def test_aws_interruption_runs_the_hook_once(tmp_path):
     node = Node(tmp_path, config("aws", checkpoint_hook=HOOK))
-    node.curl({**AWS_IMDS, "/spot/instance-action": '{"action": "terminate", "time": "2025-01-01T00:02:00Z"}'})
+    node.curl(
+        {**AWS_IMDS, "/spot/instance-action": '{"action": "terminate", "time": "2025-01-01T00:02:00Z"}'}
+    )
     for _ in range(2):
         assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
     calls = node.calls()
     assert calls.count("hook ran") == 1
-    assert "curl -sf -H X-aws-ec2-metadata-token: tok-1 http://169.254.169.254/latest/meta-data/spot/instance-action" in calls
+    assert (
+        "curl -sf -H X-aws-ec2-metadata-token: tok-1 http://169.254.169.254/latest/meta-data/spot/instance-action"
+        in calls
+    )
     assert not [c for c in calls if c.startswith("aws ")]
 
 
@@ -392,19 +494,25 @@ def test_aws_terminating_instance_checkpoints_then_continues_the_terminate_hook(
     for _ in range(2):
         assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
     calls = node.calls()
-    complete = ("aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name "
-                "train-h100-asg --lifecycle-hook-name train-h100-terminate --instance-id i-0abc "
-                "--lifecycle-action-result CONTINUE")
+    complete = (
+        "aws autoscaling complete-lifecycle-action --region us-east-1 --auto-scaling-group-name "
+        "train-h100-asg --lifecycle-hook-name train-h100-terminate --instance-id i-0abc "
+        "--lifecycle-action-result CONTINUE"
+    )
     assert calls.count(complete) == 1 and calls.count("hook ran") == 1
     assert calls.index("hook ran") < calls.index(complete)
 
 
 def test_azure_preempt_runs_the_hook_and_acknowledges(tmp_path):
     node = Node(tmp_path, config("azure", checkpoint_hook=HOOK))
-    events = {"DocumentIncarnation": 2, "Events": [
-        {"EventId": "evt-other", "EventType": "Preempt", "Resources": ["vmss_7"]},
-        {"EventId": "evt-1", "EventType": "Preempt", "Resources": ["vmss_3"]},
-        {"EventId": "evt-2", "EventType": "Reboot", "Resources": ["vmss_3"]}]}
+    events = {
+        "DocumentIncarnation": 2,
+        "Events": [
+            {"EventId": "evt-other", "EventType": "Preempt", "Resources": ["vmss_7"]},
+            {"EventId": "evt-1", "EventType": "Preempt", "Resources": ["vmss_3"]},
+            {"EventId": "evt-2", "EventType": "Reboot", "Resources": ["vmss_3"]},
+        ],
+    }
     node.curl({"compute/name": "vmss_3", "scheduledevents": json.dumps(events)})
     assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
     calls = node.calls()
@@ -443,5 +551,9 @@ def test_no_hook_configured_only_logs(tmp_path):
 def test_watcher_polls_every_five_seconds():
     script = node_files(render_user_data(config("aws")))["/usr/local/sbin/gpufleet-spot-watcher"]["content"]
     assert "INTERVAL=5\n" in script and 'sleep "$INTERVAL"' in script
-    assert os.path.basename("/usr/local/sbin/gpufleet-spot-watcher") in node_files(
-        render_user_data(config("aws")))["/etc/systemd/system/gpufleet-spot-watcher.service"]["content"]
+    assert (
+        os.path.basename("/usr/local/sbin/gpufleet-spot-watcher")
+        in node_files(render_user_data(config("aws")))["/etc/systemd/system/gpufleet-spot-watcher.service"][
+            "content"
+        ]
+    )

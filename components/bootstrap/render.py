@@ -57,7 +57,10 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
     }
     # SC2034: the settings are used by the scripts that source this file.
-    lines = ["# shellcheck shell=bash disable=SC2034", "# gpufleet node settings, rendered by components.bootstrap"]
+    lines = [
+        "# shellcheck shell=bash disable=SC2034",
+        "# gpufleet node settings, rendered by components.bootstrap",
+    ]
     lines += [f"{key}={shlex.quote(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
 
