@@ -1,0 +1,36 @@
+"""Node bootstrap shared by all clouds: cloud-init user data for one node group.
+
+``render_user_data(cfg)`` returns a single ``#cloud-config`` document. On the node it writes:
+
+- ``/etc/gpufleet/expect.json``: what ``gpufleet-nodecheck`` expects (profile, driver, cuda,
+  fabric_manager, scratch_mount or null, and per instance type gpu_model, gpu_count, nvswitch,
+  fabric, fabric_interfaces), sorted keys;
+- ``/etc/gpufleet/bootstrap.env``: the shell-quoted settings the scripts source;
+- ``gpufleet-scratch.service`` (scratch raid0 only): at every boot stripes the local NVMe disks
+  (AWS instance store, Azure NVMe Direct Disks, Alibaba NVMe disks that are not cloud disks)
+  into RAID0, or uses the single one, formats XFS once and mounts at scratch_mount. No fstab
+  entry: local disks can come back blank after a stop, and the unit rebuilds them;
+- ``gpufleet-health.service``: runs ``gpufleet-nodecheck --expect /etc/gpufleet/expect.json
+  --format json``, result in /run/gpufleet/nodecheck.json. On AWS groups with a lifecycle
+  hook it completes the launch action with CONTINUE, or ABANDON on failure (IMDSv2; the image
+  must carry the AWS CLI). On every cloud a failed check touches /run/gpufleet/unhealthy and
+  fails the unit: workload units declare ``Requires=gpufleet-health.service`` and
+  ``After=gpufleet-health.service`` and so never start on a bad node;
+- ``gpufleet-spot-watcher.service``: polls the cloud's interruption notices every 5 s and runs
+  checkpoint_hook at most once per kind of notice (rebalance, interruption); on AWS, when the
+  ASG moves the instance to Terminated it completes the terminate hook with CONTINUE after the
+  checkpoint; on Azure it acknowledges the Preempt event after the checkpoint.
+"""
+
+from components.bootstrap.config import AwsLifecycle, BootstrapConfig, BootstrapError, ExpectedType
+from components.bootstrap.render import USER_DATA_LIMIT, expect_document, render_user_data
+
+__all__ = [
+    "USER_DATA_LIMIT",
+    "AwsLifecycle",
+    "BootstrapConfig",
+    "BootstrapError",
+    "ExpectedType",
+    "expect_document",
+    "render_user_data",
+]

@@ -1,0 +1,117 @@
+"""What a node group's bootstrap needs to know, validated on construction."""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+CLOUDS = ("aws", "azure", "alicloud")
+FABRICS = ("efa", "infiniband", "erdma", "roce", "none")
+SCRATCH_MODES = ("raid0", "none")
+
+
+class BootstrapError(ValueError):
+    """Bad bootstrap input or a rendering that cannot be used; the message names the field."""
+
+
+def _require_text(field: str, value: object) -> None:
+    if not isinstance(value, str) or not value.strip():
+        raise BootstrapError(f"{field}: must be a non-empty string, got {value!r}")
+
+
+@dataclass(frozen=True)
+class ExpectedType:
+    """What the node check expects on one instance type."""
+
+    gpu_model: str
+    gpu_count: int
+    nvswitch: bool
+    fabric: str
+    fabric_interfaces: int
+
+    def validate(self, where: str) -> None:
+        _require_text(f"{where}.gpu_model", self.gpu_model)
+        if not isinstance(self.gpu_count, int) or isinstance(self.gpu_count, bool) or self.gpu_count < 1:
+            raise BootstrapError(f"{where}.gpu_count: must be an integer >= 1, got {self.gpu_count!r}")
+        if not isinstance(self.nvswitch, bool):
+            raise BootstrapError(f"{where}.nvswitch: must be true or false, got {self.nvswitch!r}")
+        if self.fabric not in FABRICS:
+            raise BootstrapError(f"{where}.fabric: must be one of {', '.join(FABRICS)}, got {self.fabric!r}")
+        interfaces = self.fabric_interfaces
+        if not isinstance(interfaces, int) or isinstance(interfaces, bool) or interfaces < 0:
+            raise BootstrapError(f"{where}.fabric_interfaces: must be an integer >= 0, got {interfaces!r}")
+        if (self.fabric == "none") != (interfaces == 0):
+            raise BootstrapError(
+                f"{where}.fabric_interfaces: {interfaces} does not fit fabric {self.fabric!r} "
+                "(none takes 0 interfaces, a fabric at least 1)"
+            )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "gpu_model": self.gpu_model,
+            "gpu_count": self.gpu_count,
+            "nvswitch": self.nvswitch,
+            "fabric": self.fabric,
+            "fabric_interfaces": self.fabric_interfaces,
+        }
+
+
+@dataclass(frozen=True)
+class AwsLifecycle:
+    """The Auto Scaling group and lifecycle hooks an AWS node reports to."""
+
+    region: str
+    asg_name: str
+    launch_hook: str
+    terminate_hook: str
+
+
+@dataclass(frozen=True)
+class BootstrapConfig:
+    """Everything rendered into one node group's user data."""
+
+    cloud: Literal["aws", "azure", "alicloud"]
+    cluster: str
+    node_group: str
+    image_profile: str
+    driver: str
+    cuda: str
+    fabric_manager: str
+    expected: Mapping[str, ExpectedType]
+    scratch: Literal["raid0", "none"]
+    scratch_mount: str
+    checkpoint_hook: str | None
+    aws_lifecycle: AwsLifecycle | None = None
+
+    def __post_init__(self) -> None:
+        if self.cloud not in CLOUDS:
+            raise BootstrapError(f"cloud: must be one of {', '.join(CLOUDS)}, got {self.cloud!r}")
+        for field in ("cluster", "node_group", "image_profile", "driver", "cuda", "fabric_manager"):
+            _require_text(field, getattr(self, field))
+        if not self.expected:
+            raise BootstrapError("expected: needs at least one instance type")
+        for instance_type, expectation in self.expected.items():
+            _require_text("expected (instance type)", instance_type)
+            if not isinstance(expectation, ExpectedType):
+                raise BootstrapError(f"expected[{instance_type}]: must be an ExpectedType")
+            expectation.validate(f"expected[{instance_type}]")
+        if self.scratch not in SCRATCH_MODES:
+            raise BootstrapError(f"scratch: must be raid0 or none, got {self.scratch!r}")
+        if self.scratch == "raid0":
+            self._validate_scratch_mount()
+        if self.checkpoint_hook is not None:
+            _require_text("checkpoint_hook", self.checkpoint_hook)
+        if self.aws_lifecycle is not None:
+            if self.cloud != "aws":
+                raise BootstrapError(f"aws_lifecycle: only for cloud aws, not {self.cloud}")
+            for field in ("region", "asg_name", "launch_hook", "terminate_hook"):
+                _require_text(f"aws_lifecycle.{field}", getattr(self.aws_lifecycle, field))
+
+    def _validate_scratch_mount(self) -> None:
+        mount = self.scratch_mount
+        if not isinstance(mount, str) or not mount.startswith("/") or mount == "/":
+            raise BootstrapError(f"scratch_mount: must be an absolute path other than /, got {mount!r}")
+        if posixpath.normpath(mount) != mount or any(c.isspace() for c in mount):
+            raise BootstrapError(f"scratch_mount: must be a normalised path without spaces, got {mount!r}")

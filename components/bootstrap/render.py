@@ -1,0 +1,123 @@
+"""Render a node group's cloud-init user data from a BootstrapConfig.
+
+The output is one ``#cloud-config`` document (no MIME multipart): ``write_files`` lays down
+the settings, the expectation file, the node scripts and their systemd units, and ``runcmd``
+enables and starts the units. Only the settings file and expect.json vary per node group;
+the scripts are static files of this package.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from components.bootstrap.config import BootstrapConfig, BootstrapError
+
+# AWS caps user data at 16 KB before base64; Azure and Alibaba allow more, so this bounds all.
+USER_DATA_LIMIT = 16384
+
+ETC = "/etc/gpufleet"
+LIB = "/usr/local/lib/gpufleet"
+SBIN = "/usr/local/sbin"
+UNITS = "/etc/systemd/system"
+
+
+def _script(name: str) -> str:
+    return resources.files("components.bootstrap").joinpath("scripts", name).read_text(encoding="utf-8")
+
+
+def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
+    """The /etc/gpufleet/expect.json the node check reads."""
+    return {
+        "profile": cfg.image_profile,
+        "driver": cfg.driver,
+        "cuda": cfg.cuda,
+        "fabric_manager": cfg.fabric_manager,
+        "scratch_mount": cfg.scratch_mount if cfg.scratch == "raid0" else None,
+        "instance_types": {name: exp.to_json() for name, exp in sorted(cfg.expected.items())},
+    }
+
+
+def settings_file(cfg: BootstrapConfig) -> str:
+    """The shell settings every node script sources, each value quoted for the shell."""
+    lifecycle = cfg.aws_lifecycle
+    values = {
+        "GPUFLEET_CLOUD": cfg.cloud,
+        "GPUFLEET_CLUSTER": cfg.cluster,
+        "GPUFLEET_NODE_GROUP": cfg.node_group,
+        "GPUFLEET_SCRATCH_MOUNT": cfg.scratch_mount if cfg.scratch == "raid0" else "",
+        "GPUFLEET_CHECKPOINT_HOOK": cfg.checkpoint_hook or "",
+        "GPUFLEET_REGION": lifecycle.region if lifecycle else "",
+        "GPUFLEET_ASG_NAME": lifecycle.asg_name if lifecycle else "",
+        "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
+        "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
+    }
+    # SC2034: the settings are used by the scripts that source this file.
+    lines = [
+        "# shellcheck shell=bash disable=SC2034",
+        "# gpufleet node settings, rendered by components.bootstrap",
+    ]
+    lines += [f"{key}={shlex.quote(value)}" for key, value in values.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _file(path: str, content: str, permissions: str) -> dict[str, str]:
+    return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+
+def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
+    expect = json.dumps(expect_document(cfg), indent=2, sort_keys=True) + "\n"
+    files = [
+        _file(f"{ETC}/bootstrap.env", settings_file(cfg), "0600"),
+        _file(f"{ETC}/expect.json", expect, "0644"),
+        _file(f"{LIB}/common.sh", _script("common.sh"), "0644"),
+        _file(f"{SBIN}/gpufleet-health", _script("health.sh"), "0755"),
+        _file(f"{SBIN}/gpufleet-spot-watcher", _script("spot-watcher.sh"), "0755"),
+        _file(f"{UNITS}/gpufleet-health.service", _script("gpufleet-health.service"), "0644"),
+        _file(f"{UNITS}/gpufleet-spot-watcher.service", _script("gpufleet-spot-watcher.service"), "0644"),
+    ]
+    units = ["gpufleet-health.service", "gpufleet-spot-watcher.service"]
+    if cfg.scratch == "raid0":
+        files += [
+            _file(f"{SBIN}/gpufleet-scratch", _script("scratch.sh"), "0755"),
+            _file(f"{UNITS}/gpufleet-scratch.service", _script("gpufleet-scratch.service"), "0644"),
+        ]
+        units.insert(0, "gpufleet-scratch.service")
+    return {
+        "write_files": files,
+        # --no-block: cloud-init's own unit must not wait on units ordered after the network.
+        "runcmd": [
+            ["systemctl", "daemon-reload"],
+            ["systemctl", "enable", *units],
+            ["systemctl", "start", "--no-block", *units],
+        ],
+    }
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Writes multi-line strings as literal blocks so the scripts stay readable in the user data."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_LiteralDumper.add_representer(str, _represent_str)
+
+
+def render_user_data(cfg: BootstrapConfig) -> str:
+    """The node group's user data; the same config always renders the same bytes."""
+    body = yaml.dump(_cloud_config(cfg), Dumper=_LiteralDumper, sort_keys=False, width=1000)
+    text = "#cloud-config\n" + body
+    size = len(text.encode("utf-8"))
+    if size > USER_DATA_LIMIT:
+        raise BootstrapError(
+            f"user data: {size} bytes is over the {USER_DATA_LIMIT}-byte user data limit "
+            f"(node group {cfg.node_group}); shorten checkpoint_hook or the fallback instance types"
+        )
+    return text

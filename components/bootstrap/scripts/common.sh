@@ -1,0 +1,30 @@
+# shellcheck shell=bash
+# Helpers sourced by the gpufleet node scripts; never run on its own.
+# Directories are overridable so the scripts can be exercised off the node.
+GPUFLEET_ETC=${GPUFLEET_ETC:-/etc/gpufleet}
+GPUFLEET_RUN=${GPUFLEET_RUN:-/run/gpufleet}
+# shellcheck source=/dev/null
+. "$GPUFLEET_ETC/bootstrap.env"
+IMDS=http://169.254.169.254
+
+log() { echo "gpufleet: $*" >&2; }
+
+# IMDSv2: every metadata read needs a session token.
+imds_token() {
+  curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "$IMDS/latest/api/token"
+}
+
+imds_get() {  # token, path under /latest/meta-data/
+  curl -sf -H "X-aws-ec2-metadata-token: $1" "$IMDS/latest/meta-data/$2"
+}
+
+complete_lifecycle() {  # hook name, CONTINUE|ABANDON
+  local token iid
+  if ! token=$(imds_token) || ! iid=$(imds_get "$token" instance-id); then
+    log "instance metadata unreachable; lifecycle hook $1 left to its timeout"
+    return 1
+  fi
+  aws autoscaling complete-lifecycle-action --region "$GPUFLEET_REGION" \
+    --auto-scaling-group-name "$GPUFLEET_ASG_NAME" --lifecycle-hook-name "$1" \
+    --instance-id "$iid" --lifecycle-action-result "$2"
+}

@@ -1,0 +1,71 @@
+#!/bin/bash
+# Poll the cloud's interruption notices every 5 s and run the checkpoint hook
+# once per kind of notice (rebalance, interruption). --once: poll one time.
+set -uo pipefail
+# shellcheck source=/dev/null
+. "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
+INTERVAL=5
+HOOK_TIMEOUT=90
+AZURE_EVENTS="$IMDS/metadata/scheduledevents?api-version=2020-07-01"
+AZURE_NAME="$IMDS/metadata/instance/compute/name?api-version=2021-02-01&format=text"
+ALICLOUD_TERMINATION=http://100.100.100.200/latest/meta-data/instance/spot/termination-time
+mkdir -p "$GPUFLEET_RUN"
+
+once() {  # marker name; true the first time only
+  [[ -e $GPUFLEET_RUN/$1 ]] && return 1
+  touch "$GPUFLEET_RUN/$1"
+}
+
+checkpoint() {  # notice kind
+  once "checkpoint-$1" || return 0
+  if [[ -z $GPUFLEET_CHECKPOINT_HOOK ]]; then
+    log "$1 notice; no checkpoint hook configured"
+    return 0
+  fi
+  log "$1 notice; running checkpoint hook"
+  timeout "$HOOK_TIMEOUT" bash -c "$GPUFLEET_CHECKPOINT_HOOK" || log "checkpoint hook exited $?"
+}
+
+poll_aws() {
+  local token
+  token=$(imds_token) || return 0
+  if imds_get "$token" events/recommendations/rebalance >/dev/null; then checkpoint rebalance; fi
+  if imds_get "$token" spot/instance-action >/dev/null; then checkpoint interruption; fi
+  if [[ $(imds_get "$token" autoscaling/target-lifecycle-state) == Terminated ]]; then
+    checkpoint interruption
+    if [[ -n $GPUFLEET_TERMINATE_HOOK ]] && once terminate-completed; then
+      complete_lifecycle "$GPUFLEET_TERMINATE_HOOK" CONTINUE || log "terminate lifecycle action not completed"
+    fi
+  fi
+}
+
+poll_azure() {
+  local events name id
+  events=$(curl -sf -H Metadata:true "$AZURE_EVENTS") || return 0
+  name=$(curl -sf -H Metadata:true "$AZURE_NAME") || return 0
+  for id in $(python3 -c '
+import json, sys
+for event in json.loads(sys.argv[1]).get("Events", []):
+    if event.get("EventType") == "Preempt" and sys.argv[2] in event.get("Resources", []):
+        print(event["EventId"])
+' "$events" "$name"); do
+    checkpoint interruption
+    # Acknowledging lets the preemption proceed without waiting out its notice.
+    if once "ack-$id"; then
+      curl -sf -H Metadata:true -X POST -d "{\"StartRequests\":[{\"EventId\":\"$id\"}]}" "$AZURE_EVENTS" \
+        >/dev/null || log "acknowledging event $id failed"
+    fi
+  done
+}
+
+poll_alicloud() {
+  local when
+  when=$(curl -sf "$ALICLOUD_TERMINATION") || return 0
+  if [[ -n $when ]]; then checkpoint interruption; fi
+}
+
+while true; do
+  "poll_$GPUFLEET_CLOUD"
+  [[ ${1:-} == --once ]] && break
+  sleep "$INTERVAL"
+done
