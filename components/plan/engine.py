@@ -48,8 +48,16 @@ class RecordingMonitor(mocks.MockMonitor):
 
 
 def _plain(value: Any) -> Any:
-    """Inputs as JSON data: secrets unwrapped (the plan prints no secret values) and keys kept."""
-    return json.loads(json.dumps(value, sort_keys=True, default=str))
+    """Inputs as JSON data. The wire carries every number as a double: integral ones print as ints."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in sorted(value.items())}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
 
 
 def run_program(

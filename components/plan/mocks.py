@@ -92,7 +92,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
             physical, outputs = f"{args.name}-{digest(urn_key, 8)}", {}
         return physical, {**args.inputs, **outputs}
 
-    def call(self, args: pulumi.runtime.MockCallArgs) -> tuple[dict, list | None]:
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict:
         answers = {
             "aws:index/getCallerIdentity:getCallerIdentity": lambda: {
                 "accountId": OFFLINE_ACCOUNT, "arn": f"arn:aws:iam::{OFFLINE_ACCOUNT}:root",
@@ -108,4 +108,4 @@ class OfflineMocks(pulumi.runtime.Mocks):
         }
         if args.token not in answers:
             raise UnansweredInvoke(f"the offline engine has no local answer for invoke {args.token}")
-        return answers[args.token](), None
+        return answers[args.token]()

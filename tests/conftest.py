@@ -1,0 +1,33 @@
+"""Shared fixtures: a copy of the shipped stacks to change freely, and stack-file writers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED_STACKS = REPO / "stacks"
+
+
+@pytest.fixture
+def stacks_dir(tmp_path: Path) -> Path:
+    target = tmp_path / "stacks"
+    shutil.copytree(SHIPPED_STACKS, target)
+    return target
+
+
+def read_cluster(stack: str) -> dict[str, Any]:
+    doc = yaml.safe_load((SHIPPED_STACKS / f"Pulumi.{stack}.yaml").read_text())
+    return doc["config"]["gpufleet:cluster"]
+
+
+def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: Any) -> Path:
+    path = directory / f"Pulumi.{name}.yaml"
+    config = {f"{cluster.get('cloud', 'aws')}:region": cluster.get("region", "us-east-1"), "gpufleet:cluster": cluster}
+    config.update(extra)
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return path
