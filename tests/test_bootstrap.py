@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -548,12 +547,9 @@ def test_no_hook_configured_only_logs(tmp_path):
     assert "interruption notice; no checkpoint hook configured" in run.stderr
 
 
-def test_watcher_polls_every_five_seconds():
-    script = node_files(render_user_data(config("aws")))["/usr/local/sbin/gpufleet-spot-watcher"]["content"]
+def test_watcher_polls_every_five_seconds_and_restarts():
+    files = node_files(render_user_data(config("aws")))
+    script = files["/usr/local/sbin/gpufleet-spot-watcher"]["content"]
     assert "INTERVAL=5\n" in script and 'sleep "$INTERVAL"' in script
-    assert (
-        os.path.basename("/usr/local/sbin/gpufleet-spot-watcher")
-        in node_files(render_user_data(config("aws")))["/etc/systemd/system/gpufleet-spot-watcher.service"][
-            "content"
-        ]
-    )
+    unit = files["/etc/systemd/system/gpufleet-spot-watcher.service"]["content"]
+    assert "ExecStart=/usr/local/sbin/gpufleet-spot-watcher\n" in unit and "Restart=always\n" in unit

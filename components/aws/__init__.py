@@ -1,1 +1,5 @@
+<<<<<<< HEAD
 """AWS components: network, fabric, storage, identity, node groups, image pipeline."""
+=======
+"""AWS components of gpufleet."""
+>>>>>>> bootstrap

@@ -1,0 +1,295 @@
+"""EC2 Image Builder pipeline that bakes one pinned driver image profile into encrypted AMIs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+import yaml
+
+AMI_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
+REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
+# The profile goes into the AMI name, whose allowed characters Image Builder restricts.
+PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
+MANAGED_POLICIES = (
+    "arn:aws:iam::aws:policy/EC2InstanceProfileForImageBuilder",
+    "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
+)
+# Checks that run on the build instance and again on a fresh instance of the image;
+# they need no GPU, so any build instance type works.
+IMAGE_CHECK = "modinfo nvidia >/dev/null\ncommand -v gpufleet-nodecheck\n"
+
+
+@dataclass(frozen=True)
+class AwsImagePipelineArgs:
+    """Inputs of AwsImagePipeline."""
+
+    profile: str
+    """Image profile name from images/lock.yaml; part of every AMI name."""
+    parent_image: str
+    """Pinned base AMI id (ami-...) in the build region; SSM parameters and "latest" aliases are refused."""
+    installer_script: str
+    """Shell script the build runs, rendered by the caller from the image lock."""
+    regions: list[str]
+    """Distribution regions; the first is the build region, where the pipeline and its key live."""
+    kms_key_arn: pulumi.Input[str] | None = None
+    """Key for the build-region root volume and AMI; None creates a customer-managed key with rotation on."""
+    instance_types: list[str] = field(default_factory=list)
+    """EC2 instance types for the build and test instances."""
+    subnet_id: pulumi.Input[str] | None = None
+    """Subnet for the build instance; None uses the default VPC. Needs security_group_ids."""
+    security_group_ids: list[pulumi.Input[str]] | None = None
+    """Security groups of the build instance; required with subnet_id."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Tags for every resource and for the build instance."""
+    replica_kms_key_arns: dict[str, pulumi.Input[str]] = field(default_factory=dict)
+    """With kms_key_arn: the key to use in each other region. A created key is replicated instead."""
+    root_volume_gb: int = 200
+    """Size of the image's root volume in GiB."""
+    root_device_name: str = "/dev/sda1"
+    """Root device of parent_image (Ubuntu: /dev/sda1, Amazon Linux: /dev/xvda)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
+            raise ValueError(
+                f"profile: {self.profile!r} must be 1-64 letters, digits, '-', '_' or '.', "
+                "starting with a letter or digit"
+            )
+        image = self.parent_image
+        if not isinstance(image, str) or not AMI_ID.match(image):
+            raise ValueError(
+                f"parent_image: {image!r} is not a pinned AMI id (ami- and 8 or 17 hex digits); "
+                "SSM parameters (ssm:, resolve:ssm:) and 'latest' aliases resolve at build time "
+                "and are refused"
+            )
+        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
+            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.regions:
+            raise ValueError("regions: needs at least one region (the first is the build region)")
+        for region in self.regions:
+            if not isinstance(region, str) or not REGION.match(region):
+                raise ValueError(f"regions: {region!r} is not an AWS region name")
+        if len(set(self.regions)) != len(self.regions):
+            raise ValueError(f"regions: {self.regions} lists a region twice")
+        if not self.instance_types:
+            raise ValueError("instance_types: needs at least one build instance type")
+        if self.subnet_id is not None and not self.security_group_ids:
+            raise ValueError("security_group_ids: required when subnet_id is set")
+        if self.kms_key_arn is None and self.replica_kms_key_arns:
+            raise ValueError("replica_kms_key_arns: only with kms_key_arn; a created key is replicated")
+        if self.kms_key_arn is not None:
+            missing = [r for r in self.regions[1:] if r not in self.replica_kms_key_arns]
+            if missing:
+                raise ValueError(
+                    f"replica_kms_key_arns: a KMS key is regional; give one for {', '.join(missing)}"
+                )
+        if not isinstance(self.root_volume_gb, int) or self.root_volume_gb < 8:
+            raise ValueError(f"root_volume_gb: must be an integer >= 8, got {self.root_volume_gb!r}")
+
+
+def _semver(*parts: str) -> str:
+    """Content-addressed version: Image Builder components and recipes are immutable per version."""
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return f"1.0.{int(digest[:7], 16)}"
+
+
+def build_document(profile: str, installer_script: str) -> str:
+    """The Image Builder component document: install, reboot, then check on build and test instances."""
+    check = [
+        {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
+    ]
+    document = {
+        "name": f"gpufleet-{profile}",
+        "description": f"Install the pinned GPU driver stack of image profile {profile}",
+        "schemaVersion": 1.0,
+        "phases": [
+            {
+                "name": "build",
+                "steps": [
+                    {
+                        "name": "InstallDriverStack",
+                        "action": "ExecuteBash",
+                        "inputs": {"commands": [installer_script]},
+                    },
+                    {"name": "RebootIntoDriver", "action": "Reboot"},
+                ],
+            },
+            {"name": "validate", "steps": check},
+            {"name": "test", "steps": check},
+        ],
+    }
+    return yaml.safe_dump(document, sort_keys=False, width=1000)
+
+
+class AwsImagePipeline(pulumi.ComponentResource):
+    """Image Builder component, recipe, build infrastructure and per-region encrypted distribution."""
+
+    pipeline_arn: pulumi.Output[str]
+    recipe_arn: pulumi.Output[str]
+    kms_key_arn: pulumi.Output[str]
+
+    def __init__(
+        self, name: str, args: AwsImagePipelineArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__("gpufleet:aws:ImagePipeline", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        build_region = args.regions[0]
+        tags = dict(args.tags)
+
+        keys = self._keys(name, args, tags, child)
+
+        data = build_document(args.profile, args.installer_script)
+        component = aws.imagebuilder.Component(
+            f"{name}-install",
+            platform="Linux",
+            version=_semver(data),
+            data=data,
+            description=f"gpufleet driver stack {args.profile}",
+            region=build_region,
+            tags=tags,
+            opts=child,
+        )
+        recipe = aws.imagebuilder.ImageRecipe(
+            f"{name}-recipe",
+            parent_image=args.parent_image,
+            version=_semver(args.parent_image, data, str(args.root_volume_gb), args.root_device_name),
+            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
+            block_device_mappings=[
+                aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(
+                    device_name=args.root_device_name,
+                    ebs=aws.imagebuilder.ImageRecipeBlockDeviceMappingEbsArgs(
+                        volume_type="gp3",
+                        volume_size=args.root_volume_gb,
+                        encrypted="true",
+                        kms_key_id=keys[build_region],
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            region=build_region,
+            tags=tags,
+            opts=child,
+        )
+
+        role = aws.iam.Role(
+            f"{name}-build-role",
+            assume_role_policy=json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ec2.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            description=f"Image Builder build instance for {args.profile}",
+            tags=tags,
+            opts=child,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(
+                f"{name}-build-{policy.rsplit('/', 1)[1]}", role=role.name, policy_arn=policy, opts=child
+            )
+            for policy in MANAGED_POLICIES
+        ]
+        profile = aws.iam.InstanceProfile(f"{name}-build-profile", role=role.name, tags=tags, opts=child)
+
+        infrastructure = aws.imagebuilder.InfrastructureConfiguration(
+            f"{name}-infrastructure",
+            instance_profile_name=profile.name,
+            instance_types=list(args.instance_types),
+            subnet_id=args.subnet_id,
+            security_group_ids=args.security_group_ids,
+            instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
+                http_tokens="required",
+                http_put_response_hop_limit=2,
+            ),
+            terminate_instance_on_failure=True,
+            resource_tags=tags,
+            region=build_region,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=attachments),
+        )
+        distribution = aws.imagebuilder.DistributionConfiguration(
+            f"{name}-distribution",
+            distributions=[
+                aws.imagebuilder.DistributionConfigurationDistributionArgs(
+                    region=region,
+                    ami_distribution_configuration=(
+                        aws.imagebuilder.DistributionConfigurationDistributionAmiDistributionConfigurationArgs(
+                            name=f"gpufleet-{args.profile}-{{{{ imagebuilder:buildDate }}}}",
+                            description=f"gpufleet image profile {args.profile}",
+                            kms_key_id=keys[region],
+                            ami_tags={**tags, "gpufleet:profile": args.profile},
+                        )
+                    ),
+                )
+                for region in args.regions
+            ],
+            region=build_region,
+            tags=tags,
+            opts=child,
+        )
+        pipeline = aws.imagebuilder.ImagePipeline(
+            f"{name}-pipeline",
+            image_recipe_arn=recipe.arn,
+            infrastructure_configuration_arn=infrastructure.arn,
+            distribution_configuration_arn=distribution.arn,
+            image_tests_configuration=aws.imagebuilder.ImagePipelineImageTestsConfigurationArgs(
+                image_tests_enabled=True,
+            ),
+            description=f"gpufleet image profile {args.profile}",
+            region=build_region,
+            tags=tags,
+            opts=child,
+        )
+
+        self.pipeline_arn = pipeline.arn
+        self.recipe_arn = recipe.arn
+        self.kms_key_arn = pulumi.Output.from_input(keys[build_region])
+        self.register_outputs(
+            {
+                "pipeline_arn": self.pipeline_arn,
+                "recipe_arn": self.recipe_arn,
+                "kms_key_arn": self.kms_key_arn,
+            }
+        )
+
+    def _keys(
+        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions
+    ) -> dict[str, pulumi.Input[str]]:
+        """The KMS key of each region: the caller's, or a created key and its replicas."""
+        build_region, *others = args.regions
+        if args.kms_key_arn is not None:
+            return {build_region: args.kms_key_arn, **{r: args.replica_kms_key_arns[r] for r in others}}
+        key = aws.kms.Key(
+            f"{name}-key",
+            description=f"gpufleet AMIs of image profile {args.profile}",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            # A key is regional: AMIs copied to other regions use replicas of a multi-Region key.
+            multi_region=bool(others),
+            region=build_region,
+            tags=tags,
+            opts=child,
+        )
+        keys: dict[str, pulumi.Input[str]] = {build_region: key.arn}
+        for region in others:
+            replica = aws.kms.ReplicaKey(
+                f"{name}-key-{region}",
+                primary_key_arn=key.arn,
+                description=f"gpufleet AMIs of image profile {args.profile} in {region}",
+                deletion_window_in_days=30,
+                region=region,
+                tags=tags,
+                opts=child,
+            )
+            keys[region] = replica.arn
+        return keys
