@@ -1,5 +1,1 @@
-<<<<<<< HEAD
 """AWS components: network, fabric, storage, identity, node groups, image pipeline."""
-=======
-"""AWS components of gpufleet."""
->>>>>>> bootstrap
