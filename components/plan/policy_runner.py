@@ -1,0 +1,278 @@
+"""Run the CrossGuard rules of `policies/` over recorded resources, as the Pulumi CLI's analyzer would.
+
+The same policy objects the pack serves are called with the SDK's own argument types: one
+ResourceValidationArgs per resource per resource policy, one StackValidationArgs per stack policy, with
+properties wrapped in the SDK's unknown-checking proxy. Levels and properties come from a config of the
+`--policy-pack-config` shape: {"all": LEVEL, "<policy>": LEVEL | {"enforcementLevel": LEVEL, ...}}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from inspect import isawaitable
+from typing import Any
+
+from pulumi_policy import (
+    Policy,
+    PolicyCustomTimeouts,
+    PolicyResource,
+    PolicyResourceOptions,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.policy import _NotApplicableError  # the SDK exposes no public name for not_applicable
+from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
+
+from .record import RecordedResource
+
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "array": (list, tuple),
+    "string": (str,),
+    "number": (int, float),
+    "integer": (int,),
+    "boolean": (bool,),
+    "object": (dict,),
+}
+
+
+class PolicyConfigError(ValueError):
+    """The policy config is malformed: the message names the field and the reason."""
+
+
+@dataclass(frozen=True, order=True)
+class Violation:
+    policy: str
+    level: str
+    urn: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"policy": self.policy, "level": self.level, "urn": self.urn, "message": self.message}
+
+
+@dataclass
+class PolicyReport:
+    evaluated: int
+    violations: list[Violation] = field(default_factory=list)
+    not_applicable: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def has_mandatory(self) -> bool:
+        return any(v.level == "mandatory" for v in self.violations)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"evaluated": self.evaluated, "violations": [v.to_json() for v in self.violations]}
+
+
+@dataclass(frozen=True)
+class PolicySetting:
+    level: str
+    properties: dict[str, Any]
+
+
+def _level(value: Any, where: str) -> str:
+    if isinstance(value, str) and value in LEVELS:
+        return value
+    raise PolicyConfigError(f"{where}: {value!r} is not an enforcement level (one of {', '.join(LEVELS)})")
+
+
+def _check_property(policy: Policy, key: str, value: Any, where: str) -> None:
+    schema = policy.config_schema.properties if policy.config_schema else {}
+    if key not in schema:
+        known = ", ".join(sorted(schema)) or "none"
+        raise PolicyConfigError(f"{where}.{key}: {policy.name} takes no such setting (settings: {known})")
+    expected = schema[key].get("type")
+    types = _JSON_TYPES.get(expected, ())
+    if types and (not isinstance(value, types) or (isinstance(value, bool) and expected != "boolean")):
+        raise PolicyConfigError(f"{where}.{key}: expected {expected}, got {type(value).__name__}")
+    if expected == "array" and "items" in schema[key]:
+        item_types = _JSON_TYPES.get(schema[key]["items"].get("type"), ())
+        if item_types and any(not isinstance(item, item_types) for item in value):
+            raise PolicyConfigError(f"{where}.{key}: every item must be a {schema[key]['items']['type']}")
+
+
+def resolve_config(policies: Sequence[Policy], config: Mapping[str, Any] | None) -> dict[str, PolicySetting]:
+    """Each policy's level and properties, with the precedence of the Pulumi CLI.
+
+    Level: the policy's own entry, else "all", else the policy's default. Properties: the schema's
+    defaults overlaid with the entry's settings.
+    """
+    config = config or {}
+    if not isinstance(config, Mapping):
+        raise PolicyConfigError(
+            f"policy config: expected a mapping of policy name to settings, got {type(config).__name__}"
+        )
+    by_name = {policy.name: policy for policy in policies}
+    unknown = sorted(set(config) - set(by_name) - {"all"})
+    if unknown:
+        raise PolicyConfigError(f"policy config.{unknown[0]}: no such policy in the pack")
+    all_level = None
+    if "all" in config:
+        raw = config["all"]
+        raw = raw.get("enforcementLevel") if isinstance(raw, Mapping) else raw
+        all_level = _level(raw, "policy config.all")
+    settings = {}
+    for policy in policies:
+        where = f"policy config.{policy.name}"
+        entry = config.get(policy.name)
+        level, properties = None, {}
+        if isinstance(entry, str):
+            level = _level(entry, where)
+        elif isinstance(entry, Mapping):
+            if "enforcementLevel" in entry:
+                level = _level(entry["enforcementLevel"], f"{where}.enforcementLevel")
+            for key, value in entry.items():
+                if key != "enforcementLevel":
+                    _check_property(policy, key, value, where)
+                    properties[key] = copy.deepcopy(value)
+        elif entry is not None:
+            raise PolicyConfigError(f"{where}: expected a level or a mapping, got {type(entry).__name__}")
+        default = policy.enforcement_level.value if policy.enforcement_level is not None else "advisory"
+        defaults = {
+            key: copy.deepcopy(spec["default"])
+            for key, spec in (policy.config_schema.properties if policy.config_schema else {}).items()
+            if "default" in spec
+        }
+        settings[policy.name] = PolicySetting(level or all_level or default, {**defaults, **properties})
+    return settings
+
+
+def _options(resource: RecordedResource) -> PolicyResourceOptions:
+    return PolicyResourceOptions(
+        protect=resource.protect,
+        ignore_changes=list(resource.ignore_changes),
+        delete_before_replace=None,
+        aliases=[],
+        custom_timeouts=PolicyCustomTimeouts(0, 0, 0),
+        additional_secret_outputs=[],
+        parent=resource.parent,
+    )
+
+
+def _stack_resources(resources: Sequence[RecordedResource]) -> list[PolicyResource]:
+    built = {
+        r.urn: PolicyResource(
+            r.type,
+            unknown_checking_proxy(copy.deepcopy(r.inputs)),
+            r.urn,
+            r.name,
+            _options(r),
+            None,
+            None,
+            [],
+            {},
+        )
+        for r in resources
+    }
+    for r in resources:
+        node = built[r.urn]
+        node.parent = built.get(r.parent) if r.parent else None
+        node.dependencies = [built[urn] for urn in r.depends_on if urn in built]
+        node.property_dependencies = {
+            key: [built[urn] for urn in urns if urn in built] for key, urns in r.property_dependencies.items()
+        }
+    return list(built.values())
+
+
+def _run(result: Any) -> None:
+    # As the SDK does: a fresh event loop per awaitable validation.
+    if isawaitable(result):
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(result)
+        finally:
+            loop.close()
+
+
+def run_policies(
+    resources: Sequence[RecordedResource],
+    config: Mapping[str, Any] | None,
+    policies: Sequence[Policy] | None = None,
+) -> PolicyReport:
+    """Evaluate `policies` (default: the whole pack) over `resources`.
+
+    Raises PolicyConfigError when `config` is malformed.
+    """
+    if policies is None:
+        from policies.registry import ALL_POLICIES
+
+        policies = ALL_POLICIES
+    settings = resolve_config(policies, config)
+    report = PolicyReport(evaluated=0)
+    violations: list[Violation] = []
+    for policy in policies:
+        setting = settings[policy.name]
+        if setting.level == "disabled":
+            continue
+        # As in the SDK: a violation left after remediation counts as mandatory.
+        level = "mandatory" if setting.level == "remediate" else setting.level
+        report.evaluated += 1
+
+        def reporter(default_urn: str, name: str = policy.name, level: str = level) -> Any:
+            def report_violation(message: str, urn: str | None = None) -> None:
+                violations.append(Violation(name, level, urn or default_urn, message))
+
+            return report_violation
+
+        if isinstance(policy, ResourceValidationPolicy):
+            for resource in resources:
+                args = ResourceValidationArgs(
+                    resource.type,
+                    unknown_checking_proxy(copy.deepcopy(resource.inputs)),
+                    resource.urn,
+                    resource.name,
+                    _options(resource),
+                    None,
+                    copy.deepcopy(setting.properties),
+                )
+                _call(policy, args, reporter(resource.urn), report, violations, resource.urn)
+        elif isinstance(policy, StackValidationPolicy):
+            args = StackValidationArgs(_stack_resources(resources), copy.deepcopy(setting.properties))
+            _call(policy, args, reporter(""), report, violations, "")
+    report.violations = sorted(violations, key=lambda v: (v.policy, v.urn, v.message, v.level))
+    report.not_applicable = sorted(set(report.not_applicable))
+    return report
+
+
+def _call(
+    policy: Policy,
+    args: Any,
+    report_violation: Any,
+    report: PolicyReport,
+    violations: list[Violation],
+    urn: str,
+) -> None:
+    try:
+        _run(policy.validate(args, report_violation))  # type: ignore[attr-defined]
+    except _NotApplicableError as exc:
+        report.not_applicable.append((policy.name, exc.reason or ""))
+    except UnknownValueError as exc:
+        # The SDK turns this into an advisory diagnostic rather than failing the run.
+        violations.append(
+            Violation(policy.name, "advisory", urn, f"can't run policy during preview: {exc.message}")
+        )
+
+
+def policy_catalog() -> list[dict[str, Any]]:
+    """One row per rule, for `gpufleet policies` and policies/README.md."""
+    from policies.registry import RULES
+
+    return [
+        {
+            "name": rule.name,
+            "level": rule.level,
+            "kind": rule.kind,
+            "cloud": rule.cloud,
+            "resource_types": list(rule.resource_types),
+            "description": rule.policy.description,
+            "cis": rule.cis,
+            "checkov": list(rule.checkov),
+        }
+        for rule in RULES
+    ]

@@ -1,0 +1,194 @@
+"""A rule: one CrossGuard policy plus what the catalog says about it (cloud, types read, CIS, Checkov).
+
+`resource_rule` and `stack_rule` build the policy objects from plain check functions: the check sees
+plain data (see props.py) and yields messages; the wrapper reports them. The same objects run under the
+Pulumi CLI and under the offline runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    Policy,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+
+from .props import plain
+
+MANDATORY = EnforcementLevel.MANDATORY
+ADVISORY = EnforcementLevel.ADVISORY
+
+ResourceCheck = Callable[[str, dict[str, Any], Mapping[str, Any]], Iterable[str]]
+
+
+class NotApplicable(Exception):
+    """Raised by a check when the rule does not apply (e.g. no budget configured)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A policy and its catalog entry."""
+
+    policy: Policy
+    cloud: str
+    resource_types: tuple[str, ...]
+    cis: str | None = None
+    checkov: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.policy.name
+
+    @property
+    def level(self) -> str:
+        level = self.policy.enforcement_level
+        return level.value if level is not None else ADVISORY.value
+
+    @property
+    def kind(self) -> str:
+        return "stack" if isinstance(self.policy, StackValidationPolicy) else "resource"
+
+
+def config_schema(properties: dict[str, dict[str, Any]]) -> PolicyConfigSchema:
+    return PolicyConfigSchema(properties=properties)
+
+
+def resource_rule(
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    cloud: str,
+    types: Iterable[str],
+    check: ResourceCheck,
+    *,
+    cis: str | None = None,
+    checkov: tuple[str, ...] = (),
+    schema: PolicyConfigSchema | None = None,
+) -> Rule:
+    """A ResourceValidationPolicy that runs `check(type, props, config)` on resources of `types`."""
+    wanted = tuple(types)
+
+    def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if args.resource_type not in wanted:
+            return
+        try:
+            messages = list(check(args.resource_type, plain(args.props), args.get_config()))
+        except NotApplicable as exc:
+            args.not_applicable(exc.reason)
+            return
+        for message in messages:
+            report_violation(message, None)
+
+    policy = ResourceValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=level, config_schema=schema
+    )
+    return Rule(policy, cloud, wanted, cis, checkov)
+
+
+@dataclass
+class Node:
+    """One stack resource as plain data, with the URNs it depends on (parent excluded)."""
+
+    urn: str
+    type: str
+    name: str
+    props: dict[str, Any]
+    parent: str | None
+    dependencies: frozenset[str]
+    property_dependencies: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    def depends_on(self, urn: str) -> bool:
+        return urn in self.dependencies
+
+
+class Stack:
+    """The resources of a stack, indexed for the stack rules."""
+
+    def __init__(self, nodes: Iterable[Node]) -> None:
+        self.nodes = list(nodes)
+        self.by_urn = {node.urn: node for node in self.nodes}
+
+    @classmethod
+    def from_args(cls, args: StackValidationArgs) -> Stack:
+        nodes = []
+        for resource in args.resources:
+            prop_deps = {
+                key: frozenset(dep.urn for dep in deps)
+                for key, deps in resource.property_dependencies.items()
+            }
+            deps = {dep.urn for dep in resource.dependencies}
+            for urns in prop_deps.values():
+                deps |= urns
+            nodes.append(
+                Node(
+                    urn=resource.urn,
+                    type=resource.resource_type,
+                    name=resource.name,
+                    props=plain(resource.props),
+                    parent=resource.parent.urn if resource.parent is not None else resource.opts.parent,
+                    dependencies=frozenset(deps),
+                    property_dependencies=prop_deps,
+                )
+            )
+        return cls(nodes)
+
+    def of_type(self, *types: str) -> list[Node]:
+        return [node for node in self.nodes if node.type in types]
+
+    def dependencies_of(self, node: Node, *types: str, prop: str | None = None) -> list[Node]:
+        """Resources of `types` that `node` depends on (through `prop` when the engine recorded it)."""
+        urns = node.property_dependencies.get(prop) if prop is not None else None
+        if not urns:
+            urns = node.dependencies
+        return [
+            self.by_urn[urn] for urn in sorted(urns) if urn in self.by_urn and self.by_urn[urn].type in types
+        ]
+
+    def dependents_of(self, node: Node, *types: str) -> list[Node]:
+        """Resources of `types` that depend on `node`."""
+        return [other for other in self.nodes if other.type in types and other.depends_on(node.urn)]
+
+
+StackCheck = Callable[[Stack, Mapping[str, Any]], Iterable[tuple[str | None, str]]]
+
+
+def stack_rule(
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    cloud: str,
+    types: Iterable[str],
+    check: StackCheck,
+    *,
+    cis: str | None = None,
+    checkov: tuple[str, ...] = (),
+    schema: PolicyConfigSchema | None = None,
+) -> Rule:
+    """A StackValidationPolicy that runs `check(stack, config)`, which yields (urn or None, message)."""
+
+    def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        try:
+            found = list(check(Stack.from_args(args), args.get_config()))
+        except NotApplicable as exc:
+            args.not_applicable(exc.reason)
+            return
+        for urn, message in found:
+            report_violation(message, urn)
+
+    policy = StackValidationPolicy(
+        name=name, description=description, validate=validate, enforcement_level=level, config_schema=schema
+    )
+    return Rule(policy, cloud, tuple(types), cis, checkov)

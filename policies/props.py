@@ -1,0 +1,164 @@
+"""Unknown-aware reads of resource properties.
+
+During `pulumi preview` the policy SDK hands rules proxies that raise `UnknownValueError` when a value
+is not known yet. `plain` turns those proxies into ordinary dicts and lists with `UNKNOWN` in place of
+every unknown value, so a rule can look at everything it can see and skip what it cannot: rules fail
+only on what is known to be wrong.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pulumi_policy.proxy import (
+    UNKNOWN_ARCHIVE_VALUE,
+    UNKNOWN_ARRAY_VALUE,
+    UNKNOWN_ASSET_VALUE,
+    UNKNOWN_BOOLEAN_VALUE,
+    UNKNOWN_NUMBER_VALUE,
+    UNKNOWN_OBJECT_VALUE,
+    UNKNOWN_STRING_VALUE,
+    UnknownValueError,
+)
+
+_SENTINELS = frozenset(
+    {
+        UNKNOWN_ARCHIVE_VALUE,
+        UNKNOWN_ARRAY_VALUE,
+        UNKNOWN_ASSET_VALUE,
+        UNKNOWN_BOOLEAN_VALUE,
+        UNKNOWN_NUMBER_VALUE,
+        UNKNOWN_OBJECT_VALUE,
+        UNKNOWN_STRING_VALUE,
+    }
+)
+
+
+class _Unknown:
+    """A value the engine does not know yet (computed during the update)."""
+
+    _instance: _Unknown | None = None
+
+    def __new__(cls) -> _Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+def is_unknown(value: Any) -> bool:
+    return value is UNKNOWN or (isinstance(value, str) and value in _SENTINELS)
+
+
+def plain(value: Any) -> Any:
+    """Deep copy of `value` as dicts and lists, with UNKNOWN for every unknown value."""
+    if is_unknown(value):
+        return UNKNOWN
+    if isinstance(value, Mapping):
+        out: dict[str, Any] = {}
+        for key in list(iter(value)):
+            try:
+                out[key] = plain(value[key])
+            except UnknownValueError:
+                out[key] = UNKNOWN
+        return out
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        items: list[Any] = []
+        for index in range(len(value)):
+            try:
+                items.append(plain(value[index]))
+            except UnknownValueError:
+                items.append(UNKNOWN)
+        return items
+    return value
+
+
+def get(value: Any, *path: str | int) -> Any:
+    """The value at `path` in plain data: None where a step is absent, UNKNOWN where one is unknown."""
+    current = value
+    for key in path:
+        if current is UNKNOWN:
+            return UNKNOWN
+        if isinstance(key, int):
+            if not isinstance(current, list) or not -len(current) <= key < len(current):
+                return None
+            current = current[key]
+        else:
+            if not isinstance(current, dict):
+                return None
+            current = current.get(key)
+    return current
+
+
+def items(value: Any, *path: str | int) -> list[Any] | Any:
+    """The list at `path`: [] where absent, UNKNOWN where the list itself is unknown."""
+    found = get(value, *path)
+    if found is UNKNOWN:
+        return UNKNOWN
+    if isinstance(found, list):
+        return found
+    return [] if found is None else [found]
+
+
+def as_bool(value: Any) -> bool | None:
+    """True/False for booleans and their "true"/"false" string forms; None when unknown or absent."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    return None
+
+
+def as_int(value: Any) -> int | None:
+    """An integer from an int, a whole float or a numeric string; None when unknown or absent."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def as_number(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+class JsonError(ValueError):
+    """A property that must hold JSON does not parse."""
+
+
+def parse_json(value: Any) -> Any:
+    """Parse a JSON-string property (IAM documents, event patterns); mappings pass through.
+
+    Returns UNKNOWN when the string is unknown and None when absent; raises JsonError when malformed.
+    """
+    if value is None or value is UNKNOWN:
+        return value
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise JsonError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
+    return value
