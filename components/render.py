@@ -67,6 +67,9 @@ def print_plan(console: Console, plan: PlanResult) -> None:
     for missing in summary.get("unpriced", []):
         console.print(f"[yellow]no published price for {missing}: left out of the cost[/]")
     violations = plan.policies["violations"]
+    if not violations:
+        console.print(f"Policies: {plan.policies['evaluated']} evaluated, no violations")
+        return
     console.print(
         table(
             f"Policies: {plan.policies['evaluated']} evaluated, {len(violations)} violation(s)",

@@ -16,11 +16,12 @@ EFA_COUNT_RULES = ("aws-efa-interface-count", "aws-efa-interface-count-advisory"
 
 def derived_settings(spec: ClusterSpec | ImagesSpec | None) -> dict[str, dict[str, Any]]:
     if isinstance(spec, ImagesSpec):
-        return {"image-lock-valid": {"profile": spec.profile, "requiredRegions": list(spec.regions)}}
+        return {"image-lock-valid": {"profile": spec.profile}}
     if spec is None:
         return {}
     settings: dict[str, dict[str, Any]] = {
-        "image-lock-valid": {"profile": spec.image, "requiredRegions": [spec.region]},
+        # The spec already refuses a profile with no image in the stack's region.
+        "image-lock-valid": {"profile": spec.image},
         "hourly-budget": {"region": spec.region},
     }
     if spec.budget.max_hourly_usd is not None:

@@ -1,0 +1,5 @@
+"""`python -m components` runs the gpufleet command."""
+
+from .cli import main
+
+main()
