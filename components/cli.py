@@ -158,6 +158,7 @@ def fork(
 def images_check(
     profile: Annotated[Optional[str], typer.Option("--profile", help="Check one profile only.")] = None,
     on: Annotated[Optional[str], typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
+    lock_file: Annotated[Optional[Path], typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
     fmt: FormatOpt = Format.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
@@ -170,7 +171,7 @@ def images_check(
         err.print(f"error: --on must be a date like 2026-11-21, got {on!r}")
         raise typer.Exit(2) from None
     try:
-        problems = check_images(stacks_dir, when, profile)
+        problems = check_images(stacks_dir, when, profile, lock_file)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     if fmt is Format.json:

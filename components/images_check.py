@@ -21,11 +21,13 @@ def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
     return used
 
 
-def check_images(stacks_dir: Path, on: date, profile: str | None = None) -> list[dict[str, str]]:
-    from .lock import LockError, check_lock, load_lock
+def check_images(
+    stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
+) -> list[dict[str, str]]:
+    from .lock import DEFAULT_LOCK_PATH, LockError, check_lock, load_lock
 
     try:
-        lock = load_lock()
+        lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
     except LockError as exc:
         raise SpecInvalid([SpecError("images/lock.yaml", str(exc))]) from None
     if profile is not None and profile not in lock.profiles:
