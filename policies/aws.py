@@ -567,16 +567,17 @@ def _self_verdicts(group: Node, stack: Stack) -> dict[str, str]:
 
 def check_efa_security_groups(stack: Stack, config: Mapping[str, Any]) -> Iterator[tuple[str | None, str]]:
     for template in _efa_templates(stack):
-        for index, interface in enumerate(items(template.props, "networkInterfaces")):
-            groups = get(interface, "securityGroups") if isinstance(interface, dict) else UNKNOWN
-            if get(interface, "interfaceType") in EFA_TYPES and (groups is None or groups == []):
-                yield (
-                    template.urn,
-                    (
-                        f"EFA network_interfaces[{index}] has no security group: attach the EFA "
-                        "security group to every EFA interface"
-                    ),
-                )
+        bare = [
+            str(index)
+            for index, interface in enumerate(items(template.props, "networkInterfaces"))
+            if get(interface, "interfaceType") in EFA_TYPES and get(interface, "securityGroups") in (None, [])
+        ]
+        if bare:
+            yield (
+                template.urn,
+                f"EFA network_interfaces[{', '.join(bare)}] carry no security group: attach the EFA security "
+                "group to every EFA interface",
+            )
         for group in stack.dependencies_of(template, SECURITY_GROUP, prop="networkInterfaces"):
             missing = [d for d, verdict in _self_verdicts(group, stack).items() if verdict == "no"]
             if missing:

@@ -1,0 +1,421 @@
+"""Stack rules (AWS EFA and spot wiring, cross-cloud tags, types, budget, image lock) over recorded stacks."""
+
+from __future__ import annotations
+
+import json
+import sys
+import types
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
+from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, unknown_checking_proxy
+
+from components.plan.policy_runner import run_policies
+from components.plan.record import RecordedResource
+from policies.registry import RULES_BY_NAME
+
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+ASG = "aws:autoscaling/group:Group"
+FLEET = "aws:ec2/fleet:Fleet"
+SG = "aws:ec2/securityGroup:SecurityGroup"
+PG = "aws:ec2/placementGroup:PlacementGroup"
+SPOT_PATTERN = json.dumps({"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"]})
+
+
+def urn(resource_type: str, name: str) -> str:
+    return f"urn:pulumi:dev::gpufleet::{resource_type}::{name}"
+
+
+def res(
+    resource_type: str,
+    name: str,
+    inputs: dict[str, Any],
+    depends_on: tuple[str, ...] = (),
+    property_dependencies: dict[str, tuple[str, ...]] | None = None,
+) -> RecordedResource:
+    return RecordedResource(
+        urn=urn(resource_type, name),
+        type=resource_type,
+        name=name,
+        parent=None,
+        depends_on=depends_on,
+        inputs=inputs,
+        custom=True,
+        property_dependencies=property_dependencies or {},
+    )
+
+
+def run(rule: str, resources: list[RecordedResource], config: dict[str, Any] | None = None):
+    settings = {rule: config} if config else {}
+    return run_policies(resources, settings, [RULES_BY_NAME[rule].policy])
+
+
+def messages(rule: str, resources: list[RecordedResource], config: dict[str, Any] | None = None):
+    return [(v.urn, v.message) for v in run(rule, resources, config).violations]
+
+
+def efa_template(name: str = "lt", sg: str | None = "efa-sg", **extra: Any) -> RecordedResource:
+    interfaces = [
+        {
+            "interfaceType": "efa",
+            "networkCardIndex": card,
+            "deviceIndex": 0 if card == 0 else 1,
+            "securityGroups": [f"{sg}-id"] if sg else [],
+        }
+        for card in range(4)
+    ]
+    deps = (urn(SG, sg),) if sg else ()
+    return res(
+        LT,
+        name,
+        {"instanceType": "p5.48xlarge", "networkInterfaces": interfaces, **extra},
+        depends_on=deps,
+        property_dependencies={"networkInterfaces": deps} if deps else {},
+    )
+
+
+def self_rules(direction_keys: tuple[str, ...]) -> dict[str, Any]:
+    return {key: [{"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}] for key in direction_keys}
+
+
+# EFA security group ---------------------------------------------------------------------------------
+
+
+def test_efa_group_with_inline_self_rules_passes():
+    stack = [res(SG, "efa-sg", self_rules(("ingress", "egress"))), efa_template()]
+    assert messages("aws-efa-security-group-self-rules", stack) == []
+
+
+def test_efa_group_without_self_egress_fails():
+    stack = [res(SG, "efa-sg", self_rules(("ingress",))), efa_template()]
+    ((where, message),) = messages("aws-efa-security-group-self-rules", stack)
+    assert where == urn(SG, "efa-sg")
+    assert "lacks a self-referencing all-traffic egress rule" in message and "self: True" in message
+
+
+def test_efa_group_with_separate_self_rule_resources_passes():
+    sg_urn = urn(SG, "efa-sg")
+    deps = {"securityGroupId": (sg_urn,), "referencedSecurityGroupId": (sg_urn,)}
+    stack = [
+        res(SG, "efa-sg", {}),
+        efa_template(),
+        res(
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+            "in",
+            {"ipProtocol": "-1", "securityGroupId": "efa-sg-id", "referencedSecurityGroupId": "efa-sg-id"},
+            (sg_urn,),
+            deps,
+        ),
+        res(
+            "aws:ec2/securityGroupRule:SecurityGroupRule",
+            "out",
+            {
+                "type": "egress",
+                "protocol": "-1",
+                "fromPort": 0,
+                "toPort": 0,
+                "self": True,
+                "securityGroupId": "efa-sg-id",
+            },
+            (sg_urn,),
+        ),
+    ]
+    assert messages("aws-efa-security-group-self-rules", stack) == []
+
+
+def test_efa_group_rule_to_another_group_does_not_count():
+    sg_urn = urn(SG, "efa-sg")
+    stack = [
+        res(SG, "efa-sg", self_rules(("egress",))),
+        efa_template(),
+        res(
+            "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+            "in",
+            {"ipProtocol": "-1", "securityGroupId": "efa-sg-id", "referencedSecurityGroupId": "other-sg-id"},
+            (sg_urn,),
+        ),
+    ]
+    ((_, message),) = messages("aws-efa-security-group-self-rules", stack)
+    assert "all-traffic ingress rule" in message
+
+
+def test_efa_group_with_unknown_rules_is_not_failed():
+    stack = [
+        res(SG, "efa-sg", {"ingress": UNKNOWN_ARRAY_VALUE, "egress": UNKNOWN_ARRAY_VALUE}),
+        efa_template(),
+    ]
+    assert messages("aws-efa-security-group-self-rules", stack) == []
+
+
+def test_efa_interface_without_security_group_fails():
+    ((where, message),) = messages("aws-efa-security-group-self-rules", [efa_template(sg=None)])
+    assert where == urn(LT, "lt") and "EFA network_interfaces[0, 1, 2, 3] carry no security group" in message
+
+
+# EFA placement and subnets --------------------------------------------------------------------------
+
+
+def asg(
+    name: str, template: RecordedResource, extra_deps: tuple[str, ...] = (), **inputs: Any
+) -> RecordedResource:
+    return res(
+        ASG,
+        name,
+        {"maxSize": 4, "launchTemplate": {"id": "lt-id", "version": "1"}, **inputs},
+        depends_on=(template.urn, *extra_deps),
+    )
+
+
+def test_efa_template_without_placement_group_fails():
+    template = efa_template()
+    ((where, message),) = messages("aws-efa-cluster-placement-group", [template, asg("g", template)])
+    assert where == template.urn and "strategy 'cluster'" in message
+
+
+def test_efa_in_spread_placement_group_fails_cluster_passes():
+    for strategy, expected in (("spread", 1), ("cluster", 0)):
+        group = res(PG, "pg", {"strategy": strategy})
+        template = efa_template(placement={"groupName": "pg-name"})
+        template = RecordedResource(**{**template.__dict__, "depends_on": (*template.depends_on, group.urn)})
+        found = messages("aws-efa-cluster-placement-group", [group, template, asg("g", template)])
+        assert len(found) == expected
+        if expected:
+            assert found[0] == (
+                group.urn,
+                "placement group strategy is 'spread' for EFA nodes: set strategy = 'cluster'",
+            )
+
+
+def test_placement_on_the_group_counts():
+    template = efa_template()
+    assert (
+        messages("aws-efa-cluster-placement-group", [template, asg("g", template, placementGroup="pg")]) == []
+    )
+
+
+def test_efa_group_over_two_subnets_fails_one_passes():
+    template = efa_template()
+    two = asg("g", template, vpcZoneIdentifiers=["subnet-a", "subnet-b"])
+    ((where, message),) = messages("aws-efa-single-subnet", [template, two])
+    assert where == two.urn and "spans 2 subnets" in message
+    one = asg("g", template, vpcZoneIdentifiers=["subnet-a"])
+    assert messages("aws-efa-single-subnet", [template, one]) == []
+
+
+# spot -----------------------------------------------------------------------------------------------
+
+
+def spot_group(rebalance: bool | None = None) -> RecordedResource:
+    inputs: dict[str, Any] = {
+        "maxSize": 4,
+        "mixedInstancesPolicy": {
+            "instancesDistribution": {"onDemandBaseCapacity": 0, "onDemandPercentageAboveBaseCapacity": 0},
+            "launchTemplate": {
+                "launchTemplateSpecification": {"launchTemplateId": "lt-id", "version": "1"},
+                "overrides": [{"instanceType": "p5.48xlarge"}],
+            },
+        },
+    }
+    if rebalance is not None:
+        inputs["capacityRebalance"] = rebalance
+    return res(ASG, "spot", inputs)
+
+
+def test_spot_group_without_capacity_rebalance_fails():
+    ((where, message),) = messages("aws-spot-capacity-rebalance", [spot_group()])
+    assert where == urn(ASG, "spot") and "capacity_rebalance = True" in message
+    assert messages("aws-spot-capacity-rebalance", [spot_group(True)]) == []
+
+
+def test_spot_market_launch_template_makes_a_spot_group():
+    template = res(LT, "lt", {"instanceMarketOptions": {"marketType": "spot"}})
+    group = res(
+        ASG,
+        "g",
+        {"maxSize": 2, "launchTemplate": {"id": "lt-id", "version": "1"}},
+        depends_on=(template.urn,),
+    )
+    ((where, _),) = messages("aws-spot-capacity-rebalance", [template, group])
+    assert where == group.urn
+    on_demand = res(LT, "lt", {})
+    assert messages("aws-spot-capacity-rebalance", [on_demand, group]) == []
+
+
+def test_spot_without_interruption_rule_fails_with_rule_passes():
+    ((where, message),) = messages("aws-spot-interruption-handler", [spot_group(True)])
+    assert where == urn(ASG, "spot") and "EC2 Spot Instance Interruption Warning" in message
+    handler = res("aws:cloudwatch/eventRule:EventRule", "spot-warning", {"eventPattern": SPOT_PATTERN})
+    assert messages("aws-spot-interruption-handler", [spot_group(True), handler]) == []
+
+
+def test_unrelated_event_rule_does_not_count_and_on_demand_needs_none():
+    other = res(
+        "aws:cloudwatch/eventRule:EventRule",
+        "other",
+        {"eventPattern": json.dumps({"detail-type": ["EC2 Instance State-change Notification"]})},
+    )
+    assert len(messages("aws-spot-interruption-handler", [spot_group(True), other])) == 1
+    on_demand = res(ASG, "od", {"maxSize": 2, "launchTemplate": {"id": "lt-id", "version": "1"}})
+    assert messages("aws-spot-interruption-handler", [on_demand]) == []
+
+
+# cross-cloud ----------------------------------------------------------------------------------------
+
+
+def test_required_tags():
+    config = {"keys": ["team", "cost-center"]}
+    stack = [
+        res(SG, "sg", {"tags": {"team": "ml"}}),
+        res(
+            ASG,
+            "g",
+            {
+                "tags": [
+                    {"key": "team", "value": "ml", "propagateAtLaunch": True},
+                    {"key": "cost-center", "value": "4410", "propagateAtLaunch": True},
+                ]
+            },
+        ),
+        res("aws:iam/rolePolicy:RolePolicy", "p", {"policy": "{}"}),
+    ]
+    ((where, message),) = messages("required-tags", stack, config)
+    assert where == urn(SG, "sg") and message.startswith("missing required tags cost-center")
+
+
+def test_required_tags_not_configured_is_not_applicable():
+    report = run("required-tags", [res(SG, "sg", {"tags": {}})])
+    assert report.violations == [] and report.not_applicable == [
+        ("required-tags", "no required tag keys configured (keys)")
+    ]
+
+
+def test_allowed_instance_types_across_readers():
+    config = {"types": ["p5.48xlarge"]}
+    stack = [
+        res(LT, "lt", {"instanceType": "g6e.48xlarge"}),
+        res(
+            ASG,
+            "g",
+            {
+                "mixedInstancesPolicy": {
+                    "launchTemplate": {
+                        "overrides": [{"instanceType": "p5.48xlarge"}, {"instanceType": "p5e.48xlarge"}]
+                    }
+                }
+            },
+        ),
+        res(FLEET, "f", {"launchTemplateConfigs": [{"overrides": [{"instanceType": "p5.48xlarge"}]}]}),
+        res(
+            "azure-native:compute:VirtualMachineScaleSet",
+            "vmss",
+            {"sku": {"name": "Standard_ND96isr_H100_v5"}},
+        ),
+    ]
+    found = dict(messages("allowed-instance-types", stack, config))
+    assert set(found) == {
+        urn(LT, "lt"),
+        urn(ASG, "g"),
+        urn("azure-native:compute:VirtualMachineScaleSet", "vmss"),
+    }
+    assert found[urn(ASG, "g")].startswith(
+        "instance types p5e.48xlarge are not allowed here: use one of p5.48xlarge"
+    )
+
+
+def test_allowed_instance_types_pass():
+    stack = [res(LT, "lt", {"instanceType": "p5.48xlarge"})]
+    assert messages("allowed-instance-types", stack, {"types": ["p5.48xlarge"]}) == []
+
+
+def budget_stack(max_size: int) -> list[RecordedResource]:
+    template = res(LT, "lt", {"instanceType": "p5.48xlarge"})
+    return [
+        template,
+        res(
+            ASG,
+            "g",
+            {"maxSize": max_size, "launchTemplate": {"id": "lt-id", "version": "1"}},
+            depends_on=(template.urn,),
+        ),
+    ]
+
+
+def test_budget_over_fails():
+    config = {"maxHourlyUsd": 500, "region": "us-east-1"}
+    ((where, message),) = messages("hourly-budget", budget_stack(16), config)
+    assert where == ""
+    assert message.startswith("hourly cost at max size is 880.64 USD (16 x p5.48xlarge at 55.04 = 880.64)")
+    assert "over the budget of 500.00 USD" in message
+
+
+def test_budget_within_passes_and_fleet_counts():
+    config = {"maxHourlyUsd": 500, "region": "us-east-1"}
+    assert messages("hourly-budget", budget_stack(8), config) == []
+    fleet = res(
+        FLEET,
+        "f",
+        {
+            "targetCapacitySpecification": {"totalTargetCapacity": 2},
+            "launchTemplateConfigs": [{"overrides": [{"instanceType": "p5.48xlarge"}]}],
+        },
+    )
+    ((_, message),) = messages("hourly-budget", [*budget_stack(8), fleet], config)
+    assert message.startswith("hourly cost at max size is 550.40 USD")
+
+
+@dataclass
+class Problem:
+    profile: str
+    field: str
+    message: str
+
+
+@pytest.fixture
+def lock(monkeypatch):
+    module = types.ModuleType("components.lock")
+    state: dict[str, Any] = {"problems": [], "calls": []}
+
+    class LockError(Exception):
+        pass
+
+    def check_lock(lock, on, required_regions=None, profile=None):
+        state["calls"].append({"profile": profile, "required_regions": required_regions})
+        return state["problems"]
+
+    module.load_lock = lambda path=None: object()
+    module.check_lock = check_lock
+    module.LockError = LockError
+    monkeypatch.setitem(sys.modules, "components.lock", module)
+    return state
+
+
+def test_image_lock_problems_are_reported(lock):
+    lock["problems"] = [
+        Problem("cuda12.8-r570", "fabric_manager", "570.86.15 differs from driver 570.133.20")
+    ]
+    config = {"profile": "cuda12.8-r570", "requiredRegions": ["us-east-1"]}
+    ((where, message),) = messages("image-lock-valid", [], config)
+    assert message.startswith("image profile 'cuda12.8-r570', fabric_manager: 570.86.15 differs from driver")
+    assert lock["calls"] == [{"profile": "cuda12.8-r570", "required_regions": ["us-east-1"]}]
+
+
+def test_clean_image_lock_passes(lock):
+    assert messages("image-lock-valid", [], {"profile": "cuda12.8-r570"}) == []
+    assert lock["calls"][0]["profile"] == "cuda12.8-r570"
+
+
+# the SDK's own argument type ------------------------------------------------------------------------
+
+
+def test_stack_rule_through_stack_validation_args():
+    opts = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+    group = PolicyResource(
+        ASG, unknown_checking_proxy(spot_group().inputs), urn(ASG, "spot"), "spot", opts, None, None, [], {}
+    )
+    found: list[tuple[str | None, str]] = []
+    RULES_BY_NAME["aws-spot-capacity-rebalance"].policy.validate(
+        StackValidationArgs([group], {}), lambda message, where=None: found.append((where, message))
+    )
+    assert [where for where, _ in found] == [urn(ASG, "spot")]

@@ -1,0 +1,265 @@
+"""The offline runner: config levels, SDK semantics (awaitables, not_applicable, unknowns), the catalog."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from pulumi_policy import (
+    EnforcementLevel,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    StackValidationArgs,
+    StackValidationPolicy,
+)
+from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
+
+from components.plan.policy_runner import PolicyConfigError, policy_catalog, resolve_config, run_policies
+from components.plan.record import RecordedResource
+from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_required_config
+
+ROOT = Path(__file__).resolve().parent.parent
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def template(name: str = "lt", **inputs) -> RecordedResource:
+    return RecordedResource(
+        urn=f"urn:pulumi:dev::gpufleet::{LT}::{name}",
+        type=LT,
+        name=name,
+        parent=None,
+        depends_on=(),
+        inputs=inputs,
+        custom=True,
+    )
+
+
+IMDS = [RULES_BY_NAME["aws-imdsv2-required"].policy]
+BAD = template(metadataOptions={"httpTokens": "optional"})
+
+
+def test_default_level_is_the_rules_own():
+    report = run_policies([BAD], {}, IMDS)
+    assert report.evaluated == 1 and report.has_mandatory
+    assert report.to_json() == {
+        "evaluated": 1,
+        "violations": [
+            {
+                "policy": "aws-imdsv2-required",
+                "level": "mandatory",
+                "urn": BAD.urn,
+                "message": "IMDSv1 stays enabled (metadata_options.http_tokens is 'optional'): set "
+                "metadata_options.http_tokens = 'required'",
+            }
+        ],
+    }
+
+
+def test_advisory_does_not_set_has_mandatory():
+    report = run_policies([BAD], {"aws-imdsv2-required": "advisory"}, IMDS)
+    assert [v.level for v in report.violations] == ["advisory"] and not report.has_mandatory
+
+
+def test_all_sets_every_level_and_a_policy_entry_wins():
+    assert run_policies([BAD], {"all": "advisory"}, IMDS).violations[0].level == "advisory"
+    config = {"all": "advisory", "aws-imdsv2-required": {"enforcementLevel": "mandatory"}}
+    assert run_policies([BAD], config, IMDS).has_mandatory
+
+
+def test_disabled_skips_the_policy():
+    report = run_policies([BAD], {"aws-imdsv2-required": {"enforcementLevel": "disabled"}}, IMDS)
+    assert report.evaluated == 0 and report.violations == []
+    full = run_policies([BAD], {})
+    assert run_policies([BAD], {"aws-imdsv2-required": "disabled"}).evaluated == full.evaluated - 1
+
+
+def test_remediate_reports_as_mandatory():
+    assert run_policies([BAD], {"aws-imdsv2-required": "remediate"}, IMDS).violations[0].level == "mandatory"
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        (
+            {"aws-imdsv2-required": "blocking"},
+            "policy config.aws-imdsv2-required: 'blocking' is not an enforcement",
+        ),
+        ({"all": "strict"}, "policy config.all: 'strict' is not an enforcement level"),
+        ({"no-such-rule": "advisory"}, "policy config.no-such-rule: no such policy in the pack"),
+        ({"required-tags": {"keys": "team"}}, "policy config.required-tags.keys: expected array, got str"),
+        ({"required-tags": {"keys": [1]}}, "policy config.required-tags.keys: every item must be a string"),
+        (
+            {"required-tags": {"tags": ["team"]}},
+            "policy config.required-tags.tags: required-tags takes no such",
+        ),
+        (
+            {"hourly-budget": {"maxHourlyUsd": True}},
+            "policy config.hourly-budget.maxHourlyUsd: expected number",
+        ),
+        ({"required-tags": 3}, "policy config.required-tags: expected a level or a mapping, got int"),
+    ],
+)
+def test_bad_config_names_the_field(config, expected):
+    with pytest.raises(PolicyConfigError, match=re.escape(expected)):
+        run_policies([BAD], config)
+
+
+def test_schema_defaults_and_settings_reach_the_rule():
+    settings = resolve_config(ALL_POLICIES, {"required-tags": {"keys": ["team"]}})
+    assert settings["required-tags"].properties == {"keys": ["team"]}
+    assert settings["aws-efa-interface-count"].properties == {"rdmaRequiredInstanceTypes": []}
+    assert settings["hourly-budget"].properties == {}
+
+
+def test_rdma_required_config_feeds_both_count_rules():
+    config = rdma_required_config(["p5.48xlarge", "p5.48xlarge"])
+    assert config == {
+        "aws-efa-interface-count": {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]},
+        "aws-efa-interface-count-advisory": {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]},
+    }
+    lt = template(instanceType="p5.48xlarge", networkInterfaces=[])
+    rules = [RULES_BY_NAME[name].policy for name in config]
+    assert [(v.policy, v.level) for v in run_policies([lt], config, rules).violations] == [
+        ("aws-efa-interface-count", "mandatory")
+    ]
+
+
+def test_awaitable_validation_and_not_applicable_are_handled():
+    async def check(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        report_violation(f"async saw {args.props['instanceType']}")
+
+    def skip(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        args.not_applicable("nothing to do")
+
+    policies = [
+        ResourceValidationPolicy(
+            "async-rule", "async", validate=check, enforcement_level=EnforcementLevel.MANDATORY
+        ),
+        StackValidationPolicy("skip-rule", "skip", validate=skip),
+    ]
+    report = run_policies([template(instanceType="p5.48xlarge")], {}, policies)
+    assert [(v.policy, v.message) for v in report.violations] == [("async-rule", "async saw p5.48xlarge")]
+    assert report.not_applicable == [("skip-rule", "nothing to do")]
+
+
+def test_unknown_values_read_directly_become_an_advisory_diagnostic():
+    def strict(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        if args.props["imageId"] != "ami-0123456789abcdef0":
+            report_violation("wrong image")
+
+    policy = ResourceValidationPolicy(
+        "strict", "strict", validate=strict, enforcement_level=EnforcementLevel.MANDATORY
+    )
+    report = run_policies([template(imageId=UNKNOWN_STRING_VALUE)], {}, [policy])
+    assert not report.has_mandatory
+    assert report.violations[0].level == "advisory"
+    assert "string value at .imageId can't be known during preview" in report.violations[0].message
+
+
+def test_pack_rules_never_fail_on_unknown_values():
+    unknown = template(
+        instanceType=UNKNOWN_STRING_VALUE,
+        imageId=UNKNOWN_STRING_VALUE,
+        metadataOptions=UNKNOWN_OBJECT_VALUE,
+        blockDeviceMappings=UNKNOWN_ARRAY_VALUE,
+        networkInterfaces=UNKNOWN_ARRAY_VALUE,
+        tags=UNKNOWN_OBJECT_VALUE,
+    )
+    assert run_policies([unknown], {"required-tags": {"keys": ["team"]}}).violations == []
+
+
+def test_stack_resources_are_linked_to_parents_and_dependencies():
+    seen: dict[str, object] = {}
+
+    def inspect(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+        by_urn = {r.urn: r for r in args.resources}
+        child = by_urn["c"]
+        seen["parent"] = child.parent.urn if child.parent else None
+        seen["deps"] = [d.urn for d in child.dependencies]
+        seen["prop_deps"] = {k: [d.urn for d in v] for k, v in child.property_dependencies.items()}
+
+    resources = [
+        RecordedResource("p", "gpufleet:aws:Cluster", "p", None, (), {}, False),
+        RecordedResource("d", LT, "d", "p", (), {}, True),
+        RecordedResource(
+            "c",
+            "aws:autoscaling/group:Group",
+            "c",
+            "p",
+            ("d",),
+            {},
+            True,
+            property_dependencies={"launchTemplate": ("d",)},
+        ),
+    ]
+    run_policies(resources, {}, [StackValidationPolicy("inspect", "inspect", validate=inspect)])
+    assert seen == {"parent": "p", "deps": ["d"], "prop_deps": {"launchTemplate": ["d"]}}
+
+
+def test_violations_are_sorted_deterministically():
+    resources = [template(f"lt{i}", metadataOptions={"httpTokens": "optional"}) for i in range(5)]
+    first = run_policies(resources, {}).to_json()
+    assert run_policies(list(reversed(resources)), {}).to_json() == first
+    keys = [(v["policy"], v["urn"], v["message"]) for v in first["violations"]]
+    assert keys == sorted(keys)
+
+
+def test_registry_and_catalog():
+    catalog = policy_catalog()
+    names = [row["name"] for row in catalog]
+    assert len(RULES) >= 20 and len(names) == len(set(names)) == len(ALL_POLICIES)
+    assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) for name in names)
+    for row in catalog:
+        assert row["level"] in ("advisory", "mandatory") and row["cloud"] in ("aws", "any")
+        assert row["description"] and row["kind"] in ("resource", "stack")
+    assert next(r for r in catalog if r["name"] == "aws-imdsv2-required")["checkov"] == ["CKV_AWS_79"]
+
+
+def test_readme_lists_every_rule():
+    readme = (ROOT / "policies" / "README.md").read_text()
+    for row in policy_catalog():
+        line = next((ln for ln in readme.splitlines() if ln.startswith(f"| `{row['name']}` |")), None)
+        assert line is not None, row["name"]
+        assert f"| {row['level']} |" in line
+
+
+def test_importing_the_rules_starts_no_server():
+    started = time.monotonic()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import policies.aws, policies.crosscloud, policies.registry; "
+            "print(len(policies.registry.ALL_POLICIES))",
+        ],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert int(result.stdout.strip()) == len(RULES)
+    assert time.monotonic() - started < 30
+
+
+def test_main_builds_the_pack_from_the_registry(monkeypatch):
+    import runpy
+
+    import pulumi_policy
+
+    built: dict[str, object] = {}
+
+    def record(**kwargs: object) -> None:
+        built.update(kwargs)
+
+    monkeypatch.setattr(pulumi_policy, "PolicyPack", record)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    runpy.run_path(str(ROOT / "policies" / "__main__.py"), run_name="__main__")
+    assert built["name"] == "gpufleet" and built["policies"] == ALL_POLICIES
+    assert str(ROOT) == sys.path[0]
