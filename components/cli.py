@@ -7,7 +7,7 @@ import sys
 from datetime import date
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.console import Console
@@ -48,8 +48,8 @@ def fail_invalid(invalid: SpecInvalid) -> None:
 
 @app.command()
 def plan(
-    stack: Annotated[Optional[str], typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")] = None,
-    stack_file: Annotated[Optional[Path], typer.Option("--stack-file", help="Path to a stack file.")] = None,
+    stack: Annotated[str | None, typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")] = None,
+    stack_file: Annotated[Path | None, typer.Option("--stack-file", help="Path to a stack file.")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Plan every stack in the stacks directory.")] = False,
     fmt: FormatOpt = Format.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
@@ -107,8 +107,8 @@ def plan_all(stacks_dir: Path, fmt: Format) -> int:
 
 @app.command()
 def catalog(
-    cloud: Annotated[Optional[str], typer.Option("--cloud", help="aws | azure | alicloud")] = None,
-    gpu: Annotated[Optional[str], typer.Option("--gpu", help="GPU model, e.g. H100")] = None,
+    cloud: Annotated[str | None, typer.Option("--cloud", help="aws | azure | alicloud")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. H100")] = None,
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Instance facts, fabric and prices, with their sources."""
@@ -137,7 +137,7 @@ def schema() -> None:
 def fork(
     template: Annotated[str, typer.Argument(help="Stack to extend, e.g. aws-train-p5.")],
     new: Annotated[str, typer.Argument(help="Name of the new stack.")],
-    settings: Annotated[Optional[list[str]], typer.Option("--set", help="path=value override, repeatable.")] = None,
+    settings: Annotated[list[str] | None, typer.Option("--set", help="path=value override, repeatable.")] = None,
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""
@@ -156,9 +156,9 @@ def fork(
 
 @images_app.command("check")
 def images_check(
-    profile: Annotated[Optional[str], typer.Option("--profile", help="Check one profile only.")] = None,
-    on: Annotated[Optional[str], typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
-    lock_file: Annotated[Optional[Path], typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
+    profile: Annotated[str | None, typer.Option("--profile", help="Check one profile only.")] = None,
+    on: Annotated[str | None, typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
+    lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
     fmt: FormatOpt = Format.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
@@ -203,6 +203,28 @@ def policies(fmt: FormatOpt = Format.table) -> None:
     out.print(table("gpufleet policy pack", ["name", "level", "cloud", "resource types", "matches", "description"],
                     [(r["name"], r["level"], r["cloud"], "\n".join(r.get("resource_types", [])),
                       r.get("cis") or r.get("checkov") or "", r["description"]) for r in rules]))
+
+
+@app.command("policy-config")
+def policy_config(
+    stack: Annotated[str, typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")],
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
+    from .plan.policy_config import policy_pack_config
+    from .spec import CLUSTER_KEY, load_stack, validate_cluster, validate_images
+
+    path = stack_path(stacks_dir, stack)
+    if not path.is_file():
+        err.print(f"error: no stack {stack!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
+        raise typer.Exit(2)
+    try:
+        config = load_stack(path, stacks_dir)
+        spec = validate_cluster(config[CLUSTER_KEY]) if CLUSTER_KEY in config else validate_images(
+            config.get("gpufleet:images"))
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    emit_json(policy_pack_config(config, spec))
 
 
 def main() -> None:

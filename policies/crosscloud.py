@@ -98,7 +98,8 @@ def check_image_lock(stack: Stack, config: Mapping[str, Any]) -> Iterator[Findin
     profile = config.get("profile")
     if not isinstance(profile, str) or not profile:
         raise NotApplicable("no image profile configured (profile)")
-    regions = config.get("requiredRegions") or None
+    # cloud -> regions, the shape check_lock takes; None checks the lock's own required regions.
+    regions = {cloud: set(names) for cloud, names in (config.get("requiredRegions") or {}).items()} or None
     lock = lock_module()
     try:
         problems = lock.check_lock(lock.load_lock(), date.today(), required_regions=regions, profile=profile)
@@ -185,9 +186,9 @@ RULES: list[Rule] = [
             {
                 "profile": {"type": "string", "description": "image profile in images/lock.yaml"},
                 "requiredRegions": {
-                    "type": "array",
-                    "items": {"type": "string"},
-                    "description": "regions the profile must carry an image id for",
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                    "description": "cloud -> regions the profile must carry an image id for",
                 },
             }
         ),

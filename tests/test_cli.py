@@ -20,7 +20,8 @@ def invoke(*args: str):
 
 
 def test_help_on_every_command() -> None:
-    for command in (["plan"], ["catalog"], ["schema"], ["fork"], ["images", "check"], ["policies"]):
+    for command in (["plan"], ["catalog"], ["schema"], ["fork"], ["images", "check"], ["policies"],
+                    ["policy-config"]):
         result = invoke(*command, "--help")
         assert result.exit_code == 0 and "Usage" in result.output, command
 
@@ -196,6 +197,15 @@ def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:
 def test_images_check_bad_date_is_usage_error() -> None:
     result = invoke("images", "check", "--on", "tomorrow")
     assert result.exit_code == 2 and "--on must be a date" in result.stderr
+
+
+def test_policy_config_carries_stack_settings(stacks_dir: Path) -> None:
+    result = invoke("policy-config", "--stack", "aws-train-p5", "--stacks-dir", str(stacks_dir))
+    assert result.exit_code == 0
+    config = json.loads(result.output)
+    assert config["hourly-budget"] == {"maxHourlyUsd": 900, "region": "us-east-1"}
+    assert config["aws-efa-interface-count"] == {"rdmaRequiredInstanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}
+    assert config["image-lock-valid"]["profile"] == "cuda12.8-r580"
 
 
 def test_policies_json_lists_at_least_20_rules() -> None:

@@ -395,10 +395,10 @@ def test_image_lock_problems_are_reported(lock):
     lock["problems"] = [
         Problem("cuda12.8-r570", "fabric_manager", "570.86.15 differs from driver 570.133.20")
     ]
-    config = {"profile": "cuda12.8-r570", "requiredRegions": ["us-east-1"]}
+    config = {"profile": "cuda12.8-r570", "requiredRegions": {"aws": ["us-east-1"]}}
     ((where, message),) = messages("image-lock-valid", [], config)
     assert message.startswith("image profile 'cuda12.8-r570', fabric_manager: 570.86.15 differs from driver")
-    assert lock["calls"] == [{"profile": "cuda12.8-r570", "required_regions": ["us-east-1"]}]
+    assert lock["calls"] == [{"profile": "cuda12.8-r570", "required_regions": {"aws": {"us-east-1"}}}]
 
 
 def test_clean_image_lock_passes(lock):

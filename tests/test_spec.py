@@ -194,6 +194,12 @@ def test_brought_network_passes() -> None:
     assert validate_cluster(raw).network.subnet_ids == ["subnet-0abc"]
 
 
+def test_brought_subnets_match_zones() -> None:
+    raw = base()
+    raw["network"] = {"vpc_id": "vpc-0abc", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]}
+    assert any(e.startswith("network.subnet_ids: list one private subnet per zone") for e in errors_of(raw))
+
+
 def test_subnet_too_small() -> None:
     raw = group(base(), size={"min": 0, "desired": 2, "max": 512})
     raw["network"]["cidr"] = "10.0.0.0/22"

@@ -43,7 +43,7 @@ class AwsNetwork(pulumi.ComponentResource):
         if args.cidr is None:
             self.vpc_id = pulumi.Output.from_input(args.vpc_id or "")
             self.subnet_ids = {
-                zone: pulumi.Output.from_input(subnet) for zone, subnet in zip(args.zones, args.subnet_ids)
+                zone: pulumi.Output.from_input(subnet) for zone, subnet in zip(args.zones, args.subnet_ids, strict=True)
             }
         else:
             self._create(name, args, args.cidr)
@@ -72,7 +72,7 @@ class AwsNetwork(pulumi.ComponentResource):
         public_cidrs = public_subnet_cidrs(cidr_block, len(args.zones))
         nat_zones = args.zones if args.nat_per_zone else args.zones[:1]
         nats: dict[str, aws.ec2.NatGateway] = {}
-        for zone, cidr in zip(args.zones, public_cidrs):
+        for zone, cidr in zip(args.zones, public_cidrs, strict=True):
             if zone not in nat_zones:
                 continue
             public = aws.ec2.Subnet(
@@ -97,7 +97,7 @@ class AwsNetwork(pulumi.ComponentResource):
             )
         self.subnet_ids = {}
         private_rts = []
-        for zone, cidr in zip(args.zones, private_cidrs):
+        for zone, cidr in zip(args.zones, private_cidrs, strict=True):
             nat = nats.get(zone) or nats[nat_zones[0]]
             subnet = aws.ec2.Subnet(
                 f"{name}-private-{zone}",

@@ -52,7 +52,9 @@ class NodeGroupArgs:
     """Tags for every resource and launched instance."""
 
 
-def _interface_args(slots: list[InterfaceSlot], sg_id: pulumi.Input[str]) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+def _interface_args(
+    slots: list[InterfaceSlot], sg_id: pulumi.Input[str]
+) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
     return [
         aws.ec2.LaunchTemplateNetworkInterfaceArgs(
             network_card_index=slot.network_card_index,

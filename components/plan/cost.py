@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..aws.efa import interface_layout
 from ..catalog import Catalog
 from ..spec import ClusterSpec, NodeGroup
 from ..spec.rules import Context, uses_rdma
-from ..aws.efa import interface_layout
 
 
 @dataclass

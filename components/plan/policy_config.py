@@ -9,26 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..spec import POLICY_KEY, ClusterSpec, ImagesSpec
+from policies.registry import rdma_required_config
 
-EFA_COUNT_RULES = ("aws-efa-interface-count", "aws-efa-interface-count-advisory")
+from ..spec import POLICY_KEY, ClusterSpec, ImagesSpec
 
 
 def derived_settings(spec: ClusterSpec | ImagesSpec | None) -> dict[str, dict[str, Any]]:
     if isinstance(spec, ImagesSpec):
-        return {"image-lock-valid": {"profile": spec.profile}}
+        return {"image-lock-valid": {"profile": spec.profile, "requiredRegions": {spec.cloud: list(spec.regions)}}}
     if spec is None:
         return {}
     settings: dict[str, dict[str, Any]] = {
-        # The spec already refuses a profile with no image in the stack's region.
-        "image-lock-valid": {"profile": spec.image},
+        "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region},
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
     required = sorted({t for g in spec.node_groups if g.rdma == "required" for t in g.instance_types})
-    for rule in EFA_COUNT_RULES:
-        settings[rule] = {"rdmaRequiredInstanceTypes": required}
+    settings.update(rdma_required_config(required))
     return settings
 
 

@@ -253,6 +253,12 @@ def network_source(spec: ClusterSpec, ctx: Context) -> Iterator[SpecError]:
         yield SpecError("network", f"set network.cidr to create a network, or bring one with {names}")
     if net.cidr is not None and (network_id or subnets):
         yield SpecError("network", f"set either network.cidr or {names}, not both")
+    if spec.cloud == "aws" and net.subnet_ids and len(net.subnet_ids) != len(net.zones):
+        yield SpecError(
+            "network.subnet_ids",
+            f"list one private subnet per zone, in the order of network.zones ({len(net.zones)} zones, "
+            f"{len(net.subnet_ids)} subnets)",
+        )
 
 
 @check

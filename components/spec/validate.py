@@ -60,5 +60,6 @@ def validate_images(raw: Any, lock: LockWithImages | None = None) -> ImagesSpec:
     lock = lock or default_lock()
     if spec.profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
-        raise SpecInvalid([SpecError("profile", f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}")])
+        message = f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}"
+        raise SpecInvalid([SpecError("profile", message)])
     return spec
