@@ -47,6 +47,12 @@ def print_plan(console: Console, plan: PlanResult) -> None:
         nodes[resource.urn] = parent.add(f"{resource.type} [dim]{resource.name}[/]")
     console.print(tree)
     summary = plan.summary
+    if summary["node_groups"]:
+        print_capacity(console, summary)
+    print_policies(console, plan.policies)
+
+
+def print_capacity(console: Console, summary: dict[str, Any]) -> None:
     console.print(
         table(
             "Node groups",
@@ -66,13 +72,16 @@ def print_plan(console: Console, plan: PlanResult) -> None:
     )
     for missing in summary.get("unpriced", []):
         console.print(f"[yellow]no published price for {missing}: left out of the cost[/]")
-    violations = plan.policies["violations"]
+
+
+def print_policies(console: Console, policies: dict[str, Any]) -> None:
+    violations = policies["violations"]
     if not violations:
-        console.print(f"Policies: {plan.policies['evaluated']} evaluated, no violations")
+        console.print(f"Policies: {policies['evaluated']} evaluated, no violations")
         return
     console.print(
         table(
-            f"Policies: {plan.policies['evaluated']} evaluated, {len(violations)} violation(s)",
+            f"Policies: {policies['evaluated']} evaluated, {len(violations)} violation(s)",
             ["policy", "level", "resource", "message"],
             [(v["policy"], v["level"], (v.get("urn") or "stack").split("::")[-1], v["message"]) for v in violations],
         )

@@ -114,6 +114,16 @@ def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> li
     return problems
 
 
+def _check_base_images(lock: Lock) -> list[LockProblem]:
+    return [
+        LockProblem("base_images", f"base_images.{cloud}.{region}",
+                    f"'{base.id}' is not a valid {cloud} image id: expected {EXPECTED_SHAPE[cloud]}")
+        for cloud, regions in sorted(lock.base_images.items())
+        for region, base in sorted(regions.items())
+        if "latest" in base.id.lower() or not is_valid_image_id(cloud, base.id)
+    ]
+
+
 def check_lock(
     lock: Lock,
     on: date,
@@ -132,7 +142,7 @@ def check_lock(
         known = ", ".join(sorted(lock.profiles)) or "none"
         return [LockProblem(profile, "profile", f"no such profile in the lock (known: {known})")]
     names = [profile] if profile is not None else sorted(lock.profiles)
-    problems: list[LockProblem] = []
+    problems: list[LockProblem] = _check_base_images(lock)
     for name in names:
         body = lock.profiles[name]
         problems += _check_latest(body)

@@ -103,13 +103,28 @@ class CudaMinimumDriver(_Strict):
     versions: dict[str, str] = Field(..., description="CUDA major.minor -> minimum Linux driver")
 
 
+class BaseImage(_Strict):
+    """The OS image a profile is baked on, pinned per cloud and region."""
+
+    id: str
+    os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
+    note: str | None = None
+
+
 class Lock(_Strict):
     schema_: int = Field(..., alias="schema")
     cuda_minimum_driver: CudaMinimumDriver
     driver_branches: DriverBranches
     required_regions: dict[str, list[str]] = Field(default_factory=dict)
     pipeline_note: str | None = None
+    base_images: dict[str, dict[str, BaseImage]] = Field(
+        default_factory=dict, description="cloud -> region -> the OS image pipelines bake on"
+    )
     profiles: dict[str, Profile]
+
+    def base_image(self, cloud: str, region: str) -> str | None:
+        found = self.base_images.get(cloud, {}).get(region)
+        return found.id if found else None
 
     def image_id(self, profile: str, cloud: str, region: str) -> str | None:
         """The image to boot for this profile in this cloud and region, or None where the lock has none."""
@@ -117,7 +132,6 @@ class Lock(_Strict):
         return found.images.get(cloud, {}).get(region) if found else None
 
     def image_ids(self, cloud: str) -> set[str]:
-        """Every image id of one cloud across all profiles (policies use it to allow only locked images)."""
-        return {
-            image for p in self.profiles.values() for image in p.images.get(cloud, {}).values()
-        }
+        """Every image id of one cloud, baked and base (policies use it to allow only locked images)."""
+        baked = {image for p in self.profiles.values() for image in p.images.get(cloud, {}).values()}
+        return baked | {base.id for base in self.base_images.get(cloud, {}).values()}

@@ -132,6 +132,7 @@ class ImagesSpec(_Model):
     cloud: Cloud
     regions: list[str] = Field(..., min_length=1, description="first is where the build runs")
     profile: str = Field(..., description="a profile in images/lock.yaml")
+    nvswitch: bool = Field(True, description="enable the fabric manager (HGX/NVSwitch types: p4d, p5, ND, ...)")
     build_instance_types: list[str] = Field(
         default_factory=lambda: ["g5.2xlarge"], description="the builder; no GPU is needed to install drivers"
     )

@@ -33,6 +33,8 @@ class ImageLock(Protocol):
 class LockWithImages(ImageLock, Protocol):
     def image_id(self, profile: str, cloud: str, region: str) -> str | None: ...
 
+    def base_image(self, cloud: str, region: str) -> str | None: ...
+
 
 @dataclass(frozen=True)
 class Context:

@@ -1,0 +1,30 @@
+"""An image-build stack: the EC2 Image Builder pipeline that bakes one lock profile."""
+
+from __future__ import annotations
+
+import pulumi
+
+from ..lock import load_lock
+from ..lock.bundle import installer_command
+from ..spec import ImagesSpec
+from ..tags import resource_tags
+from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
+
+
+def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
+    lock = load_lock()
+    profile = lock.profiles[spec.profile]
+    pipeline = AwsImagePipeline(
+        spec.name,
+        AwsImagePipelineArgs(
+            profile=spec.profile,
+            parent_image=lock.base_image(spec.cloud, spec.regions[0]) or "",
+            installer_script=installer_command(profile, "aws", spec.nvswitch),
+            regions=list(spec.regions),
+            instance_types=list(spec.build_instance_types),
+            kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
+            tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
+        ),
+    )
+    return {"pipeline_arn": pipeline.pipeline_arn, "recipe_arn": pipeline.recipe_arn,
+            "kms_key_arn": pipeline.kms_key_arn}

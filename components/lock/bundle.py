@@ -1,0 +1,52 @@
+"""The installer as one self-contained shell command: the install scripts, the node check and the
+profile's pins packed into a reproducible tar.gz, inlined as base64 so an image build needs no bucket.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import io
+import tarfile
+from pathlib import Path
+
+from .model import Profile
+from .render import render_install_env
+
+IMAGES_DIR = Path(__file__).resolve().parent.parent.parent / "images"
+BUNDLE_DIR = "/opt/gpufleet/src"
+PACKED = ("__init__.py", "install", "nodecheck")
+
+
+def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
+    info = tarfile.TarInfo(name)
+    info.size, info.mode, info.mtime, info.uid, info.gid = len(data), mode, 0, 0, 0
+    archive.addfile(info, io.BytesIO(data))
+
+
+def pack(profile: Profile, cloud: str) -> bytes:
+    """tar.gz of images/{__init__.py,install,nodecheck} and pins.env; identical bytes for identical input."""
+    raw = io.BytesIO()
+    with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as archive:
+        files = sorted(
+            p for entry in PACKED for p in ([IMAGES_DIR / entry] if (IMAGES_DIR / entry).is_file()
+                                           else (IMAGES_DIR / entry).rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts
+        )
+        for path in files:
+            mode = 0o755 if path.suffix == ".sh" else 0o644
+            _add(archive, f"images/{path.relative_to(IMAGES_DIR).as_posix()}", path.read_bytes(), mode)
+        _add(archive, "pins.env", render_install_env(profile, cloud).encode(), 0o644)
+    return gzip.compress(raw.getvalue(), mtime=0)
+
+
+def installer_command(profile: Profile, cloud: str, nvswitch: bool) -> str:
+    """Shell that unpacks the bundle and installs the profile; `nvswitch` enables the fabric manager."""
+    payload = base64.b64encode(pack(profile, cloud)).decode()
+    return (
+        "set -euo pipefail\n"
+        f"mkdir -p {BUNDLE_DIR}\n"
+        f"echo '{payload}' | base64 -d | tar -xz -C {BUNDLE_DIR}\n"
+        f"bash {BUNDLE_DIR}/images/install/install.sh --env {BUNDLE_DIR}/pins.env "
+        f"--nvswitch {'yes' if nvswitch else 'no'}\n"
+    )
