@@ -20,7 +20,8 @@ fetch() {
     local url=$1 dest=$2 sha=${3:-}
     curl -fsSL --retry 3 -o "$dest" "$url"
     if [[ -n "$sha" ]]; then
-        echo "${sha}  ${dest}" | sha256sum --check --strict -
+        # A here-string, not a pipe: no SIGPIPE under pipefail when the reader exits early.
+        sha256sum --check --strict - <<<"${sha}  ${dest}"
     fi
 }
 
