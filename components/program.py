@@ -23,9 +23,23 @@ def read_section(key: str) -> object | None:
     return pulumi.Config(namespace).get_object(name)
 
 
+def from_template() -> dict[str, object]:
+    """A stack made by `pulumi new` holds only the template prompts: start from the named stack."""
+    settings = pulumi.Config("gpufleet")
+    template = settings.get("template")
+    if not template:
+        return {}
+    cluster: dict[str, object] = {"extends": template}
+    for key in ("cloud", "region"):
+        if (value := settings.get(key)) is not None:
+            cluster[key] = value
+    return {CLUSTER_KEY: cluster}
+
+
 def build() -> None:
     """Build what the stack's config asks for; invalid config stops the program with the field named."""
     config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
+    config = config or from_template()
     if not config:
         raise pulumi.RunError(f"the stack sets neither {CLUSTER_KEY} nor {IMAGES_KEY}; see stacks/ for templates")
     try:

@@ -93,3 +93,24 @@ def test_unanswered_invoke_fails_loudly() -> None:
         run(prog)
     assert isinstance(caught.value, UnansweredInvoke) or "no local answer for invoke aws:ec2/getVpc" in str(
         caught.value)
+
+
+def test_pulumi_new_template_stack_starts_from_named_stack() -> None:
+    from components.program import build
+
+    resources = run_program(build, {"gpufleet:template": "aws-infer-g6e", "gpufleet:cloud": "aws",
+                                    "gpufleet:region": "us-east-1", "aws:region": "us-east-1"},
+                            project="gpufleet", stack="new", region="us-east-1", zones=["us-east-1a"])
+    templates = [r for r in resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert [t.inputs["instanceType"] for t in templates] == ["g6e.48xlarge"]
+
+
+def test_pulumi_yaml_template_prompts() -> None:
+    from pathlib import Path
+
+    import yaml
+
+    project = yaml.safe_load((Path(__file__).resolve().parent.parent / "Pulumi.yaml").read_text())
+    assert project["name"] == "gpufleet" and project["stackConfigDir"] == "stacks"
+    assert project["runtime"]["options"]["virtualenv"] == ".venv"
+    assert {"gpufleet:template", "gpufleet:cloud", "gpufleet:region"} <= set(project["template"]["config"])
