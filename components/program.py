@@ -58,7 +58,7 @@ def build_cluster(raw: object) -> None:
     spec = validate_cluster(raw, catalog, lock)
     ctx = Context(catalog=catalog, lock=lock)
     if spec.cloud == "aws":
-        from .aws.cluster import AwsGpuCluster
+        from .clouds.aws.cluster import AwsGpuCluster
 
         cluster = AwsGpuCluster(spec, ctx)
         for key, value in cluster.outputs.items():
@@ -71,7 +71,7 @@ def build_images(raw: object) -> None:
     spec = validate_images(raw)
     if spec.cloud != "aws":
         raise pulumi.RunError(f"cloud {spec.cloud!r} has no image pipeline yet; aws is supported")
-    from .aws.images_stack import build_aws_images
+    from .clouds.aws.images_stack import build_aws_images
 
     for key, value in build_aws_images(spec).items():
         pulumi.export(key, value)

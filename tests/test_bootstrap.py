@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import shellcheck
 
 from components.bootstrap import (
     USER_DATA_LIMIT,
@@ -19,7 +20,6 @@ from components.bootstrap import (
     render_user_data,
 )
 
-SHELLCHECK = "/tmp/venvtest/.venv/bin/shellcheck"
 H100 = ExpectedType(gpu_model="H100", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=32)
 H200 = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=32)
 H200_EN = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=16)
@@ -263,7 +263,7 @@ def test_every_shell_part_is_shellcheck_clean(cloud, tmp_path):
     for index, (path, entry) in enumerate(sorted(shell.items())):
         script = tmp_path / f"{index}.sh"
         script.write_text(entry["content"])
-        result = subprocess.run([SHELLCHECK, "-s", "bash", str(script)], capture_output=True, text=True)
+        result = subprocess.run([shellcheck(), "-s", "bash", str(script)], capture_output=True, text=True)
         assert result.returncode == 0, f"{path}:\n{result.stdout}"
 
 

@@ -16,7 +16,7 @@ CATALOG = load_catalog()
 ALL_ROWS = CATALOG.instances()
 ROW_IDS = [f"{row.cloud}:{row.name}" for row in ALL_ROWS]
 
-# Every instance of /work/shared/reference/gpu-facts.md that the data keeps (ebmgn7ex is dropped: see README).
+# Every GPU instance type the reference notes list that the data keeps (ebmgn7ex is dropped: see README).
 EXPECTED = {
     "aws": {
         "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",

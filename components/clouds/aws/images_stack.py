@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pulumi
 
-from ..lock import load_lock
-from ..lock.bundle import installer_command
-from ..spec import ImagesSpec
-from ..tags import resource_tags
+from ...lock import load_lock
+from ...lock.bundle import installer_command
+from ...spec import ImagesSpec
+from ...tags import resource_tags
 from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
 
 

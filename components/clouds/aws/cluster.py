@@ -5,10 +5,10 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ..bootstrap import AwsLifecycle, BootstrapConfig, ExpectedType, render_user_data
-from ..spec import ClusterSpec, NodeGroup, uses_rdma
-from ..spec.rules import Context, group_zones
-from ..tags import resource_tags
+from ...bootstrap import AwsLifecycle, BootstrapConfig, ExpectedType, render_user_data
+from ...spec import ClusterSpec, NodeGroup, uses_rdma
+from ...spec.rules import Context, group_zones
+from ...tags import resource_tags
 from .identity import AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .network import AwsNetwork, AwsNetworkArgs
