@@ -127,10 +127,10 @@ def catalog(
 
 @app.command()
 def schema() -> None:
-    """JSON Schema of `gpufleet:cluster`, for editors."""
-    from .spec import ClusterSpec
+    """JSON Schema of `gpufleet:cluster` (one branch per cloud, chosen by `cloud`), for editors."""
+    from .resolve import cluster_json_schema
 
-    emit_json(ClusterSpec.model_json_schema())
+    emit_json(cluster_json_schema())
 
 
 @app.command()
@@ -212,7 +212,8 @@ def policy_config(
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
     from .plan.policy_config import policy_pack_config
-    from .spec import CLUSTER_KEY, load_stack, validate_cluster, validate_images
+    from .program import prepare
+    from .spec import load_stack
 
     path = stack_path(stacks_dir, stack)
     if not path.is_file():
@@ -220,11 +221,10 @@ def policy_config(
         raise typer.Exit(2)
     try:
         config = load_stack(path, stacks_dir)
-        spec = validate_cluster(config[CLUSTER_KEY]) if CLUSTER_KEY in config else validate_images(
-            config.get("gpufleet:images"))
+        prepared = prepare(config)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
-    emit_json(policy_pack_config(config, spec))
+    emit_json(policy_pack_config(config, prepared))
 
 
 def main() -> None:

@@ -5,15 +5,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pulumi
 
-from .catalog import load_catalog
-from .spec import CLUSTER_KEY, IMAGES_KEY, SpecInvalid, validate_cluster, validate_images
-from .spec.rules import Context
+from .clouds.registry import backend
+from .resolve import ResolvedCluster, resolve_cluster
+from .spec import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, validate_images
 from .spec.stackfile import resolve_extends
-from .spec.validate import default_lock
 
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 
@@ -36,42 +37,32 @@ def from_template() -> dict[str, object]:
     return {CLUSTER_KEY: cluster}
 
 
-def build() -> None:
-    """Build what the stack's config asks for; invalid config stops the program with the field named."""
-    config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
-    config = config or from_template()
-    if not config:
-        raise pulumi.RunError(f"the stack sets neither {CLUSTER_KEY} nor {IMAGES_KEY}; see stacks/ for templates")
+Prepared = ResolvedCluster | ImagesSpec
+
+
+def prepare(config: Mapping[str, Any]) -> Prepared:
+    """The stack's config (extends resolved) validated once: a resolved cluster or an image stack."""
+    if config.get(CLUSTER_KEY) is not None:
+        return resolve_cluster(config[CLUSTER_KEY])
+    if config.get(IMAGES_KEY) is not None:
+        return validate_images(config[IMAGES_KEY])
+    raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
+
+
+def build(prepared: Prepared | None = None) -> None:
+    """Build what the stack's config asks for; invalid config stops the program with the field named.
+
+    The offline planner passes what it has prepared already, so a plan validates once.
+    """
     try:
-        config = resolve_extends(config, STACKS_DIR)
-        if CLUSTER_KEY in config:
-            build_cluster(config[CLUSTER_KEY])
-        else:
-            build_images(config[IMAGES_KEY])
+        if prepared is None:
+            config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
+            prepared = prepare(resolve_extends(config or from_template(), STACKS_DIR))
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
-
-
-def build_cluster(raw: object) -> None:
-    lock = default_lock()
-    catalog = load_catalog()
-    spec = validate_cluster(raw, catalog, lock)
-    ctx = Context(catalog=catalog, lock=lock)
-    if spec.cloud == "aws":
-        from .clouds.aws.cluster import AwsGpuCluster
-
-        cluster = AwsGpuCluster(spec, ctx)
-        for key, value in cluster.outputs.items():
-            pulumi.export(key, value)
+    if isinstance(prepared, ImagesSpec):
+        outputs = backend(prepared.cloud).build_images(prepared)
     else:
-        raise pulumi.RunError(f"cloud {spec.cloud!r} has no cluster component yet; aws is supported")
-
-
-def build_images(raw: object) -> None:
-    spec = validate_images(raw)
-    if spec.cloud != "aws":
-        raise pulumi.RunError(f"cloud {spec.cloud!r} has no image pipeline yet; aws is supported")
-    from .clouds.aws.images_stack import build_aws_images
-
-    for key, value in build_aws_images(spec).items():
+        outputs = prepared.backend.build_cluster(prepared)
+    for key, value in outputs.items():
         pulumi.export(key, value)

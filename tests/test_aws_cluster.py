@@ -222,7 +222,7 @@ def test_fleet_provisioner(tmp_path: Path) -> None:
 
 def test_brought_network_creates_no_vpc(tmp_path: Path) -> None:
     cluster = read_cluster("aws-train-p5")
-    cluster["network"] = {"vpc_id": "vpc-0abc", "subnet_ids": ["subnet-0abc"], "zones": ["us-east-1a"]}
+    cluster["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0abc"], "zones": ["us-east-1a"]}
     plan = plan_stack(write_stack(tmp_path, "byo", cluster))
     assert not of_type(plan, "aws:ec2/vpc:Vpc")
     assert one(plan, ASG).inputs["vpcZoneIdentifiers"] == ["subnet-0abc"]

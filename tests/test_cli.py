@@ -46,8 +46,12 @@ def test_catalog_unknown_cloud_is_usage_error() -> None:
 
 def test_schema_is_json_schema() -> None:
     schema = json.loads(invoke("schema").output)
-    assert schema["title"] == "ClusterSpec"
-    assert {"name", "cloud", "region", "network", "image", "node_groups"} <= set(schema["required"])
+    assert schema["title"] == "gpufleet:cluster"
+    branches = {ref.rsplit("/", 1)[1]: schema["$defs"][ref.rsplit("/", 1)[1]] for ref in
+                (branch["$ref"] for branch in schema["oneOf"])}
+    assert set(branches) == {"AwsClusterSpec", "AzureClusterSpec", "AlicloudClusterSpec"}
+    for branch in branches.values():
+        assert {"name", "cloud", "region", "network", "image", "node_groups"} <= set(branch["required"])
 
 
 def test_plan_json_contract(stacks_dir: Path) -> None:

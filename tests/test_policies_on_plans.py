@@ -10,14 +10,15 @@ from conftest import SHIPPED_STACKS
 from components.plan.planner import plan_stack
 from components.plan.policy_config import policy_pack_config
 from components.plan.policy_runner import run_policies
-from components.spec import load_stack, validate_cluster
+from components.resolve import resolve_cluster
+from components.spec import load_stack
 
 
 def recorded(stack: str):
     path = SHIPPED_STACKS / f"Pulumi.{stack}.yaml"
     config = load_stack(path, SHIPPED_STACKS)
-    spec = validate_cluster(config["gpufleet:cluster"])
-    return plan_stack(path, SHIPPED_STACKS).resources, policy_pack_config(config, spec)
+    cluster = resolve_cluster(config["gpufleet:cluster"])
+    return plan_stack(path, SHIPPED_STACKS).resources, policy_pack_config(config, cluster)
 
 
 def test_unencrypted_launch_template_volume_fails_mandatory() -> None:

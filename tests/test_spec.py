@@ -8,7 +8,13 @@ from typing import Any
 import pytest
 from conftest import read_cluster
 
-from components.spec import SpecInvalid, validate_cluster
+from components.resolve import resolve_cluster
+from components.spec import SpecInvalid
+from components.spec.models import ClusterSpec
+
+
+def validate_cluster(raw: dict[str, Any]) -> ClusterSpec:
+    return resolve_cluster(raw).spec
 
 
 def base() -> dict[str, Any]:
@@ -134,7 +140,7 @@ def test_on_demand_base_above_max() -> None:
 def test_fleet_with_reservation_refused() -> None:
     raw = group(base(), provisioner="fleet", capacity="reservation", reservation_id="cr-0123456789abcdef0",
                 on_demand_base=0)
-    assert any(e.startswith("node_groups[0].provisioner: capacity reservation is targeted through an Auto Scaling")
+    assert any(e.startswith("node_groups[0].provisioner: capacity reservation is targeted through a scaling group")
                for e in errors_of(raw))
 
 
@@ -190,13 +196,13 @@ def test_network_needs_cidr_or_brought_ids() -> None:
 
 def test_brought_network_passes() -> None:
     raw = base()
-    raw["network"] = {"vpc_id": "vpc-0abc", "subnet_ids": ["subnet-0abc"], "zones": ["us-east-1a"]}
+    raw["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0abc"], "zones": ["us-east-1a"]}
     assert validate_cluster(raw).network.subnet_ids == ["subnet-0abc"]
 
 
 def test_brought_subnets_match_zones() -> None:
     raw = base()
-    raw["network"] = {"vpc_id": "vpc-0abc", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]}
+    raw["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]}
     assert any(e.startswith("network.subnet_ids: list one private subnet per zone") for e in errors_of(raw))
 
 

@@ -7,12 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from .model import CLOUDS, Cloud, CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, LocalNvme, Price
+from ..clouds.registry import CLOUDS, Cloud
+from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
-    "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "LocalNvme", "Price",
+    "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "Price",
     "load_catalog",
 ]
 
@@ -26,6 +27,10 @@ class Catalog:
     def get(self, cloud: str, name: str) -> InstanceType | None:
         catalog = self._clouds.get(cloud)
         return catalog.instances.get(name) if catalog else None
+
+    def limit(self, cloud: str, name: str) -> int | str:
+        """A published limit of `cloud` (catalog data with its source); KeyError when the data lacks it."""
+        return self._clouds[cloud].limits[name].value
 
     def names(self, cloud: str) -> list[str]:
         catalog = self._clouds.get(cloud)

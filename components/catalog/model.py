@@ -6,9 +6,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Cloud = Literal["aws", "azure", "alicloud"]
+from ..clouds.registry import Cloud
+
 FabricKind = Literal["efa", "infiniband", "erdma", "roce", "none"]
-CLOUDS: tuple[Cloud, ...] = ("aws", "azure", "alicloud")
 
 
 class _Strict(BaseModel):
@@ -67,6 +67,14 @@ class InstanceType(_Strict):
         return self.prices.get(region)
 
 
+class Limit(_Strict):
+    """A published limit of the cloud that a check relies on (an IB scale-set cap, reserved addresses...)."""
+
+    value: int | str
+    source: str = Field(..., min_length=3, description="where the limit is published")
+
+
 class CloudCatalog(_Strict):
     cloud: Cloud
+    limits: dict[str, Limit] = Field(default_factory=dict, description="limit name -> value with its source")
     instances: dict[str, InstanceType]

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import Catalog
-from ..clouds.aws.efa import interface_layout
-from ..spec import ClusterSpec, NodeGroup
-from ..spec.rules import Context, uses_rdma
+from ..resolve import ResolvedCluster
 
 
 @dataclass
@@ -24,31 +21,22 @@ class Summary:
         return out
 
 
-def _fabric_in_use(group: NodeGroup, spec: ClusterSpec, ctx: Context) -> tuple[str, int]:
-    inst = ctx.catalog.get(spec.cloud, group.instance_types[0])
-    if inst is None or not uses_rdma(group, ctx, spec.cloud):
-        return "none", 0
-    if inst.fabric.kind == "efa":
-        return "efa", len(interface_layout(inst, True))
-    return inst.fabric.kind, inst.fabric.interfaces
-
-
-def summarize(spec: ClusterSpec, ctx: Context) -> Summary:
+def summarize(cluster: ResolvedCluster) -> Summary:
     """Desired on-demand, desired expected (spot where it is used and published) and max on-demand."""
-    catalog: Catalog = ctx.catalog
+    spec = cluster.spec
     gpus = {"min": 0, "desired": 0, "max": 0}
     hourly = {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0}
     groups: list[dict] = []
     unpriced: list[str] = []
-    for group in spec.node_groups:
-        inst = catalog.get(spec.cloud, group.instance_types[0])
+    for resolved in cluster.groups:
+        group, inst = resolved.spec, resolved.primary
         if inst is None:
             continue
         for key in gpus:
             gpus[key] += getattr(group.size, key) * inst.gpu.count
         price = inst.price(spec.region)
-        fabric, interfaces = _fabric_in_use(group, spec, ctx)
-        groups.append({"name": group.name, "instance_type": inst.name, "fabric": fabric, "interfaces": interfaces,
+        groups.append({"name": group.name, "instance_type": inst.name, "fabric": resolved.fabric,
+                       "interfaces": resolved.interfaces,
                        "capacity": group.capacity, "size": group.size.model_dump()})
         if price is None or price.on_demand is None:
             unpriced.append(f"{inst.name} in {spec.region}")

@@ -8,11 +8,8 @@ from typing import Any
 
 import pulumi
 
-from ..catalog import load_catalog
-from ..program import build
-from ..spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, validate_cluster, validate_images
-from ..spec.rules import Context
-from ..spec.validate import default_lock
+from ..program import build, prepare
+from ..spec import ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
 from .policy_config import policy_pack_config
@@ -56,25 +53,23 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid."""
     config = load_stack(path, stacks_dir)
     name = stack_name(path)
-    catalog, lock = load_catalog(), default_lock()
-    if CLUSTER_KEY in config:
-        spec = validate_cluster(config[CLUSTER_KEY], catalog, lock)
-        cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
-        summary = summarize(spec, Context(catalog=catalog, lock=lock)).to_json()
-    elif IMAGES_KEY in config:
-        images = validate_images(config[IMAGES_KEY], lock)
-        cloud, region, zones = images.cloud, images.regions[0], []
-        spec = None
+    prepared = prepare(config)
+    if isinstance(prepared, ImagesSpec):
+        cloud, region, zones = prepared.cloud, prepared.regions[0], []
         summary = {"gpus": {"min": 0, "desired": 0, "max": 0},
                    "hourly_usd": {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0},
                    "node_groups": []}
     else:
-        raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
+        spec = prepared.spec
+        cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
+        summary = summarize(prepared).to_json()
     try:
-        resources = run_program(build, config, project=PROJECT, stack=name, region=region, zones=zones)
+        resources = run_program(
+            lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
+        )
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
-    report = run_policies(resources, policy_pack_config(config, spec))
+    report = run_policies(resources, policy_pack_config(config, prepared))
     return PlanResult(
         stack=name,
         cloud=cloud,

@@ -11,30 +11,34 @@ from typing import Any
 
 from policies.registry import rdma_required_config
 
-from ..spec import POLICY_KEY, ClusterSpec, ImagesSpec
+from ..resolve import ResolvedCluster
+from ..spec import POLICY_KEY, ImagesSpec
 
 
-def derived_settings(spec: ClusterSpec | ImagesSpec | None) -> dict[str, dict[str, Any]]:
-    if isinstance(spec, ImagesSpec):
-        return {"image-lock-valid": {"profile": spec.profile, "requiredRegions": {spec.cloud: list(spec.regions)}}}
-    if spec is None:
+def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:
+    if isinstance(prepared, ImagesSpec):
+        regions = {prepared.cloud: list(prepared.regions)}
+        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions}}
+    if prepared is None:
         return {}
+    spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region},
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
-    required = sorted({t for g in spec.node_groups if g.rdma == "required" for t in g.instance_types})
+    # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
+    required = sorted({t for g in prepared.groups if g.rdma for t in g.spec.instance_types})
     settings.update(rdma_required_config(required))
     return settings
 
 
-def policy_pack_config(config: dict[str, Any], spec: ClusterSpec | ImagesSpec | None) -> dict[str, Any]:
+def policy_pack_config(config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, Any]:
     """User settings win over derived ones; a bare level ("advisory") keeps the derived settings."""
     user = config.get(POLICY_KEY) or {}
     merged: dict[str, Any] = {}
-    for name, derived in derived_settings(spec).items():
+    for name, derived in derived_settings(prepared).items():
         given = user.get(name)
         if isinstance(given, str):
             merged[name] = {"enforcementLevel": given, **derived}

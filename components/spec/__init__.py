@@ -2,11 +2,10 @@
 
 from .errors import SpecError, SpecInvalid
 from .models import ClusterSpec, ImagesSpec, NodeGroup
-from .rules import uses_rdma
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_names, stack_path
-from .validate import validate_cluster, validate_images
+from .validate import validate_images
 
 __all__ = [
     "CLUSTER_KEY", "IMAGES_KEY", "POLICY_KEY", "ClusterSpec", "ImagesSpec", "NodeGroup", "SpecError",
-    "SpecInvalid", "load_stack", "stack_names", "stack_path", "uses_rdma", "validate_cluster", "validate_images",
+    "SpecInvalid", "load_stack", "stack_names", "stack_path", "validate_images",
 ]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Cloud = Literal["aws", "azure", "alicloud"]
+from ..clouds.registry import Cloud
+
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
 RdmaMode = Literal["auto", "required", "off"]
@@ -19,11 +20,11 @@ ScratchMode = Literal["raid0", "none"]
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
 
 
-class _Model(BaseModel):
+class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class Size(_Model):
+class Size(StrictModel):
     """Node counts of a group; the autoscaler moves desired between min and max."""
 
     min: int = Field(0, ge=0, description="fewest nodes")
@@ -31,7 +32,7 @@ class Size(_Model):
     max: int = Field(..., ge=1, description="most nodes; the budget is checked at this size")
 
 
-class NodeGroup(_Model):
+class NodeGroup(StrictModel):
     """One scaling group of identical GPU nodes."""
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
@@ -55,39 +56,35 @@ class NodeGroup(_Model):
         return value
 
 
-class Network(_Model):
-    """Create a network from `cidr`, or bring one (vpc_id/subnet_ids, vnet_id/subnet_id, vpc_id/vswitch_ids)."""
+class Network(StrictModel):
+    """Settings every cloud's network has; each cloud's model adds the ids of a network brought instead.
 
-    cidr: IPv4Network | None = Field(None, description="CIDR of the network to create")
-    vpc_id: str | None = Field(None, description="aws / alicloud: existing VPC id")
-    subnet_ids: list[str] = Field(default_factory=list, description="aws: existing private subnet ids")
-    vnet_id: str | None = Field(None, description="azure: existing VNet resource id")
-    subnet_id: str | None = Field(None, description="azure: existing subnet resource id")
-    vswitch_ids: list[str] = Field(default_factory=list, description="alicloud: existing vSwitch ids")
+    Create or bring, the one idiom for everything a user may own already: leave the `*_id` fields unset and
+    gpufleet creates the thing from the settings here; set them and gpufleet uses the brought one.
+    """
+
+    cidr: IPv4Network | None = Field(None, description="CIDR of the network to create; unset when one is brought")
     zones: list[str] = Field(..., min_length=1, description="availability zones; RDMA groups use exactly one")
     admin_cidrs: list[IPv4Network] = Field(
         default_factory=list, description="SSH ingress; empty = none (use SSM / Bastion / Cloud Assistant)"
     )
 
+    BRING: ClassVar[tuple[str, ...]] = ()
+    """The fields that bring an existing network instead, in the cloud's model."""
 
-class Storage(_Model):
+    def brought(self) -> dict[str, object]:
+        """The bring-your-own fields that are set, by name (empty when gpufleet creates the network)."""
+        return {name: value for name in self.BRING if (value := getattr(self, name))}
+
+
+class Storage(StrictModel):
     kms_key: str = Field("create", description="create | an existing key id or ARN / Key Vault key id")
     root_volume_gb: int = Field(200, ge=30, le=16384, description="root disk size in GB")
     scratch: ScratchMode = Field("raid0", description="raid0 (stripe local NVMe) | none")
     scratch_mount: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._/-]*$", description="absolute mount path")
 
 
-class Identity(_Model):
-    """What the node identity may reach, or a role brought by the user."""
-
-    s3_read_prefixes: list[str] = Field(
-        default_factory=list, description="aws: s3://bucket/prefix the nodes may read (datasets, checkpoints)"
-    )
-    permissions_boundary: str | None = Field(None, description="aws: ARN of a permissions boundary policy")
-    instance_profile_arn: str | None = Field(None, description="aws: bring your own instance profile")
-
-
-class Bootstrap(_Model):
+class Bootstrap(StrictModel):
     checkpoint_hook: str | None = Field(
         None, description="command run once on a spot interruption or scale-in notice (e.g. save a checkpoint)"
     )
@@ -96,12 +93,12 @@ class Bootstrap(_Model):
     )
 
 
-class Budget(_Model):
+class Budget(StrictModel):
     max_hourly_usd: float | None = Field(None, gt=0, description="USD/hour at max size; a plan over it fails")
 
 
-class ClusterSpec(_Model):
-    """The `gpufleet:cluster` key: one cluster in one environment."""
+class ClusterSpec(StrictModel):
+    """The `gpufleet:cluster` key: one cluster in one environment (each cloud's model extends this one)."""
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
     cloud: Cloud
@@ -111,7 +108,6 @@ class ClusterSpec(_Model):
     network: Network
     image: str = Field(..., description="a profile in images/lock.yaml")
     storage: Storage = Field(default_factory=Storage)
-    identity: Identity = Field(default_factory=Identity)
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     node_groups: list[NodeGroup] = Field(..., min_length=1)
     budget: Budget = Field(default_factory=Budget)
@@ -125,7 +121,7 @@ class ClusterSpec(_Model):
         return value
 
 
-class ImagesSpec(_Model):
+class ImagesSpec(StrictModel):
     """The `gpufleet:images` key: a stack that bakes image profiles instead of running a cluster."""
 
     name: str = Field(..., pattern=NAME_PATTERN)

@@ -2,19 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
-from ..catalog import Catalog, load_catalog
 from .errors import SpecError, SpecInvalid, field_path
-from .models import ClusterSpec, ImagesSpec
-from .rules import Context, LockWithImages, run_checks
+from .models import ImagesSpec
+
+if TYPE_CHECKING:
+    from ..lock.model import Lock
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def _message(error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+def _message(error: Mapping[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field; check its spelling against `gpufleet schema`"
     if error["type"] == "missing":
@@ -22,42 +24,43 @@ def _message(error: dict[str, Any], model: type[BaseModel], loc: tuple[Any, ...]
     return str(error["msg"])
 
 
-def parse(model: type[ModelT], raw: Any, prefix: str = "") -> ModelT:
-    """Validate `raw` into `model`; pydantic's errors become SpecErrors with field paths."""
+def _errors(exc: ValidationError, prefix: str, tags: Sequence[str]) -> list[SpecError]:
+    """pydantic's errors as SpecErrors with field paths; a discriminated union's tag is not a field."""
+    found = []
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            reason = "required field is missing" if error["type"] == "union_tag_not_found" else "unknown value"
+            found.append(SpecError(field_path(prefix, ("cloud",)), f"{reason}; use one of: {', '.join(tags)}"))
+            continue
+        if loc and loc[0] in tags:
+            loc = loc[1:]
+        found.append(SpecError(field_path(prefix, loc), _message(error)))
+    return found
+
+
+def parse_with(adapter: TypeAdapter[Any], raw: Any, tags: Sequence[str] = (), prefix: str = "") -> Any:
+    """Validate `raw` with a TypeAdapter (a discriminated union tagged by `tags`); SpecInvalid on errors."""
     if not isinstance(raw, dict):
         raise SpecInvalid([SpecError(prefix, "must be a map of fields (see `gpufleet schema`)")])
     try:
-        return model.model_validate(raw)
+        return adapter.validate_python(raw)
     except ValidationError as exc:
-        errors = [
-            SpecError(field_path(prefix, tuple(e["loc"])), _message(dict(e), model, tuple(e["loc"])))
-            for e in exc.errors()
-        ]
-        raise SpecInvalid(errors) from None
+        raise SpecInvalid(_errors(exc, prefix, tags)) from None
 
 
-def default_lock() -> LockWithImages:
-    from ..lock import load_lock  # the image lock is only read when a spec is validated
-
-    return load_lock()
-
-
-def validate_cluster(
-    raw: Any, catalog: Catalog | None = None, lock: LockWithImages | None = None
-) -> ClusterSpec:
-    """Validate a `gpufleet:cluster` value: field types first, then cross-field checks."""
-    spec = parse(ClusterSpec, raw)
-    ctx = Context(catalog=catalog or load_catalog(), lock=lock or default_lock())
-    errors = run_checks(spec, ctx)
-    if errors:
-        raise SpecInvalid(errors)
-    return spec
+def parse(model: type[ModelT], raw: Any, prefix: str = "") -> ModelT:
+    """Validate `raw` into `model`; pydantic's errors become SpecErrors with field paths."""
+    return parse_with(TypeAdapter(model), raw, prefix=prefix)
 
 
-def validate_images(raw: Any, lock: LockWithImages | None = None) -> ImagesSpec:
+def validate_images(raw: Any, lock: Lock | None = None) -> ImagesSpec:
     """Validate a `gpufleet:images` value: the profile must exist in the lock."""
     spec = parse(ImagesSpec, raw)
-    lock = lock or default_lock()
+    if lock is None:
+        from ..lock import load_lock  # read only when an image stack is validated
+
+        lock = load_lock()
     if spec.profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         message = f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}"

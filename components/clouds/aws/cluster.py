@@ -6,8 +6,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ...bootstrap import AwsLifecycle, BootstrapConfig, ExpectedType, render_user_data
-from ...spec import ClusterSpec, NodeGroup, uses_rdma
-from ...spec.rules import Context, group_zones
+from ...resolve import ResolvedCluster
 from ...tags import resource_tags
 from .identity import AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
@@ -19,26 +18,22 @@ from .storage import cluster_key
 LOG_RETENTION_DAYS = 30
 
 
-def asg_name(spec: ClusterSpec, group: NodeGroup) -> str:
-    return f"gpufleet-{spec.name}-{spec.environment}-{group.name}"
-
-
 class AwsGpuCluster(pulumi.ComponentResource):
     """A GPU cluster in one region from a validated ClusterSpec and a locked image profile."""
 
     def __init__(
         self,
-        spec: ClusterSpec,
-        ctx: Context,
+        resolved: ResolvedCluster,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        spec, lock = resolved.spec, resolved.lock
         name = spec.name
         super().__init__("gpufleet:aws:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
-        profile = ctx.lock.profiles[spec.image]
-        image_id = ctx.lock.image_id(spec.image, "aws", spec.region) or ""
+        profile = lock.profiles[spec.image]
+        image_id = lock.image_id(spec.image, "aws", spec.region) or ""
 
         network = AwsNetwork(
             f"{name}-net",
@@ -79,7 +74,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     account_id=account,
                     region=spec.region,
                     log_group_arn=log_group.arn,
-                    group_names=[asg_name(spec, g) for g in spec.node_groups if g.provisioner == "autoscaling"],
+                    group_names=[g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"],
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
                     permissions_boundary=spec.identity.permissions_boundary,
                     tags=tags,
@@ -93,10 +88,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
             topic_arn = None
 
         groups: dict[str, AwsNodeGroup] = {}
-        for group in spec.node_groups:
-            types = [t for t in (ctx.catalog.get("aws", n) for n in group.instance_types) if t is not None]
-            rdma = uses_rdma(group, ctx, "aws")
-            subnets = [network.subnet_ids[zone] for zone in group_zones(spec, group, rdma)]
+        for resolved_group in resolved.groups:
+            group, types, rdma = resolved_group.spec, resolved_group.known_types, resolved_group.rdma
+            subnets = [network.subnet_ids[zone] for zone in resolved_group.zones]
             bootstrap = BootstrapConfig(
                 cloud="aws",
                 cluster=spec.name,
@@ -120,7 +114,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 checkpoint_hook=spec.bootstrap.checkpoint_hook,
                 aws_lifecycle=AwsLifecycle(
                     region=spec.region,
-                    asg_name=asg_name(spec, group),
+                    asg_name=resolved_group.names["scaling_group"],
                     launch_hook="node-check",
                     terminate_hook="checkpoint",
                 )
@@ -133,7 +127,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     group=group,
                     types=types,
                     rdma=rdma,
-                    asg_name=asg_name(spec, group),
+                    asg_name=resolved_group.names["scaling_group"],
                     image_id=image_id,
                     subnet_ids=subnets,
                     security_group_id=security_group.id,

@@ -8,7 +8,7 @@ from ipaddress import IPv4Network
 import pulumi
 import pulumi_aws as aws
 
-from ...spec.sizing import private_subnet_cidrs, public_subnet_cidrs
+from .subnets import private_subnet_cidrs, public_subnet_cidrs
 
 # Interface endpoints that let SSM manage nodes with no public ingress and no route to the internet needed.
 SSM_ENDPOINTS = ("ssm", "ssmmessages", "ec2messages")

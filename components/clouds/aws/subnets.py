@@ -1,4 +1,4 @@
-"""Address planning shared by the spec checks and the network components, so both agree."""
+"""How gpufleet splits a VPC it creates; shared by the subnet-size check and the network component."""
 
 from __future__ import annotations
 
@@ -8,8 +8,6 @@ from ipaddress import IPv4Network
 # small public subnets that hold the NAT gateways.
 SPLIT_BITS = 2
 PUBLIC_PREFIX_EXTRA = 4
-# AWS reserves the first four addresses and the last one of every subnet.
-AWS_RESERVED = 5
 MAX_ZONES = 3
 
 
@@ -24,6 +22,3 @@ def public_subnet_cidrs(cidr: IPv4Network, zones: int) -> list[IPv4Network]:
     last_quarter = list(cidr.subnets(prefixlen_diff=SPLIT_BITS))[-1]
     return list(last_quarter.subnets(prefixlen_diff=PUBLIC_PREFIX_EXTRA))[:zones]
 
-
-def usable_addresses(subnet: IPv4Network) -> int:
-    return subnet.num_addresses - AWS_RESERVED

@@ -1,0 +1,47 @@
+"""AWS behind the backend protocol: EFA layout, Auto Scaling names, the cluster and image components."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..backend import scaling_group_names
+from . import rules
+from .efa import addresses_per_node, interface_layout
+from .spec import AwsClusterSpec
+
+if TYPE_CHECKING:
+    from ...catalog import InstanceType
+    from ...resolve import ResolvedCluster
+    from ...spec.models import ClusterSpec, ImagesSpec
+
+
+class AwsBackend:
+    name = "aws"
+    provider = "aws"
+    region_key = "aws:region"
+    spec_model = AwsClusterSpec
+    checks = rules.CHECKS
+    capacities = frozenset({"on-demand", "spot", "mixed", "capacity-block", "reservation"})
+
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        return sum(slot.interface_type is not None for slot in interface_layout(instance, rdma))
+
+    def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
+        return addresses_per_node(instance, rdma)
+
+    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
+        return scaling_group_names(spec, group_name)
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        from .cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built
+
+        return AwsGpuCluster(resolved).outputs
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        from .images_stack import build_aws_images
+
+        return build_aws_images(spec)
+
+
+BACKEND = AwsBackend()

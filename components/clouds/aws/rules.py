@@ -1,0 +1,67 @@
+"""Checks only AWS stacks need: capacity blocks, brought subnets, and subnets large enough for max size."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ...spec.errors import SpecError
+from .efa import addresses_per_node
+from .subnets import private_subnet_cidrs
+
+if TYPE_CHECKING:
+    from ...resolve import ResolvedCluster
+
+
+def capacity_blocks_fixed(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    most = int(cluster.catalog.limit("aws", "capacity_block_max_instances"))
+    for group in cluster.groups:
+        if group.spec.capacity != "capacity-block":
+            continue
+        s = group.spec.size
+        if not s.min == s.desired == s.max:
+            yield SpecError(
+                group.path("size"),
+                f"a capacity block runs a fixed count: set min = desired = max (got {s.min}/{s.desired}/{s.max})",
+            )
+        if s.max > most:
+            yield SpecError(group.path("size.max"), f"a capacity block holds at most {most} instances")
+
+
+def subnet_per_zone(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    net = cluster.spec.network
+    if net.subnet_ids and len(net.subnet_ids) != len(net.zones):
+        yield SpecError(
+            "network.subnet_ids",
+            f"list one private subnet per zone, in the order of network.zones ({len(net.zones)} zones, "
+            f"{len(net.subnet_ids)} subnets)",
+        )
+
+
+def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """Only networks gpufleet creates can be sized offline; a brought subnet's size is unknown here."""
+    cidr = cluster.spec.network.cidr
+    if cidr is None:
+        return
+    subnets = private_subnet_cidrs(cidr, len(cluster.spec.network.zones))
+    if subnets is None:
+        yield SpecError("network.cidr", f"{cidr} is too small to split into private subnets; use a /16")
+        return
+    usable = subnets[0].num_addresses - int(cluster.catalog.limit("aws", "subnet_reserved_addresses"))
+    demand: dict[str, int] = {}
+    for group in cluster.groups:
+        if group.primary is None:
+            continue
+        # A multi-zone group may land every node in one zone: count the worst case.
+        for zone in group.zones:
+            demand[zone] = demand.get(zone, 0) + group.spec.size.max * addresses_per_node(group.primary, group.rdma)
+    for zone, needed in sorted(demand.items()):
+        if needed > usable:
+            yield SpecError(
+                "network.cidr",
+                f"the private subnet in {zone} ({subnets[0].prefixlen}-bit prefix, {usable} usable addresses) cannot "
+                f"hold {needed} node addresses at max size; widen network.cidr or lower size.max",
+            )
+
+
+CHECKS = (capacity_blocks_fixed, subnet_per_zone, subnets_hold_nodes)

@@ -1,0 +1,64 @@
+"""The protocol every cloud backend implements; the program, the resolve step and the planner use only this."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..spec.models import ClusterSpec, ImagesSpec
+
+if TYPE_CHECKING:
+    from ..catalog import InstanceType
+    from ..resolve import ResolvedCluster
+    from ..spec.errors import SpecError
+
+    ClusterCheck = Callable[[ResolvedCluster], Iterator[SpecError]]
+
+
+class CloudBackend(Protocol):
+    """What a cloud supplies: its stack-file model and checks, fabric facts, components and offline answers."""
+
+    name: str
+    """The `cloud` value of a stack file: aws, azure, alicloud."""
+    provider: str
+    """Prefix of the provider's resource type tokens (aws, azure-native, alicloud)."""
+    region_key: str
+    """The provider's own config key for the region (aws:region, azure-native:location, alicloud:region)."""
+    spec_model: type[ClusterSpec]
+    """The cloud's `gpufleet:cluster` model: network, identity and storage settings only it has."""
+    checks: Sequence[ClusterCheck]
+    """Cross-field checks only this cloud needs, run after the shared ones, before any resource."""
+    capacities: frozenset[str]
+    """The node group `capacity` kinds the cloud offers."""
+
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
+        ...
+
+    def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
+        """Private addresses one node takes from its subnet."""
+        ...
+
+    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
+        """Names a group's resources must have before they exist (scaling group, hooks), by role."""
+        ...
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        """Register the cluster's resources (under `pulumi up` or the offline engine); returns stack outputs."""
+        ...
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        """Register the image pipeline of an image stack; returns stack outputs."""
+        ...
+
+
+def scaling_group_names(spec: ClusterSpec, group_name: str) -> dict[str, str]:
+    """`gpufleet-<cluster>-<environment>-<group>`: known before the group exists, so policies can name it."""
+    return {"scaling_group": f"gpufleet-{spec.name}-{spec.environment}-{group_name}"}
+
+
+def not_built_yet(cloud: str, what: str) -> Exception:
+    """The error a backend raises for a component it does not have yet: the stack stops before any resource."""
+    import pulumi
+
+    return pulumi.RunError(f"cloud {cloud!r} has no {what} yet; aws is supported")

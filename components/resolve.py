@@ -1,0 +1,131 @@
+"""Resolve a stack's `gpufleet:cluster` once: the validated spec plus everything derived from it.
+
+Spec checks, the cloud backends, the plan summary and the policy pack config all read a ResolvedCluster;
+none of them works out again which catalog rows a group uses, whether it runs RDMA, over which fabric and
+how many interfaces, in which zones, or under which names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
+
+from .catalog import Catalog, InstanceType, load_catalog
+from .clouds.registry import CLOUDS, backend
+from .spec.errors import SpecInvalid
+from .spec.models import ClusterSpec, NodeGroup
+from .spec.validate import parse_with
+
+if TYPE_CHECKING:
+    from .clouds.backend import CloudBackend
+    from .lock.model import Lock
+
+
+@dataclass(frozen=True)
+class ResolvedGroup:
+    """One node group with what the catalog, the fabric and the cloud's naming make of it."""
+
+    index: int
+    spec: NodeGroup
+    types: tuple[InstanceType | None, ...]
+    """Catalog row of each of spec.instance_types, in order; None for a type the catalog lacks."""
+    rdma: bool
+    """RDMA in use: required, or auto on a primary type with a fabric."""
+    fabric: str
+    """Fabric kind in use (efa, infiniband, erdma, roce) or none."""
+    interfaces: int
+    """RDMA interfaces per node in use (0 without RDMA)."""
+    zones: tuple[str, ...]
+    names: Mapping[str, str]
+    """Names the group's resources need before they exist (e.g. scaling_group), by role."""
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def primary(self) -> InstanceType | None:
+        return self.types[0]
+
+    @property
+    def known_types(self) -> list[InstanceType]:
+        return [t for t in self.types if t is not None]
+
+    def path(self, field: str = "") -> str:
+        """Field path of this group in the stack file, e.g. node_groups[1].size."""
+        return f"node_groups[{self.index}]" + (f".{field}" if field else "")
+
+
+@dataclass(frozen=True)
+class ResolvedCluster:
+    spec: ClusterSpec
+    groups: tuple[ResolvedGroup, ...]
+    catalog: Catalog
+    lock: Lock
+
+    @property
+    def backend(self) -> CloudBackend:
+        return backend(self.spec.cloud)
+
+
+def _zones(spec: ClusterSpec, group: NodeGroup, rdma: bool) -> tuple[str, ...]:
+    """Its pinned zone; the first zone for RDMA groups (the checks refuse several); else every zone."""
+    if group.zone:
+        return (group.zone,)
+    return tuple(spec.network.zones[:1] if rdma else spec.network.zones)
+
+
+def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend, catalog: Catalog) -> ResolvedGroup:
+    types = tuple(catalog.get(spec.cloud, name) for name in group.instance_types)
+    primary = types[0]
+    rdma = group.rdma != "off" and (group.rdma == "required" or (primary is not None and primary.rdma))
+    in_use = cloud.interfaces_in_use(primary, rdma) if primary is not None else 0
+    return ResolvedGroup(
+        index=index,
+        spec=group,
+        types=types,
+        rdma=rdma,
+        fabric=primary.fabric.kind if primary is not None and in_use else "none",
+        interfaces=in_use,
+        zones=_zones(spec, group, rdma),
+        names=cloud.group_names(spec, group.name),
+    )
+
+
+@cache
+def _cluster_adapter() -> TypeAdapter[Any]:
+    from typing import Annotated, Union
+
+    from pydantic import Field
+
+    models = tuple(backend(cloud).spec_model for cloud in CLOUDS)
+    return TypeAdapter(Annotated[Union[models], Field(discriminator="cloud")])  # noqa: UP007 - a runtime tuple
+
+
+def cluster_json_schema() -> dict[str, Any]:
+    """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud`."""
+    return {"title": "gpufleet:cluster", **_cluster_adapter().json_schema()}
+
+
+def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None = None) -> ResolvedCluster:
+    """Validate a `gpufleet:cluster` value and resolve it; SpecInvalid lists every problem, by field."""
+    from .lock import load_lock
+    from .spec.rules import run_checks
+
+    spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+    catalog = catalog or load_catalog()
+    cloud = backend(spec.cloud)
+    resolved = ResolvedCluster(
+        spec=spec,
+        groups=tuple(_group(spec, i, g, cloud, catalog) for i, g in enumerate(spec.node_groups)),
+        catalog=catalog,
+        lock=lock or load_lock(),
+    )
+    errors = run_checks(resolved)
+    if errors:
+        raise SpecInvalid(errors)
+    return resolved
