@@ -202,7 +202,9 @@ def test_brought_network_passes() -> None:
 
 def test_brought_subnets_match_zones() -> None:
     raw = base()
-    raw["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]}
+    raw["network"] = {
+        "vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]
+    }
     assert any(e.startswith("network.subnet_ids: list one private subnet per zone") for e in errors_of(raw))
 
 

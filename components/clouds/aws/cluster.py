@@ -74,7 +74,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     account_id=account,
                     region=spec.region,
                     log_group_arn=log_group.arn,
-                    group_names=[g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"],
+                    group_names=[
+                        g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"
+                    ],
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
                     permissions_boundary=spec.identity.permissions_boundary,
                     tags=tags,
