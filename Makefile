@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= aws-train-p5
 
-.PHONY: plan test lint policies clean
+.PHONY: plan test bench lint policies clean
 
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,6 +18,9 @@ plan: $(BIN)/gpufleet
 test: $(BIN)/gpufleet
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+bench: $(BIN)/gpufleet
+	$(BIN)/python -m pytest -m bench -s tests/bench
 
 lint: $(BIN)/gpufleet
 	$(BIN)/ruff check .
