@@ -11,6 +11,7 @@ import pydantic
 import pytest
 
 from components.catalog import CLOUDS, InstanceType, load_catalog
+from components.spec import SpecInvalid
 
 CATALOG = load_catalog()
 ALL_ROWS = CATALOG.instances()
@@ -213,15 +214,14 @@ def test_a_well_formed_file_loads_from_another_directory(tmp_path):
     (('source: "unit test"', ""), ("instances", "test-type", "source")),
 ])
 def test_a_malformed_file_names_the_field(tmp_path, change, field):
-    with pytest.raises(pydantic.ValidationError) as raised:
+    with pytest.raises(SpecInvalid) as raised:
         load_catalog.__wrapped__(_write(tmp_path, GOOD_ROW.replace(*change)))
-    assert field in [err["loc"] for err in raised.value.errors()]
-    assert ".".join(field) in str(raised.value)
+    assert ".".join(field) in [error.path for error in raised.value.errors]
+    assert str(raised.value).startswith(f"invalid {tmp_path / 'aws.yaml'}:")
 
 
 def test_a_price_without_a_date_is_rejected(tmp_path):
     text = GOOD_ROW + '    prices:\n      us-east-1: {on_demand: 1.0, source: "unit test"}\n'
-    with pytest.raises(pydantic.ValidationError) as raised:
+    with pytest.raises(SpecInvalid) as raised:
         load_catalog.__wrapped__(_write(tmp_path, text))
-    locs = [err["loc"] for err in raised.value.errors()]
-    assert ("instances", "test-type", "prices", "us-east-1", "date") in locs
+    assert "instances.test-type.prices.us-east-1.date" in [error.path for error in raised.value.errors]

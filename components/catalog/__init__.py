@@ -5,9 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
-import yaml
-
 from ..clouds.registry import CLOUDS, Cloud
+from ..yaml_model import load_yaml_model
 from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -47,19 +46,11 @@ class Catalog:
         return sorted(found, key=lambda i: (i.cloud, i.name))
 
 
-def _read(path: Path) -> CloudCatalog:
-    raw = yaml.safe_load(path.read_text())
-    for name, row in raw.get("instances", {}).items():
-        row.setdefault("name", name)
-        row.setdefault("cloud", raw.get("cloud"))
-    return CloudCatalog.model_validate(raw)
-
-
 @lru_cache(maxsize=1)
 def load_catalog(data_dir: Path = DATA_DIR) -> Catalog:
-    """Load and validate every data/<cloud>.yaml; a malformed file raises pydantic.ValidationError."""
+    """Load and validate every data/<cloud>.yaml; a malformed file raises SpecInvalid naming every field."""
     clouds = {}
     for path in sorted(data_dir.glob("*.yaml")):
-        catalog = _read(path)
+        catalog = load_yaml_model(path, CloudCatalog)
         clouds[catalog.cloud] = catalog
     return Catalog(clouds)

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, model_validator
 
 from ..clouds.registry import Cloud
+from ..yaml_model import StrictModel
 
 FabricKind = Literal["efa", "infiniband", "erdma", "roce", "none"]
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Price(_Strict):
+class Price(StrictModel):
     """Hourly USD price of one instance type in one region: a snapshot, never a quote."""
 
     on_demand: float | None = Field(None, description="USD per hour; null where the source left it empty")
@@ -24,24 +21,24 @@ class Price(_Strict):
     date: str = Field(..., pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="when the source was read")
 
 
-class Gpu(_Strict):
+class Gpu(StrictModel):
     model: str = Field(..., description="marketing model, e.g. H100, A100, L40S")
     count: int = Field(..., ge=1)
     memory_gb: float | None = Field(None, description="memory per GPU as published (GB or GiB as the source says)")
 
 
-class Fabric(_Strict):
+class Fabric(StrictModel):
     kind: FabricKind
     interfaces: int = Field(0, ge=0, description="EFA interfaces, IB HCAs or ERIs the type takes")
     gbps: float | None = Field(None, description="aggregate fabric / network bandwidth")
 
 
-class LocalNvme(_Strict):
+class LocalNvme(StrictModel):
     count: int = Field(..., ge=0)
     size_gb: float | None = Field(None, ge=0, description="size of each device")
 
 
-class InstanceType(_Strict):
+class InstanceType(StrictModel):
     """One instance type (AWS), VM size (Azure) or instance type (Alibaba)."""
 
     name: str
@@ -67,14 +64,27 @@ class InstanceType(_Strict):
         return self.prices.get(region)
 
 
-class Limit(_Strict):
+class Limit(StrictModel):
     """A published limit of the cloud that a check relies on (an IB scale-set cap, reserved addresses...)."""
 
     value: int | str
     source: str = Field(..., min_length=3, description="where the limit is published")
 
 
-class CloudCatalog(_Strict):
+class CloudCatalog(StrictModel):
     cloud: Cloud
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rows_know_their_name_and_cloud(cls, raw: Any) -> Any:
+        """A row's name is its key and its cloud the file's: copied in so an InstanceType knows both."""
+        if isinstance(raw, dict) and isinstance(raw.get("instances"), dict):
+            rows = {
+                name: {"name": name, "cloud": raw.get("cloud"), **row} if isinstance(row, dict) else row
+                for name, row in raw["instances"].items()
+            }
+            return {**raw, "instances": rows}
+        return raw
+
     limits: dict[str, Limit] = Field(default_factory=dict, description="limit name -> value with its source")
     instances: dict[str, InstanceType]

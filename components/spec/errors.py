@@ -22,8 +22,8 @@ class SpecInvalid(Exception):
     def __init__(self, errors: list[SpecError], source: str = "") -> None:
         self.errors = errors
         self.source = source
-        where = f" in {source}" if source else ""
-        super().__init__(f"invalid stack{where}:\n" + "\n".join(f"  {e}" for e in errors))
+        what = source or "stack"
+        super().__init__(f"invalid {what}:\n" + "\n".join(f"  {e}" for e in errors))
 
 
 def field_path(prefix: str, loc: tuple[object, ...]) -> str:

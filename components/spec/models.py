@@ -5,9 +5,10 @@ from __future__ import annotations
 from ipaddress import IPv4Network
 from typing import ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from ..clouds.registry import Cloud
+from ..yaml_model import StrictModel
 
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
@@ -18,10 +19,6 @@ ScratchMode = Literal["raid0", "none"]
 # Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
 # names and as a DNS label.
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
-
-
-class StrictModel(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class Size(StrictModel):

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ..yaml_model import read_yaml
 from .errors import SpecError, SpecInvalid
 
 CLUSTER_KEY = "gpufleet:cluster"
@@ -27,10 +26,7 @@ def read_config(path: Path) -> dict[str, Any]:
     """The `config:` map of one stack file, unresolved."""
     if not path.is_file():
         raise SpecInvalid([SpecError("", f"stack file {path} does not exist")])
-    try:
-        doc = yaml.safe_load(path.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise SpecInvalid([SpecError("", f"{path} is not valid YAML: {exc}")], str(path)) from None
+    doc = read_yaml(path) or {}
     config = doc.get("config", {}) if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise SpecInvalid([SpecError("config", "must be a map of config keys")], str(path))
