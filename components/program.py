@@ -61,7 +61,7 @@ def build_cluster(raw: object) -> None:
         from .clouds.aws.cluster import AwsGpuCluster
 
         cluster = AwsGpuCluster(spec, ctx)
-        for key, value in cluster.outputs.items():
+        for key, value in cluster.exports().items():
             pulumi.export(key, value)
     else:
         raise pulumi.RunError(f"cloud {spec.cloud!r} has no cluster component yet; aws is supported")

@@ -63,9 +63,13 @@ class AwsLifecycle:
     """The Auto Scaling group and lifecycle hooks an AWS node reports to."""
 
     region: str
+    """Region of the group, for the AWS CLI."""
     asg_name: str
+    """Name of the Auto Scaling group."""
     launch_hook: str
+    """Hook the node check completes (CONTINUE or ABANDON)."""
     terminate_hook: str
+    """Hook the spot watcher completes with CONTINUE after the checkpoint."""
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,8 @@ class BootstrapConfig:
     scratch: Literal["raid0", "none"]
     scratch_mount: str
     checkpoint_hook: str | None
+    checkpoint_grace_seconds: int
+    """How long the checkpoint hook may run; on AWS also the terminate hook's heartbeat timeout."""
     aws_lifecycle: AwsLifecycle | None = None
 
     def __post_init__(self) -> None:
@@ -103,6 +109,9 @@ class BootstrapConfig:
             self._validate_scratch_mount()
         if self.checkpoint_hook is not None:
             _require_text("checkpoint_hook", self.checkpoint_hook)
+        grace = self.checkpoint_grace_seconds
+        if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
+            raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
         if self.aws_lifecycle is not None:
             if self.cloud != "aws":
                 raise BootstrapError(f"aws_lifecycle: only for cloud aws, not {self.cloud}")
