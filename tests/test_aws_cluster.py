@@ -297,3 +297,17 @@ def test_shipped_stacks_plan_clean(stack: str) -> None:
     plan = shipped(stack)
     assert plan.exit_code == 0, plan.policies["violations"]
     assert plan.policies["evaluated"] >= 20
+
+
+def test_program_exports_the_clusters_typed_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulumi
+
+    from components.clouds.aws.cluster import AwsGpuCluster
+
+    exported: dict[str, object] = {}
+    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.setdefault(name, value))
+    plan_stack(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", SHIPPED_STACKS)
+    typed = set(AwsGpuCluster.__annotations__)
+    assert set(exported) == typed
+    assert all(isinstance(exported[name], pulumi.Output) for name in ("key_arn", "vpc_id", "security_group_id"))
+    assert set(exported["group_names"]) == {"h100"}

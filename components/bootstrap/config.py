@@ -26,10 +26,15 @@ class ExpectedType:
     """What the node check expects on one instance type."""
 
     gpu_model: str
+    """GPU model name as the catalog gives it (H100, H200, ...)."""
     gpu_count: int
+    """GPUs per node."""
     nvswitch: bool
+    """Whether the type has NVSwitch, so the fabric manager must run."""
     fabric: str
+    """RDMA fabric in use: efa, infiniband, erdma, roce, or none."""
     fabric_interfaces: int
+    """RDMA interfaces the node must show; 0 with fabric none."""
 
     def validate(self, where: str) -> None:
         _require_text(f"{where}.gpu_model", self.gpu_model)
@@ -77,19 +82,31 @@ class BootstrapConfig:
     """Everything rendered into one node group's user data."""
 
     cloud: Literal["aws", "azure", "alicloud"]
+    """Cloud of the node group; picks the metadata service the scripts use."""
     cluster: str
+    """Cluster name."""
     node_group: str
+    """Node group name."""
     image_profile: str
+    """Profile of images/lock.yaml the image carries."""
     driver: str
+    """NVIDIA driver version the node check expects."""
     cuda: str
+    """CUDA version the node check expects."""
     fabric_manager: str
+    """Fabric manager version the node check expects (equal to the driver)."""
     expected: Mapping[str, ExpectedType]
+    """Per instance type of the group: what the node check expects."""
     scratch: Literal["raid0", "none"]
+    """raid0: stripe the local NVMe disks at scratch_mount; none: leave them."""
     scratch_mount: str
+    """Absolute mount path of the scratch array."""
     checkpoint_hook: str | None
+    """Command run once per interruption notice; None only logs the notice."""
     checkpoint_grace_seconds: int
     """How long the checkpoint hook may run; on AWS also the terminate hook's heartbeat timeout."""
     aws_lifecycle: AwsLifecycle | None = None
+    """AWS Auto Scaling groups: the group and hooks the node completes; None elsewhere."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
