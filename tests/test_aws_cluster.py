@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import SHIPPED_STACKS, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
@@ -53,7 +54,10 @@ def test_interfaces_carry_the_node_security_group_and_no_public_ip() -> None:
     sg_ids = {tuple(i["securityGroups"]) for i in lt["networkInterfaces"]}
     assert len(sg_ids) == 1 and next(iter(sg_ids))[0].startswith("sg-")
     assert "vpcSecurityGroupIds" not in lt and "securityGroupNames" not in lt
-    assert {i["associatePublicIpAddress"] for i in lt["networkInterfaces"]} == {"false"}
+    primary, *secondary = lt["networkInterfaces"]
+    assert primary["associatePublicIpAddress"] == "false"
+    # EC2 rejects the field on secondary (EFA card > 0) interfaces.
+    assert secondary and not [i for i in secondary if "associatePublicIpAddress" in i]
     assert all(s.inputs["mapPublicIpOnLaunch"] is False for s in of_type(plan, "aws:ec2/subnet:Subnet"))
 
 
@@ -126,7 +130,7 @@ def test_asg_spot_mixed_instances() -> None:
     assert [o["instanceType"] for o in template["overrides"]] == ["p5.48xlarge", "p5e.48xlarge"]
     assert template["launchTemplateSpecification"]["version"] == "1"  # explicit, never $Latest
     assert (inputs["minSize"], inputs["desiredCapacity"], inputs["maxSize"]) == (0, 2, 16)
-    assert asg.ignore_changes == ("desiredCapacity",)
+    assert asg.ignore_changes == ("desiredCapacity", "initialLifecycleHooks")
     assert inputs["instanceRefresh"]["strategy"] == "Rolling"
     assert inputs["name"] == "gpufleet-train-dev-h100"
 
@@ -137,6 +141,36 @@ def test_asg_lifecycle_hooks() -> None:
     terminate = hooks["autoscaling:EC2_INSTANCE_TERMINATING"]
     assert launch["defaultResult"] == "ABANDON" and launch["name"] == "node-check"
     assert terminate["defaultResult"] == "CONTINUE" and terminate["heartbeatTimeout"] == 300
+
+
+def user_settings(plan: PlanResult) -> dict[str, str]:
+    """The bootstrap.env the launch template's user data writes, as NAME -> value."""
+    import base64
+
+    document = yaml.safe_load(base64.b64decode(one(plan, LT).inputs["userData"]))
+    env = next(f["content"] for f in document["write_files"] if f["path"] == "/etc/gpufleet/bootstrap.env")
+    return dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#"))
+
+
+def test_lifecycle_hooks_are_resources_that_reach_the_live_group(tmp_path: Path) -> None:
+    cluster = read_cluster("aws-train-p5")
+    cluster["bootstrap"]["checkpoint_grace_seconds"] = 600
+    plan = plan_stack(write_stack(tmp_path, "grace", cluster))
+    asg = one(plan, ASG)
+    hooks = {h.inputs["lifecycleTransition"]: h for h in of_type(plan, "aws:autoscaling/lifecycleHook:LifecycleHook")}
+    assert set(hooks) == {"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING"}
+    for hook in hooks.values():
+        assert hook.inputs["autoscalingGroupName"] == asg.inputs["name"]
+        assert hook.property_dependencies["autoscalingGroupName"] == (asg.urn,)
+    # The group is created with the same hooks, so its first instances are held too.
+    initial = {h["lifecycleTransition"]: h for h in asg.inputs["initialLifecycleHooks"]}
+    assert initial == {t: {k: v for k, v in h.inputs.items() if k != "autoscalingGroupName"} for t, h in hooks.items()}
+    assert hooks["autoscaling:EC2_INSTANCE_TERMINATING"].inputs["heartbeatTimeout"] == 600
+    # The node completes the hooks the group registers, and checkpoints within the same grace.
+    settings = user_settings(plan)
+    assert settings["GPUFLEET_LAUNCH_HOOK"] == hooks["autoscaling:EC2_INSTANCE_LAUNCHING"].inputs["name"]
+    assert settings["GPUFLEET_TERMINATE_HOOK"] == hooks["autoscaling:EC2_INSTANCE_TERMINATING"].inputs["name"]
+    assert settings["GPUFLEET_CHECKPOINT_GRACE_SECONDS"] == "600"
 
 
 def test_user_data_completes_the_launch_hook() -> None:
@@ -212,12 +246,27 @@ def test_fleet_provisioner(tmp_path: Path) -> None:
     assert not of_type(plan, ASG)
     fleet = one(plan, "aws:ec2/fleet:Fleet").inputs
     assert fleet["type"] == "maintain"
-    assert fleet["spotOptions"]["allocationStrategy"] == "price-capacity-optimized"
     assert fleet["targetCapacitySpecification"] == {
         "defaultTargetCapacityType": "spot", "totalTargetCapacity": 2, "onDemandTargetCapacity": 1,
         "spotTargetCapacity": 1}
     types = [o["instanceType"] for c in fleet["launchTemplateConfigs"] for o in c["overrides"]]
     assert types == ["p5.48xlarge", "p5e.48xlarge"]
+
+
+def test_fleet_launches_the_primary_type_first_and_caps_spot(tmp_path: Path) -> None:
+    plan = plan_variant(tmp_path, provisioner="fleet", spot_max_price=40.5,
+                        instance_types=["p5.48xlarge", "p5en.48xlarge", "p5e.48xlarge"])
+    fleet = one(plan, "aws:ec2/fleet:Fleet").inputs
+    overrides = {o["instanceType"]: o for c in fleet["launchTemplateConfigs"] for o in c["overrides"]}
+    assert {t: o["priority"] for t, o in overrides.items()} == {"p5.48xlarge": 0, "p5en.48xlarge": 1, "p5e.48xlarge": 2}
+    assert fleet["onDemandOptions"]["allocationStrategy"] == "prioritized"
+    assert fleet["spotOptions"]["allocationStrategy"] == "capacity-optimized-prioritized"
+    assert {o["maxPrice"] for o in overrides.values()} == {"40.5000"}
+
+
+def test_fleet_without_spot_max_price_caps_at_on_demand(tmp_path: Path) -> None:
+    fleet = one(plan_variant(tmp_path, provisioner="fleet"), "aws:ec2/fleet:Fleet").inputs
+    assert not [o for c in fleet["launchTemplateConfigs"] for o in c["overrides"] if "maxPrice" in o]
 
 
 def test_brought_network_creates_no_vpc(tmp_path: Path) -> None:
@@ -248,3 +297,17 @@ def test_shipped_stacks_plan_clean(stack: str) -> None:
     plan = shipped(stack)
     assert plan.exit_code == 0, plan.policies["violations"]
     assert plan.policies["evaluated"] >= 20
+
+
+def test_program_exports_the_clusters_typed_outputs(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pulumi
+
+    from components.clouds.aws.cluster import AwsGpuCluster
+
+    exported: dict[str, object] = {}
+    monkeypatch.setattr(pulumi, "export", lambda name, value: exported.setdefault(name, value))
+    plan_stack(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", SHIPPED_STACKS)
+    typed = set(AwsGpuCluster.__annotations__)
+    assert set(exported) == typed
+    assert all(isinstance(exported[name], pulumi.Output) for name in ("key_arn", "vpc_id", "security_group_id"))
+    assert set(exported["group_names"]) == {"h100"}

@@ -63,6 +63,7 @@ def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
         scratch="raid0",
         scratch_mount="/scratch",
         checkpoint_hook="/opt/train/checkpoint.sh --reason 'spot'",
+        checkpoint_grace_seconds=300,
         aws_lifecycle=LIFECYCLE if cloud == "aws" else None,
     )
     return replace(base, **changes)
@@ -212,6 +213,7 @@ def test_aws_render_carries_lifecycle_names_and_results():
         "GPUFLEET_LAUNCH_HOOK=train-h100-launch",
         "GPUFLEET_TERMINATE_HOOK=train-h100-terminate",
         "GPUFLEET_REGION=us-east-1",
+        "GPUFLEET_CHECKPOINT_GRACE_SECONDS=300",
     ):
         assert line in settings.splitlines()
     for word in ("complete-lifecycle-action", "CONTINUE", "ABANDON", "X-aws-ec2-metadata-token"):
@@ -283,6 +285,7 @@ def test_oversized_config_names_the_limit():
         ({"scratch": "raid5"}, "scratch: must be raid0 or none"),
         ({"driver": ""}, "driver: must be a non-empty string"),
         ({"checkpoint_hook": "  "}, "checkpoint_hook: must be a non-empty string"),
+        ({"checkpoint_grace_seconds": 0}, "checkpoint_grace_seconds: must be an integer >= 1"),
         ({"expected": {"p5.48xlarge": replace(H100, gpu_count=0)}}, r"expected\[p5.48xlarge\].gpu_count"),
         ({"expected": {"p5.48xlarge": replace(H100, fabric="nvlink")}}, r"expected\[p5.48xlarge\].fabric:"),
         (
@@ -476,6 +479,21 @@ def test_aws_interruption_runs_the_hook_once(tmp_path):
         in calls
     )
     assert not [c for c in calls if c.startswith("aws ")]
+
+
+def test_checkpoint_hook_runs_for_the_stacks_grace_not_a_fixed_time(tmp_path):
+    """Every cloud's notice goes through the same checkpoint step; AWS stands for them."""
+    notice = {**AWS_IMDS, "/spot/instance-action": '{"action": "terminate"}'}
+    hook = 'sleep 2; echo "hook finished" >> "$STUB_LOG"'
+    short = Node(tmp_path / "short", config("aws", checkpoint_hook=hook, checkpoint_grace_seconds=1))
+    short.curl(notice)
+    run = short.run("gpufleet-spot-watcher", "--once")
+    assert "hook finished" not in short.calls()
+    assert "checkpoint hook exited 124" in run.stderr  # timeout(1) ended it at the grace
+    enough = Node(tmp_path / "enough", config("aws", checkpoint_hook=hook, checkpoint_grace_seconds=10))
+    enough.curl(notice)
+    enough.run("gpufleet-spot-watcher", "--once")
+    assert "hook finished" in enough.calls()
 
 
 def test_aws_no_notice_runs_nothing(tmp_path):

@@ -40,6 +40,8 @@ class RecordingMocks(pulumi.runtime.Mocks):
         }
 
     def call(self, args: pulumi.runtime.MockCallArgs):
+        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
+            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:root", "userId": "123456789012"}
         return {}
 
     def of_type(self, typ: str) -> list[Registered]:
@@ -114,6 +116,8 @@ def test_registers_the_pipeline_resources():
     assert types == sorted(
         [
             "gpufleet:aws:ImagePipeline",
+            "aws:iam/serviceLinkedRole:ServiceLinkedRole",
+            "aws:iam/serviceLinkedRole:ServiceLinkedRole",
             "aws:kms/key:Key",
             "aws:kms/replicaKey:ReplicaKey",
             "aws:kms/replicaKey:ReplicaKey",
@@ -208,6 +212,7 @@ def test_iam_is_two_managed_policies_and_no_wildcard_action():
     policies = [
         json.loads(r.inputs[key])
         for r in mocks.resources
+        if r.typ.startswith("aws:iam/")
         for key in ("assumeRolePolicy", "policy")
         if isinstance(r.inputs.get(key), str)
     ]
@@ -243,8 +248,9 @@ def test_children_are_parented_to_the_component_and_outputs_registered():
     mocks = build("img-tree", args(regions=["us-east-1"]))
     component = mocks.monitor.one_urn("gpufleet:aws:ImagePipeline")
     children = [r for r in mocks.monitor.registered if r["type"] != "gpufleet:aws:ImagePipeline"]
-    # key, component, recipe, role, 2 attachments, profile, infrastructure, distribution, pipeline
-    assert len(children) == 10
+    # 2 service-linked roles, key, component, recipe, role, 2 attachments, profile, infrastructure,
+    # distribution, pipeline
+    assert len(children) == 12
     assert {c["parent"] for c in children} == {component}
     assert all(c["name"].startswith("img-tree-") for c in children)
     infra = next(c for c in children if c["type"].endswith("InfrastructureConfiguration"))

@@ -10,6 +10,7 @@ import tarfile
 import yaml
 from conftest import SHIPPED_STACKS
 
+from components.clouds.aws.image_pipeline import component_document
 from components.lock import load_lock
 from components.lock.bundle import installer_command, pack
 from components.plan.planner import plan_stack
@@ -45,3 +46,14 @@ def test_bundle_is_reproducible() -> None:
     payload = re.search(r"echo '([A-Za-z0-9+/=]+)'", first).group(1)
     assert base64.b64decode(payload) == pack(profile, "aws")
     assert "--nvswitch no" in installer_command(profile, "aws", False)
+
+
+def test_component_document_has_no_anchors_and_parses_back() -> None:
+    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    component = next(r for r in plan.resources if r.type == "aws:imagebuilder/component:Component")
+    data = component.inputs["data"]
+    events = list(yaml.parse(data))
+    assert not [e for e in events if isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)]
+    profile = load_lock().profiles["cuda12.8-r580"]
+    command = installer_command(profile, "aws", True)
+    assert yaml.safe_load(data) == component_document("cuda12.8-r580", command)

@@ -17,7 +17,8 @@
   fails the unit: workload units declare ``Requires=gpufleet-health.service`` and
   ``After=gpufleet-health.service`` and so never start on a bad node;
 - ``gpufleet-spot-watcher.service``: polls the cloud's interruption notices every 5 s and runs
-  checkpoint_hook at most once per kind of notice (rebalance, interruption); on AWS, when the
+  checkpoint_hook at most once per kind of notice (rebalance, interruption), for at most
+  checkpoint_grace_seconds (on AWS the terminate hook's timeout); on AWS, when the
   ASG moves the instance to Terminated it completes the terminate hook with CONTINUE after the
   checkpoint; on Azure it acknowledges the Preempt event after the checkpoint.
 """

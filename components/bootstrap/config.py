@@ -26,10 +26,15 @@ class ExpectedType:
     """What the node check expects on one instance type."""
 
     gpu_model: str
+    """GPU model name as the catalog gives it (H100, H200, ...)."""
     gpu_count: int
+    """GPUs per node."""
     nvswitch: bool
+    """Whether the type has NVSwitch, so the fabric manager must run."""
     fabric: str
+    """RDMA fabric in use: efa, infiniband, erdma, roce, or none."""
     fabric_interfaces: int
+    """RDMA interfaces the node must show; 0 with fabric none."""
 
     def validate(self, where: str) -> None:
         _require_text(f"{where}.gpu_model", self.gpu_model)
@@ -63,9 +68,13 @@ class AwsLifecycle:
     """The Auto Scaling group and lifecycle hooks an AWS node reports to."""
 
     region: str
+    """Region of the group, for the AWS CLI."""
     asg_name: str
+    """Name of the Auto Scaling group."""
     launch_hook: str
+    """Hook the node check completes (CONTINUE or ABANDON)."""
     terminate_hook: str
+    """Hook the spot watcher completes with CONTINUE after the checkpoint."""
 
 
 @dataclass(frozen=True)
@@ -73,17 +82,31 @@ class BootstrapConfig:
     """Everything rendered into one node group's user data."""
 
     cloud: Literal["aws", "azure", "alicloud"]
+    """Cloud of the node group; picks the metadata service the scripts use."""
     cluster: str
+    """Cluster name."""
     node_group: str
+    """Node group name."""
     image_profile: str
+    """Profile of images/lock.yaml the image carries."""
     driver: str
+    """NVIDIA driver version the node check expects."""
     cuda: str
+    """CUDA version the node check expects."""
     fabric_manager: str
+    """Fabric manager version the node check expects (equal to the driver)."""
     expected: Mapping[str, ExpectedType]
+    """Per instance type of the group: what the node check expects."""
     scratch: Literal["raid0", "none"]
+    """raid0: stripe the local NVMe disks at scratch_mount; none: leave them."""
     scratch_mount: str
+    """Absolute mount path of the scratch array."""
     checkpoint_hook: str | None
+    """Command run once per interruption notice; None only logs the notice."""
+    checkpoint_grace_seconds: int
+    """How long the checkpoint hook may run; on AWS also the terminate hook's heartbeat timeout."""
     aws_lifecycle: AwsLifecycle | None = None
+    """AWS Auto Scaling groups: the group and hooks the node completes; None elsewhere."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -103,6 +126,9 @@ class BootstrapConfig:
             self._validate_scratch_mount()
         if self.checkpoint_hook is not None:
             _require_text("checkpoint_hook", self.checkpoint_hook)
+        grace = self.checkpoint_grace_seconds
+        if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
+            raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
         if self.aws_lifecycle is not None:
             if self.cloud != "aws":
                 raise BootstrapError(f"aws_lifecycle: only for cloud aws, not {self.cloud}")

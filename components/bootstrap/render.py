@@ -51,6 +51,7 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_NODE_GROUP": cfg.node_group,
         "GPUFLEET_SCRATCH_MOUNT": cfg.scratch_mount if cfg.scratch == "raid0" else "",
         "GPUFLEET_CHECKPOINT_HOOK": cfg.checkpoint_hook or "",
+        "GPUFLEET_CHECKPOINT_GRACE_SECONDS": str(cfg.checkpoint_grace_seconds),
         "GPUFLEET_REGION": lifecycle.region if lifecycle else "",
         "GPUFLEET_ASG_NAME": lifecycle.asg_name if lifecycle else "",
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",

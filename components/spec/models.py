@@ -15,6 +15,15 @@ Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"
 RdmaMode = Literal["auto", "required", "off"]
 Provisioner = Literal["autoscaling", "fleet"]
 ScratchMode = Literal["raid0", "none"]
+ServiceLinkedRoles = Literal["create", "exists"]
+# A service-linked role is one per account: creating one that exists fails, so only the first stack
+# of an account that creates a KMS key creates them; the others say `exists`.
+SERVICE_LINKED_ROLES_HELP = (
+    "aws: create | exists. The AWSServiceRoleForAutoScaling (and, with fleet groups, AWSServiceRoleForEC2Fleet) "
+    "roles that the created KMS key's policy names; KMS refuses a policy naming a role that does not exist. "
+    "create makes them before the key and keeps them on destroy; it fails in an account that already has "
+    "them (any Auto Scaling group or EC2 Fleet made them), so set exists there"
+)
 
 # Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
 # names and as a DNS label.
@@ -130,4 +139,5 @@ class ImagesSpec(StrictModel):
         default_factory=lambda: ["g5.2xlarge"], description="the builder; no GPU is needed to install drivers"
     )
     kms_key: str = Field("create", description="create | an existing key id or ARN")
+    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
     tags: dict[str, str] = Field(default_factory=dict)

@@ -5,7 +5,6 @@ set -uo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
 INTERVAL=5
-HOOK_TIMEOUT=90
 AZURE_EVENTS="$IMDS/metadata/scheduledevents?api-version=2020-07-01"
 AZURE_NAME="$IMDS/metadata/instance/compute/name?api-version=2021-02-01&format=text"
 ALICLOUD_TERMINATION=http://100.100.100.200/latest/meta-data/instance/spot/termination-time
@@ -23,7 +22,8 @@ checkpoint() {  # notice kind
     return 0
   fi
   log "$1 notice; running checkpoint hook"
-  timeout "$HOOK_TIMEOUT" bash -c "$GPUFLEET_CHECKPOINT_HOOK" || log "checkpoint hook exited $?"
+  # The stack's checkpoint_grace_seconds: on AWS the terminate hook holds the node that long.
+  timeout "$GPUFLEET_CHECKPOINT_GRACE_SECONDS" bash -c "$GPUFLEET_CHECKPOINT_HOOK" || log "checkpoint hook exited $?"
 }
 
 poll_aws() {

@@ -36,7 +36,7 @@ class AwsBackend:
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built
 
-        return AwsGpuCluster(resolved).outputs
+        return AwsGpuCluster(resolved).exports()
 
     def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
         from .images_stack import build_aws_images

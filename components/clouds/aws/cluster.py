@@ -5,11 +5,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ...bootstrap import AwsLifecycle, BootstrapConfig, ExpectedType, render_user_data
+from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
 from .identity import AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
+from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant
+from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
@@ -20,6 +22,25 @@ LOG_RETENTION_DAYS = 30
 
 class AwsGpuCluster(pulumi.ComponentResource):
     """A GPU cluster in one region from a validated ClusterSpec and a locked image profile."""
+
+    group_names: dict[str, pulumi.Output[str]]
+    """Per node group: the Auto Scaling group name, or the EC2 Fleet id."""
+    placement_groups: dict[str, pulumi.Output[str]]
+    """Per RDMA node group: its cluster placement group."""
+    security_group_id: pulumi.Output[str]
+    """The node security group."""
+    role_arn: pulumi.Output[str] | None
+    """The node role; None when the stack brings its instance profile."""
+    instance_profile_arn: pulumi.Output[str]
+    """The nodes' instance profile, created or brought."""
+    key_arn: pulumi.Output[str]
+    """The KMS key of volumes, logs and the interruption topic, created or brought."""
+    subnet_ids: dict[str, pulumi.Output[str]]
+    """Private subnet per zone."""
+    vpc_id: pulumi.Output[str]
+    """The VPC, created or brought."""
+    interruption_topic_arn: pulumi.Output[str] | None
+    """SNS topic of spot interruption and rebalance events; None without spot groups."""
 
     def __init__(
         self,
@@ -48,13 +69,25 @@ class AwsGpuCluster(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        log_group_name = f"/gpufleet/{name}/{spec.environment}"
+        spot = any(g.capacity in ("spot", "mixed") for g in spec.node_groups)
         if spec.storage.kms_key == "create":
-            key_arn: pulumi.Output[str] = cluster_key(name, spec.region, prod, tags, child).arn
+            fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
+            key_arn: pulumi.Output[str] = cluster_key(
+                name,
+                LogGroupGrant(region=spec.region, name=log_group_name),
+                [AUTOSCALING, EC2_FLEET] if fleet else [AUTOSCALING],
+                create_roles=spec.identity.service_linked_roles == "create",
+                events=spot,
+                protect=prod,
+                tags=tags,
+                opts=child,
+            ).arn
         else:
             key_arn = pulumi.Output.from_input(spec.storage.kms_key)
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
-            name=f"/gpufleet/{name}/{spec.environment}",
+            name=log_group_name,
             retention_in_days=LOG_RETENTION_DAYS,
             kms_key_id=key_arn,
             tags=tags,
@@ -84,11 +117,12 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 opts=child,
             )
             profile_arn, role_arn = identity.instance_profile_arn, identity.role_arn
-        if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
+        if spot:
             topic_arn: pulumi.Output[str] | None = interruption_topic(name, key_arn, tags, child).arn
         else:
             topic_arn = None
 
+        hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
         groups: dict[str, AwsNodeGroup] = {}
         for resolved_group in resolved.groups:
             group, types, rdma = resolved_group.spec, resolved_group.known_types, resolved_group.rdma
@@ -114,12 +148,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 scratch=spec.storage.scratch,
                 scratch_mount=spec.storage.scratch_mount,
                 checkpoint_hook=spec.bootstrap.checkpoint_hook,
-                aws_lifecycle=AwsLifecycle(
-                    region=spec.region,
-                    asg_name=resolved_group.names["scaling_group"],
-                    launch_hook="node-check",
-                    terminate_hook="checkpoint",
-                )
+                checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
+                aws_lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
                 if group.provisioner == "autoscaling"
                 else None,
             )
@@ -137,21 +167,33 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     key_arn=key_arn,
                     root_volume_gb=spec.storage.root_volume_gb,
                     user_data=render_user_data(bootstrap),
-                    checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
+                    hooks=hooks,
                     tags=tags,
                 ),
                 opts=child,
             )
 
-        self.outputs = {
-            "group_names": {n: g.group_name for n, g in groups.items()},
-            "placement_groups": {n: g.placement_group for n, g in groups.items() if g.placement_group},
-            "security_group_id": security_group.id,
-            "role_arn": role_arn,
-            "instance_profile_arn": profile_arn,
-            "key_arn": key_arn,
-            "subnet_ids": network.subnet_ids,
-            "vpc_id": network.vpc_id,
-            "interruption_topic_arn": topic_arn,
+        self.group_names = {n: g.group_name for n, g in groups.items()}
+        self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
+        self.security_group_id = security_group.id
+        self.role_arn = role_arn
+        self.instance_profile_arn = profile_arn
+        self.key_arn = key_arn
+        self.subnet_ids = network.subnet_ids
+        self.vpc_id = network.vpc_id
+        self.interruption_topic_arn = topic_arn
+        self.register_outputs(self.exports())
+
+    def exports(self) -> dict[str, object]:
+        """The stack outputs, by name: what callers and `pulumi stack output` read."""
+        return {
+            "group_names": self.group_names,
+            "placement_groups": self.placement_groups,
+            "security_group_id": self.security_group_id,
+            "role_arn": self.role_arn,
+            "instance_profile_arn": self.instance_profile_arn,
+            "key_arn": self.key_arn,
+            "subnet_ids": self.subnet_ids,
+            "vpc_id": self.vpc_id,
+            "interruption_topic_arn": self.interruption_topic_arn,
         }
-        self.register_outputs(self.outputs)

@@ -20,6 +20,11 @@ class InterfaceSlot:
     interface_type: str | None  # None: a plain ENA interface
 
     @property
+    def primary(self) -> bool:
+        """The instance's primary interface (card 0, device 0)."""
+        return (self.network_card_index, self.device_index) == (0, 0)
+
+    @property
     def takes_address(self) -> bool:
         return self.interface_type != "efa-only"
 

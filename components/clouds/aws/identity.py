@@ -19,6 +19,8 @@ METRICS_NAMESPACE = "gpufleet"
 
 @dataclass(frozen=True)
 class NodeIdentityArgs:
+    """Inputs of AwsNodeIdentity."""
+
     account_id: pulumi.Input[str]
     """Account of the cluster, for ARNs."""
     region: str

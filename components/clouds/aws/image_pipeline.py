@@ -11,6 +11,8 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
+from .key_policy import AUTOSCALING, EC2_FLEET, key_policy, service_linked_roles
+
 AMI_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
 REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
@@ -22,6 +24,16 @@ MANAGED_POLICIES = (
 # Checks that run on the build instance and again on a fresh instance of the image;
 # they need no GPU, so any build instance type works.
 IMAGE_CHECK = "modinfo nvidia >/dev/null\ncommand -v gpufleet-nodecheck\n"
+# Clusters launch the AMIs through these roles, which must decrypt the image key's snapshots.
+LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a repeated object out again instead of as an &anchor / *alias, which Image Builder's
+    component document parser does not take."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,9 @@ class AwsImagePipelineArgs:
     """Size of the image's root volume in GiB."""
     root_device_name: str = "/dev/sda1"
     """Root device of parent_image (Ubuntu: /dev/sda1, Amazon Linux: /dev/xvda)."""
+    create_service_linked_roles: bool = True
+    """With a created key: create the Auto Scaling and EC2 Fleet service-linked roles its policy names.
+    False when the account has them already (creating an existing one fails)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
@@ -97,12 +112,12 @@ def _semver(*parts: str) -> str:
     return f"1.0.{int(digest[:7], 16)}"
 
 
-def build_document(profile: str, installer_script: str) -> str:
+def component_document(profile: str, installer_script: str) -> dict[str, object]:
     """The Image Builder component document: install, reboot, then check on build and test instances."""
     check = [
         {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
     ]
-    document = {
+    return {
         "name": f"gpufleet-{profile}",
         "description": f"Install the pinned GPU driver stack of image profile {profile}",
         "schemaVersion": 1.0,
@@ -122,7 +137,11 @@ def build_document(profile: str, installer_script: str) -> str:
             {"name": "test", "steps": check},
         ],
     }
-    return yaml.safe_dump(document, sort_keys=False, width=1000)
+
+
+def build_document(profile: str, installer_script: str) -> str:
+    """component_document as YAML, every repeated part written out in full."""
+    return yaml.dump(component_document(profile, installer_script), Dumper=_NoAliasDumper, sort_keys=False, width=1000)
 
 
 class AwsImagePipeline(pulumi.ComponentResource):
@@ -269,6 +288,11 @@ class AwsImagePipeline(pulumi.ComponentResource):
         build_region, *others = args.regions
         if args.kms_key_arn is not None:
             return {build_region: args.kms_key_arn, **{r: args.replica_kms_key_arns[r] for r in others}}
+        roles = service_linked_roles(name, LAUNCH_ROLES, child) if args.create_service_linked_roles else []
+        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
+        policy = account.apply(lambda account_id: key_policy(account_id, LAUNCH_ROLES))
+        with_roles = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
         key = aws.kms.Key(
             f"{name}-key",
             description=f"gpufleet AMIs of image profile {args.profile}",
@@ -276,9 +300,10 @@ class AwsImagePipeline(pulumi.ComponentResource):
             deletion_window_in_days=30,
             # A key is regional: AMIs copied to other regions use replicas of a multi-Region key.
             multi_region=bool(others),
+            policy=policy,
             region=build_region,
             tags=tags,
-            opts=child,
+            opts=with_roles,
         )
         keys: dict[str, pulumi.Input[str]] = {build_region: key.arn}
         for region in others:
@@ -287,9 +312,11 @@ class AwsImagePipeline(pulumi.ComponentResource):
                 primary_key_arn=key.arn,
                 description=f"gpufleet AMIs of image profile {args.profile} in {region}",
                 deletion_window_in_days=30,
+                # A replica takes its own policy; clusters in its region launch the AMI copies under it.
+                policy=policy,
                 region=region,
                 tags=tags,
-                opts=child,
+                opts=with_roles,
             )
             keys[region] = replica.arn
         return keys

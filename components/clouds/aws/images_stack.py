@@ -23,6 +23,7 @@ def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
             regions=list(spec.regions),
             instance_types=list(spec.build_instance_types),
             kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
+            create_service_linked_roles=spec.service_linked_roles == "create",
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )

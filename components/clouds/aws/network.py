@@ -16,6 +16,8 @@ SSM_ENDPOINTS = ("ssm", "ssmmessages", "ec2messages")
 
 @dataclass(frozen=True)
 class AwsNetworkArgs:
+    """Inputs of AwsNetwork: create a VPC from cidr, or bring vpc_id and subnet_ids."""
+
     region: str
     """Region of the VPC, used in endpoint service names."""
     zones: list[str]

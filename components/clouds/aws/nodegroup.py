@@ -15,15 +15,20 @@ import pulumi_aws as aws
 from ...catalog import InstanceType
 from ...spec import NodeGroup
 from .efa import InterfaceSlot, interface_layout
+from .lifecycle import GroupHooks, Hook
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
-LAUNCH_HOOK_TIMEOUT = 900  # seconds the node check may take before the launch is abandoned
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
 ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary first
+# EC2 Fleet honours override priorities only under these strategies (lower number first).
+FLEET_ON_DEMAND_ALLOCATION = "prioritized"
+FLEET_SPOT_ALLOCATION = "capacity-optimized-prioritized"
 
 
 @dataclass(frozen=True)
 class NodeGroupArgs:
+    """Inputs of AwsNodeGroup."""
+
     group: NodeGroup
     """The validated node group from the stack file."""
     types: list[InstanceType]
@@ -46,8 +51,8 @@ class NodeGroupArgs:
     """Root volume size."""
     user_data: str
     """Rendered cloud-init."""
-    checkpoint_grace_seconds: int
-    """How long the terminate hook holds a node for its checkpoint."""
+    hooks: GroupHooks
+    """Lifecycle hooks of an Auto Scaling group (the bootstrap completes the same names)."""
     tags: dict[str, str]
     """Tags for every resource and launched instance."""
 
@@ -61,7 +66,8 @@ def _interface_args(
             device_index=slot.device_index,
             interface_type=slot.interface_type,
             security_groups=[sg_id],
-            associate_public_ip_address="false",
+            # Only the primary interface may carry this; EC2 rejects it on a secondary interface.
+            associate_public_ip_address="false" if slot.primary else None,
             delete_on_termination="true",
         )
         for slot in slots
@@ -69,6 +75,8 @@ def _interface_args(
 
 
 class AwsNodeGroup(pulumi.ComponentResource):
+    """One node group: its placement group, launch templates and Auto Scaling group or EC2 Fleet."""
+
     group_name: pulumi.Output[str]
     placement_group: pulumi.Output[str] | None
 
@@ -209,7 +217,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
                     overrides=self._overrides(type_templates, primary),
                 ),
             )
-        return aws.autoscaling.Group(
+        hooks = [args.hooks.launch, args.hooks.terminate]
+        asg = aws.autoscaling.Group(
             f"{name}-asg",
             name=args.asg_name,
             min_size=group.size.min,
@@ -220,22 +229,21 @@ class AwsNodeGroup(pulumi.ComponentResource):
             launch_template=launch_template,
             capacity_rebalance=spot,
             health_check_type="EC2",
-            health_check_grace_period=LAUNCH_HOOK_TIMEOUT,
+            health_check_grace_period=args.hooks.launch.heartbeat_timeout,
             # Pulumi must not wait for GPU capacity to appear; the launch hook gates nodes instead.
             wait_for_capacity_timeout="0",
+            # The hooks must hold the very first instances too, which launch while the group is
+            # created and before a separate hook resource could exist: so the group is created with
+            # them, and the LifecycleHook resources below own them afterwards (AWS applies initial
+            # hooks only at creation, hence ignore_changes).
             initial_lifecycle_hooks=[
                 aws.autoscaling.GroupInitialLifecycleHookArgs(
-                    name="node-check",
-                    lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
-                    heartbeat_timeout=LAUNCH_HOOK_TIMEOUT,
-                    default_result="ABANDON",
-                ),
-                aws.autoscaling.GroupInitialLifecycleHookArgs(
-                    name="checkpoint",
-                    lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
-                    heartbeat_timeout=args.checkpoint_grace_seconds,
-                    default_result="CONTINUE",
-                ),
+                    name=hook.name,
+                    lifecycle_transition=hook.transition,
+                    heartbeat_timeout=hook.heartbeat_timeout,
+                    default_result=hook.default_result,
+                )
+                for hook in hooks
             ],
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
                 strategy="Rolling",
@@ -246,7 +254,22 @@ class AwsNodeGroup(pulumi.ComponentResource):
                 for key, value in args.tags.items()
             ],
             # The autoscaler owns desired capacity once the group exists.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity"]),
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity", "initialLifecycleHooks"]),
+        )
+        for hook in hooks:
+            self._lifecycle_hook(name, asg, hook)
+        return asg
+
+    def _lifecycle_hook(self, name: str, asg: aws.autoscaling.Group, hook: Hook) -> aws.autoscaling.LifecycleHook:
+        """The live hook: a changed timeout reaches the existing group (PutLifecycleHook updates in place)."""
+        return aws.autoscaling.LifecycleHook(
+            f"{name}-hook-{hook.name}",
+            name=hook.name,
+            autoscaling_group_name=asg.name,
+            lifecycle_transition=hook.transition,
+            heartbeat_timeout=hook.heartbeat_timeout,
+            default_result=hook.default_result,
+            opts=pulumi.ResourceOptions(parent=self),
         )
 
     def _fleet(
@@ -254,17 +277,22 @@ class AwsNodeGroup(pulumi.ComponentResource):
     ) -> aws.ec2.Fleet:
         group = args.group
         spot = group.capacity in ("spot", "mixed")
-        by_template: dict[int, tuple[aws.ec2.LaunchTemplate, list[InstanceType]]] = {}
-        for inst, template in type_templates:
-            by_template.setdefault(id(template), (template, []))[1].append(inst)
+        # Priority follows instance_types: the primary 0, each fallback after it.
+        by_template: dict[int, tuple[aws.ec2.LaunchTemplate, list[tuple[int, InstanceType]]]] = {}
+        for priority, (inst, template) in enumerate(type_templates):
+            by_template.setdefault(id(template), (template, []))[1].append((priority, inst))
+        # Per override, in USD per instance-hour; unset caps spot at the on-demand price.
+        max_price = f"{group.spot_max_price:.4f}" if spot and group.spot_max_price else None
         configs = [
             aws.ec2.FleetLaunchTemplateConfigArgs(
                 launch_template_specification=aws.ec2.FleetLaunchTemplateConfigLaunchTemplateSpecificationArgs(
                     launch_template_id=template.id, version=template.latest_version.apply(str)
                 ),
                 overrides=[
-                    aws.ec2.FleetLaunchTemplateConfigOverrideArgs(instance_type=inst.name, subnet_id=subnet)
-                    for inst in types
+                    aws.ec2.FleetLaunchTemplateConfigOverrideArgs(
+                        instance_type=inst.name, subnet_id=subnet, priority=priority, max_price=max_price
+                    )
+                    for priority, inst in types
                     for subnet in args.subnet_ids
                 ],
             )
@@ -282,7 +310,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
                 spot_target_capacity=group.size.desired - min(on_demand, group.size.desired),
             ),
             spot_options=aws.ec2.FleetSpotOptionsArgs(
-                allocation_strategy=SPOT_ALLOCATION,
+                allocation_strategy=FLEET_SPOT_ALLOCATION,
                 instance_interruption_behavior="terminate",
                 maintenance_strategies=aws.ec2.FleetSpotOptionsMaintenanceStrategiesArgs(
                     capacity_rebalance=aws.ec2.FleetSpotOptionsMaintenanceStrategiesCapacityRebalanceArgs(
@@ -290,7 +318,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
                     )
                 ),
             ),
-            on_demand_options=aws.ec2.FleetOnDemandOptionsArgs(allocation_strategy="prioritized"),
+            on_demand_options=aws.ec2.FleetOnDemandOptionsArgs(allocation_strategy=FLEET_ON_DEMAND_ALLOCATION),
             replace_unhealthy_instances=True,
             terminate_instances=True,
             terminate_instances_with_expiration=True,

@@ -6,7 +6,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...spec.models import ClusterSpec, Network, StrictModel
+from ...spec.models import SERVICE_LINKED_ROLES_HELP, ClusterSpec, Network, ServiceLinkedRoles
+from ...yaml_model import StrictModel
 
 
 class AwsNetworkSettings(Network):
@@ -36,6 +37,7 @@ class AwsIdentitySettings(StrictModel):
     instance_profile_arn: str | None = Field(
         None, description="bring: an existing instance profile; unset: gpufleet creates a least-privilege role"
     )
+    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
 
 
 class AwsClusterSpec(ClusterSpec):
