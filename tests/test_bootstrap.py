@@ -13,10 +13,10 @@ from conftest import shellcheck
 
 from components.bootstrap import (
     USER_DATA_LIMIT,
-    AwsLifecycle,
     BootstrapConfig,
     BootstrapError,
     ExpectedType,
+    LifecycleHooks,
     render_user_data,
 )
 
@@ -24,9 +24,9 @@ H100 = ExpectedType(gpu_model="H100", gpu_count=8, nvswitch=True, fabric="efa", 
 H200 = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=32)
 H200_EN = ExpectedType(gpu_model="H200", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=16)
 A100 = ExpectedType(gpu_model="A100", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=4)
-LIFECYCLE = AwsLifecycle(
+LIFECYCLE = LifecycleHooks(
     region="us-east-1",
-    asg_name="train-h100-asg",
+    group_name="train-h100-asg",
     launch_hook="train-h100-launch",
     terminate_hook="train-h100-terminate",
 )
@@ -64,7 +64,7 @@ def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
         scratch_mount="/scratch",
         checkpoint_hook="/opt/train/checkpoint.sh --reason 'spot'",
         checkpoint_grace_seconds=300,
-        aws_lifecycle=LIFECYCLE if cloud == "aws" else None,
+        lifecycle=LIFECYCLE if cloud == "aws" else None,
     )
     return replace(base, **changes)
 
@@ -209,7 +209,7 @@ def test_aws_render_carries_lifecycle_names_and_results():
     user_data = render_user_data(config("aws"))
     settings = node_files(user_data)["/etc/gpufleet/bootstrap.env"]["content"]
     for line in (
-        "GPUFLEET_ASG_NAME=train-h100-asg",
+        "GPUFLEET_SCALING_GROUP=train-h100-asg",
         "GPUFLEET_LAUNCH_HOOK=train-h100-launch",
         "GPUFLEET_TERMINATE_HOOK=train-h100-terminate",
         "GPUFLEET_REGION=us-east-1",
@@ -292,7 +292,7 @@ def test_oversized_config_names_the_limit():
             {"expected": {"p5.48xlarge": replace(H100, fabric_interfaces=0)}},
             "fabric_interfaces: 0 does not fit",
         ),
-        ({"aws_lifecycle": replace(LIFECYCLE, asg_name="")}, "aws_lifecycle.asg_name"),
+        ({"lifecycle": replace(LIFECYCLE, group_name="")}, "lifecycle.group_name"),
     ],
 )
 def test_bad_config_names_the_field(changes, message):
@@ -301,8 +301,8 @@ def test_bad_config_names_the_field(changes, message):
 
 
 def test_lifecycle_outside_aws_is_refused():
-    with pytest.raises(BootstrapError, match="aws_lifecycle: only for cloud aws, not azure"):
-        replace(config("azure"), aws_lifecycle=LIFECYCLE)
+    with pytest.raises(BootstrapError, match="lifecycle: only for cloud aws, not azure"):
+        replace(config("azure"), lifecycle=LIFECYCLE)
 
 
 # Scratch striping

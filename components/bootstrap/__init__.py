@@ -23,12 +23,12 @@
   checkpoint; on Azure it acknowledges the Preempt event after the checkpoint.
 """
 
-from components.bootstrap.config import AwsLifecycle, BootstrapConfig, BootstrapError, ExpectedType
+from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
 from components.bootstrap.render import USER_DATA_LIMIT, expect_document, render_user_data
 
 __all__ = [
     "USER_DATA_LIMIT",
-    "AwsLifecycle",
+    "LifecycleHooks",
     "BootstrapConfig",
     "BootstrapError",
     "ExpectedType",

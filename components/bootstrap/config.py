@@ -5,10 +5,12 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
-CLOUDS = ("aws", "azure", "alicloud")
-FABRICS = ("efa", "infiniband", "erdma", "roce", "none")
+from ..catalog.model import FabricKind
+from ..clouds.registry import CLOUDS, Cloud
+
+FABRICS = get_args(FabricKind)
 SCRATCH_MODES = ("raid0", "none")
 
 
@@ -63,14 +65,18 @@ class ExpectedType:
         }
 
 
+# Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks.
+LIFECYCLE_CLOUDS = ("aws",)
+
+
 @dataclass(frozen=True)
-class AwsLifecycle:
-    """The Auto Scaling group and lifecycle hooks an AWS node reports to."""
+class LifecycleHooks:
+    """The scaling group and lifecycle hooks a node completes (the node scripts do so on LIFECYCLE_CLOUDS)."""
 
     region: str
-    """Region of the group, for the AWS CLI."""
-    asg_name: str
-    """Name of the Auto Scaling group."""
+    """Region of the group, for the cloud's CLI."""
+    group_name: str
+    """Name of the scaling group."""
     launch_hook: str
     """Hook the node check completes (CONTINUE or ABANDON)."""
     terminate_hook: str
@@ -81,7 +87,7 @@ class AwsLifecycle:
 class BootstrapConfig:
     """Everything rendered into one node group's user data."""
 
-    cloud: Literal["aws", "azure", "alicloud"]
+    cloud: Cloud
     """Cloud of the node group; picks the metadata service the scripts use."""
     cluster: str
     """Cluster name."""
@@ -105,8 +111,8 @@ class BootstrapConfig:
     """Command run once per interruption notice; None only logs the notice."""
     checkpoint_grace_seconds: int
     """How long the checkpoint hook may run; on AWS also the terminate hook's heartbeat timeout."""
-    aws_lifecycle: AwsLifecycle | None = None
-    """AWS Auto Scaling groups: the group and hooks the node completes; None elsewhere."""
+    lifecycle: LifecycleHooks | None = None
+    """Scaling groups with lifecycle hooks: the group and hooks the node completes; None elsewhere."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -129,11 +135,11 @@ class BootstrapConfig:
         grace = self.checkpoint_grace_seconds
         if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
             raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
-        if self.aws_lifecycle is not None:
-            if self.cloud != "aws":
-                raise BootstrapError(f"aws_lifecycle: only for cloud aws, not {self.cloud}")
-            for field in ("region", "asg_name", "launch_hook", "terminate_hook"):
-                _require_text(f"aws_lifecycle.{field}", getattr(self.aws_lifecycle, field))
+        if self.lifecycle is not None:
+            if self.cloud not in LIFECYCLE_CLOUDS:
+                raise BootstrapError(f"lifecycle: only for cloud {', '.join(LIFECYCLE_CLOUDS)}, not {self.cloud}")
+            for field in ("region", "group_name", "launch_hook", "terminate_hook"):
+                _require_text(f"lifecycle.{field}", getattr(self.lifecycle, field))
 
     def _validate_scratch_mount(self) -> None:
         mount = self.scratch_mount

@@ -44,7 +44,7 @@ def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
 
 def settings_file(cfg: BootstrapConfig) -> str:
     """The shell settings every node script sources, each value quoted for the shell."""
-    lifecycle = cfg.aws_lifecycle
+    lifecycle = cfg.lifecycle
     values = {
         "GPUFLEET_CLOUD": cfg.cloud,
         "GPUFLEET_CLUSTER": cfg.cluster,
@@ -53,7 +53,7 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_CHECKPOINT_HOOK": cfg.checkpoint_hook or "",
         "GPUFLEET_CHECKPOINT_GRACE_SECONDS": str(cfg.checkpoint_grace_seconds),
         "GPUFLEET_REGION": lifecycle.region if lifecycle else "",
-        "GPUFLEET_ASG_NAME": lifecycle.asg_name if lifecycle else "",
+        "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else "",
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
     }

@@ -25,6 +25,6 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     return 1
   fi
   aws autoscaling complete-lifecycle-action --region "$GPUFLEET_REGION" \
-    --auto-scaling-group-name "$GPUFLEET_ASG_NAME" --lifecycle-hook-name "$1" \
+    --auto-scaling-group-name "$GPUFLEET_SCALING_GROUP" --lifecycle-hook-name "$1" \
     --instance-id "$iid" --lifecycle-action-result "$2"
 }

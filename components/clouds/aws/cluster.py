@@ -149,7 +149,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 scratch_mount=spec.storage.scratch_mount,
                 checkpoint_hook=spec.bootstrap.checkpoint_hook,
                 checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
-                aws_lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
+                lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
                 if group.provisioner == "autoscaling"
                 else None,
             )

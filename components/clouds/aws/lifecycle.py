@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...bootstrap import AwsLifecycle
+from ...bootstrap import LifecycleHooks
 
 # Seconds the node check may take before the launch is abandoned.
 LAUNCH_HOOK_TIMEOUT = 900
@@ -34,10 +34,10 @@ class GroupHooks:
     terminate: Hook
     """Held while the checkpoint runs; CONTINUE when it times out."""
 
-    def for_node(self, region: str, asg_name: str) -> AwsLifecycle:
+    def for_node(self, region: str, group_name: str) -> LifecycleHooks:
         """What the bootstrap needs to complete these hooks from the node."""
-        return AwsLifecycle(
-            region=region, asg_name=asg_name, launch_hook=self.launch.name, terminate_hook=self.terminate.name
+        return LifecycleHooks(
+            region=region, group_name=group_name, launch_hook=self.launch.name, terminate_hook=self.terminate.name
         )
 
 
