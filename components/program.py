@@ -1,6 +1,9 @@
 """The root Pulumi program: read the stack config, validate it, build the cluster or image pipeline.
 
 `pulumi up` runs it through __main__.py; `gpufleet plan` runs the same function under the mock engine.
+A cluster whose image profile is unbaked in its region plans offline (the launch template shows it and an
+advisory policy names the next command) but is refused by `pulumi up` and `pulumi preview` before any
+resource: a preview that passed would promise a deploy that cannot boot.
 """
 
 from __future__ import annotations
@@ -10,7 +13,9 @@ from pathlib import Path
 import pulumi
 
 from .catalog import load_catalog
-from .spec import CLUSTER_KEY, IMAGES_KEY, SpecInvalid, validate_cluster, validate_images
+from .lock import Lock
+from .lock.status import next_steps
+from .spec import CLUSTER_KEY, IMAGES_KEY, ClusterSpec, SpecInvalid, validate_cluster, validate_images
 from .spec.rules import Context
 from .spec.stackfile import resolve_extends
 from .spec.validate import default_lock
@@ -52,10 +57,35 @@ def build() -> None:
         raise pulumi.RunError(str(invalid)) from None
 
 
+def running_offline() -> bool:
+    """True under a Pulumi mock monitor (gpufleet's offline engine, unit tests), False under the Pulumi CLI.
+
+    The CLI's engine connects a gRPC monitor; the mocks install the SDK's MockMonitor. A config key would
+    not do: a stack file could set it and skip the refusal on a real deploy. `is_dry_run` would not either:
+    `pulumi preview` is a dry run against the real engine.
+    """
+    from pulumi.runtime.mocks import MockMonitor
+
+    return isinstance(pulumi.runtime.settings.get_monitor(), MockMonitor)
+
+
+def refuse_unbaked_image(spec: ClusterSpec, lock: Lock) -> None:
+    """Stop a real preview or deploy whose image profile has no baked image in its region yet."""
+    entry = lock.image_entry(spec.image, spec.cloud, spec.region)
+    if entry is None or entry.id is not None or running_offline():
+        return
+    raise pulumi.RunError(
+        f"image profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} "
+        f"(images/lock.yaml: id null, status unbaked), so nothing was created: {next_steps(entry.stack)}; "
+        "then run this again (`gpufleet plan` shows the cluster offline meanwhile)"
+    )
+
+
 def build_cluster(raw: object) -> None:
     lock = default_lock()
     catalog = load_catalog()
     spec = validate_cluster(raw, catalog, lock)
+    refuse_unbaked_image(spec, lock)
     ctx = Context(catalog=catalog, lock=lock)
     if spec.cloud == "aws":
         from .clouds.aws.cluster import AwsGpuCluster

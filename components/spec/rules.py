@@ -33,6 +33,8 @@ class ImageLock(Protocol):
 class LockWithImages(ImageLock, Protocol):
     def image_id(self, profile: str, cloud: str, region: str) -> str | None: ...
 
+    def image_entry(self, profile: str, cloud: str, region: str) -> object | None: ...
+
     def base_image(self, cloud: str, region: str) -> str | None: ...
 
 
@@ -234,7 +236,7 @@ def image_profile_known(spec: ClusterSpec, ctx: Context) -> Iterator[SpecError]:
     profiles = sorted(ctx.lock.profiles)
     if spec.image not in ctx.lock.profiles:
         yield SpecError("image", f"unknown image profile {spec.image!r}; images/lock.yaml has: {', '.join(profiles)}")
-    elif ctx.lock.image_id(spec.image, spec.cloud, spec.region) is None:
+    elif ctx.lock.image_entry(spec.image, spec.cloud, spec.region) is None:  # unbaked entries plan
         yield SpecError(
             "image",
             f"profile {spec.image!r} has no {spec.cloud} image in {spec.region}; bake one "

@@ -6,6 +6,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ...bootstrap import AwsLifecycle, BootstrapConfig, ExpectedType, render_user_data
+from ...lock.status import image_tags
 from ...spec import ClusterSpec, NodeGroup, uses_rdma
 from ...spec.rules import Context, group_zones
 from ...tags import resource_tags
@@ -38,7 +39,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
         profile = ctx.lock.profiles[spec.image]
-        image_id = ctx.lock.image_id(spec.image, "aws", spec.region) or ""
+        image = ctx.lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
 
         network = AwsNetwork(
             f"{name}-net",
@@ -134,7 +135,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     types=types,
                     rdma=rdma,
                     asg_name=asg_name(spec, group),
-                    image_id=image_id,
+                    image_id=image.id,
+                    image_tags=image_tags(spec.image, image),
                     subnet_ids=subnets,
                     security_group_id=security_group.id,
                     instance_profile_arn=profile_arn,
