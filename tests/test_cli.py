@@ -20,7 +20,7 @@ def invoke(*args: str):
 
 
 def test_help_on_every_command() -> None:
-    for command in (["plan"], ["catalog"], ["schema"], ["fork"], ["images", "check"], ["policies"],
+    for command in (["plan"], ["catalog"], ["schema"], ["fork"], ["images", "check"], ["images", "pin"], ["policies"],
                     ["policy-config"]):
         result = invoke(*command, "--help")
         assert result.exit_code == 0 and "Usage" in result.output, command
