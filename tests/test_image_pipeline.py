@@ -314,3 +314,31 @@ def test_bake_builds_the_recipe_into_every_region():
 def test_bad_args_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         args(**changes)
+
+
+@dataclass
+class BakedMocks(RecordingMocks):
+    """Answers the Image with output resources in the provider's shape, one AMI per distribution region."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        physical, outputs = super().new_resource(args)
+        if args.typ == "aws:imagebuilder/image:Image":
+            outputs["outputResources"] = [{"amis": [
+                {"region": "us-east-1", "image": "ami-0123456789abcdef0", "accountId": "123456789012"},
+                {"region": "us-west-2", "image": "ami-0fedcba9876543210", "accountId": "123456789012"},
+            ]}]
+        return physical, outputs
+
+
+def test_amis_output_maps_each_region_to_its_ami():
+    mocks = BakedMocks()
+    pulumi.runtime.set_mocks(mocks, preview=False)
+    found: dict = {}
+
+    @pulumi.runtime.test
+    def program():
+        component = AwsImagePipeline("img-amis", args(regions=["us-east-1", "us-west-2"]))
+        return component.amis.apply(found.update)
+
+    program()
+    assert found == {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0fedcba9876543210"}
