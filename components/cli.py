@@ -183,6 +183,35 @@ def images_check(
     raise typer.Exit(1 if problems else 0)
 
 
+@images_app.command("pin")
+def images_pin(
+    stack: Annotated[str, typer.Option("--stack", help="The image stack whose bake to pin, e.g. aws-images.")],
+    outputs: Annotated[Path | None, typer.Option(
+        "--outputs", help="Its outputs as `pulumi stack output --json` prints them (default: run that).")] = None,
+    lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
+) -> None:
+    """Write the image ids a bake produced (the image stack's outputs) into images/lock.yaml; nothing else changes."""
+    from .lock import DEFAULT_LOCK_PATH
+    from .lock.pin import PinError, parse_json, pin, stack_outputs
+
+    try:
+        if outputs is None:
+            raw = stack_outputs(stack)
+        elif not outputs.is_file():
+            raise PinError(f"--outputs: {outputs} is not a readable file")
+        else:
+            raw = parse_json(outputs.read_text(), f"--outputs {outputs}")
+        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw)
+    except PinError as exc:
+        err.print(f"error: {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    for p in pinned:
+        out.print(f"pinned {p.profile} {p.cloud}/{p.region}: {p.image_id} (was {p.previous or 'unbaked'})",
+                  highlight=False)
+    out.print("next: gpufleet images check, then gpufleet plan / pulumi up of the clusters on this profile",
+              highlight=False)
+
+
 def _problem_table(problems: list[dict[str, str]]) -> Any:
     from .render import table
 

@@ -1,6 +1,9 @@
 """The root Pulumi program: read the stack config, validate it, build the cluster or image pipeline.
 
 `pulumi up` runs it through __main__.py; `gpufleet plan` runs the same function under the mock engine.
+A cluster whose image profile is unbaked in its region plans offline (the launch template shows it and an
+advisory policy names the next command) but is refused by `pulumi up` and `pulumi preview` before any
+resource: a preview that passed would promise a deploy that cannot boot.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from typing import Any
 import pulumi
 
 from .clouds.registry import backend
+from .lock.status import next_steps
 from .resolve import ResolvedCluster, resolve_cluster
 from .spec import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, validate_images
 from .spec.stackfile import resolve_extends
@@ -63,6 +67,32 @@ def build(prepared: Prepared | None = None) -> None:
     if isinstance(prepared, ImagesSpec):
         outputs = backend(prepared.cloud).build_images(prepared)
     else:
+        refuse_unbaked_image(prepared)
         outputs = prepared.backend.build_cluster(prepared)
     for key, value in outputs.items():
         pulumi.export(key, value)
+
+
+def running_offline() -> bool:
+    """True under a Pulumi mock monitor (gpufleet's offline engine, unit tests), False under the Pulumi CLI.
+
+    The CLI's engine connects a gRPC monitor; the mocks install the SDK's MockMonitor. A config key would
+    not do: a stack file could set it and skip the refusal on a real deploy. `is_dry_run` would not either:
+    `pulumi preview` is a dry run against the real engine.
+    """
+    from pulumi.runtime.mocks import MockMonitor
+
+    return isinstance(pulumi.runtime.settings.get_monitor(), MockMonitor)
+
+
+def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
+    """Stop a real preview or deploy whose image profile has no baked image in its region yet."""
+    spec = cluster.spec
+    entry = cluster.lock.image_entry(spec.image, spec.cloud, spec.region)
+    if entry is None or entry.id is not None or running_offline():
+        return
+    raise pulumi.RunError(
+        f"image profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} "
+        f"(images/lock.yaml: id null, status unbaked), so nothing was created: {next_steps(entry.stack)}; "
+        "then run this again (`gpufleet plan` shows the cluster offline meanwhile)"
+    )

@@ -11,7 +11,17 @@ from typing import Any
 
 from .capacity import AWS_ASG, AWS_FLEET, AWS_INSTANCE, AWS_LAUNCH_TEMPLATE
 from .iam_documents import POLICY_TYPES, ROLE_TYPE, documents, is_wildcard, matches, statements
-from .images import AMI_ID, lock_module
+from .images import (
+    AMI_ID,
+    EXPECTED_PARENT_SHAPE,
+    PROFILE_TAG,
+    STACK_TAG,
+    STATUS_TAG,
+    UNBAKED,
+    is_valid_parent_image,
+    lock_module,
+    next_steps,
+)
 from .meta import (
     ADVISORY,
     MANDATORY,
@@ -284,19 +294,34 @@ def check_trust_principal(resource_type: str, props: Props, config: Config) -> I
 # Images
 
 
+def _unbaked_tags(props: Props) -> dict[str, Any] | None:
+    """The launch template's tags when they mark its image profile unbaked (components.lock.status)."""
+    tags = get(props, "tags")
+    return tags if isinstance(tags, dict) and tags.get(STATUS_TAG) == UNBAKED else None
+
+
 def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iterator[str]:
-    key, arg = ("parentImage", "parent_image") if resource_type == IMAGE_RECIPE else ("imageId", "image_id")
+    recipe = resource_type == IMAGE_RECIPE
+    key, arg = ("parentImage", "parent_image") if recipe else ("imageId", "image_id")
     image = get(props, key)
     if image is UNKNOWN:
         return
-    fix = "use the AMI id pinned in images/lock.yaml for this profile and region"
+    fix = (
+        "use the parent image pinned in images/lock.yaml base_images" if recipe
+        else "use the AMI id pinned in images/lock.yaml for this profile and region"
+    )
     if not isinstance(image, str) or not image:
+        if not recipe and _unbaked_tags(props) is not None:
+            return  # an unbaked profile: aws-image-unbaked reports it and `pulumi up` refuses the stack
         yield f"{arg} is not set: {fix}"
         return
     if image.startswith("resolve:ssm:"):
         yield f"{arg} {image!r} resolves at launch time, so nodes drift: {fix}"
         return
-    if not AMI_ID.match(image):
+    if recipe and not is_valid_parent_image("aws", image):
+        yield f"{arg} {image!r} is not a pinnable parent image (expected {EXPECTED_PARENT_SHAPE['aws']}): {fix}"
+        return
+    if not recipe and not AMI_ID.match(image):
         yield f"{arg} {image!r} is not a literal AMI id: {fix}"
         return
     lock = lock_module()
@@ -307,6 +332,19 @@ def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iter
         return
     if image not in pinned:
         yield f"{arg} {image!r} is not pinned in images/lock.yaml: {fix}"
+
+
+def check_image_unbaked(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    """A launch template of a profile the lock has no image for yet: it plans, but cannot deploy."""
+    image = get(props, "imageId")
+    tags = _unbaked_tags(props)
+    if image is UNKNOWN or (isinstance(image, str) and image) or tags is None:
+        return
+    yield (
+        f"image profile {tags.get(PROFILE_TAG, '(unnamed)')!r} is not baked for this region yet "
+        "(images/lock.yaml: id null, status unbaked): the launch template boots no image and `pulumi up` "
+        f"refuses the stack; {next_steps(tags.get(STACK_TAG))}"
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -772,11 +810,19 @@ RULES: list[Rule] = [
     ),
     resource_rule(
         "aws-image-pinned",
-        "Launch templates and image recipes use a literal AMI id pinned in images/lock.yaml.",
+        "Launch templates use a literal AMI id, image recipes a parent image, pinned in images/lock.yaml.",
         MANDATORY,
         "aws",
         [AWS_LAUNCH_TEMPLATE, IMAGE_RECIPE],
         check_image_pinned,
+    ),
+    resource_rule(
+        "aws-image-unbaked",
+        "Launch templates boot a baked image; an unbaked lock entry is reported with the commands to bake and pin it.",
+        ADVISORY,
+        "aws",
+        [AWS_LAUNCH_TEMPLATE],
+        check_image_unbaked,
     ),
     resource_rule(
         "aws-launch-template-version-pinned",

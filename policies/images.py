@@ -1,12 +1,19 @@
-"""Access to the image lock (components.lock), imported only when a rule needs it."""
+"""Access to the image lock (components.lock): id shapes and unbaked-image tags at import (constants only),
+the lock file itself lazily, only when a rule needs it."""
 
 from __future__ import annotations
 
 import importlib
-import re
 from types import ModuleType
 
-AMI_ID = re.compile(r"^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+from components.lock.image_ids import AWS_AMI as AMI_ID
+from components.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
+from components.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
+
+__all__ = [
+    "AMI_ID", "EXPECTED_PARENT_SHAPE", "PROFILE_TAG", "STACK_TAG", "STATUS_TAG", "UNBAKED",
+    "is_valid_parent_image", "lock_module", "next_steps",
+]
 
 
 def lock_module() -> ModuleType:

@@ -130,6 +130,7 @@ def test_registers_the_pipeline_resources():
             "aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration",
             "aws:imagebuilder/distributionConfiguration:DistributionConfiguration",
             "aws:imagebuilder/imagePipeline:ImagePipeline",
+            "aws:imagebuilder/image:Image",
         ]
     )
     assert all(r.name.startswith("img") for r in mocks.resources)
@@ -249,14 +250,14 @@ def test_children_are_parented_to_the_component_and_outputs_registered():
     component = mocks.monitor.one_urn("gpufleet:aws:ImagePipeline")
     children = [r for r in mocks.monitor.registered if r["type"] != "gpufleet:aws:ImagePipeline"]
     # 2 service-linked roles, key, component, recipe, role, 2 attachments, profile, infrastructure,
-    # distribution, pipeline
-    assert len(children) == 12
+    # distribution, pipeline, image
+    assert len(children) == 13
     assert {c["parent"] for c in children} == {component}
     assert all(c["name"].startswith("img-tree-") for c in children)
     infra = next(c for c in children if c["type"].endswith("InfrastructureConfiguration"))
     attachments = {c["urn"] for c in children if c["type"].endswith("RolePolicyAttachment")}
     assert attachments <= set(infra["dependencies"])
-    assert mocks.monitor.outputs == {component: ["kms_key_arn", "pipeline_arn", "recipe_arn"]}
+    assert mocks.monitor.outputs == {component: ["amis", "image_arn", "kms_key_arn", "pipeline_arn", "recipe_arn"]}
     assert mocks.one("aws:kms/key:Key").inputs["multiRegion"] is False
     assert not mocks.of_type("aws:kms/replicaKey:ReplicaKey")
 
@@ -264,16 +265,42 @@ def test_children_are_parented_to_the_component_and_outputs_registered():
 @pytest.mark.parametrize(
     "image",
     [
-        "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
         "resolve:ssm:/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
+        "ssm:/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64",
         "latest",
         "ami-latest",
+        "ami-00000000",
         "arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/x.x.x",
+        "arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/2025.x.x",
     ],
 )
 def test_unpinned_parent_image_is_refused(image):
-    with pytest.raises(ValueError, match=r"^parent_image: .* is not a pinned AMI id"):
+    with pytest.raises(ValueError, match=r"^parent_image: .* is not a pinnable parent image"):
         args(parent_image=image)
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
+        "arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/2025.1.2",
+        AMI,
+    ],
+)
+def test_pinnable_parent_images_reach_the_recipe(image):
+    mocks = build("img-parent", args(parent_image=image))
+    assert mocks.one("aws:imagebuilder/imageRecipe:ImageRecipe").inputs["parentImage"] == image
+
+
+def test_bake_builds_the_recipe_into_every_region():
+    mocks = build("img-bake", args())
+    image = mocks.one("aws:imagebuilder/image:Image").inputs
+    recipe = mocks.one("aws:imagebuilder/imageRecipe:ImageRecipe")
+    distribution = mocks.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration")
+    assert image["imageRecipeArn"] == f"arn:aws:test:us-east-1:123456789012:{recipe.name}"
+    assert image["distributionConfigurationArn"] == f"arn:aws:test:us-east-1:123456789012:{distribution.name}"
+    assert image["imageTestsConfiguration"] == {"imageTestsEnabled": True}
+    assert image["region"] == "us-east-1"
 
 
 @pytest.mark.parametrize(
@@ -293,3 +320,31 @@ def test_unpinned_parent_image_is_refused(image):
 def test_bad_args_name_the_field(changes, message):
     with pytest.raises(ValueError, match=message):
         args(**changes)
+
+
+@dataclass
+class BakedMocks(RecordingMocks):
+    """Answers the Image with output resources in the provider's shape, one AMI per distribution region."""
+
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
+        physical, outputs = super().new_resource(args)
+        if args.typ == "aws:imagebuilder/image:Image":
+            outputs["outputResources"] = [{"amis": [
+                {"region": "us-east-1", "image": "ami-0123456789abcdef0", "accountId": "123456789012"},
+                {"region": "us-west-2", "image": "ami-0fedcba9876543210", "accountId": "123456789012"},
+            ]}]
+        return physical, outputs
+
+
+def test_amis_output_maps_each_region_to_its_ami():
+    mocks = BakedMocks()
+    pulumi.runtime.set_mocks(mocks, preview=False)
+    found: dict = {}
+
+    @pulumi.runtime.test
+    def program():
+        component = AwsImagePipeline("img-amis", args(regions=["us-east-1", "us-west-2"]))
+        return component.amis.apply(found.update)
+
+    program()
+    assert found == {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0fedcba9876543210"}

@@ -46,19 +46,77 @@ def test_shipped_profiles_cover_required_regions_and_record_sources():
         )
         for cloud, regions in lock.required_regions.items():
             assert set(regions) <= set(profile.images[cloud])
-            # Every pipeline placeholder says so next to its id.
-            assert all(profile.image_notes[cloud][r] for r in regions)
+            # Nothing has been baked yet: every image is null with a status, and AWS names its image stack.
+            for region in regions:
+                entry = profile.images[cloud][region]
+                assert (entry.id, entry.status) == (None, "unbaked")
+                assert entry.stack == "aws-images" if cloud == "aws" else entry.note
 
 
 def test_image_lookups():
     lock = load_lock()
-    assert lock.image_id(PROFILE, "aws", "us-east-1") == "ami-0d8985e7403d3ee7f"
-    assert lock.image_id(PROFILE, "aws", "eu-west-1") is None
-    assert lock.image_id("nope", "aws", "us-east-1") is None
-    assert lock.image_ids("alicloud") == {
-        "m-d1bb7e40975701861668", "m-0cc6d265f5be17929d92",
-        "m-b8e852c8184c1662c2c8", "m-1beb6f8ecc583fd1ddf2",
-    }
+    assert lock.image_entry(PROFILE, "aws", "us-east-1").status == "unbaked"
+    assert lock.image_id(PROFILE, "aws", "us-east-1") is None
+    assert lock.image_entry(PROFILE, "aws", "eu-west-1") is None
+    assert lock.image_entry("nope", "aws", "us-east-1") is None
+    # No baked id yet: only the pipeline's parent image is pinned.
+    assert lock.image_ids("alicloud") == set()
+    assert lock.image_ids("aws") == {lock.base_image("aws", "us-east-1")}
+
+
+def test_shipped_base_image_is_a_parent_reference_not_a_made_up_id():
+    assert load_lock().base_image("aws", "us-east-1") == (
+        "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id"
+    )
+
+
+@pytest.mark.parametrize(
+    ("parent", "ok"),
+    [
+        ("ami-0123456789abcdef0", True),
+        ("arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/2025.1.2", True),
+        ("ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id", True),
+        ("ami-00000000000000000", False),
+        ("arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/x.x.x", False),
+        ("resolve:ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id", False),
+        ("ssm:/aws/service/ami-amazon-linux-latest/al2023-ami-kernel-default-x86_64", False),
+    ],
+)
+def test_base_image_must_be_a_pinnable_parent(tmp_path, parent, ok):
+    raw = copy.deepcopy(RAW)
+    raw["base_images"]["aws"]["us-east-1"]["parent_image"] = parent
+    path = tmp_path / "base.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    problems = [p for p in check_lock(load_lock(path), date(2026, 11, 21)) if p.profile == "base_images"]
+    if ok:
+        assert problems == []
+    else:
+        assert [p.field for p in problems] == ["base_images.aws.us-east-1.parent_image"]
+        assert "is not a pinnable aws parent image" in problems[0].message
+
+
+def test_unbaked_and_baked_entries_pass(tmp_path):
+    def change(p):
+        p["images"]["aws"]["us-east-1"] = {"id": "ami-0123456789abcdef0", "status": "baked"}
+        p["images"]["aws"]["us-west-2"] = {"id": None, "status": "unbaked", "stack": "aws-images"}
+    lock = _lock_with(tmp_path, change)
+    assert _problems(lock) == []
+    assert lock.image_id(PROFILE, "aws", "us-east-1") == "ami-0123456789abcdef0"
+    assert lock.image_ids("aws") >= {"ami-0123456789abcdef0"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"id": None}, r"images\.aws\.us-east-1: Value error, id is null: set status: unbaked"),
+        ({"id": "ami-0123456789abcdef0", "status": "unbaked"}, r"status is unbaked but id is 'ami-0123456789abcdef0'"),
+        ({"id": None, "status": "pending"}, r"images\.aws\.us-east-1\.status: Input should be 'baked' or 'unbaked'"),
+        ({"id": None, "status": "unbaked", "from": "x"}, r"images\.aws\.us-east-1\.from: Extra inputs"),
+    ],
+)
+def test_bad_image_entry_names_the_field(tmp_path, entry, message):
+    with pytest.raises(LockError, match=message):
+        _lock_with(tmp_path, lambda p: p["images"]["aws"].update({"us-east-1": entry}))
 
 
 def test_fabric_manager_differs_from_driver(tmp_path):
@@ -101,7 +159,7 @@ def test_unknown_branch(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "bad", ["ami-123", "ami-0D8985E7403D3EE7F", "ami-0d8985e7403d3ee7", "i-0d8985e7403d3ee7f"]
+    "bad", ["ami-123", "ami-0D8985E7403D3EE7F", "ami-0d8985e7403d3ee7", "i-0d8985e7403d3ee7f", "ami-00000000"]
 )
 def test_malformed_ami_id(tmp_path, bad):
     lock = _lock_with(tmp_path, lambda p: p["images"]["aws"].update({"us-east-1": bad}))

@@ -336,8 +336,36 @@ def test_image_recipe_parent_image(lock):
     recipe = "aws:imagebuilder/imageRecipe:ImageRecipe"
     arn = "arn:aws:imagebuilder:us-east-1:aws:image/ubuntu-server-22-lts-x86/x.x.x"
     (message,) = validate("aws-image-pinned", recipe, {"parentImage": arn})
-    assert message.startswith("parent_image") and "not a literal AMI id" in message
+    assert message.startswith("parent_image") and "is not a pinnable parent image" in message
     assert validate("aws-image-pinned", recipe, {"parentImage": GOOD_AMI}) == []
+    ssm = "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id"
+    (message,) = validate("aws-image-pinned", recipe, {"parentImage": ssm})
+    assert "is not pinned in images/lock.yaml: use the parent image pinned in images/lock.yaml base_images" in message
+
+
+UNBAKED_TAGS = {"gpufleet:image-profile": "cuda12.8-r580", "gpufleet:image-status": "unbaked",
+                "gpufleet:image-stack": "aws-images"}
+
+
+def test_unbaked_launch_template_is_advisory_and_names_the_pin_command(lock):
+    (message,) = validate("aws-image-unbaked", LT, {"tags": UNBAKED_TAGS})
+    assert "image profile 'cuda12.8-r580' is not baked for this region yet" in message
+    assert "`pulumi up --stack aws-images`" in message and "`gpufleet images pin --stack aws-images`" in message
+    assert RULES_BY_NAME["aws-image-unbaked"].policy.enforcement_level.value == "advisory"
+    # The mandatory rule leaves an unbaked template to this one, and still refuses an unmarked missing id.
+    assert validate("aws-image-pinned", LT, {"tags": UNBAKED_TAGS}) == []
+    (missing,) = validate("aws-image-pinned", LT, {"tags": {"team": "ml"}})
+    assert missing.startswith("image_id is not set")
+
+
+def test_baked_launch_template_passes_the_unbaked_rule(lock):
+    baked = {**UNBAKED_TAGS, "gpufleet:image-status": "baked"}
+    assert validate("aws-image-unbaked", LT, {"imageId": GOOD_AMI, "tags": baked}) == []
+    assert validate("aws-image-unbaked", LT, {"imageId": GOOD_AMI}) == []
+    # No stack bakes it yet (Azure, Alibaba): the message says so instead of naming one.
+    (message,) = validate("aws-image-unbaked", LT, {"tags": {k: v for k, v in UNBAKED_TAGS.items()
+                                                             if k != "gpufleet:image-stack"}})
+    assert "no image stack bakes it yet" in message
 
 
 def test_image_lock_unreadable_is_reported(lock):

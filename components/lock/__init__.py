@@ -5,10 +5,10 @@ from __future__ import annotations
 from .check import LockProblem, check_lock
 from .image_ids import is_valid_image_id
 from .loader import DEFAULT_LOCK_PATH, LockError, load_lock
-from .model import FABRIC_COMPONENTS, DriverBranch, FabricComponent, Lock, Profile
+from .model import FABRIC_COMPONENTS, DriverBranch, FabricComponent, ImageEntry, Lock, Profile
 from .render import render_install_env
 
 __all__ = [
-    "DEFAULT_LOCK_PATH", "FABRIC_COMPONENTS", "DriverBranch", "FabricComponent", "Lock", "LockError",
+    "DEFAULT_LOCK_PATH", "FABRIC_COMPONENTS", "DriverBranch", "FabricComponent", "ImageEntry", "Lock", "LockError",
     "LockProblem", "Profile", "check_lock", "is_valid_image_id", "load_lock", "render_install_env",
 ]

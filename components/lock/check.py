@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from .image_ids import EXPECTED_SHAPE, is_valid_image_id
+from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
 from .model import Lock, Profile
 from .versions import cuda_minor, driver_branch, version_key
 
@@ -38,7 +38,7 @@ def _versions(profile: Profile) -> dict[str, str]:
             if component.url:
                 found[f"fabric.{cloud}.{name}.url"] = component.url
     for cloud, regions in profile.images.items():
-        found.update({f"images.{cloud}.{region}": image for region, image in regions.items()})
+        found.update({f"images.{cloud}.{region}": e.id for region, e in regions.items() if e.id is not None})
     return found
 
 
@@ -100,8 +100,10 @@ def _check_driver(lock: Lock, profile: Profile, on: date) -> list[LockProblem]:
 def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
     problems = []
     for cloud, regions in sorted(profile.images.items()):
-        for region, image in sorted(regions.items()):
-            if "latest" not in image.lower() and not is_valid_image_id(cloud, image):
+        for region, entry in sorted(regions.items()):
+            # An unbaked entry (id null, status unbaked) is sound: plans show it, deploys refuse it.
+            image = entry.id
+            if image is not None and "latest" not in image.lower() and not is_valid_image_id(cloud, image):
                 problems.append(LockProblem(
                     profile.name, f"images.{cloud}.{region}",
                     f"'{image}' is not a valid {cloud} image id: expected {EXPECTED_SHAPE[cloud]}",
@@ -116,11 +118,12 @@ def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> li
 
 def _check_base_images(lock: Lock) -> list[LockProblem]:
     return [
-        LockProblem("base_images", f"base_images.{cloud}.{region}",
-                    f"'{base.id}' is not a valid {cloud} image id: expected {EXPECTED_SHAPE[cloud]}")
+        LockProblem("base_images", f"base_images.{cloud}.{region}.parent_image",
+                    f"'{base.parent_image}' is not a pinnable {cloud} parent image: expected "
+                    f"{EXPECTED_PARENT_SHAPE.get(cloud, 'a cloud with an image pipeline (aws)')}")
         for cloud, regions in sorted(lock.base_images.items())
         for region, base in sorted(regions.items())
-        if "latest" in base.id.lower() or not is_valid_image_id(cloud, base.id)
+        if "latest" in base.parent_image.lower() or not is_valid_parent_image(cloud, base.parent_image)
     ]
 
 

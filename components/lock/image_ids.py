@@ -1,33 +1,61 @@
-"""Shapes of image ids per cloud: what a pinned, bootable image reference looks like."""
+"""Shapes of image references per cloud, one regex per format: what a pinned, bootable image id looks like,
+and what an image pipeline may start from. Every other module checks ids through these.
+"""
 
 from __future__ import annotations
 
 import re
 
-_AWS_AMI = re.compile(r"^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+# An all-zero id is a placeholder, never an image.
+AWS_AMI = re.compile(r"^ami-(?!0+$)(?:[0-9a-f]{8}|[0-9a-f]{17})$")
+AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d+$")
 # Marketplace URN publisher:offer:sku:version with an explicit numeric version (never "latest").
-_AZURE_URN = re.compile(r"^[A-Za-z0-9][\w.-]*:[\w.-]+:[\w.-]+:\d+\.\d+\.\d+$")
-_AZURE_GALLERY_VERSION = re.compile(
+AZURE_URN = re.compile(r"^[A-Za-z0-9][\w.-]*:[\w.-]+:[\w.-]+:\d+\.\d+\.\d+$")
+AZURE_GALLERY_VERSION = re.compile(
     r"^/subscriptions/[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}/resourceGroups/[\w().-]+"
     r"/providers/Microsoft\.Compute/galleries/[\w.]+/images/[\w.-]+/versions/\d+\.\d+\.\d+$",
     re.IGNORECASE,
 )
 # Custom image ids (m- and 20 lower-case alphanumerics) or public image names ending in a build date.
-_ALICLOUD_CUSTOM = re.compile(r"^m-[0-9a-z]{20}$")
-_ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][a-z0-9_]*_\d{8}\.vhd$")
+ALICLOUD_CUSTOM = re.compile(r"^m-[0-9a-z]{20}$")
+ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][a-z0-9_]*_\d{8}\.vhd$")
+
+# What EC2 Image Builder's ImageRecipe.parentImage accepts (Image Builder API reference, CreateImageRecipe
+# parentImage: "AMI ID; Image Builder image ARN; SSM parameter prefixed by ssm:, followed by the parameter
+# name or ARN; Marketplace product ID"). Taken here: an AMI id, an AWS-managed image ARN with an explicit
+# major.minor.patch version (an x wildcard would select "the latest" at build time: refused), or an SSM
+# parameter, which Image Builder resolves when the build runs.
+AWS_MANAGED_IMAGE_VERSION = re.compile(
+    r"^arn:aws[a-z-]*:imagebuilder:[a-z]{2}(?:-[a-z]+)+-\d+:aws:image/[a-z0-9-_]+/\d+\.\d+\.\d+(?:/\d+)?$"
+)
+AWS_SSM_PARAMETER = re.compile(r"^ssm:(?:/[A-Za-z0-9_.-]+)+$")
 
 EXPECTED_SHAPE: dict[str, str] = {
     "aws": "an AMI id: ami- followed by 8 or 17 lower-case hex digits",
     "azure": "an image URN publisher:offer:sku:<major.minor.build> or a gallery image version id",
     "alicloud": "an image id m- followed by 20 lower-case letters or digits, or a dated public image name",
 }
+EXPECTED_PARENT_SHAPE: dict[str, str] = {
+    "aws": (
+        "an AMI id, an Image Builder-managed image ARN with an explicit version "
+        "(arn:aws:imagebuilder:REGION:aws:image/NAME/1.2.3) or an SSM parameter (ssm:/aws/service/...)"
+    ),
+}
 
 
 def is_valid_image_id(cloud: str, image_id: str) -> bool:
+    """Whether `image_id` is a bootable, pinned image id of `cloud` (what a cluster launches)."""
     if cloud == "aws":
-        return bool(_AWS_AMI.match(image_id))
+        return bool(AWS_AMI.match(image_id))
     if cloud == "azure":
-        return bool(_AZURE_URN.match(image_id) or _AZURE_GALLERY_VERSION.match(image_id))
+        return bool(AZURE_URN.match(image_id) or AZURE_GALLERY_VERSION.match(image_id))
     if cloud == "alicloud":
-        return bool(_ALICLOUD_CUSTOM.match(image_id) or _ALICLOUD_PUBLIC.match(image_id))
+        return bool(ALICLOUD_CUSTOM.match(image_id) or ALICLOUD_PUBLIC.match(image_id))
+    return False
+
+
+def is_valid_parent_image(cloud: str, reference: str) -> bool:
+    """Whether `reference` is something `cloud`'s image pipeline can start a bake from."""
+    if cloud == "aws":
+        return any(p.match(reference) for p in (AWS_AMI, AWS_MANAGED_IMAGE_VERSION, AWS_SSM_PARAMETER))
     return False

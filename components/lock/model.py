@@ -33,6 +33,29 @@ class NodecheckPins(_Strict):
     nvidia_ml_py: str = Field(..., min_length=1)
 
 
+class ImageEntry(_Strict):
+    """The image of one profile in one cloud region: a baked id, or null with status unbaked."""
+
+    id: str | None = Field(..., description="the baked image id; null until a bake is pinned")
+    status: Literal["baked", "unbaked"] = Field("baked", description="unbaked: no image exists yet")
+    stack: str | None = Field(None, description="the image stack (stacks/Pulumi.<stack>.yaml) that bakes it")
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_id(cls, raw: Any) -> Any:
+        """A bare string is a baked id."""
+        return {"id": raw} if isinstance(raw, str) else raw
+
+    @model_validator(mode="after")
+    def _id_matches_status(self) -> ImageEntry:
+        if self.id is None and self.status != "unbaked":
+            raise ValueError("id is null: set status: unbaked (and the stack that bakes it) or pin a baked id")
+        if self.id is not None and self.status == "unbaked":
+            raise ValueError(f"status is unbaked but id is {self.id!r}: an unbaked image has id null")
+        return self
+
+
 class Profile(_Strict):
     """One pinned stack: driver, fabric manager, CUDA, NCCL, DCGM, fabric per cloud, images per region."""
 
@@ -46,31 +69,8 @@ class Profile(_Strict):
     driver_pinning_package: str = Field(..., min_length=1)
     nodecheck: NodecheckPins
     fabric: dict[str, dict[str, FabricComponent]]
-    images: dict[str, dict[str, str]] = Field(..., description="cloud -> region -> image id")
-    image_notes: dict[str, dict[str, str]] = Field(default_factory=dict, description="cloud -> region -> note")
+    images: dict[str, dict[str, ImageEntry]] = Field(..., description="cloud -> region -> image")
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
-
-    @model_validator(mode="before")
-    @classmethod
-    def _split_image_entries(cls, raw: Any) -> Any:
-        """Image entries are either a bare id or {id, note}; keep ids and notes in separate maps."""
-        if not isinstance(raw, dict) or not isinstance(raw.get("images"), dict):
-            return raw
-        ids: dict[str, Any] = {}
-        notes: dict[str, dict[str, str]] = {}
-        for cloud, regions in raw["images"].items():
-            if not isinstance(regions, dict):
-                ids[cloud] = regions
-                continue
-            ids[cloud] = {}
-            for region, entry in regions.items():
-                if isinstance(entry, dict) and set(entry) <= {"id", "note"} and "id" in entry:
-                    ids[cloud][region] = entry["id"]
-                    if entry.get("note"):
-                        notes.setdefault(cloud, {})[region] = entry["note"]
-                else:
-                    ids[cloud][region] = entry
-        return {**raw, "images": ids, "image_notes": notes}
 
     @model_validator(mode="after")
     def _fabric_complete(self) -> Profile:
@@ -104,10 +104,11 @@ class CudaMinimumDriver(_Strict):
 
 
 class BaseImage(_Strict):
-    """The OS image a profile is baked on, pinned per cloud and region."""
+    """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes)."""
 
-    id: str
+    parent_image: str = Field(..., description="AMI id, versioned Image Builder image ARN or ssm: parameter")
     os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
+    source: str | None = Field(None, description="where the reference was read")
     note: str | None = None
 
 
@@ -116,7 +117,6 @@ class Lock(_Strict):
     cuda_minimum_driver: CudaMinimumDriver
     driver_branches: DriverBranches
     required_regions: dict[str, list[str]] = Field(default_factory=dict)
-    pipeline_note: str | None = None
     base_images: dict[str, dict[str, BaseImage]] = Field(
         default_factory=dict, description="cloud -> region -> the OS image pipelines bake on"
     )
@@ -124,14 +124,20 @@ class Lock(_Strict):
 
     def base_image(self, cloud: str, region: str) -> str | None:
         found = self.base_images.get(cloud, {}).get(region)
-        return found.id if found else None
+        return found.parent_image if found else None
 
-    def image_id(self, profile: str, cloud: str, region: str) -> str | None:
-        """The image to boot for this profile in this cloud and region, or None where the lock has none."""
+    def image_entry(self, profile: str, cloud: str, region: str) -> ImageEntry | None:
+        """The lock's entry for this profile, cloud and region (baked or not), or None where it has none."""
         found = self.profiles.get(profile)
         return found.images.get(cloud, {}).get(region) if found else None
 
+    def image_id(self, profile: str, cloud: str, region: str) -> str | None:
+        """The baked image to boot, or None where the lock has no entry or the entry is unbaked."""
+        entry = self.image_entry(profile, cloud, region)
+        return entry.id if entry else None
+
     def image_ids(self, cloud: str) -> set[str]:
-        """Every image id of one cloud, baked and base (policies use it to allow only locked images)."""
-        baked = {image for p in self.profiles.values() for image in p.images.get(cloud, {}).values()}
-        return baked | {base.id for base in self.base_images.get(cloud, {}).values()}
+        """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
+        (policies use it to allow only locked images)."""
+        baked = {e.id for p in self.profiles.values() for e in p.images.get(cloud, {}).values() if e.id}
+        return baked | {base.parent_image for base in self.base_images.get(cloud, {}).values()}

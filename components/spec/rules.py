@@ -188,7 +188,7 @@ def image_profile_known(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if spec.image not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         yield SpecError("image", f"unknown image profile {spec.image!r}; images/lock.yaml has: {known}")
-    elif lock.image_id(spec.image, spec.cloud, spec.region) is None:
+    elif lock.image_entry(spec.image, spec.cloud, spec.region) is None:  # unbaked entries plan
         yield SpecError(
             "image",
             f"profile {spec.image!r} has no {spec.cloud} image in {spec.region}; bake one "

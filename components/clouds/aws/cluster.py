@@ -6,6 +6,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
+from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
 from .identity import AwsNodeIdentity, NodeIdentityArgs
@@ -54,7 +55,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
         profile = lock.profiles[spec.image]
-        image_id = lock.image_id(spec.image, "aws", spec.region) or ""
+        image = lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
 
         network = AwsNetwork(
             f"{name}-net",
@@ -160,7 +161,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     types=types,
                     rdma=rdma,
                     asg_name=resolved_group.names["scaling_group"],
-                    image_id=image_id,
+                    image_id=image.id,
+                    image_tags=image_tags(spec.image, image),
                     subnet_ids=subnets,
                     security_group_id=security_group.id,
                     instance_profile_arn=profile_arn,

@@ -11,10 +11,10 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
+from ...lock.image_ids import AWS_REGION as REGION
+from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
 from .key_policy import AUTOSCALING, EC2_FLEET, key_policy, service_linked_roles
 
-AMI_ID = re.compile(r"^ami-[0-9a-f]{8}([0-9a-f]{9})?$")
-REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+$")
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
 MANAGED_POLICIES = (
@@ -43,7 +43,9 @@ class AwsImagePipelineArgs:
     profile: str
     """Image profile name from images/lock.yaml; part of every AMI name."""
     parent_image: str
-    """Pinned base AMI id (ami-...) in the build region; SSM parameters and "latest" aliases are refused."""
+    """Base image in the build region, as images/lock.yaml base_images pins it: an AMI id, an AWS-managed
+    image ARN with an explicit version, or an `ssm:` parameter that Image Builder resolves at build time.
+    Wildcard versions (x.x.x), `resolve:ssm:` and "latest" aliases are refused."""
     installer_script: str
     """Shell script the build runs, rendered by the caller from the image lock."""
     regions: list[str]
@@ -75,12 +77,9 @@ class AwsImagePipelineArgs:
                 "starting with a letter or digit"
             )
         image = self.parent_image
-        if not isinstance(image, str) or not AMI_ID.match(image):
-            raise ValueError(
-                f"parent_image: {image!r} is not a pinned AMI id (ami- and 8 or 17 hex digits); "
-                "SSM parameters (ssm:, resolve:ssm:) and 'latest' aliases resolve at build time "
-                "and are refused"
-            )
+        if not isinstance(image, str) or "latest" in image.lower() or not is_valid_parent_image("aws", image):
+            raise ValueError(f"parent_image: {image!r} is not a pinnable parent image: expected "
+                             f"{EXPECTED_PARENT_SHAPE['aws']}")
         if not isinstance(self.installer_script, str) or not self.installer_script.strip():
             raise ValueError("installer_script: must be a non-empty shell script")
         if not self.regions:
@@ -144,12 +143,25 @@ def build_document(profile: str, installer_script: str) -> str:
     return yaml.dump(component_document(profile, installer_script), Dumper=_NoAliasDumper, sort_keys=False, width=1000)
 
 
+def _amis_by_region(resources: list[aws.imagebuilder.outputs.ImageOutputResource] | None) -> dict[str, str]:
+    """Region -> AMI id from an image's output resources (empty until the build has run)."""
+    return {
+        ami.region: ami.image
+        for resource in resources or []
+        for ami in resource.amis or []
+        if ami.region and ami.image
+    }
+
+
 class AwsImagePipeline(pulumi.ComponentResource):
     """Image Builder component, recipe, build infrastructure and per-region encrypted distribution."""
 
     pipeline_arn: pulumi.Output[str]
     recipe_arn: pulumi.Output[str]
     kms_key_arn: pulumi.Output[str]
+    image_arn: pulumi.Output[str]
+    amis: pulumi.Output[dict[str, str]]
+    """Region -> AMI id of the image this `pulumi up` baked (what `gpufleet images pin` writes to the lock)."""
 
     def __init__(
         self, name: str, args: AwsImagePipelineArgs, opts: pulumi.ResourceOptions | None = None
@@ -270,14 +282,32 @@ class AwsImagePipeline(pulumi.ComponentResource):
             opts=child,
         )
 
+        # The bake: one build of the recipe when the stack is deployed, distributed to every region. Its
+        # output resources carry the AMI id per region; the pipeline above rebakes the same recipe later.
+        image = aws.imagebuilder.Image(
+            f"{name}-image",
+            image_recipe_arn=recipe.arn,
+            infrastructure_configuration_arn=infrastructure.arn,
+            distribution_configuration_arn=distribution.arn,
+            image_tests_configuration=aws.imagebuilder.ImageImageTestsConfigurationArgs(image_tests_enabled=True),
+            region=build_region,
+            tags=tags,
+            # Driver, CUDA and fabric installs, a reboot and the image tests outlast the provider's default.
+            opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="3h")),
+        )
+
         self.pipeline_arn = pipeline.arn
         self.recipe_arn = recipe.arn
         self.kms_key_arn = pulumi.Output.from_input(keys[build_region])
+        self.image_arn = image.arn
+        self.amis = image.output_resources.apply(_amis_by_region)
         self.register_outputs(
             {
                 "pipeline_arn": self.pipeline_arn,
                 "recipe_arn": self.recipe_arn,
                 "kms_key_arn": self.kms_key_arn,
+                "image_arn": self.image_arn,
+                "amis": self.amis,
             }
         )
 

@@ -1,4 +1,8 @@
-"""An image-build stack: the EC2 Image Builder pipeline that bakes one lock profile."""
+"""An image-build stack: the EC2 Image Builder pipeline that bakes one lock profile.
+
+Its outputs are what `gpufleet images pin --stack NAME` reads (`pulumi stack output --json`): the profile,
+`amis` (region -> AMI id of this bake), the image build ARN and the parent image the recipe started from.
+"""
 
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
         spec.name,
         AwsImagePipelineArgs(
             profile=spec.profile,
+            # validate_images made sure the lock pins a parent image for the build region.
             parent_image=lock.base_image(spec.cloud, spec.regions[0]) or "",
             installer_script=installer_command(profile, "aws", spec.nvswitch),
             regions=list(spec.regions),
@@ -28,4 +33,6 @@ def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
         ),
     )
     return {"pipeline_arn": pipeline.pipeline_arn, "recipe_arn": pipeline.recipe_arn,
-            "kms_key_arn": pipeline.kms_key_arn}
+            "kms_key_arn": pipeline.kms_key_arn, "image_arn": pipeline.image_arn, "amis": pipeline.amis,
+            "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            "parent_image": pulumi.Output.from_input(lock.base_image(spec.cloud, spec.regions[0]))}

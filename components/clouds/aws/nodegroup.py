@@ -13,6 +13,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ...catalog import InstanceType
+from ...lock.status import PROFILE_TAG
 from ...spec import NodeGroup
 from .efa import InterfaceSlot, interface_layout
 from .lifecycle import GroupHooks, Hook
@@ -37,8 +38,10 @@ class NodeGroupArgs:
     """Whether the fabric is wired (rdma required, or auto on a type that has one)."""
     asg_name: str
     """Explicit group name, known to the IAM policy and the bootstrap before the group exists."""
-    image_id: str
-    """AMI id from images/lock.yaml."""
+    image_id: str | None
+    """AMI id from images/lock.yaml; None while the profile is unbaked there (the template then sets none)."""
+    image_tags: dict[str, str]
+    """Launch-template tags naming the image profile and its lock status (components.lock.status)."""
     subnet_ids: list[pulumi.Input[str]]
     """Private subnets; exactly one for RDMA groups."""
     security_group_id: pulumi.Input[str]
@@ -130,7 +133,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             )
         return aws.ec2.LaunchTemplate(
             name,
-            description=f"{group.name}: {inst.name}, {len(layout)} network interface(s)",
+            description=f"{group.name}: {inst.name}, {len(layout)} network interface(s)"
+            + ("" if args.image_id else f"; image profile {args.image_tags.get(PROFILE_TAG)} UNBAKED: no AMI yet"),
             image_id=args.image_id,
             instance_type=inst.name,
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=args.instance_profile_arn),
@@ -162,7 +166,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
                 for kind in ("instance", "volume", "network-interface")
             ],
-            tags=args.tags,
+            tags={**args.tags, **args.image_tags},
             opts=pulumi.ResourceOptions(parent=self),
         )
 
