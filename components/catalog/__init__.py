@@ -8,12 +8,13 @@ from pathlib import Path
 import yaml
 
 from .model import CLOUDS, Cloud, CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, LocalNvme, Price
+from .pricing import hourly_cost
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
     "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "LocalNvme", "Price",
-    "load_catalog",
+    "hourly_cost", "load_catalog",
 ]
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import Catalog
+from ..catalog import Catalog, hourly_cost
 from ..clouds.aws.efa import interface_layout
 from ..spec import ClusterSpec, NodeGroup
 from ..spec.rules import Context, uses_rdma
@@ -46,21 +46,17 @@ def summarize(spec: ClusterSpec, ctx: Context) -> Summary:
             continue
         for key in gpus:
             gpus[key] += getattr(group.size, key) * inst.gpu.count
-        price = inst.price(spec.region)
         fabric, interfaces = _fabric_in_use(group, spec, ctx)
         groups.append({"name": group.name, "instance_type": inst.name, "fabric": fabric, "interfaces": interfaces,
                        "capacity": group.capacity, "size": group.size.model_dump()})
-        if price is None or price.on_demand is None:
+        at_max = hourly_cost(inst, spec.region, group.size.max)
+        if at_max is None:
             unpriced.append(f"{inst.name} in {spec.region}")
             continue
-        spot_nodes = 0
-        if group.capacity in ("spot", "mixed") and price.spot is not None:
-            spot_nodes = max(0, group.size.desired - group.on_demand_base)
-        hourly["desired_on_demand"] += group.size.desired * price.on_demand
-        hourly["desired_expected"] += (group.size.desired - spot_nodes) * price.on_demand + spot_nodes * (
-            price.spot or 0.0
-        )
-        hourly["max_on_demand"] += group.size.max * price.on_demand
+        spot_nodes = max(0, group.size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
+        hourly["desired_on_demand"] += hourly_cost(inst, spec.region, group.size.desired) or 0.0
+        hourly["desired_expected"] += hourly_cost(inst, spec.region, group.size.desired, spot_nodes) or 0.0
+        hourly["max_on_demand"] += at_max
     return Summary(
         gpus=gpus,
         hourly_usd={key: round(value, 4) for key, value in hourly.items()},

@@ -1,5 +1,5 @@
 """The policy pack's config for a stack: `gpufleet:policy` from the stack file, plus the settings the
-spec implies (budget, region, image profile, RDMA-required types).
+spec implies (budget, region, node groups at max size, image profile, RDMA-required types).
 
 The result has the shape the Pulumi CLI takes with `--policy-pack-config`, so `gpufleet policy-config`
 can write the same file for a real `pulumi preview --policy-pack policies`.
@@ -11,7 +11,12 @@ from typing import Any
 
 from policies.registry import rdma_required_config
 
-from ..spec import POLICY_KEY, ClusterSpec, ImagesSpec
+from ..spec import POLICY_KEY, ClusterSpec, ImagesSpec, NodeGroup
+
+
+def _group_at_max(spec: ClusterSpec, group: NodeGroup) -> dict[str, Any]:
+    """What the budget rule prices: the primary type at size.max, whatever provisions the group."""
+    return {"name": group.name, "cloud": spec.cloud, "instanceType": group.instance_types[0], "maxSize": group.size.max}
 
 
 def derived_settings(spec: ClusterSpec | ImagesSpec | None) -> dict[str, dict[str, Any]]:
@@ -21,7 +26,7 @@ def derived_settings(spec: ClusterSpec | ImagesSpec | None) -> dict[str, dict[st
         return {}
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
-        "hourly-budget": {"region": spec.region},
+        "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(spec, g) for g in spec.node_groups]},
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import importlib
-import re
 from types import ModuleType
-
-AMI_ID = re.compile(r"^ami-(?:[0-9a-f]{8}|[0-9a-f]{17})$")
 
 
 def lock_module() -> ModuleType:
