@@ -211,8 +211,9 @@ def policy_config(
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
+    from .plan.planner import validated_spec
     from .plan.policy_config import policy_pack_config
-    from .spec import CLUSTER_KEY, load_stack, validate_cluster, validate_images
+    from .spec import load_stack
 
     path = stack_path(stacks_dir, stack)
     if not path.is_file():
@@ -220,8 +221,7 @@ def policy_config(
         raise typer.Exit(2)
     try:
         config = load_stack(path, stacks_dir)
-        spec = validate_cluster(config[CLUSTER_KEY]) if CLUSTER_KEY in config else validate_images(
-            config.get("gpufleet:images"))
+        spec = validated_spec(config)  # as `gpufleet plan` does, so both print the same pack config
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     emit_json(policy_pack_config(config, spec))
