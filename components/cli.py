@@ -250,7 +250,7 @@ def policy_config(
         raise typer.Exit(2)
     try:
         config = load_stack(path, stacks_dir)
-        prepared = prepare(config)
+        prepared = prepare(config)  # as `gpufleet plan` does, so both print the same pack config
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     emit_json(policy_pack_config(config, prepared))

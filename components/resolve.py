@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from .catalog import Catalog, InstanceType, load_catalog
+from .catalog import Catalog, InstanceType, hourly_cost, load_catalog
 from .clouds.registry import CLOUDS, backend
 from .spec.errors import SpecInvalid
 from .spec.models import ClusterSpec, NodeGroup
@@ -23,6 +23,18 @@ from .spec.validate import parse_with
 if TYPE_CHECKING:
     from .clouds.backend import CloudBackend
     from .lock.model import Lock
+
+
+@dataclass(frozen=True)
+class GroupCost:
+    """USD per hour of a group's primary type from the catalog snapshot (catalog.pricing.hourly_cost)."""
+
+    min_on_demand: float
+    desired_on_demand: float
+    desired_expected: float
+    """Desired size with its spot nodes at the published spot price (on-demand where none is published)."""
+    max_on_demand: float
+    """What the budget is checked against."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +54,8 @@ class ResolvedGroup:
     zones: tuple[str, ...]
     names: Mapping[str, str]
     """Names the group's resources need before they exist (e.g. scaling_group), by role."""
+    cost: GroupCost | None
+    """None when the primary type is unknown or has no on-demand price in the region: unknown, not 0."""
 
     @property
     def name(self) -> str:
@@ -93,7 +107,18 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
+        cost=_cost(primary, spec.region, group) if primary is not None else None,
     )
+
+
+def _cost(primary: InstanceType, region: str, group: NodeGroup) -> GroupCost | None:
+    size = group.size
+    spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
+    costs = [hourly_cost(primary, region, count) for count in (size.min, size.desired, size.max)]
+    expected = hourly_cost(primary, region, size.desired, spot)
+    if expected is None or any(cost is None for cost in costs):
+        return None
+    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
 
 
 @cache

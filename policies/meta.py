@@ -27,7 +27,9 @@ from .props import plain
 MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
 
-ResourceCheck = Callable[[str, dict[str, Any], Mapping[str, Any]], Iterable[str]]
+Props = dict[str, Any]  # a resource's properties as plain data (props.plain)
+Config = Mapping[str, Any]  # a rule's settings from the pack config
+ResourceCheck = Callable[[str, Props, Config], Iterable[str]]
 
 
 class NotApplicable(Exception):
@@ -162,7 +164,8 @@ class Stack:
         return [other for other in self.nodes if other.type in types and other.depends_on(node.urn)]
 
 
-StackCheck = Callable[[Stack, Mapping[str, Any]], Iterable[tuple[str | None, str]]]
+Finding = tuple[str | None, str]  # (urn of the resource at fault, or None for the stack; message)
+StackCheck = Callable[[Stack, Config], Iterable[Finding]]
 
 
 def stack_rule(

@@ -1,32 +1,44 @@
-"""Every rule of the pack, in a stable order, with its catalog entry.
+"""Every rule of the pack, in a stable order: each cloud's rules, then the common ones.
 
-A cloud adds its rules by appending its module's RULES here (policies/azure.py, policies/alicloud.py).
+The cloud list is the project's one (components.clouds.registry): every cloud has a package
+policies/<cloud>/ exporting POLICIES (its rules and its readers); the common rules read through the
+merged readers. Nothing here names a cloud.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from importlib import import_module
 from typing import Any
 
 from pulumi_policy import Policy
 
-from . import aws, crosscloud
+from components.clouds.registry import CLOUDS as CLOUD_NAMES
+
+from . import common
+from .cloud import RDMA_REQUIRED_TYPES, CloudPolicies, Readers
 from .meta import Rule
 
-RULES: list[Rule] = [*aws.RULES, *crosscloud.RULES]
+CLOUDS: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in CLOUD_NAMES)
+READERS: Readers = Readers.merge(cloud.readers for cloud in CLOUDS)
+RULES: list[Rule] = [*(rule for cloud in CLOUDS for rule in cloud.rules), *common.rules(READERS)]
 ALL_POLICIES: list[Policy] = [rule.policy for rule in RULES]
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 
 if len(RULES_BY_NAME) != len(RULES):
     raise RuntimeError("policy names must be unique")
 
-RDMA_RULES = ("aws-efa-interface-count", "aws-efa-interface-count-advisory")
+
+def _reads_rdma_types(rule: Rule) -> bool:
+    schema = rule.policy.config_schema
+    return schema is not None and RDMA_REQUIRED_TYPES in schema.properties
 
 
 def rdma_required_config(instance_types: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Pack config naming the instance types of `rdma: required` node groups.
+    """Pack config naming the instance types of `rdma: required` node groups, for every rule that reads it.
 
-    Both EFA count rules read the list: the mandatory one checks those types, the advisory one the rest.
+    On AWS both EFA count rules read the list: the mandatory one checks those types, the advisory one
+    the rest (CrossGuard fixes one level per rule).
     """
     listed = sorted(set(instance_types))
-    return {name: {"rdmaRequiredInstanceTypes": listed} for name in RDMA_RULES}
+    return {rule.name: {RDMA_REQUIRED_TYPES: listed} for rule in RULES if _reads_rdma_types(rule)}

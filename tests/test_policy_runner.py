@@ -234,7 +234,7 @@ def test_importing_the_rules_starts_no_server():
         [
             sys.executable,
             "-c",
-            "import policies.aws, policies.crosscloud, policies.registry; "
+            "import policies.aws, policies.common, policies.registry; "
             "print(len(policies.registry.ALL_POLICIES))",
         ],
         cwd=ROOT,

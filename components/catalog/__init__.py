@@ -8,12 +8,13 @@ from pathlib import Path
 from ..clouds.registry import CLOUDS, Cloud
 from ..yaml_model import load_yaml_model
 from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
+from .pricing import hourly_cost
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
     "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "Price",
-    "load_catalog",
+    "hourly_cost", "load_catalog",
 ]
 
 

@@ -34,21 +34,14 @@ def summarize(cluster: ResolvedCluster) -> Summary:
             continue
         for key in gpus:
             gpus[key] += getattr(group.size, key) * inst.gpu.count
-        price = inst.price(spec.region)
         groups.append({"name": group.name, "instance_type": inst.name, "fabric": resolved.fabric,
                        "interfaces": resolved.interfaces,
                        "capacity": group.capacity, "size": group.size.model_dump()})
-        if price is None or price.on_demand is None:
+        if resolved.cost is None:
             unpriced.append(f"{inst.name} in {spec.region}")
             continue
-        spot_nodes = 0
-        if group.capacity in ("spot", "mixed") and price.spot is not None:
-            spot_nodes = max(0, group.size.desired - group.on_demand_base)
-        hourly["desired_on_demand"] += group.size.desired * price.on_demand
-        hourly["desired_expected"] += (group.size.desired - spot_nodes) * price.on_demand + spot_nodes * (
-            price.spot or 0.0
-        )
-        hourly["max_on_demand"] += group.size.max * price.on_demand
+        for key in hourly:
+            hourly[key] += getattr(resolved.cost, key)
     return Summary(
         gpus=gpus,
         hourly_usd={key: round(value, 4) for key, value in hourly.items()},

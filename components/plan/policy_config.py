@@ -1,5 +1,5 @@
 """The policy pack's config for a stack: `gpufleet:policy` from the stack file, plus the settings the
-spec implies (budget, region, image profile, RDMA-required types).
+spec implies (budget, region, node groups at max size, image profile, RDMA-required types).
 
 The result has the shape the Pulumi CLI takes with `--policy-pack-config`, so `gpufleet policy-config`
 can write the same file for a real `pulumi preview --policy-pack policies`.
@@ -11,8 +11,16 @@ from typing import Any
 
 from policies.registry import rdma_required_config
 
-from ..resolve import ResolvedCluster
+from ..resolve import ResolvedCluster, ResolvedGroup
 from ..spec import POLICY_KEY, ImagesSpec
+
+
+def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
+    """What the budget rule prices: the primary type at size.max, whatever provisions the group."""
+    return {
+        "name": group.name, "cloud": cluster.spec.cloud, "instanceType": group.spec.instance_types[0],
+        "maxSize": group.spec.size.max,
+    }
 
 
 def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:
@@ -24,7 +32,7 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
     spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
-        "hourly-budget": {"region": spec.region},
+        "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(prepared, g) for g in prepared.groups]},
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from .props import UNKNOWN, JsonError, get, parse_json
+from ..props import UNKNOWN, JsonError, get, parse_json
 
 POLICY_TYPES = (
     "aws:iam/rolePolicy:RolePolicy",

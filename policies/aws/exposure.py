@@ -1,0 +1,155 @@
+"""AWS exposure rules: IMDSv2, no SSH/RDP/all ports open to the internet, no public IPs on nodes,
+security groups on the network interfaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from ..meta import MANDATORY, Config, Props, Rule, resource_rule
+from ..props import UNKNOWN, as_bool, as_int, get, items
+from .resource_types import (
+    ALL_PROTOCOLS,
+    INFRASTRUCTURE_CONFIGURATION,
+    INSTANCE,
+    LAUNCH_TEMPLATE,
+    SECURITY_GROUP,
+    SECURITY_GROUP_RULE,
+    VPC_INGRESS_RULE,
+)
+
+OPEN_CIDRS = ("0.0.0.0/0", "::/0")
+ADMIN_PORTS = (22, 3389)
+
+
+def check_imdsv2(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    block = "instanceMetadataOptions" if resource_type == INFRASTRUCTURE_CONFIGURATION else "metadataOptions"
+    arg = "instance_metadata_options" if block == "instanceMetadataOptions" else "metadata_options"
+    options = get(props, block)
+    if options is UNKNOWN:
+        return
+    tokens, endpoint = get(options, "httpTokens"), get(options, "httpEndpoint")
+    if tokens is UNKNOWN or tokens == "required" or endpoint == "disabled":
+        return
+    shown = "not set (defaults to 'optional')" if tokens is None else repr(tokens)
+    yield f"IMDSv1 stays enabled ({arg}.http_tokens is {shown}): set {arg}.http_tokens = 'required'"
+
+
+def _ports_exposed(protocol: Any, from_port: Any, to_port: Any) -> str | None:
+    """What a rule open to the internet exposes: 'all ports', 'port 22'... or None."""
+    proto = str(protocol).lower() if isinstance(protocol, (str, int)) else None
+    if proto is None:
+        return None
+    if proto in ALL_PROTOCOLS:
+        return "all ports"
+    if proto not in ("tcp", "6", "udp", "17"):
+        return None
+    low, high = as_int(from_port), as_int(to_port)
+    if low is None or high is None:
+        return None
+    if low <= 0 and high >= 65535:
+        return "all ports"
+    hit = [str(port) for port in ADMIN_PORTS if low <= port <= high]
+    return f"port {' and '.join(hit)}" if hit else None
+
+
+def _open_cidrs(*values: Any) -> list[str]:
+    found: list[str] = []
+    for value in values:
+        listed = value if isinstance(value, list) else [value]
+        found += [cidr for cidr in listed if cidr in OPEN_CIDRS]
+    return found
+
+
+def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    hint = "allow only network.admin_cidrs (or use SSM Session Manager) instead"
+    if resource_type == SECURITY_GROUP:
+        rules = items(props, "ingress")
+        for index, rule in enumerate(rules if isinstance(rules, list) else []):
+            cidrs = _open_cidrs(get(rule, "cidrBlocks"), get(rule, "ipv6CidrBlocks"))
+            exposed = _ports_exposed(get(rule, "protocol"), get(rule, "fromPort"), get(rule, "toPort"))
+            if cidrs and exposed:
+                yield f"ingress[{index}] opens {exposed} to {', '.join(cidrs)}: {hint}"
+        return
+    if resource_type == SECURITY_GROUP_RULE:
+        if get(props, "type") != "ingress":
+            return
+        cidrs = _open_cidrs(get(props, "cidrBlocks"), get(props, "ipv6CidrBlocks"))
+        exposed = _ports_exposed(get(props, "protocol"), get(props, "fromPort"), get(props, "toPort"))
+    else:
+        cidrs = _open_cidrs(get(props, "cidrIpv4"), get(props, "cidrIpv6"))
+        exposed = _ports_exposed(get(props, "ipProtocol"), get(props, "fromPort"), get(props, "toPort"))
+    if cidrs and exposed:
+        yield f"the rule opens {exposed} to {', '.join(cidrs)}: {hint}"
+
+
+def check_no_public_ip(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    if resource_type == INSTANCE:
+        if as_bool(get(props, "associatePublicIpAddress")) is True:
+            yield "the instance gets a public IP: set associate_public_ip_address = False (private subnets)"
+        return
+    interfaces = items(props, "networkInterfaces")
+    for index, interface in enumerate(interfaces if isinstance(interfaces, list) else []):
+        if as_bool(get(interface, "associatePublicIpAddress")) is True:
+            yield (
+                f"network_interfaces[{index}] asks for a public IP: set associate_public_ip_address = False; "
+                "GPU nodes live in private subnets with NAT"
+            )
+
+
+def check_sg_on_interfaces(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    interfaces = items(props, "networkInterfaces")
+    if not isinstance(interfaces, list) or not interfaces:
+        return
+    for key, arg in (
+        ("vpcSecurityGroupIds", "vpc_security_group_ids"),
+        ("securityGroupNames", "security_group_names"),
+    ):
+        value = items(props, key)
+        if isinstance(value, list) and value:
+            yield (
+                f"{arg} is set beside network_interfaces, which EC2 rejects: move the security groups to "
+                "each network_interfaces[].security_groups"
+            )
+
+
+RULES: list[Rule] = [
+    resource_rule(
+        "aws-imdsv2-required",
+        "Instances, launch templates and image-builder instances require IMDSv2 (http_tokens = required).",
+        MANDATORY,
+        "aws",
+        [LAUNCH_TEMPLATE, INSTANCE, INFRASTRUCTURE_CONFIGURATION],
+        check_imdsv2,
+        cis="5.6 (v3.0.0)",
+        checkov=("CKV_AWS_79",),
+    ),
+    resource_rule(
+        "aws-no-public-admin-ingress",
+        "No security group rule opens SSH (22), RDP (3389) or all ports to 0.0.0.0/0 or ::/0.",
+        MANDATORY,
+        "aws",
+        [SECURITY_GROUP, SECURITY_GROUP_RULE, VPC_INGRESS_RULE],
+        check_public_admin_ingress,
+        cis="5.2, 5.3 (v3.0.0)",
+        checkov=("CKV_AWS_24", "CKV_AWS_25", "CKV_AWS_277"),
+    ),
+    resource_rule(
+        "aws-no-public-ip",
+        "GPU nodes get no public IP address.",
+        MANDATORY,
+        "aws",
+        [LAUNCH_TEMPLATE, INSTANCE],
+        check_no_public_ip,
+        checkov=("CKV_AWS_88",),
+    ),
+    resource_rule(
+        "aws-launch-template-sg-on-interfaces",
+        "Launch templates with network interfaces put security groups on the interfaces, not the template.",
+        MANDATORY,
+        "aws",
+        [LAUNCH_TEMPLATE],
+        check_sg_on_interfaces,
+    ),
+]
