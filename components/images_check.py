@@ -24,12 +24,9 @@ def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
 def check_images(
     stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
 ) -> list[dict[str, str]]:
-    from .lock import DEFAULT_LOCK_PATH, LockError, check_lock, load_lock
+    from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
 
-    try:
-        lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
-    except LockError as exc:
-        raise SpecInvalid([SpecError("images/lock.yaml", str(exc))]) from None
+    lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
     if profile is not None and profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; images/lock.yaml has: {known}")])

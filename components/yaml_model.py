@@ -43,6 +43,6 @@ def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
     from .spec.validate import parse
 
     try:
-        return parse(model, read_yaml(path))
+        return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
     except SpecInvalid as invalid:
         raise SpecInvalid(invalid.errors, str(path)) from None

@@ -132,3 +132,19 @@ def test_no_module_outside_the_aws_folders_imports_aws_code() -> None:
         if aws:
             offenders.append(f"{path.relative_to(REPO)}: {sorted(aws)}")
     assert offenders == []
+
+
+def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -> None:
+    import components.lock.loader as loader
+    import components.program as program
+    from components.plan.planner import plan_stack
+
+    parsed: list[object] = []
+    resolved: list[object] = []
+    real_load, real_resolve = loader.load_yaml_model, program.resolve_cluster
+    monkeypatch.setattr(loader, "_LOADED", {})
+    monkeypatch.setattr(loader, "load_yaml_model", lambda path, model: parsed.append(path) or real_load(path, model))
+    monkeypatch.setattr(program, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
+    plan = plan_stack(REPO / "stacks" / "Pulumi.aws-train-p5.yaml", REPO / "stacks")
+    assert plan.policies["evaluated"] > 0
+    assert len(parsed) == 1 and len(resolved) == 1

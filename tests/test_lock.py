@@ -111,7 +111,7 @@ def test_unbaked_and_baked_entries_pass(tmp_path):
         ({"id": None}, r"images\.aws\.us-east-1: Value error, id is null: set status: unbaked"),
         ({"id": "ami-0123456789abcdef0", "status": "unbaked"}, r"status is unbaked but id is 'ami-0123456789abcdef0'"),
         ({"id": None, "status": "pending"}, r"images\.aws\.us-east-1\.status: Input should be 'baked' or 'unbaked'"),
-        ({"id": None, "status": "unbaked", "from": "x"}, r"images\.aws\.us-east-1\.from: Extra inputs"),
+        ({"id": None, "status": "unbaked", "from": "x"}, r"images\.aws\.us-east-1\.from: unknown field"),
     ],
 )
 def test_bad_image_entry_names_the_field(tmp_path, entry, message):
@@ -214,7 +214,7 @@ def test_malformed_yaml_and_schema_name_the_field(tmp_path):
     bad_yaml.write_text("profiles: [unclosed")
     with pytest.raises(LockError, match="not valid YAML"):
         load_lock(bad_yaml)
-    with pytest.raises(LockError, match=r"profiles\.cuda12\.8-r580\.dcgm: Field required"):
+    with pytest.raises(LockError, match=r"profiles\.cuda12\.8-r580\.dcgm: required field is missing"):
         load_lock(_write(tmp_path, lambda p: p.pop("dcgm")))
     with pytest.raises(LockError, match=r"fabric\.aws: missing aws_ofi_nccl"):
         load_lock(_write(tmp_path, lambda p: p["fabric"]["aws"].pop("aws_ofi_nccl")))

@@ -5,7 +5,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
+
+from ..yaml_model import StrictModel
 
 # The fabric stack components each cloud's installer needs.
 FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -15,11 +17,7 @@ FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class FabricComponent(_Strict):
+class FabricComponent(StrictModel):
     """One piece of a cloud's RDMA stack (EFA installer, aws-ofi-nccl, DOCA-OFED, eRDMA)."""
 
     version: str = Field(..., min_length=1)
@@ -29,11 +27,11 @@ class FabricComponent(_Strict):
     unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
 
 
-class NodecheckPins(_Strict):
+class NodecheckPins(StrictModel):
     nvidia_ml_py: str = Field(..., min_length=1)
 
 
-class ImageEntry(_Strict):
+class ImageEntry(StrictModel):
     """The image of one profile in one cloud region: a baked id, or null with status unbaked."""
 
     id: str | None = Field(..., description="the baked image id; null until a bake is pinned")
@@ -56,7 +54,7 @@ class ImageEntry(_Strict):
         return self
 
 
-class Profile(_Strict):
+class Profile(StrictModel):
     """One pinned stack: driver, fabric manager, CUDA, NCCL, DCGM, fabric per cloud, images per region."""
 
     name: str
@@ -86,24 +84,24 @@ class Profile(_Strict):
         return self
 
 
-class DriverBranch(_Strict):
+class DriverBranch(StrictModel):
     kind: Literal["lts", "production", "new-feature", "unsupported"]
     supported: bool
     eol: date | None = None
     note: str | None = None
 
 
-class DriverBranches(_Strict):
+class DriverBranches(StrictModel):
     source: str = Field(..., min_length=3)
     branches: dict[str, DriverBranch]
 
 
-class CudaMinimumDriver(_Strict):
+class CudaMinimumDriver(StrictModel):
     source: str = Field(..., min_length=3)
     versions: dict[str, str] = Field(..., description="CUDA major.minor -> minimum Linux driver")
 
 
-class BaseImage(_Strict):
+class BaseImage(StrictModel):
     """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes)."""
 
     parent_image: str = Field(..., description="AMI id, versioned Image Builder image ARN or ssm: parameter")
@@ -112,8 +110,19 @@ class BaseImage(_Strict):
     note: str | None = None
 
 
-class Lock(_Strict):
+class Lock(StrictModel):
     schema_: int = Field(..., alias="schema")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profiles_know_their_name(cls, raw: Any) -> Any:
+        """A profile's name is its key: copied in so a Profile knows its own name."""
+        if isinstance(raw, dict) and isinstance(raw.get("profiles"), dict):
+            named = {name: {"name": name, **body} if isinstance(body, dict) else body
+                     for name, body in raw["profiles"].items()}
+            return {**raw, "profiles": named}
+        return raw
+
     cuda_minimum_driver: CudaMinimumDriver
     driver_branches: DriverBranches
     required_regions: dict[str, list[str]] = Field(default_factory=dict)

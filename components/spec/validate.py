@@ -16,15 +16,18 @@ if TYPE_CHECKING:
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
-def _message(error: Mapping[str, Any]) -> str:
+UNKNOWN_STACK_FIELD = "unknown field; check its spelling against `gpufleet schema`"
+
+
+def _message(error: Mapping[str, Any], unknown: str) -> str:
     if error["type"] == "extra_forbidden":
-        return "unknown field; check its spelling against `gpufleet schema`"
+        return unknown
     if error["type"] == "missing":
         return "required field is missing"
     return str(error["msg"])
 
 
-def _errors(exc: ValidationError, prefix: str, tags: Sequence[str]) -> list[SpecError]:
+def _errors(exc: ValidationError, prefix: str, tags: Sequence[str], unknown: str) -> list[SpecError]:
     """pydantic's errors as SpecErrors with field paths; a discriminated union's tag is not a field."""
     found = []
     for error in exc.errors():
@@ -35,23 +38,28 @@ def _errors(exc: ValidationError, prefix: str, tags: Sequence[str]) -> list[Spec
             continue
         if loc and loc[0] in tags:
             loc = loc[1:]
-        found.append(SpecError(field_path(prefix, loc), _message(error)))
+        found.append(SpecError(field_path(prefix, loc), _message(error, unknown)))
     return found
 
 
-def parse_with(adapter: TypeAdapter[Any], raw: Any, tags: Sequence[str] = (), prefix: str = "") -> Any:
-    """Validate `raw` with a TypeAdapter (a discriminated union tagged by `tags`); SpecInvalid on errors."""
+def parse_with(
+    adapter: TypeAdapter[Any], raw: Any, tags: Sequence[str] = (), prefix: str = "", unknown: str = UNKNOWN_STACK_FIELD
+) -> Any:
+    """Validate `raw` with a TypeAdapter (a discriminated union tagged by `tags`); SpecInvalid on errors.
+
+    `unknown` is the message for a field the model does not have (stack files point at `gpufleet schema`).
+    """
     if not isinstance(raw, dict):
-        raise SpecInvalid([SpecError(prefix, "must be a map of fields (see `gpufleet schema`)")])
+        raise SpecInvalid([SpecError(prefix, "must be a map of fields")])
     try:
         return adapter.validate_python(raw)
     except ValidationError as exc:
-        raise SpecInvalid(_errors(exc, prefix, tags)) from None
+        raise SpecInvalid(_errors(exc, prefix, tags, unknown)) from None
 
 
-def parse(model: type[ModelT], raw: Any, prefix: str = "") -> ModelT:
+def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOWN_STACK_FIELD) -> ModelT:
     """Validate `raw` into `model`; pydantic's errors become SpecErrors with field paths."""
-    return parse_with(TypeAdapter(model), raw, prefix=prefix)
+    return parse_with(TypeAdapter(model), raw, prefix=prefix, unknown=unknown)
 
 
 def validate_images(raw: Any, lock: Lock | None = None) -> ImagesSpec:
