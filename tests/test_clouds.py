@@ -148,3 +148,14 @@ def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -
     plan = plan_stack(REPO / "stacks" / "Pulumi.aws-train-p5.yaml", REPO / "stacks")
     assert plan.policies["evaluated"] > 0
     assert len(parsed) == 1 and len(resolved) == 1
+
+
+def test_brought_vswitches_match_the_zones_as_subnets_do() -> None:
+    raw = copy.deepcopy(read_cluster("aws-train-p5"))
+    raw.update(cloud="alicloud", region="cn-wulanchabu")
+    raw.pop("identity")
+    raw["network"] = {
+        "vpc_id": "vpc-0jl1234567890abcdef", "vswitch_ids": ["vsw-a", "vsw-b"], "zones": ["cn-wulanchabu-a"]
+    }
+    expected = "network.vswitch_ids: list one per zone, in the order of network.zones (1 zones, 2 given)"
+    assert expected in errors_of(raw)

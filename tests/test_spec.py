@@ -205,7 +205,8 @@ def test_brought_subnets_match_zones() -> None:
     raw["network"] = {
         "vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0a", "subnet-0b"], "zones": ["us-east-1a"]
     }
-    assert any(e.startswith("network.subnet_ids: list one private subnet per zone") for e in errors_of(raw))
+    expected = "network.subnet_ids: list one per zone, in the order of network.zones (1 zones, 2 given)"
+    assert expected in errors_of(raw)
 
 
 def test_subnet_too_small() -> None:

@@ -52,13 +52,26 @@ class CloudBackend(Protocol):
         ...
 
 
-def scaling_group_names(spec: ClusterSpec, group_name: str) -> dict[str, str]:
-    """`gpufleet-<cluster>-<environment>-<group>`: known before the group exists, so policies can name it."""
-    return {"scaling_group": f"gpufleet-{spec.name}-{spec.environment}-{group_name}"}
+class BackendDefaults:
+    """What the clouds share; a backend overrides what differs. A cloud without a component yet stops the
+    stack before any resource, naming what is missing."""
 
+    name: str
 
-def not_built_yet(cloud: str, what: str) -> Exception:
-    """The error a backend raises for a component it does not have yet: the stack stops before any resource."""
-    import pulumi
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        return instance.fabric.interfaces if rdma else 0
 
-    return pulumi.RunError(f"cloud {cloud!r} has no {what} yet; aws is supported")
+    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
+        """`gpufleet-<cluster>-<environment>-<group>`: known before the group exists, so policies can name it."""
+        return {"scaling_group": f"gpufleet-{spec.name}-{spec.environment}-{group_name}"}
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        raise self._not_built_yet("cluster component")
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        raise self._not_built_yet("image pipeline")
+
+    def _not_built_yet(self, what: str) -> Exception:
+        import pulumi
+
+        return pulumi.RunError(f"cloud {self.name!r} has no {what} yet; aws is supported")

@@ -77,6 +77,8 @@ class Network(StrictModel):
 
     BRING: ClassVar[tuple[str, ...]] = ()
     """The fields that bring an existing network instead, in the cloud's model."""
+    PER_ZONE: ClassVar[str | None] = None
+    """The brought field that lists one subnet per zone, in the order of `zones`."""
 
     def brought(self) -> dict[str, object]:
         """The bring-your-own fields that are set, by name (empty when gpufleet creates the network)."""

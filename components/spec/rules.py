@@ -12,32 +12,45 @@ from typing import TYPE_CHECKING
 from .errors import SpecError
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster
+    from ..resolve import ResolvedCluster, ResolvedGroup
 
 # Longest derived name `<cluster>-<group>`: Azure scale set names stop at 64 and child names add suffixes.
 MAX_DERIVED_NAME = 48
 
 Check = Callable[["ResolvedCluster"], Iterator[SpecError]]
+GroupCheck = Callable[["ResolvedCluster", "ResolvedGroup"], Iterator[SpecError]]
 CHECKS: list[Check] = []
 
 
 def check(fn: Check) -> Check:
+    """Register a check of the whole cluster."""
     CHECKS.append(fn)
     return fn
 
 
-@check
-def instance_types_known(cluster: ResolvedCluster) -> Iterator[SpecError]:
+def group_check(fn: GroupCheck) -> GroupCheck:
+    """Register a check that runs once per node group."""
+
+    def each_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
+        for group in cluster.groups:
+            yield from fn(cluster, group)
+
+    each_group.__name__ = fn.__name__
+    CHECKS.append(each_group)
+    return fn
+
+
+@group_check
+def instance_types_known(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     cloud = cluster.spec.cloud
-    for group in cluster.groups:
-        for j, (name, row) in enumerate(zip(group.spec.instance_types, group.types, strict=True)):
-            if row is None:
-                known = ", ".join(cluster.catalog.names(cloud)[:12])
-                yield SpecError(
-                    group.path(f"instance_types[{j}]"),
-                    f"unknown instance type {name!r} for {cloud}; use one of: {known} "
-                    f"(see `gpufleet catalog --cloud {cloud}`)",
-                )
+    for j, (name, row) in enumerate(zip(group.spec.instance_types, group.types, strict=True)):
+        if row is None:
+            known = ", ".join(cluster.catalog.names(cloud)[:12])
+            yield SpecError(
+                group.path(f"instance_types[{j}]"),
+                f"unknown instance type {name!r} for {cloud}; use one of: {known} "
+                f"(see `gpufleet catalog --cloud {cloud}`)",
+            )
 
 
 @check
@@ -56,130 +69,106 @@ def group_names_unique(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
-@check
-def size_ordered(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        s = group.spec.size
-        if not s.min <= s.desired <= s.max:
+@group_check
+def size_ordered(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    s = group.spec.size
+    if not s.min <= s.desired <= s.max:
+        yield SpecError(
+            group.path("size"), f"needs min <= desired <= max, got min {s.min}, desired {s.desired}, max {s.max}"
+        )
+
+
+@group_check
+def rdma_required_has_fabric(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if group.spec.rdma != "required":
+        return
+    for j, row in enumerate(group.types):
+        if row is not None and not row.rdma:
             yield SpecError(
-                group.path("size"), f"needs min <= desired <= max, got min {s.min}, desired {s.desired}, max {s.max}"
+                group.path(f"instance_types[{j}]"),
+                f"{row.name} has no RDMA fabric but rdma is required; pick a type with one "
+                f"(`gpufleet catalog --cloud {cluster.spec.cloud}`) or set rdma: auto",
             )
 
 
-@check
-def rdma_required_has_fabric(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        if group.spec.rdma != "required":
-            continue
-        for j, row in enumerate(group.types):
-            if row is not None and not row.rdma:
-                yield SpecError(
-                    group.path(f"instance_types[{j}]"),
-                    f"{row.name} has no RDMA fabric but rdma is required; pick a type with one "
-                    f"(`gpufleet catalog --cloud {cluster.spec.cloud}`) or set rdma: auto",
-                )
-
-
-@check
-def fallbacks_share_fabric(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        primary = group.primary
-        if primary is None or not group.rdma:
-            continue
-        for j, row in enumerate(group.types[1:], start=1):
-            if row is not None and row.fabric.kind != primary.fabric.kind:
-                yield SpecError(
-                    group.path(f"instance_types[{j}]"),
-                    f"{row.name} has fabric {row.fabric.kind}, the primary {primary.name} has "
-                    f"{primary.fabric.kind}: nodes of one RDMA group must share a fabric; move it to its own group",
-                )
-
-
-@check
-def rdma_in_one_zone(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    zones = cluster.spec.network.zones
-    for group in cluster.groups:
-        zone = group.spec.zone
-        if zone is not None and zone not in zones:
-            yield SpecError(group.path("zone"), f"{zone!r} is not in network.zones {zones}")
-        if zone is None and len(zones) > 1 and group.rdma:
+@group_check
+def fallbacks_share_fabric(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    primary = group.primary
+    if primary is None or not group.rdma:
+        return
+    for j, row in enumerate(group.types[1:], start=1):
+        if row is not None and row.fabric.kind != primary.fabric.kind:
             yield SpecError(
-                group.path("zone"),
-                f"an RDMA group must sit in exactly one zone and network.zones has {len(zones)}; "
-                f"set node_groups[{group.index}].zone to one of {zones}, or rdma: off",
+                group.path(f"instance_types[{j}]"),
+                f"{row.name} has fabric {row.fabric.kind}, the primary {primary.name} has "
+                f"{primary.fabric.kind}: nodes of one RDMA group must share a fabric; move it to its own group",
             )
 
 
-@check
-def capacity_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
+@group_check
+def rdma_in_one_zone(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    zones, zone = cluster.spec.network.zones, group.spec.zone
+    if zone is not None and zone not in zones:
+        yield SpecError(group.path("zone"), f"{zone!r} is not in network.zones {zones}")
+    if zone is None and len(zones) > 1 and group.rdma:
+        yield SpecError(
+            group.path("zone"),
+            f"an RDMA group must sit in exactly one zone and network.zones has {len(zones)}; "
+            f"set node_groups[{group.index}].zone to one of {zones}, or rdma: off",
+        )
+
+
+@group_check
+def capacity_offered(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     offered = cluster.backend.capacities
-    for group in cluster.groups:
-        if group.spec.capacity not in offered:
+    if group.spec.capacity not in offered:
+        yield SpecError(
+            group.path("capacity"),
+            f"capacity {group.spec.capacity} does not exist on {cluster.spec.cloud}; use one of: "
+            f"{', '.join(sorted(offered))}",
+        )
+
+
+@group_check
+def reservation_targets(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    capacity = group.spec.capacity
+    if capacity in ("capacity-block", "reservation") and not group.spec.reservation_id:
+        yield SpecError(group.path("reservation_id"), f"capacity {capacity} needs the reservation id it draws from")
+    if group.spec.provisioner == "fleet" and capacity in ("capacity-block", "reservation"):
+        yield SpecError(
+            group.path("provisioner"),
+            f"capacity {capacity} is targeted through a scaling group; set provisioner: autoscaling",
+        )
+
+
+@group_check
+def on_demand_base_fits(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    base = group.spec.on_demand_base
+    if group.spec.capacity == "mixed" and base == 0:
+        yield SpecError(
+            group.path("on_demand_base"),
+            "mixed means on-demand nodes first, then spot: set on_demand_base > 0, or capacity: spot",
+        )
+    if base > group.spec.size.max:
+        yield SpecError(group.path("on_demand_base"), f"{base} on-demand nodes exceed size.max {group.spec.size.max}")
+
+
+@group_check
+def spot_price_capped(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    cap, region = group.spec.spot_max_price, cluster.spec.region
+    if cap is None:
+        return
+    if group.spec.capacity not in ("spot", "mixed"):
+        yield SpecError(group.path("spot_max_price"), "applies to capacity spot or mixed only; remove it")
+        return
+    for row in group.known_types:
+        price = row.price(region)
+        if price and price.on_demand is not None and cap > price.on_demand:
             yield SpecError(
-                group.path("capacity"),
-                f"capacity {group.spec.capacity} does not exist on {cluster.spec.cloud}; use one of: "
-                f"{', '.join(sorted(offered))}",
+                group.path("spot_max_price"),
+                f"{cap} USD/h is above the on-demand price of {row.name} in {region} "
+                f"({price.on_demand}); leave it null to cap at on-demand",
             )
-
-
-@check
-def reservation_targets(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        if group.spec.capacity in ("capacity-block", "reservation") and not group.spec.reservation_id:
-            yield SpecError(
-                group.path("reservation_id"),
-                f"capacity {group.spec.capacity} needs the reservation id it draws from",
-            )
-
-
-@check
-def fleet_capacity(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        if group.spec.provisioner == "fleet" and group.spec.capacity in ("capacity-block", "reservation"):
-            yield SpecError(
-                group.path("provisioner"),
-                f"capacity {group.spec.capacity} is targeted through a scaling group; set provisioner: autoscaling",
-            )
-
-
-@check
-def mixed_has_base(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        if group.spec.capacity == "mixed" and group.spec.on_demand_base == 0:
-            yield SpecError(
-                group.path("on_demand_base"),
-                "mixed means on-demand nodes first, then spot: set on_demand_base > 0, or capacity: spot",
-            )
-
-
-@check
-def on_demand_base_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    for group in cluster.groups:
-        if group.spec.on_demand_base > group.spec.size.max:
-            yield SpecError(
-                group.path("on_demand_base"),
-                f"{group.spec.on_demand_base} on-demand nodes exceed size.max {group.spec.size.max}",
-            )
-
-
-@check
-def spot_price_capped(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    region = cluster.spec.region
-    for group in cluster.groups:
-        cap = group.spec.spot_max_price
-        if cap is None:
-            continue
-        if group.spec.capacity not in ("spot", "mixed"):
-            yield SpecError(group.path("spot_max_price"), "applies to capacity spot or mixed only; remove it")
-            continue
-        for row in group.known_types:
-            price = row.price(region)
-            if price and price.on_demand is not None and cap > price.on_demand:
-                yield SpecError(
-                    group.path("spot_max_price"),
-                    f"{cap} USD/h is above the on-demand price of {row.name} in {region} "
-                    f"({price.on_demand}); leave it null to cap at on-demand",
-                )
 
 
 @check
@@ -205,6 +194,12 @@ def network_source(cluster: ResolvedCluster) -> Iterator[SpecError]:
         yield SpecError("network", f"set network.cidr to create a network, or bring one with {names}")
     if net.cidr is not None and brought:
         yield SpecError("network", f"set either network.cidr or {', '.join(brought)}, not both")
+    per_zone = getattr(net, net.PER_ZONE) if net.PER_ZONE else None
+    if per_zone and len(per_zone) != len(net.zones):
+        yield SpecError(
+            f"network.{net.PER_ZONE}",
+            f"list one per zone, in the order of network.zones ({len(net.zones)} zones, {len(per_zone)} given)",
+        )
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:

@@ -13,6 +13,7 @@ class AlicloudNetworkSettings(Network):
     """Create a VPC from `cidr`, or bring one with vpc_id and one vSwitch per zone."""
 
     BRING = ("vpc_id", "vswitch_ids")
+    PER_ZONE = "vswitch_ids"
 
     vpc_id: str | None = Field(None, pattern=r"^vpc-[0-9a-z]{8,32}$", description="bring: existing VPC id")
     vswitch_ids: list[str] = Field(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backend import scaling_group_names
+from ..backend import BackendDefaults
 from . import rules
 from .efa import addresses_per_node, interface_layout
 from .spec import AwsClusterSpec
@@ -13,10 +13,10 @@ from .spec import AwsClusterSpec
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
-    from ...spec.models import ClusterSpec, ImagesSpec
+    from ...spec.models import ImagesSpec
 
 
-class AwsBackend:
+class AwsBackend(BackendDefaults):
     name = "aws"
     provider = "aws"
     region_key = "aws:region"
@@ -29,9 +29,6 @@ class AwsBackend:
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         return addresses_per_node(instance, rdma)
-
-    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
-        return scaling_group_names(spec, group_name)
 
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built

@@ -1,4 +1,4 @@
-"""Checks only AWS stacks need: capacity blocks, brought subnets, and subnets large enough for max size."""
+"""Checks only AWS stacks need: capacity blocks, and subnets large enough for max size."""
 
 from __future__ import annotations
 
@@ -28,16 +28,6 @@ def capacity_blocks_fixed(cluster: ResolvedCluster) -> Iterator[SpecError]:
             yield SpecError(group.path("size.max"), f"a capacity block holds at most {most} instances")
 
 
-def subnet_per_zone(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    net = cluster.spec.network
-    if net.subnet_ids and len(net.subnet_ids) != len(net.zones):
-        yield SpecError(
-            "network.subnet_ids",
-            f"list one private subnet per zone, in the order of network.zones ({len(net.zones)} zones, "
-            f"{len(net.subnet_ids)} subnets)",
-        )
-
-
 def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     """Only networks gpufleet creates can be sized offline; a brought subnet's size is unknown here."""
     cidr = cluster.spec.network.cidr
@@ -64,4 +54,4 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
-CHECKS = (capacity_blocks_fixed, subnet_per_zone, subnets_hold_nodes)
+CHECKS = (capacity_blocks_fixed, subnets_hold_nodes)

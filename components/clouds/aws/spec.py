@@ -14,6 +14,7 @@ class AwsNetworkSettings(Network):
     """Create a VPC from `cidr`, or bring one with vpc_id and one private subnet per zone."""
 
     BRING = ("vpc_id", "subnet_ids")
+    PER_ZONE = "subnet_ids"
 
     vpc_id: str | None = Field(None, pattern=r"^vpc-[0-9a-f]{8,17}$", description="bring: existing VPC id")
     subnet_ids: list[str] = Field(
