@@ -12,27 +12,12 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pulumi_policy.proxy import (
-    UNKNOWN_ARCHIVE_VALUE,
-    UNKNOWN_ARRAY_VALUE,
-    UNKNOWN_ASSET_VALUE,
-    UNKNOWN_BOOLEAN_VALUE,
-    UNKNOWN_NUMBER_VALUE,
-    UNKNOWN_OBJECT_VALUE,
-    UNKNOWN_STRING_VALUE,
-    UnknownValueError,
-)
+from pulumi_policy import proxy
+from pulumi_policy.proxy import UnknownValueError
 
+# The SDK's placeholders for values unknown during preview: UNKNOWN_STRING_VALUE, UNKNOWN_NUMBER_VALUE...
 _SENTINELS = frozenset(
-    {
-        UNKNOWN_ARCHIVE_VALUE,
-        UNKNOWN_ARRAY_VALUE,
-        UNKNOWN_ASSET_VALUE,
-        UNKNOWN_BOOLEAN_VALUE,
-        UNKNOWN_NUMBER_VALUE,
-        UNKNOWN_OBJECT_VALUE,
-        UNKNOWN_STRING_VALUE,
-    }
+    getattr(proxy, name) for name in dir(proxy) if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
 )
 
 

@@ -31,7 +31,8 @@ def test_registry_holds_every_rule_of_every_part_once() -> None:
 
 
 def test_python_c_lists_the_pack_without_starting_the_analyzer() -> None:
-    # What the Pulumi CLI's `__main__.py` hands to PolicyPack, built by a plain import.
+    # What the Pulumi CLI's `__main__.py` hands to PolicyPack, built by a plain import: a started analyzer
+    # server would block until the timeout.
     result = subprocess.run(
         [sys.executable, "-c", "from policies.registry import ALL_POLICIES; print(*(p.name for p in ALL_POLICIES))"],
         cwd=ROOT,
