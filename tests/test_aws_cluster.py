@@ -14,6 +14,7 @@ from conftest import SHIPPED_STACKS, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
+from components.spec import SpecInvalid
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
@@ -275,6 +276,23 @@ def test_brought_network_creates_no_vpc(tmp_path: Path) -> None:
     plan = plan_stack(write_stack(tmp_path, "byo", cluster))
     assert not of_type(plan, "aws:ec2/vpc:Vpc")
     assert one(plan, ASG).inputs["vpcZoneIdentifiers"] == ["subnet-0abc"]
+
+
+def test_brought_security_group_goes_on_every_interface_and_none_is_created(tmp_path: Path) -> None:
+    cluster = read_cluster("aws-train-p5")
+    cluster["network"]["security_group_id"] = "sg-0123456789abcdef0"
+    plan = plan_stack(write_stack(tmp_path, "byo-sg", cluster))
+    assert not [r for r in of_type(plan, "aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-nodes")]
+    interfaces = one(plan, LT).inputs["networkInterfaces"]
+    assert len(interfaces) == 32
+    assert all(i["securityGroups"] == ["sg-0123456789abcdef0"] for i in interfaces)
+
+
+def test_brought_security_group_refuses_admin_cidrs(tmp_path: Path) -> None:
+    cluster = read_cluster("aws-train-p5")
+    cluster["network"].update(security_group_id="sg-0123456789abcdef0", admin_cidrs=["10.0.0.0/24"])
+    with pytest.raises(SpecInvalid, match="network.admin_cidrs: applies to the security group gpufleet creates"):
+        plan_stack(write_stack(tmp_path, "byo-sg", cluster))
 
 
 def test_network_has_nat_and_ssm_endpoints() -> None:

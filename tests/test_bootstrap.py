@@ -12,12 +12,12 @@ import yaml
 from conftest import shellcheck
 
 from components.bootstrap import (
-    USER_DATA_LIMIT,
     BootstrapConfig,
     BootstrapError,
     ExpectedType,
     LifecycleHooks,
     render_user_data,
+    user_data_limit,
 )
 
 H100 = ExpectedType(gpu_model="H100", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=32)
@@ -170,7 +170,7 @@ def test_render_is_deterministic(cloud):
 def test_p5_group_with_three_fallbacks_fits_the_limit():
     user_data = render_user_data(config("aws"))
     assert len(config("aws").expected) == 4
-    assert len(user_data.encode()) < USER_DATA_LIMIT
+    assert len(user_data.encode()) < user_data_limit("aws") == 16384
 
 
 @pytest.mark.parametrize("cloud", ["aws", "azure", "alicloud"])
@@ -269,10 +269,14 @@ def test_every_shell_part_is_shellcheck_clean(cloud, tmp_path):
         assert result.returncode == 0, f"{path}:\n{result.stdout}"
 
 
-def test_oversized_config_names_the_limit():
-    cfg = config("aws", checkpoint_hook="/opt/ckpt.sh " + "x" * USER_DATA_LIMIT)
-    with pytest.raises(BootstrapError, match=r"over the 16384-byte user data limit"):
+@pytest.mark.parametrize(("cloud", "limit"), [("aws", 16384), ("azure", 65535), ("alicloud", 16384)])
+def test_oversized_config_names_the_clouds_limit(cloud, limit):
+    cfg = config(cloud, checkpoint_hook="/opt/ckpt.sh " + "x" * limit)
+    with pytest.raises(BootstrapError, match=rf"over {cloud}'s {limit}-byte user data limit"):
         render_user_data(cfg)
+    # The same hook, shortened to what the rest of the user data leaves, fits.
+    room = limit - len(render_user_data(config(cloud, checkpoint_hook="/opt/ckpt.sh")).encode()) - 64
+    assert render_user_data(config(cloud, checkpoint_hook="/opt/ckpt.sh " + "x" * room))
 
 
 @pytest.mark.parametrize(

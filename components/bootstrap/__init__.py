@@ -24,14 +24,14 @@
 """
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
-from components.bootstrap.render import USER_DATA_LIMIT, expect_document, render_user_data
+from components.bootstrap.render import expect_document, render_user_data, user_data_limit
 
 __all__ = [
-    "USER_DATA_LIMIT",
     "LifecycleHooks",
     "BootstrapConfig",
     "BootstrapError",
     "ExpectedType",
     "expect_document",
     "render_user_data",
+    "user_data_limit",
 ]

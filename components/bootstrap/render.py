@@ -16,9 +16,7 @@ from typing import Any
 import yaml
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError
-
-# AWS caps user data at 16 KB before base64; Azure and Alibaba allow more, so this bounds all.
-USER_DATA_LIMIT = 16384
+from components.catalog import load_catalog
 
 ETC = "/etc/gpufleet"
 LIB = "/usr/local/lib/gpufleet"
@@ -111,14 +109,19 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _LiteralDumper.add_representer(str, _represent_str)
 
 
+def user_data_limit(cloud: str) -> int:
+    """The cloud's published user data limit in bytes before base64 (catalog data with its source)."""
+    return int(load_catalog().limit(cloud, "user_data_max_bytes"))
+
+
 def render_user_data(cfg: BootstrapConfig) -> str:
     """The node group's user data; the same config always renders the same bytes."""
     body = yaml.dump(_cloud_config(cfg), Dumper=_LiteralDumper, sort_keys=False, width=1000)
     text = "#cloud-config\n" + body
-    size = len(text.encode("utf-8"))
-    if size > USER_DATA_LIMIT:
+    size, limit = len(text.encode("utf-8")), user_data_limit(cfg.cloud)
+    if size > limit:
         raise BootstrapError(
-            f"user data: {size} bytes is over the {USER_DATA_LIMIT}-byte user data limit "
+            f"user data: {size} bytes is over {cfg.cloud}'s {limit}-byte user data limit "
             f"(node group {cfg.node_group}); shorten checkpoint_hook or the fallback instance types"
         )
     return text

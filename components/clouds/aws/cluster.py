@@ -94,9 +94,11 @@ class AwsGpuCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
-        security_group = node_security_group(
-            name, network.vpc_id, [str(c) for c in spec.network.admin_cidrs], tags, child
-        )
+        if spec.network.security_group_id:
+            security_group_id = pulumi.Output.from_input(spec.network.security_group_id)
+        else:
+            admin = [str(c) for c in spec.network.admin_cidrs]
+            security_group_id = node_security_group(name, network.vpc_id, admin, tags, child).id
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         if spec.identity.instance_profile_arn:
             profile_arn: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.instance_profile_arn)
@@ -164,7 +166,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     image_id=image.id,
                     image_tags=image_tags(spec.image, image),
                     subnet_ids=subnets,
-                    security_group_id=security_group.id,
+                    security_group_id=security_group_id,
                     instance_profile_arn=profile_arn,
                     key_arn=key_arn,
                     root_volume_gb=spec.storage.root_volume_gb,
@@ -177,7 +179,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
         self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
-        self.security_group_id = security_group.id
+        self.security_group_id = security_group_id
         self.role_arn = role_arn
         self.instance_profile_arn = profile_arn
         self.key_arn = key_arn

@@ -28,6 +28,16 @@ def capacity_blocks_fixed(cluster: ResolvedCluster) -> Iterator[SpecError]:
             yield SpecError(group.path("size.max"), f"a capacity block holds at most {most} instances")
 
 
+def brought_security_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    net = cluster.spec.network
+    if net.security_group_id and net.admin_cidrs:
+        yield SpecError(
+            "network.admin_cidrs",
+            "applies to the security group gpufleet creates; add the SSH rule to the brought security_group_id "
+            "or leave admin_cidrs empty",
+        )
+
+
 def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     """Only networks gpufleet creates can be sized offline; a brought subnet's size is unknown here."""
     cidr = cluster.spec.network.cidr
@@ -54,4 +64,4 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
-CHECKS = (capacity_blocks_fixed, subnets_hold_nodes)
+CHECKS = (capacity_blocks_fixed, brought_security_group, subnets_hold_nodes)
