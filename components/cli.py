@@ -99,7 +99,7 @@ def plan_all(stacks_dir: Path, fmt: Format) -> int:
                 f"{line['resources']} resources, {line['violations']} violation(s), "
                 f"max {line['max_hourly_usd']:.2f} USD/h"
             )
-            out.print(f"{name:<28} exit {code}  {detail}", highlight=False)
+            out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True)
     if fmt is Format.json:
         emit_json(lines)
     return worst
