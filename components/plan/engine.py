@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pulumi
 from pulumi.runtime import mocks, rpc
+from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -17,14 +19,38 @@ from .record import RecordedResource
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
+class DuplicateUrn(pulumi.RunError):
+    """Two registrations with one URN: the engine refuses the second, so the offline engine does too."""
+
+
+def engine_urn(stack: str, project: str, parent: str, type_: str, name: str) -> str:
+    """The URN the Pulumi engine gives a resource: its type qualified by the parent's whole type chain,
+    the root stack's type left out (resource.NewURN in the engine)."""
+    qualified = type_
+    if parent:
+        parent_type = parent.split("::")[2]
+        if parent_type != STACK_TYPE:
+            qualified = f"{parent_type}${type_}"
+    return f"urn:pulumi:{stack}::{project}::{qualified}::{name}"
+
+
 class RecordingMonitor(mocks.MockMonitor):
-    """The SDK's mock monitor, keeping what each RegisterResource request carried."""
+    """The SDK's mock monitor with the engine's URNs, keeping what each RegisterResource request carried."""
 
     def __init__(self, offline: OfflineMocks) -> None:
         super().__init__(offline)
         self.recorded: list[RecordedResource] = []
+        self.urns: set[str] = set()
+        self.outputs: dict[str, tuple[str, ...]] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        return engine_urn(get_stack(), get_project(), parent, type_, name)
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if urn in self.urns:
+            raise DuplicateUrn(f"Duplicate resource URN '{urn}'; try giving it a unique name")
+        self.urns.add(urn)
         response = super().RegisterResource(request)
         if request.type != STACK_TYPE:
             inputs = rpc.deserialize_properties(request.object)
@@ -39,12 +65,19 @@ class RecordingMonitor(mocks.MockMonitor):
                     custom=bool(request.custom),
                     protect=bool(request.protect),
                     ignore_changes=tuple(request.ignoreChanges),
+                    # The SDK sends an entry for every input; only those fed by another resource say anything.
                     property_dependencies={
-                        key: tuple(sorted(deps.urns)) for key, deps in sorted(request.propertyDependencies.items())
+                        key: tuple(sorted(deps.urns))
+                        for key, deps in sorted(request.propertyDependencies.items())
+                        if deps.urns
                     },
                 )
             )
         return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+        self.outputs[request.urn] = tuple(sorted(request.outputs.fields.keys()))
+        return super().RegisterResourceOutputs(request)
 
 
 def _plain(value: Any) -> Any:
@@ -61,7 +94,7 @@ def _plain(value: Any) -> Any:
 
 
 def run_program(
-    program: Callable[[], None],
+    program: Callable[[], Any],
     config: dict[str, Any],
     *,
     project: str,
@@ -77,4 +110,7 @@ def run_program(
         {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     )
     _sync_await(run_pulumi_func(program))
-    return sorted(monitor.recorded, key=lambda r: r.urn)
+    return sorted(
+        (replace(r, registered_outputs=monitor.outputs.get(r.urn, ())) for r in monitor.recorded),
+        key=lambda r: r.urn,
+    )
