@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pulumi
-from pulumi.runtime import mocks, rpc
+from pulumi.runtime import mocks, rpc, settings
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
 
 from .mocks import OfflineMocks
 from .record import RecordedResource
@@ -41,6 +41,7 @@ class RecordingMonitor(mocks.MockMonitor):
         super().__init__(offline)
         self.recorded: list[RecordedResource] = []
         self.urns: set[str] = set()
+        self.duplicates: list[str] = []
         self.outputs: dict[str, tuple[str, ...]] = {}
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
@@ -48,11 +49,14 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
         urn = self.make_urn(request.parent, request.type, request.name)
-        if urn in self.urns:
-            raise DuplicateUrn(f"Duplicate resource URN '{urn}'; try giving it a unique name")
+        duplicate = urn in self.urns
+        if duplicate:
+            # Refused once the program has finished: raising here would leave the SDK's futures of this
+            # resource failed and unread, which asyncio reports as tracebacks.
+            self.duplicates.append(f"Duplicate resource URN '{urn}'; try giving it a unique name")
         self.urns.add(urn)
         response = super().RegisterResource(request)
-        if request.type != STACK_TYPE:
+        if request.type != STACK_TYPE and not duplicate:
             inputs = rpc.deserialize_properties(request.object)
             self.recorded.append(
                 RecordedResource(
@@ -105,11 +109,27 @@ def run_program(
     """Run `program` with `config` (full keys, e.g. `gpufleet:cluster`) and return what it registered."""
     offline = OfflineMocks(region=region, zones=zones)
     monitor = RecordingMonitor(offline)
+    # Each run starts clean. A failed program leaves tasks and pending outputs behind (an invoke's outputs,
+    # applies) that would wake up or be waited for in the next run: a loop of its own (set before
+    # set_mocks, which makes the root stack resource on the current loop) and an empty set of tracked
+    # outputs. The root stack is reset too: set_mocks keeps one left by an earlier run of another stack.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.ROOT.set(None)
+    settings.SETTINGS.outputs = set()
     mocks.set_mocks(offline, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(
         {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
     )
-    _sync_await(run_pulumi_func(program))
+    try:
+        loop.run_until_complete(run_pulumi_func(program))
+    finally:
+        leftovers = asyncio.all_tasks(loop)
+        for task in leftovers:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+    if monitor.duplicates:
+        raise DuplicateUrn(monitor.duplicates[0])
     return sorted(
         (replace(r, registered_outputs=monitor.outputs.get(r.urn, ())) for r in monitor.recorded),
         key=lambda r: r.urn,
