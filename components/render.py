@@ -11,6 +11,7 @@ from rich.tree import Tree
 
 from .catalog import InstanceType
 from .plan.planner import PlanResult
+from .plan.record import RecordedResource
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
@@ -40,16 +41,28 @@ def catalog_table(instances: list[InstanceType], region: str | None = None) -> T
 
 
 def print_plan(console: Console, plan: PlanResult) -> None:
-    tree = Tree(f"[bold]{plan.stack}[/] ({plan.cloud}, {plan.region}): {len(plan.resources)} resources")
-    nodes: dict[str | None, Tree] = {None: tree}
-    for resource in sorted(plan.resources, key=lambda r: (r.urn.count("$"), r.urn)):
-        parent = nodes.get(resource.parent, tree)
-        nodes[resource.urn] = parent.add(f"{resource.type} [dim]{resource.name}[/]")
-    console.print(tree)
+    console.print(resource_tree(plan))
     summary = plan.summary
     if summary["node_groups"]:
         print_capacity(console, summary)
     print_policies(console, plan.policies)
+
+
+def resource_tree(plan: PlanResult) -> Tree:
+    """Every resource under its parent; those parented to the stack (or to nothing) at the top."""
+    tree = Tree(f"[bold]{plan.stack}[/] ({plan.cloud}, {plan.region}): {len(plan.resources)} resources")
+    recorded = {r.urn for r in plan.resources}
+    children: dict[str | None, list[RecordedResource]] = {}
+    for resource in sorted(plan.resources, key=lambda r: (r.type, r.name)):
+        parent = resource.parent if resource.parent in recorded else None
+        children.setdefault(parent, []).append(resource)
+
+    def add(node: Tree, parent: str | None) -> None:
+        for resource in children.get(parent, []):
+            add(node.add(f"{resource.type} [dim]{resource.name}[/]"), resource.urn)
+
+    add(tree, None)
+    return tree
 
 
 def print_capacity(console: Console, summary: dict[str, Any]) -> None:

@@ -40,3 +40,12 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
     config.update(extra)
     path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
     return path
+
+
+@pytest.fixture(scope="session")
+def shipped_plans() -> dict[str, Any]:
+    """Each shipped stack's plan (cluster and image stacks), made once per test session."""
+    from components.plan.planner import plan_stack
+    from components.spec import stack_names, stack_path
+
+    return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in stack_names(SHIPPED_STACKS)}

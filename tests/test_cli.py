@@ -59,7 +59,8 @@ def test_plan_json_contract(stacks_dir: Path) -> None:
     assert result.exit_code == 0, result.output
     plan = json.loads(result.output)
     assert (plan["stack"], plan["cloud"], plan["region"]) == ("aws-train-p5", "aws", "us-east-1")
-    assert set(plan["resources"][0]) == {"urn", "type", "name", "parent", "depends_on", "inputs"}
+    assert set(plan["resources"][0]) == {"urn", "type", "name", "parent", "depends_on", "inputs",
+                                          "property_dependencies", "protect", "ignore_changes"}
     assert plan["summary"]["gpus"] == {"min": 0, "desired": 16, "max": 128}
     assert plan["summary"]["hourly_usd"]["max_on_demand"] == 880.64
     assert plan["summary"]["node_groups"][0]["interfaces"] == 32

@@ -6,13 +6,14 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.plan.engine import run_program
+from components.plan.engine import DuplicateUrn, run_program
 from components.plan.mocks import UnansweredInvoke
+from components.plan.record import RecordedResource
 
 
 class Pair(pulumi.ComponentResource):
-    def __init__(self, name: str) -> None:
-        super().__init__("gpufleet:test:Pair", name, None, None)
+    def __init__(self, name: str, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:test:Pair", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.key = aws.kms.Key(f"{name}-key", enable_key_rotation=True, deletion_window_in_days=30, opts=child)
         self.template = aws.ec2.LaunchTemplate(
@@ -68,6 +69,127 @@ def test_parent_and_dependency_edges() -> None:
 def test_urns_follow_pulumi_scheme() -> None:
     found = by_name(run())
     assert found["demo-key"].urn == "urn:pulumi:t::gpufleet::gpufleet:test:Pair$aws:kms/key:Key::demo-key"
+
+
+class Outer(pulumi.ComponentResource):
+    def __init__(self, name: str) -> None:
+        super().__init__("gpufleet:test:Outer", name, None, None)
+        self.pair = Pair(f"{name}-pair", opts=pulumi.ResourceOptions(parent=self))
+        self.register_outputs({})
+
+
+def test_urns_qualify_with_the_whole_parent_chain_and_leave_the_stack_out() -> None:
+    found = by_name(run(lambda: Outer("top")))
+    assert found["top"].urn == "urn:pulumi:t::gpufleet::gpufleet:test:Outer::top"
+    assert found["top"].parent == "urn:pulumi:t::gpufleet::pulumi:pulumi:Stack::gpufleet-t"
+    assert found["top-pair"].urn == "urn:pulumi:t::gpufleet::gpufleet:test:Outer$gpufleet:test:Pair::top-pair"
+    assert found["top-pair-key"].urn == (
+        "urn:pulumi:t::gpufleet::gpufleet:test:Outer$gpufleet:test:Pair$aws:kms/key:Key::top-pair-key")
+    assert found["top-pair-key"].parent == found["top-pair"].urn
+
+
+def test_duplicate_urn_is_refused_as_the_engine_does() -> None:
+    def prog() -> None:
+        aws.sns.Topic("alerts")
+        aws.sns.Topic("alerts")
+
+    with pytest.raises(DuplicateUrn, match=r"^Duplicate resource URN "
+                       r"'urn:pulumi:t::gpufleet::aws:sns/topic:Topic::alerts'; try giving it a unique name$"):
+        run(prog)
+
+
+def test_one_name_under_two_parents_is_two_urns() -> None:
+    def prog() -> None:
+        Pair("a")
+        aws.kms.Key("a-key")
+
+    keys = [r for r in run(prog) if r.name == "a-key"]
+    assert len({k.urn for k in keys}) == 2
+
+
+def test_duplicate_urn_exits_2_from_gpufleet_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from components import cli
+    from components.plan import planner
+
+    def twice(prepared: object = None) -> None:
+        Pair("train")
+        Pair("train")
+
+    monkeypatch.setattr(planner, "build", twice)
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "aws-infer-g6e"])
+    assert result.exit_code == 2
+    message = " ".join(result.output.split())  # the console wraps long lines
+    assert "Duplicate resource URN 'urn:pulumi:aws-infer-g6e::gpufleet::gpufleet:test:Pair::train'" in message
+    assert "Traceback" not in result.output
+
+
+def test_plan_json_carries_protect_ignore_changes_and_property_dependencies() -> None:
+    def prog() -> None:
+        key = aws.kms.Key("k", opts=pulumi.ResourceOptions(protect=True, ignore_changes=["description"]))
+        aws.kms.Alias("k", name="alias/k", target_key_id=key.key_id)
+
+    found = {r.type: r.to_json() for r in run(prog)}
+    key, alias = found["aws:kms/key:Key"], found["aws:kms/alias:Alias"]
+    assert (key["protect"], key["ignore_changes"]) == (True, ["description"])
+    assert (alias["protect"], alias["ignore_changes"]) == (False, [])
+    assert alias["property_dependencies"] == {"targetKeyId": [key["urn"]]}
+
+
+def expected_urn(stack: str, resource: RecordedResource, by_urn: dict[str, RecordedResource]) -> str:
+    """The engine's URN computed from the recorded parent chain: every ancestor's type, stack left out."""
+    types, node = [resource.type], resource
+    while node.parent in by_urn:
+        node = by_urn[node.parent]
+        types.insert(0, node.type)
+    assert node.parent == stack_urn(stack), f"{resource.name}: chain ends at {node.parent}"
+    return f"urn:pulumi:{stack}::gpufleet::{'$'.join(types)}::{resource.name}"
+
+
+def stack_urn(stack: str) -> str:
+    return f"urn:pulumi:{stack}::gpufleet::pulumi:pulumi:Stack::gpufleet-{stack}"
+
+
+def test_shipped_stacks_record_the_engines_urns(shipped_plans) -> None:
+    assert {"aws-train-p5", "aws-infer-g6e", "aws-images"} <= set(shipped_plans)
+    for stack, plan in shipped_plans.items():
+        by_urn = {r.urn: r for r in plan.resources}
+        assert len(by_urn) == len(plan.resources), stack
+        for resource in plan.resources:
+            assert resource.urn == expected_urn(stack, resource, by_urn)
+
+
+def test_shipped_stacks_edges_resolve_to_recorded_resources(shipped_plans) -> None:
+    for stack, plan in shipped_plans.items():
+        known = {r.urn for r in plan.resources} | {stack_urn(stack)}
+        for resource in plan.resources:
+            edges = {resource.parent, *resource.depends_on,
+                     *(urn for urns in resource.property_dependencies.values() for urn in urns)}
+            assert edges <= known, (stack, resource.name, edges - known)
+            assert set(resource.property_dependencies) <= set(resource.inputs), (stack, resource.name)
+
+
+def test_plan_tree_nests_every_resource_under_its_parent(shipped_plans) -> None:
+    from rich.console import Console
+
+    from components.render import resource_tree
+
+    for stack, plan in shipped_plans.items():
+        console = Console(width=400, record=True, color_system=None)
+        console.print(resource_tree(plan))
+        lines = console.export_text().splitlines()[1:]
+        by_urn = {r.urn: r for r in plan.resources}
+        depth_of: dict[str, int] = {}
+        for line in lines:
+            label = line.lstrip("│├└─ ")
+            depth_of[label] = (len(line) - len(label)) // 4
+        assert len(depth_of) == len(plan.resources), stack
+        for resource in plan.resources:
+            chain, node = 1, resource
+            while node.parent in by_urn:
+                node, chain = by_urn[node.parent], chain + 1
+            assert depth_of[f"{resource.type} {resource.name}"] == chain, (stack, resource.name)
 
 
 def test_two_runs_are_identical() -> None:

@@ -1,55 +1,21 @@
-"""AwsImagePipeline under Pulumi mocks: what it registers and what it refuses."""
+"""AwsImagePipeline under the offline engine: what it registers and what it refuses."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass
 
-import pulumi
+import pulumi_aws as aws
 import pytest
 import yaml
-from pulumi.runtime.mocks import MockMonitor
 
-from components.clouds.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
+from components.clouds.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs, _amis_by_region
+from components.plan.engine import run_program
+from components.plan.record import RecordedResource
 
 AMI = "ami-0123456789abcdef0"
 INSTALLER = "#!/bin/bash\nset -euo pipefail\napt-get install -y nvidia-driver-570-server\n"
-
-
-@dataclass
-class Registered:
-    typ: str
-    name: str
-    inputs: dict
-
-
-@dataclass
-class RecordingMocks(pulumi.runtime.Mocks):
-    """Records every new_resource call; answers with the inputs plus an ARN made from the name."""
-
-    resources: list[Registered] = field(default_factory=list)
-    monitor: RecordingMonitor | None = None
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        self.resources.append(Registered(args.typ, args.name, dict(args.inputs)))
-        region = args.inputs.get("region", "us-east-1")
-        return f"{args.name}-id", {
-            **args.inputs,
-            "arn": f"arn:aws:test:{region}:123456789012:{args.name}",
-            "name": args.inputs.get("name", args.name),
-        }
-
-    def call(self, args: pulumi.runtime.MockCallArgs):
-        if args.token == "aws:index/getCallerIdentity:getCallerIdentity":
-            return {"accountId": "123456789012", "arn": "arn:aws:iam::123456789012:root", "userId": "123456789012"}
-        return {}
-
-    def of_type(self, typ: str) -> list[Registered]:
-        return [r for r in self.resources if r.typ == typ]
-
-    def one(self, typ: str) -> Registered:
-        (found,) = self.of_type(typ)
-        return found
 
 
 def args(**changes: object) -> AwsImagePipelineArgs:
@@ -64,55 +30,32 @@ def args(**changes: object) -> AwsImagePipelineArgs:
     return AwsImagePipelineArgs(**{**base, **changes})
 
 
-class RecordingMonitor(MockMonitor):
-    """Also records each registration's parent and dependencies, and register_outputs calls."""
+@dataclass
+class Registered:
+    """What one run of the component registered, under the project's offline engine."""
 
-    def __init__(self, mocks: pulumi.runtime.Mocks) -> None:
-        super().__init__(mocks)
-        self.registered: list[dict] = []
-        self.outputs: dict[str, list[str]] = {}
+    resources: list[RecordedResource]
 
-    def RegisterResource(self, request):
-        response = super().RegisterResource(request)
-        if request.type != "pulumi:pulumi:Stack":
-            self.registered.append(
-                {
-                    "urn": response.urn,
-                    "type": request.type,
-                    "name": request.name,
-                    "parent": request.parent,
-                    "dependencies": list(request.dependencies),
-                }
-            )
-        return response
+    def of_type(self, typ: str) -> list[RecordedResource]:
+        return [r for r in self.resources if r.type == typ]
 
-    def RegisterResourceOutputs(self, request):
-        self.outputs[request.urn] = sorted(request.outputs.fields.keys())
-        return super().RegisterResourceOutputs(request)
-
-    def one_urn(self, typ: str) -> str:
-        (urn,) = [r["urn"] for r in self.registered if r["type"] == typ]
-        return urn
+    def one(self, typ: str) -> RecordedResource:
+        (found,) = self.of_type(typ)
+        return found
 
 
-def build(name: str, pipeline_args: AwsImagePipelineArgs) -> RecordingMocks:
-    """Run the component in a fresh mocked program and return what it registered."""
-    mocks = RecordingMocks()
-    mocks.monitor = RecordingMonitor(mocks)
-    pulumi.runtime.set_mocks(mocks, preview=False, monitor=mocks.monitor)
+def build(name: str, pipeline_args: AwsImagePipelineArgs) -> Registered:
+    """Run the component in a fresh program under the offline engine and return what it registered."""
 
-    @pulumi.runtime.test
-    def program():
-        component = AwsImagePipeline(name, pipeline_args)
-        return pulumi.Output.all(component.pipeline_arn, component.recipe_arn, component.kms_key_arn)
+    def program() -> None:
+        AwsImagePipeline(name, pipeline_args)
 
-    program()
-    return mocks
+    return Registered(run_program(program, {}, project="gpufleet", stack="test", region="us-east-1", zones=[]))
 
 
 def test_registers_the_pipeline_resources():
-    mocks = build("img", args())
-    types = sorted(r.typ for r in mocks.resources)
+    plan = build("img", args())
+    types = sorted(r.type for r in plan.resources)
     assert types == sorted(
         [
             "gpufleet:aws:ImagePipeline",
@@ -133,39 +76,47 @@ def test_registers_the_pipeline_resources():
             "aws:imagebuilder/image:Image",
         ]
     )
-    assert all(r.name.startswith("img") for r in mocks.resources)
+    assert all(r.name.startswith("img") for r in plan.resources)
 
 
 def test_recipe_pins_the_parent_and_encrypts_root_with_the_key():
-    mocks = build("img-recipe", args())
-    recipe = mocks.one("aws:imagebuilder/imageRecipe:ImageRecipe").inputs
-    assert recipe["parentImage"] == AMI
-    (mapping,) = recipe["blockDeviceMappings"]
+    plan = build("img-recipe", args())
+    recipe = plan.one("aws:imagebuilder/imageRecipe:ImageRecipe")
+    assert recipe.inputs["parentImage"] == AMI
+    (mapping,) = recipe.inputs["blockDeviceMappings"]
     assert mapping["deviceName"] == "/dev/sda1"
     assert mapping["ebs"]["encrypted"] == "true"
     assert mapping["ebs"]["volumeType"] == "gp3"
-    assert mapping["ebs"]["kmsKeyId"] == "arn:aws:test:us-east-1:123456789012:img-recipe-key"
-    assert recipe["components"] == [
-        {"componentArn": "arn:aws:test:us-east-1:123456789012:img-recipe-install"}
-    ]
+    key, component = plan.one("aws:kms/key:Key"), plan.one("aws:imagebuilder/component:Component")
+    assert recipe.property_dependencies["blockDeviceMappings"] == (key.urn,)
+    assert recipe.property_dependencies["components"] == (component.urn,)
+    # The ARNs in the shapes KMS and Image Builder return (the build region's multi-Region key).
+    assert mapping["ebs"]["kmsKeyId"].startswith("arn:aws:kms:us-east-1:123456789012:key/mrk-")
+    (entry,) = recipe.inputs["components"]
+    assert re.fullmatch(
+        r"arn:aws:imagebuilder:us-east-1:123456789012:component/img-recipe-install-[0-9a-f]{7}/"
+        + re.escape(component.inputs["version"]) + "/1",
+        entry["componentArn"],
+    )
 
 
 def test_created_key_rotates_and_waits_thirty_days():
-    mocks = build("img-key", args())
-    key = mocks.one("aws:kms/key:Key").inputs
+    plan = build("img-key", args())
+    key = plan.one("aws:kms/key:Key").inputs
     assert key["enableKeyRotation"] is True
     assert key["deletionWindowInDays"] == 30
     assert key["multiRegion"] is True
-    replicas = {r.inputs["region"]: r.inputs for r in mocks.of_type("aws:kms/replicaKey:ReplicaKey")}
+    replicas = {r.inputs["region"]: r for r in plan.of_type("aws:kms/replicaKey:ReplicaKey")}
     assert set(replicas) == {"us-west-2", "eu-west-1"}
-    assert {r["primaryKeyArn"] for r in replicas.values()} == {
-        "arn:aws:test:us-east-1:123456789012:img-key-key"
-    }
+    primary = plan.one("aws:kms/key:Key")
+    for replica in replicas.values():
+        assert replica.property_dependencies["primaryKeyArn"] == (primary.urn,)
+        assert re.fullmatch(r"arn:aws:kms:us-east-1:123456789012:key/mrk-[0-9a-f]{32}", replica.inputs["primaryKeyArn"])
 
 
 def test_component_runs_the_installer():
-    mocks = build("img-doc", args())
-    component = mocks.one("aws:imagebuilder/component:Component").inputs
+    plan = build("img-doc", args())
+    component = plan.one("aws:imagebuilder/component:Component").inputs
     assert component["platform"] == "Linux"
     document = yaml.safe_load(component["data"])
     build_phase = next(p for p in document["phases"] if p["name"] == "build")
@@ -174,37 +125,54 @@ def test_component_runs_the_installer():
 
 
 def test_infrastructure_requires_imdsv2_and_terminates_on_failure():
-    mocks = build("img-infra", args())
-    infra = mocks.one("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration").inputs
+    plan = build("img-infra", args())
+    infra = plan.one("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration").inputs
     assert infra["instanceMetadataOptions"] == {"httpTokens": "required", "httpPutResponseHopLimit": 2}
     assert infra["terminateInstanceOnFailure"] is True
     assert infra["instanceTypes"] == ["g6.xlarge"]
 
 
 def test_one_distribution_per_region_with_that_regions_key():
-    mocks = build("img-dist", args())
-    distributions = mocks.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration").inputs[
+    plan = build("img-dist", args())
+    distributions = plan.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration").inputs[
         "distributions"
     ]
     assert [d["region"] for d in distributions] == ["us-east-1", "us-west-2", "eu-west-1"]
+    key_ids = set()
     for d in distributions:
         ami = d["amiDistributionConfiguration"]
         assert ami["name"] == "gpufleet-cuda12.8-r570-{{ imagebuilder:buildDate }}"
-        suffix = "img-dist-key" if d["region"] == "us-east-1" else f"img-dist-key-{d['region']}"
-        assert ami["kmsKeyId"] == f"arn:aws:test:{d['region']}:123456789012:{suffix}"
+        # Each region's AMI under that region's replica of one multi-Region key.
+        region, key_id = re.fullmatch(r"arn:aws:kms:([a-z0-9-]+):123456789012:key/(mrk-[0-9a-f]{32})",
+                                      ami["kmsKeyId"]).groups()
+        assert region == d["region"]
+        key_ids.add(key_id)
+    assert len(key_ids) == 1
+    keys = {r.urn for r in plan.resources if r.type.startswith("aws:kms/")}
+    distribution = plan.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration")
+    assert set(distribution.property_dependencies["distributions"]) == keys
 
 
 def test_pipeline_runs_image_tests():
-    mocks = build("img-pipe", args())
-    pipeline = mocks.one("aws:imagebuilder/imagePipeline:ImagePipeline").inputs
+    plan = build("img-pipe", args())
+    pipeline = plan.one("aws:imagebuilder/imagePipeline:ImagePipeline").inputs
     assert pipeline["imageTestsConfiguration"] == {"imageTestsEnabled": True}
-    assert pipeline["imageRecipeArn"] == "arn:aws:test:us-east-1:123456789012:img-pipe-recipe"
+    recipe = plan.one("aws:imagebuilder/imageRecipe:ImageRecipe")
+    assert plan.one("aws:imagebuilder/imagePipeline:ImagePipeline").property_dependencies["imageRecipeArn"] == (
+        recipe.urn,)
+    arn = "arn:aws:imagebuilder:us-east-1:123456789012"
+    assert re.fullmatch(rf"{arn}:image-recipe/img-pipe-recipe-[0-9a-f]{{7}}/{re.escape(recipe.inputs['version'])}",
+                        pipeline["imageRecipeArn"])
+    assert re.fullmatch(rf"{arn}:infrastructure-configuration/img-pipe-infrastructure-[0-9a-f]{{7}}",
+                        pipeline["infrastructureConfigurationArn"])
+    assert re.fullmatch(rf"{arn}:distribution-configuration/img-pipe-distribution-[0-9a-f]{{7}}",
+                        pipeline["distributionConfigurationArn"])
 
 
 def test_iam_is_two_managed_policies_and_no_wildcard_action():
-    mocks = build("img-iam", args())
+    plan = build("img-iam", args())
     attached = sorted(
-        r.inputs["policyArn"] for r in mocks.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        r.inputs["policyArn"] for r in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
     )
     assert attached == [
         "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
@@ -212,8 +180,8 @@ def test_iam_is_two_managed_policies_and_no_wildcard_action():
     ]
     policies = [
         json.loads(r.inputs[key])
-        for r in mocks.resources
-        if r.typ.startswith("aws:iam/")
+        for r in plan.resources
+        if r.type.startswith("aws:iam/")
         for key in ("assumeRolePolicy", "policy")
         if isinstance(r.inputs.get(key), str)
     ]
@@ -222,12 +190,12 @@ def test_iam_is_two_managed_policies_and_no_wildcard_action():
         for statement in policy["Statement"]:
             actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
             assert not [a for a in actions if "*" in a]
-    role = mocks.one("aws:iam/role:Role").inputs
+    role = plan.one("aws:iam/role:Role").inputs
     assert "inlinePolicies" not in role and "managedPolicyArns" not in role
 
 
 def test_bring_your_own_keys_creates_no_key():
-    mocks = build(
+    plan = build(
         "img-byo",
         args(
             regions=["us-east-1", "us-west-2"],
@@ -235,8 +203,8 @@ def test_bring_your_own_keys_creates_no_key():
             replica_kms_key_arns={"us-west-2": "arn:aws:kms:us-west-2:1:key/mrk-1"},
         ),
     )
-    assert not mocks.of_type("aws:kms/key:Key") and not mocks.of_type("aws:kms/replicaKey:ReplicaKey")
-    distributions = mocks.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration").inputs[
+    assert not plan.of_type("aws:kms/key:Key") and not plan.of_type("aws:kms/replicaKey:ReplicaKey")
+    distributions = plan.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration").inputs[
         "distributions"
     ]
     assert [d["amiDistributionConfiguration"]["kmsKeyId"] for d in distributions] == [
@@ -246,20 +214,20 @@ def test_bring_your_own_keys_creates_no_key():
 
 
 def test_children_are_parented_to_the_component_and_outputs_registered():
-    mocks = build("img-tree", args(regions=["us-east-1"]))
-    component = mocks.monitor.one_urn("gpufleet:aws:ImagePipeline")
-    children = [r for r in mocks.monitor.registered if r["type"] != "gpufleet:aws:ImagePipeline"]
+    plan = build("img-tree", args(regions=["us-east-1"]))
+    component = plan.one("gpufleet:aws:ImagePipeline")
+    children = [r for r in plan.resources if r is not component]
     # 2 service-linked roles, key, component, recipe, role, 2 attachments, profile, infrastructure,
     # distribution, pipeline, image
     assert len(children) == 13
-    assert {c["parent"] for c in children} == {component}
-    assert all(c["name"].startswith("img-tree-") for c in children)
-    infra = next(c for c in children if c["type"].endswith("InfrastructureConfiguration"))
-    attachments = {c["urn"] for c in children if c["type"].endswith("RolePolicyAttachment")}
-    assert attachments <= set(infra["dependencies"])
-    assert mocks.monitor.outputs == {component: ["amis", "image_arn", "kms_key_arn", "pipeline_arn", "recipe_arn"]}
-    assert mocks.one("aws:kms/key:Key").inputs["multiRegion"] is False
-    assert not mocks.of_type("aws:kms/replicaKey:ReplicaKey")
+    assert {c.parent for c in children} == {component.urn}
+    assert all(c.name.startswith("img-tree-") for c in children)
+    infra = plan.one("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration")
+    attachments = {c.urn for c in plan.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
+    assert attachments <= set(infra.depends_on)
+    assert component.registered_outputs == ("amis", "image_arn", "kms_key_arn", "pipeline_arn", "recipe_arn")
+    assert plan.one("aws:kms/key:Key").inputs["multiRegion"] is False
+    assert not plan.of_type("aws:kms/replicaKey:ReplicaKey")
 
 
 @pytest.mark.parametrize(
@@ -288,19 +256,19 @@ def test_unpinned_parent_image_is_refused(image):
     ],
 )
 def test_pinnable_parent_images_reach_the_recipe(image):
-    mocks = build("img-parent", args(parent_image=image))
-    assert mocks.one("aws:imagebuilder/imageRecipe:ImageRecipe").inputs["parentImage"] == image
+    plan = build("img-parent", args(parent_image=image))
+    assert plan.one("aws:imagebuilder/imageRecipe:ImageRecipe").inputs["parentImage"] == image
 
 
 def test_bake_builds_the_recipe_into_every_region():
-    mocks = build("img-bake", args())
-    image = mocks.one("aws:imagebuilder/image:Image").inputs
-    recipe = mocks.one("aws:imagebuilder/imageRecipe:ImageRecipe")
-    distribution = mocks.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration")
-    assert image["imageRecipeArn"] == f"arn:aws:test:us-east-1:123456789012:{recipe.name}"
-    assert image["distributionConfigurationArn"] == f"arn:aws:test:us-east-1:123456789012:{distribution.name}"
-    assert image["imageTestsConfiguration"] == {"imageTestsEnabled": True}
-    assert image["region"] == "us-east-1"
+    plan = build("img-bake", args())
+    image = plan.one("aws:imagebuilder/image:Image")
+    recipe = plan.one("aws:imagebuilder/imageRecipe:ImageRecipe")
+    distribution = plan.one("aws:imagebuilder/distributionConfiguration:DistributionConfiguration")
+    assert image.property_dependencies["imageRecipeArn"] == (recipe.urn,)
+    assert image.property_dependencies["distributionConfigurationArn"] == (distribution.urn,)
+    assert image.inputs["imageTestsConfiguration"] == {"imageTestsEnabled": True}
+    assert image.inputs["region"] == "us-east-1"
 
 
 @pytest.mark.parametrize(
@@ -322,29 +290,12 @@ def test_bad_args_name_the_field(changes, message):
         args(**changes)
 
 
-@dataclass
-class BakedMocks(RecordingMocks):
-    """Answers the Image with output resources in the provider's shape, one AMI per distribution region."""
-
-    def new_resource(self, args: pulumi.runtime.MockResourceArgs):
-        physical, outputs = super().new_resource(args)
-        if args.typ == "aws:imagebuilder/image:Image":
-            outputs["outputResources"] = [{"amis": [
-                {"region": "us-east-1", "image": "ami-0123456789abcdef0", "accountId": "123456789012"},
-                {"region": "us-west-2", "image": "ami-0fedcba9876543210", "accountId": "123456789012"},
-            ]}]
-        return physical, outputs
-
-
 def test_amis_output_maps_each_region_to_its_ami():
-    mocks = BakedMocks()
-    pulumi.runtime.set_mocks(mocks, preview=False)
-    found: dict = {}
-
-    @pulumi.runtime.test
-    def program():
-        component = AwsImagePipeline("img-amis", args(regions=["us-east-1", "us-west-2"]))
-        return component.amis.apply(found.update)
-
-    program()
-    assert found == {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0fedcba9876543210"}
+    """The Image's output resources, in the provider's own output types, become region -> AMI id."""
+    ami = aws.imagebuilder.outputs.ImageOutputResourceAmi
+    resources = [aws.imagebuilder.outputs.ImageOutputResource(amis=[
+        ami(region="us-east-1", image="ami-0123456789abcdef0", account_id="123456789012"),
+        ami(region="us-west-2", image="ami-0fedcba9876543210", account_id="123456789012"),
+    ])]
+    assert _amis_by_region(resources) == {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0fedcba9876543210"}
+    assert _amis_by_region(None) == {}  # not built yet: no id is made up

@@ -51,6 +51,14 @@ class CloudBackend(Protocol):
         """Register the image pipeline of an image stack; returns stack outputs."""
         ...
 
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        """Offline engine: the id and computed outputs the provider would return, in its shapes."""
+        ...
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        """Offline engine: the answer to an invoke from local data, or None where there is none."""
+        ...
+
 
 class BackendDefaults:
     """What the clouds share; a backend overrides what differs. A cloud without a component yet stops the
@@ -70,6 +78,12 @@ class BackendDefaults:
 
     def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
         raise self._not_built_yet("image pipeline")
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        raise LookupError(f"no offline {self.name} answers for {typ} yet: add components/clouds/{self.name}/mocks.py")
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        return None
 
     def _not_built_yet(self, what: str) -> Exception:
         import pulumi

@@ -20,6 +20,8 @@ class RecordedResource:
     protect: bool = False
     ignore_changes: tuple[str, ...] = ()
     property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    registered_outputs: tuple[str, ...] = ()
+    """Names a component passed to register_outputs (what its callers may read)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -28,5 +30,9 @@ class RecordedResource:
             "name": self.name,
             "parent": self.parent,
             "depends_on": list(self.depends_on),
+            # Engine-level fields use the plan's snake_case (as depends_on); inputs keep the provider's names.
+            "property_dependencies": {key: list(urns) for key, urns in self.property_dependencies.items()},
+            "protect": self.protect,
+            "ignore_changes": list(self.ignore_changes),
             "inputs": self.inputs,
         }

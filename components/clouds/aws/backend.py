@@ -41,4 +41,15 @@ class AwsBackend(BackendDefaults):
         return build_aws_images(spec)
 
 
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        from . import mocks
+
+        return mocks.new_resource(typ, name, inputs, region)
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        from . import mocks
+
+        return mocks.invoke(token, region, zones)
+
+
 BACKEND = AwsBackend()
