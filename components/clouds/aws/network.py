@@ -77,18 +77,7 @@ class AwsNetwork(pulumi.ComponentResource):
         for zone, cidr in zip(args.zones, public_cidrs, strict=True):
             if zone not in nat_zones:
                 continue
-            public = aws.ec2.Subnet(
-                f"{name}-public-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=str(cidr),
-                availability_zone=zone,
-                map_public_ip_on_launch=False,
-                tags={**args.tags, "Name": f"{name}-public-{zone}"},
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public-{zone}", subnet_id=public.id, route_table_id=public_rt.id, opts=child
-            )
+            public = self._subnet(f"{name}-public-{zone}", vpc.id, cidr, zone, public_rt.id, args.tags)
             eip = aws.ec2.Eip(f"{name}-nat-{zone}", domain="vpc", tags=args.tags, opts=child)
             nats[zone] = aws.ec2.NatGateway(
                 f"{name}-nat-{zone}",
@@ -101,15 +90,6 @@ class AwsNetwork(pulumi.ComponentResource):
         private_rts = []
         for zone, cidr in zip(args.zones, private_cidrs, strict=True):
             nat = nats.get(zone) or nats[nat_zones[0]]
-            subnet = aws.ec2.Subnet(
-                f"{name}-private-{zone}",
-                vpc_id=vpc.id,
-                cidr_block=str(cidr),
-                availability_zone=zone,
-                map_public_ip_on_launch=False,
-                tags={**args.tags, "Name": f"{name}-private-{zone}"},
-                opts=child,
-            )
             route_table = aws.ec2.RouteTable(
                 f"{name}-private-{zone}",
                 vpc_id=vpc.id,
@@ -117,12 +97,33 @@ class AwsNetwork(pulumi.ComponentResource):
                 tags=args.tags,
                 opts=child,
             )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=route_table.id, opts=child
-            )
+            subnet = self._subnet(f"{name}-private-{zone}", vpc.id, cidr, zone, route_table.id, args.tags)
             self.subnet_ids[zone] = subnet.id
             private_rts.append(route_table.id)
         self._endpoints(name, args, vpc, private_rts)
+
+    def _subnet(
+        self,
+        name: str,
+        vpc_id: pulumi.Output[str],
+        cidr: IPv4Network,
+        zone: str,
+        route_table_id: pulumi.Output[str],
+        tags: dict[str, str],
+    ) -> aws.ec2.Subnet:
+        """A subnet that gives no public IP on launch, associated with its route table."""
+        child = pulumi.ResourceOptions(parent=self)
+        subnet = aws.ec2.Subnet(
+            name,
+            vpc_id=vpc_id,
+            cidr_block=str(cidr),
+            availability_zone=zone,
+            map_public_ip_on_launch=False,
+            tags={**tags, "Name": name},
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(name, subnet_id=subnet.id, route_table_id=route_table_id, opts=child)
+        return subnet
 
     def _endpoints(self, name: str, args: AwsNetworkArgs, vpc: aws.ec2.Vpc, route_tables: list) -> None:
         child = pulumi.ResourceOptions(parent=self)
