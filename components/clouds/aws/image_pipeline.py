@@ -268,30 +268,30 @@ class AwsImagePipeline(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        # What the pipeline and the first bake build: the same recipe, builder and distribution.
+        build = {
+            "image_recipe_arn": recipe.arn,
+            "infrastructure_configuration_arn": infrastructure.arn,
+            "distribution_configuration_arn": distribution.arn,
+            "region": build_region,
+            "tags": tags,
+        }
         pipeline = aws.imagebuilder.ImagePipeline(
             f"{name}-pipeline",
-            image_recipe_arn=recipe.arn,
-            infrastructure_configuration_arn=infrastructure.arn,
-            distribution_configuration_arn=distribution.arn,
             image_tests_configuration=aws.imagebuilder.ImagePipelineImageTestsConfigurationArgs(
                 image_tests_enabled=True,
             ),
             description=f"gpufleet image profile {args.profile}",
-            region=build_region,
-            tags=tags,
             opts=child,
+            **build,
         )
 
         # The bake: one build of the recipe when the stack is deployed, distributed to every region. Its
         # output resources carry the AMI id per region; the pipeline above rebakes the same recipe later.
         image = aws.imagebuilder.Image(
             f"{name}-image",
-            image_recipe_arn=recipe.arn,
-            infrastructure_configuration_arn=infrastructure.arn,
-            distribution_configuration_arn=distribution.arn,
             image_tests_configuration=aws.imagebuilder.ImageImageTestsConfigurationArgs(image_tests_enabled=True),
-            region=build_region,
-            tags=tags,
+            **build,
             # Driver, CUDA and fabric installs, a reboot and the image tests outlast the provider's default.
             opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="3h")),
         )
