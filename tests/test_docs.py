@@ -1,4 +1,5 @@
-"""Every repository path a doc, comment or message names exists."""
+"""Layout rules a reader relies on: every repository path a doc or comment names exists; no Python file over
+400 lines."""
 
 from __future__ import annotations
 
@@ -15,10 +16,16 @@ OTHER_REPO = re.compile(r"[\w.-]+/[\w.-]+ $")
 TEXT = (".md", ".py", ".yaml", ".toml", ".sh", ".service")
 
 
+MAX_LINES = 400
+
+
+def tracked() -> list[str]:
+    return subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+
+
 def named_paths() -> dict[str, set[str]]:
-    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
     found: dict[str, set[str]] = {}
-    for name in tracked:
+    for name in tracked():
         if not name.endswith(TEXT) or name.startswith("tests/"):
             continue
         for line in (REPO / name).read_text(encoding="utf-8").splitlines():
@@ -32,3 +39,9 @@ def named_paths() -> dict[str, set[str]]:
 def test_every_named_path_exists() -> None:
     missing = {path: sorted(where) for path, where in named_paths().items() if not (REPO / path).exists()}
     assert missing == {}
+
+
+def test_no_python_file_over_400_lines() -> None:
+    long = {name: n for name in tracked() if name.endswith(".py")
+            and (n := len((REPO / name).read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
