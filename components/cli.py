@@ -1,9 +1,11 @@
-"""The `gpufleet` command. Exit status: 0 clean, 1 a mandatory policy or check failed, 2 invalid input."""
+"""The `gpufleet` command. Exit status: 0 clean, 1 a mandatory policy or check failed, 2 invalid input,
+3 an internal error (one line; `--debug` anywhere on the command line prints the traceback)."""
 
 from __future__ import annotations
 
 import json
 import sys
+import traceback
 from datetime import date
 from enum import Enum
 from pathlib import Path
@@ -15,7 +17,9 @@ from rich.console import Console
 from .spec import SpecInvalid, stack_names, stack_path
 
 app = typer.Typer(
-    help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins.",
+    help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins. "
+    "Exit status: 0 clean, 1 a mandatory policy failed, 2 invalid input, 3 an internal error "
+    "(add --debug anywhere for its traceback).",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -24,7 +28,10 @@ images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", n
 app.add_typer(images_app, name="images")
 
 out = Console()
-err = Console(stderr=True)
+# Errors quote user text (field values, stack names): never read as rich markup.
+err = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+EXIT_INTERNAL = 3
+DEBUG_FLAG = "--debug"
 DEFAULT_STACKS = Path(__file__).resolve().parent.parent / "stacks"
 StacksDir = Annotated[Path, typer.Option("--stacks-dir", help="Directory of Pulumi.<stack>.yaml files.")]
 
@@ -42,7 +49,7 @@ def emit_json(data: Any) -> None:
 
 
 def fail_invalid(invalid: SpecInvalid) -> None:
-    err.print(f"[red]error:[/] {invalid}", highlight=False, markup=True)
+    err.print(f"error: {invalid}")
     raise typer.Exit(2)
 
 
@@ -257,4 +264,17 @@ def policy_config(
 
 
 def main() -> None:
-    app()
+    """Run the CLI; an unexpected exception exits 3 (1 means a policy failed), with its traceback on --debug."""
+    args = sys.argv[1:]
+    debug = DEBUG_FLAG in args
+    try:
+        app(args=[arg for arg in args if arg != DEBUG_FLAG], prog_name="gpufleet")
+    except Exception as exc:  # the one place that turns any internal error into exit 3
+        if debug:
+            traceback.print_exc()
+        else:
+            err.print(
+                f"internal error: {type(exc).__name__}: {exc}; run the same command with {DEBUG_FLAG} and report "
+                "the traceback as an issue of the gpufleet project"
+            )
+        sys.exit(EXIT_INTERNAL)

@@ -1,4 +1,6 @@
-"""Rich tables for people; the JSON forms live with the data they print."""
+"""Rich tables for people; the JSON forms live with the data they print.
+
+Cells and names come from stack files and policy messages: they are printed as text, never as markup."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 from rich.tree import Tree
 
 from .catalog import InstanceType
@@ -15,11 +19,11 @@ from .plan.record import RecordedResource
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
-    out = Table(title=title, title_justify="left")
+    out = Table(title=Text(title), title_justify="left")
     for column in columns:
         out.add_column(column)
     for row in rows:
-        out.add_row(*["" if cell is None else str(cell) for cell in row])
+        out.add_row(*[Text("" if cell is None else str(cell)) for cell in row])
     return out
 
 
@@ -50,7 +54,7 @@ def print_plan(console: Console, plan: PlanResult) -> None:
 
 def resource_tree(plan: PlanResult) -> Tree:
     """Every resource under its parent; those parented to the stack (or to nothing) at the top."""
-    tree = Tree(f"[bold]{plan.stack}[/] ({plan.cloud}, {plan.region}): {len(plan.resources)} resources")
+    tree = Tree(f"[bold]{escape(plan.stack)}[/] ({plan.cloud}, {escape(plan.region)}): {len(plan.resources)} resources")
     recorded = {r.urn for r in plan.resources}
     children: dict[str | None, list[RecordedResource]] = {}
     for resource in sorted(plan.resources, key=lambda r: (r.type, r.name)):
@@ -59,7 +63,7 @@ def resource_tree(plan: PlanResult) -> Tree:
 
     def add(node: Tree, parent: str | None) -> None:
         for resource in children.get(parent, []):
-            add(node.add(f"{resource.type} [dim]{resource.name}[/]"), resource.urn)
+            add(node.add(f"{resource.type} [dim]{escape(resource.name)}[/]"), resource.urn)
 
     add(tree, None)
     return tree
@@ -84,7 +88,7 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}"
     )
     for missing in summary.get("unpriced", []):
-        console.print(f"[yellow]no published price for {missing}: left out of the cost[/]")
+        console.print(f"[yellow]no published price for {escape(missing)}: left out of the cost[/]")
 
 
 def print_policies(console: Console, policies: dict[str, Any]) -> None:
