@@ -7,12 +7,17 @@ with its field path, as SpecInvalid (exit 2).
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
+from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+if TYPE_CHECKING:
+    from .spec.errors import SpecInvalid
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -23,18 +28,85 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-def read_yaml(path: Path) -> Any:
-    """One YAML 1.2 document; an unreadable file or bad YAML is a SpecInvalid naming the file."""
+# Data files are small: a stack file is a few KiB, the catalog and the lock tens. The caps refuse hostile
+# input (a device, a huge file, an alias bomb, deep nesting) in well under a second.
+MAX_BYTES = 1 << 20
+MAX_NODES = 200_000
+MAX_DEPTH = 64
+
+
+def _refuse(source: str, message: str, path: str = "") -> SpecInvalid:
     from .spec.errors import SpecError, SpecInvalid
 
+    return SpecInvalid([SpecError(path, message)], source)
+
+
+def read_yaml(path: Path) -> Any:
+    """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise."""
+    source = str(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecInvalid([SpecError("", f"cannot read {path}: {exc}")], str(path)) from None
+        info = Path(path).stat()
+        if not stat.S_ISREG(info.st_mode):
+            raise _refuse(source, f"{path} is not a regular file")
+        if info.st_size > MAX_BYTES:
+            raise _refuse(source, f"{path} is {info.st_size} bytes, over the {MAX_BYTES}-byte limit")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise _refuse(source, f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(data) > MAX_BYTES:
+        raise _refuse(source, f"{path} is over the {MAX_BYTES}-byte limit")
     try:
-        return YAML(typ="safe", pure=True).load(text)
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _refuse(source, f"{path} is not UTF-8 text (byte {exc.start})") from None
+    return parse_yaml(text, source)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Parse YAML 1.2 text as the Pulumi CLI reads it: duplicate keys refused by path, aliases and nesting
+    bounded before anything is built from them."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        node = yaml.compose(text)
+        if node is None:
+            return None
+        _check_tree(node, source)
+        return yaml.constructor.construct_document(node)
     except YAMLError as exc:
-        raise SpecInvalid([SpecError("", f"{path} is not valid YAML: {exc}")], str(path)) from None
+        raise _refuse(source, f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+def _check_tree(root: Node, source: str) -> None:
+    """Duplicate mapping keys (by field path), nesting deeper than MAX_DEPTH, and documents whose aliases
+    expand past MAX_NODES values: refused, never expanded."""
+    expanded: dict[int, int] = {}
+
+    def visit(node: Node, path: str, depth: int) -> int:
+        if depth > MAX_DEPTH:
+            raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep", path)
+        if id(node) in expanded:  # an alias: counted again in full, walked once
+            return expanded[id(node)]
+        size = 1
+        if isinstance(node, MappingNode):
+            seen: set[object] = set()
+            for key, value in node.value:
+                name = key.value if isinstance(key, ScalarNode) else f"<{key.tag}>"
+                where = f"{path}.{name}" if path else str(name)
+                if name in seen:
+                    raise _refuse(source, "duplicate key: each key may appear once in a map", where)
+                seen.add(name)
+                size += visit(value, where, depth + 1)
+        elif isinstance(node, SequenceNode):
+            size += sum(visit(item, f"{path}[{i}]", depth + 1) for i, item in enumerate(node.value))
+        expanded[id(node)] = size
+        if size > MAX_NODES:
+            raise _refuse(source, f"expands to more than {MAX_NODES} values (aliases?); write it out plainly", path)
+        return size
+
+    visit(root, "", 0)
 
 
 def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:

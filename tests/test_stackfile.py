@@ -56,4 +56,4 @@ def test_invalid_yaml_refused(tmp_path: Path) -> None:
     path.write_text("config: [unclosed\n")
     with pytest.raises(SpecInvalid) as caught:
         load_stack(path)
-    assert "is not valid YAML" in str(caught.value)
+    assert "not valid YAML" in str(caught.value)
