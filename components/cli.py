@@ -88,8 +88,12 @@ def plan(
 def plan_all(stacks_dir: Path, fmt: Format) -> int:
     from .plan.planner import EXIT_INVALID, plan_stack
 
+    names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
+    if not names:
+        err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
+        return EXIT_INVALID
     lines, worst = [], 0
-    for name in stack_names(stacks_dir):
+    for name in names:
         try:
             result = plan_stack(stack_path(stacks_dir, name), stacks_dir)
             code = result.exit_code
@@ -106,7 +110,7 @@ def plan_all(stacks_dir: Path, fmt: Format) -> int:
                 f"{line['resources']} resources, {line['violations']} violation(s), "
                 f"max {line['max_hourly_usd']:.2f} USD/h"
             )
-            out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True)
+            out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True, markup=False)
     if fmt is Format.json:
         emit_json(lines)
     return worst

@@ -46,6 +46,9 @@ Prepared = ResolvedCluster | ImagesSpec
 
 def prepare(config: Mapping[str, Any]) -> Prepared:
     """The stack's config (extends resolved) validated once: a resolved cluster or an image stack."""
+    for key in (CLUSTER_KEY, IMAGES_KEY):
+        if config.get(key) is not None and not isinstance(config[key], dict):
+            raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
     if config.get(CLUSTER_KEY) is not None:
         return resolve_cluster(config[CLUSTER_KEY])
     if config.get(IMAGES_KEY) is not None:

@@ -228,10 +228,19 @@ def test_subnet_large_enough_for_512_passes() -> None:
     assert validate_cluster(raw).node_groups[0].size.max == 512
 
 
-def test_tags_become_strings() -> None:
+def test_tags_that_are_not_text_must_be_quoted() -> None:
     raw = base()
     raw["tags"] = {"cost-center": 4410}
-    assert validate_cluster(raw).tags == {"cost-center": "4410"}
+    assert errors_of(raw) == ["tags: Value error, 'cost-center': 4410 is not text (YAML 1.2 read a int); quote it"]
+    raw["tags"] = {"cost-center": "04410"}
+    assert validate_cluster(raw).tags == {"cost-center": "04410"}
+
+
+@pytest.mark.parametrize(("field", "value"), [("desired", True), ("max", "7"), ("min", 1.0)])
+def test_sizes_are_integers_not_coerced(field: str, value: object) -> None:
+    raw = base()
+    raw["node_groups"][0]["size"][field] = value
+    assert any(e.startswith(f"node_groups[0].size.{field}: Input should be a valid integer") for e in errors_of(raw))
 
 
 def test_every_error_is_reported_at_once() -> None:

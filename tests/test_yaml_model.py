@@ -64,3 +64,21 @@ def test_stack_file_errors_name_the_file(tmp_path: Path) -> None:
     with pytest.raises(SpecInvalid) as caught:
         load_stack(write(tmp_path, "config: {a: 1, a: 2}\n"))
     assert str(caught.value).startswith(f"invalid {tmp_path / 'Pulumi.x.yaml'}:")
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [("2026-01-01", "a date"), ("!!binary aGVsbG8=", "binary data"), ("!!set {a: null}", "a set"),
+     ("2026-01-01T10:00:00", "a date and time")],
+)
+def test_stack_values_that_are_not_config_values_are_refused_by_path(tmp_path: Path, value: str, kind: str) -> None:
+    with pytest.raises(SpecInvalid) as caught:
+        load_stack(write(tmp_path, f"config:\n  gpufleet:cluster:\n    tags: {{when: {value}}}\n"))
+    assert [str(e) for e in caught.value.errors] == [
+        f"config.gpufleet:cluster.tags.when: {kind} is not a stack value; quote it to keep it as text"
+    ]
+
+
+def test_python_tags_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(SpecInvalid, match="not valid YAML"):
+        load_stack(write(tmp_path, "config: !!python/object/apply:os.system [echo hi]\n"))

@@ -9,11 +9,11 @@ from typing import Any
 import pulumi
 
 from ..program import build, prepare
-from ..spec import ImagesSpec, SpecError, SpecInvalid, load_stack
+from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
 from .policy_config import policy_pack_config
-from .policy_runner import run_policies
+from .policy_runner import PolicyConfigError, run_policies
 from .record import RecordedResource
 
 PROJECT = "gpufleet"
@@ -69,7 +69,11 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
         )
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
-    report = run_policies(resources, policy_pack_config(config, prepared))
+    try:
+        report = run_policies(resources, policy_pack_config(config, prepared))
+    except PolicyConfigError as exc:
+        # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
+        raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
     return PlanResult(
         stack=name,
         cloud=cloud,

@@ -12,7 +12,7 @@ from typing import Any
 from policies.registry import rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
-from ..spec import POLICY_KEY, ImagesSpec
+from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
@@ -45,6 +45,9 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
 def policy_pack_config(config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, Any]:
     """User settings win over derived ones; a bare level ("advisory") keeps the derived settings."""
     user = config.get(POLICY_KEY) or {}
+    if not isinstance(user, dict):
+        message = "must be a map of policy names to a level (mandatory, advisory, disabled) or settings"
+        raise SpecInvalid([SpecError(POLICY_KEY, message)])
     merged: dict[str, Any] = {}
     for name, derived in derived_settings(prepared).items():
         given = user.get(name)

@@ -33,9 +33,9 @@ NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
 class Size(StrictModel):
     """Node counts of a group; the autoscaler moves desired between min and max."""
 
-    min: int = Field(0, ge=0, description="fewest nodes")
-    desired: int = Field(..., ge=0, description="nodes at creation; left to the autoscaler afterwards")
-    max: int = Field(..., ge=1, description="most nodes; the budget is checked at this size")
+    min: int = Field(0, ge=0, strict=True, description="fewest nodes")
+    desired: int = Field(..., ge=0, strict=True, description="nodes at creation; left to the autoscaler afterwards")
+    max: int = Field(..., ge=1, strict=True, description="most nodes; the budget is checked at this size")
 
 
 class NodeGroup(StrictModel):
@@ -45,8 +45,10 @@ class NodeGroup(StrictModel):
     instance_types: list[str] = Field(..., min_length=1, description="first is primary, the rest fallbacks")
     size: Size
     capacity: Capacity = Field("on-demand", description="on-demand | spot | mixed | capacity-block | reservation")
-    on_demand_base: int = Field(0, ge=0, description="mixed/spot: on-demand nodes before any spot node")
-    spot_max_price: float | None = Field(None, gt=0, description="USD/hour; null caps at the on-demand price")
+    on_demand_base: int = Field(0, ge=0, strict=True, description="mixed/spot: on-demand nodes before any spot node")
+    spot_max_price: float | None = Field(
+        None, gt=0, strict=True, description="USD/hour; null caps at the on-demand price"
+    )
     reservation_id: str | None = Field(None, description="capacity-block / reservation: the reservation id")
     rdma: RdmaMode = Field("auto", description="auto (use the fabric where the type has one) | required | off")
     provisioner: Provisioner = Field("autoscaling", description="autoscaling | fleet")
@@ -87,7 +89,7 @@ class Network(StrictModel):
 
 class Storage(StrictModel):
     kms_key: str = Field("create", description="create | an existing key id or ARN / Key Vault key id")
-    root_volume_gb: int = Field(200, ge=30, le=16384, description="root disk size in GB")
+    root_volume_gb: int = Field(200, ge=30, strict=True, le=16384, description="root disk size in GB")
     scratch: ScratchMode = Field("raid0", description="raid0 (stripe local NVMe) | none")
     scratch_mount: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._/-]*$", description="absolute mount path")
 
@@ -97,12 +99,14 @@ class Bootstrap(StrictModel):
         None, description="command run once on a spot interruption or scale-in notice (e.g. save a checkpoint)"
     )
     checkpoint_grace_seconds: int = Field(
-        300, ge=30, le=7200, description="how long the terminate hook waits for the checkpoint"
+        300, ge=30, le=7200, strict=True, description="how long the terminate hook waits for the checkpoint"
     )
 
 
 class Budget(StrictModel):
-    max_hourly_usd: float | None = Field(None, gt=0, description="USD/hour at max size; a plan over it fails")
+    max_hourly_usd: float | None = Field(
+        None, gt=0, strict=True, description="USD/hour at max size; a plan over it fails"
+    )
 
 
 class ClusterSpec(StrictModel):
@@ -122,10 +126,13 @@ class ClusterSpec(StrictModel):
 
     @field_validator("tags", mode="before")
     @classmethod
-    def _tags_as_text(cls, value: object) -> object:
-        # YAML reads `cost-center: 4410` as an int; tags are strings on every cloud.
+    def _tags_are_text(cls, value: object) -> object:
+        # YAML 1.2 reads `cost-center: 04410` as the number 4410 and `on` as a string: a tag is text on
+        # every cloud, so a value that is not already text is refused rather than quietly rewritten.
         if isinstance(value, dict):
-            return {str(k): str(v) for k, v in value.items()}
+            for key, tag in value.items():
+                if not isinstance(key, str) or not isinstance(tag, str):
+                    raise ValueError(f"{key!r}: {tag!r} is not text (YAML 1.2 read a {type(tag).__name__}); quote it")
         return value
 
 

@@ -27,10 +27,27 @@ def read_config(path: Path) -> dict[str, Any]:
     if not path.is_file():
         raise SpecInvalid([SpecError("", f"stack file {path} does not exist")])
     doc = read_yaml(path) or {}
+    plain_values(doc, "", str(path))
     config = doc.get("config", {}) if isinstance(doc, dict) else None
     if not isinstance(config, dict):
         raise SpecInvalid([SpecError("config", "must be a map of config keys")], str(path))
     return config
+
+
+def plain_values(value: Any, where: str, source: str) -> None:
+    """A stack file holds maps, lists, text, numbers, booleans and nulls, as Pulumi config does: a date,
+    `!!binary` or `!!set` is refused by path instead of being turned into text."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            plain_values(item, f"{where}.{key}" if where else str(key), source)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            plain_values(item, f"{where}[{index}]", source)
+    elif value is not None and not isinstance(value, (str, int, float, bool)):
+        kind = {"date": "a date", "datetime": "a date and time", "bytes": "binary data", "set": "a set"}.get(
+            type(value).__name__, f"a {type(value).__name__}"
+        )
+        raise SpecInvalid([SpecError(where, f"{kind} is not a stack value; quote it to keep it as text")], source)
 
 
 def merge(base: Any, override: Any) -> Any:

@@ -1,0 +1,49 @@
+"""Stack keys of the wrong shape exit 2 naming the key, through the CLI (no traceback, no exit 1 or 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from components import cli
+
+
+def plan(tmp_path: Path, stacks_dir: Path, body: str) -> tuple[int, str]:
+    path = stacks_dir / "Pulumi.bad.yaml"
+    path.write_text("config:\n  aws:region: us-east-1\n" + body)
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("  gpufleet:cluster: 5\n", "gpufleet:cluster: must be a map of fields"),
+        ("  gpufleet:images: [a]\n", "gpufleet:images: must be a map of fields"),
+        ("  gpufleet:policy: [1]\n  gpufleet:cluster: {extends: aws-train-p5}\n",
+         "gpufleet:policy: must be a map of policy names to a level"),
+        ("  gpufleet:policy: {nonsense: mandatory}\n  gpufleet:cluster: {extends: aws-train-p5}\n",
+         "gpufleet:policy.nonsense: no such policy in the pack"),
+    ],
+)
+def test_wrong_shape_names_the_key(tmp_path: Path, stacks_dir: Path, body: str, message: str) -> None:
+    code, output = plan(tmp_path, stacks_dir, body)
+    assert code == 2 and message in output and "Traceback" not in output
+
+
+def test_plan_all_without_stacks_is_usage_error(tmp_path: Path) -> None:
+    for directory in (tmp_path / "absent", tmp_path):
+        result = CliRunner().invoke(cli.app, ["plan", "--all", "--stacks-dir", str(directory)])
+        assert result.exit_code == 2 and "--all found no Pulumi.<stack>.yaml in" in result.output
+
+
+def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> None:
+    group = "{name: g, instance_types: ['[/x]'], size: {desired: 1, max: 1}}"
+    (stacks_dir / "Pulumi.bad.yaml").write_text(
+        f"config:\n  gpufleet:cluster: {{extends: aws-train-p5, node_groups: [{group}]}}\n"
+    )
+    result = CliRunner().invoke(cli.app, ["plan", "--all", "--stacks-dir", str(stacks_dir)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
