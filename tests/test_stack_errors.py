@@ -40,7 +40,7 @@ def test_plan_all_without_stacks_is_usage_error(tmp_path: Path) -> None:
 
 
 def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> None:
-    group = "{name: g, instance_types: ['[/x]'], size: {desired: 1, max: 1}}"
+    group = "{name: gx, instance_types: ['[/x]'], size: {desired: 1, max: 1}}"
     (stacks_dir / "Pulumi.bad.yaml").write_text(
         f"config:\n  gpufleet:cluster: {{extends: aws-train-p5, node_groups: [{group}]}}\n"
     )
