@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import gzip
+import hashlib
 import io
 import tarfile
 from pathlib import Path
@@ -16,6 +17,9 @@ from .render import render_install_env
 IMAGES_DIR = Path(__file__).resolve().parent.parent.parent / "images"
 BUNDLE_DIR = "/opt/gpufleet/src"
 PACKED = ("__init__.py", "install", "nodecheck")
+# Checks that run on the build VM and again on a fresh VM of the image; they need no GPU,
+# so any build size works.
+IMAGE_CHECK = "modinfo nvidia >/dev/null\ncommand -v gpufleet-nodecheck\n"
 
 
 def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
@@ -50,3 +54,11 @@ def installer_command(profile: Profile, cloud: str, nvswitch: bool) -> str:
         f"bash {BUNDLE_DIR}/images/install/install.sh --env {BUNDLE_DIR}/pins.env "
         f"--nvswitch {'yes' if nvswitch else 'no'}\n"
     )
+
+
+def content_version(*parts: str) -> str:
+    """major.minor.patch derived from the content: image pipelines version immutable artifacts (Image Builder
+    components and recipes, Compute Gallery image versions), so the same input gives the same version and
+    changed input a new one. The patch stays below 2^28, inside every cloud's per-part limit."""
+    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
+    return f"1.0.{int(digest[:7], 16)}"

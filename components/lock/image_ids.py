@@ -29,6 +29,22 @@ AWS_MANAGED_IMAGE_VERSION = re.compile(
     r"^arn:aws[a-z-]*:imagebuilder:[a-z]{2}(?:-[a-z]+)+-\d+:aws:image/[a-z0-9-_]+/\d+\.\d+\.\d+(?:/\d+)?$"
 )
 AWS_SSM_PARAMETER = re.compile(r"^ssm:(?:/[A-Za-z0-9_.-]+)+$")
+# Azure region names as ARM takes them: eastus, southcentralus, westus2.
+AZURE_REGION = re.compile(r"^[a-z]+[a-z0-9]*$")
+# Azure VM Image Builder starts from a PlatformImage (publisher, offer, sku, version): only an explicitly
+# versioned marketplace URN is taken, never "latest" (which the service resolves when the build runs).
+
+# Per cloud: the shapes of a bootable pinned image id, of a pipeline's parent image, and of a region name.
+IMAGE_ID_SHAPES: dict[str, tuple[re.Pattern[str], ...]] = {
+    "aws": (AWS_AMI,),
+    "azure": (AZURE_URN, AZURE_GALLERY_VERSION),
+    "alicloud": (ALICLOUD_CUSTOM, ALICLOUD_PUBLIC),
+}
+PARENT_IMAGE_SHAPES: dict[str, tuple[re.Pattern[str], ...]] = {
+    "aws": (AWS_AMI, AWS_MANAGED_IMAGE_VERSION, AWS_SSM_PARAMETER),
+    "azure": (AZURE_URN,),
+}
+REGION_SHAPES: dict[str, re.Pattern[str]] = {"aws": AWS_REGION, "azure": AZURE_REGION}
 
 EXPECTED_SHAPE: dict[str, str] = {
     "aws": "an AMI id: ami- followed by 8 or 17 lower-case hex digits",
@@ -40,22 +56,25 @@ EXPECTED_PARENT_SHAPE: dict[str, str] = {
         "an AMI id, an Image Builder-managed image ARN with an explicit version "
         "(arn:aws:imagebuilder:REGION:aws:image/NAME/1.2.3) or an SSM parameter (ssm:/aws/service/...)"
     ),
+    "azure": "a marketplace image URN publisher:offer:sku:<major.minor.build> with an explicit version",
+}
+EXPECTED_REGION: dict[str, str] = {
+    "aws": "an AWS region name",
+    "azure": "an Azure region name (lower-case letters and digits, e.g. eastus)",
 }
 
 
 def is_valid_image_id(cloud: str, image_id: str) -> bool:
     """Whether `image_id` is a bootable, pinned image id of `cloud` (what a cluster launches)."""
-    if cloud == "aws":
-        return bool(AWS_AMI.match(image_id))
-    if cloud == "azure":
-        return bool(AZURE_URN.match(image_id) or AZURE_GALLERY_VERSION.match(image_id))
-    if cloud == "alicloud":
-        return bool(ALICLOUD_CUSTOM.match(image_id) or ALICLOUD_PUBLIC.match(image_id))
-    return False
+    return any(shape.match(image_id) for shape in IMAGE_ID_SHAPES.get(cloud, ()))
 
 
 def is_valid_parent_image(cloud: str, reference: str) -> bool:
     """Whether `reference` is something `cloud`'s image pipeline can start a bake from."""
-    if cloud == "aws":
-        return any(p.match(reference) for p in (AWS_AMI, AWS_MANAGED_IMAGE_VERSION, AWS_SSM_PARAMETER))
-    return False
+    return any(shape.match(reference) for shape in PARENT_IMAGE_SHAPES.get(cloud, ()))
+
+
+def is_valid_region(cloud: str, region: str) -> bool:
+    """Whether `region` has the shape of a `cloud` region name (False for a cloud with no pipeline yet)."""
+    shape = REGION_SHAPES.get(cloud)
+    return bool(shape and shape.match(region))

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 from ruamel.yaml import YAML
 
-from .image_ids import AWS_REGION, EXPECTED_SHAPE, is_valid_image_id
+from .image_ids import EXPECTED_REGION, EXPECTED_SHAPE, REGION_SHAPES, is_valid_image_id, is_valid_region
 from .loader import LockError, load_lock
 
 
@@ -28,23 +28,41 @@ class PinError(ValueError):
 
 
 class ImageStackOutputs(BaseModel):
-    """The outputs of an image stack (components/clouds/aws/images_stack.py) that pinning reads."""
+    """The outputs of an image stack (components/clouds/<cloud>/images_stack.py) that pinning reads: the
+    profile, the cloud and `images`, region -> image id of the bake (AWS's stack names it `amis`). Each cloud
+    is checked against its own id and region shapes (components/lock/image_ids.py)."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
     profile: str = Field(..., min_length=1)
-    cloud: Literal["aws"]
-    amis: dict[str, str] = Field(..., min_length=1, description="region -> AMI id of the bake")
+    cloud: Literal[tuple(REGION_SHAPES)]  # type: ignore[valid-type]  # the clouds with an image pipeline
+    images: dict[str, str] = Field(
+        ..., min_length=1, validation_alias=AliasChoices("images", "amis"), description="region -> image id"
+    )
+    build_status: str | None = Field(None, description="the bake's run state where the stack reports one")
 
-    @field_validator("amis")
+    @field_validator("images")
     @classmethod
-    def _well_formed(cls, amis: dict[str, str]) -> dict[str, str]:
-        for region, ami in amis.items():
-            if not AWS_REGION.match(region):
-                raise ValueError(f"{region!r} is not an AWS region name")
-            if not is_valid_image_id("aws", ami):
-                raise ValueError(f"{region}: {ami!r} is not {EXPECTED_SHAPE['aws']}")
-        return amis
+    def _well_formed(cls, images: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        cloud = info.data.get("cloud")
+        if cloud is None:
+            return images  # the cloud itself failed: that error names the field
+        for region, image in images.items():
+            if not is_valid_region(cloud, region):
+                raise ValueError(f"{region!r} is not {EXPECTED_REGION[cloud]}")
+            if not is_valid_image_id(cloud, image):
+                raise ValueError(f"{region}: {image!r} is not {EXPECTED_SHAPE[cloud]}")
+        return images
+
+    @field_validator("build_status")
+    @classmethod
+    def _succeeded(cls, status: str | None) -> str | None:
+        if status is not None and status != "Succeeded":
+            raise ValueError(
+                f"the bake is {status!r}, not 'Succeeded', so its image does not exist yet: wait for it, run "
+                "`pulumi refresh` on the image stack, then pin again"
+            )
+        return status
 
 
 @dataclass(frozen=True)
@@ -110,10 +128,11 @@ def pin(lock_path: Path, raw_outputs: Any) -> list[Pinned]:
         known = ", ".join(sorted(lock.profiles))
         raise PinError(f"outputs.profile: {outputs.profile!r} is not a profile of {lock_path.name} (known: {known})")
     entries = lock.profiles[outputs.profile].images.get(outputs.cloud, {})
-    missing = sorted(set(outputs.amis) - set(entries))
+    missing = sorted(set(outputs.images) - set(entries))
     if missing:
+        key = "amis" if isinstance(raw_outputs, dict) and "amis" in raw_outputs else "images"
         raise PinError(
-            f"outputs.amis.{missing[0]}: profile {outputs.profile!r} has no {outputs.cloud} entry for this "
+            f"outputs.{key}.{missing[0]}: profile {outputs.profile!r} has no {outputs.cloud} entry for this "
             f"region in {lock_path.name}; add `{missing[0]}: {{id: null, status: unbaked}}` under its images first"
         )
 
@@ -122,12 +141,12 @@ def pin(lock_path: Path, raw_outputs: Any) -> list[Pinned]:
     doc = yaml.load(text)
     target = doc["profiles"][outputs.profile]["images"][outputs.cloud]
     pinned = []
-    for region, ami in sorted(outputs.amis.items()):
-        pinned.append(Pinned(outputs.profile, outputs.cloud, region, ami, entries[region].id))
+    for region, image in sorted(outputs.images.items()):
+        pinned.append(Pinned(outputs.profile, outputs.cloud, region, image, entries[region].id))
         if isinstance(target[region], str):
-            target[region] = ami
+            target[region] = image
         else:
-            target[region]["id"] = ami
+            target[region]["id"] = image
             target[region]["status"] = "baked"
     buffer = io.StringIO()
     yaml.dump(doc, buffer)

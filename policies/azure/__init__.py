@@ -1,14 +1,12 @@
-"""Azure's part of the pack: no rules yet, and the reader the common rules need (a scale set's VM size).
+"""Azure's part of the pack: rules by concern, and the readers the common rules need (a scale set's VM size,
+and its size at max: the autoscale setting's maximum, else sku.capacity)."""
 
-A scale set's size at max comes with the Azure rules (its autoscale setting is a separate resource).
-"""
-
-from ..cloud import CloudPolicies, Readers, single_string
-
-VIRTUAL_MACHINE_SCALE_SET = "azure-native:compute:VirtualMachineScaleSet"
+from ..cloud import CloudPolicies
+from . import encryption, exposure, fabric, identity, images, spot
+from .readers import READERS
 
 POLICIES = CloudPolicies(
     cloud="azure",
-    rules=(),
-    readers=Readers(types={VIRTUAL_MACHINE_SCALE_SET: lambda node: single_string(node, "sku", "name")}),
+    rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *fabric.RULES),
+    readers=READERS,
 )

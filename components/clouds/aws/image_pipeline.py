@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from dataclasses import dataclass, field
@@ -11,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
+from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AWS_REGION as REGION
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
 from .key_policy import AUTOSCALING, EC2_FLEET, key_policy, service_linked_roles
@@ -21,9 +21,6 @@ MANAGED_POLICIES = (
     "arn:aws:iam::aws:policy/EC2InstanceProfileForImageBuilder",
     "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore",
 )
-# Checks that run on the build instance and again on a fresh instance of the image;
-# they need no GPU, so any build instance type works.
-IMAGE_CHECK = "modinfo nvidia >/dev/null\ncommand -v gpufleet-nodecheck\n"
 # Clusters launch the AMIs through these roles, which must decrypt the image key's snapshots.
 LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
 
@@ -105,12 +102,6 @@ class AwsImagePipelineArgs:
             raise ValueError(f"root_volume_gb: must be an integer >= 8, got {self.root_volume_gb!r}")
 
 
-def _semver(*parts: str) -> str:
-    """Content-addressed version: Image Builder components and recipes are immutable per version."""
-    digest = hashlib.sha256("\0".join(parts).encode()).hexdigest()
-    return f"1.0.{int(digest[:7], 16)}"
-
-
 def component_document(profile: str, installer_script: str) -> dict[str, object]:
     """The Image Builder component document: install, reboot, then check on build and test instances."""
     check = [
@@ -177,7 +168,7 @@ class AwsImagePipeline(pulumi.ComponentResource):
         component = aws.imagebuilder.Component(
             f"{name}-install",
             platform="Linux",
-            version=_semver(data),
+            version=content_version(data),
             data=data,
             description=f"gpufleet driver stack {args.profile}",
             region=build_region,
@@ -187,7 +178,7 @@ class AwsImagePipeline(pulumi.ComponentResource):
         recipe = aws.imagebuilder.ImageRecipe(
             f"{name}-recipe",
             parent_image=args.parent_image,
-            version=_semver(args.parent_image, data, str(args.root_volume_gb), args.root_device_name),
+            version=content_version(args.parent_image, data, str(args.root_volume_gb), args.root_device_name),
             components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
             block_device_mappings=[
                 aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(

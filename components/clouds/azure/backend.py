@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults
 from . import rules
@@ -10,6 +11,7 @@ from .spec import AzureClusterSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
+    from ...spec.models import ImagesSpec
 
 
 class AzureBackend(BackendDefaults):
@@ -23,6 +25,19 @@ class AzureBackend(BackendDefaults):
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         # InfiniBand runs on its own network: a node takes one address of the VNet subnet.
         return 1
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        from .images_stack import build_azure_images  # pulumi_azure_native loads only when Azure images are built
+
+        return build_azure_images(spec)
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        from . import image_mocks
+
+        answer = image_mocks.new_resource(typ, name, inputs, region)
+        if answer is None:
+            return super().mock_resource(typ, name, inputs, region)
+        return answer
 
 
 BACKEND = AzureBackend()

@@ -1,0 +1,225 @@
+"""Azure VM Image Builder template that bakes one pinned driver image profile into a Compute Gallery.
+
+The template starts from a marketplace image at an explicit version, runs the installer, checks the driver
+and the node check on the build VM, and distributes to a gallery image definition under an explicit,
+content-derived version, so the stack knows the image version id before the bake finishes. Its identity
+holds a custom role with only the gallery permissions a distribution needs, assigned on the gallery.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_azure_native as azure
+
+from ...lock.bundle import IMAGE_CHECK, content_version
+from ...lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
+
+# The gallery image definition carries the profile in its name (letters, digits, '.', '-', '_').
+PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
+VM_SIZE = re.compile(r"^Standard_[A-Za-z0-9_]+$")
+# What a gallery distribution needs on the gallery (VM Image Builder permissions, "Allow VM Image Builder
+# to distribute images": the gallery, its image definitions and their versions).
+GALLERY_ACTIONS = (
+    "Microsoft.Compute/galleries/read",
+    "Microsoft.Compute/galleries/images/read",
+    "Microsoft.Compute/galleries/images/versions/read",
+    "Microsoft.Compute/galleries/images/versions/write",
+)
+# Driver, CUDA and fabric installs outlast the service's default of 240 minutes only on slow mirrors;
+# the service allows up to 960 (image-builder-json.md, buildTimeoutInMinutes).
+BUILD_TIMEOUT_MINUTES = 360
+
+
+@dataclass(frozen=True)
+class AzureImagePipelineArgs:
+    """Inputs of AzureImagePipeline."""
+
+    profile: str
+    """Image profile name from images/lock.yaml; names the gallery image definition."""
+    parent_image: str
+    """Marketplace image URN publisher:offer:sku:version with an explicit version (images/lock.yaml
+    base_images); "latest" is refused: the service would resolve it when the build runs."""
+    installer_script: str
+    """Shell script the build runs as root, rendered by the caller from the image lock."""
+    regions: list[str]
+    """Replication regions of the image version; the first is the build region (gallery, template)."""
+    vm_size: str
+    """Size of the build VM (no GPU needed to install drivers); a Gen2-capable size."""
+    gallery_name: str
+    """Compute Gallery name: letters, digits, '_' and '.' only."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Tags for every resource and for what the service creates."""
+    os_disk_gb: int = 64
+    """OS disk of the build VM and so the image; a cluster's OS disk must be at least this size."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
+            raise ValueError(f"profile: {self.profile!r} must be 1-64 letters, digits, '-', '_' or '.'")
+        image = self.parent_image
+        if not isinstance(image, str) or "latest" in image.lower() or not AZURE_URN.match(image):
+            raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['azure']}")
+        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
+            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.regions:
+            raise ValueError("regions: needs at least one region (the first is the build region)")
+        for region in self.regions:
+            if not isinstance(region, str) or not AZURE_REGION.match(region):
+                raise ValueError(f"regions: {region!r} is not an Azure region name (e.g. eastus)")
+        if len(set(self.regions)) != len(self.regions):
+            raise ValueError(f"regions: {self.regions} lists a region twice")
+        if not VM_SIZE.match(self.vm_size):
+            raise ValueError(f"vm_size: {self.vm_size!r} is not an Azure VM size (Standard_...)")
+        if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,79}$", self.gallery_name):
+            raise ValueError(f"gallery_name: {self.gallery_name!r} may hold only letters, digits, '_' and '.'")
+        if not isinstance(self.os_disk_gb, int) or self.os_disk_gb < 30:
+            raise ValueError(f"os_disk_gb: must be an integer >= 30, got {self.os_disk_gb!r}")
+
+    @property
+    def source(self) -> dict[str, str]:
+        publisher, offer, sku, version = self.parent_image.split(":")
+        return {"publisher": publisher, "offer": offer, "sku": sku, "version": version}
+
+
+def customizer_command(installer_script: str) -> str:
+    """The installer as one inline command: the build runs customizers as a sudo-capable user under /bin/sh,
+    so the bash script travels base64-encoded (no quoting of its own quotes) and runs as root under bash."""
+    encoded = base64.b64encode(installer_script.encode()).decode()
+    return f"echo '{encoded}' | base64 -d | sudo bash"
+
+
+class AzureImagePipeline(pulumi.ComponentResource):
+    """Resource group, gallery and image definition, a least-privilege identity and the Image Builder template."""
+
+    template_id: pulumi.Output[str]
+    gallery_image_id: pulumi.Output[str]
+    image_version_id: pulumi.Output[str]
+    """The gallery image version this bake writes (what `gpufleet images pin` records per region)."""
+    build_status: pulumi.Output[str | None]
+    """The template's last run state (Running, Succeeded, Failed...) as the provider last read it."""
+
+    def __init__(self, name: str, args: AzureImagePipelineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:azure:ImagePipeline", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        location = args.regions[0]
+        tags = dict(args.tags)
+
+        group = azure.resources.ResourceGroup(f"{name}-rg", location=location, tags=tags, opts=child)
+        gallery = azure.compute.Gallery(
+            f"{name}-gallery",
+            gallery_name=args.gallery_name,
+            resource_group_name=group.name,
+            location=location,
+            description=f"gpufleet images ({args.profile})",
+            tags=tags,
+            opts=child,
+        )
+        definition = azure.compute.GalleryImage(
+            f"{name}-definition",
+            gallery_name=gallery.name,
+            gallery_image_name=f"gpufleet-{args.profile}",
+            resource_group_name=group.name,
+            location=location,
+            os_type=azure.compute.OperatingSystemTypes.LINUX,
+            os_state=azure.compute.OperatingSystemStateTypes.GENERALIZED,
+            # ND sizes boot Gen2 images only; the parent image is the Gen2 SKU.
+            hyper_v_generation=azure.compute.HyperVGeneration.V2,
+            architecture=azure.compute.Architecture.X64,
+            identifier=azure.compute.GalleryImageIdentifierArgs(
+                publisher="gpufleet", offer="gpu-node", sku=args.profile
+            ),
+            description=f"gpufleet image profile {args.profile}",
+            tags=tags,
+            opts=child,
+        )
+
+        identity = azure.managedidentity.UserAssignedIdentity(
+            f"{name}-identity", resource_group_name=group.name, location=location, tags=tags, opts=child
+        )
+        role = azure.authorization.RoleDefinition(
+            f"{name}-gallery-role",
+            scope=group.id,
+            assignable_scopes=[group.id],
+            role_name=f"gpufleet image distribution ({name}, {args.profile})",
+            description="Write image versions into one gpufleet Compute Gallery (VM Image Builder)",
+            role_type="CustomRole",
+            permissions=[azure.authorization.PermissionArgs(actions=list(GALLERY_ACTIONS))],
+            opts=child,
+        )
+        grant = azure.authorization.RoleAssignment(
+            f"{name}-gallery-grant",
+            principal_id=identity.principal_id,
+            principal_type=azure.authorization.PrincipalType.SERVICE_PRINCIPAL,
+            role_definition_id=role.id,
+            scope=gallery.id,
+            description="VM Image Builder distributes image versions into this gallery only",
+            opts=child,
+        )
+
+        install = customizer_command(args.installer_script)
+        # Explicit versioning (image-builder-json.md, galleryImageId ".../versions/<version>"): the version
+        # follows the parent image and the installer, so the same bake is the same version.
+        version = content_version(args.parent_image, install, str(args.os_disk_gb))
+        version_id = pulumi.Output.concat(definition.id, "/versions/", version)
+        template = azure.virtualmachineimages.VirtualMachineImageTemplate(
+            f"{name}-template",
+            resource_group_name=group.name,
+            location=location,
+            identity=azure.virtualmachineimages.ImageTemplateIdentityArgs(
+                type=azure.virtualmachineimages.ResourceIdentityType.USER_ASSIGNED,
+                user_assigned_identities=[identity.id],
+            ),
+            source=azure.virtualmachineimages.ImageTemplatePlatformImageSourceArgs(type="PlatformImage", **args.source),
+            customize=[
+                azure.virtualmachineimages.ImageTemplateShellCustomizerArgs(
+                    type="Shell", name="InstallDriverStack", inline=[install]
+                ),
+            ],
+            validate=azure.virtualmachineimages.ImageTemplatePropertiesValidateArgs(
+                continue_distribute_on_failure=False,
+                in_vm_validations=[
+                    azure.virtualmachineimages.ImageTemplateShellValidatorArgs(
+                        type="Shell", name="DriverAndNodeCheckPresent", inline=IMAGE_CHECK.splitlines()
+                    )
+                ],
+            ),
+            distribute=[
+                azure.virtualmachineimages.ImageTemplateSharedImageDistributorArgs(
+                    type="SharedImage",
+                    gallery_image_id=version_id,
+                    run_output_name=f"{args.profile.replace('.', '-')}-gallery",
+                    target_regions=[azure.virtualmachineimages.TargetRegionArgs(name=r) for r in args.regions],
+                    artifact_tags={
+                        **tags, "gpufleet:profile": args.profile, "gpufleet:parent-image": args.parent_image
+                    },
+                )
+            ],
+            vm_profile=azure.virtualmachineimages.ImageTemplateVmProfileArgs(
+                vm_size=args.vm_size, os_disk_size_gb=args.os_disk_gb
+            ),
+            build_timeout_in_minutes=BUILD_TIMEOUT_MINUTES,
+            # `pulumi up` bakes: the service starts a build when the template is created.
+            auto_run=azure.virtualmachineimages.ImageTemplateAutoRunArgs(
+                state=azure.virtualmachineimages.AutoRunState.AUTO_RUN_ENABLED
+            ),
+            managed_resource_tags=tags,
+            tags=tags,
+            # Image templates cannot be updated in place; a changed bake is a new template (and version).
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant], replace_on_changes=["*"]),
+        )
+
+        self.template_id = template.id
+        self.gallery_image_id = definition.id
+        self.image_version_id = version_id
+        self.build_status = template.last_run_status.apply(lambda status: status.run_state if status else None)
+        self.register_outputs(
+            {
+                "template_id": self.template_id,
+                "gallery_image_id": self.gallery_image_id,
+                "image_version_id": self.image_version_id,
+                "build_status": self.build_status,
+            }
+        )

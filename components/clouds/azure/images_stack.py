@@ -1,0 +1,54 @@
+"""An image-build stack on Azure: the VM Image Builder template that bakes one lock profile into a gallery.
+
+Its outputs are what `gpufleet images pin --stack NAME` reads (`pulumi stack output --json`): the profile,
+`images` (region -> gallery image version id of this bake, the same version replicated to every region),
+the bake's `build_status` (pin refuses an image whose bake has not succeeded) and the parent image.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pulumi
+
+from ...lock import load_lock
+from ...lock.bundle import installer_command
+from ...spec import ImagesSpec
+from ...tags import resource_tags
+from .image_pipeline import AzureImagePipeline, AzureImagePipelineArgs
+
+
+def _refuse_aws_settings(spec: ImagesSpec) -> None:
+    """`kms_key` names a key for the images: VM Image Builder's gallery distribution (this SDK's TargetRegion)
+    takes no encryption set, so a named key would be silently ignored; clusters encrypt the disks they create
+    from the image with their own disk encryption set."""
+    if spec.kms_key != "create":
+        raise pulumi.RunError(
+            f"kms_key: {spec.kms_key!r} cannot apply on Azure: the gallery distribution of VM Image Builder takes "
+            "no key; remove it (cluster disks use the cluster's disk encryption set)"
+        )
+
+
+def build_azure_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
+    _refuse_aws_settings(spec)
+    lock = load_lock()
+    profile = lock.profiles[spec.profile]
+    # validate_images made sure the lock pins a parent image for the build region.
+    parent_image = lock.base_image(spec.cloud, spec.regions[0]) or ""
+    pipeline = AzureImagePipeline(
+        spec.name,
+        AzureImagePipelineArgs(
+            profile=spec.profile,
+            parent_image=parent_image,
+            installer_script=installer_command(profile, "azure", spec.nvswitch),
+            regions=list(spec.regions),
+            vm_size=spec.build_instance_types[0],
+            gallery_name=re.sub(r"[^A-Za-z0-9_.]", "_", f"gpufleet_{spec.name}"),
+            tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
+        ),
+    )
+    images = pipeline.image_version_id.apply(lambda version: {region: version for region in spec.regions})
+    return {"template_id": pipeline.template_id, "gallery_image_id": pipeline.gallery_image_id,
+            "images": images, "build_status": pipeline.build_status,
+            "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            "parent_image": pulumi.Output.from_input(parent_image)}
