@@ -55,7 +55,7 @@ def test_an_aws_field_on_an_azure_stack_is_refused_by_name() -> None:
     assert "network.vpc_id: unknown field; check its spelling against `gpufleet schema`" in errors
     raw = azure_cluster()
     raw["identity"] = {"s3_read_prefixes": []}
-    assert "identity: unknown field; check its spelling against `gpufleet schema`" in errors_of(raw)
+    assert "identity.s3_read_prefixes: unknown field; check its spelling against `gpufleet schema`" in errors_of(raw)
 
 
 def test_brought_network_names_the_clouds_own_fields() -> None:

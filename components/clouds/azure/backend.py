@@ -1,8 +1,9 @@
-"""Azure behind the backend protocol: InfiniBand facts, spec model and checks (no components yet)."""
+"""Azure behind the backend protocol: InfiniBand facts, scale set names, the cluster component, offline answers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults
 from . import rules
@@ -10,6 +11,7 @@ from .spec import AzureClusterSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
+    from ...resolve import ResolvedCluster
 
 
 class AzureBackend(BackendDefaults):
@@ -23,6 +25,21 @@ class AzureBackend(BackendDefaults):
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         # InfiniBand runs on its own network: a node takes one address of the VNet subnet.
         return 1
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        from .cluster import AzureGpuCluster  # pulumi_azure_native loads only when an Azure cluster is built
+
+        return AzureGpuCluster(resolved).exports()
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        from . import mocks
+
+        return mocks.new_resource(typ, name, inputs, region)
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        from . import mocks
+
+        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AzureBackend()
