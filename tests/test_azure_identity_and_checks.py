@@ -128,6 +128,14 @@ def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.Monke
     refuse_without_admin_key(resolve_cluster(variant(admin_ssh_public_key="ssh-ed25519 AAAAC3Nza me@host")))
 
 
+def test_a_real_deploy_of_the_unbaked_azure_image_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import components.program as program
+
+    monkeypatch.setattr(program, "running_offline", lambda: False)
+    with pytest.raises(pulumi.RunError, match="has no baked azure image in eastus"):
+        program.refuse_unbaked_image(resolve_cluster(variant()))
+
+
 def test_mock_ids_have_azures_shapes_and_are_deterministic() -> None:
     inputs = {"resourceGroupName": "rg1", "vmScaleSetName": "gpufleet-train-dev-h100"}
     arm_id, outputs = mocks.new_resource(VMSS, "train-h100-vmss", inputs, "eastus")

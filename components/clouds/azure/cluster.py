@@ -170,7 +170,8 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     user_data=render_user_data(bootstrap),
                     admin_ssh_public_key=spec.admin_ssh_public_key,
                     terminate_notice=notice,
-                    tags={**tags, **image_tags(spec.image, entry)} if entry else tags,
+                    tags=tags,
+                    image_tags=image_tags(spec.image, entry) if entry else {},
                 ),
                 opts=child,
             )

@@ -53,6 +53,8 @@ class NodeGroupArgs:
     admin_ssh_public_key: str | None
     terminate_notice: TerminateNotice
     tags: dict[str, str]
+    image_tags: dict[str, str]
+    """Scale-set tags naming the image profile and its lock status (components.lock.status)."""
 
 
 def _os_disk(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSDiskArgs:
@@ -185,7 +187,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
             automatic_repairs_policy=compute.AutomaticRepairsPolicyArgs(
                 enabled=True, grace_period=REPAIR_GRACE, repair_action="Replace"
             ),
-            tags=args.tags,
+            tags={**args.tags, **args.image_tags},
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
             ),
