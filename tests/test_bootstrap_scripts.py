@@ -162,6 +162,11 @@ def test_passed_check_clears_a_stale_unhealthy_mark(tmp_path):
     (node.root / "run/gpufleet/unhealthy").touch()
     assert node.run("gpufleet-health").returncode == 0
     assert not (node.root / "run/gpufleet/unhealthy").exists()
+    # The positive mark is what a cloud health probe reads (health-endpoint.py); a failed check drops it.
+    assert (node.root / "run/gpufleet/healthy").exists()
+    node.stub("gpufleet-nodecheck", "exit 1")
+    assert node.run("gpufleet-health").returncode == 1
+    assert not (node.root / "run/gpufleet/healthy").exists()
 
 
 # Spot interruption watcher
@@ -242,6 +247,17 @@ def test_azure_preempt_runs_the_hook_and_acknowledges(tmp_path):
     ack = f'curl -sf -H Metadata:true -X POST -d {{"StartRequests":[{{"EventId":"evt-1"}}]}} {url}'
     assert [c for c in calls if "-X POST" in c] == [ack]
     assert calls.index("hook ran") < calls.index(ack)
+
+
+def test_azure_terminate_notice_of_a_regular_vm_runs_the_hook_and_acknowledges(tmp_path):
+    node = Node(tmp_path, config("azure", checkpoint_hook=HOOK))
+    events = {"Events": [{"EventId": "evt-5", "EventType": "Terminate", "Resources": ["vmss_3"]}]}
+    node.curl({"compute/name": "vmss_3", "scheduledevents": json.dumps(events)})
+    assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
+    calls = node.calls()
+    ack = [c for c in calls if "-X POST" in c]
+    assert len(ack) == 1 and "evt-5" in ack[0]
+    assert calls.index("hook ran") < calls.index(ack[0])
 
 
 def test_azure_event_for_another_vm_is_ignored(tmp_path):

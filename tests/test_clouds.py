@@ -55,7 +55,7 @@ def test_an_aws_field_on_an_azure_stack_is_refused_by_name() -> None:
     assert "network.vpc_id: unknown field; check its spelling against `gpufleet schema`" in errors
     raw = azure_cluster()
     raw["identity"] = {"s3_read_prefixes": []}
-    assert "identity: unknown field; check its spelling against `gpufleet schema`" in errors_of(raw)
+    assert "identity.s3_read_prefixes: unknown field; check its spelling against `gpufleet schema`" in errors_of(raw)
 
 
 def test_brought_network_names_the_clouds_own_fields() -> None:
@@ -123,14 +123,26 @@ def _imports(path: Path) -> set[str]:
     return found
 
 
-def test_no_module_outside_the_aws_folders_imports_aws_code() -> None:
+# Per cloud: the folders that may import its code, and the module prefixes that are its code.
+CLOUD_ONLY = {
+    "aws": (AWS_ONLY, ("pulumi_aws", "components.clouds.aws", "policies.aws")),
+    "azure": (
+        (REPO / "components" / "clouds" / "azure", REPO / "policies" / "azure"),
+        ("pulumi_azure_native", "components.clouds.azure", "policies.azure"),
+    ),
+}
+
+
+@pytest.mark.parametrize("cloud", sorted(CLOUD_ONLY))
+def test_no_module_outside_a_clouds_folders_imports_its_code(cloud: str) -> None:
+    folders, prefixes = CLOUD_ONLY[cloud]
     offenders = []
     for path in [*REPO.glob("components/**/*.py"), *REPO.glob("policies/**/*.py")]:
-        if any(path.is_relative_to(folder) for folder in AWS_ONLY):
+        if any(path.is_relative_to(folder) for folder in folders):
             continue
-        aws = [m for m in _imports(path) if m.startswith(("pulumi_aws", "components.clouds.aws", "policies.aws"))]
-        if aws:
-            offenders.append(f"{path.relative_to(REPO)}: {sorted(aws)}")
+        found = [m for m in _imports(path) if m.startswith(prefixes)]
+        if found:
+            offenders.append(f"{path.relative_to(REPO)}: {sorted(found)}")
     assert offenders == []
 
 

@@ -113,6 +113,9 @@ class BootstrapConfig:
     """How long the checkpoint hook may run; on AWS also the terminate hook's heartbeat timeout."""
     lifecycle: LifecycleHooks | None = None
     """Scaling groups with lifecycle hooks: the group and hooks the node completes; None elsewhere."""
+    health_port: int | None = None
+    """Serve the node check result on 127.0.0.1:PORT for the cloud's health probe (200 healthy, 503 not),
+    which the cloud acts on (Azure's Application Health extension and automatic repairs); None: no endpoint."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -140,6 +143,10 @@ class BootstrapConfig:
                 raise BootstrapError(f"lifecycle: only for cloud {', '.join(LIFECYCLE_CLOUDS)}, not {self.cloud}")
             for field in ("region", "group_name", "launch_hook", "terminate_hook"):
                 _require_text(f"lifecycle.{field}", getattr(self.lifecycle, field))
+
+        port = self.health_port
+        if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):
+            raise BootstrapError(f"health_port: must be an unprivileged port 1024-65535, got {port!r}")
 
     def _validate_scratch_mount(self) -> None:
         mount = self.scratch_mount

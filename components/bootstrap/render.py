@@ -54,6 +54,7 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else "",
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
+        "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
     }
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
@@ -86,6 +87,12 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _file(f"{UNITS}/gpufleet-scratch.service", _script("gpufleet-scratch.service"), "0644"),
         ]
         units.insert(0, "gpufleet-scratch.service")
+    if cfg.health_port:
+        files += [
+            _file(f"{SBIN}/gpufleet-health-endpoint", _script("health-endpoint.py"), "0755"),
+            _file(f"{UNITS}/gpufleet-health-endpoint.service", _script("gpufleet-health-endpoint.service"), "0644"),
+        ]
+        units.append("gpufleet-health-endpoint.service")
     return {
         "write_files": files,
         # --no-block: cloud-init's own unit must not wait on units ordered after the network.

@@ -7,7 +7,7 @@ set -euo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
 mkdir -p "$GPUFLEET_RUN"
-rm -f "$GPUFLEET_RUN/unhealthy"
+rm -f "$GPUFLEET_RUN/unhealthy" "$GPUFLEET_RUN/healthy"
 
 result=CONTINUE
 if ! gpufleet-nodecheck --expect "$GPUFLEET_ETC/expect.json" --format json >"$GPUFLEET_RUN/nodecheck.json"; then
@@ -24,4 +24,5 @@ if [[ $result == ABANDON ]]; then
   log "node check failed: see $GPUFLEET_RUN/nodecheck.json"
   exit 1
 fi
+touch "$GPUFLEET_RUN/healthy"  # what a cloud health probe reads (health-endpoint.py)
 log "node check passed"

@@ -46,11 +46,13 @@ poll_azure() {
   for id in $(python3 -c '
 import json, sys
 for event in json.loads(sys.argv[1]).get("Events", []):
-    if event.get("EventType") == "Preempt" and sys.argv[2] in event.get("Resources", []):
+    # Preempt: a Spot eviction (30 s notice). Terminate: a scale-in or delete of a Regular VM, held for
+    # the terminate notification of the scale set (notBeforeTimeout).
+    if event.get("EventType") in ("Preempt", "Terminate") and sys.argv[2] in event.get("Resources", []):
         print(event["EventId"])
 ' "$events" "$name"); do
     checkpoint interruption
-    # Acknowledging lets the preemption proceed without waiting out its notice.
+    # Acknowledging after the checkpoint lets the event proceed without waiting out its notice.
     if once "ack-$id"; then
       curl -sf -H Metadata:true -X POST -d "{\"StartRequests\":[{\"EventId\":\"$id\"}]}" "$AZURE_EVENTS" \
         >/dev/null || log "acknowledging event $id failed"

@@ -1,4 +1,4 @@
-"""Azure behind the backend protocol: InfiniBand facts, spec model and checks (no components yet)."""
+"""Azure behind the backend protocol: InfiniBand facts, scale set names, the cluster component, offline answers."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from .spec import AzureClusterSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
+    from ...resolve import ResolvedCluster
     from ...spec.models import ImagesSpec
 
 
@@ -31,13 +32,20 @@ class AzureBackend(BackendDefaults):
 
         return build_azure_images(spec)
 
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        from . import image_mocks
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        from .cluster import AzureGpuCluster  # pulumi_azure_native loads only when an Azure cluster is built
 
-        answer = image_mocks.new_resource(typ, name, inputs, region)
-        if answer is None:
-            return super().mock_resource(typ, name, inputs, region)
-        return answer
+        return AzureGpuCluster(resolved).exports()
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        from . import mocks
+
+        return mocks.new_resource(typ, name, inputs, region)
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        from . import mocks
+
+        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AzureBackend()

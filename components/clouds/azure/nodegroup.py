@@ -1,0 +1,216 @@
+"""One node group: one VM scale set and its autoscale setting.
+
+Orchestration: an InfiniBand group is Uniform (Flexible has no InfiniBand) with singlePlacementGroup, so all
+its VMs share one IB fabric; no overprovisioning (extra VMs would join the fabric and vanish) and a Manual
+upgrade policy (a model change never reimages a running training node). Every other group is Flexible:
+Azure's mode for new scale sets, and the only one that mixes a Regular base with Spot VMs (priority mix).
+Node count lives in `sku.capacity`, which the autoscale setting owns once the scale set exists.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import compute, monitor
+
+from ...spec import NodeGroup
+from .lifecycle import HEALTH_EXTENSION, REPAIR_GRACE, TerminateNotice, health_settings
+
+ADMIN_USER = "gpufleet"
+FLEXIBLE_NETWORK_API = "2020-11-01"  # Flexible scale sets create NICs through this Network API version
+NO_PRICE_EVICTION = -1  # Spot max price -1: evicted for capacity only, never for price
+
+
+@dataclass(frozen=True)
+class NodeGroupArgs:
+    """Inputs of AzureNodeGroup."""
+
+    group: NodeGroup
+    """The validated node group from the stack file."""
+    rdma: bool
+    """InfiniBand in use: Uniform, singlePlacementGroup."""
+    scale_set_name: str
+    """Explicit scale set name, known to policies and the bootstrap before it exists."""
+    resource_group_name: pulumi.Input[str]
+    location: str
+    zones: list[str]
+    """The group's zones; empty = regional."""
+    image: compute.ImageReferenceArgs | None
+    """The locked image; None while the profile is unbaked (the plan shows it, a real deploy is refused)."""
+    subnet_id: pulumi.Input[str]
+    identity_id: pulumi.Input[str]
+    """The nodes' user-assigned identity."""
+    disk_encryption_set_id: pulumi.Input[str]
+    """The DES every disk references."""
+    disk_key_access: pulumi.Resource
+    """The DES's role on the key: disks cannot be created before it exists."""
+    root_volume_gb: int
+    encryption_at_host: bool
+    user_data: str
+    """Rendered cloud-init, sent as customData."""
+    admin_ssh_public_key: str | None
+    terminate_notice: TerminateNotice
+    tags: dict[str, str]
+    image_tags: dict[str, str]
+    """Scale-set tags naming the image profile and its lock status (components.lock.status)."""
+
+
+def _os_disk(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSDiskArgs:
+    return compute.VirtualMachineScaleSetOSDiskArgs(
+        create_option="FromImage",
+        os_type="Linux",
+        caching="ReadWrite",
+        disk_size_gb=args.root_volume_gb,
+        delete_option="Delete",
+        managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(
+            storage_account_type="Premium_LRS",
+            disk_encryption_set=compute.DiskEncryptionSetParametersArgs(id=args.disk_encryption_set_id),
+        ),
+    )
+
+
+def _network(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleSetNetworkProfileArgs:
+    return compute.VirtualMachineScaleSetNetworkProfileArgs(
+        network_api_version=None if uniform else FLEXIBLE_NETWORK_API,
+        network_interface_configurations=[
+            compute.VirtualMachineScaleSetNetworkConfigurationArgs(
+                name="nic",
+                primary=True,
+                enable_accelerated_networking=True,
+                delete_option=None if uniform else "Delete",
+                ip_configurations=[
+                    # No public_ip_address_configuration: nodes get no public IP; egress is the NAT gateway.
+                    compute.VirtualMachineScaleSetIPConfigurationArgs(
+                        name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=args.subnet_id)
+                    )
+                ],
+            )
+        ],
+    )
+
+
+def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileArgs:
+    keys = (
+        [compute.SshPublicKeyArgs(path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=args.admin_ssh_public_key)]
+        if args.admin_ssh_public_key
+        else []
+    )
+    return compute.VirtualMachineScaleSetOSProfileArgs(
+        computer_name_prefix=args.group.name[:15],
+        admin_username=ADMIN_USER,
+        custom_data=base64.b64encode(args.user_data.encode()).decode(),
+        linux_configuration=compute.LinuxConfigurationArgs(
+            disable_password_authentication=True, ssh=compute.SshConfigurationArgs(public_keys=keys)
+        ),
+    )
+
+
+class AzureNodeGroup(pulumi.ComponentResource):
+    """One scale set (Uniform for InfiniBand, Flexible otherwise) and the autoscale setting that sizes it."""
+
+    scale_set_id: pulumi.Output[str]
+    scale_set_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: NodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:azure:NodeGroup", name, None, opts)
+        group = args.group
+        uniform = args.rdma
+        spot = group.capacity == "spot"
+        profile = compute.VirtualMachineScaleSetVMProfileArgs(
+            storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
+                image_reference=args.image, os_disk=_os_disk(args)
+            ),
+            network_profile=_network(args, uniform),
+            os_profile=_os_profile(args),
+            security_profile=compute.SecurityProfileArgs(encryption_at_host=args.encryption_at_host),
+            diagnostics_profile=compute.DiagnosticsProfileArgs(
+                boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)  # managed storage: no account to secure
+            ),
+            priority="Spot" if spot else "Regular",
+            eviction_policy="Delete" if spot else None,
+            billing_profile=compute.BillingProfileArgs(max_price=group.spot_max_price or NO_PRICE_EVICTION)
+            if spot
+            else None,
+            capacity_reservation=compute.CapacityReservationProfileArgs(
+                capacity_reservation_group=compute.SubResourceArgs(id=group.reservation_id)
+            )
+            if group.capacity == "reservation"
+            else None,
+            # Azure allows no terminate notification on Spot VMs: they get the Preempt event instead.
+            scheduled_events_profile=None
+            if spot
+            else compute.ScheduledEventsProfileArgs(
+                terminate_notification_profile=compute.TerminateNotificationProfileArgs(
+                    enable=True, not_before_timeout=args.terminate_notice.not_before_timeout
+                )
+            ),
+            extension_profile=compute.VirtualMachineScaleSetExtensionProfileArgs(
+                extensions=[
+                    compute.VirtualMachineScaleSetExtensionArgs(
+                        name="health",
+                        publisher=HEALTH_EXTENSION["publisher"],
+                        type=HEALTH_EXTENSION["type"],
+                        type_handler_version=HEALTH_EXTENSION["version"],
+                        auto_upgrade_minor_version=True,
+                        settings=health_settings(),
+                    )
+                ]
+            ),
+        )
+        mix = None
+        if spot and not uniform and group.on_demand_base:
+            mix = compute.PriorityMixPolicyArgs(
+                base_regular_priority_count=group.on_demand_base, regular_priority_percentage_above_base=0
+            )
+        scale_set = compute.VirtualMachineScaleSet(
+            f"{name}-vmss",
+            vm_scale_set_name=args.scale_set_name,
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            zones=args.zones or None,
+            orchestration_mode="Uniform" if uniform else "Flexible",
+            single_placement_group=True if uniform else None,
+            overprovision=False if uniform else None,
+            upgrade_policy=compute.UpgradePolicyArgs(mode="Manual") if uniform else None,
+            # One fault domain: required for Spot in a Uniform set and for a Flexible priority mix; GPU VMs
+            # then get Scheduled Events for themselves only.
+            platform_fault_domain_count=1 if spot or not uniform else None,
+            priority_mix_policy=mix,
+            sku=compute.SkuArgs(name=group.instance_types[0], tier="Standard", capacity=group.size.desired),
+            identity=compute.VirtualMachineScaleSetIdentityArgs(
+                type="UserAssigned", user_assigned_identities=[args.identity_id]
+            ),
+            virtual_machine_profile=profile,
+            # A node that fails the node check reports Unhealthy and is replaced after the grace period.
+            automatic_repairs_policy=compute.AutomaticRepairsPolicyArgs(
+                enabled=True, grace_period=REPAIR_GRACE, repair_action="Replace"
+            ),
+            tags={**args.tags, **args.image_tags},
+            opts=pulumi.ResourceOptions(
+                parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
+            ),
+        )
+        monitor.AutoscaleSetting(
+            f"{name}-autoscale",
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            target_resource_uri=scale_set.id,
+            enabled=True,
+            # No metric rules: GPU jobs scale by the scheduler's queue, which sets capacity inside these bounds.
+            profiles=[
+                monitor.AutoscaleProfileArgs(
+                    name="bounds",
+                    capacity=monitor.ScaleCapacityArgs(
+                        minimum=str(group.size.min), default=str(group.size.desired), maximum=str(group.size.max)
+                    ),
+                    rules=[],
+                )
+            ],
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.scale_set_id = scale_set.id
+        self.scale_set_name = scale_set.name
+        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})

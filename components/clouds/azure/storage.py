@@ -1,0 +1,128 @@
+"""Disk encryption under a customer-managed key: a Key Vault and an RSA key with a rotation policy (or a brought
+key), and the Disk Encryption Set every OS and data disk references.
+
+The DES's own (system-assigned) identity holds exactly one role, Key Vault Crypto Service Encryption User,
+scoped to the key alone. The vault denies the data plane from every network except trusted Azure services
+(the DES); gpufleet creates the key through Azure Resource Manager, so the deployer still manages it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization, compute, keyvault
+
+# Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
+CRYPTO_SERVICE_ENCRYPTION_USER = "e147488a-f6f5-4113-8e2d-b22465e65bf6"
+KEY_SIZE = 3072  # RSA 2048/3072/4096 are what Azure disk encryption accepts
+ROTATE_AFTER = "P1Y"  # a new key version each year; the DES follows it within an hour
+KEY_EXPIRES_AFTER = "P2Y"  # every version expires, a year after its successor exists
+SOFT_DELETE_DAYS = 90
+
+
+def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
+    """The subscription-qualified id of a built-in role, as role assignments take it."""
+    return pulumi.Output.concat(
+        "/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role
+    )
+
+
+@dataclass(frozen=True)
+class DiskEncryptionArgs:
+    """Inputs of AzureDiskEncryption."""
+
+    resource_group_name: pulumi.Input[str]
+    location: str
+    tenant_id: pulumi.Input[str]
+    subscription_id: pulumi.Input[str]
+    protect: bool
+    """Prod: the vault, key and DES cannot be deleted by a `pulumi destroy`."""
+    tags: dict[str, str]
+    key_url: str | None = None
+    """Brought: a Key Vault key id with its version; None creates the vault and key."""
+    key_vault_id: str | None = None
+    """Brought: the resource id of the vault holding key_url."""
+
+
+class AzureDiskEncryption(pulumi.ComponentResource):
+    """`disk_encryption_set_id` is what every disk references; `key_role_assignment` must exist before disks."""
+
+    disk_encryption_set_id: pulumi.Output[str]
+    key_id: pulumi.Output[str]
+    """The key: its resource id when created, its key URL when brought."""
+    key_role_assignment: authorization.RoleAssignment
+
+    def __init__(self, name: str, args: DiskEncryptionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:azure:DiskEncryption", name, None, opts)
+        kept = pulumi.ResourceOptions(parent=self, protect=args.protect)
+        common = {"resource_group_name": args.resource_group_name, "tags": args.tags}
+        if args.key_url is None:
+            vault = keyvault.Vault(
+                f"{name}-kv",
+                location=args.location,
+                properties=keyvault.VaultPropertiesArgs(
+                    tenant_id=args.tenant_id,
+                    sku=keyvault.SkuArgs(family="A", name="standard"),
+                    enable_soft_delete=True,
+                    soft_delete_retention_in_days=SOFT_DELETE_DAYS,
+                    enable_purge_protection=True,  # irreversible; Azure requires it for disk encryption keys
+                    enable_rbac_authorization=True,
+                    network_acls=keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
+                ),
+                **common,
+                opts=kept,
+            )
+            key = keyvault.Key(
+                f"{name}-disks",
+                key_name="gpufleet-disks",
+                vault_name=vault.name,
+                properties=keyvault.KeyPropertiesArgs(
+                    kty="RSA",
+                    key_size=KEY_SIZE,
+                    key_ops=["wrapKey", "unwrapKey"],
+                    rotation_policy=keyvault.RotationPolicyArgs(
+                        attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time=KEY_EXPIRES_AFTER),
+                        lifetime_actions=[
+                            keyvault.LifetimeActionArgs(
+                                trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
+                                action=keyvault.ActionArgs(type="rotate"),
+                            )
+                        ],
+                    ),
+                ),
+                **common,
+                opts=kept,
+            )
+            key_url: pulumi.Input[str] = key.key_uri_with_version
+            vault_id: pulumi.Input[str] = vault.id
+            # The role is scoped to the key's resource id, not the vault: the DES reaches no other key.
+            key_scope: pulumi.Input[str] = key.id
+            self.key_id = key.id
+        else:
+            key_url, vault_id = args.key_url, args.key_vault_id or ""
+            key_scope = pulumi.Output.concat(vault_id, "/keys/", args.key_url.split("/keys/", 1)[1].split("/")[0])
+            self.key_id = pulumi.Output.from_input(args.key_url)
+        des = compute.DiskEncryptionSet(
+            f"{name}-des",
+            location=args.location,
+            encryption_type="EncryptionAtRestWithCustomerKey",
+            identity=compute.EncryptionSetIdentityArgs(type="SystemAssigned"),
+            active_key=compute.KeyForDiskEncryptionSetArgs(
+                key_url=key_url, source_vault=compute.SourceVaultArgs(id=vault_id)
+            ),
+            rotation_to_latest_key_version_enabled=True,
+            **common,
+            opts=kept,
+        )
+        self.key_role_assignment = authorization.RoleAssignment(
+            f"{name}-des-key",
+            scope=key_scope,
+            principal_id=des.identity.apply(lambda identity: identity.principal_id if identity else None),
+            principal_type="ServicePrincipal",
+            role_definition_id=role_definition_id(args.subscription_id, CRYPTO_SERVICE_ENCRYPTION_USER),
+            description="the Disk Encryption Set wraps and unwraps disk keys with this key only",
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.disk_encryption_set_id = des.id
+        self.register_outputs({"disk_encryption_set_id": self.disk_encryption_set_id, "key_id": self.key_id})
