@@ -88,7 +88,10 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}"
     )
     for missing in summary.get("unpriced", []):
-        console.print(f"[yellow]no published price for {escape(missing)}: left out of the cost[/]")
+        note = "left out of the cost (give one under prices)"
+        console.print(f"[yellow]no published price for {escape(missing)}: {note}[/]")
+    for priced in summary.get("stack_priced", []):
+        console.print(f"[dim]{escape(priced)}[/]")
 
 
 def print_policies(console: Console, policies: dict[str, Any]) -> None:

@@ -27,14 +27,17 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GroupCost:
-    """USD per hour of a group's primary type from the catalog snapshot (catalog.pricing.hourly_cost)."""
+    """USD per hour of a group's primary type (catalog.pricing.hourly_cost): the stack's price for the type
+    when `prices` gives one, else the catalog snapshot."""
 
     min_on_demand: float
     desired_on_demand: float
     desired_expected: float
-    """Desired size with its spot nodes at the published spot price (on-demand where none is published)."""
+    """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
     max_on_demand: float
     """What the budget is checked against."""
+    stack_price_source: str | None = None
+    """The source the stack gave with its own price for the type; None when the catalog priced it."""
 
 
 @dataclass(frozen=True)
@@ -107,18 +110,19 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
-        cost=_cost(primary, spec.region, group) if primary is not None else None,
+        cost=_cost(primary, spec, group) if primary is not None else None,
     )
 
 
-def _cost(primary: InstanceType, region: str, group: NodeGroup) -> GroupCost | None:
-    size = group.size
+def _cost(primary: InstanceType, spec: ClusterSpec, group: NodeGroup) -> GroupCost | None:
+    size, stack_price = group.size, spec.prices.get(primary.name)
     spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(primary, region, count) for count in (size.min, size.desired, size.max)]
-    expected = hourly_cost(primary, region, size.desired, spot)
+    costs = [hourly_cost(primary, spec.region, count, 0, stack_price) for count in (size.min, size.desired, size.max)]
+    expected = hourly_cost(primary, spec.region, size.desired, spot, stack_price)
     if expected is None or any(cost is None for cost in costs):
         return None
-    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
+    source = stack_price.source if stack_price is not None else None
+    return GroupCost(*costs[:2], expected, costs[2], source)  # type: ignore[arg-type]
 
 
 @cache

@@ -12,8 +12,8 @@ import pytest
 from components.catalog import CLOUDS as CATALOG_CLOUDS
 from components.plan.policy_runner import policy_catalog, run_policies
 from components.plan.record import RecordedResource
+from policies import alicloud, common
 from policies import azure as azure_policies
-from policies import common
 from policies.aws import encryption, exposure, fabric, identity, images, spot
 from policies.cloud import Readers
 from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
@@ -27,9 +27,10 @@ PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")
 
 def test_registry_holds_every_rule_of_every_part_once() -> None:
     from_parts = [rule.name for module in (*AWS_MODULES, *AZURE_MODULES) for rule in module.RULES]
+    from_parts += [rule.name for rule in alicloud.POLICIES.rules]
     from_parts += [rule.name for rule in common.rules(READERS)]
     assert sorted(from_parts) == sorted(RULES_BY_NAME) and len(RULES) == len(from_parts)
-    assert {rule.cloud for rule in RULES} == {"aws", "azure", "any"}
+    assert {rule.cloud for rule in RULES} == {"aws", "azure", "alicloud", "any"}
     assert all(rule.cloud == "any" for rule in common.rules(READERS))
 
 

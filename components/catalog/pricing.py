@@ -1,21 +1,52 @@
-"""Hourly cost of a node group from the catalog's price snapshots: the one place that multiplies prices.
+"""Hourly cost of a node group from the catalog's price snapshots or the stack's own prices: the one place
+that multiplies prices.
 
 The plan summary and the policy pack's hourly-budget rule both price groups here, so a plan and the
-pack never disagree on what a stack costs at max size.
+pack never disagree on what a stack costs at max size. A stack may price a type itself (`prices:` in
+`gpufleet:cluster`, a negotiated rate or a type without a published price); that price wins over the
+catalog snapshot for the type.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from .model import InstanceType
 
 
-def hourly_cost(instance: InstanceType, region: str, count: int, spot_count: int = 0) -> float | None:
+class HourlyPrice(Protocol):
+    """What pricing reads of a price: the catalog's Price and the stack's StackPrice both have it."""
+
+    @property
+    def on_demand(self) -> float | None: ...
+
+    @property
+    def spot(self) -> float | None: ...
+
+
+def unit_price(
+    instance: InstanceType | None, region: str, stack_price: HourlyPrice | None = None
+) -> HourlyPrice | None:
+    """The stack's price for the type when it gives one, else the catalog's snapshot in `region`, else None."""
+    if stack_price is not None:
+        return stack_price
+    return instance.price(region) if instance is not None else None
+
+
+def hourly_cost(
+    instance: InstanceType | None,
+    region: str,
+    count: int,
+    spot_count: int = 0,
+    stack_price: HourlyPrice | None = None,
+) -> float | None:
     """USD per hour of `count` nodes in `region`, `spot_count` of them on spot.
 
-    Spot nodes cost the spot price where the catalog publishes one, else the on-demand price (what a spot
-    request capped at on-demand may pay). None when the catalog has no on-demand price there: unknown, not 0.
+    Spot nodes cost the spot price where one is given, else the on-demand price (what a spot request
+    capped at on-demand may pay). None when neither the stack nor the catalog has an on-demand price
+    there: unknown, not 0.
     """
-    price = instance.price(region)
+    price = unit_price(instance, region, stack_price)
     if price is None or price.on_demand is None:
         return None
     spot_price = price.spot if price.spot is not None else price.on_demand

@@ -1,4 +1,5 @@
-"""GPU counts and hourly cost of a cluster spec from the catalog's price snapshots."""
+"""GPU counts and hourly cost of a cluster spec from the catalog's price snapshots, or the stack's own
+prices where it gives them (listed in `stack_priced`, with the source the stack named)."""
 
 from __future__ import annotations
 
@@ -13,11 +14,15 @@ class Summary:
     hourly_usd: dict[str, float]
     node_groups: list[dict]
     unpriced: list[str] = field(default_factory=list)
+    stack_priced: list[str] = field(default_factory=list)
+    """Groups priced by the stack's `prices`, not the catalog: "<group>: <type> priced by the stack (<source>)"."""
 
     def to_json(self) -> dict:
         out: dict = {"gpus": self.gpus, "hourly_usd": self.hourly_usd, "node_groups": self.node_groups}
         if self.unpriced:
             out["unpriced"] = self.unpriced
+        if self.stack_priced:
+            out["stack_priced"] = self.stack_priced
         return out
 
 
@@ -28,6 +33,7 @@ def summarize(cluster: ResolvedCluster) -> Summary:
     hourly = {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0}
     groups: list[dict] = []
     unpriced: list[str] = []
+    stack_priced: list[str] = []
     for resolved in cluster.groups:
         group, inst = resolved.spec, resolved.primary
         if inst is None:
@@ -40,6 +46,8 @@ def summarize(cluster: ResolvedCluster) -> Summary:
         if resolved.cost is None:
             unpriced.append(f"{inst.name} in {spec.region}")
             continue
+        if resolved.cost.stack_price_source is not None:
+            stack_priced.append(f"{group.name}: {inst.name} priced by the stack ({resolved.cost.stack_price_source})")
         for key in hourly:
             hourly[key] += getattr(resolved.cost, key)
     return Summary(
@@ -47,4 +55,5 @@ def summarize(cluster: ResolvedCluster) -> Summary:
         hourly_usd={key: round(value, 4) for key, value in hourly.items()},
         node_groups=groups,
         unpriced=unpriced,
+        stack_priced=stack_priced,
     )

@@ -16,11 +16,16 @@ from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
-    """What the budget rule prices: the primary type at size.max, whatever provisions the group."""
-    return {
-        "name": group.name, "cloud": cluster.spec.cloud, "instanceType": group.spec.instance_types[0],
-        "maxSize": group.spec.size.max,
+    """What the budget rule prices: the primary type at size.max, whatever provisions the group, with the
+    stack's own price for that type when `prices` gives one (it wins over the catalog's)."""
+    primary = group.spec.instance_types[0]
+    entry: dict[str, Any] = {
+        "name": group.name, "cloud": cluster.spec.cloud, "instanceType": primary, "maxSize": group.spec.size.max,
     }
+    price = cluster.spec.prices.get(primary)
+    if price is not None:
+        entry["price"] = {"onDemand": price.on_demand, "spot": price.spot, "source": price.source}
+    return entry
 
 
 def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:

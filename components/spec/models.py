@@ -5,7 +5,7 @@ from __future__ import annotations
 from ipaddress import IPv4Network
 from typing import ClassVar, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
@@ -109,6 +109,23 @@ class Budget(StrictModel):
     )
 
 
+class StackPrice(StrictModel):
+    """The stack's own USD price of one instance type (a negotiated rate, or a type without a published one).
+
+    It wins over the catalog snapshot for that type in the plan summary and the budget rule, which label it.
+    """
+
+    on_demand: float = Field(..., gt=0, description="USD per hour of one on-demand node")
+    spot: float | None = Field(None, gt=0, description="USD per hour of one spot node; null prices spot at on_demand")
+    source: str = Field(..., min_length=3, description="where the figure comes from (a contract, a quote, a date)")
+
+    @model_validator(mode="after")
+    def _spot_not_above_on_demand(self) -> StackPrice:
+        if self.spot is not None and self.spot > self.on_demand:
+            raise ValueError(f"spot ({self.spot}) is above on_demand ({self.on_demand})")
+        return self
+
+
 class ClusterSpec(StrictModel):
     """The `gpufleet:cluster` key: one cluster in one environment (each cloud's model extends this one)."""
 
@@ -123,6 +140,9 @@ class ClusterSpec(StrictModel):
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     node_groups: list[NodeGroup] = Field(..., min_length=1)
     budget: Budget = Field(default_factory=Budget)
+    prices: dict[str, StackPrice] = Field(
+        default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
+    )
 
     @field_validator("tags", mode="before")
     @classmethod

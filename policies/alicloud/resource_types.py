@@ -1,0 +1,21 @@
+"""Alibaba Cloud resource type tokens the rules read (pulumi-alicloud's own), and values several rules share."""
+
+SCALING_CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
+SCALING_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
+LAUNCH_TEMPLATE = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
+INSTANCE = "alicloud:ecs/instance:Instance"
+AUTO_PROVISIONING_GROUP = "alicloud:ecs/autoProvisioningGroup:AutoProvisioningGroup"
+DISK = "alicloud:ecs/ecsDisk:EcsDisk"
+KMS_KEY = "alicloud:kms/key:Key"
+SECURITY_GROUP = "alicloud:ecs/securityGroup:SecurityGroup"
+SECURITY_GROUP_RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
+VSWITCH = "alicloud:vpc/switch:Switch"
+RAM_POLICY = "alicloud:ram/policy:Policy"
+EVENT_RULE = "alicloud:cms/eventRule:EventRule"
+IMAGE_PIPELINE = "alicloud:ecs/ecsImagePipeline:EcsImagePipeline"
+
+# Resources that launch nodes: where disks, metadata options, public bandwidth and the image are set.
+NODE_TYPES = (SCALING_CONFIGURATION, LAUNCH_TEMPLATE, INSTANCE)
+# spot_strategy values that buy preemptible instances (NoSpot is on-demand).
+SPOT_STRATEGIES = ("SpotAsPriceGo", "SpotWithPriceLimit")
+ERI_TRAFFIC_MODE = "HighPerformance"  # an ENI in this mode is an ERI (eRDMA interface)
