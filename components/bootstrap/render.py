@@ -54,6 +54,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else "",
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
+        "GPUFLEET_FABRIC_MTU": str(cfg.fabric_mtu or ""),
+        "GPUFLEET_METADATA_GUARD": "root-only" if cfg.metadata_guard else "",
     }
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
