@@ -45,3 +45,18 @@ def test_invokes_answer_caller_identity_and_zones_only() -> None:
     zones = mocks.invoke("alicloud:index/getZones:getZones", "cn-beijing", ["cn-beijing-h"])
     assert zones is not None and zones["ids"] == ["cn-beijing-h"]
     assert mocks.invoke("alicloud:index/getRegions:getRegions", "cn-beijing", []) is None
+
+
+def test_no_module_outside_the_alicloud_folders_imports_alicloud_code() -> None:
+    from conftest import REPO
+    from test_clouds import _imports
+
+    own = (REPO / "components" / "clouds" / "alicloud", REPO / "policies" / "alicloud")
+    offenders = [
+        str(path.relative_to(REPO))
+        for path in [*REPO.glob("components/**/*.py"), *REPO.glob("policies/**/*.py")]
+        if not any(path.is_relative_to(folder) for folder in own)
+        and any(m.startswith(("pulumi_alicloud", "components.clouds.alicloud", "policies.alicloud"))
+                for m in _imports(path))
+    ]
+    assert offenders == []
