@@ -32,6 +32,7 @@ EXPECTED = {
     "alicloud": {
         "ecs.gn7-c13g1.26xlarge", "ecs.gn7e-c16g1.32xlarge", "ecs.gn6v-c8g1.16xlarge",
         "ecs.gn8is-8x.32xlarge", "ecs.ebmgn8v.48xlarge", "ecs.ebmgn7e.32xlarge", "ecs.sccgn7ex.32xlarge",
+        "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge",
     },
 }
 FABRIC_KINDS = {

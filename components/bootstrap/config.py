@@ -116,6 +116,10 @@ class BootstrapConfig:
     health_port: int | None = None
     """Serve the node check result on 127.0.0.1:PORT for the cloud's health probe (200 healthy, 503 not),
     which the cloud acts on (Azure's Application Health extension and automatic repairs); None: no endpoint."""
+    fabric_mtu: int | None = None
+    """MTU the node sets on its interfaces before the node check (eRDMA with jumbo frames: 8500); None leaves it."""
+    metadata_guard: bool = False
+    """Only root may reach the metadata service: where the launch path cannot require metadata tokens."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -138,6 +142,9 @@ class BootstrapConfig:
         grace = self.checkpoint_grace_seconds
         if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
             raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
+        mtu = self.fabric_mtu
+        if mtu is not None and (not isinstance(mtu, int) or isinstance(mtu, bool) or not 1280 <= mtu <= 9000):
+            raise BootstrapError(f"fabric_mtu: must be an integer from 1280 to 9000, got {mtu!r}")
         if self.lifecycle is not None:
             if self.cloud not in LIFECYCLE_CLOUDS:
                 raise BootstrapError(f"lifecycle: only for cloud {', '.join(LIFECYCLE_CLOUDS)}, not {self.cloud}")

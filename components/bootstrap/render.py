@@ -55,6 +55,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
         "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
+        "GPUFLEET_FABRIC_MTU": str(cfg.fabric_mtu or ""),
+        "GPUFLEET_METADATA_GUARD": "root-only" if cfg.metadata_guard else "",
     }
     # SC2034: the settings are used by the scripts that source this file.
     lines = [

@@ -3,6 +3,7 @@
 # Directories are overridable so the scripts can be exercised off the node.
 GPUFLEET_ETC=${GPUFLEET_ETC:-/etc/gpufleet}
 GPUFLEET_RUN=${GPUFLEET_RUN:-/run/gpufleet}
+GPUFLEET_SYS_NET=${GPUFLEET_SYS_NET:-/sys/class/net}
 # shellcheck source=/dev/null
 . "$GPUFLEET_ETC/bootstrap.env"
 IMDS=http://169.254.169.254
@@ -27,4 +28,25 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
   aws autoscaling complete-lifecycle-action --region "$GPUFLEET_REGION" \
     --auto-scaling-group-name "$GPUFLEET_SCALING_GROUP" --lifecycle-hook-name "$1" \
     --instance-id "$iid" --lifecycle-action-result "$2"
+}
+
+# eRDMA with jumbo frames needs the same MTU on every interface (8500 for NCCL LL128); a mismatch corrupts data.
+set_fabric_mtu() {
+  local dev
+  [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
+  for dev in "$GPUFLEET_SYS_NET"/*; do
+    dev=${dev##*/}
+    [[ $dev == lo ]] && continue
+    ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
+  done
+}
+
+# Where the launch path cannot require metadata tokens, only root (the node scripts) may reach the
+# metadata service: workloads and their SSRF bugs cannot read the node role's credentials.
+guard_metadata() {
+  local service=100.100.100.200
+  [[ ${GPUFLEET_METADATA_GUARD:-} == root-only ]] || return 0
+  iptables -C OUTPUT -d "$service" -m owner ! --uid-owner 0 -j REJECT 2>/dev/null ||
+    iptables -I OUTPUT -d "$service" -m owner ! --uid-owner 0 -j REJECT
+  iptables -C FORWARD -d "$service" -j REJECT 2>/dev/null || iptables -I FORWARD -d "$service" -j REJECT
 }

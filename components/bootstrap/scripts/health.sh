@@ -8,6 +8,8 @@ set -euo pipefail
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
 mkdir -p "$GPUFLEET_RUN"
 rm -f "$GPUFLEET_RUN/unhealthy" "$GPUFLEET_RUN/healthy"
+set_fabric_mtu
+guard_metadata
 
 result=CONTINUE
 if ! gpufleet-nodecheck --expect "$GPUFLEET_ETC/expect.json" --format json >"$GPUFLEET_RUN/nodecheck.json"; then

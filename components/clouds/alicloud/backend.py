@@ -1,15 +1,18 @@
-"""Alibaba Cloud behind the backend protocol: eRDMA facts, spec model and checks (no components yet)."""
+"""Alibaba Cloud behind the backend protocol: ERI facts, ESS names, the cluster component and offline answers."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults
 from . import rules
+from .eri import addresses_per_node, eri_count
 from .spec import AlicloudClusterSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
+    from ...resolve import ResolvedCluster
 
 
 class AlicloudBackend(BackendDefaults):
@@ -18,11 +21,30 @@ class AlicloudBackend(BackendDefaults):
     region_key = "alicloud:region"
     spec_model = AlicloudClusterSpec
     checks = rules.CHECKS
-    capacities = frozenset({"on-demand", "spot", "mixed", "reservation"})
+    # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
+    capacities = frozenset({"on-demand", "spot", "mixed"})
+
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        # ERIs on eRDMA types; the SCC types' RoCE NICs are built in and take no vSwitch address.
+        return eri_count(instance, rdma) or (instance.fabric.interfaces if rdma else 0)
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
-        # Each ERI is an elastic network interface with its own vSwitch address, beside the primary one.
-        return 1 + self.interfaces_in_use(instance, rdma)
+        return addresses_per_node(instance, rdma)
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        from .cluster import AlicloudGpuCluster  # pulumi_alicloud loads only when an Alibaba cluster is built
+
+        return AlicloudGpuCluster(resolved).exports()
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        from . import mocks
+
+        return mocks.new_resource(typ, name, inputs, region)
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        from . import mocks
+
+        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AlicloudBackend()

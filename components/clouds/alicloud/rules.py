@@ -1,6 +1,92 @@
-"""Checks only Alibaba Cloud stacks need: none yet beyond the shared ones (spec/rules.py).
+"""Checks only Alibaba Cloud stacks need: vSwitch sizing, LowLatency deployment sets, ERIs only where the
+provider can attach them, and the brought security group."""
 
-The eRDMA checks (deployment set limits, vSwitch sizing) arrive with the Alibaba cluster components.
-"""
+from __future__ import annotations
 
-CHECKS = ()
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ...spec.errors import SpecError
+from .eri import addresses_per_node, eri_count
+from .vswitches import NAT_ADDRESSES, vswitch_cidrs
+
+if TYPE_CHECKING:
+    from ...resolve import ResolvedCluster
+
+
+def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """Only networks gpufleet creates can be sized offline; a brought vSwitch's size is unknown here."""
+    net = cluster.spec.network
+    if net.cidr is None:
+        return
+    cidrs = vswitch_cidrs(net.cidr, len(net.zones))
+    if cidrs is None:
+        yield SpecError("network.cidr", f"{net.cidr} cannot be split into {len(net.zones)} vSwitches; use a /16 "
+                        "and at most four zones")
+        return
+    usable = cidrs[0].num_addresses - int(cluster.catalog.limit("alicloud", "subnet_reserved_addresses"))
+    demand = {net.zones[0]: NAT_ADDRESSES}
+    for group in cluster.groups:
+        if group.primary is None:
+            continue
+        # A multi-zone group may land every node in one zone: count the worst case.
+        for zone in group.zones:
+            demand[zone] = demand.get(zone, 0) + group.spec.size.max * addresses_per_node(group.primary, group.rdma)
+    for zone, needed in sorted(demand.items()):
+        if needed > usable:
+            yield SpecError(
+                "network.cidr",
+                f"the vSwitch in {zone} ({cidrs[0].prefixlen}-bit prefix, {usable} usable addresses) cannot hold "
+                f"{needed} addresses (nodes at max size x addresses per node, ERIs included); widen network.cidr "
+                "or lower size.max",
+            )
+
+
+def low_latency_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A LowLatency deployment set: one zone, at most 20 instances, no spot (catalog limit with its source)."""
+    most = int(cluster.catalog.limit("alicloud", "deployment_set_low_latency_max_instances"))
+    by_name = {g.name: g for g in cluster.groups}
+    for index, name in enumerate(cluster.spec.low_latency_groups):
+        field = f"low_latency_groups[{index}]"
+        group = by_name.get(name)
+        if group is None:
+            yield SpecError(field, f"{name!r} is not a node group; use one of {sorted(by_name)}")
+            continue
+        if group.spec.capacity in ("spot", "mixed"):
+            yield SpecError(group.path("capacity"), f"{group.spec.capacity}: a LowLatency deployment set cannot "
+                            "hold spot (preemptible) instances; use on-demand or leave it out of low_latency_groups")
+        if group.spec.size.max > most:
+            yield SpecError(group.path("size.max"), f"a LowLatency deployment set holds at most {most} instances")
+        if len(group.zones) != 1:
+            yield SpecError(group.path("zone"), "a LowLatency deployment set lies in one zone: set the group's zone")
+        if group.interfaces:
+            yield SpecError(field, f"{name} uses ERIs, which only an ESS scaling configuration attaches, and "
+                            "pulumi-alicloud's ScalingConfiguration takes no deployment set")
+
+
+def eris_need_scaling_configuration(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """An Auto Provisioning Group launches from a launch template, whose interfaces have no ERI traffic mode."""
+    for group in cluster.groups:
+        if group.spec.provisioner == "fleet" and group.primary is not None and eri_count(group.primary, group.rdma):
+            yield SpecError(group.path("provisioner"), "fleet (Auto Provisioning Group) cannot attach ERIs: use "
+                            "autoscaling for an eRDMA group, or rdma: off")
+
+
+def fleet_priced(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """An Auto Provisioning Group takes a maximum price per type (LaunchTemplateConfig.MaxPrice, required)."""
+    for group in cluster.groups:
+        if group.spec.provisioner == "fleet" and group.spec.spot_max_price is None:
+            yield SpecError(group.path("spot_max_price"), "fleet (Auto Provisioning Group) needs a maximum price "
+                            "per type: set spot_max_price, or use provisioner autoscaling")
+
+
+def brought_security_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    net = cluster.spec.network
+    if net.security_group_id and net.admin_cidrs:
+        yield SpecError("network.admin_cidrs", "applies to the security group gpufleet creates; add the SSH rule "
+                        "to the brought security_group_id or leave admin_cidrs empty")
+
+
+CHECKS = (
+    vswitches_hold_nodes, low_latency_fits, eris_need_scaling_configuration, fleet_priced, brought_security_group,
+)

@@ -1,4 +1,4 @@
-"""The Alibaba Cloud stack-file settings: the VPC and vSwitches a user may bring."""
+"""The Alibaba Cloud stack-file settings: the VPC, vSwitches, security group and RAM role a user may bring."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from ...spec.models import ClusterSpec, Network
+from ...yaml_model import StrictModel
 
 
 class AlicloudNetworkSettings(Network):
@@ -19,8 +20,35 @@ class AlicloudNetworkSettings(Network):
     vswitch_ids: list[str] = Field(
         default_factory=list, description="bring: existing vSwitch ids, one per zone in network.zones order"
     )
+    security_group_id: str | None = Field(
+        None,
+        pattern=r"^sg-[0-9a-z]{8,32}$",
+        description="bring: an existing node security group; it must accept all traffic among its members "
+        "(ERIs use their ENI's rules). Unset: gpufleet creates one.",
+    )
+
+
+class AlicloudIdentitySettings(StrictModel):
+    """What the node RAM role may reach, or a role brought by the user."""
+
+    oss_read_prefixes: list[str] = Field(
+        default_factory=list,
+        description="oss://bucket/prefix the nodes may read (datasets, checkpoints)",
+    )
+    ram_role_name: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z0-9.-]{1,64}$",
+        description="bring: an existing RAM role trusted by ecs.aliyuncs.com; unset: gpufleet creates a "
+        "least-privilege role",
+    )
 
 
 class AlicloudClusterSpec(ClusterSpec):
     cloud: Literal["alicloud"]
     network: AlicloudNetworkSettings
+    identity: AlicloudIdentitySettings = Field(default_factory=AlicloudIdentitySettings)
+    low_latency_groups: list[str] = Field(
+        default_factory=list,
+        description="node groups placed in a LowLatency deployment set (one zone, at most 20 instances, "
+        "no spot; groups without ERIs only: an ESS scaling configuration takes no deployment set)",
+    )

@@ -1,0 +1,148 @@
+"""The Alibaba Cloud GPU cluster: network, KMS key, RAM role, security group, interruption events, node groups."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
+from ...lock.status import image_tags
+from ...resolve import ResolvedCluster, ResolvedGroup
+from ...tags import resource_tags
+from .eri import ERDMA_MTU, eri_count
+from .identity import AlicloudNodeIdentity, NodeIdentityArgs
+from .interruptions import interruption_rule
+from .lifecycle import group_hooks
+from .network import AlicloudNetwork, AlicloudNetworkArgs
+from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
+from .security import node_security_group
+from .storage import cluster_key
+
+
+def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> BootstrapConfig:
+    spec = resolved.spec
+    profile = resolved.lock.profiles[spec.image]
+    eris = eri_count(group.known_types[0], group.rdma)
+    return BootstrapConfig(
+        cloud="alicloud",
+        cluster=spec.name,
+        node_group=group.name,
+        image_profile=spec.image,
+        driver=profile.driver,
+        cuda=profile.cuda,
+        fabric_manager=profile.fabric_manager,
+        expected={
+            t.name: ExpectedType(
+                gpu_model=t.gpu.model,
+                gpu_count=t.gpu.count,
+                nvswitch=t.nvswitch,
+                fabric=t.fabric.kind if group.rdma and t.fabric.interfaces else "none",
+                fabric_interfaces=t.fabric.interfaces if group.rdma else 0,
+            )
+            for t in group.known_types
+        },
+        scratch=spec.storage.scratch,
+        scratch_mount=spec.storage.scratch_mount,
+        checkpoint_hook=spec.bootstrap.checkpoint_hook,
+        checkpoint_grace_seconds=grace,
+        fabric_mtu=ERDMA_MTU if eris else None,
+        metadata_guard=bool(eris),
+    )
+
+
+class AlicloudGpuCluster(pulumi.ComponentResource):
+    """A GPU cluster in one region from a validated spec and a locked image profile."""
+
+    def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
+        spec = resolved.spec
+        name = spec.name
+        super().__init__("gpufleet:alicloud:Cluster", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        tags = resource_tags(spec.tags, spec.name, spec.environment)
+        prod = spec.environment == "prod"
+        image = resolved.lock.image_entry(spec.image, "alicloud", spec.region)
+        assert image is not None, "the spec check makes sure the lock has an entry for the region"
+        net = spec.network
+        network = AlicloudNetwork(
+            f"{name}-net",
+            AlicloudNetworkArgs(zones=list(net.zones), tags=tags, cidr=net.cidr, vpc_id=net.vpc_id,
+                                vswitch_ids=list(net.vswitch_ids)),
+            opts=child,
+        )
+        if spec.storage.kms_key == "create":
+            key_id: pulumi.Output[str] = cluster_key(name, prod, tags, child).id
+        else:
+            key_id = pulumi.Output.from_input(spec.storage.kms_key)
+        if net.security_group_id:
+            security_group_id = pulumi.Output.from_input(net.security_group_id)
+        else:
+            admin = [str(c) for c in net.admin_cidrs]
+            security_group_id = node_security_group(name, network.vpc_id, admin, tags, child).id
+        account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        identity = None
+        if spec.identity.ram_role_name:
+            role_name: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.ram_role_name)
+        else:
+            identity = AlicloudNodeIdentity(
+                f"{name}-node",
+                NodeIdentityArgs(account_id=account, region=spec.region, tags=tags,
+                                 oss_read_prefixes=list(spec.identity.oss_read_prefixes)),
+                opts=child,
+            )
+            role_name = identity.role_name
+        rule = None
+        if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
+            rule = interruption_rule(name, spec.region, account, tags, child)
+
+        hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
+        groups: dict[str, AlicloudNodeGroup] = {}
+        for group in resolved.groups:
+            deployment_set = None
+            if group.name in spec.low_latency_groups:
+                deployment_set = alicloud.ecs.EcsDeploymentSet(
+                    f"{name}-{group.name}-ds", deployment_set_name=f"{name}-{group.name}", strategy="LowLatency",
+                    opts=child,
+                ).id
+            groups[group.name] = AlicloudNodeGroup(
+                f"{name}-{group.name}",
+                NodeGroupArgs(
+                    group=group.spec,
+                    types=group.known_types,
+                    rdma=group.rdma,
+                    group_name=group.names["scaling_group"],
+                    image_id=image.id,
+                    image_tags=image_tags(spec.image, image),
+                    vswitch_ids=[network.vswitch_ids[zone] for zone in group.zones],
+                    security_group_id=security_group_id,
+                    role_name=role_name,
+                    key_id=key_id,
+                    root_volume_gb=spec.storage.root_volume_gb,
+                    user_data=render_user_data(_bootstrap(resolved, group, hooks.terminate.heartbeat_timeout)),
+                    hooks=hooks,
+                    tags=tags,
+                    deployment_set_id=deployment_set,
+                ),
+                opts=child,
+            )
+        if identity is not None:
+            identity.attach([groups[g.name].group_id for g in resolved.groups if g.spec.provisioner == "autoscaling"])
+
+        self.group_ids = {n: g.group_id for n, g in groups.items()}
+        self.security_group_id = security_group_id
+        self.role_name = role_name
+        self.key_id = key_id
+        self.vswitch_ids = network.vswitch_ids
+        self.vpc_id = network.vpc_id
+        self.interruption_rule = rule.rule_name if rule else None
+        self.register_outputs(self.exports())
+
+    def exports(self) -> dict[str, object]:
+        return {
+            "group_ids": self.group_ids,
+            "security_group_id": self.security_group_id,
+            "role_name": self.role_name,
+            "key_id": self.key_id,
+            "vswitch_ids": self.vswitch_ids,
+            "vpc_id": self.vpc_id,
+            "interruption_rule": self.interruption_rule,
+        }

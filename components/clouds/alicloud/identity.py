@@ -1,0 +1,96 @@
+"""Least-privilege node identity: a RAM role trusted by ecs.aliyuncs.com with one custom policy.
+
+Read of the OSS prefixes the stack names; custom metrics to CloudMonitor; completing lifecycle actions of the
+cluster's own scaling groups. No wildcard actions.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+ECS_SERVICE = "ecs.aliyuncs.com"
+
+
+@dataclass(frozen=True)
+class NodeIdentityArgs:
+    account_id: pulumi.Input[str]
+    region: str
+    tags: dict[str, str]
+    oss_read_prefixes: list[str] = field(default_factory=list)
+
+
+def _oss_statements(prefixes: list[str]) -> list[dict]:
+    statements = []
+    for uri in prefixes:
+        bucket, _, prefix = uri.removeprefix("oss://").partition("/")
+        prefix = prefix.rstrip("/")
+        objects = f"acs:oss:*:*:{bucket}/{prefix}/*" if prefix else f"acs:oss:*:*:{bucket}/*"
+        statements.append({"Effect": "Allow", "Action": ["oss:GetObject"], "Resource": [objects]})
+        listing: dict = {"Effect": "Allow", "Action": ["oss:ListObjects"], "Resource": [f"acs:oss:*:*:{bucket}"]}
+        if prefix:
+            listing["Condition"] = {"StringLike": {"oss:Prefix": [f"{prefix}/*", prefix]}}
+        statements.append(listing)
+    return statements
+
+
+def node_policy_document(account_id: str, region: str, group_ids: list[str], oss_read_prefixes: list[str]) -> str:
+    statements = [
+        # cms:PutCustomMetric has no resource-level permission: Resource "*" (the action is not a wildcard).
+        {"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]},
+        *_oss_statements(oss_read_prefixes),
+    ]
+    if group_ids:
+        statements.append({
+            "Effect": "Allow",
+            "Action": ["ess:CompleteLifecycleAction"],
+            "Resource": [f"acs:ess:{region}:{account_id}:scalinggroup/{group}" for group in group_ids],
+        })
+    return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
+
+
+class AlicloudNodeIdentity(pulumi.ComponentResource):
+    """The role; `attach` adds the policy once the scaling groups it names exist."""
+
+    role_name: pulumi.Output[str]
+    role_arn: pulumi.Output[str]
+
+    def __init__(self, name: str, args: NodeIdentityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:alicloud:NodeIdentity", name, None, opts)
+        self._name, self._args = name, args
+        trust = {
+            "Version": "1",
+            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": [ECS_SERVICE]}}],
+        }
+        role = alicloud.ram.Role(
+            f"{name}-role",
+            role_name=f"{name}-node",
+            description=f"gpufleet {name}: GPU node",
+            assume_role_policy_document=json.dumps(trust),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.role_name = role.role_name
+        self.role_arn = role.arn
+        self.register_outputs({"role_name": self.role_name, "role_arn": self.role_arn})
+
+    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.Policy:
+        child = pulumi.ResourceOptions(parent=self)
+        args = self._args
+        policy = alicloud.ram.Policy(
+            f"{self._name}-node",
+            policy_name=f"{self._name}-node",
+            description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' lifecycle actions",
+            policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
+                lambda values: node_policy_document(values[0], args.region, list(values[1:]), args.oss_read_prefixes)
+            ),
+            opts=child,
+        )
+        alicloud.ram.RolePolicyAttachment(
+            f"{self._name}-node", role_name=self.role_name, policy_name=policy.policy_name, policy_type="Custom",
+            opts=child,
+        )
+        return policy

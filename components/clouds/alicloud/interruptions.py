@@ -1,0 +1,52 @@
+"""Spot interruption events (CloudMonitor system event Instance:PreemptibleInstanceInterruption) delivered to an
+encrypted Simple Log Service logstore.
+
+The logstore uses SLS's own encryption (encrypt_type default, AES): encrypting it with the cluster's KMS key
+(BYOK) needs a RAM role that SLS assumes to reach the key, which gpufleet does not create.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
+RETENTION_DAYS = 30
+
+
+def interruption_rule(
+    name: str, region: str, account_id: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+) -> alicloud.cms.EventRule:
+    project = alicloud.log.Project(
+        f"{name}-events", project_name=f"{name}-events", description="gpufleet spot interruption events",
+        tags=tags, opts=opts,
+    )
+    store = alicloud.log.Store(
+        f"{name}-interruptions",
+        project_name=project.project_name,
+        logstore_name="interruptions",
+        retention_period=RETENTION_DAYS,
+        encrypt_conf=alicloud.log.StoreEncryptConfArgs(enable=True, encrypt_type="default"),
+        opts=opts,
+    )
+    return alicloud.cms.EventRule(
+        f"{name}-interruptions",
+        rule_name=f"{name}-interruptions",
+        description="Spot (preemptible) instance interruption notices, 5 minutes before release",
+        event_pattern=alicloud.cms.EventRuleEventPatternArgs(
+            product="ECS", event_type_lists=["StatusNotification"], name_lists=[INTERRUPTION_EVENT]
+        ),
+        sls_parameters=[
+            alicloud.cms.EventRuleSlsParameterArgs(
+                sls_parameters_id="1",
+                project=project.project_name,
+                log_store=store.logstore_name,
+                region=region,
+                arn=pulumi.Output.all(account_id, project.project_name, store.logstore_name).apply(
+                    lambda v: f"acs:log:{region}:{v[0]}:project/{v[1]}/logstore/{v[2]}"
+                ),
+            )
+        ],
+        status="ENABLED",
+        opts=opts,
+    )

@@ -1,0 +1,135 @@
+"""What the offline engine answers in place of Alibaba Cloud: ids and outputs in the shapes the provider returns.
+
+Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`,
+`lt-`, `ds-`, `apg-`, `key-`), composite ids are joined with `:` as the provider joins them, and RAM ARNs
+use the lower-case role name as RAM writes it. Values derive from the resource's type and name, so two plans
+of one stack are identical. A type with no entry here gets an opaque id and no computed outputs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from typing import Any
+
+ACCOUNT = "5123456789012345"  # the offline engine's stand-in Alibaba Cloud account (16 digits)
+
+# Resource types whose id is a prefix and 21 lower-case characters (the provider's resource ids).
+PREFIXED_IDS = {
+    "alicloud:vpc/network:Network": "vpc-",
+    "alicloud:vpc/switch:Switch": "vsw-",
+    "alicloud:ecs/securityGroup:SecurityGroup": "sg-",
+    "alicloud:ecs/eipAddress:EipAddress": "eip-",
+    "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate": "lt-",
+    "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet": "ds-",
+    "alicloud:ecs/autoProvisioningGroup:AutoProvisioningGroup": "apg-",
+    "alicloud:ess/scalingGroup:ScalingGroup": "asg-",
+    "alicloud:ess/scalingConfiguration:ScalingConfiguration": "asc-",
+    "alicloud:ess/lifecycleHook:LifecycleHook": "ash-",
+}
+
+Outputs = tuple[str, dict[str, Any]]
+
+
+def _hex(seed: str, length: int) -> str:
+    return hashlib.sha256(seed.encode()).hexdigest()[:length]
+
+
+def _prefixed(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return PREFIXED_IDS[typ] + _hex(seed, 21), {}
+
+
+def _nat_gateway(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return "ngw-" + _hex(seed, 21), {"snatTableIds": "stb-" + _hex(seed + "/snat", 21),
+                                     "forwardTableIds": "ftb-" + _hex(seed + "/dnat", 21)}
+
+
+def _eip(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    physical, _ = _prefixed(typ, name, inputs, region, seed)
+    # An address of TEST-NET-3 (RFC 5737): the shape of an EIP, never one Alibaba Cloud assigned.
+    return physical, {"ipAddress": f"203.0.113.{int(_hex(seed, 2), 16) % 254 + 1}", "allocationId": physical}
+
+
+def _joined(*parts: str) -> str:
+    return ":".join(str(part) for part in parts)
+
+
+def _eip_association(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return _joined(inputs["allocationId"], inputs["instanceId"]), {}
+
+
+def _snat_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    entry = "snat-" + _hex(seed, 21)
+    return _joined(inputs["snatTableId"], entry), {"snatEntryId": entry}
+
+
+def _security_group_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return _joined(inputs["securityGroupId"], inputs["type"], inputs["ipProtocol"], inputs["portRange"],
+                   inputs.get("nicType", "intranet"), inputs.get("policy", "accept"), inputs.get("priority", 1)), {}
+
+
+def _kms_key(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    key_id = "key-" + _hex(seed, 24)
+    return key_id, {"arn": f"acs:kms:{region}:{ACCOUNT}:key/{key_id}"}
+
+
+def _ram_role(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    role = inputs["roleName"]
+    return role, {"arn": f"acs:ram::{ACCOUNT}:role/{role.lower()}", "roleId": str(int(_hex(seed, 15), 16))[:19]}
+
+
+def _ram_policy(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return inputs["policyName"], {"type": "Custom"}
+
+
+def _role_policy_attachment(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return _joined("role", inputs["policyName"], inputs["policyType"], inputs["roleName"]), {}
+
+
+def _named(key: str) -> Callable[[str, str, dict[str, Any], str, str], Outputs]:
+    return lambda typ, name, inputs, region, seed: (inputs[key], {})
+
+
+def _log_store(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    return _joined(inputs["projectName"], inputs["logstoreName"]), {}
+
+
+ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
+    **dict.fromkeys(PREFIXED_IDS, _prefixed),
+    "alicloud:ecs/eipAddress:EipAddress": _eip,
+    "alicloud:vpc/natGateway:NatGateway": _nat_gateway,
+    "alicloud:ecs/eipAssociation:EipAssociation": _eip_association,
+    "alicloud:vpc/snatEntry:SnatEntry": _snat_entry,
+    "alicloud:ecs/securityGroupRule:SecurityGroupRule": _security_group_rule,
+    "alicloud:kms/key:Key": _kms_key,
+    "alicloud:kms/alias:Alias": _named("aliasName"),
+    "alicloud:ram/role:Role": _ram_role,
+    "alicloud:ram/policy:Policy": _ram_policy,
+    "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment": _role_policy_attachment,
+    "alicloud:log/project:Project": _named("projectName"),
+    "alicloud:log/store:Store": _log_store,
+    "alicloud:cms/eventRule:EventRule": _named("ruleName"),
+}
+
+
+def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Outputs:
+    """The physical id and computed outputs of an Alibaba Cloud resource."""
+    seed = f"{typ}::{name}"
+    answer = ANSWERS.get(typ)
+    if answer is None:
+        return f"{name}-{_hex(seed, 8)}", {}
+    return answer(typ, name, inputs, region, seed)
+
+
+def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+    """A local answer to an Alibaba Cloud invoke, or None when there is none."""
+    answers: dict[str, Callable[[], dict[str, Any]]] = {
+        "alicloud:index/getCallerIdentity:getCallerIdentity": lambda: {
+            "accountId": ACCOUNT, "arn": f"acs:ram::{ACCOUNT}:root", "identityType": "Account", "id": ACCOUNT,
+        },
+        "alicloud:index/getZones:getZones": lambda: {
+            "ids": list(zones), "zones": [{"id": zone, "localName": zone} for zone in zones], "id": region,
+        },
+    }
+    answer = answers.get(token)
+    return answer() if answer else None

@@ -1,0 +1,224 @@
+"""One GPU node group: an ESS scaling group, launched from a scaling configuration (groups with ERIs) or a
+launch template (the rest), or an Auto Provisioning Group (provisioner fleet).
+
+The provider splits what a node needs: ess.ScalingConfiguration creates ERIs (network_interfaces with traffic
+mode HighPerformance) but has no metadata-token setting and no deployment set; ecs.EcsLaunchTemplate has
+http_tokens and deployment_set_id but its interfaces have no traffic mode (pulumi-alicloud 4.0.0). So groups
+with ERIs use a scaling configuration and their bootstrap restricts the metadata service to root
+(components/bootstrap, metadata_guard); every other group gets http_tokens required from its launch template.
+Node count lives in the scaling group: a group of 512 nodes registers the same resources as one of 2.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ...catalog import InstanceType
+from ...lock.status import PROFILE_TAG
+from ...spec import NodeGroup
+from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
+from .lifecycle import GroupHooks
+
+DISK_CATEGORY = "cloud_essd"
+SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)
+METADATA_GUARD_TAG = "gpufleet:metadata-guard"
+
+
+@dataclass(frozen=True)
+class NodeGroupArgs:
+    group: NodeGroup
+    types: list[InstanceType]
+    rdma: bool
+    group_name: str
+    image_id: str | None
+    image_tags: dict[str, str]
+    vswitch_ids: list[pulumi.Input[str]]
+    security_group_id: pulumi.Input[str]
+    role_name: pulumi.Input[str]
+    key_id: pulumi.Input[str]
+    root_volume_gb: int
+    user_data: str
+    hooks: GroupHooks
+    tags: dict[str, str]
+    deployment_set_id: pulumi.Input[str] | None = None
+
+
+def spot_strategy(group: NodeGroup) -> str:
+    if group.capacity not in ("spot", "mixed"):
+        return "NoSpot"
+    return "SpotWithPriceLimit" if group.spot_max_price else "SpotAsPriceGo"
+
+
+class AlicloudNodeGroup(pulumi.ComponentResource):
+    group_id: pulumi.Output[str]
+    eris: int
+
+    def __init__(self, name: str, args: NodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:alicloud:NodeGroup", name, None, opts)
+        self._name, self._args = name, args
+        self.eris = eri_count(args.types[0], args.rdma)
+        if args.group.provisioner == "fleet":
+            self.group_id = self._fleet(self._launch_template()).id
+        else:
+            group = self._scaling_group(None if self.eris else self._launch_template())
+            if self.eris:
+                self._scaling_configuration(group)
+            for hook in (args.hooks.launch, args.hooks.terminate):
+                alicloud.ess.LifecycleHook(
+                    f"{name}-hook-{hook.name}",
+                    name=hook.name,
+                    scaling_group_id=group.id,
+                    lifecycle_transition=hook.transition,
+                    heartbeat_timeout=hook.heartbeat_timeout,
+                    default_result=hook.default_result,
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+            self.group_id = group.id
+        self.register_outputs({"group_id": self.group_id})
+
+    def _user_data(self) -> str:
+        return base64.b64encode(self._args.user_data.encode()).decode()
+
+    def _description(self) -> str:
+        args = self._args
+        unbaked = "" if args.image_id else f"; image profile {args.image_tags.get(PROFILE_TAG)} UNBAKED: no image yet"
+        return f"{args.group.name}: {args.types[0].name}, {self.eris} ERI(s){unbaked}"
+
+    def _launch_template(self) -> alicloud.ecs.EcsLaunchTemplate:
+        args, group = self._args, self._args.group
+        return alicloud.ecs.EcsLaunchTemplate(
+            f"{self._name}-lt",
+            launch_template_name=f"{self._name}-lt",
+            description=self._description(),
+            image_id=args.image_id,
+            instance_type=args.types[0].name,
+            security_group_ids=[args.security_group_id],
+            vswitch_id=args.vswitch_ids[0],
+            network_type="vpc",
+            internet_max_bandwidth_out=0,
+            ram_role_name=args.role_name,
+            http_endpoint="enabled",
+            http_tokens="required",
+            http_put_response_hop_limit=2,  # containers on the node reach the metadata service with a token
+            system_disk=alicloud.ecs.EcsLaunchTemplateSystemDiskArgs(
+                category=DISK_CATEGORY, size=args.root_volume_gb, encrypted=True, kms_key_id=args.key_id,
+                delete_with_instance=True,
+            ),
+            deployment_set_id=args.deployment_set_id,
+            spot_strategy=spot_strategy(group),
+            spot_price_limit=group.spot_max_price,
+            user_data=self._user_data(),
+            update_default_version_number=True,
+            tags={**args.tags, **args.image_tags},
+            template_tags={**args.tags, **args.image_tags},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _scaling_group(self, template: alicloud.ecs.EcsLaunchTemplate | None) -> alicloud.ess.ScalingGroup:
+        args, group = self._args, self._args.group
+        spot = group.capacity in ("spot", "mixed")
+        return alicloud.ess.ScalingGroup(
+            f"{self._name}-asg",
+            scaling_group_name=args.group_name,
+            min_size=group.size.min,
+            max_size=group.size.max,
+            desired_capacity=group.size.desired,
+            vswitch_ids=args.vswitch_ids,
+            # COST_OPTIMIZED is the only policy under which ESS honours the on-demand base and spot settings.
+            multi_az_policy="COST_OPTIMIZED" if spot else "PRIORITY",
+            on_demand_base_capacity=group.on_demand_base if spot else None,
+            on_demand_percentage_above_base_capacity=0 if spot else None,
+            spot_instance_pools=SPOT_POOLS if spot else None,
+            spot_instance_remedy=True if spot else None,
+            launch_template_id=template.id if template else None,
+            launch_template_version="Default" if template else None,
+            launch_template_overrides=[
+                alicloud.ess.ScalingGroupLaunchTemplateOverrideArgs(
+                    instance_type=inst.name, spot_price_limit=group.spot_max_price if spot else None
+                )
+                for inst in args.types
+            ] if template else None,
+            removal_policies=["NewestInstance", "OldestScalingConfiguration"],
+            health_check_type="ECS",
+            tags=args.tags,
+            # The autoscaler owns desired capacity once the group exists.
+            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity"]),
+        )
+
+    def _scaling_configuration(self, group: alicloud.ess.ScalingGroup) -> alicloud.ess.ScalingConfiguration:
+        args, spec = self._args, self._args.group
+        interfaces = [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
+            instance_type="Primary", network_interface_traffic_mode=STANDARD,
+            security_group_ids=[args.security_group_id],
+        )] + [
+            alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
+                instance_type="Secondary", network_interface_traffic_mode=HIGH_PERFORMANCE,
+                security_group_ids=[args.security_group_id],
+            )
+            for _ in range(self.eris)
+        ]
+        spot = spot_strategy(spec)
+        return alicloud.ess.ScalingConfiguration(
+            f"{self._name}-config",
+            scaling_configuration_name=f"{self._name}-config",
+            scaling_group_id=group.id,
+            instance_types=[t.name for t in args.types],
+            image_id=args.image_id,
+            instance_description=self._description(),
+            network_interfaces=interfaces,
+            internet_max_bandwidth_out=0,
+            role_name=args.role_name,
+            http_endpoint="enabled",
+            system_disk_category=DISK_CATEGORY,
+            system_disk_size=args.root_volume_gb,
+            system_disk_encrypted=True,
+            system_disk_kms_key_id=args.key_id,
+            spot_strategy=spot,
+            spot_price_limits=[
+                alicloud.ess.ScalingConfigurationSpotPriceLimitArgs(
+                    instance_type=t.name, price_limit=spec.spot_max_price
+                )
+                for t in args.types
+            ] if spot == "SpotWithPriceLimit" else None,
+            user_data=self._user_data(),
+            # enable activates the group: a scaling group with no active configuration launches nothing.
+            active=True,
+            enable=True,
+            force_delete=True,
+            tags={**args.tags, **args.image_tags, METADATA_GUARD_TAG: "root-only"},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _fleet(self, template: alicloud.ecs.EcsLaunchTemplate) -> alicloud.ecs.AutoProvisioningGroup:
+        args, group = self._args, self._args.group
+        spot = group.capacity in ("spot", "mixed")
+        desired = group.size.desired
+        on_demand = min(group.on_demand_base if spot else desired, desired)
+        return alicloud.ecs.AutoProvisioningGroup(
+            f"{self._name}-fleet",
+            auto_provisioning_group_name=args.group_name,
+            auto_provisioning_group_type="maintain",
+            launch_template_id=template.id,
+            total_target_capacity=str(desired),
+            pay_as_you_go_target_capacity=str(on_demand),
+            spot_target_capacity=str(desired - on_demand),
+            default_target_capacity_type="Spot" if spot else "PayAsYouGo",
+            pay_as_you_go_allocation_strategy="prioritized",
+            spot_allocation_strategy="lowest-price",
+            spot_instance_interruption_behavior="terminate",
+            excess_capacity_termination_policy="termination",
+            terminate_instances=True,
+            launch_template_configs=[
+                alicloud.ecs.AutoProvisioningGroupLaunchTemplateConfigArgs(
+                    instance_type=inst.name, vswitch_id=vswitch, max_price=f"{group.spot_max_price:.3f}",
+                    weighted_capacity="1", priority=str(priority),
+                )
+                for priority, inst in enumerate(args.types)
+                for vswitch in args.vswitch_ids
+            ],
+            opts=pulumi.ResourceOptions(parent=self),
+        )

@@ -1,0 +1,199 @@
+"""The Alibaba Cloud cluster as the engine records it: ERIs, encryption, RAM policy, capacity, hooks, events."""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SHIPPED_STACKS, read_cluster, write_stack
+from typer.testing import CliRunner
+
+from components.cli import app
+from components.plan.planner import PlanResult, plan_stack
+from components.plan.record import RecordedResource
+
+CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
+GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
+TEMPLATE = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
+TRAIN = "alicloud-train-ebmgn8v"
+INFER = "alicloud-infer-gn7i"
+
+
+@cache
+def shipped(stack: str) -> PlanResult:
+    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+
+
+def of_type(plan: PlanResult, typ: str) -> list[RecordedResource]:
+    return [r for r in plan.resources if r.type == typ]
+
+
+def one(plan: PlanResult, typ: str) -> RecordedResource:
+    found = of_type(plan, typ)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
+def plan_json(tmp_path: Path, cluster: dict[str, Any]) -> Any:
+    return CliRunner().invoke(app, ["plan", "--stack-file", str(write_stack(tmp_path, "variant", cluster)),
+                                    "--format", "json"])
+
+
+def test_train_plan_exits_0_as_json() -> None:
+    args = ["plan", "--stack", TRAIN, "--stacks-dir", str(SHIPPED_STACKS), "--format", "json"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.output
+    types = {r["type"] for r in json.loads(result.stdout)["resources"]}
+    assert {CONFIG, GROUP, "alicloud:ess/lifecycleHook:LifecycleHook", "alicloud:cms/eventRule:EventRule"} <= types
+
+
+def test_each_ebmgn8v_node_gets_its_two_eris_with_the_node_security_group() -> None:
+    plan = shipped(TRAIN)
+    interfaces = one(plan, CONFIG).inputs["networkInterfaces"]
+    assert [(i["instanceType"], i["networkInterfaceTrafficMode"]) for i in interfaces] == [
+        ("Primary", "Standard"), ("Secondary", "HighPerformance"), ("Secondary", "HighPerformance")]
+    sg = one(plan, "alicloud:ecs/securityGroup:SecurityGroup")
+    groups = {tuple(i["securityGroupIds"]) for i in interfaces}
+    assert len(groups) == 1 and next(iter(groups))[0].startswith("sg-")
+    assert sg.urn in one(plan, CONFIG).property_dependencies["networkInterfaces"]
+    assert one(plan, CONFIG).inputs["internetMaxBandwidthOut"] == 0
+
+
+def test_disks_are_encrypted_with_the_stacks_rotating_software_key() -> None:
+    plan = shipped(TRAIN)
+    key = one(plan, "alicloud:kms/key:Key")
+    assert key.inputs["automaticRotation"] == "Enabled" and key.inputs["protectionLevel"] == "SOFTWARE"
+    assert key.inputs["deletionProtection"] == "Disabled" and key.protect is False
+    config = one(plan, CONFIG)
+    assert config.inputs["systemDiskEncrypted"] is True
+    assert config.inputs["systemDiskKmsKeyId"].startswith("key-")
+    assert key.urn in config.property_dependencies["systemDiskKmsKeyId"]
+
+
+def test_prod_protects_the_key(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["environment"] = "prod"
+    key = one(plan_stack(write_stack(tmp_path, "prod", cluster)), "alicloud:kms/key:Key")
+    assert key.protect is True and key.inputs["deletionProtection"] == "Enabled"
+
+
+def test_ram_role_trusts_ecs_and_its_policy_has_no_wildcard_action() -> None:
+    plan = shipped(TRAIN)
+    trust = json.loads(one(plan, "alicloud:ram/role:Role").inputs["assumeRolePolicyDocument"])
+    assert trust["Statement"][0]["Principal"] == {"Service": ["ecs.aliyuncs.com"]}
+    document = json.loads(one(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
+    actions = [a for s in document["Statement"] for a in s["Action"]]
+    assert actions and not [a for a in actions if "*" in a]
+    lifecycle = next(s for s in document["Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"])
+    (resource,) = lifecycle["Resource"]
+    assert resource.startswith("acs:ess:cn-wulanchabu:") and "scalinggroup/asg-" in resource
+    attachment = one(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
+    assert attachment.inputs["policyType"] == "Custom"
+
+
+def test_scaling_group_enabled_with_on_demand_base_and_spot_above() -> None:
+    plan = shipped(TRAIN)
+    group = one(plan, GROUP).inputs
+    assert group["multiAzPolicy"] == "COST_OPTIMIZED"
+    assert group["onDemandBaseCapacity"] == 1 and group["onDemandPercentageAboveBaseCapacity"] == 0
+    assert group["spotInstanceRemedy"] is True and group["spotInstancePools"] >= 1
+    assert len(group["vswitchIds"]) == 1
+    config = one(plan, CONFIG).inputs
+    assert config["enable"] is True and config["active"] is True
+    assert config["spotStrategy"] == "SpotAsPriceGo"
+
+
+def test_spot_max_price_limits_the_price(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["node_groups"][0]["spot_max_price"] = 40.5
+    config = one(plan_stack(write_stack(tmp_path, "capped", cluster)), CONFIG).inputs
+    assert config["spotStrategy"] == "SpotWithPriceLimit"
+    assert config["spotPriceLimits"] == [{"instanceType": "ecs.ebmgn8v.48xlarge", "priceLimit": 40.5}]
+
+
+def test_both_lifecycle_hooks() -> None:
+    recorded = of_type(shipped(TRAIN), "alicloud:ess/lifecycleHook:LifecycleHook")
+    hooks = {h.inputs["lifecycleTransition"]: h.inputs for h in recorded}
+    assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
+    assert hooks["SCALE_IN"]["heartbeatTimeout"] == 300 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
+
+
+def test_interruption_events_go_to_an_encrypted_logstore() -> None:
+    plan = shipped(TRAIN)
+    rule = one(plan, "alicloud:cms/eventRule:EventRule").inputs
+    assert rule["eventPattern"]["nameLists"] == ["Instance:PreemptibleInstanceInterruption"]
+    store = one(plan, "alicloud:log/store:Store").inputs
+    assert store["encryptConf"]["enable"] is True
+    assert rule["slsParameters"][0]["logStore"] == store["logstoreName"]
+
+
+def _user_data(resource: RecordedResource) -> str:
+    return base64.b64decode(resource.inputs["userData"]).decode()
+
+
+def test_eri_nodes_guard_metadata_and_set_mtu_8500_as_the_documented_alternative_to_tokens() -> None:
+    config = one(shipped(TRAIN), CONFIG)
+    assert "httpTokens" not in config.inputs  # pulumi-alicloud's ScalingConfiguration has no such input
+    assert config.inputs["tags"]["gpufleet:metadata-guard"] == "root-only"
+    user_data = _user_data(config)
+    assert "GPUFLEET_METADATA_GUARD=root-only" in user_data and "GPUFLEET_FABRIC_MTU=8500" in user_data
+
+
+def test_groups_without_eris_require_metadata_tokens_from_their_launch_template() -> None:
+    plan = shipped(INFER)
+    template = one(plan, TEMPLATE).inputs
+    assert template["httpTokens"] == "required" and template["systemDisk"]["encrypted"] is True
+    group = one(plan, GROUP).inputs
+    assert group["launchTemplateId"].startswith("lt-")
+    assert [o["instanceType"] for o in group["launchTemplateOverrides"]] == [
+        "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge"]
+    assert len(group["vswitchIds"]) == 2 and not of_type(plan, CONFIG)
+    assert "GPUFLEET_FABRIC_MTU=''" in _user_data(one(plan, TEMPLATE))
+
+
+def test_network_has_enhanced_nat_with_snat_per_vswitch_and_no_public_ingress() -> None:
+    plan = shipped(INFER)
+    assert one(plan, "alicloud:vpc/natGateway:NatGateway").inputs["natType"] == "Enhanced"
+    assert len(of_type(plan, "alicloud:vpc/snatEntry:SnatEntry")) == 2
+    rules = of_type(plan, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
+    assert [r.inputs.get("cidrIp") for r in rules] == [None]
+    assert rules[0].inputs["ipProtocol"] == "all" and rules[0].inputs["sourceSecurityGroupId"].startswith("sg-")
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"low_latency_groups": ["h20"]}, "node_groups[0].capacity"),
+        ({"network": {"cidr": "10.42.0.0/16", "zones": ["cn-wulanchabu-b", "cn-wulanchabu-c"]}}, "node_groups[0].zone"),
+        ({"node_groups": [{"name": "h20", "instance_types": ["ecs.ebmgn8v.48xlarge"], "size": {"desired": 1, "max": 2},
+                           "provisioner": "fleet", "spot_max_price": 10}]}, "node_groups[0].provisioner"),
+    ],
+)
+def test_bad_alibaba_stacks_exit_2_naming_the_field(tmp_path: Path, change: dict[str, Any], field: str) -> None:
+    cluster = {**copy.deepcopy(read_cluster(TRAIN)), **change}
+    result = plan_json(tmp_path, cluster)
+    assert result.exit_code == 2, result.output
+    assert field in result.stderr and "Traceback" not in result.output + result.stderr
+
+
+def test_low_latency_on_demand_group_without_eris_gets_a_deployment_set(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(INFER))
+    cluster["node_groups"][0].update(capacity="on-demand", zone="cn-beijing-h")
+    cluster["low_latency_groups"] = ["a10"]
+    plan = plan_stack(write_stack(tmp_path, "ll", cluster))
+    assert one(plan, "alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet").inputs["strategy"] == "LowLatency"
+    assert one(plan, TEMPLATE).inputs["deploymentSetId"].startswith("ds-")
+
+
+def test_vswitch_too_small_for_max_nodes_times_their_addresses_exits_2(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["network"]["cidr"] = "10.42.0.0/24"  # four /26 vSwitches: 60 usable addresses each
+    cluster["node_groups"][0]["size"]["max"] = 20  # 20 nodes x (1 + 2 ERIs) + the NAT gateway = 61
+    result = plan_json(tmp_path, cluster)
+    assert result.exit_code == 2
+    assert "network.cidr: the vSwitch in cn-wulanchabu-c" in result.stderr and "61 addresses" in result.stderr
