@@ -5,7 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
+from ...bootstrap import BootstrapConfig, render_user_data
+from ...bootstrap.for_group import group_bootstrap
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster, ResolvedGroup
 from ...tags import resource_tags
@@ -20,30 +21,12 @@ from .storage import cluster_key
 
 
 def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> BootstrapConfig:
-    spec = resolved.spec
-    profile = resolved.lock.profiles[spec.image]
+    """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
+    service to root."""
     eris = eri_count(group.known_types[0], group.rdma)
-    return BootstrapConfig(
-        cloud="alicloud",
-        cluster=spec.name,
-        node_group=group.name,
-        image_profile=spec.image,
-        driver=profile.driver,
-        cuda=profile.cuda,
-        fabric_manager=profile.fabric_manager,
-        expected={
-            t.name: ExpectedType(
-                gpu_model=t.gpu.model,
-                gpu_count=t.gpu.count,
-                nvswitch=t.nvswitch,
-                fabric=t.fabric.kind if group.rdma and t.fabric.interfaces else "none",
-                fabric_interfaces=t.fabric.interfaces if group.rdma else 0,
-            )
-            for t in group.known_types
-        },
-        scratch=spec.storage.scratch,
-        scratch_mount=spec.storage.scratch_mount,
-        checkpoint_hook=spec.bootstrap.checkpoint_hook,
+    return group_bootstrap(
+        resolved,
+        group,
         checkpoint_grace_seconds=grace,
         fabric_mtu=ERDMA_MTU if eris else None,
         metadata_guard=bool(eris),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
+from ...bootstrap import render_user_data
+from ...bootstrap.for_group import group_bootstrap
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
@@ -54,7 +55,6 @@ class AwsGpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
-        profile = lock.profiles[spec.image]
         image = lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
 
         network = AwsNetwork(
@@ -130,27 +130,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
         for resolved_group in resolved.groups:
             group, types, rdma = resolved_group.spec, resolved_group.known_types, resolved_group.rdma
             subnets = [network.subnet_ids[zone] for zone in resolved_group.zones]
-            bootstrap = BootstrapConfig(
-                cloud="aws",
-                cluster=spec.name,
-                node_group=group.name,
-                image_profile=spec.image,
-                driver=profile.driver,
-                cuda=profile.cuda,
-                fabric_manager=profile.fabric_manager,
-                expected={
-                    t.name: ExpectedType(
-                        gpu_model=t.gpu.model,
-                        gpu_count=t.gpu.count,
-                        nvswitch=t.nvswitch,
-                        fabric=t.fabric.kind if rdma else "none",
-                        fabric_interfaces=t.fabric.interfaces if rdma else 0,
-                    )
-                    for t in types
-                },
-                scratch=spec.storage.scratch,
-                scratch_mount=spec.storage.scratch_mount,
-                checkpoint_hook=spec.bootstrap.checkpoint_hook,
+            bootstrap = group_bootstrap(
+                resolved,
+                resolved_group,
                 checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
                 lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
                 if group.provisioner == "autoscaling"

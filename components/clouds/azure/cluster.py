@@ -5,7 +5,8 @@ from __future__ import annotations
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
 
-from ...bootstrap import BootstrapConfig, ExpectedType, render_user_data
+from ...bootstrap import render_user_data
+from ...bootstrap.for_group import group_bootstrap
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
@@ -120,33 +121,14 @@ class AzureGpuCluster(pulumi.ComponentResource):
                 opts=child,
             ).identity_id
 
-        profile = lock.profiles[spec.image]
         entry = lock.image_entry(spec.image, "azure", spec.region)  # the spec check made sure it exists
         notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, resolved.catalog)
         groups: dict[str, AzureNodeGroup] = {}
         for resolved_group in resolved.groups:
             group, rdma = resolved_group.spec, resolved_group.rdma
-            bootstrap = BootstrapConfig(
-                cloud="azure",
-                cluster=spec.name,
-                node_group=group.name,
-                image_profile=spec.image,
-                driver=profile.driver,
-                cuda=profile.cuda,
-                fabric_manager=profile.fabric_manager,
-                expected={
-                    t.name: ExpectedType(
-                        gpu_model=t.gpu.model,
-                        gpu_count=t.gpu.count,
-                        nvswitch=t.nvswitch,
-                        fabric=t.fabric.kind if rdma else "none",
-                        fabric_interfaces=t.fabric.interfaces if rdma else 0,
-                    )
-                    for t in resolved_group.known_types
-                },
-                scratch=storage.scratch,
-                scratch_mount=storage.scratch_mount,
-                checkpoint_hook=spec.bootstrap.checkpoint_hook,
+            bootstrap = group_bootstrap(
+                resolved,
+                resolved_group,
                 # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
                 checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
                 health_port=HEALTH_PORT,
