@@ -10,27 +10,9 @@ and the watcher still runs the checkpoint within the scale-in hook's hold.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ..hooks import GroupHooks, Hook
 
 LAUNCH_HOOK_TIMEOUT = 900
-
-
-@dataclass(frozen=True)
-class Hook:
-    name: str
-    """Hook name, unique in the group."""
-    transition: str
-    """SCALE_OUT or SCALE_IN."""
-    heartbeat_timeout: int
-    """Seconds the instance is held before the default result applies."""
-    default_result: str
-    """CONTINUE or ABANDON."""
-
-
-@dataclass(frozen=True)
-class GroupHooks:
-    launch: Hook
-    terminate: Hook
 
 
 def group_hooks(checkpoint_grace_seconds: int) -> GroupHooks:

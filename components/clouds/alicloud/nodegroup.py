@@ -20,8 +20,8 @@ import pulumi_alicloud as alicloud
 from ...catalog import InstanceType
 from ...lock.status import PROFILE_TAG
 from ...spec import NodeGroup
+from ..hooks import GroupHooks
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
-from .lifecycle import GroupHooks
 
 DISK_CATEGORY = "cloud_essd"
 SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)

@@ -15,8 +15,8 @@ import pulumi_aws as aws
 from ...catalog import InstanceType
 from ...lock.status import PROFILE_TAG
 from ...spec import NodeGroup
+from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
-from .lifecycle import GroupHooks, Hook
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
