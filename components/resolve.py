@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from ipaddress import IPv4Network
 from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
@@ -87,6 +88,23 @@ class ResolvedCluster:
     @property
     def backend(self) -> CloudBackend:
         return backend(self.spec.cloud)
+
+    def addresses_at_max(self, per_zone: bool = True) -> dict[str, int]:
+        """Private addresses the node groups take at max size, per zone ("" for a regional group): a group
+        over several zones may land every node in one of them, so each of its zones counts all of them. With
+        per_zone False, one total under "" (one subnet serves every zone)."""
+        demand: dict[str, int] = {}
+        for group in self.groups:
+            if group.primary is None:
+                continue
+            per_node = self.backend.addresses_per_node(group.primary, group.rdma)
+            for zone in (group.zones or ("",)) if per_zone else ("",):
+                demand[zone] = demand.get(zone, 0) + group.spec.size.max * per_node
+        return demand
+
+    def usable_addresses(self, subnet: IPv4Network) -> int:
+        """Addresses of a subnet left for nodes once the cloud's reserved ones are taken (catalog limit)."""
+        return subnet.num_addresses - int(self.catalog.limit(self.spec.cloud, "subnet_reserved_addresses"))
 
 
 def _zones(spec: ClusterSpec, group: NodeGroup, rdma: bool) -> tuple[str, ...]:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
-from .eri import addresses_per_node, eri_count
+from .eri import eri_count
 from .vswitches import NAT_ADDRESSES, vswitch_cidrs
 
 if TYPE_CHECKING:
@@ -24,14 +24,9 @@ def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
         yield SpecError("network.cidr", f"{net.cidr} cannot be split into {len(net.zones)} vSwitches; use a /16 "
                         "and at most four zones")
         return
-    usable = cidrs[0].num_addresses - int(cluster.catalog.limit("alicloud", "subnet_reserved_addresses"))
-    demand = {net.zones[0]: NAT_ADDRESSES}
-    for group in cluster.groups:
-        if group.primary is None:
-            continue
-        # A multi-zone group may land every node in one zone: count the worst case.
-        for zone in group.zones:
-            demand[zone] = demand.get(zone, 0) + group.spec.size.max * addresses_per_node(group.primary, group.rdma)
+    usable = cluster.usable_addresses(cidrs[0])
+    demand = cluster.addresses_at_max()
+    demand[net.zones[0]] = demand.get(net.zones[0], 0) + NAT_ADDRESSES  # the NAT gateway sits in the first
     for zone, needed in sorted(demand.items()):
         if needed > usable:
             yield SpecError(

@@ -6,7 +6,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
-from .efa import addresses_per_node
 from .subnets import private_subnet_cidrs
 
 if TYPE_CHECKING:
@@ -47,15 +46,8 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if subnets is None:
         yield SpecError("network.cidr", f"{cidr} is too small to split into private subnets; use a /16")
         return
-    usable = subnets[0].num_addresses - int(cluster.catalog.limit("aws", "subnet_reserved_addresses"))
-    demand: dict[str, int] = {}
-    for group in cluster.groups:
-        if group.primary is None:
-            continue
-        # A multi-zone group may land every node in one zone: count the worst case.
-        for zone in group.zones:
-            demand[zone] = demand.get(zone, 0) + group.spec.size.max * addresses_per_node(group.primary, group.rdma)
-    for zone, needed in sorted(demand.items()):
+    usable = cluster.usable_addresses(subnets[0])
+    for zone, needed in sorted(cluster.addresses_at_max().items()):
         if needed > usable:
             yield SpecError(
                 "network.cidr",

@@ -91,9 +91,9 @@ def subnet_holds_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if subnet is None:
         yield SpecError("network.cidr", f"{cidr} is too small for a node subnet; use a /16 to /24")
         return
-    usable = subnet.num_addresses - int(cluster.catalog.limit("azure", "subnet_reserved_addresses"))
-    # InfiniBand runs on its own network: a node takes one address of the node subnet.
-    needed = sum(group.spec.size.max for group in cluster.groups)
+    usable = cluster.usable_addresses(subnet)
+    # One node subnet for every zone: every group's nodes at max size count against it.
+    needed = cluster.addresses_at_max(per_zone=False).get("", 0)
     if needed > usable:
         yield SpecError(
             "network.cidr",
