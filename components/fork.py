@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 import copy
+import io
+import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
-import yaml
+from ruamel.yaml import YAML
 
 from .spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
-from .spec.stackfile import EXTENDS, read_config
+from .spec.stackfile import EXTENDS, plain_values, read_config
+from .yaml_model import parse_yaml
 
-SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)((?:\[\d+\])*)")
+# A field name, dashes allowed (tags.cost-center), then any list indexes.
+SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
+# Pulumi's stack names: letters, digits, dashes, underscores, dots; no path separator, so no traversal.
+STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+MAX_SET_VALUE = 4096
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -43,8 +52,27 @@ def assign(target: Any, parts: list[str | int], value: Any, path: str) -> None:
     target[last] = value
 
 
+def _value(text: str, path: str) -> Any:
+    """A --set value read as YAML 1.2 (`yes` stays text, `32` is a number); tags and dates are refused."""
+    if len(text) > MAX_SET_VALUE:
+        raise SpecInvalid([SpecError(path, f"value is over {MAX_SET_VALUE} characters")])
+    value = parse_yaml(text, f"--set {path}")
+    plain_values(value, path, f"--set {path}")
+    return value
+
+
+def _comments(template_path: Path) -> str:
+    """The template's leading comment block: what to change when forking it stays with the fork."""
+    lines = template_path.read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), 0)])
+
+
 def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> Path:
-    """Write stacks/Pulumi.<new>.yaml; validates the result before writing, returns the path."""
+    """Write stacks/Pulumi.<new>.yaml only once the result validates (written aside, then renamed into place);
+    a refused fork leaves nothing behind. Returns the path."""
+    if not STACK_NAME.fullmatch(new):
+        raise SpecInvalid([SpecError("NEW", f"{new!r} is not a stack name: letters, digits, '-', '_', '.', "
+                                            "at most 100, starting with a letter or digit")])
     template_path = stack_path(stacks_dir, template)
     target = stack_path(stacks_dir, new)
     if target.exists():
@@ -57,22 +85,25 @@ def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> Path
         if not sep:
             raise SpecInvalid([SpecError(setting, "write --set as path=value, e.g. node_groups[0].size.max=32")])
         parts = parse_path(path)
-        value = yaml.safe_load(text)
+        value = _value(text, path)
         top = parts[0]
         # Lists replace rather than merge, so an override inside a list carries the whole list.
         if len(parts) > 1 and any(isinstance(p, int) for p in parts) and top not in section:
             section[top] = copy.deepcopy(resolved[key].get(top))
         assign(section, parts, value, path)
     provider_keys = {k: v for k, v in read_config(template_path).items() if not k.startswith("gpufleet:")}
-    document = {"config": {**provider_keys, key: section}}
+    body = io.StringIO()
+    YAML().dump({"config": {**provider_keys, key: section}}, body)
     text = f"# Forked from {template}; inherits every field it does not set (maps merge, lists replace).\n"
-    text += yaml.safe_dump(document, sort_keys=False)
-    target.write_text(text)
+    text += _comments(template_path) + body.getvalue()
+    aside = Path(tempfile.mkdtemp(prefix=".fork-", dir=stacks_dir))
     try:
+        staged = stack_path(aside, new)
+        staged.write_text(text, encoding="utf-8")
         from .plan.planner import plan_stack
 
-        plan_stack(target, stacks_dir)
-    except SpecInvalid:
-        target.unlink()
-        raise
+        plan_stack(staged, stacks_dir)
+        os.replace(staged, target)
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
     return target
