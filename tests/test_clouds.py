@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import re
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +172,29 @@ def test_brought_vswitches_match_the_zones_as_subnets_do() -> None:
     }
     expected = "network.vswitch_ids: list one per zone, in the order of network.zones (1 zones, 2 given)"
     assert expected in errors_of(raw)
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"network": {"cidr": "8.8.0.0/16", "zones": ["us-east-1a"]}},
+         "network.cidr: 8.8.0.0/16 is not private address space (RFC 1918"),
+        ({"network": {"cidr": "10.0.0.0/12", "zones": ["us-east-1a"]}},
+         "network.cidr: aws networks take a /16 to /28 prefix, got /12"),
+        ({"network": {"cidr": "10.42.0.0/16", "zones": ["us-west-2a"]}},
+         "network.zones[0]: 'us-west-2a' is not a zone of us-east-1"),
+        ({"network": {"cidr": "10.42.0.0/16", "zones": ["us-east-1a", "us-east-1a"]}},
+         "network.zones[1]: 'us-east-1a' is listed twice"),
+        ({"tags": {"aws:owner": "x"}}, "tags.aws:owner: keys starting with 'aws:' are reserved by aws"),
+        ({"tags": {"team": "x" * 257}}, "tags.team: the value is 257 characters; aws allows 256"),
+    ],
+)
+def test_values_are_checked_against_the_cloud(change: dict[str, Any], expected: str) -> None:
+    raw = copy.deepcopy(read_cluster("aws-train-p5")) | change
+    assert any(error.startswith(expected) for error in errors_of(raw)), errors_of(raw)
+
+
+def test_local_zones_and_alibaba_zones_are_recognised() -> None:
+    assert re.fullmatch(backend("aws").zone_pattern("us-east-1") or "", "us-east-1-bos-1a")
+    assert re.fullmatch(backend("alicloud").zone_pattern("cn-wulanchabu") or "", "cn-wulanchabu-c")
+    assert not re.fullmatch(backend("alicloud").zone_pattern("cn-wulanchabu") or "", "cn-beijing-h")

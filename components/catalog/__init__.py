@@ -32,6 +32,11 @@ class Catalog:
         """A published limit of `cloud` (catalog data with its source); KeyError when the data lacks it."""
         return self._clouds[cloud].limits[name].value
 
+    def limits(self, cloud: str) -> dict[str, int | str]:
+        """Every published limit of `cloud`, for checks that apply only where the cloud has the limit."""
+        catalog = self._clouds.get(cloud)
+        return {name: limit.value for name, limit in catalog.limits.items()} if catalog else {}
+
     def names(self, cloud: str) -> list[str]:
         catalog = self._clouds.get(cloud)
         return sorted(catalog.instances) if catalog else []

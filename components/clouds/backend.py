@@ -39,6 +39,10 @@ class CloudBackend(Protocol):
         """Private addresses one node takes from its subnet."""
         ...
 
+    def zone_pattern(self, region: str) -> str | None:
+        """Regular expression every zone name of `region` matches; None where the stack model fixes zones."""
+        ...
+
     def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
         """Names a group's resources must have before they exist (scaling group, hooks), by role."""
         ...
@@ -68,6 +72,9 @@ class BackendDefaults:
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return instance.fabric.interfaces if rdma else 0
+
+    def zone_pattern(self, region: str) -> str | None:
+        return None
 
     def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
         """`gpufleet-<cluster>-<environment>-<group>`: known before the group exists, so policies can name it."""

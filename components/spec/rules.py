@@ -6,7 +6,9 @@ Checks only one cloud needs live in components/clouds/<cloud>/rules.py and run a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
+from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from .errors import SpecError
@@ -14,6 +16,8 @@ from .errors import SpecError
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
 
+# RFC 1918 private address space: node networks live here.
+PRIVATE_SPACE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"), IPv4Network("192.168.0.0/16"))
 # Longest derived name `<cluster>-<group>`: Azure scale set names stop at 64 and child names add suffixes.
 MAX_DERIVED_NAME = 48
 
@@ -200,6 +204,49 @@ def network_source(cluster: ResolvedCluster) -> Iterator[SpecError]:
             f"network.{net.PER_ZONE}",
             f"list one per zone, in the order of network.zones ({len(net.zones)} zones, {len(per_zone)} given)",
         )
+
+
+@check
+def network_cidr_private_and_sized(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    cidr, cloud = cluster.spec.network.cidr, cluster.spec.cloud
+    if cidr is None:
+        return
+    if not any(cidr.subnet_of(space) for space in PRIVATE_SPACE):
+        spaces = ", ".join(str(space) for space in PRIVATE_SPACE)
+        yield SpecError("network.cidr", f"{cidr} is not private address space (RFC 1918: {spaces}); pick one there")
+    limits = cluster.catalog.limits(cloud)
+    low, high = limits.get("network_prefix_min"), limits.get("network_prefix_max")
+    if isinstance(low, int) and isinstance(high, int) and not low <= cidr.prefixlen <= high:
+        yield SpecError("network.cidr", f"{cloud} networks take a /{low} to /{high} prefix, got /{cidr.prefixlen}")
+
+
+@check
+def zones_of_the_region(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    spec = cluster.spec
+    pattern = cluster.backend.zone_pattern(spec.region)
+    seen: set[str] = set()
+    for i, zone in enumerate(spec.network.zones):
+        if zone in seen:
+            yield SpecError(f"network.zones[{i}]", f"{zone!r} is listed twice; list each zone once")
+        seen.add(zone)
+        if pattern is not None and not re.fullmatch(pattern, zone):
+            yield SpecError(f"network.zones[{i}]", f"{zone!r} is not a zone of {spec.region} (region {spec.region})")
+
+
+@check
+def tags_within_the_clouds_limits(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    limits = cluster.catalog.limits(cluster.spec.cloud)
+    key_max, value_max = limits.get("tag_key_max_chars"), limits.get("tag_value_max_chars")
+    reserved = [p for p in str(limits.get("tag_reserved_prefixes", "")).split(",") if p]
+    cloud = cluster.spec.cloud
+    for key, value in cluster.spec.tags.items():
+        if isinstance(key_max, int) and len(key) > key_max:
+            yield SpecError(f"tags.{key}", f"the key is {len(key)} characters; {cloud} allows {key_max}")
+        if isinstance(value_max, int) and len(value) > value_max:
+            yield SpecError(f"tags.{key}", f"the value is {len(value)} characters; {cloud} allows {value_max}")
+        taken = next((p for p in reserved if key.lower().startswith(p)), None)
+        if taken:
+            yield SpecError(f"tags.{key}", f"keys starting with {taken!r} are reserved by {cloud}; rename it")
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,9 @@ class AlicloudBackend(BackendDefaults):
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         return addresses_per_node(instance, rdma)
+
+    def zone_pattern(self, region: str) -> str | None:
+        return rf"{re.escape(region)}-[a-z]"  # cn-wulanchabu-c
 
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AlicloudGpuCluster  # pulumi_alicloud loads only when an Alibaba cluster is built

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,10 @@ class AwsBackend(BackendDefaults):
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         return addresses_per_node(instance, rdma)
+
+    def zone_pattern(self, region: str) -> str | None:
+        # us-east-1a; a Local Zone is us-east-1-bos-1a.
+        return rf"{re.escape(region)}[a-z]|{re.escape(region)}-[a-z]+-\d+[a-z]"
 
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built
