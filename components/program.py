@@ -3,7 +3,8 @@
 `pulumi up` runs it through __main__.py; `gpufleet plan` runs the same function under the mock engine.
 A cluster whose image profile is unbaked in its region plans offline (the launch template shows it and an
 advisory policy names the next command) but is refused by `pulumi up` and `pulumi preview` before any
-resource: a preview that passed would promise a deploy that cannot boot.
+resource: a preview that passed would promise a deploy that cannot boot. An image stack whose base image is
+unconfirmed (null in the lock) is treated the same way: it plans, and a real run refuses it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 import pulumi
 
 from .clouds.registry import backend
+from .lock import load_lock
 from .lock.status import next_steps
 from .resolve import ResolvedCluster, resolve_cluster
 from .spec import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, validate_images
@@ -68,6 +70,7 @@ def build(prepared: Prepared | None = None) -> None:
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
     if isinstance(prepared, ImagesSpec):
+        refuse_unconfirmed_base_image(prepared)
         outputs = backend(prepared.cloud).build_images(prepared)
     else:
         refuse_unbaked_image(prepared)
@@ -98,4 +101,16 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
         f"image profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} "
         f"(images/lock.yaml: id null, status unbaked), so nothing was created: {next_steps(entry.stack)}; "
         "then run this again (`gpufleet plan` shows the cluster offline meanwhile)"
+    )
+
+
+def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
+    """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
+    base = load_lock().base_image_entry(spec.cloud, spec.regions[0])
+    if base is None or base.parent_image is not None or running_offline():
+        return
+    raise pulumi.RunError(
+        f"images/lock.yaml base_images.{spec.cloud}.{spec.regions[0]}: parent_image is null (status "
+        f"{base.status}), so nothing was created: {base.note} Pin the confirmed image there, then run this again "
+        "(`gpufleet plan` shows the image stack offline meanwhile)"
     )

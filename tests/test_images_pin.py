@@ -98,7 +98,7 @@ def test_missing_pulumi_cli_exits_2_with_the_way_out(tmp_path: Path, lock_file: 
         ({"amis": {"US East": "ami-0123456789abcdef0"}}, "outputs.amis: 'US East' is not an AWS region name"),
         ({"amis": {}}, "outputs.amis: Dictionary should have at least 1 item"),
         ({"amis": {"eu-west-1": "ami-0123456789abcdef0"}}, "outputs.amis.eu-west-1: profile 'cuda12.8-r580' has no"),
-        ({"cloud": "gcp"}, "outputs.cloud: Input should be 'aws' or 'azure'"),
+        ({"cloud": "gcp"}, "outputs.cloud: Input should be 'aws', 'azure' or 'alicloud'"),
         ({"cloud": "azure"}, "outputs.amis: 'us-east-1' is not an Azure region name"),
         ({"profile": "cuda12.8-r570"}, "outputs.profile: 'cuda12.8-r570' is not a profile of lock.yaml"),
         ({"amis": None}, "outputs.amis: Input should be a valid dictionary"),

@@ -46,11 +46,11 @@ def test_shipped_profiles_cover_required_regions_and_record_sources():
         )
         for cloud, regions in lock.required_regions.items():
             assert set(regions) <= set(profile.images[cloud])
-            # Nothing has been baked yet: every image is null with a status; a cloud with a pipeline names its stack.
+            # Nothing has been baked yet: every image is null with a status and names the stack that bakes it.
             for region in regions:
                 entry = profile.images[cloud][region]
                 assert (entry.id, entry.status) == (None, "unbaked")
-                assert entry.stack == f"{cloud}-images" if cloud in ("aws", "azure") else entry.note
+                assert entry.stack == f"{cloud}-images"
 
 
 def test_image_lookups():

@@ -123,7 +123,9 @@ def _check_base_images(lock: Lock) -> list[LockProblem]:
                     f"{EXPECTED_PARENT_SHAPE.get(cloud, 'a cloud with an image pipeline (aws)')}")
         for cloud, regions in sorted(lock.base_images.items())
         for region, base in sorted(regions.items())
-        if "latest" in base.parent_image.lower() or not is_valid_parent_image(cloud, base.parent_image)
+        # An unconfirmed (null) base is not a problem of the lock, as an unbaked image is not: `pulumi up` refuses it.
+        if base.parent_image is not None
+        and ("latest" in base.parent_image.lower() or not is_valid_parent_image(cloud, base.parent_image))
     ]
 
 

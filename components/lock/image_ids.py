@@ -16,9 +16,12 @@ AZURE_GALLERY_VERSION = re.compile(
     r"/providers/Microsoft\.Compute/galleries/[\w.]+/images/[\w.-]+/versions/\d+\.\d+\.\d+$",
     re.IGNORECASE,
 )
-# Custom image ids (m- and 20 lower-case alphanumerics) or public image names ending in a build date.
+# Custom image ids (m- and 20 lower-case alphanumerics) or public image names ending in a build date; the
+# names carry the disk size in upper case (ubuntu_22_04_uefi_x64_20G_alibase_20230515.vhd).
 ALICLOUD_CUSTOM = re.compile(r"^m-[0-9a-z]{20}$")
-ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][a-z0-9_]*_\d{8}\.vhd$")
+ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][A-Za-z0-9_]*_\d{8}\.vhd$")
+# Alibaba region ids: cn-wulanchabu, cn-beijing, ap-southeast-1, cn-shanghai-finance-1.
+ALICLOUD_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+(?:-\d+)?$")
 
 # What EC2 Image Builder's ImageRecipe.parentImage accepts (Image Builder API reference, CreateImageRecipe
 # parentImage: "AMI ID; Image Builder image ARN; SSM parameter prefixed by ssm:, followed by the parameter
@@ -43,8 +46,10 @@ IMAGE_ID_SHAPES: dict[str, tuple[re.Pattern[str], ...]] = {
 PARENT_IMAGE_SHAPES: dict[str, tuple[re.Pattern[str], ...]] = {
     "aws": (AWS_AMI, AWS_MANAGED_IMAGE_VERSION, AWS_SSM_PARAMETER),
     "azure": (AZURE_URN,),
+    # EcsImagePipeline base_image with base_image_type IMAGE: a dated public image name or a custom image id.
+    "alicloud": (ALICLOUD_PUBLIC, ALICLOUD_CUSTOM),
 }
-REGION_SHAPES: dict[str, re.Pattern[str]] = {"aws": AWS_REGION, "azure": AZURE_REGION}
+REGION_SHAPES: dict[str, re.Pattern[str]] = {"aws": AWS_REGION, "azure": AZURE_REGION, "alicloud": ALICLOUD_REGION}
 
 EXPECTED_SHAPE: dict[str, str] = {
     "aws": "an AMI id: ami- followed by 8 or 17 lower-case hex digits",
@@ -57,10 +62,12 @@ EXPECTED_PARENT_SHAPE: dict[str, str] = {
         "(arn:aws:imagebuilder:REGION:aws:image/NAME/1.2.3) or an SSM parameter (ssm:/aws/service/...)"
     ),
     "azure": "a marketplace image URN publisher:offer:sku:<major.minor.build> with an explicit version",
+    "alicloud": "a dated public image name (ubuntu_22_04_uefi_x64_20G_alibase_YYYYMMDD.vhd) or a custom image id m-...",
 }
 EXPECTED_REGION: dict[str, str] = {
     "aws": "an AWS region name",
     "azure": "an Azure region name (lower-case letters and digits, e.g. eastus)",
+    "alicloud": "an Alibaba Cloud region id (e.g. cn-wulanchabu)",
 }
 
 

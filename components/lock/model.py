@@ -102,12 +102,24 @@ class CudaMinimumDriver(StrictModel):
 
 
 class BaseImage(StrictModel):
-    """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes)."""
+    """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes).
 
-    parent_image: str = Field(..., description="AMI id, versioned Image Builder image ARN or ssm: parameter")
+    A reference nobody could confirm is still offered is null with status unconfirmed and a note saying how
+    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (components.program)."""
+
+    parent_image: str | None = Field(..., description="AMI id, image ARN, ssm: parameter, URN or image name")
+    status: Literal["pinned", "unconfirmed"] = Field("pinned", description="unconfirmed: parent_image is null")
     os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
     source: str | None = Field(None, description="where the reference was read")
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _null_is_unconfirmed(self) -> BaseImage:
+        if self.parent_image is None and (self.status != "unconfirmed" or not self.note):
+            raise ValueError("parent_image is null: set status: unconfirmed and a note saying how to confirm one")
+        if self.parent_image is not None and self.status == "unconfirmed":
+            raise ValueError(f"status is unconfirmed but parent_image is {self.parent_image!r}: null it or pin it")
+        return self
 
 
 class Lock(StrictModel):
@@ -131,8 +143,13 @@ class Lock(StrictModel):
     )
     profiles: dict[str, Profile]
 
+    def base_image_entry(self, cloud: str, region: str) -> BaseImage | None:
+        """The lock's base image entry for a build region (pinned or unconfirmed), or None where it has none."""
+        return self.base_images.get(cloud, {}).get(region)
+
     def base_image(self, cloud: str, region: str) -> str | None:
-        found = self.base_images.get(cloud, {}).get(region)
+        """The pinned parent image of a build region; None where there is no entry or it is unconfirmed."""
+        found = self.base_image_entry(cloud, region)
         return found.parent_image if found else None
 
     def image_entry(self, profile: str, cloud: str, region: str) -> ImageEntry | None:
@@ -149,4 +166,4 @@ class Lock(StrictModel):
         """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
         (policies use it to allow only locked images)."""
         baked = {e.id for p in self.profiles.values() for e in p.images.get(cloud, {}).values() if e.id}
-        return baked | {base.parent_image for base in self.base_images.get(cloud, {}).values()}
+        return baked | {base.parent_image for base in self.base_images.get(cloud, {}).values() if base.parent_image}

@@ -73,7 +73,8 @@ def validate_images(raw: Any, lock: Lock | None = None) -> ImagesSpec:
         known = ", ".join(sorted(lock.profiles))
         message = f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}"
         raise SpecInvalid([SpecError("profile", message)])
-    if lock.base_image(spec.cloud, spec.regions[0]) is None:
+    # An unconfirmed (null) base image plans; a real run refuses it (components.program).
+    if lock.base_image_entry(spec.cloud, spec.regions[0]) is None:
         message = f"images/lock.yaml pins no base image for {spec.cloud} in {spec.regions[0]}; add base_images"
         raise SpecInvalid([SpecError("regions[0]", message)])
     return spec

@@ -14,6 +14,7 @@ from .spec import AlicloudClusterSpec
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
+    from ...spec.models import ImagesSpec
 
 
 class AlicloudBackend(BackendDefaults):
@@ -39,6 +40,11 @@ class AlicloudBackend(BackendDefaults):
         from .cluster import AlicloudGpuCluster  # pulumi_alicloud loads only when an Alibaba cluster is built
 
         return AlicloudGpuCluster(resolved).exports()
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        from .images_stack import build_alicloud_images  # pulumi_alicloud loads only when Alibaba images are built
+
+        return build_alicloud_images(spec)
 
     def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
         from . import mocks

@@ -1,9 +1,10 @@
 """What the offline engine answers in place of Alibaba Cloud: ids and outputs in the shapes the provider returns.
 
 Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`,
-`lt-`, `ds-`, `apg-`, `key-`), composite ids are joined with `:` as the provider joins them, and RAM ARNs
-use the lower-case role name as RAM writes it. Values derive from the resource's type and name, so two plans
-of one stack are identical. A type with no entry here gets an opaque id and no computed outputs.
+`lt-`, `ds-`, `apg-`, `key-`, Image Builder's `ic-`, `ip-`, `exec-`), composite ids are joined with `:` as
+the provider joins them, and RAM ARNs use the lower-case role name as RAM writes it. Values derive from the
+resource's type and name, so two plans of one stack are identical. A type with no entry here gets an opaque
+id and no computed outputs.
 """
 
 from __future__ import annotations
@@ -27,6 +28,13 @@ PREFIXED_IDS = {
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": "asc-",
     "alicloud:ess/lifecycleHook:LifecycleHook": "ash-",
 }
+# Image Builder ids: a prefix and 20 lower-case characters (ic-bp122acttbs2sxdyq2ky, ip-2ze5tsl5bp6nf2b3****,
+# exec-5fb8facb8ed7427c**** in the SDK examples and the API reference).
+IMAGE_BUILDER_IDS = {
+    "alicloud:ecs/ecsImageComponent:EcsImageComponent": "ic-",
+    "alicloud:ecs/ecsImagePipeline:EcsImagePipeline": "ip-",
+    "alicloud:ecs/imagePipelineExecution:ImagePipelineExecution": "exec-",
+}
 
 Outputs = tuple[str, dict[str, Any]]
 
@@ -37,6 +45,14 @@ def _hex(seed: str, length: int) -> str:
 
 def _prefixed(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     return PREFIXED_IDS[typ] + _hex(seed, 21), {}
+
+
+def _image_builder(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    outputs: dict[str, Any] = {}
+    if typ.endswith(":ImagePipelineExecution"):
+        # A bake just started: the build task is BUILDING; no image exists yet, so none is answered.
+        outputs = {"status": "BUILDING", "createTime": "2025-01-01T00:00:00Z"}
+    return IMAGE_BUILDER_IDS[typ] + _hex(seed, 20), outputs
 
 
 def _nat_gateway(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -96,6 +112,7 @@ def _log_store(typ: str, name: str, inputs: dict[str, Any], region: str, seed: s
 
 ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     **dict.fromkeys(PREFIXED_IDS, _prefixed),
+    **dict.fromkeys(IMAGE_BUILDER_IDS, _image_builder),
     "alicloud:ecs/eipAddress:EipAddress": _eip,
     "alicloud:vpc/natGateway:NatGateway": _nat_gateway,
     "alicloud:ecs/eipAssociation:EipAssociation": _eip_association,

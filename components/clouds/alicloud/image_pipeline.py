@@ -1,0 +1,184 @@
+"""ECS image pipeline (Alibaba Cloud Image Builder) that bakes one pinned driver image profile.
+
+An image component runs the installer on a build instance started from the lock's base image; the pipeline
+(image template) distributes the image to the other regions, and one execution bakes it when the stack is
+deployed. Encryption: the pipeline (CreateImagePipeline, and this SDK's EcsImagePipeline) has no KMS or
+encryption setting, so the baked image is not encrypted; clusters encrypt the system and data disks they
+create from it with their own KMS key (nodegroup.py, the key from storage.py).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_alicloud as alicloud
+import yaml
+
+from ...lock.bundle import IMAGE_CHECK, content_version
+from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
+
+# Image names: 2-64 characters, starting with a letter (CreateImagePipeline ImageName is a name prefix).
+PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,40}$")
+INSTANCE_TYPE = re.compile(r"^ecs\.[a-z0-9-]+\.[a-z0-9]+$")
+# CreateImageComponent: "The content size of an image component cannot exceed 16 KB".
+MAX_CONTENT_BYTES = 16 * 1024
+# The installer runs under bash whatever shell Cloud Assistant starts (it uses pipefail and arrays).
+HEREDOC = "GPUFLEET_INSTALLER"
+
+
+class _ScriptDumper(yaml.SafeDumper):
+    """Writes multi-line strings as literal blocks, so the component shows the script as it runs."""
+
+
+def _literal_when_multiline(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
+
+
+_ScriptDumper.add_representer(str, _literal_when_multiline)
+
+
+@dataclass(frozen=True)
+class AlicloudImagePipelineArgs:
+    """Inputs of AlicloudImagePipeline."""
+
+    profile: str
+    """Image profile name from images/lock.yaml; the prefix of every baked image's name."""
+    parent_image: str | None
+    """The lock's base image of the build region: a dated public image name or a custom image id. None where
+    the lock has it unconfirmed: the pipeline is then recorded without a base image (offline plans only; a real
+    run is refused by components.program before any resource)."""
+    installer_script: str
+    """Shell script the build runs as root, rendered by the caller from the image lock."""
+    regions: list[str]
+    """The first is the build region (where the pipeline runs); the image is copied to the others."""
+    instance_type: str
+    """The build instance (no GPU needed to install drivers)."""
+    tags: dict[str, str] = field(default_factory=dict)
+    """Tags for every resource."""
+    vswitch_id: pulumi.Input[str] | None = None
+    """vSwitch of the build instance; None lets the service create a VPC and vSwitch for the build."""
+    internet_max_bandwidth_out: int = 100
+    """Public bandwidth of the build instance in Mbit/s (0-100): the installer fetches the NVIDIA, Ubuntu and
+    eRDMA packages, so 0 needs a vswitch_id behind a NAT gateway. The instance is released after the build."""
+    system_disk_gb: int = 40
+    """System disk of the build instance and so the image (20-500 GiB)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
+            raise ValueError(f"profile: {self.profile!r} must be 1-41 letters, digits, '-', '_' or '.'")
+        image = self.parent_image
+        if image is not None and (not isinstance(image, str) or not is_valid_parent_image("alicloud", image)):
+            raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['alicloud']}")
+        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
+            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.regions:
+            raise ValueError("regions: needs at least one region (the first is the build region)")
+        for region in self.regions:
+            if not isinstance(region, str) or not is_valid_region("alicloud", region):
+                raise ValueError(f"regions: {region!r} is not {EXPECTED_REGION['alicloud']}")
+        if len(set(self.regions)) != len(self.regions):
+            raise ValueError(f"regions: {self.regions} lists a region twice")
+        if not INSTANCE_TYPE.match(self.instance_type):
+            raise ValueError(f"instance_type: {self.instance_type!r} is not an ECS instance type (ecs.FAMILY.SIZE)")
+        if not 0 <= self.internet_max_bandwidth_out <= 100:
+            raise ValueError("internet_max_bandwidth_out: must be 0 to 100 Mbit/s")
+        if self.internet_max_bandwidth_out == 0 and self.vswitch_id is None:
+            raise ValueError("internet_max_bandwidth_out: 0 leaves the build without internet; give a vswitch_id")
+        if not 20 <= self.system_disk_gb <= 500:
+            raise ValueError(f"system_disk_gb: must be 20 to 500 GiB, got {self.system_disk_gb!r}")
+        size = len(component_content(self.installer_script).encode())
+        if size > MAX_CONTENT_BYTES:
+            raise ValueError(f"installer_script: the component would be {size} bytes; an image component takes 16 KB")
+
+
+def component_content(installer_script: str) -> str:
+    """The image component in Image Builder's YAML format (Tasks of RunShellCommand): install, then check."""
+    install = f"bash <<'{HEREDOC}'\n{installer_script.rstrip()}\n{HEREDOC}\n"
+    document = {
+        "Tasks": [
+            {"Name": "InstallDriverStack", "Action": "RunShellCommand", "Properties": {"commandContent": install}},
+            {"Name": "DriverAndNodeCheckPresent", "Action": "RunShellCommand",
+             "Properties": {"commandContent": f"set -e\n{IMAGE_CHECK}"}},
+        ]
+    }
+    return yaml.dump(document, Dumper=_ScriptDumper, sort_keys=False, width=1000)
+
+
+def image_name(profile: str) -> str:
+    """Name prefix of the baked images (ImageName): how DescribeImages finds them after a bake."""
+    return f"gpufleet-{profile}"
+
+
+class AlicloudImagePipeline(pulumi.ComponentResource):
+    """Image component, image pipeline (template) and the execution that bakes it once per `pulumi up`."""
+
+    component_id: pulumi.Output[str]
+    pipeline_id: pulumi.Output[str]
+    execution_id: pulumi.Output[str]
+    execution_status: pulumi.Output[str]
+    """The build task's status as the provider last read it (BUILDING, DISTRIBUTING, SUCCESS, ...)."""
+
+    def __init__(self, name: str, args: AlicloudImagePipelineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:alicloud:ImagePipeline", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        build_region, *copies = args.regions
+        content = component_content(args.installer_script)
+
+        component = alicloud.ecs.EcsImageComponent(
+            f"{name}-install",
+            # A component name starts with an upper-case letter (CreateImageComponent Name).
+            image_component_name=f"Gpufleet-{args.profile}",
+            # Components are immutable per version: the same installer is the same version.
+            component_version=content_version(content),
+            component_type="Build",
+            system_type="Linux",
+            content=content,
+            description=f"Install the pinned GPU driver stack of image profile {args.profile}",
+            tags=args.tags,
+            opts=child,
+        )
+        base_status = "pinned" if args.parent_image else "unconfirmed"
+        pipeline = alicloud.ecs.EcsImagePipeline(
+            f"{name}-pipeline",
+            name=f"gpufleet-{args.profile}",
+            # An unconfirmed base is left out, not invented: the SDK checks the argument is given, so it travels
+            # as an output that resolves to nothing; a real run never gets here (components.program refuses it).
+            base_image=args.parent_image or pulumi.Output.from_input(None),
+            base_image_type="IMAGE",
+            build_content=pulumi.Output.concat("COMPONENT ", component.id),
+            image_name=image_name(args.profile),
+            to_region_ids=copies or None,
+            instance_type=args.instance_type,
+            vswitch_id=args.vswitch_id,
+            internet_max_bandwidth_out=args.internet_max_bandwidth_out,
+            system_disk_size=args.system_disk_gb,
+            delete_instance_on_failure=True,
+            description=(
+                f"gpufleet image profile {args.profile}" if args.parent_image else
+                f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
+                f"{build_region} in images/lock.yaml"
+            ),
+            tags={**args.tags, "gpufleet:base-image-status": base_status},
+            opts=child,
+        )
+        # The first bake; the pipeline rebakes later from the console or StartImagePipelineExecution.
+        execution = alicloud.ecs.ImagePipelineExecution(
+            f"{name}-bake",
+            image_pipeline_id=pipeline.id,
+            opts=child,
+        )
+
+        self.component_id = component.id
+        self.pipeline_id = pipeline.id
+        self.execution_id = execution.id
+        self.execution_status = execution.status
+        self.register_outputs(
+            {
+                "component_id": self.component_id,
+                "pipeline_id": self.pipeline_id,
+                "execution_id": self.execution_id,
+                "execution_status": self.execution_status,
+            }
+        )

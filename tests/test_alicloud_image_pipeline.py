@@ -1,0 +1,216 @@
+"""The alicloud-images stack under the offline engine: an image component running the lock's installer, a
+pipeline on the lock's base image (shown plainly missing while unconfirmed), a first bake; the real-run refusal
+of an unconfirmed base; and `gpufleet images pin` of what the stack outputs."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pulumi
+import pytest
+import yaml
+from conftest import SHIPPED_STACKS
+from typer.testing import CliRunner
+
+from components import program
+from components.cli import app
+from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
+from components.lock.bundle import installer_command
+from components.plan.engine import STACK_TYPE, RecordingMonitor, run_program
+from components.plan.planner import plan_stack
+from components.spec import SpecInvalid, load_stack
+
+STACK = SHIPPED_STACKS / "Pulumi.alicloud-images.yaml"
+COMPONENT = "alicloud:ecs/ecsImageComponent:EcsImageComponent"
+PIPELINE = "alicloud:ecs/ecsImagePipeline:EcsImagePipeline"
+EXECUTION = "alicloud:ecs/imagePipelineExecution:ImagePipelineExecution"
+PROFILE = "cuda12.8-r580"
+BASE = "ubuntu_22_04_uefi_x64_20G_alibase_20230515.vhd"  # the shape of a public image name, for a pinned lock
+
+
+@pytest.fixture
+def pinned_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The shipped lock with the cn-wulanchabu base image confirmed, made the default for every reader."""
+    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    raw["base_images"]["alicloud"]["cn-wulanchabu"].update(parent_image=BASE, status="pinned")
+    path = tmp_path / "lock.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    monkeypatch.setattr(loader.load_lock, "__defaults__", (path,))
+    return BASE
+
+
+def one(plan, typ: str):
+    (resource,) = [r for r in plan.resources if r.type == typ]
+    return resource
+
+
+def installer_of(component) -> str:
+    tasks = yaml.safe_load(component.inputs["content"])["Tasks"]
+    assert [t["Action"] for t in tasks] == ["RunShellCommand", "RunShellCommand"]
+    body = re.fullmatch(r"bash <<'GPUFLEET_INSTALLER'\n(.*)\nGPUFLEET_INSTALLER\n",
+                        tasks[0]["Properties"]["commandContent"], re.S)
+    assert "modinfo nvidia" in tasks[1]["Properties"]["commandContent"]
+    return body.group(1) + "\n"
+
+
+def test_component_runs_the_installer_of_the_lock_profile() -> None:
+    plan = plan_stack(STACK, SHIPPED_STACKS)
+    assert plan.exit_code == 0, plan.policies["violations"]
+    component = one(plan, COMPONENT)
+    assert installer_of(component) == installer_command(load_lock().profiles[PROFILE], "alicloud", True)
+    assert component.inputs["componentType"] == "Build" and component.inputs["systemType"] == "Linux"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", component.inputs["componentVersion"])
+    assert component.inputs["imageComponentName"][0].isupper()
+
+
+def test_pipeline_builds_the_component_and_copies_to_the_other_regions() -> None:
+    plan = plan_stack(STACK, SHIPPED_STACKS)
+    pipeline, component, execution = one(plan, PIPELINE), one(plan, COMPONENT), one(plan, EXECUTION)
+    assert component.urn in pipeline.property_dependencies["buildContent"]
+    assert pipeline.inputs["buildContent"].startswith("COMPONENT ic-")
+    assert pipeline.inputs["toRegionIds"] == ["cn-beijing"]
+    assert pipeline.inputs["baseImageType"] == "IMAGE" and pipeline.inputs["deleteInstanceOnFailure"] is True
+    assert pipeline.inputs["instanceType"] == "ecs.g7.2xlarge"
+    assert execution.property_dependencies["imagePipelineId"] == (pipeline.urn,)
+
+
+def test_unconfirmed_base_image_is_shown_missing_not_invented() -> None:
+    plan = plan_stack(STACK, SHIPPED_STACKS)
+    pipeline = one(plan, PIPELINE)
+    assert pipeline.inputs.get("baseImage") is None
+    assert pipeline.inputs["tags"]["gpufleet:base-image-status"] == "unconfirmed"
+    assert "BASE IMAGE UNCONFIRMED" in pipeline.inputs["description"]
+
+
+def test_pinned_base_image_is_the_pipelines_base(pinned_base: str) -> None:
+    pipeline = one(plan_stack(STACK, SHIPPED_STACKS), PIPELINE)
+    assert pipeline.inputs["baseImage"] == pinned_base
+    assert pipeline.inputs["tags"]["gpufleet:base-image-status"] == "pinned"
+    assert "UNCONFIRMED" not in pipeline.inputs["description"]
+
+
+def test_exports_name_the_profile_and_leave_images_empty_until_a_bake(monkeypatch: pytest.MonkeyPatch) -> None:
+    exported: dict = {}
+
+    def export(key: str, value: object) -> None:
+        pulumi.Output.from_input(value).apply(lambda resolved: exported.__setitem__(key, resolved))
+
+    monkeypatch.setattr(program.pulumi, "export", export)
+    run_program(program.build, load_stack(STACK, SHIPPED_STACKS), project="gpufleet", stack="alicloud-images",
+                region="cn-wulanchabu", zones=[])
+    assert exported["images"] == {}  # the execution exposes no image id: nothing is invented
+    assert (exported["profile"], exported["cloud"], exported["parent_image"]) == (PROFILE, "alicloud", None)
+    assert exported["image_name"] == "gpufleet-cuda12.8-r580"
+    assert exported["pipeline_id"].startswith("ip-") and exported["execution_id"].startswith("exec-")
+
+
+def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+    original = RecordingMonitor.RegisterResource
+
+    def spy(self: RecordingMonitor, request: object) -> object:
+        seen.append(request.type)
+        return original(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
+    return seen
+
+
+def test_real_run_refuses_an_unconfirmed_base_image_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(program, "running_offline", lambda: False)
+    seen = registered_types(monkeypatch)
+    with pytest.raises(pulumi.RunError) as refused:
+        run_program(program.build, load_stack(STACK, SHIPPED_STACKS), project="gpufleet", stack="alicloud-images",
+                    region="cn-wulanchabu", zones=[])
+    message = str(refused.value)
+    assert "base_images.alicloud.cn-wulanchabu: parent_image is null" in message
+    assert "aliyun ecs DescribeImages" in message
+    assert set(seen) <= {STACK_TYPE}
+    with pytest.raises(SpecInvalid, match="parent_image is null"):
+        plan_stack(STACK, SHIPPED_STACKS)
+
+
+def test_real_run_of_a_pinned_base_image_is_not_refused(monkeypatch: pytest.MonkeyPatch, pinned_base: str) -> None:
+    monkeypatch.setattr(program, "running_offline", lambda: False)
+    assert one(plan_stack(STACK, SHIPPED_STACKS), PIPELINE).inputs["baseImage"] == pinned_base
+
+
+def test_stack_refuses_a_kms_key_it_could_not_apply(tmp_path: Path) -> None:
+    document = yaml.safe_load(STACK.read_text())
+    document["config"]["gpufleet:images"]["kms_key"] = "key-0123456789abcdef01234567"
+    path = tmp_path / "Pulumi.alicloud-images.yaml"
+    path.write_text(yaml.safe_dump(document))
+    result = CliRunner().invoke(app, ["plan", "--stack-file", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "kms_key:" in " ".join(result.output.split())
+
+
+def test_plan_all_exits_zero() -> None:
+    result = CliRunner().invoke(app, ["plan", "--all"])
+    assert result.exit_code == 0, result.output
+
+
+# What `pulumi stack output --json --stack alicloud-images` prints, with the DescribeImages ids added to images.
+BAKED = {"cn-wulanchabu": "m-0jl8d1ej4mkbbq3ya2lm", "cn-beijing": "m-2zeaq1tbyqs6uyzhs3vx"}
+OUTPUTS = {
+    "cloud": "alicloud", "profile": PROFILE, "parent_image": BASE, "image_name": "gpufleet-cuda12.8-r580",
+    "component_id": "ic-0jl1lmsstd9w5ktx7vfx", "pipeline_id": "ip-0jl5q0p3kzwzbd9gkdjk",
+    "execution_id": "exec-0jl7kp9a3i5ilu6xbm2s", "execution_status": "SUCCESS", "images": BAKED,
+}
+
+
+def pin_outputs(tmp_path: Path, outputs: dict) -> tuple[object, Path]:
+    lock = tmp_path / "lock.yaml"
+    shutil.copyfile(DEFAULT_LOCK_PATH, lock)
+    (tmp_path / "outputs.json").write_text(json.dumps(outputs))
+    result = CliRunner().invoke(app, ["images", "pin", "--stack", "alicloud-images", "--lock", str(lock),
+                                      "--outputs", str(tmp_path / "outputs.json")])
+    return result, lock
+
+
+def test_pin_changes_only_the_alicloud_ids(tmp_path: Path) -> None:
+    result, lock_path = pin_outputs(tmp_path, OUTPUTS)
+    assert result.exit_code == 0, result.output
+    lock = load_lock(lock_path)
+    for region, image in BAKED.items():
+        assert lock.image_id(PROFILE, "alicloud", region) == image
+        assert lock.image_entry(PROFILE, "alicloud", region).status == "baked"
+    assert lock.image_entry("cuda13.0-r580", "alicloud", "cn-beijing").status == "unbaked"
+    assert check_lock(lock, lock.driver_branches.branches["r580"].eol) == []
+    before, after = DEFAULT_LOCK_PATH.read_text().splitlines(), lock_path.read_text().splitlines()
+    changed = [(old, new) for old, new in zip(before, after, strict=True) if old != new]
+    assert len(changed) == 2 and all("m-" in new and "status: baked" in new for _, new in changed)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"images": {}}, "outputs.images:"),
+        ({"images": {"cn-wulanchabu": "ami-0123456789abcdef0"}}, "outputs.images: cn-wulanchabu: 'ami-0123"),
+        ({"images": {"cn-hangzhou": "m-0jl8d1ej4mkbbq3ya2lm"}}, "outputs.images.cn-hangzhou: profile"),
+    ],
+)
+def test_pin_refuses_empty_or_malformed_alicloud_outputs(tmp_path: Path, change: dict, message: str) -> None:
+    result, lock_path = pin_outputs(tmp_path, {**OUTPUTS, **change})
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+    assert lock_path.read_text() == DEFAULT_LOCK_PATH.read_text()
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"parent_image": None, "os": "Ubuntu 22.04"}, "parent_image is null: set status: unconfirmed"),
+        ({"parent_image": None, "status": "unconfirmed", "os": "Ubuntu 22.04"}, "and a note"),
+        ({"parent_image": BASE, "status": "unconfirmed", "os": "Ubuntu 22.04"}, "status is unconfirmed but"),
+    ],
+)
+def test_lock_base_image_is_null_only_when_unconfirmed_with_a_note(entry: dict, message: str) -> None:
+    from components.lock.model import BaseImage
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        BaseImage.model_validate(entry)
