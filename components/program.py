@@ -15,7 +15,7 @@ from typing import Any
 
 import pulumi
 
-from .clouds.registry import backend
+from .clouds.registry import CLOUDS, backend
 from .lock import load_lock
 from .lock.status import next_steps
 from .resolve import ResolvedCluster, resolve_cluster
@@ -28,6 +28,17 @@ STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
 def read_section(key: str) -> object | None:
     namespace, _, name = key.partition(":")
     return pulumi.Config(namespace).get_object(name)
+
+
+def provider_regions() -> dict[str, str]:
+    """Each cloud's provider region key that the stack sets (aws:region...), as the Pulumi CLI passes it."""
+    found = {}
+    for cloud in CLOUDS:
+        key = backend(cloud).region_key
+        namespace, _, name = key.partition(":")
+        if (value := pulumi.Config(namespace).get(name)) is not None:
+            found[key] = value
+    return found
 
 
 def from_template() -> dict[str, object]:
@@ -51,11 +62,21 @@ def prepare(config: Mapping[str, Any]) -> Prepared:
     for key in (CLUSTER_KEY, IMAGES_KEY):
         if config.get(key) is not None and not isinstance(config[key], dict):
             raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
+    prepared: Prepared
     if config.get(CLUSTER_KEY) is not None:
-        return resolve_cluster(config[CLUSTER_KEY])
-    if config.get(IMAGES_KEY) is not None:
-        return validate_images(config[IMAGES_KEY])
-    raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
+        prepared = resolve_cluster(config[CLUSTER_KEY])
+        cloud, region, field = prepared.spec.cloud, prepared.spec.region, f"{CLUSTER_KEY}.region"
+    elif config.get(IMAGES_KEY) is not None:
+        prepared = validate_images(config[IMAGES_KEY])
+        cloud, region, field = prepared.cloud, prepared.regions[0], f"{IMAGES_KEY}.regions[0]"
+    else:
+        raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
+    # The provider deploys where its own region key says: a different one would build the cluster elsewhere.
+    key = backend(cloud).region_key
+    given = config.get(key)
+    if given is not None and given != region:
+        raise SpecInvalid([SpecError(key, f"is {given!r} but {field} is {region!r}; set both to the same region")])
+    return prepared
 
 
 def build(prepared: Prepared | None = None) -> None:
@@ -66,7 +87,9 @@ def build(prepared: Prepared | None = None) -> None:
     try:
         if prepared is None:
             config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
-            prepared = prepare(resolve_extends(config or from_template(), STACKS_DIR))
+            config = resolve_extends(config or from_template(), STACKS_DIR)
+            config.update(provider_regions())
+            prepared = prepare(config)
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
     if isinstance(prepared, ImagesSpec):

@@ -47,3 +47,11 @@ def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> No
     result = CliRunner().invoke(cli.app, ["plan", "--all", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
+
+
+def test_provider_region_must_equal_the_stacks_region(tmp_path: Path, stacks_dir: Path) -> None:
+    path = stacks_dir / "Pulumi.elsewhere.yaml"
+    path.write_text("config:\n  aws:region: eu-west-1\n  gpufleet:cluster: {extends: aws-train-p5}\n")
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "elsewhere", "--stacks-dir", str(stacks_dir)])
+    assert result.exit_code == 2
+    assert "aws:region: is 'eu-west-1' but gpufleet:cluster.region is 'us-east-1'" in result.output
