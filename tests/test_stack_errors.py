@@ -55,3 +55,26 @@ def test_provider_region_must_equal_the_stacks_region(tmp_path: Path, stacks_dir
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "elsewhere", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2
     assert "aws:region: is 'eu-west-1' but gpufleet:cluster.region is 'us-east-1'" in result.output
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        ("storage: {scratch_mount: /}", "storage.scratch_mount: Value error, '/' must be a plain absolute directory"),
+        ("storage: {scratch_mount: /a/../b}", "storage.scratch_mount: Value error, '/a/../b' must be a plain"),
+        ("bootstrap: {checkpoint_hook: '   '}", "bootstrap.checkpoint_hook: String should match pattern"),
+        ("bootstrap: {checkpoint_hook: ''}", "bootstrap.checkpoint_hook: String should have at least 1 character"),
+    ],
+)
+def test_values_the_pattern_admits_but_the_node_cannot_use(stacks_dir: Path, setting: str, message: str) -> None:
+    code, output = plan(stacks_dir, stacks_dir, f"  gpufleet:cluster: {{extends: aws-train-p5, {setting}}}\n")
+    assert code == 2 and message in " ".join(output.split())
+
+
+def test_a_long_extends_chain_is_refused(stacks_dir: Path) -> None:
+    previous = "aws-train-p5"
+    for i in range(10):
+        (stacks_dir / f"Pulumi.chain{i}.yaml").write_text(f"config:\n  gpufleet:cluster: {{extends: {previous}}}\n")
+        previous = f"chain{i}"
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "chain9", "--stacks-dir", str(stacks_dir)])
+    assert result.exit_code == 2 and "more than 8 stacks extend one another" in result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import posixpath
 from ipaddress import IPv4Network
 from typing import ClassVar, Literal
 
@@ -93,10 +94,22 @@ class Storage(StrictModel):
     scratch: ScratchMode = Field("raid0", description="raid0 (stripe local NVMe) | none")
     scratch_mount: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._/-]*$", description="absolute mount path")
 
+    @field_validator("scratch_mount")
+    @classmethod
+    def _a_directory_of_its_own(cls, value: str) -> str:
+        # The bootstrap formats and mounts the array here: "/" or a path that walks up would cover the system.
+        if value == "/" or posixpath.normpath(value) != value or ".." in value.split("/"):
+            raise ValueError(f"{value!r} must be a plain absolute directory below / (like /scratch), no '..'")
+        return value
+
 
 class Bootstrap(StrictModel):
     checkpoint_hook: str | None = Field(
-        None, description="command run once on a spot interruption or scale-in notice (e.g. save a checkpoint)"
+        None,
+        min_length=1,
+        max_length=4096,
+        pattern=r"\S",
+        description="command run once on a spot interruption or scale-in notice (e.g. save a checkpoint)",
     )
     checkpoint_grace_seconds: int = Field(
         300, ge=30, le=7200, strict=True, description="how long the terminate hook waits for the checkpoint"

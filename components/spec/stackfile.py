@@ -12,6 +12,8 @@ CLUSTER_KEY = "gpufleet:cluster"
 IMAGES_KEY = "gpufleet:images"
 POLICY_KEY = "gpufleet:policy"
 EXTENDS = "extends"
+# A template extends a base, a fork extends a template: a few levels are plenty, a long chain is a mistake.
+MAX_EXTENDS = 8
 
 
 def stack_path(stacks_dir: Path, stack: str) -> Path:
@@ -67,6 +69,9 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
         if not isinstance(section, dict) or EXTENDS not in section:
             continue
         parent = section[EXTENDS]
+        if len(chain) >= MAX_EXTENDS:
+            message = f"more than {MAX_EXTENDS} stacks extend one another; flatten the chain"
+            raise SpecInvalid([SpecError(EXTENDS, message)])
         if not isinstance(parent, str) or not parent:
             raise SpecInvalid([SpecError(f"{EXTENDS}", "must name another stack in stacks/, e.g. aws-train-p5")])
         if parent in chain:
