@@ -51,15 +51,6 @@ def plan_cli(tmp_path: Path, cluster: dict[str, Any]) -> Any:
     return CliRunner().invoke(app, ["plan", "--stack-file", str(path), "--format", "json"])
 
 
-def of_type(plan: PlanResult, typ: str) -> list[RecordedResource]:
-    return [r for r in plan.resources if r.type == typ]
-
-
-def one(plan: PlanResult, typ: str) -> RecordedResource:
-    found = of_type(plan, typ)
-    assert len(found) == 1, [r.name for r in found]
-    return found[0]
-
 
 def cloud_init(scale_set: RecordedResource) -> dict[str, Any]:
     """The cloud-config document a scale set's customData carries."""

@@ -49,3 +49,15 @@ def shipped_plans() -> dict[str, Any]:
     from components.spec import stack_names, stack_path
 
     return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in stack_names(SHIPPED_STACKS)}
+
+
+def of_type(plan: Any, typ: str) -> list[Any]:
+    """The recorded resources of one type token in a plan."""
+    return [r for r in plan.resources if r.type == typ]
+
+
+def one(plan: Any, typ: str) -> Any:
+    """The one recorded resource of a type token; fails naming what was found otherwise."""
+    found = of_type(plan, typ)
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, read_cluster, write_stack
+from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 from typer.testing import CliRunner
 
 from components.cli import app
@@ -28,15 +28,6 @@ INFER = "alicloud-infer-gn7i"
 def shipped(stack: str) -> PlanResult:
     return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
-
-def of_type(plan: PlanResult, typ: str) -> list[RecordedResource]:
-    return [r for r in plan.resources if r.type == typ]
-
-
-def one(plan: PlanResult, typ: str) -> RecordedResource:
-    found = of_type(plan, typ)
-    assert len(found) == 1, [r.name for r in found]
-    return found[0]
 
 
 def plan_json(tmp_path: Path, cluster: dict[str, Any]) -> Any:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS
+from conftest import SHIPPED_STACKS, one
 from typer.testing import CliRunner
 
 from components import program
@@ -42,10 +42,6 @@ def pinned_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setattr(loader.load_lock, "__defaults__", (path,))
     return BASE
 
-
-def one(plan, typ: str):
-    (resource,) = [r for r in plan.resources if r.type == typ]
-    return resource
 
 
 def installer_of(component) -> str:

@@ -10,10 +10,9 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS, read_cluster, write_stack
+from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
 from components.spec import SpecInvalid
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -30,15 +29,6 @@ def plan_variant(tmp_path: Path, stack: str = "aws-train-p5", **group_changes: A
     cluster["node_groups"][0].update(group_changes)
     return plan_stack(write_stack(tmp_path, "variant", cluster))
 
-
-def of_type(plan: PlanResult, typ: str) -> list[RecordedResource]:
-    return [r for r in plan.resources if r.type == typ]
-
-
-def one(plan: PlanResult, typ: str) -> RecordedResource:
-    found = of_type(plan, typ)
-    assert len(found) == 1, [r.name for r in found]
-    return found[0]
 
 
 def test_p5_launch_template_has_32_efa_interfaces() -> None:

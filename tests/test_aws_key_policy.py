@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import SHIPPED_STACKS, read_cluster, write_stack
+from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
@@ -26,9 +26,6 @@ def cluster_plan(tmp_path: Path, group: dict[str, Any] | None = None, **changes:
     cluster.update(changes)
     return plan_stack(write_stack(tmp_path, "keys", cluster))
 
-
-def of_type(plan: PlanResult, typ: str) -> list[RecordedResource]:
-    return [r for r in plan.resources if r.type == typ]
 
 
 def statements(key: RecordedResource) -> list[dict[str, Any]]:

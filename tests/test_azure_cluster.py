@@ -17,14 +17,12 @@ from azure_plans import (
     VMSS,
     cloud_init,
     node_file,
-    of_type,
-    one,
     plan_cli,
     plan_variant,
     shipped,
     variant,
 )
-from conftest import REPO
+from conftest import REPO, of_type, one
 from typer.testing import CliRunner
 
 from components.cli import app

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pulumi
 import pytest
-from azure_plans import DES, ROLE, TRAIN, VMSS, of_type, one, plan_variant, shipped, variant
+from azure_plans import DES, ROLE, TRAIN, VMSS, plan_variant, shipped, variant
+from conftest import of_type, one
 
 from components.catalog import load_catalog
 from components.clouds.azure import mocks
