@@ -9,9 +9,10 @@ id and no computed outputs.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
+
+from ..mock_ids import digest, opaque_id
 
 ACCOUNT = "5123456789012345"  # the offline engine's stand-in Alibaba Cloud account (16 digits)
 
@@ -39,12 +40,9 @@ IMAGE_BUILDER_IDS = {
 Outputs = tuple[str, dict[str, Any]]
 
 
-def _hex(seed: str, length: int) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:length]
-
 
 def _prefixed(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    return PREFIXED_IDS[typ] + _hex(seed, 21), {}
+    return PREFIXED_IDS[typ] + digest(seed, 21), {}
 
 
 def _image_builder(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -52,18 +50,18 @@ def _image_builder(typ: str, name: str, inputs: dict[str, Any], region: str, see
     if typ.endswith(":ImagePipelineExecution"):
         # A bake just started: the build task is BUILDING; no image exists yet, so none is answered.
         outputs = {"status": "BUILDING", "createTime": "2025-01-01T00:00:00Z"}
-    return IMAGE_BUILDER_IDS[typ] + _hex(seed, 20), outputs
+    return IMAGE_BUILDER_IDS[typ] + digest(seed, 20), outputs
 
 
 def _nat_gateway(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    return "ngw-" + _hex(seed, 21), {"snatTableIds": "stb-" + _hex(seed + "/snat", 21),
-                                     "forwardTableIds": "ftb-" + _hex(seed + "/dnat", 21)}
+    return "ngw-" + digest(seed, 21), {"snatTableIds": "stb-" + digest(seed + "/snat", 21),
+                                     "forwardTableIds": "ftb-" + digest(seed + "/dnat", 21)}
 
 
 def _eip(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     physical, _ = _prefixed(typ, name, inputs, region, seed)
     # An address of TEST-NET-3 (RFC 5737): the shape of an EIP, never one Alibaba Cloud assigned.
-    return physical, {"ipAddress": f"203.0.113.{int(_hex(seed, 2), 16) % 254 + 1}", "allocationId": physical}
+    return physical, {"ipAddress": f"203.0.113.{int(digest(seed, 2), 16) % 254 + 1}", "allocationId": physical}
 
 
 def _joined(*parts: str) -> str:
@@ -75,7 +73,7 @@ def _eip_association(typ: str, name: str, inputs: dict[str, Any], region: str, s
 
 
 def _snat_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    entry = "snat-" + _hex(seed, 21)
+    entry = "snat-" + digest(seed, 21)
     return _joined(inputs["snatTableId"], entry), {"snatEntryId": entry}
 
 
@@ -85,13 +83,13 @@ def _security_group_rule(typ: str, name: str, inputs: dict[str, Any], region: st
 
 
 def _kms_key(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    key_id = "key-" + _hex(seed, 24)
+    key_id = "key-" + digest(seed, 24)
     return key_id, {"arn": f"acs:kms:{region}:{ACCOUNT}:key/{key_id}"}
 
 
 def _ram_role(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     role = inputs["roleName"]
-    return role, {"arn": f"acs:ram::{ACCOUNT}:role/{role.lower()}", "roleId": str(int(_hex(seed, 15), 16))[:19]}
+    return role, {"arn": f"acs:ram::{ACCOUNT}:role/{role.lower()}", "roleId": str(int(digest(seed, 15), 16))[:19]}
 
 
 def _ram_policy(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -134,7 +132,7 @@ def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Ou
     seed = f"{typ}::{name}"
     answer = ANSWERS.get(typ)
     if answer is None:
-        return f"{name}-{_hex(seed, 8)}", {}
+        return opaque_id(name, seed), {}
     return answer(typ, name, inputs, region, seed)
 
 

@@ -9,10 +9,10 @@ feeds one of its outputs anywhere.
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from collections.abc import Callable
 from typing import Any
+
+from ..mock_ids import digest, guid, opaque_id
 
 ACCOUNT = "123456789012"  # the offline engine's stand-in AWS account
 
@@ -59,12 +59,6 @@ SERVICE_LINKED_ROLE_NAMES = {
 Outputs = tuple[str, dict[str, Any]]
 
 
-def _hex(seed: str, length: int) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:length]
-
-
-def _uuid(seed: str) -> str:
-    return str(uuid.UUID(_hex(seed, 32), version=4))
 
 
 def _arn(service: str, region: str, resource: str) -> str:
@@ -73,12 +67,12 @@ def _arn(service: str, region: str, resource: str) -> str:
 
 def _name(name: str, inputs: dict[str, Any], seed: str) -> str:
     """The name input, or the one Pulumi's autonaming would give: the logical name and a random suffix."""
-    return inputs.get("name") or f"{name}-{_hex(seed, 7)}"
+    return inputs.get("name") or f"{name}-{digest(seed, 7)}"
 
 
 def _ec2(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     prefix, kind = EC2_IDS[typ]
-    physical = prefix + _hex(seed, 17)
+    physical = prefix + digest(seed, 17)
     outputs: dict[str, Any] = {"arn": _arn("ec2", region, f"{kind}/{physical}")} if kind else {}
     if typ == "aws:ec2/eip:Eip":
         outputs["allocationId"] = physical
@@ -89,23 +83,23 @@ def _ec2(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) ->
 
 def _placement_group(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     group = _name(name, inputs, seed)
-    return group, {"name": group, "placementGroupId": "pg-" + _hex(seed, 17),
+    return group, {"name": group, "placementGroupId": "pg-" + digest(seed, 17),
                    "arn": _arn("ec2", region, f"placement-group/{group}")}
 
 
 def _fleet(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    fleet = f"fleet-{_uuid(seed)}"
+    fleet = f"fleet-{guid(seed)}"
     return fleet, {"arn": _arn("ec2", region, f"fleet/{fleet}")}
 
 
 def _autoscaling_group(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     group = _name(name, inputs, seed)
     return group, {"name": group, "arn": _arn(
-        "autoscaling", region, f"autoScalingGroup:{_uuid(seed)}:autoScalingGroupName/{group}")}
+        "autoscaling", region, f"autoScalingGroup:{guid(seed)}:autoScalingGroupName/{group}")}
 
 
 def _kms_key(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
-    key_id = f"mrk-{_hex(seed, 32)}" if inputs.get("multiRegion") else _uuid(seed)
+    key_id = f"mrk-{digest(seed, 32)}" if inputs.get("multiRegion") else guid(seed)
     return key_id, {"keyId": key_id, "arn": _arn("kms", region, f"key/{key_id}")}
 
 
@@ -141,7 +135,7 @@ def _iam(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) ->
     physical = _name(name, inputs, seed)
     path = inputs.get("path") or "/"
     arn = f"arn:aws:iam::{ACCOUNT}:{kind}{path}{physical}"
-    unique = id_prefix + _hex(seed, 17).upper()
+    unique = id_prefix + digest(seed, 17).upper()
     unique_key = "policyId" if typ == "aws:iam/policy:Policy" else "uniqueId"
     return (arn if typ == "aws:iam/policy:Policy" else physical), {"name": physical, "arn": arn, unique_key: unique}
 
@@ -155,7 +149,7 @@ def _service_linked_role(typ: str, name: str, inputs: dict[str, Any], region: st
         role = f"{role}_{suffix}"
     path = f"/aws-service-role/{service}/"
     arn = f"arn:aws:iam::{ACCOUNT}:role{path}{role}"
-    return arn, {"name": role, "path": path, "arn": arn, "uniqueId": "AROA" + _hex(seed, 17).upper()}
+    return arn, {"name": role, "path": path, "arn": arn, "uniqueId": "AROA" + digest(seed, 17).upper()}
 
 
 def _image_builder(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -201,7 +195,7 @@ def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Ou
     seed = f"{typ}::{name}"
     answer = ANSWERS.get(typ)
     if answer is None:
-        return f"{name}-{_hex(seed, 8)}", {}
+        return opaque_id(name, seed), {}
     return answer(typ, name, inputs, region, seed)
 
 

@@ -9,10 +9,10 @@ offline (public IP addresses, key material) are left out, never made up.
 
 from __future__ import annotations
 
-import hashlib
-import uuid
 from collections.abc import Callable
 from typing import Any
+
+from ..mock_ids import digest, guid
 
 # The offline engine's stand-in subscription and tenant (GUIDs, as Azure writes them).
 SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
@@ -52,17 +52,11 @@ IDENTITY_MAPS = {
 Outputs = tuple[str, dict[str, Any]]
 
 
-def _hex(seed: str, length: int) -> str:
-    return hashlib.sha256(seed.encode()).hexdigest()[:length]
-
-
-def _guid(seed: str) -> str:
-    return str(uuid.UUID(_hex(seed, 32), version=4))
 
 
 def _name(name: str, inputs: dict[str, Any], key: str, seed: str) -> str:
     """The name input, or what Pulumi's autonaming gives: the logical name and a random suffix."""
-    return inputs.get(key) or f"{name}{_hex(seed, 8)}"
+    return inputs.get(key) or f"{name}{digest(seed, 8)}"
 
 
 def _group_id(group: str) -> str:
@@ -76,13 +70,13 @@ def _arm(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     outputs: dict[str, Any] = {"id": arm_id, "name": physical}
     if typ == "azure-native:keyvault:Key":
         uri = f"https://{inputs['vaultName']}.vault.azure.net/keys/{physical}"
-        outputs.update(keyUri=uri, keyUriWithVersion=f"{uri}/{_hex(seed, 32)}")
+        outputs.update(keyUri=uri, keyUriWithVersion=f"{uri}/{digest(seed, 32)}")
     elif typ == "azure-native:managedidentity:UserAssignedIdentity":
-        outputs.update(principalId=_guid(seed + "principal"), clientId=_guid(seed + "client"), tenantId=TENANT)
+        outputs.update(principalId=guid(seed + "principal"), clientId=guid(seed + "client"), tenantId=TENANT)
     elif typ == "azure-native:compute:DiskEncryptionSet" and (inputs.get("identity") or {}).get("type"):
-        outputs["identity"] = {**inputs["identity"], "principalId": _guid(seed + "principal"), "tenantId": TENANT}
+        outputs["identity"] = {**inputs["identity"], "principalId": guid(seed + "principal"), "tenantId": TENANT}
     if typ == "azure-native:compute:VirtualMachineScaleSet":
-        outputs["uniqueId"] = _guid(seed)
+        outputs["uniqueId"] = guid(seed)
     if typ in IDENTITY_MAPS and (inputs.get("identity") or {}).get("userAssignedIdentities"):
         # Sent as a list of ids, returned as a map by id (the identities' own ids are theirs to answer). An
         # image template has not run offline, so its lastRunStatus stays unset.
@@ -99,14 +93,14 @@ def _resource_group(typ: str, name: str, inputs: dict[str, Any], seed: str) -> O
 
 def _role_assignment(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     """Named by a GUID, under the scope it grants on."""
-    assignment = inputs.get("roleAssignmentName") or _guid(seed)
+    assignment = inputs.get("roleAssignmentName") or guid(seed)
     arm_id = f"{inputs['scope']}/providers/Microsoft.Authorization/roleAssignments/{assignment}"
     return arm_id, {"id": arm_id, "name": assignment}
 
 
 def _role_definition(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     """Custom role ids live under the subscription whatever scope defines them (as role assignments cite them)."""
-    role = inputs.get("roleDefinitionId") or _guid(seed)
+    role = inputs.get("roleDefinitionId") or guid(seed)
     arm_id = f"/subscriptions/{SUBSCRIPTION}/providers/Microsoft.Authorization/roleDefinitions/{role}"
     return arm_id, {"id": arm_id, "name": role}
 
