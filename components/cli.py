@@ -264,7 +264,7 @@ def policy_config(
         prepared = prepare(config)  # as `gpufleet plan` does, so both print the same pack config
     except SpecInvalid as invalid:
         fail_invalid(invalid)
-    emit_json(policy_pack_config(config, prepared))
+    emit_json(policy_pack_config(config, prepared, stack))
 
 
 def main() -> None:

@@ -95,6 +95,11 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
 
 
 def print_policies(console: Console, policies: dict[str, Any]) -> None:
+    for granted in policies.get("exceptions", []):
+        console.print(
+            f"[yellow]exception[/]: {escape(granted['rule'])} allowed at {granted['level']} until "
+            f"{granted['expires']}: {escape(granted['reason'])} (policies/organisation.yaml)"
+        )
     violations = policies["violations"]
     if not violations:
         console.print(f"Policies: {policies['evaluated']} evaluated, no violations")

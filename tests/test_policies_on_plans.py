@@ -18,7 +18,7 @@ def recorded(stack: str):
     path = SHIPPED_STACKS / f"Pulumi.{stack}.yaml"
     config = load_stack(path, SHIPPED_STACKS)
     cluster = resolve_cluster(config["gpufleet:cluster"])
-    return plan_stack(path, SHIPPED_STACKS).resources, policy_pack_config(config, cluster)
+    return plan_stack(path, SHIPPED_STACKS).resources, policy_pack_config(config, cluster, stack)
 
 
 def test_unencrypted_launch_template_volume_fails_mandatory() -> None:

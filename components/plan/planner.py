@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from ..program import build, prepare
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
-from .policy_config import policy_pack_config
+from .policy_config import policy_pack_config, user_policy
+from .policy_floor import exceptions_in_use, organisation
 from .policy_runner import PolicyConfigError, run_policies
 from .record import RecordedResource
 
@@ -70,7 +72,8 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
     try:
-        report = run_policies(resources, policy_pack_config(config, prepared))
+        pack_config = policy_pack_config(config, prepared, name)
+        report = run_policies(resources, pack_config)
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
         raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
@@ -79,7 +82,9 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
         cloud=cloud,
         region=region,
         resources=resources,
-        policies=report.to_json(),
+        policies={**report.to_json(), "exceptions": exceptions_in_use(
+            user_policy(config), name, date.today(), organisation()
+        )},
         summary=summary,
         mandatory_failed=report.has_mandatory,
     )

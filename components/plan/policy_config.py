@@ -7,12 +7,14 @@ can write the same file for a real `pulumi preview --policy-pack policies`.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from policies.registry import rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
+from .policy_floor import exceptions_in_use, organisation, raised_floors
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
@@ -47,12 +49,24 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
     return settings
 
 
-def policy_pack_config(config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, Any]:
-    """User settings win over derived ones; a bare level ("advisory") keeps the derived settings."""
+def user_policy(config: dict[str, Any]) -> dict[str, Any]:
+    """The stack's `gpufleet:policy`, checked to be a map."""
     user = config.get(POLICY_KEY) or {}
     if not isinstance(user, dict):
         message = "must be a map of policy names to a level (mandatory, advisory, disabled) or settings"
         raise SpecInvalid([SpecError(POLICY_KEY, message)])
+    return user
+
+
+def policy_pack_config(
+    config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str, today: date | None = None
+) -> dict[str, Any]:
+    """User settings win over derived ones; a bare level ("advisory") keeps the derived settings. The
+    organisation's floors apply: a level below one needs an exception (policies/organisation.yaml)."""
+    user = user_policy(config)
+    org = organisation()
+    exceptions_in_use(user, stack, today or date.today(), org)
+    user = {**raised_floors(user, org), **user}
     merged: dict[str, Any] = {}
     for name, derived in derived_settings(prepared).items():
         given = user.get(name)
