@@ -30,8 +30,10 @@ def stacks_dir(tmp_path: Path) -> Path:
 
 
 def read_cluster(stack: str) -> dict[str, Any]:
-    doc = yaml.safe_load((SHIPPED_STACKS / f"Pulumi.{stack}.yaml").read_text())
-    return doc["config"]["gpufleet:cluster"]
+    """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text)."""
+    from components.yaml_model import read_yaml
+
+    return read_yaml(SHIPPED_STACKS / f"Pulumi.{stack}.yaml")["config"]["gpufleet:cluster"]
 
 
 def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: Any) -> Path:

@@ -1,0 +1,134 @@
+"""Generated stack files: validation never crashes, the CLI answers 0, 1 or 2 with the field named on 2 and
+nothing written, and plans are the same across processes with different hash seeds."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import yaml
+from conftest import REPO, SHIPPED_STACKS, read_cluster, write_stack
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from components import cli
+from components.plan.planner import plan_stack
+from components.program import prepare
+from components.spec import CLUSTER_KEY, SpecInvalid
+
+CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")
+                  if "gpufleet:cluster" in yaml.safe_load(p.read_text())["config"])
+BASES = {name: read_cluster(name) for name in CLUSTERS}
+# No example database: CI runs in a fresh clone, and a test must not write into the repository.
+SLOW = settings(
+    deadline=None, database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+scalars = st.none() | st.booleans() | st.integers(-(10**6), 10**6) | st.floats(allow_nan=False) | st.text(max_size=12)
+values = st.recursive(
+    scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+
+
+def places(node: Any, path: tuple = ()) -> Iterator[tuple]:
+    """Every path into a nested structure of maps and lists, the root included."""
+    yield path
+    items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    for key, child in items:
+        yield from places(child, (*path, key))
+
+
+def at(node: Any, path: tuple) -> Any:
+    for key in path:
+        node = node[key]
+    return node
+
+
+@st.composite
+def mutated_clusters(draw: st.DrawFn) -> dict[str, Any]:
+    """A shipped cluster with one to three places replaced, deleted, or given an extra key."""
+    raw = copy.deepcopy(BASES[draw(st.sampled_from(CLUSTERS))])
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(list(places(raw))[1:]))
+        parent, key = at(raw, path[:-1]), path[-1]
+        action = draw(st.sampled_from(["replace", "delete", "add"]))
+        if action == "replace":
+            parent[key] = draw(values)
+        elif action == "delete":
+            del parent[key]
+        elif isinstance(parent, dict):
+            parent[draw(st.text(min_size=1, max_size=8))] = draw(values)
+    return raw
+
+
+@st.composite
+def valid_clusters(draw: st.DrawFn) -> dict[str, Any]:
+    """A shipped cluster with its first group resized, its tags and environment changed: plans in full."""
+    raw = copy.deepcopy(BASES[draw(st.sampled_from(CLUSTERS))])
+    group = raw["node_groups"][0]
+    low = draw(st.integers(0, 4))
+    desired = draw(st.integers(low, low + 4))
+    group["size"] = {"min": low, "desired": desired, "max": draw(st.integers(max(desired, 1), desired + 8))}
+    if group.get("on_demand_base", 0) > group["size"]["max"]:
+        group["on_demand_base"] = group["size"]["max"]
+    raw["tags"] = draw(st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),
+                                       st.from_regex(r"[a-z0-9-]{1,12}", fullmatch=True), max_size=3))
+    raw.pop("budget", None)
+    raw["environment"] = draw(st.sampled_from(["dev", "staging", "prod"]))
+    return raw
+
+
+@settings(SLOW, max_examples=10_000)
+@given(mutated_clusters())
+def test_validation_refuses_by_field_or_accepts_never_crashes(raw: dict[str, Any]) -> None:
+    try:
+        prepare({CLUSTER_KEY: raw})
+    except SpecInvalid as invalid:
+        assert invalid.errors and all(str(error).strip() for error in invalid.errors)
+
+
+@settings(SLOW, max_examples=300)
+@given(raw=mutated_clusters())
+def test_the_cli_answers_0_1_or_2_and_writes_nothing(tmp_path_factory, raw: dict[str, Any]) -> None:
+    directory = tmp_path_factory.mktemp("stacks")
+    path = write_stack(directory, "gen", raw)
+    before = sorted(directory.iterdir())
+    result = CliRunner().invoke(cli.app, ["plan", "--stack-file", str(path), "--format", "json"])
+    assert result.exit_code in (0, 1, 2), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert result.stdout == "" and result.stderr.startswith("error: invalid stack")
+    else:
+        assert json.loads(result.stdout)["stack"] == "gen"
+    assert sorted(directory.iterdir()) == before
+
+
+@settings(SLOW, max_examples=300)
+@given(raw=valid_clusters())
+def test_valid_variations_plan_in_full(tmp_path_factory, raw: dict[str, Any]) -> None:
+    plan = plan_stack(write_stack(tmp_path_factory.mktemp("stacks"), "gen", raw))
+    assert plan.exit_code in (0, 1) and plan.resources
+    assert plan.summary["gpus"]["max"] >= plan.summary["gpus"]["desired"] >= plan.summary["gpus"]["min"]
+
+
+def test_plans_are_identical_across_hash_seeds() -> None:
+    script = (
+        "import json, sys; from pathlib import Path; from components.plan.planner import plan_stack; "
+        "print(json.dumps([plan_stack(Path(f'stacks/Pulumi.{s}.yaml'), Path('stacks')).to_json() "
+        "for s in sys.argv[1:]], sort_keys=True))"
+    )
+    stacks = [next(s for s in CLUSTERS if s.startswith(cloud)) for cloud in ("aws", "azure", "alicloud")]
+    outputs = {
+        subprocess.run([sys.executable, "-c", script, *stacks], cwd=REPO, capture_output=True, text=True, check=True,
+                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+        for seed in ("1", "2")
+    }
+    assert len(outputs) == 1 and json.loads(outputs.pop())
