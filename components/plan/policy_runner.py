@@ -155,11 +155,11 @@ def _options(resource: RecordedResource) -> PolicyResourceOptions:
     )
 
 
-def _stack_resources(resources: Sequence[RecordedResource]) -> list[PolicyResource]:
+def _stack_resources(resources: Sequence[RecordedResource], props: Any) -> list[PolicyResource]:
     built = {
         r.urn: PolicyResource(
             r.type,
-            unknown_checking_proxy(copy.deepcopy(r.inputs)),
+            props(r),
             r.urn,
             r.name,
             _options(r),
@@ -199,11 +199,21 @@ def run_policies(
 
     Raises PolicyConfigError when `config` is malformed.
     """
-    if policies is None:
-        from policies.registry import ALL_POLICIES
+    from policies.registry import ALL_POLICIES, RULES_BY_NAME
 
+    if policies is None:
         policies = ALL_POLICIES
     settings = resolve_config(policies, config)
+    # Each resource's inputs are copied and proxied once and the stack view is built once, not per policy:
+    # rules only read them. A pack rule sees only the resource types it declares (it ignores the rest).
+    proxied: dict[str, Any] = {}
+
+    def props(resource: RecordedResource) -> Any:
+        if resource.urn not in proxied:
+            proxied[resource.urn] = unknown_checking_proxy(copy.deepcopy(resource.inputs))
+        return proxied[resource.urn]
+
+    stack_view: list[PolicyResource] = []
     report = PolicyReport(evaluated=0)
     violations: list[Violation] = []
     for policy in policies:
@@ -221,10 +231,14 @@ def run_policies(
             return report_violation
 
         if isinstance(policy, ResourceValidationPolicy):
+            rule = RULES_BY_NAME.get(policy.name)
+            wanted = set(rule.resource_types) if rule is not None and rule.policy is policy else None
             for resource in resources:
+                if wanted is not None and resource.type not in wanted:
+                    continue
                 args = ResourceValidationArgs(
                     resource.type,
-                    unknown_checking_proxy(copy.deepcopy(resource.inputs)),
+                    props(resource),
                     resource.urn,
                     resource.name,
                     _options(resource),
@@ -233,7 +247,8 @@ def run_policies(
                 )
                 _call(policy, args, reporter(resource.urn), report, violations, resource.urn)
         elif isinstance(policy, StackValidationPolicy):
-            args = StackValidationArgs(_stack_resources(resources), copy.deepcopy(setting.properties))
+            stack_view = stack_view or _stack_resources(resources, props)
+            args = StackValidationArgs(stack_view, copy.deepcopy(setting.properties))
             _call(policy, args, reporter(""), report, violations, "")
     report.violations = sorted(violations, key=lambda v: (v.policy, v.urn, v.message, v.level))
     report.not_applicable = sorted(set(report.not_applicable))
