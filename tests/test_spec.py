@@ -248,3 +248,10 @@ def test_every_error_is_reported_at_once() -> None:
     errors = errors_of(raw)
     assert any(e.startswith("node_groups[0].size") for e in errors)
     assert any(e.startswith("node_groups[0].instance_types[0]") for e in errors)
+
+
+@pytest.mark.parametrize(("field", "value"), [("cidr", True), ("cidr", 167772160), ("admin_cidrs", [167772160])])
+def test_cidrs_must_be_text(field: str, value: object) -> None:
+    raw = base()
+    raw["network"][field] = value
+    assert any(e.startswith(f"network.{field}: Value error,") and "is not a CIDR" in e for e in errors_of(raw))

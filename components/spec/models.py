@@ -83,6 +83,15 @@ class Network(StrictModel):
     PER_ZONE: ClassVar[str | None] = None
     """The brought field that lists one subnet per zone, in the order of `zones`."""
 
+    @field_validator("cidr", "admin_cidrs", mode="before")
+    @classmethod
+    def _cidrs_are_written_as_text(cls, value: object) -> object:
+        # pydantic would read a number or a boolean as an address (`true` -> 0.0.0.1/32): refuse it instead.
+        for item in value if isinstance(value, list) else [value]:
+            if item is not None and not isinstance(item, str):
+                raise ValueError(f"{item!r} is not a CIDR; write it as text like 10.42.0.0/16")
+        return value
+
     def brought(self) -> dict[str, object]:
         """The bring-your-own fields that are set, by name (empty when gpufleet creates the network)."""
         return {name: value for name in self.BRING if (value := getattr(self, name))}
