@@ -63,3 +63,18 @@ def one(plan: Any, typ: str) -> Any:
     found = of_type(plan, typ)
     assert len(found) == 1, [r.name for r in found]
     return found[0]
+
+
+def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The type of every resource the offline engine is asked to register from now on, in order."""
+    from components.plan.engine import RecordingMonitor
+
+    seen: list[str] = []
+    original = RecordingMonitor.RegisterResource
+
+    def spy(self: RecordingMonitor, request: Any) -> Any:
+        seen.append(request.type)
+        return original(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
+    return seen

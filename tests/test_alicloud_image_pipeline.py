@@ -13,14 +13,14 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS, one
+from conftest import SHIPPED_STACKS, one, registered_types
 from typer.testing import CliRunner
 
 from components import program
 from components.cli import app
 from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
 from components.lock.bundle import installer_command
-from components.plan.engine import STACK_TYPE, RecordingMonitor, run_program
+from components.plan.engine import STACK_TYPE, run_program
 from components.plan.planner import plan_stack
 from components.spec import SpecInvalid, load_stack
 
@@ -102,18 +102,6 @@ def test_exports_name_the_profile_and_leave_images_empty_until_a_bake(monkeypatc
     assert (exported["profile"], exported["cloud"], exported["parent_image"]) == (PROFILE, "alicloud", None)
     assert exported["image_name"] == "gpufleet-cuda12.8-r580"
     assert exported["pipeline_id"].startswith("ip-") and exported["execution_id"].startswith("exec-")
-
-
-def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    original = RecordingMonitor.RegisterResource
-
-    def spy(self: RecordingMonitor, request: object) -> object:
-        seen.append(request.type)
-        return original(self, request)
-
-    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
-    return seen
 
 
 def test_real_run_refuses_an_unconfirmed_base_image_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,11 +8,11 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS
+from conftest import SHIPPED_STACKS, registered_types
 
 from components import program
 from components.lock import DEFAULT_LOCK_PATH, loader
-from components.plan.engine import STACK_TYPE, RecordingMonitor, run_program
+from components.plan.engine import STACK_TYPE, run_program
 from components.plan.mocks import OfflineMocks
 from components.plan.planner import plan_stack
 from components.spec import SpecInvalid, load_stack
@@ -63,18 +63,6 @@ def test_plan_of_a_baked_profile_boots_the_pinned_id(baked_lock: str) -> None:
         assert "gpufleet:image-stack" not in template.inputs["tags"]
         assert "UNBAKED" not in template.inputs["description"]
     assert plan.policies["violations"] == []
-
-
-def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    seen: list[str] = []
-    original = RecordingMonitor.RegisterResource
-
-    def spy(self: RecordingMonitor, request: object) -> object:
-        seen.append(request.type)
-        return original(self, request)
-
-    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
-    return seen
 
 
 def test_real_run_refuses_the_unbaked_profile_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..mock_ids import digest, opaque_id
+from ..mock_ids import Outputs, answer_from, digest
 
 ACCOUNT = "5123456789012345"  # the offline engine's stand-in Alibaba Cloud account (16 digits)
 
@@ -36,9 +36,6 @@ IMAGE_BUILDER_IDS = {
     "alicloud:ecs/ecsImagePipeline:EcsImagePipeline": "ip-",
     "alicloud:ecs/imagePipelineExecution:ImagePipelineExecution": "exec-",
 }
-
-Outputs = tuple[str, dict[str, Any]]
-
 
 
 def _prefixed(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -129,11 +126,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
 
 def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Outputs:
     """The physical id and computed outputs of an Alibaba Cloud resource."""
-    seed = f"{typ}::{name}"
-    answer = ANSWERS.get(typ)
-    if answer is None:
-        return opaque_id(name, seed), {}
-    return answer(typ, name, inputs, region, seed)
+    return answer_from(ANSWERS, typ, name, inputs, region)
 
 
 def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..mock_ids import digest, guid, opaque_id
+from ..mock_ids import Outputs, answer_from, digest, guid
 
 ACCOUNT = "123456789012"  # the offline engine's stand-in AWS account
 
@@ -55,10 +55,6 @@ SERVICE_LINKED_ROLE_NAMES = {
     "spot.amazonaws.com": "AWSServiceRoleForEC2Spot",
     "imagebuilder.amazonaws.com": "AWSServiceRoleForImageBuilder",
 }
-
-Outputs = tuple[str, dict[str, Any]]
-
-
 
 
 def _arn(service: str, region: str, resource: str) -> str:
@@ -191,12 +187,8 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
 
 def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Outputs:
     """The physical id and computed outputs of an AWS resource; `region` is the provider's."""
-    region = inputs.get("region") or region  # pulumi-aws 7 resources may name their own region
-    seed = f"{typ}::{name}"
-    answer = ANSWERS.get(typ)
-    if answer is None:
-        return opaque_id(name, seed), {}
-    return answer(typ, name, inputs, region, seed)
+    # pulumi-aws 7 resources may name their own region.
+    return answer_from(ANSWERS, typ, name, inputs, inputs.get("region") or region)
 
 
 def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:

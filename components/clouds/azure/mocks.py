@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..mock_ids import digest, guid
+from ..mock_ids import Outputs, digest, guid
 
 # The offline engine's stand-in subscription and tenant (GUIDs, as Azure writes them).
 SUBSCRIPTION = "11111111-1111-4111-8111-111111111111"
@@ -48,10 +48,6 @@ IDENTITY_MAPS = {
     "azure-native:compute:VirtualMachineScaleSet",
     "azure-native:virtualmachineimages:VirtualMachineImageTemplate",
 }
-
-Outputs = tuple[str, dict[str, Any]]
-
-
 
 
 def _name(name: str, inputs: dict[str, Any], key: str, seed: str) -> str:
