@@ -19,7 +19,7 @@ from .catalog import Catalog, InstanceType, hourly_cost, load_catalog
 from .clouds.registry import CLOUDS, backend
 from .spec.errors import SpecInvalid
 from .spec.models import ClusterSpec, NodeGroup
-from .spec.validate import parse_with
+from .spec.validate import discriminated_union, parse_with
 
 if TYPE_CHECKING:
     from .clouds.backend import CloudBackend
@@ -145,12 +145,7 @@ def _cost(primary: InstanceType, spec: ClusterSpec, group: NodeGroup) -> GroupCo
 
 @cache
 def _cluster_adapter() -> TypeAdapter[Any]:
-    from typing import Annotated, Union
-
-    from pydantic import Field
-
-    models = tuple(backend(cloud).spec_model for cloud in CLOUDS)
-    return TypeAdapter(Annotated[Union[models], Field(discriminator="cloud")])  # noqa: UP007 - a runtime tuple
+    return discriminated_union([backend(cloud).spec_model for cloud in CLOUDS])
 
 
 def cluster_json_schema() -> dict[str, Any]:

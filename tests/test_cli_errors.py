@@ -41,7 +41,7 @@ def test_a_clean_plan_still_exits_0_through_main(monkeypatch, capsys) -> None:
     assert '"stack": "aws-infer-g6e"' in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("name", ["[/x]", "[bold]train"])
+@pytest.mark.parametrize("name", ["[/x]", "[bold]train", "aws:x:"])
 def test_user_text_in_an_error_prints_literally(monkeypatch, capsys, name: str) -> None:
     assert run_main(monkeypatch, "plan", "--stack", name) == 2
     assert f"error: no stack '{name}'" in capsys.readouterr().err

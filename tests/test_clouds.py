@@ -43,6 +43,7 @@ def test_every_cloud_has_a_folder_with_the_seam_modules_and_a_backend(cloud: str
     registered = backend(cloud)
     assert registered.name == cloud
     assert registered.spec_model.model_fields["cloud"].annotation.__args__ == (cloud,)
+    assert registered.images_model.model_fields["cloud"].annotation.__args__ == (cloud,)
     assert cloud_of_resource_type(f"{registered.provider}:some/type:Type") == cloud
 
 

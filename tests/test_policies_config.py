@@ -4,17 +4,18 @@ stacks and image stacks alike."""
 from __future__ import annotations
 
 import json
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
 from components.cli import app
 from components.plan import planner
 from components.plan.planner import plan_stack
+from policies.common import image_lock
 
 STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SHIPPED_STACKS.glob("Pulumi.*.yaml"))
 
@@ -41,15 +42,19 @@ def test_plan_and_policy_config_build_the_same_config(stack: str, monkeypatch: p
     assert "profile" in printed["image-lock-valid"]
 
 
-def test_image_stack_plan_evaluates_the_image_lock_rule(tmp_path: Path) -> None:
-    doc = yaml.safe_load((SHIPPED_STACKS / "Pulumi.aws-images.yaml").read_text())
-    doc["config"]["gpufleet:images"]["regions"] = ["us-east-1", "ap-south-1"]  # no pinned image in ap-south-1
-    path = tmp_path / "Pulumi.images-far.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    result = plan_stack(path, tmp_path)
+def test_image_stack_plan_evaluates_the_image_lock_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A region the profile lacks is refused before the plan (tests/test_images_spec.py); a profile whose driver
+    # branch has reached end of life since it was pinned is the lock rule's to fail.
+    class AfterR580EndOfLife(date):
+        @classmethod
+        def today(cls) -> date:
+            return date(2028, 7, 1)
+
+    monkeypatch.setattr(image_lock, "date", AfterR580EndOfLife)
+    result = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
     found = [v for v in result.policies["violations"] if v["policy"] == "image-lock-valid"]
     assert found and all(v["level"] == "mandatory" for v in found) and result.exit_code == 1
-    assert any("ap-south-1" in v["message"] for v in found), found
+    assert any("R580 reached end of life on 2028-06-30" in v["message"] for v in found), found
 
 
 def test_shipped_image_stack_passes_the_image_lock_rule(monkeypatch: pytest.MonkeyPatch) -> None:

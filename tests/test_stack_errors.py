@@ -49,6 +49,21 @@ def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> No
     assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
 
 
+@pytest.mark.parametrize(
+    ("cloud", "region", "message"),
+    [
+        ("aws", "us-east1", "region: 'us-east1' is not an AWS region name"),
+        ("azure", "East US", "region: 'East US' is not an Azure region name"),
+        ("alicloud", "cn_wulanchabu", "region: 'cn_wulanchabu' is not an Alibaba Cloud region id"),
+    ],
+)
+def test_a_cluster_region_the_cloud_does_not_name_so_is_refused(stacks_dir: Path, cloud: str, region: str,
+                                                               message: str) -> None:
+    template = {"aws": "aws-train-p5", "azure": "azure-train-ndh100", "alicloud": "alicloud-train-ebmgn8v"}[cloud]
+    code, output = plan(stacks_dir, stacks_dir, f"  gpufleet:cluster: {{extends: {template}, region: '{region}'}}\n")
+    assert code == 2 and message in " ".join(output.split())
+
+
 def test_provider_region_must_equal_the_stacks_region(tmp_path: Path, stacks_dir: Path) -> None:
     path = stacks_dir / "Pulumi.elsewhere.yaml"
     path.write_text("config:\n  aws:region: eu-west-1\n  gpufleet:cluster: {extends: aws-train-p5}\n")

@@ -37,6 +37,11 @@ class Catalog:
         catalog = self._clouds.get(cloud)
         return {name: limit.value for name, limit in catalog.limits.items()} if catalog else {}
 
+    def build_type_names(self, cloud: str) -> list[str]:
+        """Every type `cloud`'s image pipeline may build on: its build types, then its GPU types."""
+        catalog = self._clouds.get(cloud)
+        return [*sorted(catalog.build_types), *sorted(catalog.instances)] if catalog else []
+
     def names(self, cloud: str) -> list[str]:
         catalog = self._clouds.get(cloud)
         return sorted(catalog.instances) if catalog else []

@@ -71,6 +71,14 @@ class Limit(StrictModel):
     source: str = Field(..., min_length=3, description="where the limit is published")
 
 
+class BuildType(StrictModel):
+    """A machine type an image pipeline builds on: installing drivers needs no GPU, so it need not be a GPU type."""
+
+    vcpu: int = Field(..., ge=1)
+    memory_gib: float = Field(..., gt=0)
+    source: str = Field(..., min_length=3, description="where the facts were read")
+
+
 class CloudCatalog(StrictModel):
     cloud: Cloud
 
@@ -88,3 +96,6 @@ class CloudCatalog(StrictModel):
 
     limits: dict[str, Limit] = Field(default_factory=dict, description="limit name -> value with its source")
     instances: dict[str, InstanceType]
+    build_types: dict[str, BuildType] = Field(
+        default_factory=dict, description="machine types the image pipeline may build on, besides the GPU types"
+    )

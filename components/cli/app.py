@@ -25,8 +25,8 @@ images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", n
 app.add_typer(images_app, name="images")
 
 out = Console()
-# Errors quote user text (field values, stack names): never read as rich markup.
-err = Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+# Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
+err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 DEFAULT_STACKS = Path(__file__).resolve().parents[2] / "stacks"
 StacksDir = Annotated[Path, typer.Option("--stacks-dir", help="Directory of Pulumi.<stack>.yaml files.")]
 

@@ -31,11 +31,15 @@ def catalog(
 
 
 @app.command()
-def schema() -> None:
-    """JSON Schema of `gpufleet:cluster` (one branch per cloud, chosen by `cloud`), for editors."""
+def schema(
+    images: Annotated[bool, typer.Option("--images", help="The schema of `gpufleet:images` (an image stack).")] = False,
+) -> None:
+    """JSON Schema of `gpufleet:cluster` (or of `gpufleet:images`), one branch per cloud chosen by `cloud`, for
+    editors."""
     from ..resolve import cluster_json_schema
+    from ..spec.images import images_json_schema
 
-    emit_json(cluster_json_schema())
+    emit_json(images_json_schema() if images else cluster_json_schema())
 
 
 @app.command()

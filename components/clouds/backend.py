@@ -26,6 +26,8 @@ class CloudBackend(Protocol):
     """The provider's own config key for the region (aws:region, azure-native:location, alicloud:region)."""
     spec_model: type[ClusterSpec]
     """The cloud's `gpufleet:cluster` model: network, identity and storage settings only it has."""
+    images_model: type[ImagesSpec]
+    """The cloud's `gpufleet:images` model: the settings its image pipeline takes (build machine, key)."""
     checks: Sequence[ClusterCheck]
     """Cross-field checks only this cloud needs, run after the shared ones, before any resource."""
     capacities: frozenset[str]

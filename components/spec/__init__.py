@@ -1,9 +1,9 @@
 """The stack file contract: models, cross-field checks, `extends` resolution."""
 
 from .errors import SpecError, SpecInvalid
+from .images import validate_images
 from .models import ClusterSpec, ImagesSpec, NodeGroup
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_names, stack_path
-from .validate import validate_images
 
 __all__ = [
     "CLUSTER_KEY", "IMAGES_KEY", "POLICY_KEY", "ClusterSpec", "ImagesSpec", "NodeGroup", "SpecError",

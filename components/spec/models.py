@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import posixpath
 from ipaddress import IPv4Network
-from typing import ClassVar, Literal
+from typing import Annotated, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
@@ -16,15 +16,19 @@ Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"
 RdmaMode = Literal["auto", "required", "off"]
 Provisioner = Literal["autoscaling", "fleet"]
 ScratchMode = Literal["raid0", "none"]
-ServiceLinkedRoles = Literal["create", "exists"]
-# A service-linked role is one per account: creating one that exists fails, so only the first stack
-# of an account that creates a KMS key creates them; the others say `exists`.
-SERVICE_LINKED_ROLES_HELP = (
-    "aws: create | exists. The AWSServiceRoleForAutoScaling (and, with fleet groups, AWSServiceRoleForEC2Fleet) "
-    "roles that the created KMS key's policy names; KMS refuses a policy naming a role that does not exist. "
-    "create makes them before the key and keeps them on destroy; it fails in an account that already has "
-    "them (any Auto Scaling group or EC2 Fleet made them), so set exists there"
-)
+
+
+def _tags_are_text(value: object) -> object:
+    # YAML 1.2 reads `cost-center: 04410` as the number 4410 and `on` as a string: a tag is text on every
+    # cloud, so a value that is not already text is refused rather than quietly rewritten.
+    if isinstance(value, dict):
+        for key, tag in value.items():
+            if not isinstance(key, str) or not isinstance(tag, str):
+                raise ValueError(f"{key!r}: {tag!r} is not text (YAML 1.2 read a {type(tag).__name__}); quote it")
+    return value
+
+
+Tags = Annotated[dict[str, str], BeforeValidator(_tags_are_text)]
 
 # Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
 # names and as a DNS label.
@@ -155,7 +159,7 @@ class ClusterSpec(StrictModel):
     cloud: Cloud
     region: str = Field(..., min_length=2)
     environment: Environment = "dev"
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict)
     network: Network
     image: str = Field(..., description="a profile in images/lock.yaml")
     storage: Storage = Field(default_factory=Storage)
@@ -166,29 +170,24 @@ class ClusterSpec(StrictModel):
         default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
     )
 
-    @field_validator("tags", mode="before")
-    @classmethod
-    def _tags_are_text(cls, value: object) -> object:
-        # YAML 1.2 reads `cost-center: 04410` as the number 4410 and `on` as a string: a tag is text on
-        # every cloud, so a value that is not already text is refused rather than quietly rewritten.
-        if isinstance(value, dict):
-            for key, tag in value.items():
-                if not isinstance(key, str) or not isinstance(tag, str):
-                    raise ValueError(f"{key!r}: {tag!r} is not text (YAML 1.2 read a {type(tag).__name__}); quote it")
-        return value
-
 
 class ImagesSpec(StrictModel):
-    """The `gpufleet:images` key: a stack that bakes image profiles instead of running a cluster."""
+    """The `gpufleet:images` key: a stack that bakes image profiles instead of running a cluster (each cloud's
+    model extends this one with the settings its image pipeline takes)."""
 
     name: str = Field(..., pattern=NAME_PATTERN)
     cloud: Cloud
-    regions: list[str] = Field(..., min_length=1, description="first is where the build runs")
+    regions: list[str] = Field(..., min_length=1, description="first is where the build runs, the rest get copies")
     profile: str = Field(..., description="a profile in images/lock.yaml")
     nvswitch: bool = Field(True, description="enable the fabric manager (HGX/NVSwitch types: p4d, p5, ND, ...)")
-    build_instance_types: list[str] = Field(
-        default_factory=lambda: ["g5.2xlarge"], description="the builder; no GPU is needed to install drivers"
-    )
-    kms_key: str = Field("create", description="create | an existing key id or ARN")
-    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
-    tags: dict[str, str] = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict)
+
+    BUILD_FIELD: ClassVar[str]
+    """The cloud model's field naming the machine type(s) the pipeline builds on."""
+
+    def build_types(self) -> list[tuple[str, str]]:
+        """(field path, machine type) of every build machine the stack names."""
+        value = getattr(self, self.BUILD_FIELD)
+        if isinstance(value, list):
+            return [(f"{self.BUILD_FIELD}[{i}]", name) for i, name in enumerate(value)]
+        return [(self.BUILD_FIELD, value)]

@@ -7,10 +7,11 @@ Checks only one cloud needs live in components/clouds/<cloud>/rules.py and run a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
+from ..lock.image_ids import EXPECTED_REGION, is_valid_region
 from .errors import SpecError
 
 if TYPE_CHECKING:
@@ -235,11 +236,14 @@ def zones_of_the_region(cluster: ResolvedCluster) -> Iterator[SpecError]:
 
 @check
 def tags_within_the_clouds_limits(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    limits = cluster.catalog.limits(cluster.spec.cloud)
+    yield from tags_within_limits(cluster.catalog.limits(cluster.spec.cloud), cluster.spec.cloud, cluster.spec.tags)
+
+
+def tags_within_limits(limits: Mapping[str, int | str], cloud: str, tags: Mapping[str, str]) -> Iterator[SpecError]:
+    """Tag keys and values against the cloud's published limits (catalog data): lengths, reserved prefixes."""
     key_max, value_max = limits.get("tag_key_max_chars"), limits.get("tag_value_max_chars")
     reserved = [p for p in str(limits.get("tag_reserved_prefixes", "")).split(",") if p]
-    cloud = cluster.spec.cloud
-    for key, value in cluster.spec.tags.items():
+    for key, value in tags.items():
         if isinstance(key_max, int) and len(key) > key_max:
             yield SpecError(f"tags.{key}", f"the key is {len(key)} characters; {cloud} allows {key_max}")
         if isinstance(value_max, int) and len(value) > value_max:
@@ -247,6 +251,22 @@ def tags_within_the_clouds_limits(cluster: ResolvedCluster) -> Iterator[SpecErro
         taken = next((p for p in reserved if key.lower().startswith(p)), None)
         if taken:
             yield SpecError(f"tags.{key}", f"keys starting with {taken!r} are reserved by {cloud}; rename it")
+
+
+@check
+def region_of_the_cloud(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    yield from regions_of_the_cloud(cluster.spec.cloud, [("region", cluster.spec.region)])
+
+
+def regions_of_the_cloud(cloud: str, named: Iterable[tuple[str, str]]) -> Iterator[SpecError]:
+    """Each (field path, region) that is not named as `cloud` names its regions, or repeats an earlier one."""
+    seen: set[str] = set()
+    for field, region in named:
+        if not is_valid_region(cloud, region):
+            yield SpecError(field, f"{region!r} is not {EXPECTED_REGION[cloud]}")
+        elif region in seen:
+            yield SpecError(field, f"{region!r} is listed twice; list each region once")
+        seen.add(region)
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Annotated, Any, TypeVar, Union
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from .errors import SpecError, SpecInvalid, field_path
-from .models import ImagesSpec
-
-if TYPE_CHECKING:
-    from ..lock.model import Lock
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -62,19 +58,6 @@ def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOW
     return parse_with(TypeAdapter(model), raw, prefix=prefix, unknown=unknown)
 
 
-def validate_images(raw: Any, lock: Lock | None = None) -> ImagesSpec:
-    """Validate a `gpufleet:images` value: the profile must exist in the lock."""
-    spec = parse(ImagesSpec, raw)
-    if lock is None:
-        from ..lock import load_lock  # read only when an image stack is validated
-
-        lock = load_lock()
-    if spec.profile not in lock.profiles:
-        known = ", ".join(sorted(lock.profiles))
-        message = f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}"
-        raise SpecInvalid([SpecError("profile", message)])
-    # An unconfirmed (null) base image plans; a real run refuses it (components.program).
-    if lock.base_image_entry(spec.cloud, spec.regions[0]) is None:
-        message = f"images/lock.yaml pins no base image for {spec.cloud} in {spec.regions[0]}; add base_images"
-        raise SpecInvalid([SpecError("regions[0]", message)])
-    return spec
+def discriminated_union(models: Sequence[type[BaseModel]]) -> TypeAdapter[Any]:
+    """One model per cloud, chosen by the value of its `cloud` field."""
+    return TypeAdapter(Annotated[Union[tuple(models)], Field(discriminator="cloud")])  # noqa: UP007 - a runtime tuple

@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 from ..backend import BackendDefaults
 from . import rules
 from .eri import addresses_per_node, eri_count
-from .spec import AlicloudClusterSpec
+from .spec import AlicloudClusterSpec, AlicloudImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
-    from ...spec.models import ImagesSpec
 
 
 class AlicloudBackend(BackendDefaults):
@@ -22,6 +21,7 @@ class AlicloudBackend(BackendDefaults):
     provider = "alicloud"
     region_key = "alicloud:region"
     spec_model = AlicloudClusterSpec
+    images_model = AlicloudImagesSpec
     checks = rules.CHECKS
     # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
     capacities = frozenset({"on-demand", "spot", "mixed"})
@@ -41,7 +41,7 @@ class AlicloudBackend(BackendDefaults):
 
         return AlicloudGpuCluster(resolved).exports()
 
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+    def build_images(self, spec: AlicloudImagesSpec) -> Mapping[str, Any]:
         from .images_stack import build_alicloud_images  # pulumi_alicloud loads only when Alibaba images are built
 
         return build_alicloud_images(spec)

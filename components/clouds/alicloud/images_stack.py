@@ -13,23 +13,12 @@ import pulumi
 
 from ...lock import load_lock
 from ...lock.bundle import installer_command
-from ...spec import ImagesSpec
 from ...tags import resource_tags
 from .image_pipeline import AlicloudImagePipeline, AlicloudImagePipelineArgs, image_name
+from .spec import AlicloudImagesSpec
 
 
-def _refuse_other_cloud_settings(spec: ImagesSpec) -> None:
-    """`kms_key` names a key for the images: the ECS image pipeline takes no key, so a named key would be
-    silently ignored; clusters encrypt the disks they create from the image with their own KMS key."""
-    if spec.kms_key != "create":
-        raise pulumi.RunError(
-            f"kms_key: {spec.kms_key!r} cannot apply on Alibaba Cloud: the ECS image pipeline takes no key; remove "
-            "it (cluster disks are encrypted with the cluster's KMS key)"
-        )
-
-
-def build_alicloud_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
-    _refuse_other_cloud_settings(spec)
+def build_alicloud_images(spec: AlicloudImagesSpec) -> dict[str, pulumi.Output]:
     lock = load_lock()
     profile = lock.profiles[spec.profile]
     # None where the lock has the base unconfirmed: the plan shows the pipeline without one, `pulumi up` refuses.
@@ -41,7 +30,7 @@ def build_alicloud_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
             parent_image=parent_image,
             installer_script=installer_command(profile, "alicloud", spec.nvswitch),
             regions=list(spec.regions),
-            instance_type=spec.build_instance_types[0],
+            instance_type=spec.build_instance_type,
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )

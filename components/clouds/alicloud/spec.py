@@ -1,4 +1,5 @@
-"""The Alibaba Cloud stack-file settings: the VPC, vSwitches, security group and RAM role a user may bring."""
+"""The Alibaba Cloud stack-file settings: the VPC, vSwitches, security group and RAM role a user may bring; the
+image stack's build instance type."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...spec.models import ClusterSpec, Network
+from ...spec.models import ClusterSpec, ImagesSpec, Network
 from ...yaml_model import StrictModel
 
 
@@ -51,4 +52,18 @@ class AlicloudClusterSpec(ClusterSpec):
         default_factory=list,
         description="node groups placed in a LowLatency deployment set (one zone, at most 20 instances, "
         "no spot; groups without ERIs only: an ESS scaling configuration takes no deployment set)",
+    )
+
+
+class AlicloudImagesSpec(ImagesSpec):
+    """The ECS image pipeline (Image Builder). No key setting: CreateImagePipeline has no KMS or encryption
+    parameter, so baked images are unencrypted; clusters encrypt the disks they create from them with their own
+    KMS key."""
+
+    BUILD_FIELD = "build_instance_type"
+
+    cloud: Literal["alicloud"]
+    build_instance_type: str = Field(
+        "ecs.g7.2xlarge",
+        description="instance type of the build instance (InstanceType): no GPU is needed to install drivers",
     )

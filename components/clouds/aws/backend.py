@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 from ..backend import BackendDefaults
 from . import rules
 from .efa import addresses_per_node, interface_layout
-from .spec import AwsClusterSpec
+from .spec import AwsClusterSpec, AwsImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
-    from ...spec.models import ImagesSpec
 
 
 class AwsBackend(BackendDefaults):
@@ -22,6 +21,7 @@ class AwsBackend(BackendDefaults):
     provider = "aws"
     region_key = "aws:region"
     spec_model = AwsClusterSpec
+    images_model = AwsImagesSpec
     checks = rules.CHECKS
     capacities = frozenset({"on-demand", "spot", "mixed", "capacity-block", "reservation"})
 
@@ -40,7 +40,7 @@ class AwsBackend(BackendDefaults):
 
         return AwsGpuCluster(resolved).exports()
 
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+    def build_images(self, spec: AwsImagesSpec) -> Mapping[str, Any]:
         from .images_stack import build_aws_images
 
         return build_aws_images(spec)

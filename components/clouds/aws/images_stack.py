@@ -10,12 +10,12 @@ import pulumi
 
 from ...lock import load_lock
 from ...lock.bundle import installer_command
-from ...spec import ImagesSpec
 from ...tags import resource_tags
 from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
+from .spec import AwsImagesSpec
 
 
-def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
+def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
     lock = load_lock()
     profile = lock.profiles[spec.profile]
     pipeline = AwsImagePipeline(
@@ -28,6 +28,7 @@ def build_aws_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
             regions=list(spec.regions),
             instance_types=list(spec.build_instance_types),
             kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
+            replica_kms_key_arns=dict(spec.replica_kms_keys),
             create_service_linked_roles=spec.service_linked_roles == "create",
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),

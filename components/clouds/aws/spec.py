@@ -1,13 +1,37 @@
-"""The AWS stack-file settings: the network, identity and security group a user may bring."""
+"""The AWS stack-file settings: the network, identity and security group a user may bring; the image stack's
+builders, key and service-linked roles."""
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
-from ...spec.models import SERVICE_LINKED_ROLES_HELP, ClusterSpec, Network, ServiceLinkedRoles
+from ...spec.models import ClusterSpec, ImagesSpec, Network
 from ...yaml_model import StrictModel
+
+ServiceLinkedRoles = Literal["create", "exists"]
+# A service-linked role is one per account: creating one that exists fails, so only the first stack
+# of an account that creates a KMS key creates them; the others say `exists`.
+SERVICE_LINKED_ROLES_HELP = (
+    "aws: create | exists. The AWSServiceRoleForAutoScaling (and, with fleet groups, AWSServiceRoleForEC2Fleet) "
+    "roles that the created KMS key's policy names; KMS refuses a policy naming a role that does not exist. "
+    "create makes them before the key and keeps them on destroy; it fails in an account that already has "
+    "them (any Auto Scaling group or EC2 Fleet made them), so set exists there"
+)
+# A KMS key ARN (key id, or mrk- multi-Region key id) or alias ARN: the forms Image Builder's recipe block
+# device takes ("either the Key ARN or the Alias ARN", EbsInstanceBlockDeviceSpecification.kmsKeyId). Alias
+# names: letters, digits, '/', '_' and '-' (KMS CreateAlias AliasName).
+KMS_KEY_ARN = re.compile(
+    r"^arn:aws(?:-[a-z]+)*:kms:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:"
+    r"(?:key/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"
+    r"|alias/[A-Za-z0-9/_-]{1,250})$"
+)
+KMS_KEY_ARN_HELP = (
+    "a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/KEY-ID) or alias ARN (arn:aws:kms:REGION:ACCOUNT:alias/NAME): "
+    "Image Builder takes no bare key id or alias name"
+)
 
 
 class AwsNetworkSettings(Network):
@@ -45,3 +69,75 @@ class AwsClusterSpec(ClusterSpec):
     cloud: Literal["aws"]
     network: AwsNetworkSettings
     identity: AwsIdentitySettings = Field(default_factory=AwsIdentitySettings)
+
+
+def _key_problem(key: str, region: str) -> str | None:
+    """Why `key` cannot encrypt the AMI in `region`, or None."""
+    found = KMS_KEY_ARN.match(key)
+    if found is None:
+        return f"{key!r} is not {KMS_KEY_ARN_HELP}"
+    if found["region"] != region:
+        return f"{key!r} is a key in {found['region']}; a KMS key is regional, give one in {region}"
+    return None
+
+
+class AwsImagesSpec(ImagesSpec):
+    """EC2 Image Builder: build instance types, the AMI key (created, or brought for every region)."""
+
+    BUILD_FIELD = "build_instance_types"
+
+    cloud: Literal["aws"]
+    build_instance_types: list[str] = Field(
+        default_factory=lambda: ["g5.2xlarge"],
+        min_length=1,
+        description="EC2 instance types of the build and test instances, tried in order; no GPU is needed to "
+        "install drivers",
+    )
+    kms_key: str = Field(
+        "create",
+        description="create (a multi-Region key and a replica in every other region) | the "
+        f"key of the build region: {KMS_KEY_ARN_HELP}",
+    )
+    replica_kms_keys: dict[str, str] = Field(
+        default_factory=dict,
+        validate_default=True,  # a brought kms_key without it is an error too
+        description="with a brought kms_key: region -> the key ARN or alias ARN of every other region (a KMS key "
+        "is regional; the AMI copy there is encrypted with it)",
+    )
+    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
+
+    @field_validator("build_instance_types")
+    @classmethod
+    def _unique_types(cls, value: list[str]) -> list[str]:
+        if len(set(value)) != len(value):
+            raise ValueError("build instance types repeat; list each once")
+        return value
+
+    @field_validator("kms_key")
+    @classmethod
+    def _key_of_the_build_region(cls, key: str, info: ValidationInfo) -> str:
+        regions = info.data.get("regions")
+        if key != "create" and regions and (problem := _key_problem(key, regions[0])):
+            raise ValueError(problem)
+        return key
+
+    @field_validator("replica_kms_keys")
+    @classmethod
+    def _a_key_for_every_other_region(cls, keys: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        regions, key = info.data.get("regions"), info.data.get("kms_key")
+        if regions is None or key is None:
+            return keys  # those fields failed: their errors name them
+        if key == "create":
+            if keys:
+                raise ValueError("only with a brought kms_key; a created key is replicated to every region")
+            return keys
+        others = regions[1:]
+        problems = [f"{region}: not one of the other regions {others}" for region in keys if region not in others]
+        problems += [f"{region}: {problem}" for region, value in keys.items()
+                     if region in others and (problem := _key_problem(value, region))]
+        missing = [region for region in others if region not in keys]
+        if missing:
+            problems.append(f"a brought kms_key needs the key of {', '.join(missing)} too (a KMS key is regional)")
+        if problems:
+            raise ValueError("; ".join(problems))
+        return keys

@@ -7,12 +7,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults
 from . import rules
-from .spec import AzureClusterSpec
+from .spec import AzureClusterSpec, AzureImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
-    from ...spec.models import ImagesSpec
 
 
 class AzureBackend(BackendDefaults):
@@ -20,6 +19,7 @@ class AzureBackend(BackendDefaults):
     provider = "azure-native"
     region_key = "azure-native:location"
     spec_model = AzureClusterSpec
+    images_model = AzureImagesSpec
     checks = rules.CHECKS
     capacities = frozenset({"on-demand", "spot", "reservation"})
 
@@ -27,7 +27,7 @@ class AzureBackend(BackendDefaults):
         # InfiniBand runs on its own network: a node takes one address of the VNet subnet.
         return 1
 
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+    def build_images(self, spec: AzureImagesSpec) -> Mapping[str, Any]:
         from .images_stack import build_azure_images  # pulumi_azure_native loads only when Azure images are built
 
         return build_azure_images(spec)

@@ -13,24 +13,12 @@ import pulumi
 
 from ...lock import load_lock
 from ...lock.bundle import installer_command
-from ...spec import ImagesSpec
 from ...tags import resource_tags
 from .image_pipeline import AzureImagePipeline, AzureImagePipelineArgs
+from .spec import AzureImagesSpec
 
 
-def _refuse_aws_settings(spec: ImagesSpec) -> None:
-    """`kms_key` names a key for the images: VM Image Builder's gallery distribution (this SDK's TargetRegion)
-    takes no encryption set, so a named key would be silently ignored; clusters encrypt the disks they create
-    from the image with their own disk encryption set."""
-    if spec.kms_key != "create":
-        raise pulumi.RunError(
-            f"kms_key: {spec.kms_key!r} cannot apply on Azure: the gallery distribution of VM Image Builder takes "
-            "no key; remove it (cluster disks use the cluster's disk encryption set)"
-        )
-
-
-def build_azure_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
-    _refuse_aws_settings(spec)
+def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
     lock = load_lock()
     profile = lock.profiles[spec.profile]
     # validate_images made sure the lock pins a parent image for the build region.
@@ -42,7 +30,7 @@ def build_azure_images(spec: ImagesSpec) -> dict[str, pulumi.Output]:
             parent_image=parent_image,
             installer_script=installer_command(profile, "azure", spec.nvswitch),
             regions=list(spec.regions),
-            vm_size=spec.build_instance_types[0],
+            vm_size=spec.build_vm_size,
             gallery_name=re.sub(r"[^A-Za-z0-9_.]", "_", f"gpufleet_{spec.name}"),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),

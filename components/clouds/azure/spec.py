@@ -1,4 +1,5 @@
-"""The Azure stack-file settings: resource group, network, identity and storage a user may create or bring."""
+"""The Azure stack-file settings: resource group, network, identity and storage a user may create or bring; the
+image stack's build VM size."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
-from ...spec.models import ClusterSpec, Network, Storage
+from ...spec.models import ClusterSpec, ImagesSpec, Network, Storage
 from ...yaml_model import StrictModel
 
 # ARM ids as Azure writes them; checked by shape only, existence is Azure's to say at deploy time.
@@ -98,4 +99,19 @@ class AzureClusterSpec(ClusterSpec):
         pattern=r"^(ssh-rsa|ssh-ed25519|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/=]+( .*)?$",
         description="public key of the nodes' admin user (Azure needs one for a Linux scale set without a "
         "password); a real deploy is refused without it. SSH is reachable only from network.admin_cidrs",
+    )
+
+
+class AzureImagesSpec(ImagesSpec):
+    """VM Image Builder into a Compute Gallery. No key setting: the gallery distribution (this SDK's
+    TargetRegion) takes no disk encryption set, so image versions use platform-managed keys; clusters encrypt
+    the disks they create from them with their own disk encryption set."""
+
+    BUILD_FIELD = "build_vm_size"
+
+    cloud: Literal["azure"]
+    build_vm_size: str = Field(
+        "Standard_D8s_v5",
+        description="size of the build VM (vmProfile.vmSize): no GPU is needed to install drivers; the base image "
+        "is Hyper-V Gen2, so a size that supports Generation 2",
     )
