@@ -67,10 +67,11 @@ def choose_template(row: QuoteRow, clusters: dict[str, dict[str, Any]]) -> str:
 def _zones(
     row: QuoteRow, template: dict[str, Any], clusters: dict[str, dict[str, Any]], rdma: bool
 ) -> list[str] | None:
-    """Zones for the row's region: None to keep the template's; zones a shipped stack uses there, else the
-    cloud's default zone. An RDMA group takes one zone."""
+    """Zones for the row's region: None to keep the template's (same region, or zone names that do not name
+    the region, as Azure's "1"); zones a shipped stack uses there, else the cloud's default zone; [] where
+    none is known. An RDMA group takes one zone."""
     zones = list((template.get("network") or {}).get("zones") or [])
-    if not zones or template.get("region") == row.region:
+    if not zones or template.get("region") == row.region or backend(row.cloud).zone_pattern(row.region) is None:
         return None
     used = next((list(c["network"]["zones"]) for c in clusters.values()
                  if c.get("region") == row.region and (c.get("network") or {}).get("zones")), None)

@@ -171,3 +171,15 @@ def test_fork_of_an_unpriced_row_drops_the_budget_and_says_why(stacks_dir: Path)
     assert "budget.max_hourly_usd=null" in data["fork"]["settings"]
     assert any("no catalog price" in note for note in data["fork"]["notes"])
     fork_and_check(stacks_dir, "--gpu", "H200", "--count", "16", "--cloud", "azure", "--fork", "h200b")
+
+
+def test_fork_zones_follow_the_region(stacks_dir: Path) -> None:
+    # Azure zone names ("1", "2") do not name the region: the template's stay, with no note.
+    data = fork_and_check(stacks_dir, "--gpu", "A100", "--count", "4", "--cloud", "azure", "--region",
+                          "southcentralus", "--capacity", "spot", "--fork", "a100-south")
+    assert data["fork"]["notes"] == [] and not any(s.startswith("network.zones") for s in data["fork"]["settings"])
+    # Alibaba: the zones a shipped stack uses in the row's region.
+    data = fork_and_check(stacks_dir, "--gpu", "H20", "--count", "16", "--region", "cn-beijing", "--fork", "h20")
+    zones = load_stack(stacks_dir / "Pulumi.h20.yaml")["gpufleet:cluster"]["network"]["zones"]
+    assert zones == load_stack(stacks_dir / "Pulumi.alicloud-infer-gn7i.yaml")["gpufleet:cluster"]["network"][
+        "zones"][:1]
