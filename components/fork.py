@@ -13,6 +13,7 @@ from typing import Any
 
 from ruamel.yaml import YAML
 
+from .clouds.registry import CLOUDS, backend
 from .spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
 from .spec.stackfile import EXTENDS, plain_values, read_config
 from .yaml_model import parse_yaml
@@ -92,6 +93,12 @@ def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> Path
             section[top] = copy.deepcopy(resolved[key].get(top))
         assign(section, parts, value, path)
     provider_keys = {k: v for k, v in read_config(template_path).items() if not k.startswith("gpufleet:")}
+    # The provider's region key must equal the cluster's region: a fork that moves the region moves both.
+    cloud = resolved[key].get("cloud")
+    if key == CLUSTER_KEY and "region" in section and cloud in CLOUDS:
+        region_key = backend(cloud).region_key
+        if region_key in provider_keys:
+            provider_keys[region_key] = section["region"]
     body = io.StringIO()
     YAML().dump({"config": {**provider_keys, key: section}}, body)
     text = f"# Forked from {template}; inherits every field it does not set (maps merge, lists replace).\n"

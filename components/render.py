@@ -29,8 +29,8 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
 
 def catalog_table(instances: list[InstanceType], region: str | None = None) -> Table:
     def price(inst: InstanceType) -> str:
-        shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" for r, p in sorted(inst.prices.items())
-                 if region is None or r == region]
+        shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" if p.offered else f"{r} not offered"
+                 for r, p in sorted(inst.prices.items()) if region is None or r == region]
         return "\n".join(shown)
 
     return table(

@@ -11,6 +11,7 @@ import pydantic
 import pytest
 
 from components.catalog import CLOUDS, InstanceType, load_catalog
+from components.lock import load_lock
 from components.spec import SpecInvalid
 
 CATALOG = load_catalog()
@@ -110,13 +111,43 @@ def test_every_fact_is_set_or_declared_unconfirmed(row):
     assert missing == [], f"{row.cloud}:{row.name} leaves {missing} null without a reason in unconfirmed"
 
 
+def _unpriced_paths(row: InstanceType) -> set[str]:
+    """`prices.<region>.on_demand` of each region the row is offered in without an on-demand price."""
+    return {f"prices.{region}.on_demand" for region, price in row.prices.items()
+            if price.offered and price.on_demand is None}
+
+
 @pytest.mark.parametrize("row", ALL_ROWS, ids=ROW_IDS)
 def test_unconfirmed_names_only_facts_that_are_really_missing(row):
     for path, reason in row.unconfirmed.items():
-        assert path in NULLABLE | FORCED_PLACEHOLDERS, f"unknown fact {path!r}"
+        assert path in NULLABLE | FORCED_PLACEHOLDERS | _unpriced_paths(row), f"unknown or set fact {path!r}"
         assert len(reason) > 10, f"{path}: give the reason"
         if path in NULLABLE:
             assert _value(row, path) is None, f"{path} is set yet declared unconfirmed"
+
+
+@pytest.mark.parametrize("row", ALL_ROWS, ids=ROW_IDS)
+def test_an_offered_region_without_an_on_demand_price_says_why(row):
+    assert sorted(_unpriced_paths(row) - set(row.unconfirmed)) == []
+
+
+LOCK = load_lock()
+LOCK_PAIRS = [(row, region) for row in ALL_ROWS if row.cloud in ("aws", "azure") for region in LOCK.regions(row.cloud)]
+
+
+@pytest.mark.parametrize("row, region", LOCK_PAIRS, ids=[f"{r.cloud}:{r.name}@{g}" for r, g in LOCK_PAIRS])
+def test_every_type_is_priced_or_listed_as_not_offered_in_every_lock_region(row, region):
+    """A budget in any region the image lock covers can be checked, or the catalog says why it cannot."""
+    price = row.price(region)
+    assert price is not None, f"{row.cloud}:{row.name} has no price entry for {region}"
+    if price.offered:
+        assert price.on_demand is not None or f"prices.{region}.on_demand" in row.unconfirmed, (row.name, region)
+    assert price.source.startswith("skypilot-catalog") and "@" in price.source, "name the file and its commit"
+
+
+def test_the_lock_regions_include_the_required_ones():
+    assert {"us-east-1", "us-west-2"} <= set(LOCK.regions("aws"))
+    assert {"eastus", "southcentralus"} <= set(LOCK.regions("azure"))
 
 
 @pytest.mark.parametrize("row", ALL_ROWS, ids=ROW_IDS)
@@ -226,3 +257,11 @@ def test_a_price_without_a_date_is_rejected(tmp_path):
     with pytest.raises(SpecInvalid) as raised:
         load_catalog.__wrapped__(_write(tmp_path, text))
     assert "instances.test-type.prices.us-east-1.date" in [error.path for error in raised.value.errors]
+
+
+def test_a_region_not_offered_takes_no_price(tmp_path):
+    text = GOOD_ROW + (
+        '    prices:\n      us-east-1: {offered: false, on_demand: 0.0, source: "unit test", date: "2026-11"}\n')
+    with pytest.raises(SpecInvalid) as raised:
+        load_catalog.__wrapped__(_write(tmp_path, text))
+    assert "offered: false takes no on_demand or spot price" in str(raised.value)

@@ -61,3 +61,11 @@ def test_the_templates_comments_come_along(stacks_dir: Path) -> None:
     text = (stacks_dir / "Pulumi.team-d.yaml").read_text()
     assert text.startswith("# Forked from aws-train-p5;")
     assert "# What to change when you fork:" in text
+
+
+def test_a_fork_into_another_region_moves_the_provider_region_too(stacks_dir: Path) -> None:
+    code, output = fork(stacks_dir, "aws-train-p5", "west", "--set", "region=us-west-2",
+                        "--set", "network.zones=[us-west-2a]")
+    assert code == 0, output
+    config = read_config(stacks_dir / "Pulumi.west.yaml")
+    assert config["aws:region"] == config["gpufleet:cluster"]["region"] == "us-west-2"

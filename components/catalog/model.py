@@ -17,8 +17,18 @@ class Price(StrictModel):
 
     on_demand: float | None = Field(None, description="USD per hour; null where the source left it empty")
     spot: float | None = Field(None, description="USD per hour; null where none is published")
+    offered: bool = Field(
+        True, description="false: the source lists the type in other regions but not in this one (no prices then)"
+    )
     source: str = Field(..., min_length=3, description="where the figure was read")
     date: str = Field(..., pattern=r"^\d{4}-\d{2}(-\d{2})?$", description="when the source was read")
+
+    @model_validator(mode="after")
+    def _not_offered_has_no_price(self) -> Price:
+        # A zero or leftover figure for a type the region does not sell would read as a real price.
+        if not self.offered and (self.on_demand is not None or self.spot is not None):
+            raise ValueError("offered: false takes no on_demand or spot price")
+        return self
 
 
 class Gpu(StrictModel):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..spec.models import ClusterSpec, ImagesSpec
@@ -13,6 +14,19 @@ if TYPE_CHECKING:
     from ..spec.errors import SpecError
 
     ClusterCheck = Callable[[ResolvedCluster], Iterator[SpecError]]
+
+
+@dataclass(frozen=True)
+class FabricGroup:
+    """The one group an RDMA fabric reaches across (an InfiniBand scale set, a LowLatency deployment set), capped
+    by a published limit of the catalog."""
+
+    kind: str
+    """What the group is, for messages."""
+    limit: str
+    """Name of the catalog limit (`limits:` in catalog/data/C.yaml) giving the most nodes one group holds."""
+    takes_spot: bool
+    """Whether spot nodes may be in the group."""
 
 
 class CloudBackend(Protocol):
@@ -49,6 +63,16 @@ class CloudBackend(Protocol):
         """Names a group's resources must have before they exist (scaling group, hooks), by role."""
         ...
 
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        """The capped group nodes of this type must share to reach each other at fabric speed; None where the
+        cloud publishes no such cap (an EFA placement group)."""
+        ...
+
+    def default_zone(self, region: str) -> str | None:
+        """A zone every account has in `region`, for forks into a region no stack uses yet; None where zone
+        names do not follow from the region."""
+        ...
+
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         """Register the cluster's resources (under `pulumi up` or the offline engine); returns stack outputs."""
         ...
@@ -76,6 +100,12 @@ class BackendDefaults:
         return instance.fabric.interfaces if rdma else 0
 
     def zone_pattern(self, region: str) -> str | None:
+        return None
+
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        return None
+
+    def default_zone(self, region: str) -> str | None:
         return None
 
     def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:

@@ -162,6 +162,12 @@ class Lock(StrictModel):
         entry = self.image_entry(profile, cloud, region)
         return entry.id if entry else None
 
+    def regions(self, cloud: str) -> list[str]:
+        """Every region the lock covers for a cloud: the required ones and any a profile has an image entry for."""
+        found = set(self.required_regions.get(cloud, []))
+        found.update(region for profile in self.profiles.values() for region in profile.images.get(cloud, {}))
+        return sorted(found)
+
     def image_ids(self, cloud: str) -> set[str]:
         """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
         (policies use it to allow only locked images)."""

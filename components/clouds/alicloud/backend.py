@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backend import BackendDefaults
+from ..backend import BackendDefaults, FabricGroup
 from . import rules
 from .eri import addresses_per_node, eri_count
 from .spec import AlicloudClusterSpec, AlicloudImagesSpec
@@ -35,6 +35,13 @@ class AlicloudBackend(BackendDefaults):
 
     def zone_pattern(self, region: str) -> str | None:
         return rf"{re.escape(region)}-[a-z]"  # cn-wulanchabu-c
+
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        # ERIs reach across the zone; other types get low latency only in a LowLatency deployment set, which
+        # takes no ERI group (rules.low_latency_fits).
+        if eri_count(instance, rdma=True):
+            return None
+        return FabricGroup("LowLatency deployment set", "deployment_set_low_latency_max_instances", takes_spot=False)
 
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AlicloudGpuCluster  # pulumi_alicloud loads only when an Alibaba cluster is built

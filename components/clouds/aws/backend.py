@@ -35,6 +35,10 @@ class AwsBackend(BackendDefaults):
         # us-east-1a; a Local Zone is us-east-1-bos-1a.
         return rf"{re.escape(region)}[a-z]|{re.escape(region)}-[a-z]+-\d+[a-z]"
 
+    def default_zone(self, region: str) -> str | None:
+        # Zone names are the region code and a letter (us-west-2a); every region has an `a` zone.
+        return f"{region}a"
+
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         from .cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..backend import BackendDefaults
+from ..backend import BackendDefaults, FabricGroup
 from . import rules
 from .spec import AzureClusterSpec, AzureImagesSpec
 
@@ -26,6 +26,12 @@ class AzureBackend(BackendDefaults):
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         # InfiniBand runs on its own network: a node takes one address of the VNet subnet.
         return 1
+
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        # InfiniBand reaches only inside one singlePlacementGroup scale set (rules.infiniband_limits).
+        if instance.fabric.kind != "infiniband":
+            return None
+        return FabricGroup("InfiniBand scale set", "ib_scale_set_max_vms", takes_spot=True)
 
     def build_images(self, spec: AzureImagesSpec) -> Mapping[str, Any]:
         from .images_stack import build_azure_images  # pulumi_azure_native loads only when Azure images are built
