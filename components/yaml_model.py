@@ -8,6 +8,8 @@ with its field path, as SpecInvalid (exit 2).
 from __future__ import annotations
 
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,6 +45,15 @@ def _refuse(source: str, message: str, path: str = "") -> SpecInvalid:
 
 def read_yaml(path: Path) -> Any:
     """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise."""
+    return parse_yaml(_read_text(path), str(path))
+
+
+def compose_yaml(path: Path) -> Node | None:
+    """The checked node tree of a YAML file, read like `read_yaml`: nodes keep their line numbers."""
+    return _compose(YAML(typ="safe", pure=True), _read_text(path), str(path))
+
+
+def _read_text(path: Path) -> str:
     source = str(path)
     try:
         info = Path(path).stat()
@@ -57,26 +68,38 @@ def read_yaml(path: Path) -> Any:
     if len(data) > MAX_BYTES:
         raise _refuse(source, f"{path} is over the {MAX_BYTES}-byte limit")
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _refuse(source, f"{path} is not UTF-8 text (byte {exc.start})") from None
-    return parse_yaml(text, source)
+
+
+@contextmanager
+def _yaml_errors(source: str) -> Iterator[None]:
+    try:
+        yield
+    except YAMLError as exc:
+        raise _refuse(source, f"not valid YAML: {exc}") from None
+    except RecursionError:
+        raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
+
+
+def _compose(yaml: YAML, text: str, source: str) -> Node | None:
+    with _yaml_errors(source):
+        node = yaml.compose(text)
+        if node is not None:
+            _check_tree(node, source)
+        return node
 
 
 def parse_yaml(text: str, source: str) -> Any:
     """Parse YAML 1.2 text as the Pulumi CLI reads it: duplicate keys refused by path, aliases and nesting
     bounded before anything is built from them."""
     yaml = YAML(typ="safe", pure=True)
-    try:
-        node = yaml.compose(text)
-        if node is None:
-            return None
-        _check_tree(node, source)
+    node = _compose(yaml, text, source)
+    if node is None:
+        return None
+    with _yaml_errors(source):
         return yaml.constructor.construct_document(node)
-    except YAMLError as exc:
-        raise _refuse(source, f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
 
 
 def _check_tree(root: Node, source: str) -> None:

@@ -39,6 +39,20 @@ class Format(str, Enum):
 FormatOpt = Annotated[Format, typer.Option("--format", help="table for people, json for machines.")]
 
 
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+
+
+ReportFormatOpt = Annotated[ReportFormat, typer.Option(
+    "--format",
+    help="table for people, json for machines (the plan document), markdown for pull requests (job summary, PR "
+    "comment), sarif (SARIF 2.1.0) for code scanning. The exit status is the same in every format.",
+)]
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
