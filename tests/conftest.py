@@ -78,3 +78,18 @@ def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
     return seen
+
+
+@pytest.fixture
+def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """Write an organisation policy file (floors, exceptions) that plans read instead of the shipped one."""
+    from components.plan import policy_floor
+
+    def write(text: str) -> None:
+        path = tmp_path / "organisation.yaml"
+        path.write_text(text)
+        policy_floor.organisation.cache_clear()
+        monkeypatch.setattr(policy_floor, "ORGANISATION_FILE", path)
+
+    yield write
+    policy_floor.organisation.cache_clear()

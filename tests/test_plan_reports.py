@@ -199,3 +199,25 @@ def test_plan_help_names_every_format() -> None:
     assert result.exit_code == 0
     flat = " ".join(re.sub(r"[│╭╮╰╯─]", " ", result.output).split())  # rich wraps the help in a box
     assert "markdown for pull requests" in flat and "sarif (SARIF 2.1.0) for code scanning" in flat
+
+
+def test_exceptions_in_force_show_in_both_formats(stacks_dir: Path, organisation: Any) -> None:
+    organisation(
+        "floors: {}\nexceptions:\n  - rule: aws-imdsv2-required\n    stacks: [gated]\n    level: advisory\n"
+        "    reason: \"legacy agent | needs IMDSv1 (OPS-42)\"\n    expires: 2999-01-01\n"
+    )
+    path = stacks_dir / "Pulumi.gated.yaml"
+    path.write_text("config:\n  aws:region: us-east-1\n  gpufleet:policy:\n    aws-imdsv2-required: advisory\n"
+                    "  gpufleet:cluster: {extends: aws-train-p5}\n")
+    args = ("plan", "--stack", "gated", "--stacks-dir", str(stacks_dir), "--format")
+    markdown = invoke(*args, "markdown")
+    assert markdown.exit_code == 0
+    assert ("- exception in force: aws-imdsv2-required allowed at advisory until 2999-01-01: legacy agent \\| "
+            "needs IMDSv1 (OPS-42)") in markdown.stdout
+    sarif = invoke(*args, "sarif")
+    assert sarif.exit_code == 0
+    sarif_results(sarif.stdout)
+    notes = json.loads(sarif.stdout)["runs"][0]["invocations"][0]["toolConfigurationNotifications"]
+    assert len(notes) == 1 and notes[0]["associatedRule"]["id"] == "aws-imdsv2-required"
+    assert "until 2999-01-01: legacy agent | needs IMDSv1 (OPS-42)" in notes[0]["message"]["text"]
+    assert notes[0]["locations"][0]["physicalLocation"]["region"] == {"startLine": 4}

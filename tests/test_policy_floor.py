@@ -9,21 +9,8 @@ import pytest
 from typer.testing import CliRunner
 
 from components import cli
-from components.plan import policy_floor
 
 BODY = "config:\n  aws:region: us-east-1\n  gpufleet:policy: {policy}\n  gpufleet:cluster: {{extends: aws-train-p5}}\n"
-
-
-@pytest.fixture
-def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    def write(text: str) -> None:
-        path = tmp_path / "organisation.yaml"
-        path.write_text(text)
-        policy_floor.organisation.cache_clear()
-        monkeypatch.setattr(policy_floor, "ORGANISATION_FILE", path)
-
-    yield write
-    policy_floor.organisation.cache_clear()
 
 
 def plan(stacks_dir: Path, policy: str, *extra: str) -> tuple[int, str]:

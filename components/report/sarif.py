@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
-from ..spec import SpecInvalid
+from ..spec import POLICY_KEY, SpecInvalid
 from .outcome import StackOutcome
 from .stack_lines import StackFileLines, stack_file_lines
 from .violation_source import violation_field
@@ -19,7 +19,7 @@ from .violation_source import violation_field
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 SRCROOT = "%SRCROOT%"
 INVALID_STACK = "gpufleet/invalid-stack"
-LEVELS = {"mandatory": "error", "remediate": "error", "advisory": "warning"}
+LEVELS = {"mandatory": "error", "advisory": "warning"}
 README = "policies/README.md"
 
 
@@ -97,12 +97,35 @@ def _violation_result(violation: Mapping[str, Any], outcome: StackOutcome, plan:
     return result
 
 
+def _exception_notes(outcome: StackOutcome, lines: StackFileLines | None, root: Path,
+                     index: Mapping[str, int]) -> list[dict[str, Any]]:
+    """Organisation exceptions the stack relies on, as notes located at its gpufleet:policy entry."""
+    notes = []
+    for granted in (outcome.plan or {}).get("policies", {}).get("exceptions", []):
+        line = None
+        if lines is not None:
+            key = next((k for k in (f"{POLICY_KEY}.{granted['rule']}", f"{POLICY_KEY}.all", POLICY_KEY)
+                        if k in lines.lines), None)
+            line = lines.lines[key] if key else None
+        note: dict[str, Any] = {
+            "level": "note",
+            "message": {"text": f"{outcome.name}: exception in force: {granted['rule']} allowed at {granted['level']} "
+                                f"until {granted['expires']}: {granted['reason']} (policies/organisation.yaml)"},
+            "locations": [_location(outcome.path, root, line)],
+        }
+        if granted["rule"] in index:
+            note["associatedRule"] = {"id": granted["rule"], "index": index[granted["rule"]]}
+        notes.append(note)
+    return notes
+
+
 def sarif_log(outcomes: Sequence[StackOutcome], catalog: Sequence[Mapping[str, Any]], root: Path) -> dict[str, Any]:
     """One SARIF 2.1.0 log with one run: the pack's rules and a result per violation of every outcome."""
     rules = [_rule(row) for row in catalog] + [INVALID_RULE]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     root = root.resolve()
     results: list[dict[str, Any]] = []
+    notes: list[dict[str, Any]] = []
     for outcome in outcomes:
         if outcome.plan is None:
             results.append({
@@ -115,10 +138,15 @@ def sarif_log(outcomes: Sequence[StackOutcome], catalog: Sequence[Mapping[str, A
             })
             continue
         lines = _lines(outcome.path)
+        notes += _exception_notes(outcome, lines, root, index)
         for violation in outcome.plan["policies"]["violations"]:
             rule = index.get(violation["policy"])
             results.append(_violation_result(violation, outcome, outcome.plan, lines, root, rule))
     driver: dict[str, Any] = {"name": "gpufleet", "rules": rules}
     if (found := tool_version()) is not None:
         driver["version"] = found
-    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [{"tool": {"driver": driver}, "results": results}]}
+    invocation: dict[str, Any] = {"executionSuccessful": True}
+    if notes:
+        invocation["toolConfigurationNotifications"] = notes
+    run = {"tool": {"driver": driver}, "invocations": [invocation], "results": results}
+    return {"$schema": SCHEMA_URI, "version": "2.1.0", "runs": [run]}
