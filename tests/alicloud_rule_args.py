@@ -20,6 +20,7 @@ VSWITCH = "alicloud:vpc/switch:Switch"
 RAM_POLICY = "alicloud:ram/policy:Policy"
 EVENT_RULE = "alicloud:cms/eventRule:EventRule"
 APG = "alicloud:ecs/autoProvisioningGroup:AutoProvisioningGroup"
+HOOK = "alicloud:ess/lifecycleHook:LifecycleHook"
 KMS_KEY_ID = "key-shh6bd7e5b2xrvdsv6sl3"  # KMS key id shape (key- and lower-case alphanumerics)
 
 __all__ = ["validate"]

@@ -73,17 +73,23 @@ def test_prod_protects_the_key(tmp_path: Path) -> None:
     assert key.protect is True and key.inputs["deletionProtection"] == "Enabled"
 
 
+def _node_identity(plan: PlanResult, typ: str) -> RecordedResource:
+    """The node identity's one resource of a type (the scale-out gate has a role and policy of its own)."""
+    (found,) = [r for r in of_type(plan, typ) if "$gpufleet:alicloud:NodeIdentity$" in r.urn]
+    return found
+
+
 def test_ram_role_trusts_ecs_and_its_policy_has_no_wildcard_action() -> None:
     plan = shipped(TRAIN)
-    trust = json.loads(one(plan, "alicloud:ram/role:Role").inputs["assumeRolePolicyDocument"])
+    trust = json.loads(_node_identity(plan, "alicloud:ram/role:Role").inputs["assumeRolePolicyDocument"])
     assert trust["Statement"][0]["Principal"] == {"Service": ["ecs.aliyuncs.com"]}
-    document = json.loads(one(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
+    document = json.loads(_node_identity(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
     actions = [a for s in document["Statement"] for a in s["Action"]]
     assert actions and not [a for a in actions if "*" in a]
     lifecycle = next(s for s in document["Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"])
     (resource,) = lifecycle["Resource"]
     assert resource.startswith("acs:ess:cn-wulanchabu:") and "scalinggroup/asg-" in resource
-    attachment = one(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
+    attachment = _node_identity(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
     assert attachment.inputs["policyType"] == "Custom"
 
 
@@ -112,6 +118,7 @@ def test_both_lifecycle_hooks() -> None:
     hooks = {h.inputs["lifecycleTransition"]: h.inputs for h in recorded}
     assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
     assert hooks["SCALE_IN"]["heartbeatTimeout"] == 300 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
+    assert "notificationArn" not in hooks["SCALE_IN"]  # the node's spot watcher checkpoints within the hold
 
 
 def test_interruption_events_go_to_an_encrypted_logstore() -> None:

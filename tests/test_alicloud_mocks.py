@@ -60,3 +60,9 @@ def test_no_module_outside_the_alicloud_folders_imports_alicloud_code() -> None:
                 for m in _imports(path))
     ]
     assert offenders == []
+
+
+def test_oos_template_id_is_its_name_and_nothing_is_made_up_beside_it() -> None:
+    inputs = {"templateName": "gpufleet-train-scale-out-gate", "content": "{}"}
+    assert mocks.new_resource("alicloud:oos/template:Template", "t", inputs, "cn-beijing") == (
+        "gpufleet-train-scale-out-gate", {})

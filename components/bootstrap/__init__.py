@@ -15,7 +15,10 @@
   hook it completes the launch action with CONTINUE, or ABANDON on failure (IMDSv2; the image
   must carry the AWS CLI). On every cloud a failed check touches /run/gpufleet/unhealthy and
   fails the unit: workload units declare ``Requires=gpufleet-health.service`` and
-  ``After=gpufleet-health.service`` and so never start on a bad node;
+  ``After=gpufleet-health.service`` and so never start on a bad node. Where the cloud hands the
+  lifecycle action token to a notification target only (Alibaba Cloud ESS), the launch hook is
+  completed from outside instead: ``gate_command`` (gate.py) is what the cloud's run-command service
+  runs on the new node, waiting for this unit's result and checking the node again;
 - ``gpufleet-spot-watcher.service``: polls the cloud's interruption notices every 5 s and runs
   checkpoint_hook at most once per kind of notice (rebalance, interruption), for at most
   checkpoint_grace_seconds (on AWS the terminate hook's timeout); on AWS, when the
@@ -24,6 +27,7 @@
 """
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
+from components.bootstrap.gate import gate_command
 from components.bootstrap.render import expect_document, render_user_data, user_data_limit
 
 __all__ = [
@@ -32,6 +36,7 @@ __all__ = [
     "BootstrapError",
     "ExpectedType",
     "expect_document",
+    "gate_command",
     "render_user_data",
     "user_data_limit",
 ]

@@ -65,7 +65,10 @@ class ExpectedType:
         }
 
 
-# Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks.
+# Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks themselves. Alibaba Cloud
+# is not one: ESS gives the lifecycle action token to the hook's notification target only, so its scale-out hook
+# is completed by an OOS execution that runs gate.py's command on the node (clouds/alicloud/scale_out_gate.py),
+# and its scale-in hook times out to CONTINUE after the checkpoint grace.
 LIFECYCLE_CLOUDS = ("aws",)
 
 

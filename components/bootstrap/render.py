@@ -24,7 +24,8 @@ SBIN = "/usr/local/sbin"
 UNITS = "/etc/systemd/system"
 
 
-def _script(name: str) -> str:
+def node_script(name: str) -> str:
+    """The text of one node script shipped in components/bootstrap/scripts."""
     return resources.files("components.bootstrap").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
@@ -76,23 +77,23 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     files = [
         _file(f"{ETC}/bootstrap.env", settings_file(cfg), "0600"),
         _file(f"{ETC}/expect.json", expect, "0644"),
-        _file(f"{LIB}/common.sh", _script("common.sh"), "0644"),
-        _file(f"{SBIN}/gpufleet-health", _script("health.sh"), "0755"),
-        _file(f"{SBIN}/gpufleet-spot-watcher", _script("spot-watcher.sh"), "0755"),
-        _file(f"{UNITS}/gpufleet-health.service", _script("gpufleet-health.service"), "0644"),
-        _file(f"{UNITS}/gpufleet-spot-watcher.service", _script("gpufleet-spot-watcher.service"), "0644"),
+        _file(f"{LIB}/common.sh", node_script("common.sh"), "0644"),
+        _file(f"{SBIN}/gpufleet-health", node_script("health.sh"), "0755"),
+        _file(f"{SBIN}/gpufleet-spot-watcher", node_script("spot-watcher.sh"), "0755"),
+        _file(f"{UNITS}/gpufleet-health.service", node_script("gpufleet-health.service"), "0644"),
+        _file(f"{UNITS}/gpufleet-spot-watcher.service", node_script("gpufleet-spot-watcher.service"), "0644"),
     ]
     units = ["gpufleet-health.service", "gpufleet-spot-watcher.service"]
     if cfg.scratch == "raid0":
         files += [
-            _file(f"{SBIN}/gpufleet-scratch", _script("scratch.sh"), "0755"),
-            _file(f"{UNITS}/gpufleet-scratch.service", _script("gpufleet-scratch.service"), "0644"),
+            _file(f"{SBIN}/gpufleet-scratch", node_script("scratch.sh"), "0755"),
+            _file(f"{UNITS}/gpufleet-scratch.service", node_script("gpufleet-scratch.service"), "0644"),
         ]
         units.insert(0, "gpufleet-scratch.service")
     if cfg.health_port:
         files += [
-            _file(f"{SBIN}/gpufleet-health-endpoint", _script("health-endpoint.py"), "0755"),
-            _file(f"{UNITS}/gpufleet-health-endpoint.service", _script("gpufleet-health-endpoint.service"), "0644"),
+            _file(f"{SBIN}/gpufleet-health-endpoint", node_script("health-endpoint.py"), "0755"),
+            _file(f"{UNITS}/gpufleet-health-endpoint.service", node_script("gpufleet-health-endpoint.service"), "0644"),
         ]
         units.append("gpufleet-health-endpoint.service")
     return {

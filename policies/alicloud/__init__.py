@@ -2,11 +2,12 @@
 a scaling group's size at max)."""
 
 from ..cloud import CloudPolicies
-from . import encryption, exposure, fabric, identity, images, spot
+from . import encryption, exposure, fabric, identity, images, lifecycle, spot
 from .readers import READERS
 
 POLICIES = CloudPolicies(
     cloud="alicloud",
-    rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *fabric.RULES),
+    rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *lifecycle.RULES,
+           *fabric.RULES),
     readers=READERS,
 )

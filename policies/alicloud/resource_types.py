@@ -2,6 +2,7 @@
 
 SCALING_CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 SCALING_GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
+LIFECYCLE_HOOK = "alicloud:ess/lifecycleHook:LifecycleHook"
 LAUNCH_TEMPLATE = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
 INSTANCE = "alicloud:ecs/instance:Instance"
 AUTO_PROVISIONING_GROUP = "alicloud:ecs/autoProvisioningGroup:AutoProvisioningGroup"

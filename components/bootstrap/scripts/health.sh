@@ -1,8 +1,9 @@
 #!/bin/bash
 # Run the node check and report the result. AWS groups with a launch
-# lifecycle hook continue or abandon the launch; everywhere a failed check
-# leaves $GPUFLEET_RUN/unhealthy and a failed unit, so workload units that
-# require gpufleet-health.service never start.
+# lifecycle hook continue or abandon the launch; on Alibaba Cloud the
+# scale-out gate (scale-out-gate.sh, run through Cloud Assistant) reads the
+# marks below. Everywhere a failed check leaves $GPUFLEET_RUN/unhealthy and a
+# failed unit, so workload units that require gpufleet-health.service never start.
 set -euo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"

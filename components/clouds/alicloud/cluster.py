@@ -1,4 +1,5 @@
-"""The Alibaba Cloud GPU cluster: network, KMS key, RAM role, security group, interruption events, node groups."""
+"""The Alibaba Cloud GPU cluster: network, KMS key, RAM role, security group, interruption events, the scale-out
+gate, node groups."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from .interruptions import interruption_rule
 from .lifecycle import group_hooks
 from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
+from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
 from .security import node_security_group
 from .storage import cluster_key
 
@@ -78,6 +80,15 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             rule = interruption_rule(name, spec.region, account, tags, child)
 
         hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
+        scaled = [g for g in resolved.groups if g.spec.provisioner == "autoscaling"]
+        gate = None
+        if scaled:
+            gate = AlicloudScaleOutGate(
+                f"{name}-scale-out-gate",
+                ScaleOutGateArgs(region=spec.region, account_id=account, tags=tags,
+                                 concurrency=max(g.spec.size.max for g in scaled)),
+                opts=child,
+            )
         groups: dict[str, AlicloudNodeGroup] = {}
         for group in resolved.groups:
             deployment_set = None
@@ -104,11 +115,15 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                     hooks=hooks,
                     tags=tags,
                     deployment_set_id=deployment_set,
+                    launch_notification_arn=gate.notification_arn if gate else None,
                 ),
                 opts=child,
             )
+        scaled_ids = [groups[g.name].group_id for g in scaled]
         if identity is not None:
-            identity.attach([groups[g.name].group_id for g in resolved.groups if g.spec.provisioner == "autoscaling"])
+            identity.attach(scaled_ids)
+        if gate is not None:
+            gate.attach(scaled_ids)
 
         self.group_ids = {n: g.group_id for n, g in groups.items()}
         self.security_group_id = security_group_id

@@ -23,6 +23,18 @@ class NodeIdentityArgs:
     oss_read_prefixes: list[str] = field(default_factory=list)
 
 
+def service_trust_document(service: str) -> str:
+    """A RAM role trust policy that lets one Alibaba Cloud service (e.g. ecs.aliyuncs.com) assume the role."""
+    trust = {"Version": "1", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                            "Principal": {"Service": [service]}}]}
+    return json.dumps(trust)
+
+
+def scaling_group_arn(region: str, account_id: str, group_id: str) -> str:
+    """An ESS scaling group as RAM resource-level authorisation names it."""
+    return f"acs:ess:{region}:{account_id}:scalinggroup/{group_id}"
+
+
 def _oss_statements(prefixes: list[str]) -> list[dict]:
     statements = []
     for uri in prefixes:
@@ -47,7 +59,7 @@ def node_policy_document(account_id: str, region: str, group_ids: list[str], oss
         statements.append({
             "Effect": "Allow",
             "Action": ["ess:CompleteLifecycleAction"],
-            "Resource": [f"acs:ess:{region}:{account_id}:scalinggroup/{group}" for group in group_ids],
+            "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
         })
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
@@ -61,15 +73,11 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeIdentityArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:alicloud:NodeIdentity", name, None, opts)
         self._name, self._args = name, args
-        trust = {
-            "Version": "1",
-            "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": [ECS_SERVICE]}}],
-        }
         role = alicloud.ram.Role(
             f"{name}-role",
             role_name=f"{name}-node",
             description=f"gpufleet {name}: GPU node",
-            assume_role_policy_document=json.dumps(trust),
+            assume_role_policy_document=service_trust_document(ECS_SERVICE),
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self),
         )

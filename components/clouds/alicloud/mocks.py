@@ -2,9 +2,10 @@
 
 Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`,
 `lt-`, `ds-`, `apg-`, `key-`, Image Builder's `ic-`, `ip-`, `exec-`), composite ids are joined with `:` as
-the provider joins them, and RAM ARNs use the lower-case role name as RAM writes it. Values derive from the
-resource's type and name, so two plans of one stack are identical. A type with no entry here gets an opaque
-id and no computed outputs.
+the provider joins them, RAM ARNs use the lower-case role name as RAM writes it, and an OOS template's id is
+its name, as the provider sets it (its computed template id, version and dates are not answered: no input
+reads them). Values derive from the resource's type and name, so two plans of one stack are identical. A type
+with no entry here gets an opaque id and no computed outputs.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "alicloud:log/project:Project": _named("projectName"),
     "alicloud:log/store:Store": _log_store,
     "alicloud:cms/eventRule:EventRule": _named("ruleName"),
+    "alicloud:oos/template:Template": _named("templateName"),
 }
 
 

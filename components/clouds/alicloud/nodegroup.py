@@ -7,6 +7,9 @@ http_tokens and deployment_set_id but its interfaces have no traffic mode (pulum
 with ERIs use a scaling configuration and their bootstrap restricts the metadata service to root
 (components/bootstrap, metadata_guard); every other group gets http_tokens required from its launch template.
 Node count lives in the scaling group: a group of 512 nodes registers the same resources as one of 2.
+A scaling group's scale-out hook notifies the cluster's scale-out gate (scale_out_gate.py), which admits a new
+node only when the node check passes on it; an auto provisioning group has no lifecycle hooks, so its nodes
+are not gated (a failed check only keeps the workload units from starting).
 """
 
 from __future__ import annotations
@@ -45,6 +48,8 @@ class NodeGroupArgs:
     hooks: GroupHooks
     tags: dict[str, str]
     deployment_set_id: pulumi.Input[str] | None = None
+    launch_notification_arn: pulumi.Input[str] | None = None
+    """The scale-out gate the launch hook notifies (scaling groups only)."""
 
 
 def spot_strategy(group: NodeGroup) -> str:
@@ -75,6 +80,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
                     lifecycle_transition=hook.transition,
                     heartbeat_timeout=hook.heartbeat_timeout,
                     default_result=hook.default_result,
+                    notification_arn=args.launch_notification_arn if hook is args.hooks.launch else None,
                     opts=pulumi.ResourceOptions(parent=self),
                 )
             self.group_id = group.id

@@ -1,0 +1,20 @@
+"""The scale-out gate command: what a cloud's run-command service runs on a new node to admit or release it.
+
+Where the lifecycle action token never reaches the node (Alibaba Cloud ESS hands it to the hook's
+notification target only), the node cannot complete its own launch hook as the AWS scripts do. The hook then
+notifies a runbook (an OOS template on Alibaba Cloud) that runs this command on the node and completes the
+action from its exit status: 0 continue, anything else abandon. The command waits for the boot node check of
+gpufleet-health.service and runs the node check again (scripts/scale-out-gate.sh).
+"""
+
+from __future__ import annotations
+
+from .config import BootstrapError
+from .render import node_script
+
+
+def gate_command(wait_seconds: int) -> str:
+    """The gate as one bash script; it waits at most `wait_seconds` for the boot node check to finish."""
+    if not isinstance(wait_seconds, int) or isinstance(wait_seconds, bool) or wait_seconds < 1:
+        raise BootstrapError(f"gate wait_seconds: must be an integer >= 1, got {wait_seconds!r}")
+    return f"#!/bin/bash\nGPUFLEET_GATE_SECONDS={wait_seconds}\n{node_script('scale-out-gate.sh')}"

@@ -1,0 +1,185 @@
+"""The cluster's scale-out gate: an OOS (CloudOps Orchestration Service) template that the scale-out lifecycle
+hook of every ESS node group notifies, and the RAM role OOS assumes to run it.
+
+The hook names the template as its notification target (`acs:ess:{region}:{account}:oos/{template}`, the ROS
+ALIYUN::ESS::LifecycleHook NotificationArn form). On each scale-out ESS starts an execution with the
+template's placeholder parameters filled in (region, new instance ids, hook id, action token); the execution
+runs the bootstrap's gate command (components/bootstrap/gate.py) on each new node through Cloud Assistant
+(ACS::ECS::RunCommand), then calls ESS CompleteLifecycleAction: CONTINUE when every node passed, ABANDON,
+which releases them, when one failed or could not be reached. The shape is that of Alibaba's public template
+ACS-ESS-LifeCycleRunCommand. The action token belongs to the scaling activity: the nodes one activity adds are
+admitted or released together.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ...bootstrap import gate_command
+from .identity import scaling_group_arn, service_trust_document
+from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS
+
+OOS_SERVICE = "oos.aliyuncs.com"
+# What the template runs and calls, and nothing else (the public template's list).
+GATE_ECS_ACTIONS = ["ecs:RunCommand", "ecs:DescribeInvocations", "ecs:DescribeInvocationResults"]
+GATE_ESS_ACTIONS = ["ess:CompleteLifecycleAction"]
+# Placeholders ESS fills when a lifecycle hook notifies an OOS template.
+ESS_FILLED = "filled in by ESS when the scale-out hook notifies this template"
+
+
+def notification_arn(region: str, account_id: str, template_name: str) -> str:
+    """A lifecycle hook's notification target naming an OOS template."""
+    return f"acs:ess:{region}:{account_id}:oos/{template_name}"
+
+
+def _complete(result: str) -> dict[str, Any]:
+    return {
+        "Service": "ESS",
+        "API": "CompleteLifecycleAction",
+        "Parameters": {
+            "RegionId": "{{ regionId }}",
+            "LifecycleHookId": "{{ lifecycleHookId }}",
+            "LifecycleActionToken": "{{ lifecycleActionToken }}",
+            "LifecycleActionResult": result,
+        },
+    }
+
+
+def gate_template(role_name: str, concurrency: int) -> str:
+    """The OOS template (JSON): the node check on every new node, then CONTINUE or ABANDON."""
+    def parameter(kind: str, what: str, default: Any) -> dict[str, Any]:
+        return {"Type": kind, "Description": what, "Default": default}
+
+    document = {
+        "FormatVersion": "OOS-2019-06-01",
+        "Description": "gpufleet scale-out gate: admit new GPU nodes only when the node check passes on them",
+        "Parameters": {
+            "regionId": parameter("String", f"Region of the scaling activity, {ESS_FILLED}", "${regionId}"),
+            "instanceIds": parameter("List", f"The new nodes, {ESS_FILLED}", ["${instanceIds}"]),
+            "lifecycleHookId": parameter("String", f"The scale-out hook, {ESS_FILLED}", "${lifecycleHookId}"),
+            "lifecycleActionToken": parameter(
+                "String", f"Token of the held scaling activity, {ESS_FILLED}", "${lifecycleActionToken}"
+            ),
+            "OOSAssumeRole": parameter("String", "RAM role OOS assumes to run the gate", role_name),
+        },
+        "RamRole": "{{ OOSAssumeRole }}",
+        "Tasks": [
+            {
+                "Name": "checkNewNodes",
+                "Action": "ACS::ECS::RunCommand",
+                "Description": "Run the gpufleet node check on each new node through Cloud Assistant",
+                "OnSuccess": "admitNodes",
+                "OnError": "releaseNodes",
+                "Properties": {
+                    "regionId": "{{ regionId }}",
+                    "instanceId": "{{ ACS::TaskLoopItem }}",
+                    "commandType": "RunShellScript",
+                    "commandContent": gate_command(GATE_WAIT_SECONDS),
+                    "timeout": GATE_COMMAND_TIMEOUT,
+                },
+                # All new nodes at once: checked one batch after another they would outlast the hook's hold.
+                "Loop": {
+                    "Items": "{{ instanceIds }}",
+                    "RateControl": {"Mode": "Concurrency", "MaxErrors": 0, "Concurrency": concurrency},
+                },
+            },
+            {
+                "Name": "admitNodes",
+                "Action": "ACS::ExecuteAPI",
+                "Description": "Every new node passed: continue the scale-out",
+                "OnSuccess": "ACS::END",
+                "Properties": _complete("CONTINUE"),
+            },
+            {
+                "Name": "releaseNodes",
+                "Action": "ACS::ExecuteAPI",
+                "Description": "A new node failed the check or could not run it: abandon, ESS releases the new nodes",
+                "Properties": _complete("ABANDON"),
+            },
+        ],
+    }
+    return json.dumps(document, indent=2)
+
+
+def gate_policy_document(region: str, account_id: str, group_ids: list[str]) -> str:
+    """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account,
+    and complete lifecycle actions of the cluster's own scaling groups."""
+    statements = [
+        # New nodes have no ids until they launch and no tag condition is documented for these actions, so the
+        # narrowest scope is the region and account (Cloud Assistant's RAM guide scopes by region, instance and
+        # command); RunCommand also creates the command it runs.
+        {"Effect": "Allow", "Action": GATE_ECS_ACTIONS, "Resource": [f"acs:ecs:{region}:{account_id}:*"]},
+        {
+            "Effect": "Allow",
+            "Action": GATE_ESS_ACTIONS,
+            "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
+        },
+    ]
+    return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class ScaleOutGateArgs:
+    region: str
+    account_id: pulumi.Input[str]
+    concurrency: int
+    """New nodes checked at once: the most a scaling activity can add (the largest group's max size)."""
+    tags: dict[str, str]
+
+
+class AlicloudScaleOutGate(pulumi.ComponentResource):
+    """The template and its role; `attach` grants the role the scaling groups once they exist."""
+
+    notification_arn: pulumi.Output[str]
+    template_name: pulumi.Output[str]
+    role_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: ScaleOutGateArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:alicloud:ScaleOutGate", name, None, opts)
+        self._name, self._args = name, args
+        child = pulumi.ResourceOptions(parent=self)
+        role = alicloud.ram.Role(
+            f"{name}-role",
+            role_name=name,
+            description=f"gpufleet {name}: OOS runs the node check on new nodes and completes their scale-out",
+            assume_role_policy_document=service_trust_document(OOS_SERVICE),
+            tags=args.tags,
+            opts=child,
+        )
+        template = alicloud.oos.Template(
+            f"{name}-template",
+            # OOS refuses names starting with ALIYUN, ACS, ALIBABA or ALICLOUD, which a cluster name may.
+            template_name=f"gpufleet-{name}",
+            content=role.role_name.apply(lambda role_name: gate_template(role_name, args.concurrency)),
+            tags=args.tags,
+            opts=child,
+        )
+        self.role_name = role.role_name
+        self.template_name = template.template_name
+        self.notification_arn = pulumi.Output.all(args.account_id, template.template_name).apply(
+            lambda values: notification_arn(args.region, values[0], values[1])
+        )
+        self.register_outputs({"notification_arn": self.notification_arn, "role_name": self.role_name})
+
+    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.Policy:
+        child = pulumi.ResourceOptions(parent=self)
+        args = self._args
+        policy = alicloud.ram.Policy(
+            f"{self._name}-policy",
+            policy_name=self._name,
+            description="gpufleet scale-out gate: Cloud Assistant in the stack's region, its scaling groups' hooks",
+            policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
+                lambda values: gate_policy_document(args.region, values[0], list(values[1:]))
+            ),
+            opts=child,
+        )
+        alicloud.ram.RolePolicyAttachment(
+            f"{self._name}-policy", role_name=self.role_name, policy_name=policy.policy_name, policy_type="Custom",
+            opts=child,
+        )
+        return policy

@@ -1,0 +1,157 @@
+"""The Alibaba scale-out gate as the engine records it: the OOS template the scale-out hook notifies, its RAM
+role and policy, and the hooks of the groups."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import SHIPPED_STACKS, of_type, one, read_cluster, registered_types, write_stack
+
+from components.bootstrap import gate_command
+from components.clouds.alicloud.lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS, LAUNCH_HOOK_TIMEOUT
+from components.plan.planner import PlanResult, plan_stack
+from components.plan.record import RecordedResource
+
+TEMPLATE = "alicloud:oos/template:Template"
+HOOK = "alicloud:ess/lifecycleHook:LifecycleHook"
+GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
+TRAIN = "alicloud-train-ebmgn8v"
+GATE = "$gpufleet:alicloud:ScaleOutGate$"
+ESS_PLACEHOLDERS = {
+    "regionId": "${regionId}",
+    "instanceIds": ["${instanceIds}"],
+    "lifecycleHookId": "${lifecycleHookId}",
+    "lifecycleActionToken": "${lifecycleActionToken}",
+}
+
+
+@cache
+def train() -> PlanResult:
+    return plan_stack(SHIPPED_STACKS / f"Pulumi.{TRAIN}.yaml", SHIPPED_STACKS)
+
+
+def gate_resource(plan: PlanResult, typ: str) -> RecordedResource:
+    (found,) = [r for r in of_type(plan, typ) if GATE in r.urn]
+    return found
+
+
+def content(plan: PlanResult) -> dict[str, Any]:
+    return json.loads(one(plan, TEMPLATE).inputs["content"])
+
+
+def tasks(plan: PlanResult) -> dict[str, dict[str, Any]]:
+    return {task["Name"]: task for task in content(plan)["Tasks"]}
+
+
+def scale_out_hook(plan: PlanResult) -> dict[str, Any]:
+    (hook,) = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_OUT"]
+    return hook
+
+
+def test_template_runs_the_bootstraps_gate_on_every_new_node_below_the_hooks_timeout() -> None:
+    run = tasks(train())["checkNewNodes"]
+    assert run["Action"] == "ACS::ECS::RunCommand"
+    properties = run["Properties"]
+    assert properties["commandType"] == "RunShellScript"
+    assert properties["commandContent"] == gate_command(GATE_WAIT_SECONDS)
+    assert "exec gpufleet-nodecheck --expect" in properties["commandContent"]
+    assert GATE_WAIT_SECONDS < properties["timeout"] == GATE_COMMAND_TIMEOUT < LAUNCH_HOOK_TIMEOUT
+    assert properties["instanceId"] == "{{ ACS::TaskLoopItem }}" and properties["regionId"] == "{{ regionId }}"
+    # Every new node at once (the group's max size) and no failure tolerated.
+    assert run["Loop"]["Items"] == "{{ instanceIds }}"
+    assert run["Loop"]["RateControl"] == {"Mode": "Concurrency", "MaxErrors": 0, "Concurrency": 16}
+
+
+def test_template_continues_when_the_check_passes_and_abandons_when_it_fails() -> None:
+    found = tasks(train())
+    run = found["checkNewNodes"]
+    admit, release = found[run["OnSuccess"]], found[run["OnError"]]
+    for task, result in ((admit, "CONTINUE"), (release, "ABANDON")):
+        assert task["Action"] == "ACS::ExecuteAPI"
+        assert (task["Properties"]["Service"], task["Properties"]["API"]) == ("ESS", "CompleteLifecycleAction")
+        assert task["Properties"]["Parameters"] == {
+            "RegionId": "{{ regionId }}",
+            "LifecycleHookId": "{{ lifecycleHookId }}",
+            "LifecycleActionToken": "{{ lifecycleActionToken }}",
+            "LifecycleActionResult": result,
+        }
+    # Tasks run in order: the admission ends the execution, or the release would follow it.
+    assert admit["OnSuccess"] == "ACS::END"
+
+
+def test_template_takes_what_ess_fills_in_and_runs_as_the_gates_role() -> None:
+    plan = train()
+    document = content(plan)
+    assert document["FormatVersion"] == "OOS-2019-06-01"
+    parameters = document["Parameters"]
+    assert {name: parameters[name]["Default"] for name in ESS_PLACEHOLDERS} == ESS_PLACEHOLDERS
+    assert document["RamRole"] == "{{ OOSAssumeRole }}"
+    assert parameters["OOSAssumeRole"]["Default"] == gate_resource(plan, "alicloud:ram/role:Role").inputs["roleName"]
+    template = one(plan, TEMPLATE)
+    assert not template.inputs["templateName"].lower().startswith(("aliyun", "acs", "alibaba", "alicloud"))
+    assert len(template.inputs["content"].encode()) < 64 * 1024  # OOS's template size limit
+
+
+def test_gate_role_is_trusted_by_oos_and_may_only_run_commands_and_complete_its_groups_hooks() -> None:
+    plan = train()
+    trust = json.loads(gate_resource(plan, "alicloud:ram/role:Role").inputs["assumeRolePolicyDocument"])
+    assert trust["Statement"] == [
+        {"Effect": "Allow", "Action": "sts:AssumeRole", "Principal": {"Service": ["oos.aliyuncs.com"]}}
+    ]
+    policy = gate_resource(plan, "alicloud:ram/policy:Policy")
+    statements = json.loads(policy.inputs["policyDocument"])["Statement"]
+    actions = sorted(a for s in statements for a in s["Action"])
+    assert actions == ["ecs:DescribeInvocationResults", "ecs:DescribeInvocations", "ecs:RunCommand",
+                       "ess:CompleteLifecycleAction"]
+    assert all(s["Effect"] == "Allow" and "*" not in "".join(s["Action"]) for s in statements)
+    resources = {a: s["Resource"] for s in statements for a in s["Action"]}
+    assert re.fullmatch(r"acs:ecs:cn-wulanchabu:\d{16}:\*", *resources["ecs:RunCommand"])
+    group = one(plan, GROUP)
+    assert group.urn in policy.property_dependencies["policyDocument"]
+    (scaling_group,) = resources["ess:CompleteLifecycleAction"]
+    assert re.fullmatch(r"acs:ess:cn-wulanchabu:\d{16}:scalinggroup/asg-[0-9a-z]{21}", scaling_group)
+    attachment = gate_resource(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment").inputs
+    assert attachment["roleName"] == gate_resource(plan, "alicloud:ram/role:Role").inputs["roleName"]
+    assert (attachment["policyName"], attachment["policyType"]) == (policy.inputs["policyName"], "Custom")
+
+
+def test_scale_out_hook_notifies_the_template_and_releases_a_node_that_never_passes() -> None:
+    plan = train()
+    hook = scale_out_hook(plan)
+    template = one(plan, TEMPLATE)
+    account = r"\d{16}"
+    assert re.fullmatch(rf"acs:ess:cn-wulanchabu:{account}:oos/{template.inputs['templateName']}",
+                        hook["notificationArn"])
+    assert (hook["defaultResult"], hook["heartbeatTimeout"]) == ("ABANDON", LAUNCH_HOOK_TIMEOUT)
+    (recorded,) = [h for h in of_type(plan, HOOK) if h.inputs is hook]
+    assert template.urn in recorded.property_dependencies["notificationArn"]
+
+
+def test_gate_checks_as_many_nodes_at_once_as_the_largest_group_can_add(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    second = {**copy.deepcopy(cluster["node_groups"][0]), "name": "h20b", "size": {"min": 0, "desired": 1, "max": 40}}
+    cluster["node_groups"].append(second)
+    plan = plan_stack(write_stack(tmp_path, "two-groups", cluster))
+    assert tasks(plan)["checkNewNodes"]["Loop"]["RateControl"]["Concurrency"] == 40
+    hooks = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_OUT"]
+    assert len(hooks) == 2 and len({h["notificationArn"] for h in hooks}) == 1
+    (statement,) = [s for s in json.loads(gate_resource(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])[
+        "Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"]]
+    assert len(statement["Resource"]) == 2
+
+
+def test_fleet_only_cluster_has_no_hooks_and_no_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0].update(provisioner="fleet", spot_max_price=2.5)
+    path = write_stack(tmp_path, "fleet", cluster)
+    types = registered_types(monkeypatch)
+    plan = plan_stack(path)
+    assert "alicloud:ecs/autoProvisioningGroup:AutoProvisioningGroup" in types
+    assert TEMPLATE not in types and HOOK not in types
+    assert not [r for r in plan.resources if GATE in r.urn]

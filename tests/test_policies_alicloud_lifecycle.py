@@ -1,0 +1,49 @@
+"""Alibaba Cloud scale-out gate rule: it fires on a scale-out hook nothing can complete and passes a gated one."""
+
+from __future__ import annotations
+
+from alicloud_rule_args import HOOK, validate
+from conftest import SHIPPED_STACKS, of_type
+
+from components.plan.planner import plan_stack
+
+RULE = "alicloud-scale-out-hook-gated"
+OOS_TARGET = "acs:ess:cn-wulanchabu:5123456789012345:oos/gpufleet-train-scale-out-gate"
+
+
+def scale_out(**props: object) -> dict[str, object]:
+    return {"scalingGroupId": "asg-1", "lifecycleTransition": "SCALE_OUT", "heartbeatTimeout": 900, **props}
+
+
+def test_scale_out_hook_without_a_target_that_defaults_to_continue_fails_twice():
+    """The hook as it was before the gate: nothing can complete it and it times out to CONTINUE."""
+    messages = validate(RULE, HOOK, scale_out(defaultResult="CONTINUE"))
+    assert [m.split(":")[0] for m in messages] == ["notification_arn is not set", "default_result is CONTINUE"]
+    assert "no node check can complete this scale-out hook" in messages[0]
+    assert "set ABANDON" in messages[1]
+
+
+def test_default_result_left_to_ess_is_continue_and_fails():
+    (message,) = validate(RULE, HOOK, scale_out(notificationArn=OOS_TARGET))
+    assert message.startswith("default_result is not set (ESS defaults to CONTINUE)")
+
+
+def test_a_target_that_is_no_ess_arn_fails():
+    props = scale_out(notificationArn="gpufleet-train-scale-out-gate", defaultResult="ABANDON")
+    (message,) = validate(RULE, HOOK, props)
+    assert message.startswith("notification_arn 'gpufleet-train-scale-out-gate' is not an ESS notification target")
+
+
+def test_gated_scale_out_hook_passes_and_scale_in_hooks_are_not_read():
+    assert validate(RULE, HOOK, scale_out(notificationArn=OOS_TARGET, defaultResult="ABANDON")) == []
+    queue = "acs:ess:cn-beijing:5123456789012345:queue/node-checks"
+    assert validate(RULE, HOOK, scale_out(notificationArn=queue, defaultResult="ABANDON")) == []
+    scale_in = {"scalingGroupId": "asg-1", "lifecycleTransition": "SCALE_IN", "defaultResult": "CONTINUE"}
+    assert validate(RULE, HOOK, scale_in) == []
+
+
+def test_shipped_alibaba_stacks_pass():
+    for stack in ("alicloud-train-ebmgn8v", "alicloud-infer-gn7i"):
+        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        assert of_type(plan, HOOK)
+        assert [v for v in plan.policies["violations"] if v["policy"] == RULE] == []
