@@ -62,6 +62,11 @@ def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOW
     return parse_with(TypeAdapter(model), raw, prefix=prefix, unknown=unknown)
 
 
+def images_json_schema() -> dict[str, Any]:
+    """JSON Schema of `gpufleet:images`, for editors (`gpufleet schema --stack-file`)."""
+    return {"title": "gpufleet:images", **TypeAdapter(ImagesSpec).json_schema()}
+
+
 def validate_images(raw: Any, lock: Lock | None = None) -> ImagesSpec:
     """Validate a `gpufleet:images` value: the profile must exist in the lock."""
     spec = parse(ImagesSpec, raw)
