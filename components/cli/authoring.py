@@ -33,9 +33,17 @@ def catalog(
 @app.command()
 def schema(
     images: Annotated[bool, typer.Option("--images", help="The schema of `gpufleet:images` (an image stack).")] = False,
+    stack_file: Annotated[bool, typer.Option(
+        "--stack-file", help="Schema of a whole stack file (Pulumi's keys, provider keys, every gpufleet key), "
+        "as checked in at schemas/stack-file.schema.json.")] = False,
 ) -> None:
-    """JSON Schema of `gpufleet:cluster` (or of `gpufleet:images`), one branch per cloud chosen by `cloud`, for
-    editors."""
+    """JSON Schema of `gpufleet:cluster` (one branch per cloud, chosen by `cloud`), of `gpufleet:images`, or of a
+    whole stack file, for editors (yaml-language-server)."""
+    if stack_file:
+        from ..stack_schema import stack_file_json_schema
+
+        emit_json(stack_file_json_schema())
+        return
     from ..resolve import cluster_json_schema
     from ..spec.images import images_json_schema
 

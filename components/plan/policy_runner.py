@@ -97,6 +97,26 @@ def _check_property(policy: Policy, key: str, value: Any, where: str) -> None:
             raise PolicyConfigError(f"{where}.{key}: every item must be a {schema[key]['items']['type']}")
 
 
+def config_json_schema(policies: Sequence[Policy]) -> dict[str, Any]:
+    """JSON Schema of a pack config that resolve_config accepts: per policy (or "all") a level, or a map of
+    `enforcementLevel` and the policy's own settings. Nothing is required: unset settings keep their defaults."""
+    level = {"enum": list(LEVELS)}
+
+    def entry(policy: Policy | None) -> dict[str, Any]:
+        settings = policy.config_schema.properties if policy is not None and policy.config_schema else {}
+        described = {"description": policy.description} if policy is not None and policy.description else {}
+        return {**described, "anyOf": [level, {
+            "type": "object", "additionalProperties": False,
+            "properties": {"enforcementLevel": level, **copy.deepcopy(settings)},
+        }]}
+
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {"all": entry(None), **{policy.name: entry(policy) for policy in policies}},
+    }
+
+
 def resolve_config(policies: Sequence[Policy], config: Mapping[str, Any] | None) -> dict[str, PolicySetting]:
     """Each policy's level and properties, with the precedence of the Pulumi CLI.
 
