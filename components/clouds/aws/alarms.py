@@ -106,14 +106,15 @@ def group_alarms(
 
 
 def idle_scale_down(
-    name: str, group_name: pulumi.Input[str], min_size: int, idle: Idle, tags: dict[str, str],
+    name: str, group: pulumi.Output[str], group_name: str, min_size: int, idle: Idle, tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.autoscaling.Policy:
     """A step scaling policy setting the group to its min, run by an alarm on the group's average GPU
-    utilisation: Auto Scaling's own mechanism, no controller of gpufleet's."""
+    utilisation: Auto Scaling's own mechanism, no controller of gpufleet's. `group` is the group's name as
+    the Auto Scaling group outputs it (the policy waits for the group); `group_name` the same, known now."""
     policy = aws.autoscaling.Policy(
         f"{name}-idle",
-        autoscaling_group_name=group_name,
+        autoscaling_group_name=group,
         policy_type="StepScaling",
         adjustment_type="ExactCapacity",
         # One step for any breach of the alarm: the breach is idleness, the answer is min.

@@ -219,8 +219,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 group_alarms(f"{name}-{group.name}", resolved_group.names["scaling_group"], scaling,
                              alarms.low_utilisation, alarm_target, tags, group_opts)
             if group.idle is not None and scaling:
-                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_name, group.size.min, group.idle,
-                                tags, group_opts)
+                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_name,
+                                resolved_group.names["scaling_group"], group.size.min, group.idle, tags, group_opts)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
         self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
