@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import gzip
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -36,6 +38,7 @@ STUBBED = (
     "curl",
     "aws",
     "gpufleet-nodecheck",
+    "dcgmi",
 )
 
 
@@ -75,7 +78,10 @@ def install(user_data: str, root: Path) -> Path:
     for path, entry in node_files(user_data).items():
         target = root / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(entry["content"])
+        content = entry["content"]
+        if entry.get("encoding") == "gz+b64":  # cloud-init decodes these before writing
+            content = gzip.decompress(base64.b64decode(content)).decode()
+        target.write_text(content)
         target.chmod(int(entry["permissions"], 8))
     return root
 

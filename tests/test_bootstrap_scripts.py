@@ -291,3 +291,56 @@ def test_watcher_polls_every_five_seconds_and_restarts():
     assert "INTERVAL=5\n" in script and 'sleep "$INTERVAL"' in script
     unit = files["/etc/systemd/system/gpufleet-spot-watcher.service"]["content"]
     assert "ExecStart=/usr/local/sbin/gpufleet-spot-watcher\n" in unit and "Restart=always\n" in unit
+
+
+# DCGM error watch (gpufleet-gpu-health)
+
+DMON = """#Entity   XIDER  DBETO  UCRRW  RRF    NCRCT
+ID
+GPU 0     0      0      0      0      0
+GPU 1     {xid}     {dbe}      2      0      N/A
+"""
+
+
+def health_node(tmp_path, xid: int, dbe: int, **changes: object) -> Node:
+    from components.bootstrap.operations import GpuMetrics
+
+    metrics = GpuMetrics("gpufleet", "gpufleet-train-dev-h100", "us-east-1")
+    node = Node(tmp_path, config("aws", gpu_metrics=metrics, **changes))
+    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(xid=xid, dbe=dbe)}OUT")
+    node.curl({"api/token": "tok-1", "instance-id": "i-0abc"})
+    return node
+
+
+def test_gpu_health_publishes_dcgm_fields_per_node_group(tmp_path):
+    node = health_node(tmp_path, xid=13, dbe=0)
+    assert node.run("gpufleet-gpu-health", "--once").returncode == 0
+    (put,) = [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data")]
+    assert "--region us-east-1 --namespace gpufleet" in put
+    data = __import__("json").loads(put.split("--metric-data ", 1)[1])
+    values = {d["MetricName"]: d["Value"] for d in data}
+    assert values == {"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
+                      "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 2,
+                      "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0}
+    assert all(d["Dimensions"] == [{"Name": "NodeGroup", "Value": "gpufleet-train-dev-h100"}] for d in data)
+    # XID 13 is an application error: the node stays.
+    assert not [c for c in node.calls() if "set-instance-health" in c]
+
+
+@pytest.mark.parametrize(("xid", "dbe"), [(79, 0), (0, 1)])
+def test_gpu_health_takes_a_broken_node_out_of_its_group_once(tmp_path, xid, dbe):
+    node = health_node(tmp_path, xid=xid, dbe=dbe)
+    node.run("gpufleet-gpu-health", "--once")
+    node.run("gpufleet-gpu-health", "--once")
+    marked = [c for c in node.calls() if "set-instance-health" in c]
+    assert marked == [
+        "aws autoscaling set-instance-health --region us-east-1 --instance-id i-0abc --health-status Unhealthy "
+        "--no-should-respect-grace-period"
+    ]
+
+
+def test_gpu_health_on_a_fleet_group_publishes_but_marks_nothing(tmp_path):
+    node = health_node(tmp_path, xid=79, dbe=0, lifecycle=None)
+    node.run("gpufleet-gpu-health", "--once")
+    assert [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data --region us-east-1")]
+    assert not [c for c in node.calls() if "set-instance-health" in c]

@@ -77,10 +77,30 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_enables_fabric_manager(
     ) in calls
     assert "systemctl enable nvidia-fabricmanager" in calls
     assert "systemctl disable nvidia-fabricmanager" not in calls
-    curl = [c for c in calls if c.startswith("curl ")]
+    curl = [c for c in calls if c.startswith("curl ") and "efa" in c]
     assert len(curl) == 1 and curl[0].endswith("https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz")
     assert "efa_installer.sh -y" in calls
-    assert not any(c.startswith("sha256sum") for c in calls)  # 1.51.0 has no published sha256 in the lock
+    # 1.51.0 has no published sha256 in the lock: the only checksum checked is the CloudWatch agent's.
+    assert len([c for c in calls if c.startswith("sha256sum")]) == 1
+    assert "systemctl enable nvidia-dcgm" in calls
+
+
+def test_aws_installs_the_pinned_cloudwatch_agent_and_the_lustre_client(stubbed):
+    tmp_path, _, _ = stubbed
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
+    assert rc == 0, err
+    agent = "https://amazoncloudwatch-agent.s3.amazonaws.com/ubuntu/amd64/1.300072.0b1766/amazon-cloudwatch-agent.deb"
+    assert any(c.startswith("curl ") and c.endswith(agent) for c in calls)
+    assert any(c.startswith("dpkg -i ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
+    assert any(c.startswith("apt-get install") and "lustre-client-modules-" in c for c in calls)
+    listing = (tmp_path / "root/etc/apt/sources.list.d/fsxlustreclientrepo.list").read_text()
+    assert "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu jammy main" in listing
+
+
+def test_other_clouds_install_no_aws_agent(stubbed):
+    rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
+    assert rc == 0, err
+    assert not any("cloudwatch" in c or "lustre" in c for c in calls)
 
 
 def test_non_nvswitch_type_never_enables_fabric_manager(stubbed):

@@ -5,10 +5,13 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from ..catalog.model import FabricKind
 from ..clouds.registry import CLOUDS, Cloud
+
+if TYPE_CHECKING:
+    from .operations import GpuMetrics, SharedMount
 
 FABRICS = get_args(FabricKind)
 SCRATCH_MODES = ("raid0", "none")
@@ -123,6 +126,10 @@ class BootstrapConfig:
     """MTU the node sets on its interfaces before the node check (eRDMA with jumbo frames: 8500); None leaves it."""
     metadata_guard: bool = False
     """Only root may reach the metadata service: where the launch path cannot require metadata tokens."""
+    gpu_metrics: GpuMetrics | None = None
+    """Ship GPU metrics and watch DCGM's error fields (components.bootstrap.operations); None: neither."""
+    shared_mount: SharedMount | None = None
+    """The shared Lustre file system to mount; None: none."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -154,9 +161,22 @@ class BootstrapConfig:
             for field in ("region", "group_name", "launch_hook", "terminate_hook"):
                 _require_text(f"lifecycle.{field}", getattr(self.lifecycle, field))
 
+        self._validate_operations()
+
         port = self.health_port
         if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):
             raise BootstrapError(f"health_port: must be an unprivileged port 1024-65535, got {port!r}")
+
+    def _validate_operations(self) -> None:
+        from .operations import OPERATIONS_CLOUDS
+
+        for field in ("gpu_metrics", "shared_mount"):
+            value = getattr(self, field)
+            if value is None:
+                continue
+            if self.cloud not in OPERATIONS_CLOUDS:
+                raise BootstrapError(f"{field}: only for cloud {', '.join(OPERATIONS_CLOUDS)}, not {self.cloud}")
+            value.validate()
 
     def _validate_scratch_mount(self) -> None:
         mount = self.scratch_mount

@@ -8,6 +8,8 @@ the scripts are static files of this package.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import shlex
 from importlib import resources
@@ -16,6 +18,12 @@ from typing import Any
 import yaml
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError
+from components.bootstrap.operations import (
+    CLOUDWATCH_AGENT_CONFIG,
+    CLOUDWATCH_AGENT_CTL,
+    agent_config_text,
+    lustre_fstab_entry,
+)
 from components.catalog import load_catalog
 
 ETC = "/etc/gpufleet"
@@ -51,13 +59,15 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_SCRATCH_MOUNT": cfg.scratch_mount if cfg.scratch == "raid0" else "",
         "GPUFLEET_CHECKPOINT_HOOK": cfg.checkpoint_hook or "",
         "GPUFLEET_CHECKPOINT_GRACE_SECONDS": str(cfg.checkpoint_grace_seconds),
-        "GPUFLEET_REGION": lifecycle.region if lifecycle else "",
+        "GPUFLEET_REGION": lifecycle.region if lifecycle else cfg.gpu_metrics.region if cfg.gpu_metrics else "",
         "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else "",
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
         "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
         "GPUFLEET_FABRIC_MTU": str(cfg.fabric_mtu or ""),
         "GPUFLEET_METADATA_GUARD": "root-only" if cfg.metadata_guard else "",
+        "GPUFLEET_METRICS_NAMESPACE": cfg.gpu_metrics.namespace if cfg.gpu_metrics else "",
+        "GPUFLEET_METRICS_GROUP": cfg.gpu_metrics.group_dimension if cfg.gpu_metrics else "",
     }
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
@@ -70,6 +80,13 @@ def settings_file(cfg: BootstrapConfig) -> str:
 
 def _file(path: str, content: str, permissions: str) -> dict[str, str]:
     return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+
+def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
+    """A static script gzipped (cloud-init write_files encoding gz+b64): user data is capped at the cloud's
+    limit, and a p5 group's bootstrap is near AWS's 16 KB. mtime 0 keeps the bytes identical across renders."""
+    packed = base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
+    return {**_file(path, packed, permissions), "encoding": "gz+b64"}
 
 
 def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
@@ -96,15 +113,31 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _file(f"{UNITS}/gpufleet-health-endpoint.service", node_script("gpufleet-health-endpoint.service"), "0644"),
         ]
         units.append("gpufleet-health-endpoint.service")
-    return {
+    agent: list[list[str]] = []
+    if cfg.gpu_metrics:
+        files += [
+            _file(CLOUDWATCH_AGENT_CONFIG, agent_config_text(cfg.gpu_metrics), "0644"),
+            _packed_file(f"{SBIN}/gpufleet-gpu-health", node_script("gpu-health.sh"), "0755"),
+            _file(f"{UNITS}/gpufleet-gpu-health.service", node_script("gpufleet-gpu-health.service"), "0644"),
+        ]
+        # nv-hostengine (the image enables nvidia-dcgm) feeds gpu-health; the agent reads nvidia-smi itself.
+        units = ["nvidia-dcgm.service", *units, "gpufleet-gpu-health.service"]
+        config = f"file:{CLOUDWATCH_AGENT_CONFIG}"
+        agent = [[CLOUDWATCH_AGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", config]]
+    document: dict[str, Any] = {
         "write_files": files,
         # --no-block: cloud-init's own unit must not wait on units ordered after the network.
         "runcmd": [
             ["systemctl", "daemon-reload"],
             ["systemctl", "enable", *units],
             ["systemctl", "start", "--no-block", *units],
+            *agent,
         ],
     }
+    if cfg.shared_mount:
+        # cloud-init's mounts module writes the fstab line and mounts it (x-systemd.automount on first use).
+        document["mounts"] = [lustre_fstab_entry(cfg.shared_mount)]
+    return document
 
 
 class _LiteralDumper(yaml.SafeDumper):

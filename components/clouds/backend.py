@@ -46,6 +46,9 @@ class CloudBackend(Protocol):
     """Cross-field checks only this cloud needs, run after the shared ones, before any resource."""
     capacities: frozenset[str]
     """The node group `capacity` kinds the cloud offers."""
+    operations: frozenset[str]
+    """The issue 14 options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
+    setting another one stops before any resource."""
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
@@ -95,6 +98,7 @@ class BackendDefaults:
     stack before any resource, naming what is missing."""
 
     name: str
+    operations: frozenset[str] = frozenset()
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return instance.fabric.interfaces if rdma else 0

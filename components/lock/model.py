@@ -67,6 +67,9 @@ class Profile(StrictModel):
     driver_pinning_package: str = Field(..., min_length=1)
     nodecheck: NodecheckPins
     fabric: dict[str, dict[str, FabricComponent]]
+    agents: dict[str, dict[str, FabricComponent]] = Field(
+        default_factory=dict, description="cloud -> node agents the image carries (CloudWatch agent, Lustre client)"
+    )
     images: dict[str, dict[str, ImageEntry]] = Field(..., description="cloud -> region -> image")
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
 

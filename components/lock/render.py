@@ -40,7 +40,7 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         "NVIDIA_ML_PY_VERSION": profile.nodecheck.nvidia_ml_py,
         "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
     }
-    for name, component in sorted(profile.fabric[cloud].items()):
+    for name, component in sorted({**profile.fabric[cloud], **profile.agents.get(cloud, {})}.items()):
         prefix = _FABRIC_PREFIX.get(name, name.upper())
         values[f"{prefix}_VERSION"] = component.version
         if component.url:

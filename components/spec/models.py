@@ -43,6 +43,19 @@ class Size(StrictModel):
     max: int = Field(..., ge=1, strict=True, description="most nodes; the budget is checked at this size")
 
 
+class Idle(StrictModel):
+    """Scale a node group to its min when its GPUs sit idle, through the cloud's own scaling policy on the
+    published GPU utilisation metric (no controller of gpufleet's). Scaling back up is the job scheduler's or
+    the user's (set desired capacity): an idle group has no load to scale on."""
+
+    gpu_util_below: int = Field(
+        ..., ge=1, le=100, strict=True, description="percent: the group's average GPU utilisation under this is idle"
+    )
+    for_minutes: int = Field(
+        ..., ge=5, le=1440, strict=True, description="minutes the group must stay under it before scaling to min"
+    )
+
+
 class NodeGroup(StrictModel):
     """One scaling group of identical GPU nodes."""
 
@@ -60,6 +73,7 @@ class NodeGroup(StrictModel):
     zone: str | None = Field(
         None, description="RDMA groups: the one zone to use; defaults to network.zones when it has exactly one"
     )
+    idle: Idle | None = Field(None, description="scale to size.min when GPUs stay idle; unset: never (the default)")
 
     @field_validator("instance_types")
     @classmethod
@@ -101,19 +115,72 @@ class Network(StrictModel):
         return {name: value for name in self.BRING if (value := getattr(self, name))}
 
 
+MOUNT_PATTERN = r"^/[A-Za-z0-9._/-]*$"
+
+
+def plain_mount_directory(value: str) -> str:
+    """A mount path of its own: "/" or a path that walks up would cover the system."""
+    if value == "/" or posixpath.normpath(value) != value or ".." in value.split("/"):
+        raise ValueError(f"{value!r} must be a plain absolute directory below / (like /scratch), no '..'")
+    return value
+
+
+class SharedStorage(StrictModel):
+    """A shared dataset file system every node mounts: FSx for Lustre on AWS (Azure Managed Lustre and CPFS
+    follow with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
+
+    kind: Literal["lustre"] = Field("lustre", description="lustre: the cloud's managed Lustre service")
+    capacity_tib: float = Field(
+        ...,
+        gt=0,
+        description="size in TiB as the service sells it (FSx for Lustre: 1.2, 2.4, then steps of 2.4; "
+        "1.2 TiB is 1200 GiB); checked against the service's increments before any resource",
+    )
+    throughput_mb_per_tib: int | None = Field(
+        None, ge=1, strict=True, description="MB/s per TiB; null: the cloud's lowest tier (FSx PERSISTENT_2: 125)"
+    )
+    mount: str = Field("/data", pattern=MOUNT_PATTERN, description="absolute mount path on every node")
+
+    @field_validator("capacity_tib", mode="before")
+    @classmethod
+    def _a_number(cls, value: object) -> object:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"{value!r} is not a number of TiB; write it like 2.4")
+        return value
+
+    @field_validator("mount")
+    @classmethod
+    def _mount_of_its_own(cls, value: str) -> str:
+        return plain_mount_directory(value)
+
+    @property
+    def capacity_gib(self) -> int | None:
+        """The size in GiB the service's API takes (1.2 TiB -> 1200 GiB, the services' own reading); None when
+        capacity_tib has more than one decimal GiB would not be whole."""
+        gib = self.capacity_tib * 1000
+        return round(gib) if abs(gib - round(gib)) < 1e-6 else None
+
+
 class Storage(StrictModel):
     kms_key: str = Field("create", description="create | an existing key id or ARN / Key Vault key id")
     root_volume_gb: int = Field(200, ge=30, strict=True, le=16384, description="root disk size in GB")
     scratch: ScratchMode = Field("raid0", description="raid0 (stripe local NVMe) | none")
-    scratch_mount: str = Field("/scratch", pattern=r"^/[A-Za-z0-9._/-]*$", description="absolute mount path")
+    scratch_mount: str = Field("/scratch", pattern=MOUNT_PATTERN, description="absolute mount path")
+    shared: SharedStorage | None = Field(None, description="a shared dataset file system; unset: none (the default)")
 
     @field_validator("scratch_mount")
     @classmethod
-    def _a_directory_of_its_own(cls, value: str) -> str:
-        # The bootstrap formats and mounts the array here: "/" or a path that walks up would cover the system.
-        if value == "/" or posixpath.normpath(value) != value or ".." in value.split("/"):
-            raise ValueError(f"{value!r} must be a plain absolute directory below / (like /scratch), no '..'")
-        return value
+    def _scratch_of_its_own(cls, value: str) -> str:
+        # The bootstrap formats and mounts the array here.
+        return plain_mount_directory(value)
+
+    @model_validator(mode="after")
+    def _mounts_apart(self) -> Storage:
+        if self.shared is not None and self.scratch == "raid0":
+            a, b = self.shared.mount, self.scratch_mount
+            if a == b or a.startswith(b + "/") or b.startswith(a + "/"):
+                raise ValueError(f"shared.mount {a!r} and scratch_mount {b!r} overlap; give each its own directory")
+        return self
 
 
 class Bootstrap(StrictModel):
@@ -133,6 +200,63 @@ class Budget(StrictModel):
     max_hourly_usd: float | None = Field(
         None, gt=0, strict=True, description="USD/hour at max size; a plan over it fails"
     )
+    alert_at_percent: list[int] = Field(
+        default_factory=list,
+        description="percents of the monthly budget (max_hourly_usd x 730 hours) at which the cloud's budget "
+        "alerts the alarm target; empty: no budget alert (the default)",
+    )
+
+    @field_validator("alert_at_percent")
+    @classmethod
+    def _percents(cls, value: list[int]) -> list[int]:
+        for percent in value:
+            if isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 1000:
+                raise ValueError(f"{percent!r} is not a whole percent from 1 to 1000")
+        if len(set(value)) != len(value):
+            raise ValueError("percents repeat; list each once")
+        return value
+
+    @model_validator(mode="after")
+    def _needs_an_amount(self) -> Budget:
+        if self.alert_at_percent and self.max_hourly_usd is None:
+            raise ValueError("alert_at_percent needs max_hourly_usd: the monthly budget is max_hourly_usd x 730 hours")
+        return self
+
+
+class LowUtilisation(StrictModel):
+    """When a group's GPUs count as under-used for the low-utilisation alarm."""
+
+    below_percent: int = Field(10, ge=1, le=100, strict=True, description="average GPU utilisation under this")
+    for_minutes: int = Field(120, ge=5, le=1440, strict=True, description="for this long")
+
+
+class Alarms(StrictModel):
+    """Per node group alarms: XID errors, uncorrectable ECC, low GPU utilisation, node-check failures."""
+
+    target: str = Field(
+        "create",
+        min_length=1,
+        description="create (an encrypted topic of the stack's) | the cloud's notification target: an SNS topic "
+        "ARN (aws), an action group id (azure)",
+    )
+    low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation)
+
+
+class Monitoring(StrictModel):
+    """GPU metrics to the cloud's own monitoring, and the alarms on them."""
+
+    gpu_metrics: bool = Field(
+        True,
+        strict=True,
+        description="ship GPU metrics (DCGM and the cloud's agent) to the cloud's monitoring; alarms and idle need it",
+    )
+    alarms: Alarms | None = Field(None, description="per node group alarms; unset: none")
+
+    @model_validator(mode="after")
+    def _alarms_read_the_metrics(self) -> Monitoring:
+        if self.alarms is not None and not self.gpu_metrics:
+            raise ValueError("alarms read the GPU metrics: set gpu_metrics: true or remove alarms")
+        return self
 
 
 class StackPrice(StrictModel):
@@ -166,6 +290,7 @@ class ClusterSpec(StrictModel):
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     node_groups: list[NodeGroup] = Field(..., min_length=1)
     budget: Budget = Field(default_factory=Budget)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
     prices: dict[str, StackPrice] = Field(
         default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
     )

@@ -269,6 +269,44 @@ def regions_of_the_cloud(cloud: str, named: Iterable[tuple[str, str]]) -> Iterat
         seen.add(region)
 
 
+def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
+    """(operation, field path) of each issue 14 option the stack sets: monitoring, idle, budget alerts, shared
+    storage. A default the stack did not write (monitoring.gpu_metrics) is not counted as set."""
+    spec = cluster.spec
+    if "monitoring" in spec.model_fields_set:
+        yield "monitoring", "monitoring"
+    for group in cluster.groups:
+        if group.spec.idle is not None:
+            yield "idle", group.path("idle")
+    if spec.budget.alert_at_percent:
+        yield "budget_alerts", "budget.alert_at_percent"
+    if spec.storage.shared is not None:
+        yield "shared_storage", "storage.shared"
+
+
+@check
+def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # Refused rather than ignored: a stack must never believe it has alarms or a budget alert it does not.
+    cloud, built = cluster.spec.cloud, cluster.backend.operations
+    for operation, path in operations_in_use(cluster):
+        if operation not in built:
+            yield SpecError(path, f"not built on {cloud} yet (issue 14); remove it for now")
+
+
+@group_check
+def idle_can_scale_down(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    idle, size = group.spec.idle, group.spec.size
+    if idle is None:
+        return
+    if not cluster.spec.monitoring.gpu_metrics:
+        yield SpecError(group.path("idle"), "idle scaling reads the GPU metrics: set monitoring.gpu_metrics: true")
+    if size.min >= size.max:
+        yield SpecError(
+            group.path("idle"),
+            f"scales the group to size.min ({size.min}), which is also its max: lower size.min (0 scales to zero)",
+        )
+
+
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
     """Every problem the shared checks and then the cloud's own checks find."""
     return [error for fn in (*CHECKS, *cluster.backend.checks) for error in fn(cluster)]

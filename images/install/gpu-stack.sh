@@ -26,6 +26,8 @@ apt_install nvidia-open "${pins[@]}"
 apt-mark hold "$DRIVER_PINNING_PACKAGE" nvidia-open "${packages[@]}"
 
 systemctl enable nvidia-persistenced
+# nv-hostengine: the bootstrap's DCGM error watch (gpufleet-gpu-health) reads through it.
+systemctl enable nvidia-dcgm
 if [[ "$nvswitch" == yes ]]; then
     systemctl enable nvidia-fabricmanager
 else

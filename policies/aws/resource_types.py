@@ -16,3 +16,5 @@ IMAGE_RECIPE = "aws:imagebuilder/imageRecipe:ImageRecipe"
 INFRASTRUCTURE_CONFIGURATION = "aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration"
 
 ALL_PROTOCOLS = ("-1", "all")  # security group protocol values that mean all traffic
+METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+LUSTRE_FILE_SYSTEM = "aws:fsx/lustreFileSystem:LustreFileSystem"

@@ -2,21 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pulumi
 import pulumi_aws as aws
 
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
+from ...bootstrap.operations import GpuMetrics, SharedMount
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
-from .identity import AwsNodeIdentity, NodeIdentityArgs
+from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
+from .budget import cost_budget
+from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant
 from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
+from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
 from .storage import cluster_key
 
 LOG_RETENTION_DAYS = 30
@@ -43,6 +49,10 @@ class AwsGpuCluster(pulumi.ComponentResource):
     """The VPC, created or brought."""
     interruption_topic_arn: pulumi.Output[str] | None
     """SNS topic of spot interruption and rebalance events; None without spot groups."""
+    alarm_topic_arn: pulumi.Output[str] | None
+    """The topic alarms and the budget notify (created or brought); None without alarms or budget alerts."""
+    shared_file_system_id: pulumi.Output[str] | None
+    """The FSx for Lustre file system; None without storage.shared."""
 
     def __init__(
         self,
@@ -72,6 +82,11 @@ class AwsGpuCluster(pulumi.ComponentResource):
         )
         log_group_name = f"/gpufleet/{name}/{spec.environment}"
         spot = any(g.capacity in ("spot", "mixed") for g in spec.node_groups)
+        monitoring, budget = spec.monitoring, spec.budget
+        alarms = monitoring.alarms
+        # The alarm topic exists when alarms or budget alerts need one and no topic is brought.
+        notify = alarms is not None or bool(budget.alert_at_percent)
+        create_topic = notify and (alarms is None or alarms.target == "create")
         if spec.storage.kms_key == "create":
             fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
             key_arn: pulumi.Output[str] = cluster_key(
@@ -83,6 +98,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 protect=prod,
                 tags=tags,
                 opts=child,
+                publishers=TOPIC_PUBLISHERS if create_topic else (),
             ).arn
         else:
             key_arn = pulumi.Output.from_input(spec.storage.kms_key)
@@ -94,12 +110,30 @@ class AwsGpuCluster(pulumi.ComponentResource):
             tags=tags,
             opts=child,
         )
+        shared = spec.storage.shared
+        lustre_sg = lustre_security_group(name, network.vpc_id, tags, child) if shared else None
         if spec.network.security_group_id:
+            # A brought group must let its nodes out to the file system on the Lustre ports (README, Operate).
             security_group_id = pulumi.Output.from_input(spec.network.security_group_id)
         else:
             admin = [str(c) for c in spec.network.admin_cidrs]
-            security_group_id = node_security_group(name, network.vpc_id, admin, tags, child).id
+            security_group_id = node_security_group(
+                name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None
+            ).id
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        shared_mount: pulumi.Output[SharedMount] | None = None
+        file_system = None
+        if shared is not None and lustre_sg is not None:
+            lustre_access(name, lustre_sg.id, security_group_id, child)
+            assert shared.capacity_gib is not None  # the AWS checks refused any other size
+            # The file servers sit in one zone: the RDMA groups' zone when there is one, else the first.
+            zone = next((g.zones[0] for g in resolved.groups if g.rdma), spec.network.zones[0])
+            file_system = lustre_file_system(
+                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child
+            )
+            shared_mount = pulumi.Output.all(file_system.dns_name, file_system.mount_name).apply(
+                lambda v: SharedMount(dns_name=v[0], mount_name=v[1], mount=shared.mount)
+            )
         if spec.identity.instance_profile_arn:
             profile_arn: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.instance_profile_arn)
             role_arn: pulumi.Output[str] | None = None
@@ -115,6 +149,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     ],
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
                     permissions_boundary=spec.identity.permissions_boundary,
+                    mark_unhealthy=monitoring.gpu_metrics,
                     tags=tags,
                 ),
                 opts=child,
@@ -124,6 +159,13 @@ class AwsGpuCluster(pulumi.ComponentResource):
             topic_arn: pulumi.Output[str] | None = interruption_topic(name, key_arn, tags, child).arn
         else:
             topic_arn = None
+        alarm_target: pulumi.Output[str] | None = None
+        if create_topic:
+            alarm_target = alarm_topic(name, key_arn, account, tags, child).arn
+        elif notify and alarms is not None:
+            alarm_target = pulumi.Output.from_input(alarms.target)
+        if budget.alert_at_percent and alarm_target is not None:
+            cost_budget(name, spec.name, budget, alarm_target, tags, child)
 
         hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
         groups: dict[str, AwsNodeGroup] = {}
@@ -137,6 +179,19 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
                 if group.provisioner == "autoscaling"
                 else None,
+                gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
+                if monitoring.gpu_metrics
+                else None,
+            )
+            # The mount needs the file system's DNS and mount names, known once it exists; rendering once with
+            # names of their full length first reports a user data over the limit before any resource.
+            if shared is not None:
+                render_user_data(replace(bootstrap, shared_mount=SharedMount(
+                    f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, shared.mount)))
+            user_data: pulumi.Input[str] = (
+                shared_mount.apply(lambda mount, cfg=bootstrap: render_user_data(replace(cfg, shared_mount=mount)))
+                if shared_mount is not None
+                else render_user_data(bootstrap)
             )
             groups[group.name] = AwsNodeGroup(
                 f"{name}-{group.name}",
@@ -152,12 +207,20 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     instance_profile_arn=profile_arn,
                     key_arn=key_arn,
                     root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=render_user_data(bootstrap),
+                    user_data=user_data,
                     hooks=hooks,
                     tags=tags,
                 ),
                 opts=child,
             )
+            scaling = group.provisioner == "autoscaling"
+            group_opts = pulumi.ResourceOptions(parent=groups[group.name])
+            if alarms is not None and alarm_target is not None:
+                group_alarms(f"{name}-{group.name}", resolved_group.names["scaling_group"], scaling,
+                             alarms.low_utilisation, alarm_target, tags, group_opts)
+            if group.idle is not None and scaling:
+                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_name,
+                                resolved_group.names["scaling_group"], group.size.min, group.idle, tags, group_opts)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
         self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
@@ -168,6 +231,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.subnet_ids = network.subnet_ids
         self.vpc_id = network.vpc_id
         self.interruption_topic_arn = topic_arn
+        self.alarm_topic_arn = alarm_target
+        self.shared_file_system_id = file_system.id if file_system else None
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
@@ -182,4 +247,6 @@ class AwsGpuCluster(pulumi.ComponentResource):
             "subnet_ids": self.subnet_ids,
             "vpc_id": self.vpc_id,
             "interruption_topic_arn": self.interruption_topic_arn,
+            "alarm_topic_arn": self.alarm_topic_arn,
+            "shared_file_system_id": self.shared_file_system_id,
         }

@@ -2,7 +2,8 @@
 
 SSM core (the AWS managed policy) for management without SSH; CloudWatch agent logs to the cluster's
 own log group and metrics in the gpufleet namespace; read of the S3 prefixes the stack names;
-complete-lifecycle-action on the cluster's own groups. No wildcard actions.
+complete-lifecycle-action (and, with GPU metrics, set-instance-health) on the cluster's own groups. No wildcard
+actions.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class NodeIdentityArgs:
     """s3://bucket/prefix locations nodes may read."""
     permissions_boundary: str | None = None
     """ARN of a permissions boundary for the role."""
+    mark_unhealthy: bool = False
+    """Nodes may mark themselves unhealthy in their own groups (the DCGM error watch, gpufleet-gpu-health)."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource."""
 
@@ -55,7 +58,8 @@ def _s3_statements(prefixes: list[str]) -> list[dict]:
 
 
 def node_policy_document(
-    account_id: str, region: str, log_group_arn: str, group_names: list[str], s3_read_prefixes: list[str]
+    account_id: str, region: str, log_group_arn: str, group_names: list[str], s3_read_prefixes: list[str],
+    mark_unhealthy: bool = False,
 ) -> str:
     statements = [
         {
@@ -75,17 +79,23 @@ def node_policy_document(
         },
         *_s3_statements(s3_read_prefixes),
     ]
-    if group_names:
+    groups = [
+        f"arn:aws:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/{group}"
+        for group in group_names
+    ]
+    if groups:
         statements.append(
             {
                 "Sid": "CompleteOwnLifecycleActions",
                 "Effect": "Allow",
                 "Action": ["autoscaling:CompleteLifecycleAction", "autoscaling:RecordLifecycleActionHeartbeat"],
-                "Resource": [
-                    f"arn:aws:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/{group}"
-                    for group in group_names
-                ],
+                "Resource": groups,
             }
+        )
+    if groups and mark_unhealthy:
+        statements.append(
+            {"Sid": "MarkOwnInstancesUnhealthy", "Effect": "Allow", "Action": ["autoscaling:SetInstanceHealth"],
+             "Resource": groups}
         )
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
@@ -116,7 +126,7 @@ class AwsNodeIdentity(pulumi.ComponentResource):
             role=role.id,
             policy=pulumi.Output.all(args.account_id, args.log_group_arn).apply(
                 lambda values: node_policy_document(
-                    values[0], args.region, values[1], args.group_names, args.s3_read_prefixes
+                    values[0], args.region, values[1], args.group_names, args.s3_read_prefixes, args.mark_unhealthy
                 )
             ),
             opts=child,

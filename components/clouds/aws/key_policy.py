@@ -42,6 +42,13 @@ SERVICE_ROLE_KEY_ACTIONS = ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms
 LOGS_KEY_ACTIONS = ["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:Describe*"]
 # EventBridge user guide: a rule publishing to an SNS topic encrypted with a customer-managed key.
 EVENTS_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey"]
+# CloudWatch alarms and AWS Budgets publishing to an SNS topic under a customer-managed key (SNS developer
+# guide, "Configure AWS KMS permissions for AWS services": kms:Decrypt and kms:GenerateDataKey*).
+TOPIC_PUBLISHER_KEY_ACTIONS = ["kms:Decrypt", "kms:GenerateDataKey*"]
+TOPIC_PUBLISHER_SIDS = {
+    "cloudwatch.amazonaws.com": "CloudWatchAlarmsPublishToEncryptedTopic",
+    "budgets.amazonaws.com": "BudgetsPublishToEncryptedTopic",
+}
 
 
 @dataclass(frozen=True)
@@ -59,8 +66,10 @@ def key_policy(
     roles: Sequence[ServiceRole],
     log_group: LogGroupGrant | None = None,
     events: bool = False,
+    publishers: Sequence[str] = (),
 ) -> str:
-    """The key policy: IAM administers the key; each role, the log group and EventBridge may use it."""
+    """The key policy: IAM administers the key; each role, the log group and EventBridge may use it;
+    publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it."""
     statements: list[dict[str, object]] = [
         {
             # The default key policy: lets IAM policies in this account govern the key, so it never
@@ -110,6 +119,17 @@ def key_policy(
                 "Effect": "Allow",
                 "Principal": {"Service": "events.amazonaws.com"},
                 "Action": EVENTS_KEY_ACTIONS,
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+            }
+        )
+    for service in publishers:
+        statements.append(
+            {
+                "Sid": TOPIC_PUBLISHER_SIDS[service],
+                "Effect": "Allow",
+                "Principal": {"Service": service},
+                "Action": TOPIC_PUBLISHER_KEY_ACTIONS,
                 "Resource": "*",
                 "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             }

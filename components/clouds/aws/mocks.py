@@ -126,6 +126,36 @@ def _sns_topic(typ: str, name: str, inputs: dict[str, Any], region: str, seed: s
     return arn, {"name": topic, "arn": arn}
 
 
+def _metric_alarm(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    alarm = inputs.get("name") or _name(name, inputs, seed)
+    return alarm, {"name": alarm, "arn": _arn("cloudwatch", region, f"alarm:{alarm}")}
+
+
+def _scaling_policy(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    policy, group = _name(name, inputs, seed), inputs["autoscalingGroupName"]
+    arn = _arn("autoscaling", region, f"scalingPolicy:{guid(seed)}:autoScalingGroupName/{group}:policyName/{policy}")
+    return policy, {"name": policy, "arn": arn}
+
+
+def _budget(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Budgets are global: the id is ACCOUNT:NAME, the ARN has no region."""
+    budget = _name(name, inputs, seed)
+    return f"{ACCOUNT}:{budget}", {"name": budget, "accountId": ACCOUNT,
+                                   "arn": f"arn:aws:budgets::{ACCOUNT}:budget/{budget}"}
+
+
+def _lustre(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """The DNS name is the id under fsx.REGION.amazonaws.com; a PERSISTENT_2 mount name is 8 characters."""
+    fs = "fs-" + digest(seed, 17)
+    return fs, {"arn": _arn("fsx", region, f"file-system/{fs}"), "dnsName": f"{fs}.fsx.{region}.amazonaws.com",
+                "mountName": digest(seed + "mount", 8), "ownerId": ACCOUNT}
+
+
+def _security_group_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    rule = "sgr-" + digest(seed, 17)
+    return rule, {"securityGroupRuleId": rule, "arn": _arn("ec2", region, f"security-group-rule/{rule}")}
+
+
 def _iam(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     kind, id_prefix = IAM_KINDS[typ]
     physical = _name(name, inputs, seed)
@@ -182,6 +212,12 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "aws:cloudwatch/eventRule:EventRule": _event_rule,
     "aws:sns/topic:Topic": _sns_topic,
     "aws:iam/serviceLinkedRole:ServiceLinkedRole": _service_linked_role,
+    "aws:cloudwatch/metricAlarm:MetricAlarm": _metric_alarm,
+    "aws:autoscaling/policy:Policy": _scaling_policy,
+    "aws:budgets/budget:Budget": _budget,
+    "aws:fsx/lustreFileSystem:LustreFileSystem": _lustre,
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _security_group_rule,
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _security_group_rule,
 }
 
 

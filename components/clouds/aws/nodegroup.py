@@ -52,8 +52,8 @@ class NodeGroupArgs:
     """KMS key of every volume."""
     root_volume_gb: int
     """Root volume size."""
-    user_data: str
-    """Rendered cloud-init."""
+    user_data: pulumi.Input[str]
+    """Rendered cloud-init (an output where it names a resource made in the same run, e.g. the file system)."""
     hooks: GroupHooks
     """Lifecycle hooks of an Auto Scaling group (the bootstrap completes the same names)."""
     tags: dict[str, str]
@@ -160,7 +160,9 @@ class AwsNodeGroup(pulumi.ComponentResource):
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name) if placement else None,
             instance_market_options=market,
             capacity_reservation_specification=reservation,
-            user_data=base64.b64encode(args.user_data.encode()).decode(),
+            user_data=pulumi.Output.from_input(args.user_data).apply(
+                lambda text: base64.b64encode(text.encode()).decode()
+            ),
             update_default_version=True,
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)

@@ -1,7 +1,9 @@
-"""Checks only AWS stacks need: capacity blocks, and subnets large enough for max size."""
+"""Checks only AWS stacks need: capacity blocks, subnets large enough for max size, and the operations options
+(FSx for Lustre sizes, alarm target, idle scaling, budget notifications)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -56,4 +58,71 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
-CHECKS = (capacity_blocks_fixed, brought_security_group, subnets_hold_nodes)
+def _numbers(text: int | str) -> list[int]:
+    return [int(part) for part in str(text).split(",") if part]
+
+
+def lustre_size_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """FSx for Lustre PERSISTENT_2 on SSD: 1200, 2400 GiB, then steps of 2400 GiB (catalog limits, sourced)."""
+    shared = cluster.spec.storage.shared
+    if shared is None:
+        return
+    first = _numbers(cluster.catalog.limit("aws", "fsx_lustre_first_sizes_gib"))
+    step = int(cluster.catalog.limit("aws", "fsx_lustre_increment_gib"))
+    gib = shared.capacity_gib
+    if gib is None or not (gib in first or gib % step == 0):
+        sizes = ", ".join(f"{size / 1000:g}" for size in first)
+        yield SpecError(
+            "storage.shared.capacity_tib",
+            f"FSx for Lustre (PERSISTENT_2, SSD) takes {sizes} or a multiple of {step / 1000:g} TiB "
+            f"({', '.join(map(str, first))} or n x {step} GiB), got {shared.capacity_tib:g}",
+        )
+    offered = _numbers(cluster.catalog.limit("aws", "fsx_lustre_throughputs_mb_per_tib"))
+    if shared.throughput_mb_per_tib is not None and shared.throughput_mb_per_tib not in offered:
+        yield SpecError(
+            "storage.shared.throughput_mb_per_tib",
+            f"FSx for Lustre PERSISTENT_2 offers {', '.join(map(str, offered))} MB/s per TiB, "
+            f"got {shared.throughput_mb_per_tib}",
+        )
+
+
+def alarm_target_is_a_topic(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    alarms, region = cluster.spec.monitoring.alarms, cluster.spec.region
+    if alarms is None or alarms.target == "create":
+        return
+    if not re.fullmatch(rf"arn:aws[a-z-]*:sns:{re.escape(region)}:\d{{12}}:[A-Za-z0-9_-]{{1,256}}", alarms.target):
+        yield SpecError(
+            "monitoring.alarms.target",
+            f"{alarms.target!r} is not an SNS topic ARN in {region} (arn:aws:sns:{region}:ACCOUNT:NAME); "
+            "CloudWatch alarms notify a topic of their own region. Or set create",
+        )
+
+
+def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    for group in cluster.groups:
+        if group.spec.idle is not None and group.spec.provisioner == "fleet":
+            yield SpecError(
+                group.path("idle"),
+                "an EC2 Fleet has no scaling policies (only Auto Scaling groups do): use provisioner: autoscaling "
+                "for idle scale-down, or lower the fleet's target capacity yourself",
+            )
+
+
+def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    most = int(cluster.catalog.limit("aws", "budget_notifications_max"))
+    percents = cluster.spec.budget.alert_at_percent
+    if len(percents) > most:
+        yield SpecError(
+            "budget.alert_at_percent", f"an AWS budget holds at most {most} notifications, got {len(percents)}"
+        )
+
+
+CHECKS = (
+    capacity_blocks_fixed,
+    brought_security_group,
+    subnets_hold_nodes,
+    lustre_size_offered,
+    alarm_target_is_a_topic,
+    idle_on_scaling_groups,
+    budget_notifications_fit,
+)

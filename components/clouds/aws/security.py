@@ -15,9 +15,18 @@ def node_security_group(
     admin_cidrs: list[str],
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
+    lustre_sg_id: pulumi.Input[str] | None = None,
 ) -> aws.ec2.SecurityGroup:
     """EFA traffic is only allowed by a group that references itself for all protocols in and out
-    (EC2 user guide, efa-start; ParallelCluster's EfaSecurityGroupValidator)."""
+    (EC2 user guide, efa-start; ParallelCluster's EfaSecurityGroupValidator). lustre_sg_id: the shared
+    file system's group, which the nodes reach on the Lustre ports."""
+    from .shared_storage import LUSTRE_PORTS
+
+    lustre = [
+        aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=low, to_port=high, security_groups=[lustre_sg_id],
+                                        description="Lustre to the shared file system")
+        for low, high in (LUSTRE_PORTS if lustre_sg_id is not None else ())
+    ]
     ingress = [
         aws.ec2.SecurityGroupIngressArgs(
             protocol=ALL_PROTOCOLS, from_port=0, to_port=0, self=True, description="all traffic among nodes (EFA)"
@@ -41,6 +50,7 @@ def node_security_group(
                 protocol="tcp", from_port=443, to_port=443, cidr_blocks=[OPEN_V4],
                 description="HTTPS out through NAT (S3, ECR, package mirrors)",
             ),
+            *lustre,
         ],
         tags={**tags, "Name": f"{name}-nodes"},
         opts=opts,

@@ -1,4 +1,5 @@
-"""The customer-managed KMS key that encrypts node volumes, logs and the interruption topic; or a brought key."""
+"""The customer-managed KMS key that encrypts node volumes, logs, the topics and the shared file system; or a
+brought key."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ def cluster_key(
     protect: bool,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
+    publishers: Sequence[str] = (),
 ) -> aws.kms.Key:
     """The key, its alias, and (create_roles) the service-linked roles its policy names, made first.
-    events: EventBridge publishes to a topic under this key (the interruption topic)."""
+    events: EventBridge publishes to a topic under this key (the interruption topic); publishers: the
+    services that publish to the alarm topic under it."""
     identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     created = service_linked_roles(name, roles, opts) if create_roles else []
     key = aws.kms.Key(
@@ -32,7 +35,7 @@ def cluster_key(
         description=f"gpufleet {name}: node volumes, logs and interruption topic",
         enable_key_rotation=True,
         deletion_window_in_days=DELETION_WINDOW_DAYS,
-        policy=identity.account_id.apply(lambda account: key_policy(account, roles, log_group, events)),
+        policy=identity.account_id.apply(lambda account: key_policy(account, roles, log_group, events, publishers)),
         tags=tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=created)),
     )

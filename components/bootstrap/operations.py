@@ -1,0 +1,105 @@
+"""What a node runs to be operated (issue 14): GPU metrics to the cloud's monitoring, the DCGM error watch that
+takes a broken node out of its scaling group, and the shared dataset file system's mount.
+
+AWS only so far: the CloudWatch agent's `nvidia_gpu` measurements (aggregated per Auto Scaling group) and
+gpufleet-gpu-health, which reads DCGM's error fields every minute, publishes them and marks the instance
+unhealthy in its group on an error the GPU cannot recover from.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from .config import BootstrapError
+
+# Clouds whose node scripts publish GPU metrics and mount a shared file system.
+OPERATIONS_CLOUDS = ("aws",)
+
+CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
+CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
+# The agent's nvidia_gpu measurements (CloudWatch user guide, CloudWatch-Agent-NVIDIA-GPU); CloudWatch names
+# them nvidia_smi_<measurement>.
+NVIDIA_GPU_MEASUREMENTS = (
+    "utilization_gpu",
+    "utilization_memory",
+    "memory_used",
+    "memory_total",
+    "power_draw",
+    "temperature_gpu",
+)
+GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
+# What gpufleet-gpu-health publishes (namespace as the agent's; dimension NodeGroup).
+HEALTH_METRICS = {
+    "gpu_xid_errors": "GPUs whose last XID (DCGM field 230) is non-zero",
+    "gpu_fatal_xid_errors": "GPUs whose last XID needs the node replaced (48, 64, 74, 79, 95, 119, 120)",
+    "gpu_ecc_uncorrectable": "double-bit volatile ECC errors, all GPUs (DCGM field 311)",
+    "gpu_row_remap_failures": "GPUs whose row remapping failed (DCGM field 395)",
+    "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
+    "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
+    "nodecheck_failed": "1 when the node check failed on this node, else 0",
+}
+
+
+@dataclass(frozen=True)
+class GpuMetrics:
+    """Ship GPU metrics and watch DCGM's error fields."""
+
+    namespace: str
+    """The metrics namespace the node role may write (its IAM condition names the same)."""
+    group_dimension: str
+    """Value of the NodeGroup dimension of gpufleet-gpu-health's metrics: the group's scaling-group name."""
+    region: str
+    """Region of the cluster, for the cloud's CLI."""
+
+    def validate(self) -> None:
+        for field in ("namespace", "group_dimension", "region"):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not value.strip():
+                raise BootstrapError(f"gpu_metrics.{field}: must be a non-empty string, got {value!r}")
+
+
+@dataclass(frozen=True)
+class SharedMount:
+    """A Lustre file system every node mounts (FSx for Lustre: DNS name and mount name are its outputs)."""
+
+    dns_name: str
+    mount_name: str
+    mount: str
+
+    def validate(self) -> None:
+        for field in ("dns_name", "mount_name", "mount"):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
+                raise BootstrapError(f"shared_mount.{field}: must be a non-empty string without spaces, got {value!r}")
+        if not self.mount.startswith("/") or self.mount == "/":
+            raise BootstrapError(f"shared_mount.mount: must be an absolute path other than /, got {self.mount!r}")
+
+
+def cloudwatch_agent_config(metrics: GpuMetrics) -> dict[str, Any]:
+    """The CloudWatch agent configuration: nvidia_gpu every 60 s, aggregated per Auto Scaling group (the
+    dimension alarms and scaling policies read)."""
+    return {
+        "agent": {"metrics_collection_interval": 60, "run_as_user": "root"},
+        "metrics": {
+            "namespace": metrics.namespace,
+            "append_dimensions": {
+                "AutoScalingGroupName": "${aws:AutoScalingGroupName}",
+                "InstanceId": "${aws:InstanceId}",
+                "InstanceType": "${aws:InstanceType}",
+            },
+            "aggregation_dimensions": [["AutoScalingGroupName"]],
+            "metrics_collected": {"nvidia_gpu": {"measurement": list(NVIDIA_GPU_MEASUREMENTS)}},
+        },
+    }
+
+
+def lustre_fstab_entry(shared: SharedMount) -> list[str]:
+    """A cloud-init `mounts` row: the FSx for Lustre user guide's fstab line (mount at boot, after the network)."""
+    options = "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network.service"
+    return [f"{shared.dns_name}@tcp:/{shared.mount_name}", shared.mount, "lustre", options, "0", "0"]
+
+
+def agent_config_text(metrics: GpuMetrics) -> str:
+    return json.dumps(cloudwatch_agent_config(metrics), sort_keys=True, separators=(",", ":")) + "\n"

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Install the cloud's node agents at their pinned versions: on AWS the CloudWatch agent (GPU metrics, the
+# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared).
+set -euo pipefail
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+require GPUFLEET_CLOUD
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+case "$GPUFLEET_CLOUD" in
+    aws)
+        require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL
+        fetch "$CLOUDWATCH_AGENT_URL" "$work/amazon-cloudwatch-agent.deb" "${CLOUDWATCH_AGENT_SHA256:-}"
+        dpkg -i "$work/amazon-cloudwatch-agent.deb"
+        # FSx user guide, install-lustre-client: AWS's key and repository, modules for the running kernel
+        # (apt reads an armored .asc key in signed-by).
+        key=/usr/share/keyrings/fsx-ubuntu-public-key.asc
+        mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
+        fetch "$LUSTRE_CLIENT_URL/fsx-ubuntu-public-key.asc" "${GPUFLEET_ROOT:-}$key"
+        echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
+            >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
+        apt-get update
+        apt_install "lustre-client-modules-$(uname -r)"
+        ;;
+    azure | alicloud)
+        # Issue 14: their agents (Azure Monitor, CloudMonitor) and Lustre/CPFS clients come with their build.
+        ;;
+    *)
+        die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"
+        ;;
+esac
