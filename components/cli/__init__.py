@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 import traceback
 
-from . import authoring, images, plan, policy, quote  # noqa: F401  (each registers its commands on the app)
+from . import authoring, diff, images, plan, policy, quote  # noqa: F401  (each registers its commands on the app)
 from .app import app, err
 
 __all__ = ["app", "main"]

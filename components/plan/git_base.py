@@ -1,0 +1,94 @@
+"""Plan stacks as they were at a git ref: the ref's tree exported to a temporary directory (its code, its
+stacks, its lock and catalog: a change's effect includes code changes) and planned there by the ref's own
+`components` package, in a subprocess of this interpreter."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..spec import SpecError, SpecInvalid, stack_names
+from .diff import Side
+
+EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
+PLAN_TIMEOUT_S = 600
+
+# Run in the export: import its `components` (the directory is first on sys.path with `-c`) and refuse to
+# go on if another copy answered (an editable install of the work tree, PYTHONPATH), then run its CLI.
+_RUN_EXPORTED_CLI = """
+import os, runpy, sys
+import components
+root = os.path.realpath(os.getcwd())
+found = os.path.realpath(components.__file__)
+if not found.startswith(root + os.sep):
+    sys.stderr.write(f"the base plan imported components from {found}, not from the exported tree {root}\\n")
+    sys.exit(3)
+sys.argv = ["gpufleet", *sys.argv[1:]]
+runpy.run_module("components", run_name="__main__", alter_sys=True)
+"""
+
+
+def _git(repo: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=False)
+
+
+def resolve_ref(repo: Path, ref: str) -> str:
+    """The commit `ref` names in the git repository holding `repo`; SpecInvalid (exit 2) when `repo` is
+    not in a git work tree or `ref` names no commit."""
+    if ref.startswith("-"):
+        raise SpecInvalid([SpecError("--base", f"{ref!r} is not a git ref")])
+    inside = _git(repo, "rev-parse", "--is-inside-work-tree")
+    if inside.returncode != 0 or inside.stdout.strip() != b"true":
+        raise SpecInvalid([SpecError("--base", f"{repo} is not in a git work tree: no base to compare with")])
+    found = _git(repo, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if found.returncode != 0:
+        raise SpecInvalid([SpecError("--base", f"{ref!r} names no commit in this repository")])
+    return found.stdout.decode().strip()
+
+
+@contextmanager
+def exported_tree(repo: Path, commit: str) -> Iterator[Path]:
+    """The project directory (the one holding `components/`) as it was at `commit`, in a temporary
+    directory removed on exit whatever happens."""
+    prefix = _git(repo, "rev-parse", "--show-prefix").stdout.decode().strip()
+    with tempfile.TemporaryDirectory(prefix="gpufleet-base-") as tmp:
+        archive = Path(tmp) / "base.tar"
+        done = _git(repo, "archive", "--format=tar", f"--output={archive}", commit)
+        if done.returncode != 0:
+            raise SpecInvalid([SpecError("--base", f"git archive {commit} failed: {done.stderr.decode().strip()}")])
+        tree = Path(tmp) / "tree"
+        with tarfile.open(archive) as tar:
+            # git's own tree; the "tar" filter (where this Python has filters) still refuses paths out of it
+            tar.extractall(tree, **({"filter": "tar"} if hasattr(tarfile, "tar_filter") else {}))
+        archive.unlink()
+        yield tree / prefix
+
+
+def base_stacks(tree: Path) -> list[str]:
+    stacks = tree / "stacks"
+    return stack_names(stacks) if stacks.is_dir() else []
+
+
+def plan_in_tree(tree: Path, stack: str) -> Side:
+    """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json"],
+        cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S, check=False,
+    )
+    message = done.stderr.strip().removeprefix("error: ")
+    if done.returncode in (EXIT_CLEAN, EXIT_POLICY):
+        try:
+            return Side("planned", done.returncode, plan=json.loads(done.stdout))
+        except json.JSONDecodeError as exc:
+            return Side("error", done.returncode, error=f"its plan is not JSON ({exc}); stderr: {message}")
+    if done.returncode == EXIT_INVALID:
+        return Side("invalid", done.returncode, error=message)
+    return Side("error", done.returncode, error=message or f"the planner exited {done.returncode}")
