@@ -20,18 +20,33 @@ from .diff import Side
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 PLAN_TIMEOUT_S = 600
 
-# Run in the export: import its `components` (the directory is first on sys.path with `-c`) and refuse to
-# go on if another copy answered (an editable install of the work tree, PYTHONPATH), then run its CLI.
+# Run in the export (the directory is first on sys.path with `-c`): its CLI, checking before and after that
+# every module of the project's packages came from the export, not from an install of the work tree (an
+# editable install answers for a package the ref lacks) or PYTHONPATH. A stray module exits 3.
 _RUN_EXPORTED_CLI = """
 import os, runpy, sys
-import components
-root = os.path.realpath(os.getcwd())
-found = os.path.realpath(components.__file__)
-if not found.startswith(root + os.sep):
-    sys.stderr.write(f"the base plan imported components from {found}, not from the exported tree {root}\\n")
+root = os.path.realpath(os.getcwd()) + os.sep
+
+def check():
+    strays = sorted(name for name, module in list(sys.modules.items())
+                    if name.split(".")[0] in ("components", "policies", "images")
+                    and not os.path.realpath(getattr(module, "__file__", None) or root).startswith(root))
+    if strays:
+        sys.stderr.write(f"the base plan imported {strays[0]} from {sys.modules[strays[0]].__file__}, "
+                         f"not from the exported tree {root}\\n")
+        sys.exit(3)
+
+try:
+    import components
+except ImportError as exc:
+    sys.stderr.write(f"the exported tree {root} has no importable components package: {exc}\\n")
     sys.exit(3)
+check()
 sys.argv = ["gpufleet", *sys.argv[1:]]
-runpy.run_module("components", run_name="__main__", alter_sys=True)
+try:
+    runpy.run_module("components", run_name="__main__", alter_sys=True)
+finally:
+    check()
 """
 
 
