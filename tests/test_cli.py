@@ -21,7 +21,7 @@ def invoke(*args: str):
 
 def test_help_on_every_command() -> None:
     for command in (["plan"], ["catalog"], ["schema"], ["fork"], ["images", "check"], ["images", "pin"], ["policies"],
-                    ["policy-config"]):
+                    ["policy-config"], ["diff"]):
         result = invoke(*command, "--help")
         assert result.exit_code == 0 and "Usage" in result.output, command
 
