@@ -194,3 +194,17 @@ def test_violations_new_and_fixed_match_by_policy_urn_and_message() -> None:
     assert [v["message"] for v in result.new_violations] == ["c"]
     assert [v["message"] for v in result.fixed_violations] == ["a"]
 
+
+
+def test_an_invalid_work_tree_stack_exits_2_and_compares_nothing() -> None:
+    plan = {"resources": [{"urn": "u", "type": "aws:ec2/vpc:Vpc", "inputs": {}}], "policies": {"violations": [
+        {"policy": "p", "level": "advisory", "urn": "u", "message": "m"}]},
+        "summary": {"gpus": {"min": 0, "desired": 8, "max": 8}, "hourly_usd": {"max_on_demand": 1.0}}}
+    result = diff_stack("s", Side("planned", 0, plan=plan), Side("invalid", 2, error="size: needs min <= max"))
+    assert result.status == "not planned"
+    assert (result.removed, result.fixed_violations) == ([], [])
+    assert result.gpus["max"] == {"before": 8, "after": None, "delta": None}
+    report = DiffReport("b", "0" * 40, [result])
+    assert report.exit_code == 2
+    shown = markdown_diff(report)
+    assert "work tree: invalid: size: needs min &lt;= max" in shown and "1.00 -> unknown" in shown

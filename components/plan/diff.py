@@ -181,15 +181,15 @@ class StackDiff:
 
     @property
     def status(self) -> str:
-        """added / removed (the stack file exists on one side only), changed, unchanged, or unknown when
-        either side did not plan."""
+        """added / removed (the stack file exists on one side only), changed, unchanged, or not planned
+        when either side is invalid or crashed."""
         states = (self.before.state, self.after.state)
         if states == ("absent", "planned"):
             return "added"
         if states == ("planned", "absent"):
             return "removed"
         if "planned" not in states or "invalid" in states or "error" in states:
-            return "unknown"
+            return "not planned"
         touched = self.added or self.removed or self.changed or self.new_violations or self.fixed_violations
         return "changed" if touched or self.before.exit_code != self.after.exit_code else "unchanged"
 
@@ -209,10 +209,18 @@ class StackDiff:
 
 
 def diff_stack(stack: str, before: Side, after: Side) -> StackDiff:
-    """Compare two sides of one stack; a side that did not plan contributes no resources or violations."""
+    """Compare two sides of one stack. When a side did not plan (invalid, error) nothing is known of its
+    resources or violations, so none are compared: the diff says which side failed and why."""
+    result = StackDiff(stack, before, after)
+    result.gpus = _delta(_numbers(before, "gpus", _GPU_KEYS), _numbers(after, "gpus", _GPU_KEYS))
+    result.hourly_usd = _delta(_numbers(before, "hourly_usd", _HOURLY_KEYS),
+                               _numbers(after, "hourly_usd", _HOURLY_KEYS))
+    result.unpriced = {name: list((side.plan or {}).get("summary", {}).get("unpriced", []))
+                       for name, side in (("before", before), ("after", after))}
+    if {before.state, after.state} & {"invalid", "error"}:
+        return result
     old = {r["urn"]: r for r in (before.plan or {}).get("resources", [])}
     new = {r["urn"]: r for r in (after.plan or {}).get("resources", [])}
-    result = StackDiff(stack, before, after)
     result.added = [{"urn": urn, "type": new[urn]["type"]} for urn in sorted(new.keys() - old.keys())]
     result.removed = [{"urn": urn, "type": old[urn]["type"]} for urn in sorted(old.keys() - new.keys())]
     for urn in sorted(old.keys() & new.keys()):
@@ -220,11 +228,6 @@ def diff_stack(stack: str, before: Side, after: Side) -> StackDiff:
         options = [c for key in _OPTIONS for c in value_changes(old[urn].get(key), new[urn].get(key), key)]
         if inputs or options:
             result.changed.append(ResourceChange(urn, new[urn]["type"], inputs, options))
-    result.gpus = _delta(_numbers(before, "gpus", _GPU_KEYS), _numbers(after, "gpus", _GPU_KEYS))
-    result.hourly_usd = _delta(_numbers(before, "hourly_usd", _HOURLY_KEYS),
-                               _numbers(after, "hourly_usd", _HOURLY_KEYS))
-    result.unpriced = {name: list((side.plan or {}).get("summary", {}).get("unpriced", []))
-                       for name, side in (("before", before), ("after", after))}
     old_v = {_violation_key(v): v for v in (before.plan or {}).get("policies", {}).get("violations", [])}
     new_v = {_violation_key(v): v for v in (after.plan or {}).get("policies", {}).get("violations", [])}
     result.new_violations = [new_v[k] for k in sorted(new_v.keys() - old_v.keys())]

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ..render import table
-from .diff import StackDiff, ValueChange
+from .diff import Side, StackDiff, ValueChange
 from .diff_refs import DiffReport
 
 VALUE_WIDTH = 80
@@ -32,18 +32,19 @@ def _sides(change: ValueChange) -> tuple[str, str]:
     return _short(change.before, change.kind == "added"), _short(change.after, change.kind == "removed")
 
 
-def _number(value: float | int | None, unit: str = "") -> str:
+def _number(value: float | int | None, side: Side, unit: str) -> str:
     if value is None:
-        return "unpriced" if unit else "unknown"
+        return "unpriced" if unit and side.state == "planned" else "unknown"
     return f"{value:.2f}" if unit else str(value)
 
 
-def _move(entry: dict[str, Any], unit: str = "") -> str:
-    """`before -> after (delta)`; a null side reads unpriced (USD) or unknown (GPUs), never 0."""
+def _move(entry: dict[str, Any], diff: StackDiff, unit: str = "") -> str:
+    """`before -> after (delta)`; a null side reads unpriced (planned, a group without a price) or unknown
+    (the side did not plan), never 0."""
     before, after, delta = entry["before"], entry["after"], entry["delta"]
-    text = f"{_number(before, unit)} -> {_number(after, unit)}"
+    text = f"{_number(before, diff.before, unit)} -> {_number(after, diff.after, unit)}"
     if delta:
-        text += f" ({'+' if delta > 0 else ''}{_number(delta, unit)})"
+        text += f" ({'+' if delta > 0 else ''}{f'{delta:.2f}' if unit else delta})"
     return text
 
 
@@ -71,8 +72,8 @@ def _facts(diff: StackDiff) -> list[str]:
     for label, side in (("base", diff.before), ("work tree", diff.after)):
         if side.error:
             lines.append(f"{label}: {side.state}: {side.error}")
-    lines.append("GPUs " + ", ".join(f"{key} {_move(entry)}" for key, entry in diff.gpus.items()))
-    lines.append("USD/h " + ", ".join(f"{key.replace('_', ' ')} {_move(entry, 'USD')}"
+    lines.append("GPUs " + ", ".join(f"{key} {_move(entry, diff)}" for key, entry in diff.gpus.items()))
+    lines.append("USD/h " + ", ".join(f"{key.replace('_', ' ')} {_move(entry, diff, 'USD')}"
                                       for key, entry in diff.hourly_usd.items()))
     for label, unpriced in diff.unpriced.items():
         if unpriced:
@@ -81,7 +82,9 @@ def _facts(diff: StackDiff) -> list[str]:
 
 
 def _violation(v: dict[str, Any]) -> str:
-    return f"{v['level']} {v['policy']} on {_name(v['urn'])}: {v['message']}"
+    """A stack-level rule (the budget) has no URN."""
+    where = f" on {_name(v['urn'])}" if v.get("urn") else ""
+    return f"{v['level']} {v['policy']}{where}: {v['message']}"
 
 
 def print_diff(console: Console, report: DiffReport) -> None:
@@ -107,7 +110,7 @@ def print_diff(console: Console, report: DiffReport) -> None:
 
 def _cell(text: str) -> str:
     """Literal text in a Markdown table cell: HTML-escaped, pipes and newlines neutralised."""
-    return html.escape(text).replace("|", "&#124;").replace("\n", " ")
+    return html.escape(text, quote=False).replace("|", "&#124;").replace("\n", " ")
 
 
 def _code(text: str) -> str:
@@ -121,9 +124,9 @@ def markdown_diff(report: DiffReport) -> str:
              "| stack | status | exit | resources +/-/~ | GPUs max | USD/h max on-demand | violations new/fixed |",
              "|---|---|---|---|---|---|---|"]
     for d in report.stacks:
+        gpus, usd = _move(d.gpus["max"], d), _move(d.hourly_usd["max_on_demand"], d, "USD")
         lines.append(f"| {_cell(d.stack)} | {d.status} | {_exit(d)} | {len(d.added)}/{len(d.removed)}/"
-                     f"{len(d.changed)} | {_move(d.gpus['max'])} | {_move(d.hourly_usd['max_on_demand'], 'USD')} | "
-                     f"{len(d.new_violations)}/{len(d.fixed_violations)} |")
+                     f"{len(d.changed)} | {gpus} | {usd} | {len(d.new_violations)}/{len(d.fixed_violations)} |")
     for d in report.stacks:
         if d.status == "unchanged":
             continue
