@@ -23,9 +23,9 @@ from components.catalog.pricing import hourly_cost
 from components.cli import app
 from components.plan.diff import SECRET, Side, diff_stack, secret_key
 from components.plan.diff_refs import DiffReport, diff_against
-from components.plan.diff_render import markdown_diff
 from components.plan.engine import run_program
 from components.plan.git_base import plan_in_tree
+from components.report.diff import markdown_diff
 from components.spec import SpecInvalid
 
 STACK = "aws-train-p5"
@@ -116,7 +116,8 @@ def test_a_stack_on_one_side_only_is_added_or_removed_and_markdown_tells_all(rep
     shown = markdown_diff(report)
     p5 = load_catalog().get("aws", "p5.48xlarge")
     delta = hourly_cost(p5, read_cluster(STACK)["region"], 4)
-    assert changed.status == "changed" and "<code>maxSize</code>" in shown and f"(-{delta:.2f})" in shown
+    assert changed.status == "changed" and f"(-{delta:.2f})" in shown
+    assert "| \\~ | aws:autoscaling/group:Group | train-h100-asg | maxSize |" in shown
     assert f"| {ADDED} | added |" in shown and f"| {REMOVED} | removed |" in shown
 
 
@@ -207,4 +208,5 @@ def test_an_invalid_work_tree_stack_exits_2_and_compares_nothing() -> None:
     report = DiffReport("b", "0" * 40, [result])
     assert report.exit_code == 2
     shown = markdown_diff(report)
-    assert "work tree: invalid: size: needs min &lt;= max" in shown and "1.00 -> unknown" in shown
+    assert "work tree: invalid:\n\n```text\nsize: needs min <= max\n```" in shown
+    assert "1.00 -\\> unknown" in shown

@@ -39,7 +39,7 @@ def diff(
     3 an internal error.
     """
     from ..plan.diff_refs import diff_against
-    from ..plan.diff_render import markdown_diff, print_diff
+    from ..report.diff import markdown_diff, print_diff
 
     if stack is not None and all_stacks:
         err.print("error: give --stack NAME or --all, not both")

@@ -59,7 +59,8 @@ def _clusters(plan: Mapping[str, Any]) -> list[str]:
             if r["type"].startswith("gpufleet:") and r["type"].endswith(":Cluster")]
 
 
-def _resource_name(urn: str) -> str:
+def resource_name(urn: str) -> str:
+    """The name part of a URN; a stack-level finding (no URN) is on the stack."""
     return urn.rsplit("::", 1)[-1] if urn else "stack"
 
 
@@ -97,7 +98,7 @@ def _policies(policies: Mapping[str, Any], rules: Mapping[str, Mapping[str, Any]
     if violations:
         lines.append("\n" + md_table(
             ["level", "policy", "resource", "message (with the fix)", "what the rule requires"],
-            [(v["level"], v["policy"], _resource_name(v.get("urn") or ""), v["message"],
+            [(v["level"], v["policy"], resource_name(v.get("urn") or ""), v["message"],
               rules.get(v["policy"], {}).get("description", "")) for v in violations],
         ))
     return "\n".join(lines)
