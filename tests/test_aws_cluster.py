@@ -208,7 +208,7 @@ def test_interruption_events_go_to_an_encrypted_topic() -> None:
     pattern = json.loads(rule.inputs["eventPattern"])
     assert "EC2 Spot Instance Interruption Warning" in pattern["detail-type"]
     assert "EC2 Instance Rebalance Recommendation" in pattern["detail-type"]
-    topic = one(plan, "aws:sns/topic:Topic")
+    (topic,) = [t for t in of_type(plan, "aws:sns/topic:Topic") if t.name == "train-interruptions"]
     assert topic.inputs["kmsMasterKeyId"].startswith("arn:aws:kms:")
 
 

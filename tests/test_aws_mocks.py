@@ -39,9 +39,9 @@ def test_node_policy_names_the_log_group_by_its_arn(shipped_plans) -> None:
 
 def test_topic_policy_names_the_topic_and_its_event_rule(shipped_plans) -> None:
     resources = shipped_plans["aws-train-p5"].resources
-    topic = one(resources, "aws:sns/topic:Topic")
+    topic = one(resources, "aws:sns/topic:Topic", "train-interruptions")
     rule = one(resources, "aws:cloudwatch/eventRule:EventRule")
-    topic_policy = one(resources, "aws:sns/topicPolicy:TopicPolicy")
+    topic_policy = one(resources, "aws:sns/topicPolicy:TopicPolicy", "train-interruptions")
     (statement,) = json.loads(fed(topic_policy, "policy", rule))["Statement"]
     topic_arn = fed(topic_policy, "arn", topic)
     assert re.fullmatch(rf"arn:aws:sns:us-east-1:{ACCOUNT}:train-interruptions-[0-9a-f]{{7}}", topic_arn)

@@ -167,6 +167,7 @@ def test_pack_rules_never_fail_on_unknown_values():
         blockDeviceMappings=UNKNOWN_ARRAY_VALUE,
         networkInterfaces=UNKNOWN_ARRAY_VALUE,
         tags=UNKNOWN_OBJECT_VALUE,
+        userData=UNKNOWN_STRING_VALUE,
     )
     assert run_policies([unknown], {"required-tags": {"keys": ["team"]}}).violations == []
 

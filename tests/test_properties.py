@@ -77,6 +77,8 @@ def valid_clusters(draw: st.DrawFn) -> dict[str, Any]:
     low = draw(st.integers(0, 4))
     desired = draw(st.integers(low, low + 4))
     group["size"] = {"min": low, "desired": desired, "max": draw(st.integers(max(desired, 1), desired + 8))}
+    if group.get("idle") and low >= group["size"]["max"]:  # idle scales down to min, so min < max
+        group["size"]["max"] = low + 1
     if group.get("on_demand_base", 0) > group["size"]["max"]:
         group["on_demand_base"] = group["size"]["max"]
     raw["tags"] = draw(st.dictionaries(st.from_regex(r"[a-z][a-z0-9-]{0,10}", fullmatch=True),

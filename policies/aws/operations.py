@@ -64,7 +64,8 @@ def _ingress_of(stack: Stack, group_ids: set[str]) -> Iterator[tuple[str, dict[s
     """(urn, rule) of every ingress rule on the given security groups: inline, ec2 rules and vpc rules."""
     for node in stack.of_type(SECURITY_GROUP):
         if get(node.props, "id") in group_ids or node.urn in group_ids:
-            for rule in items(node.props, "ingress") or []:
+            rules = items(node.props, "ingress")
+            for rule in [] if rules is UNKNOWN else rules:  # an unknown list is judged once known
                 if isinstance(rule, dict):
                     cidrs = [*(rule.get("cidrBlocks") or []), *(rule.get("ipv6CidrBlocks") or [])]
                     yield node.urn, {"cidrs": cidrs, "prefix_lists": rule.get("prefixListIds") or [],
@@ -83,18 +84,26 @@ def _ingress_of(stack: Stack, group_ids: set[str]) -> Iterator[tuple[str, dict[s
                          "self": get(props, "self")}
 
 
-def _node_groups(stack: Stack) -> set[Any]:
-    """The security groups on the nodes' network interfaces (launch templates)."""
+def _node_groups(stack: Stack) -> set[Any] | None:
+    """The security groups on the nodes' network interfaces (launch templates); None while one is unknown."""
     found: set[Any] = set()
     for template in stack.of_type(LAUNCH_TEMPLATE):
-        for interface in items(template.props, "networkInterfaces") or []:
-            found.update(get(interface, "securityGroups") or [])
-        found.update(get(template.props, "vpcSecurityGroupIds") or [])
+        interfaces = items(template.props, "networkInterfaces")
+        if interfaces is UNKNOWN:
+            return None
+        lists = [items(interface, "securityGroups") for interface in interfaces]
+        lists.append(items(template.props, "vpcSecurityGroupIds"))
+        if any(groups is UNKNOWN for groups in lists):
+            return None
+        for groups in lists:
+            found.update(groups)
     return found
 
 
 def check_lustre_nodes_only(stack: Stack, config: Config) -> Iterator[tuple[str | None, str]]:
     nodes = _node_groups(stack)
+    if nodes is None:  # which groups are the nodes' is not known yet: judged when it is
+        return
     for fs in stack.of_type(LUSTRE_FILE_SYSTEM):
         own = get(fs.props, "securityGroupIds")
         if own is UNKNOWN or not isinstance(own, list):
