@@ -86,7 +86,7 @@ def test_ram_role_trusts_ecs_and_its_policy_has_no_wildcard_action() -> None:
     document = json.loads(_node_identity(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
     actions = [a for s in document["Statement"] for a in s["Action"]]
     assert actions and not [a for a in actions if "*" in a]
-    lifecycle = next(s for s in document["Statement"] if s["Action"] == ["ess:CompleteLifecycleAction"])
+    lifecycle = next(s for s in document["Statement"] if "ess:CompleteLifecycleAction" in s["Action"])
     (resource,) = lifecycle["Resource"]
     assert resource.startswith("acs:ess:cn-wulanchabu:") and "scalinggroup/asg-" in resource
     attachment = _node_identity(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")

@@ -172,3 +172,13 @@ def test_shellcheck_clean():
     assert scripts
     done = subprocess.run([shellcheck(), "-x", *scripts], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout
+
+
+def test_alicloud_installs_the_pinned_aliyun_cli_checked(stubbed):
+    rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
+    assert rc == 0, err
+    url = "https://github.com/aliyun/aliyun-cli/releases/download/v3.0.174/aliyun-cli-linux-3.0.174-amd64.tgz"
+    assert any(c.startswith("curl ") and c.endswith(url) for c in calls)
+    assert any(c.startswith("sha256sum --check") for c in calls)
+    (extract,) = [c for c in calls if c.startswith("tar -xzf") and "aliyun-cli.tgz" in c]
+    assert extract.endswith("/usr/local/bin aliyun")

@@ -174,8 +174,9 @@ class BootstrapConfig:
             value = getattr(self, field)
             if value is None:
                 continue
-            if self.cloud not in OPERATIONS_CLOUDS:
-                raise BootstrapError(f"{field}: only for cloud {', '.join(OPERATIONS_CLOUDS)}, not {self.cloud}")
+            clouds = OPERATIONS_CLOUDS[field]
+            if self.cloud not in clouds:
+                raise BootstrapError(f"{field}: only for cloud {', '.join(clouds)}, not {self.cloud}")
             value.validate()
 
     def _validate_scratch_mount(self) -> None:

@@ -1,9 +1,10 @@
 """What a node runs to be operated (issue 14): GPU metrics to the cloud's monitoring, the DCGM error watch that
 takes a broken node out of its scaling group, and the shared dataset file system's mount.
 
-AWS only so far: the CloudWatch agent's `nvidia_gpu` measurements (aggregated per Auto Scaling group) and
-gpufleet-gpu-health, which reads DCGM's error fields every minute, publishes them and marks the instance
-unhealthy in its group on an error the GPU cannot recover from.
+gpufleet-gpu-health reads DCGM's error fields every minute, publishes them and marks the instance unhealthy in
+its group on an error the GPU cannot recover from: on AWS to CloudWatch (utilisation and the rest from the
+CloudWatch agent's `nvidia_gpu` measurements, aggregated per Auto Scaling group), on Alibaba Cloud to CloudMonitor
+custom metrics through the aliyun CLI (utilisation from DCGM too).
 """
 
 from __future__ import annotations
@@ -14,8 +15,8 @@ from typing import Any
 
 from .config import BootstrapError
 
-# Clouds whose node scripts publish GPU metrics and mount a shared file system.
-OPERATIONS_CLOUDS = ("aws",)
+# Per bootstrap setting, the clouds whose node scripts carry it out (gpu-health.sh publish_<cloud>, take_out_<cloud>).
+OPERATIONS_CLOUDS = {"gpu_metrics": ("aws", "alicloud"), "shared_mount": ("aws",)}
 
 CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
 CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
@@ -40,6 +41,8 @@ HEALTH_METRICS = {
     "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
     "nodecheck_failed": "1 when the node check failed on this node, else 0",
 }
+# Alibaba Cloud only (AWS has the agent's nvidia_smi_utilization_gpu): the node's average GPU utilisation, percent.
+GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
 
 
 @dataclass(frozen=True)
@@ -47,11 +50,15 @@ class GpuMetrics:
     """Ship GPU metrics and watch DCGM's error fields."""
 
     namespace: str
-    """The metrics namespace the node role may write (its IAM condition names the same)."""
+    """Where the metrics go: the CloudWatch namespace the node role may write (aws; its IAM condition names the
+    same) or the CloudMonitor application group id (alicloud)."""
     group_dimension: str
     """Value of the NodeGroup dimension of gpufleet-gpu-health's metrics: the group's scaling-group name."""
     region: str
     """Region of the cluster, for the cloud's CLI."""
+    scaling_group: str | None = None
+    """The scaling group the node marks itself unhealthy in where no lifecycle hook names it (Alibaba ESS); None:
+    the lifecycle hooks' group, or none (fleets are never marked)."""
 
     def validate(self) -> None:
         for field in ("namespace", "group_dimension", "region"):

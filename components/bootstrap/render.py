@@ -37,6 +37,18 @@ def node_script(name: str) -> str:
     return resources.files("components.bootstrap").joinpath("scripts", name).read_text(encoding="utf-8")
 
 
+# The line of gpu-health.sh that the cloud's part (gpu-health-<cloud>.sh: publish, mark_unhealthy) replaces.
+GPU_HEALTH_CLOUD_PART = "# @cloud: the render puts gpu-health-<cloud>.sh here (publish, mark_unhealthy)\n"
+
+
+def gpu_health_script(cloud: str) -> str:
+    """gpufleet-gpu-health for one cloud: the shared watch with the cloud's publish and mark_unhealthy in one
+    script, so a node carries only its own cloud's part (user data is capped)."""
+    part = node_script(f"gpu-health-{cloud}.sh")
+    _, _, body = part.partition("\n")  # drops `# shellcheck shell=bash`, for the part file on its own only
+    return node_script("gpu-health.sh").replace(GPU_HEALTH_CLOUD_PART, body)
+
+
 def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
     """The /etc/gpufleet/expect.json the node check reads."""
     return {
@@ -60,7 +72,7 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_CHECKPOINT_HOOK": cfg.checkpoint_hook or "",
         "GPUFLEET_CHECKPOINT_GRACE_SECONDS": str(cfg.checkpoint_grace_seconds),
         "GPUFLEET_REGION": lifecycle.region if lifecycle else cfg.gpu_metrics.region if cfg.gpu_metrics else "",
-        "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else "",
+        "GPUFLEET_SCALING_GROUP": lifecycle.group_name if lifecycle else _metrics_scaling_group(cfg),
         "GPUFLEET_LAUNCH_HOOK": lifecycle.launch_hook if lifecycle else "",
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
         "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
@@ -76,6 +88,10 @@ def settings_file(cfg: BootstrapConfig) -> str:
     ]
     lines += [f"{key}={shlex.quote(value)}" for key, value in values.items()]
     return "\n".join(lines) + "\n"
+
+
+def _metrics_scaling_group(cfg: BootstrapConfig) -> str:
+    return (cfg.gpu_metrics.scaling_group if cfg.gpu_metrics else None) or ""
 
 
 def _file(path: str, content: str, permissions: str) -> dict[str, str]:
@@ -116,12 +132,13 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     agent: list[list[str]] = []
     if cfg.gpu_metrics:
         files += [
-            _file(CLOUDWATCH_AGENT_CONFIG, agent_config_text(cfg.gpu_metrics), "0644"),
-            _packed_file(f"{SBIN}/gpufleet-gpu-health", node_script("gpu-health.sh"), "0755"),
+            _packed_file(f"{SBIN}/gpufleet-gpu-health", gpu_health_script(cfg.cloud), "0755"),
             _file(f"{UNITS}/gpufleet-gpu-health.service", node_script("gpufleet-gpu-health.service"), "0644"),
         ]
         # nv-hostengine (the image enables nvidia-dcgm) feeds gpu-health; the agent reads nvidia-smi itself.
         units = ["nvidia-dcgm.service", *units, "gpufleet-gpu-health.service"]
+    if cfg.gpu_metrics and cfg.cloud == "aws":  # elsewhere gpu-health publishes utilisation itself
+        files.insert(len(files) - 2, _file(CLOUDWATCH_AGENT_CONFIG, agent_config_text(cfg.gpu_metrics), "0644"))
         config = f"file:{CLOUDWATCH_AGENT_CONFIG}"
         agent = [[CLOUDWATCH_AGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", config]]
     document: dict[str, Any] = {

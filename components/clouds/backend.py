@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..spec.models import ClusterSpec, ImagesSpec
@@ -49,6 +50,9 @@ class CloudBackend(Protocol):
     operations: frozenset[str]
     """The issue 14 options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
     setting another one stops before any resource."""
+    operation_gaps: Mapping[str, str]
+    """Why an option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
+    option; the refusal says so instead of "not built yet"."""
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
@@ -99,6 +103,7 @@ class BackendDefaults:
 
     name: str
     operations: frozenset[str] = frozenset()
+    operation_gaps: Mapping[str, str] = MappingProxyType({})
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return instance.fabric.interfaces if rdma else 0

@@ -237,7 +237,7 @@ class Alarms(StrictModel):
         "create",
         min_length=1,
         description="create (an encrypted topic of the stack's) | the cloud's notification target: an SNS topic "
-        "ARN (aws), an action group id (azure)",
+        "ARN (aws), an action group id (azure), a CloudMonitor alarm contact group name (alicloud)",
     )
     low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation)
 

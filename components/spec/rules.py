@@ -287,9 +287,11 @@ def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
 @check
 def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
     # Refused rather than ignored: a stack must never believe it has alarms or a budget alert it does not.
-    cloud, built = cluster.spec.cloud, cluster.backend.operations
+    cloud, built, gaps = cluster.spec.cloud, cluster.backend.operations, cluster.backend.operation_gaps
     for operation, path in operations_in_use(cluster):
-        if operation not in built:
+        if operation in gaps:
+            yield SpecError(path, f"not available on {cloud}: {gaps[operation]}; remove it")
+        elif operation not in built:
             yield SpecError(path, f"not built on {cloud} yet (issue 14); remove it for now")
 
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Install the cloud's node agents at their pinned versions: on AWS the CloudWatch agent (GPU metrics, the
-# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared).
+# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared); on Alibaba Cloud
+# the aliyun CLI (gpufleet-gpu-health publishes to CloudMonitor with it).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -25,8 +26,15 @@ case "$GPUFLEET_CLOUD" in
         apt-get update
         apt_install "lustre-client-modules-$(uname -r)"
         ;;
-    azure | alicloud)
-        # Issue 14: their agents (Azure Monitor, CloudMonitor) and Lustre/CPFS clients come with their build.
+    alicloud)
+        # The aliyun CLI: gpufleet-gpu-health publishes CloudMonitor custom metrics and sets ESS instance health.
+        require ALIYUN_CLI_VERSION ALIYUN_CLI_URL
+        fetch "$ALIYUN_CLI_URL" "$work/aliyun-cli.tgz" "${ALIYUN_CLI_SHA256:-}"
+        mkdir -p "${GPUFLEET_ROOT:-}/usr/local/bin"
+        tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun
+        ;;
+    azure)
+        # Issue 14: its agent (Azure Monitor) and Lustre client come with its build.
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

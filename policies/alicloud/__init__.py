@@ -2,12 +2,12 @@
 a scaling group's size at max)."""
 
 from ..cloud import CloudPolicies
-from . import encryption, exposure, fabric, identity, images, lifecycle, spot
+from . import encryption, exposure, fabric, identity, images, lifecycle, operations, spot
 from .readers import READERS
 
 POLICIES = CloudPolicies(
     cloud="alicloud",
     rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *lifecycle.RULES,
-           *fabric.RULES),
+           *fabric.RULES, *operations.RULES),
     readers=READERS,
 )

@@ -20,3 +20,7 @@ NODE_TYPES = (SCALING_CONFIGURATION, LAUNCH_TEMPLATE, INSTANCE)
 # spot_strategy values that buy preemptible instances (NoSpot is on-demand).
 SPOT_STRATEGIES = ("SpotAsPriceGo", "SpotWithPriceLimit")
 ERI_TRAFFIC_MODE = "HighPerformance"  # an ENI in this mode is an ERI (eRDMA interface)
+GROUP_METRIC_RULE = "alicloud:cms/groupMetricRule:GroupMetricRule"
+ESS_ALARM = "alicloud:ess/alarm:Alarm"
+NAS_FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
+NAS_ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"

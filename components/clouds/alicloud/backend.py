@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults, FabricGroup
@@ -25,6 +26,14 @@ class AlicloudBackend(BackendDefaults):
     checks = rules.CHECKS
     # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
     capacities = frozenset({"on-demand", "spot", "mixed"})
+    operations = frozenset({"monitoring", "idle"})
+    operation_gaps = MappingProxyType({
+        "budget_alerts": "pulumi-alicloud 4.0.0 has no budget resource (Budget Management of Expenses and Costs is "
+        "console-only here); set budget alerts in the console",
+        "shared_storage": "pulumi-alicloud 4.0.0 nas.FileSystem encrypts with a customer KMS key (encrypt_type 2) "
+        "only for extreme NAS, not CPFS, and takes no security group for the CPFS mount target, so CPFS cannot be "
+        "encrypted with the stack's key or limited to the node security group",
+    })
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         # ERIs on eRDMA types; the SCC types' RoCE NICs are built in and take no vSwitch address.

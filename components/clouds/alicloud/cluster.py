@@ -1,16 +1,20 @@
 """The Alibaba Cloud GPU cluster: network, KMS key, RAM role, security group, interruption events, the scale-out
-gate, node groups."""
+gate, node groups, and their GPU metrics, alarms and idle scale-down."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pulumi
 import pulumi_alicloud as alicloud
 
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
+from ...bootstrap.operations import GpuMetrics
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster, ResolvedGroup
 from ...tags import resource_tags
+from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group
 from .eri import ERDMA_MTU, eri_count
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
@@ -21,17 +25,39 @@ from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
 from .security import node_security_group
 from .storage import cluster_key
 
+# Of the length of a CloudMonitor application group id, for the user data size check before the group exists.
+METRICS_GROUP_ID_PLACEHOLDER = "0" * 20
+
 
 def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> BootstrapConfig:
     """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
-    service to root."""
+    service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
+    ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
     eris = eri_count(group.known_types[0], group.rdma)
+    name, spec = group.names["scaling_group"], resolved.spec
+    metrics = GpuMetrics(
+        METRICS_GROUP_ID_PLACEHOLDER, name, spec.region,
+        scaling_group=name if group.spec.provisioner == "autoscaling" else None,
+    ) if spec.monitoring.gpu_metrics else None
     return group_bootstrap(
         resolved,
         group,
         checkpoint_grace_seconds=grace,
         fabric_mtu=ERDMA_MTU if eris else None,
         metadata_guard=bool(eris),
+        gpu_metrics=metrics,
+    )
+
+
+def _user_data(cfg: BootstrapConfig, metrics_group_id: pulumi.Output[str] | None) -> pulumi.Input[str]:
+    """Rendered once with the placeholder (an oversized user data stops here, before any resource), then with the
+    application group's id."""
+    text = render_user_data(cfg)
+    metrics = cfg.gpu_metrics
+    if metrics is None or metrics_group_id is None:
+        return text
+    return metrics_group_id.apply(
+        lambda group_id: render_user_data(replace(cfg, gpu_metrics=replace(metrics, namespace=group_id)))
     )
 
 
@@ -64,6 +90,12 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             admin = [str(c) for c in net.admin_cidrs]
             security_group_id = node_security_group(name, network.vpc_id, admin, tags, child).id
         account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        monitoring = spec.monitoring
+        alarms = monitoring.alarms
+        contact: pulumi.Input[str] | None = None
+        if alarms is not None:
+            contact = contact_group(name, child).id if alarms.target == "create" else alarms.target
+        gpu_metrics = metrics_group(name, contact, tags, child) if monitoring.gpu_metrics else None
         identity = None
         if spec.identity.ram_role_name:
             role_name: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.ram_role_name)
@@ -71,7 +103,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             identity = AlicloudNodeIdentity(
                 f"{name}-node",
                 NodeIdentityArgs(account_id=account, region=spec.region, tags=tags,
-                                 oss_read_prefixes=list(spec.identity.oss_read_prefixes)),
+                                 oss_read_prefixes=list(spec.identity.oss_read_prefixes),
+                                 gpu_metrics=monitoring.gpu_metrics),
                 opts=child,
             )
             role_name = identity.role_name
@@ -111,7 +144,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                     role_name=role_name,
                     key_id=key_id,
                     root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=render_user_data(_bootstrap(resolved, group, hooks.terminate.heartbeat_timeout)),
+                    user_data=_user_data(_bootstrap(resolved, group, hooks.terminate.heartbeat_timeout),
+                                         gpu_metrics.id if gpu_metrics else None),
                     hooks=hooks,
                     tags=tags,
                     deployment_set_id=deployment_set,
@@ -119,6 +153,13 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            group_opts = pulumi.ResourceOptions(parent=groups[group.name])
+            if gpu_metrics is not None and alarms is not None and contact is not None:
+                group_alarms(f"{name}-{group.name}", group.names["scaling_group"], gpu_metrics, account,
+                             alarms.low_utilisation, contact, group_opts)
+            if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
+                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_id, group.names["scaling_group"],
+                                gpu_metrics, group.spec.size.min, group.spec.idle, group_opts)
         scaled_ids = [groups[g.name].group_id for g in scaled]
         if identity is not None:
             identity.attach(scaled_ids)
@@ -132,6 +173,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         self.vswitch_ids = network.vswitch_ids
         self.vpc_id = network.vpc_id
         self.interruption_rule = rule.rule_name if rule else None
+        self.metrics_group_id = gpu_metrics.id if gpu_metrics else None
+        self.alarm_contact_group = pulumi.Output.from_input(contact) if contact is not None else None
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
@@ -143,4 +186,6 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             "vswitch_ids": self.vswitch_ids,
             "vpc_id": self.vpc_id,
             "interruption_rule": self.interruption_rule,
+            "metrics_group_id": self.metrics_group_id,
+            "alarm_contact_group": self.alarm_contact_group,
         }

@@ -1,7 +1,8 @@
 """Least-privilege node identity: a RAM role trusted by ecs.aliyuncs.com with one custom policy.
 
-Read of the OSS prefixes the stack names; custom metrics to CloudMonitor; completing lifecycle actions of the
-cluster's own scaling groups. No wildcard actions.
+Read of the OSS prefixes the stack names; with GPU metrics, custom metrics to CloudMonitor and marking its own
+scaling groups' instances unhealthy; completing lifecycle actions of the cluster's own scaling groups. No wildcard
+actions.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ class NodeIdentityArgs:
     region: str
     tags: dict[str, str]
     oss_read_prefixes: list[str] = field(default_factory=list)
+    gpu_metrics: bool = False
+    """Publish gpufleet-gpu-health's custom metrics and mark a broken node unhealthy in its own group."""
 
 
 def service_trust_document(service: str) -> str:
@@ -49,16 +52,19 @@ def _oss_statements(prefixes: list[str]) -> list[dict]:
     return statements
 
 
-def node_policy_document(account_id: str, region: str, group_ids: list[str], oss_read_prefixes: list[str]) -> str:
-    statements = [
-        # cms:PutCustomMetric has no resource-level permission: Resource "*" (the action is not a wildcard).
-        {"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]},
-        *_oss_statements(oss_read_prefixes),
-    ]
+def node_policy_document(
+    account_id: str, region: str, group_ids: list[str], oss_read_prefixes: list[str], gpu_metrics: bool = False
+) -> str:
+    statements = _oss_statements(oss_read_prefixes)
+    if gpu_metrics:
+        # cms:PutCustomMetric has no resource-level permission and no condition key (CloudMonitor API reference,
+        # PutCustomMetric: All Resources): Resource "*" (the action is not a wildcard).
+        statements.insert(0, {"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
     if group_ids:
+        actions = ["ess:CompleteLifecycleAction", *(["ess:SetInstanceHealth"] if gpu_metrics else [])]
         statements.append({
             "Effect": "Allow",
-            "Action": ["ess:CompleteLifecycleAction"],
+            "Action": actions,
             "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
         })
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
@@ -91,9 +97,11 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
             policy_name=f"{self._name}-node",
-            description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' lifecycle actions",
+            description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' lifecycle and health",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
-                lambda values: node_policy_document(values[0], args.region, list(values[1:]), args.oss_read_prefixes)
+                lambda values: node_policy_document(
+                    values[0], args.region, list(values[1:]), args.oss_read_prefixes, args.gpu_metrics
+                )
             ),
             opts=child,
         )

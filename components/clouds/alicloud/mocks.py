@@ -1,11 +1,12 @@
 """What the offline engine answers in place of Alibaba Cloud: ids and outputs in the shapes the provider returns.
 
-Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`,
+Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`, `asr-`,
 `lt-`, `ds-`, `apg-`, `key-`, Image Builder's `ic-`, `ip-`, `exec-`), composite ids are joined with `:` as
 the provider joins them, RAM ARNs use the lower-case role name as RAM writes it, and an OOS template's id is
 its name, as the provider sets it (its computed template id, version and dates are not answered: no input
-reads them). Values derive from the resource's type and name, so two plans of one stack are identical. A type
-with no entry here gets an opaque id and no computed outputs.
+reads them); so is a contact group's, a group metric rule's is its rule id, an application group's a number.
+Values derive from the resource's type and name, so two plans of one stack are identical. A type with no entry
+here gets an opaque id and no computed outputs.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ PREFIXED_IDS = {
     "alicloud:ess/scalingGroup:ScalingGroup": "asg-",
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": "asc-",
     "alicloud:ess/lifecycleHook:LifecycleHook": "ash-",
+    "alicloud:ess/scalingRule:ScalingRule": "asr-",
 }
 # Image Builder ids: a prefix and 20 lower-case characters (ic-bp122acttbs2sxdyq2ky, ip-2ze5tsl5bp6nf2b3****,
 # exec-5fb8facb8ed7427c**** in the SDK examples and the API reference).
@@ -102,6 +104,17 @@ def _named(key: str) -> Callable[[str, str, dict[str, Any], str, str], Outputs]:
     return lambda typ, name, inputs, region, seed: (inputs[key], {})
 
 
+def _scaling_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    rule, _ = _prefixed(typ, name, inputs, region, seed)
+    # The rule's ARI, as ESS's DescribeScalingRules returns it (ScalingRuleAri) and ESS alarm tasks take.
+    return rule, {"ari": f"ari:acs:ess:{region}:{ACCOUNT}:scalingrule/{rule}"}
+
+
+def _monitor_group(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # CloudMonitor application group ids are numbers (DescribeMonitorGroups GroupId).
+    return str(int(digest(seed, 12), 16) % 10**8 + 10**7), {}
+
+
 def _log_store(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     return _joined(inputs["projectName"], inputs["logstoreName"]), {}
 
@@ -123,6 +136,10 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "alicloud:log/store:Store": _log_store,
     "alicloud:cms/eventRule:EventRule": _named("ruleName"),
     "alicloud:oos/template:Template": _named("templateName"),
+    "alicloud:ess/scalingRule:ScalingRule": _scaling_rule,
+    "alicloud:cms/monitorGroup:MonitorGroup": _monitor_group,
+    "alicloud:cms/alarmContactGroup:AlarmContactGroup": _named("alarmContactGroupName"),
+    "alicloud:cms/groupMetricRule:GroupMetricRule": _named("ruleId"),
 }
 
 

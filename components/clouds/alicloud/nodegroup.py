@@ -44,7 +44,8 @@ class NodeGroupArgs:
     role_name: pulumi.Input[str]
     key_id: pulumi.Input[str]
     root_volume_gb: int
-    user_data: str
+    user_data: pulumi.Input[str]
+    """The rendered cloud-init document (an Output where it names the metrics' application group)."""
     hooks: GroupHooks
     tags: dict[str, str]
     deployment_set_id: pulumi.Input[str] | None = None
@@ -86,8 +87,9 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             self.group_id = group.id
         self.register_outputs({"group_id": self.group_id})
 
-    def _user_data(self) -> str:
-        return base64.b64encode(self._args.user_data.encode()).decode()
+    def _user_data(self) -> pulumi.Output[str]:
+        user_data = pulumi.Output.from_input(self._args.user_data)
+        return user_data.apply(lambda text: base64.b64encode(text.encode()).decode())
 
     def _description(self) -> str:
         args = self._args

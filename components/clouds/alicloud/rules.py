@@ -1,8 +1,10 @@
 """Checks only Alibaba Cloud stacks need: vSwitch sizing, LowLatency deployment sets, ERIs only where the
-provider can attach them, and the brought security group."""
+provider can attach them, the brought security group, and the operations options (alarm contact group, idle on
+ESS groups)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -82,6 +84,34 @@ def brought_security_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
                         "to the brought security_group_id or leave admin_cidrs empty")
 
 
+# CloudMonitor alarm contact group names (CreateAlarmContactGroup ContactGroupName): letters, digits, CJK
+# characters, `.`, `_`, `-`; gpufleet's own are ASCII.
+CONTACT_GROUP_NAME = r"[A-Za-z0-9._-]{1,64}"
+
+
+def alarm_target_is_a_contact_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    alarms = cluster.spec.monitoring.alarms
+    if alarms is None or alarms.target == "create":
+        return
+    if not re.fullmatch(CONTACT_GROUP_NAME, alarms.target):
+        yield SpecError(
+            "monitoring.alarms.target",
+            f"{alarms.target!r} is not a CloudMonitor alarm contact group name (letters, digits, '.', '_', '-'; "
+            "CloudMonitor alarms notify contact groups by name). Or set create",
+        )
+
+
+def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    for group in cluster.groups:
+        if group.spec.idle is not None and group.spec.provisioner == "fleet":
+            yield SpecError(
+                group.path("idle"),
+                "an Auto Provisioning Group takes no ESS alarm task (only scaling groups do): use provisioner: "
+                "autoscaling for idle scale-down, or lower the group's target capacity yourself",
+            )
+
+
 CHECKS = (
     vswitches_hold_nodes, low_latency_fits, eris_need_scaling_configuration, fleet_priced, brought_security_group,
+    alarm_target_is_a_contact_group, idle_on_scaling_groups,
 )

@@ -1,0 +1,126 @@
+"""CloudMonitor alarms per node group on the GPU metrics (XID errors, uncorrectable ECC, node-check failures, low
+utilisation), the contact group they notify, and idle scale-down to the group's min through an ESS alarm task.
+
+Metric source: gpufleet-gpu-health publishes CloudMonitor custom metrics (PutCustomMetric) into the cluster's
+application group with the dimension NodeGroup (components.bootstrap.operations names them). A node with a fatal
+XID, uncorrectable ECC or a failed node check marks itself unhealthy in its ESS group (SetInstanceHealth), which
+releases and replaces it; these alarms tell people.
+
+A contact group has no encryption setting (cms.AlarmContactGroup takes a name, contacts and a description): what
+the alarms carry is metric names and thresholds. A created contact group starts empty: add its contacts (people
+with a verified email or DingTalk robot, cms.AlarmContact) before the alarms reach anyone.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
+from ...spec.models import Idle, LowUtilisation
+
+PERIOD_SECONDS = 60
+# Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).
+CUSTOM_NAMESPACE = "acs_customMetric_{account}"
+
+
+def contact_group(name: str, opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
+    """The stack's contact group (its id is its name)."""
+    return alicloud.cms.AlarmContactGroup(
+        f"{name}-alarms",
+        alarm_contact_group_name=f"gpufleet-{name}-alarms",
+        describe=f"gpufleet {name}: GPU alarms (XID, ECC, node check, low utilisation); add contacts",
+        opts=opts,
+    )
+
+
+def metrics_group(
+    name: str, contact: pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions
+) -> alicloud.cms.MonitorGroup:
+    """The application group the nodes' custom metrics belong to (PutCustomMetric GroupId) and the alarms read."""
+    return alicloud.cms.MonitorGroup(
+        f"{name}-gpu-metrics",
+        monitor_group_name=f"gpufleet-{name}-gpu",
+        contact_groups=[contact] if contact is not None else None,
+        tags=tags,
+        opts=opts,
+    )
+
+
+def _rule(
+    name: str, rule: str, group: alicloud.cms.MonitorGroup, namespace: pulumi.Input[str], metric: str,
+    group_name: str, statistic: str, comparison: str, threshold: float, minutes: int, contact: pulumi.Input[str],
+    opts: pulumi.ResourceOptions,
+) -> alicloud.cms.GroupMetricRule:
+    return alicloud.cms.GroupMetricRule(
+        f"{name}-{rule}",
+        rule_id=f"{group_name}-{rule}",
+        group_metric_rule_name=f"{group_name}-{rule}",
+        group_id=group.id,
+        namespace=namespace,
+        metric_name=metric,
+        dimensions=json.dumps([{"NodeGroup": group_name}]),
+        period=PERIOD_SECONDS,
+        contact_groups=contact,
+        escalations=alicloud.cms.GroupMetricRuleEscalationsArgs(
+            critical=alicloud.cms.GroupMetricRuleEscalationsCriticalArgs(
+                comparison_operator=comparison, statistics=statistic, threshold=f"{threshold:g}", times=minutes,
+            )
+        ),
+        opts=opts,
+    )
+
+
+def group_alarms(
+    name: str, group_name: str, group: alicloud.cms.MonitorGroup, account_id: pulumi.Input[str],
+    low: LowUtilisation, contact: pulumi.Input[str], opts: pulumi.ResourceOptions,
+) -> list[alicloud.cms.GroupMetricRule]:
+    """XID, ECC, node-check and low-utilisation rules for one node group, on its NodeGroup dimension."""
+    namespace = pulumi.Output.from_input(account_id).apply(lambda account: CUSTOM_NAMESPACE.format(account=account))
+    over = ("Maximum", "GreaterThanThreshold", 0, 1)
+    return [
+        _rule(name, "xid", group, namespace, "gpu_xid_errors", group_name, *over, contact, opts),
+        _rule(name, "ecc", group, namespace, "gpu_ecc_uncorrectable", group_name, *over, contact, opts),
+        _rule(name, "nodecheck", group, namespace, "nodecheck_failed", group_name, *over, contact, opts),
+        _rule(name, "low-util", group, namespace, GPU_UTILISATION_CUSTOM_METRIC, group_name, "Average",
+              "LessThanThreshold", low.below_percent, low.for_minutes, contact, opts),
+    ]
+
+
+def idle_scale_down(
+    name: str, scaling_group_id: pulumi.Input[str], group_name: str, group: alicloud.cms.MonitorGroup,
+    min_size: int, idle: Idle, opts: pulumi.ResourceOptions,
+) -> alicloud.ess.ScalingRule:
+    """A simple scaling rule setting the group to its min (TotalCapacity), run by an ESS alarm task on the group's
+    average GPU utilisation custom metric: Auto Scaling's own mechanism, no controller of gpufleet's."""
+    rule = alicloud.ess.ScalingRule(
+        f"{name}-idle",
+        scaling_group_id=scaling_group_id,
+        scaling_rule_name=f"{group_name}-idle",
+        scaling_rule_type="SimpleScalingRule",
+        adjustment_type="TotalCapacity",
+        adjustment_value=min_size,
+        opts=opts,
+    )
+    alicloud.ess.Alarm(
+        f"{name}-idle",
+        name=f"{group_name}-idle",
+        description=f"{group_name}: idle (GPU utilisation under {idle.gpu_util_below}% for {idle.for_minutes} "
+        f"minutes): scale to {min_size}",
+        scaling_group_id=scaling_group_id,
+        alarm_actions=[rule.ari],
+        metric_type="custom",
+        # The application group id is a number in ESS's CreateAlarm (GroupId).
+        cloud_monitor_group_id=group.id.apply(int),
+        metric_name=GPU_UTILISATION_CUSTOM_METRIC,
+        dimensions={"NodeGroup": group_name},
+        statistics="Average",
+        comparison_operator="<",
+        threshold=f"{idle.gpu_util_below}",
+        period=PERIOD_SECONDS,
+        evaluation_count=idle.for_minutes,
+        opts=opts,
+    )
+    return rule

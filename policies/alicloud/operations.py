@@ -1,0 +1,134 @@
+"""Alibaba Cloud operations rules (issue 14): GPU metrics on every node group, alarms that notify someone or act,
+and a shared NAS/CPFS file system on the customer key and reachable only from the nodes' vSwitches.
+
+gpufleet builds no shared file system on Alibaba Cloud (pulumi-alicloud 4.0.0 takes a customer key for extreme
+NAS only, see the backend's operation gaps); the two file-system rules keep one added by hand to the same bar.
+Every check skips values it cannot see (unknown during preview) and fails only on known-bad values.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import ipaddress
+from collections.abc import Iterator
+
+from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rule, stack_rule
+from ..props import UNKNOWN, as_int, get, items
+from .resource_types import (
+    ESS_ALARM,
+    GROUP_METRIC_RULE,
+    LAUNCH_TEMPLATE,
+    NAS_ACCESS_RULE,
+    NAS_FILE_SYSTEM,
+    SCALING_CONFIGURATION,
+    VSWITCH,
+)
+
+# The node script that publishes the DCGM fields to CloudMonitor (components.bootstrap.render).
+GPU_METRICS_MARK = "/usr/local/sbin/gpufleet-gpu-health"
+# nas.FileSystem encrypt_type: 2 is a user-managed KMS key (0 none, 1 NAS-managed).
+CUSTOMER_KEY = 2
+
+
+def check_gpu_metrics(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    encoded = get(props, "userData")
+    if encoded is UNKNOWN:
+        return
+    try:
+        text = base64.b64decode(encoded or "", validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError, TypeError):
+        text = ""
+    if GPU_METRICS_MARK not in text:
+        yield (
+            "the node group ships no GPU metrics (no gpufleet-gpu-health in its user data): set "
+            "monitoring.gpu_metrics: true so DCGM errors and utilisation reach CloudMonitor"
+        )
+
+
+def check_alarm_target(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    if resource_type == ESS_ALARM:
+        actions = items(props, "alarmActions")
+        if actions is not UNKNOWN and not actions:
+            yield "the alarm task runs no scaling rule (alarm_actions is empty): name the rule's ari"
+        return
+    contacts = get(props, "contactGroups")
+    if contacts is not UNKNOWN and not contacts:
+        yield ("the alarm rule notifies no one (contact_groups is empty): set monitoring.alarms.target (create or a "
+               "CloudMonitor contact group name)")
+
+
+def check_file_system_customer_key(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    encrypt, key = get(props, "encryptType"), get(props, "kmsKeyId")
+    if encrypt is UNKNOWN or key is UNKNOWN:
+        return
+    if as_int(encrypt) != CUSTOMER_KEY or not key:
+        yield (
+            "the shared file system is not encrypted with a customer KMS key: set encrypt_type = 2 and kms_key_id "
+            "to the stack's key (storage.kms_key); file system types that take no customer key cannot hold it"
+        )
+
+
+def _networks(stack: Stack) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    found = []
+    for vswitch in stack.of_type(VSWITCH):
+        cidr = get(vswitch.props, "cidrBlock")
+        if isinstance(cidr, str):
+            found.append(ipaddress.ip_network(cidr, strict=False))
+    return found
+
+
+def check_file_system_nodes_only(stack: Stack, config: Config) -> Iterator[tuple[str | None, str]]:
+    """Every NAS access rule of the stack admits addresses inside the stack's vSwitches (where the nodes are)."""
+    nodes = _networks(stack)
+    for rule in stack.of_type(NAS_ACCESS_RULE):
+        for prop in ("sourceCidrIp", "ipv6SourceCidrIp"):
+            source = get(rule.props, prop)
+            if source is UNKNOWN or not source:
+                continue
+            try:
+                network = ipaddress.ip_network(str(source), strict=False)
+            except ValueError:
+                yield rule.urn, f"the file system's access rule admits {source!r}, which is not a CIDR"
+                continue
+            if not any(network.version == n.version and network.subnet_of(n) for n in nodes):  # type: ignore[arg-type]
+                yield rule.urn, (
+                    f"the file system's access rule admits {source}, beyond the nodes' vSwitches: admit only the "
+                    "node vSwitch CIDRs"
+                )
+
+
+RULES: list[Rule] = [
+    resource_rule(
+        "alicloud-node-gpu-metrics",
+        "Node groups ship GPU metrics (gpufleet-gpu-health: DCGM errors and utilisation to CloudMonitor).",
+        ADVISORY,
+        "alicloud",
+        [SCALING_CONFIGURATION, LAUNCH_TEMPLATE],
+        check_gpu_metrics,
+    ),
+    resource_rule(
+        "alicloud-alarm-has-target",
+        "CloudMonitor alarm rules notify a contact group; ESS alarm tasks run a scaling rule.",
+        ADVISORY,
+        "alicloud",
+        [GROUP_METRIC_RULE, ESS_ALARM],
+        check_alarm_target,
+    ),
+    resource_rule(
+        "alicloud-shared-fs-customer-key",
+        "A shared NAS/CPFS file system is encrypted with a customer KMS key (encrypt_type 2).",
+        MANDATORY,
+        "alicloud",
+        [NAS_FILE_SYSTEM],
+        check_file_system_customer_key,
+    ),
+    stack_rule(
+        "alicloud-shared-fs-nodes-only",
+        "A shared file system's access rules admit only the nodes' vSwitch CIDRs.",
+        MANDATORY,
+        "alicloud",
+        [NAS_ACCESS_RULE, VSWITCH],
+        check_file_system_nodes_only,
+    ),
+]

@@ -1,0 +1,78 @@
+"""Alibaba Cloud operations rules: GPU metrics on node groups, alarm targets, a shared file system's key and reach."""
+
+from __future__ import annotations
+
+import base64
+
+from alicloud_rule_args import KMS_KEY_ID, LT, SC, VSWITCH, validate
+from stack_rule_args import messages, res, urn
+
+RULE = "alicloud:cms/groupMetricRule:GroupMetricRule"
+ESS_ALARM = "alicloud:ess/alarm:Alarm"
+NAS = "alicloud:nas/fileSystem:FileSystem"
+ACCESS = "alicloud:nas/accessRule:AccessRule"
+
+
+def user_data(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def test_gpu_metrics_missing_is_advised() -> None:
+    (message,) = validate("alicloud-node-gpu-metrics", SC, {"userData": user_data("#cloud-config\nruncmd: []\n")})
+    assert "ships no GPU metrics" in message and "monitoring.gpu_metrics" in message
+
+
+def test_gpu_metrics_configured_passes() -> None:
+    text = "#cloud-config\nwrite_files:\n- path: /usr/local/sbin/gpufleet-gpu-health\n"
+    assert validate("alicloud-node-gpu-metrics", LT, {"userData": user_data(text)}) == []
+
+
+def test_alarm_rule_without_contacts_and_alarm_task_without_rule_are_advised() -> None:
+    (message,) = validate("alicloud-alarm-has-target", RULE, {"metricName": "gpu_xid_errors", "contactGroups": ""})
+    assert "notifies no one" in message
+    (message,) = validate("alicloud-alarm-has-target", ESS_ALARM, {"metricName": "gpu_utilization",
+                                                                   "alarmActions": []})
+    assert "runs no scaling rule" in message
+
+
+def test_alarm_rule_with_contacts_and_alarm_task_with_a_rule_pass() -> None:
+    assert validate("alicloud-alarm-has-target", RULE, {"contactGroups": "gpufleet-train-alarms"}) == []
+    ari = "ari:acs:ess:cn-beijing:5123456789012345:scalingrule/asr-1"
+    assert validate("alicloud-alarm-has-target", ESS_ALARM, {"alarmActions": [ari]}) == []
+
+
+def test_file_system_without_a_customer_key_fails() -> None:
+    (message,) = validate("alicloud-shared-fs-customer-key", NAS, {"fileSystemType": "cpfs", "protocolType": "cpfs"})
+    assert "not encrypted with a customer KMS key" in message
+    assert validate("alicloud-shared-fs-customer-key", NAS, {"fileSystemType": "extreme", "encryptType": 1})
+
+
+def test_file_system_on_a_customer_key_passes() -> None:
+    props = {"fileSystemType": "extreme", "encryptType": 2, "kmsKeyId": KMS_KEY_ID}
+    assert validate("alicloud-shared-fs-customer-key", NAS, props) == []
+
+
+def _stack(*sources: str) -> list:
+    vswitch = res(VSWITCH, "nodes", {"cidrBlock": "10.42.0.0/18", "zoneId": "cn-wulanchabu-c"})
+    rules = [res(ACCESS, f"rule-{i}", {"accessGroupName": "data", "sourceCidrIp": source, "priority": 1})
+             for i, source in enumerate(sources)]
+    return [vswitch, *rules]
+
+
+def test_access_rule_beyond_the_nodes_fails() -> None:
+    found = messages("alicloud-shared-fs-nodes-only", _stack("10.42.1.0/24", "0.0.0.0/0"))
+    assert [where for where, _ in found] == [urn(ACCESS, "rule-1")]
+    assert "admits 0.0.0.0/0, beyond the nodes' vSwitches" in found[0][1]
+
+
+def test_access_rule_within_the_node_vswitches_passes() -> None:
+    assert messages("alicloud-shared-fs-nodes-only", _stack("10.42.0.0/18", "10.42.3.7/32")) == []
+
+
+def test_shipped_stacks_pass_the_operations_rules(shipped_plans) -> None:
+    names = {"alicloud-node-gpu-metrics", "alicloud-alarm-has-target", "alicloud-shared-fs-customer-key",
+             "alicloud-shared-fs-nodes-only"}
+    for stack in ("alicloud-train-ebmgn8v", "alicloud-infer-gn7i"):
+        plan = shipped_plans[stack]
+        assert plan.policies["evaluated"] > 0
+        assert [v for v in plan.policies["violations"] if v["policy"] in names] == []
