@@ -82,14 +82,12 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         )
     )
     gpus, cost = summary["gpus"], summary["hourly_usd"]
-    console.print(
-        f"GPUs min/desired/max: {gpus['min']}/{gpus['desired']}/{gpus['max']}   "
-        f"USD/h desired on-demand {cost['desired_on_demand']:.2f}, desired expected "
-        f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}"
-    )
+    hourly = ("USD/h unknown (a group is unpriced)" if cost["max_on_demand"] is None else
+              f"USD/h desired on-demand {cost['desired_on_demand']:.2f}, desired expected "
+              f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}")
+    console.print(f"GPUs min/desired/max: {gpus['min']}/{gpus['desired']}/{gpus['max']}   {hourly}")
     for missing in summary.get("unpriced", []):
-        note = "left out of the cost (give one under prices)"
-        console.print(f"[yellow]no published price for {escape(missing)}: {note}[/]")
+        console.print(f"[yellow]no published price for {escape(missing)}: give one under prices[/]")
     for priced in summary.get("stack_priced", []):
         console.print(f"[dim]{escape(priced)}[/]")
 

@@ -169,6 +169,8 @@ def test_unpriced_is_said_never_zero(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "unpriced", cluster)
     plan = plan_stack(path)
     assert plan.summary["unpriced"]
+    # The JSON totals are unknown, not a partial sum that reads as the cluster's cost.
+    assert set(plan.to_json()["summary"]["hourly_usd"].values()) == {None}
     rules = {row["name"]: row for row in policy_catalog()}
     section = stack_section(StackOutcome("unpriced", path, plan.exit_code, plan.to_json(), None), rules)
     cost_lines = [line for line in section.splitlines() if line.startswith("USD/h:")]

@@ -88,8 +88,8 @@ def plan_all(stacks_dir: Path, fmt: ReportFormat) -> int:
         lines.append(line)
         if fmt is ReportFormat.table:
             detail = line.get("error") or (
-                f"{line['resources']} resources, {line['violations']} violation(s), "
-                f"max {line['max_hourly_usd']:.2f} USD/h"
+                f"{line['resources']} resources, {line['violations']} violation(s), " +
+                ("max USD/h unpriced" if line["max_hourly_usd"] is None else f"max {line['max_hourly_usd']:.2f} USD/h")
             )
             out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True, markup=False)
     if fmt is ReportFormat.json:

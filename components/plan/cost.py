@@ -11,7 +11,8 @@ from ..resolve import ResolvedCluster
 @dataclass
 class Summary:
     gpus: dict[str, int]
-    hourly_usd: dict[str, float]
+    hourly_usd: dict[str, float | None]
+    """None throughout when a group has no price: a partial sum would read as the cluster's cost."""
     node_groups: list[dict]
     unpriced: list[str] = field(default_factory=list)
     stack_priced: list[str] = field(default_factory=list)
@@ -52,7 +53,7 @@ def summarize(cluster: ResolvedCluster) -> Summary:
             hourly[key] += getattr(resolved.cost, key)
     return Summary(
         gpus=gpus,
-        hourly_usd={key: round(value, 4) for key, value in hourly.items()},
+        hourly_usd={key: None if unpriced else round(value, 4) for key, value in hourly.items()},
         node_groups=groups,
         unpriced=unpriced,
         stack_priced=stack_priced,

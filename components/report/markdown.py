@@ -44,14 +44,11 @@ def cost_line(summary: Mapping[str, Any]) -> str:
     groups, unpriced = summary.get("node_groups", []), summary.get("unpriced", [])
     if not groups:
         return "no node groups"
-    if len(unpriced) >= len(groups):
+    if unpriced:
         return "unpriced (" + md_text(", ".join(unpriced)) + ")"
     cost = summary["hourly_usd"]
-    line = (f"desired on-demand {usd(cost['desired_on_demand'])}, desired expected "
+    return (f"desired on-demand {usd(cost['desired_on_demand'])}, desired expected "
             f"{usd(cost['desired_expected'])}, max on-demand {usd(cost['max_on_demand'])}")
-    if unpriced:
-        line += " plus unpriced: " + md_text(", ".join(unpriced))
-    return line
 
 
 def _clusters(plan: Mapping[str, Any]) -> list[str]:
@@ -119,8 +116,7 @@ def _summary_row(outcome: StackOutcome) -> tuple[Any, ...]:
     summary, violations = plan["summary"], plan["policies"]["violations"]
     mandatory = sum(v["level"] == "mandatory" for v in violations)
     groups, unpriced = summary["node_groups"], summary.get("unpriced", [])
-    cost = "no node groups" if not groups else "unpriced" if len(unpriced) >= len(groups) else (
-        usd(summary["hourly_usd"]["max_on_demand"]) + (" + unpriced" if unpriced else ""))
+    cost = "no node groups" if not groups else "unpriced" if unpriced else usd(summary["hourly_usd"]["max_on_demand"])
     gpus = summary["gpus"]
     return (outcome.name, plan["cloud"], plan["region"], outcome.exit_code,
             f"{gpus['min']}/{gpus['desired']}/{gpus['max']}", cost,
