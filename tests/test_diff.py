@@ -158,7 +158,18 @@ def _recorded(value: Any) -> dict[str, Any]:
                           tags={"adminPassword": value, "secretName": "db"})
 
     resources = run_program(program, {}, project="gpufleet", stack="s", region="us-east-1", zones=["us-east-1a"])
-    return {"resources": [r.to_json() for r in resources], "summary": {}, "policies": {"violations": []}}
+    # As diff compares them: revealed (base: GPUFLEET_SHOW_SECRETS in its subprocess), masked only when shown.
+    return {"resources": [r.to_json(show_secrets=True) for r in resources], "summary": {},
+            "policies": {"violations": []}}
+
+
+def test_plan_json_masks_secrets_unless_asked() -> None:
+    def program() -> None:
+        aws.ssm.Parameter("p", type="SecureString", value=pulumi.Output.secret("hunter2"))
+
+    [parameter] = run_program(program, {}, project="gpufleet", stack="s", region="us-east-1", zones=["us-east-1a"])
+    assert parameter.to_json()["inputs"]["value"] == SECRET
+    assert "hunter2" in json.dumps(parameter.to_json(show_secrets=True))
 
 
 def test_secrets_change_without_their_values() -> None:

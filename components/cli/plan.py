@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from ..plan.record import SHOW_SECRETS_ENV
 from ..report.outcome import StackOutcome
 from ..spec import SpecInvalid, stack_names, stack_path
 from .app import DEFAULT_STACKS, ReportFormat, ReportFormatOpt, StacksDir, app, emit_json, err, existing_stack, out
@@ -23,6 +24,9 @@ def plan(
     all_stacks: Annotated[bool, typer.Option("--all", help="Plan every stack in the stacks directory.")] = False,
     fmt: ReportFormatOpt = ReportFormat.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
+    show_secrets: Annotated[bool, typer.Option(
+        "--show-secrets", envvar=SHOW_SECRETS_ENV,
+        help="Print secret inputs in the JSON plan (else [secret], as `pulumi preview`).")] = False,
 ) -> None:
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
     from ..plan.planner import EXIT_INVALID, plan_stack, stack_name
@@ -42,7 +46,7 @@ def plan(
             emit_report(fmt, [StackOutcome(stack_name(path), path, EXIT_INVALID, None, str(invalid))])
         raise typer.Exit(EXIT_INVALID) from None
     if fmt is ReportFormat.json:
-        emit_json(result.to_json())
+        emit_json(result.to_json(show_secrets))
     elif fmt is ReportFormat.table:
         print_plan(out, result)
     else:

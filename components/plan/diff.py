@@ -14,8 +14,7 @@ from typing import Any
 
 from pulumi.runtime.rpc import is_rpc_secret
 
-SECRET = "[secret]"
-"""How a masked value prints: the Pulumi CLI's own rendering of a secret in a diff."""
+from .record import SECRET
 
 # Key names whose value is a credential. Matched on the name's last words (camelCase, snake_case, dashes
 # and colons split), so `adminPassword`, `client_secret`, `sasToken`, `privateKey` are masked while names

@@ -55,7 +55,7 @@ def plan_work_tree(stacks_dir: Path, stack: str) -> Side:
         result = plan_stack(path, stacks_dir)
     except SpecInvalid as invalid:
         return Side("invalid", EXIT_INVALID, error=str(invalid))
-    return Side("planned", result.exit_code, plan=result.to_json())
+    return Side("planned", result.exit_code, plan=result.to_json(show_secrets=True))  # compared, then masked
 
 
 def diff_against(root: Path, base: str, stacks: list[str] | None = None) -> DiffReport:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ..spec import SpecError, SpecInvalid, stack_names
 from .diff import Side
+from .record import SHOW_SECRETS_ENV
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 PLAN_TIMEOUT_S = 600
@@ -94,6 +95,7 @@ def base_stacks(tree: Path) -> list[str]:
 def plan_in_tree(tree: Path, stack: str) -> Side:
     """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    env[SHOW_SECRETS_ENV] = "1"  # compared here and masked in the diff; refs before the flag print them anyway
     done = subprocess.run(
         [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json"],
         cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S, check=False,
