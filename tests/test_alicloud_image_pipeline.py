@@ -89,7 +89,7 @@ def test_pinned_base_image_is_the_pipelines_base(pinned_base: str) -> None:
     assert "UNCONFIRMED" not in pipeline.inputs["description"]
 
 
-def test_exports_name_the_profile_and_leave_images_empty_until_a_bake(monkeypatch: pytest.MonkeyPatch) -> None:
+def exports_of_a_plan(monkeypatch: pytest.MonkeyPatch) -> dict:
     exported: dict = {}
 
     def export(key: str, value: object) -> None:
@@ -98,10 +98,39 @@ def test_exports_name_the_profile_and_leave_images_empty_until_a_bake(monkeypatc
     monkeypatch.setattr(program.pulumi, "export", export)
     run_program(program.build, load_stack(STACK, SHIPPED_STACKS), project="gpufleet", stack="alicloud-images",
                 region="cn-wulanchabu", zones=[])
-    assert exported["images"] == {}  # the execution exposes no image id: nothing is invented
+    return exported
+
+
+def test_exports_name_the_profile_and_leave_images_empty_until_a_bake(monkeypatch: pytest.MonkeyPatch) -> None:
+    exported = exports_of_a_plan(monkeypatch)
+    assert exported["images"] == {}  # offline nothing is baked: DescribeImages finds no own image
     assert (exported["profile"], exported["cloud"], exported["parent_image"]) == (PROFILE, "alicloud", None)
     assert exported["image_name"] == "gpufleet-cuda12.8-r580"
     assert exported["pipeline_id"].startswith("ip-") and exported["execution_id"].startswith("exec-")
+
+
+def test_images_export_what_describe_images_finds_per_region(monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[tuple[str | None, dict]] = []
+    baked = "m-2zeabcdefghij0123456"
+
+    def call(self: object, args: pulumi.runtime.MockCallArgs) -> dict:
+        if args.token != "alicloud:ecs/getImages:getImages":
+            return original(self, args)
+        # A provider reference is URN::id; the regional providers are named images-<region>.
+        region = args.provider.split("::")[-2].removeprefix("images-") if args.provider else None
+        asked.append((region, dict(args.args)))
+        images = [{"id": baked, "name": "gpufleet-cuda12.8-r580_1"}] if region == "cn-beijing" else []
+        return {"id": "x", "ids": [i["id"] for i in images], "images": images, "names": []}
+
+    from components.plan.mocks import OfflineMocks
+    original = OfflineMocks.call
+    monkeypatch.setattr(OfflineMocks, "call", call)
+    exported = exports_of_a_plan(monkeypatch)
+    assert exported["images"] == {"cn-beijing": baked}  # the copy region found a bake, the build region none
+    assert sorted(region or "default" for region, _ in asked) == ["cn-beijing", "default"]
+    for _, query in asked:  # the newest own image named after the profile
+        wanted = (r"^gpufleet\-cuda12\.8\-r580", "self", True)
+        assert (query["nameRegex"], query["owners"], query["mostRecent"]) == wanted
 
 
 def test_real_run_refuses_an_unconfirmed_base_image_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,7 +13,10 @@ from typing import Any
 
 import pulumi
 
+from ..clouds.mock_ids import guid
 from ..clouds.registry import backend, cloud_of_resource_type
+
+PROVIDER_TYPE = "pulumi:providers:"
 
 
 class UnansweredInvoke(RuntimeError):
@@ -31,6 +34,9 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if not args.custom:
             # Component resources: the engine gives them no id and no outputs of their own.
             return "", dict(args.inputs)
+        if args.typ.startswith(PROVIDER_TYPE):
+            # An explicit provider (another region): the engine gives it a UUID and keeps its inputs as outputs.
+            return guid(f"{args.typ}::{args.name}"), dict(args.inputs)
         cloud = cloud_of_resource_type(args.typ)
         if cloud is None:
             raise LookupError(f"the offline engine has no answers for {args.typ}: its provider is no registered cloud")

@@ -174,11 +174,35 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
         self.pipeline_id = pipeline.id
         self.execution_id = execution.id
         self.execution_status = execution.status
+        self.images = baked_images(name, args, execution, child)
         self.register_outputs(
             {
                 "component_id": self.component_id,
                 "pipeline_id": self.pipeline_id,
                 "execution_id": self.execution_id,
                 "execution_status": self.execution_status,
+                "images": self.images,
             }
         )
+
+
+def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud.ecs.ImagePipelineExecution,
+                 child: pulumi.ResourceOptions) -> pulumi.Output[dict[str, str]]:
+    """Region -> id of the newest own image named after the profile, as DescribeImages lists it.
+
+    Neither the pipeline nor the execution exposes the image ids, so the stack reads them back: on the `pulumi up`
+    that bakes, the lookup may run before the build ends and find none (or an older bake); `images pin` takes the ids
+    only when execution_status is SUCCESS, and a later `pulumi up` of the image stack reads the new ones.
+    """
+    build_region, *copies = args.regions
+    lookups = []
+    for region in args.regions:
+        provider = None if region == build_region else alicloud.Provider(f"{name}-{region}", region=region, opts=child)
+        found = alicloud.ecs.get_images_output(
+            name_regex=f"^{re.escape(image_name(args.profile))}", owners="self", most_recent=True, status="Available",
+            opts=pulumi.InvokeOutputOptions(parent=child.parent, provider=provider, depends_on=[execution]),
+        )
+        lookups.append(found.images)
+    return pulumi.Output.all(*lookups).apply(
+        lambda found: {region: images[0]["id"] for region, images in zip(args.regions, found, strict=True) if images}
+    )

@@ -37,6 +37,6 @@ def build_alicloud_images(spec: AlicloudImagesSpec) -> dict[str, pulumi.Output]:
     return {"component_id": pipeline.component_id, "pipeline_id": pipeline.pipeline_id,
             "execution_id": pipeline.execution_id, "execution_status": pipeline.execution_status,
             "image_name": pulumi.Output.from_input(image_name(spec.profile)),
-            "images": pulumi.Output.from_input({}),
+            "images": pipeline.images,
             "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
             "parent_image": pulumi.Output.from_input(parent_image)}

@@ -154,6 +154,8 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
         "alicloud:index/getCallerIdentity:getCallerIdentity": lambda: {
             "accountId": ACCOUNT, "arn": f"acs:ram::{ACCOUNT}:root", "identityType": "Account", "id": ACCOUNT,
         },
+        # Offline nothing has been baked: DescribeImages finds no own image.
+        "alicloud:ecs/getImages:getImages": lambda: {"id": region, "ids": [], "images": [], "names": []},
         "alicloud:index/getZones:getZones": lambda: {
             "ids": list(zones), "zones": [{"id": zone, "localName": zone} for zone in zones], "id": region,
         },
