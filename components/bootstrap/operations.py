@@ -1,9 +1,12 @@
 """What a node runs to be operated (issue 14): GPU metrics to the cloud's monitoring, the DCGM error watch that
 takes a broken node out of its scaling group, and the shared dataset file system's mount.
 
-AWS only so far: the CloudWatch agent's `nvidia_gpu` measurements (aggregated per Auto Scaling group) and
-gpufleet-gpu-health, which reads DCGM's error fields every minute, publishes them and marks the instance
-unhealthy in its group on an error the GPU cannot recover from.
+gpufleet-gpu-health reads DCGM's fields every minute, publishes them and takes the node out on an error the GPU
+cannot recover from. AWS: the CloudWatch agent's `nvidia_gpu` measurements (aggregated per Auto Scaling group) carry
+utilisation, memory, power and temperature; gpu-health puts the error fields with the CLI and marks the instance
+unhealthy in its group. Azure: gpu-health posts every field as a custom metric of the node's scale set (Azure Monitor
+custom metrics REST API, the node identity's token) and reports the node unhealthy to the Application Health
+extension, whose automatic repairs replace it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 from .config import BootstrapError
 
 # Clouds whose node scripts publish GPU metrics and mount a shared file system.
-OPERATIONS_CLOUDS = ("aws",)
+OPERATIONS_CLOUDS = ("aws", "azure")
 
 CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
 CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
@@ -40,6 +43,14 @@ HEALTH_METRICS = {
     "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
     "nodecheck_failed": "1 when the node check failed on this node, else 0",
 }
+# What gpufleet-gpu-health adds on Azure, where no agent ships GPU metrics (dimension Instance, the VM's host name).
+AZURE_GPU_METRICS = {
+    "gpu_utilization": "average GPU utilisation of the node, percent (DCGM field 203)",
+    "gpu_memory_used_mib": "frame buffer used, all GPUs, MiB (DCGM field 252)",
+    "gpu_power_draw_watts": "power draw, all GPUs, W (DCGM field 155)",
+    "gpu_temperature_max": "hottest GPU, degrees C (DCGM field 150)",
+}
+AZURE_GPU_UTILISATION_METRIC = "gpu_utilization"
 
 
 @dataclass(frozen=True)

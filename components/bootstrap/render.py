@@ -89,6 +89,14 @@ def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
     return {**_file(path, packed, permissions), "encoding": "gz+b64"}
 
 
+def gpu_health_script(cloud: str) -> str:
+    """gpu-health.sh with the cloud's publish and take_out (gpu-health-CLOUD.sh) defined before its first command:
+    one script, one compressed file, per-cloud commands."""
+    common, commands = node_script("gpu-health.sh"), node_script(f"gpu-health-{cloud}.sh")
+    start = common.index("set -uo pipefail\n")
+    return common[:start] + commands.split("\n", 1)[1] + common[start:]
+
+
 def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     expect = json.dumps(expect_document(cfg), indent=2, sort_keys=True) + "\n"
     files = [
@@ -116,14 +124,15 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     agent: list[list[str]] = []
     if cfg.gpu_metrics:
         files += [
-            _file(CLOUDWATCH_AGENT_CONFIG, agent_config_text(cfg.gpu_metrics), "0644"),
-            _packed_file(f"{SBIN}/gpufleet-gpu-health", node_script("gpu-health.sh"), "0755"),
+            _packed_file(f"{SBIN}/gpufleet-gpu-health", gpu_health_script(cfg.cloud), "0755"),
             _file(f"{UNITS}/gpufleet-gpu-health.service", node_script("gpufleet-gpu-health.service"), "0644"),
         ]
         # nv-hostengine (the image enables nvidia-dcgm) feeds gpu-health; the agent reads nvidia-smi itself.
         units = ["nvidia-dcgm.service", *units, "gpufleet-gpu-health.service"]
-        config = f"file:{CLOUDWATCH_AGENT_CONFIG}"
-        agent = [[CLOUDWATCH_AGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", config]]
+        if cfg.cloud == "aws":  # elsewhere gpu-health publishes every GPU metric itself
+            files.append(_file(CLOUDWATCH_AGENT_CONFIG, agent_config_text(cfg.gpu_metrics), "0644"))
+            config = f"file:{CLOUDWATCH_AGENT_CONFIG}"
+            agent = [[CLOUDWATCH_AGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", config]]
     document: dict[str, Any] = {
         "write_files": files,
         # --no-block: cloud-init's own unit must not wait on units ordered after the network.

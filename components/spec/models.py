@@ -196,6 +196,10 @@ class Bootstrap(StrictModel):
     )
 
 
+# Hours in a month as the clouds' pricing pages count them: a monthly budget is max_hourly_usd x this.
+HOURS_PER_MONTH = 730
+
+
 class Budget(StrictModel):
     max_hourly_usd: float | None = Field(
         None, gt=0, strict=True, description="USD/hour at max size; a plan over it fails"
@@ -221,6 +225,11 @@ class Budget(StrictModel):
         if self.alert_at_percent and self.max_hourly_usd is None:
             raise ValueError("alert_at_percent needs max_hourly_usd: the monthly budget is max_hourly_usd x 730 hours")
         return self
+
+    @property
+    def monthly_usd(self) -> float | None:
+        """The monthly amount the cloud's budget alerts on; None without max_hourly_usd."""
+        return None if self.max_hourly_usd is None else self.max_hourly_usd * HOURS_PER_MONTH
 
 
 class LowUtilisation(StrictModel):

@@ -1,39 +1,28 @@
 #!/bin/bash
-# Each minute: publish DCGM error fields to CloudWatch; on an error the GPU
-# cannot recover from, mark the instance unhealthy in its group. --once: 1 round
+# Each minute: publish DCGM fields; take the node out on a GPU error it
+# cannot recover from. --once: 1 round. Rendered with gpu-health-CLOUD.sh.
 set -uo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
-# dcgm_fields.h: 230 last XID, 311 DBE volatile, 393 uncorrectable remapped
-# rows, 395 row remap failure, 409 NVLink CRC. Fatal XIDs: NVIDIA XID catalogue.
+# dcgm_fields.h: 230 XID, 311 DBE, 393 uncorrectable remapped rows, 395 remap
+# failure, 409 NVLink CRC, 203 util, 252 MiB used, 155 W, 150 C. Fatal XIDs:
+# NVIDIA XID catalogue.
 FATAL=" 48 64 74 79 95 119 120 "
 mkdir -p "$GPUFLEET_RUN"
 
 round() {
-  local x=0 f=0 e=0 r=0 m=0 c=0 n=0 a b d g h data="" p
-  while read -r a b d g h; do
-    ((a)) && ((x++)); [[ $FATAL == *" $a "* ]] && ((f++)); ((g)) && ((m++))
-    e=$((e + b)) r=$((r + d)) c=$((c + h))
-  done < <(dcgmi dmon -e 230,311,393,395,409 -c 1 |
-    awk '$1=="GPU"{for(i=3;i<8;i++)if($i!~/^[0-9]+$/)$i=0;print $3,$4,$5,$6,$7}')
+  local x=0 f=0 e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 a d h i j k l o p
+  while read -r a d h i j k l o p; do
+    ((a)) && ((x++)); [[ $FATAL == *" $a "* ]] && ((f++)); ((i)) && ((m++))
+    e=$((e + d)) r=$((r + h)) c=$((c + j)) u=$((u + k)) b=$((b + l)) w=$((w + o)) g=$((g + 1))
+    ((p > t)) && t=$p
+  done < <(dcgmi dmon -e 230,311,393,395,409,203,252,155,150 -c 1 |
+    awk '$1=="GPU"{for(i=3;i<12;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10,$11}')
   [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
-  for p in gpu_xid_errors=$x gpu_fatal_xid_errors=$f gpu_ecc_uncorrectable=$e gpu_row_remap_failures=$m \
-    gpu_uncorrectable_remapped_rows=$r gpu_nvlink_crc_errors=$c nodecheck_failed=$n; do
-    data+="${data:+,}{\"MetricName\":\"${p%=*}\",\"Value\":${p#*=},\"Unit\":\"Count\",\"Dimensions\":"
-    data+="[{\"Name\":\"NodeGroup\",\"Value\":\"$GPUFLEET_METRICS_GROUP\"}]}"
-  done
-  aws cloudwatch put-metric-data --region "$GPUFLEET_REGION" --namespace "$GPUFLEET_METRICS_NAMESPACE" \
-    --metric-data "[$data]" || log "metrics not published"
-  ((f + e + m + n)) && take_out "fatal xid $f, ecc $e, remap failures $m, node check failed $n"
-}
-
-take_out() {  # once per boot, Auto Scaling groups only
-  local t i
-  [[ -n $GPUFLEET_SCALING_GROUP && ! -e $GPUFLEET_RUN/taken-out ]] || return 0
-  t=$(imds_token) && i=$(imds_get "$t" instance-id) || return 0
-  log "GPU error ($1): $i unhealthy in $GPUFLEET_SCALING_GROUP"
-  aws autoscaling set-instance-health --region "$GPUFLEET_REGION" --instance-id "$i" \
-    --health-status Unhealthy --no-should-respect-grace-period && touch "$GPUFLEET_RUN/taken-out"
+  publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f gpu_ecc_uncorrectable=$e gpu_row_remap_failures=$m \
+    gpu_uncorrectable_remapped_rows=$r gpu_nvlink_crc_errors=$c nodecheck_failed=$n
+  ((f + e + m + n)) && [[ ! -e $GPUFLEET_RUN/taken-out ]] &&
+    take_out "fatal xid $f, ecc $e, remap failures $m, node check failed $n"
 }
 
 round
