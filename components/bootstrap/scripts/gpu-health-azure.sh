@@ -1,7 +1,9 @@
 # shellcheck shell=bash
-# gpufleet-gpu-health on Azure: every field, GPU_FIELDS included, is a custom
-# metric of the node's scale set (Azure Monitor REST API, dimension Instance),
-# posted with the node identity's token (Monitoring Metrics Publisher there).
+# gpufleet-gpu-health on Azure: every field is a custom metric of the node's
+# scale set (Azure Monitor REST API, dimension Instance), posted with the node
+# identity's token (Monitoring Metrics Publisher there). No agent ships GPU
+# metrics here: utilisation, memory, power and temperature come from round's
+# sums (u, b, w over g GPUs; t the hottest), which publish sees as its caller's.
 MD=http://169.254.169.254/metadata
 md() { curl -sf -H Metadata:true "$MD/$1"; }
 
@@ -13,7 +15,9 @@ publish() {
   id=/subscriptions/$(md "instance/compute/subscriptionId?$q")/resourceGroups/$(md \
     "instance/compute/resourceGroupName?$q")/providers/Microsoft.Compute/virtualMachineScaleSets
   now=$(date -u +%FT%TZ)
-  for p in "$@" "${GPU_FIELDS[@]}"; do
+  # shellcheck disable=SC2154
+  for p in "$@" gpu_utilization=$((g ? u / g : 0)) gpu_memory_used_mib="$b" gpu_power_draw_watts="$w" \
+    gpu_temperature_max="$t"; do
     curl -sf -X POST -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d "{\"time\":\"$now\",\
 \"data\":{\"baseData\":{\"metric\":\"${p%=*}\",\"namespace\":\"$GPUFLEET_METRICS_NAMESPACE\",\"dimNames\":\
 [\"Instance\"],\"series\":[{\"dimValues\":[\"$HOSTNAME\"],\"min\":${p#*=},\"max\":${p#*=},\"sum\":${p#*=},\

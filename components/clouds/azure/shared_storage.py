@@ -140,7 +140,7 @@ class AzureSharedStorage(pulumi.ComponentResource):
             opts=child,
         )
         file_system = storagecache.AmlFilesystem(
-            f"{name}-shared",
+            f"{name}-fs",
             resource_group_name=args.resource_group_name,
             location=args.location,
             zones=[args.zone],
