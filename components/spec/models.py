@@ -126,18 +126,20 @@ def plain_mount_directory(value: str) -> str:
 
 
 class SharedStorage(StrictModel):
-    """A shared dataset file system every node mounts: FSx for Lustre on AWS (Azure Managed Lustre and CPFS
-    follow with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
+    """A shared dataset file system every node mounts: FSx for Lustre on AWS, Azure Managed Lustre on Azure (CPFS
+    follows with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
 
     kind: Literal["lustre"] = Field("lustre", description="lustre: the cloud's managed Lustre service")
     capacity_tib: float = Field(
         ...,
         gt=0,
         description="size in TiB as the service sells it (FSx for Lustre: 1.2, 2.4, then steps of 2.4; "
-        "1.2 TiB is 1200 GiB); checked against the service's increments before any resource",
+        "1.2 TiB is 1200 GiB; Azure Managed Lustre: per tier, e.g. 8 to 128 in steps of 8 at 250 MB/s/TiB); checked "
+        "against the service's increments before any resource",
     )
     throughput_mb_per_tib: int | None = Field(
-        None, ge=1, strict=True, description="MB/s per TiB; null: the cloud's lowest tier (FSx PERSISTENT_2: 125)"
+        None, ge=1, strict=True,
+        description="MB/s per TiB; null: the cloud's lowest tier (FSx PERSISTENT_2: 125; Azure Managed Lustre: 40)",
     )
     mount: str = Field("/data", pattern=MOUNT_PATTERN, description="absolute mount path on every node")
 
