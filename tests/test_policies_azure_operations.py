@@ -5,7 +5,11 @@ from __future__ import annotations
 import base64
 
 from azure_rule_args import VMSS, messages, res, scale_set, validate
+from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 from stack_rule_args import urn
+
+from components.plan.policy_runner import run_policies
+from policies.registry import RULES_BY_NAME
 
 ALERT = "azure-native:monitor:MetricAlert"
 AMLFS = "azure-native:storagecache:AmlFilesystem"
@@ -94,3 +98,19 @@ def test_shipped_stacks_pass_the_operations_rules(shipped_plans) -> None:
         plan = shipped_plans[stack]
         assert plan.policies["evaluated"] > 0
         assert [v for v in plan.policies["violations"] if v["policy"] in names] == []
+
+
+def test_operations_rules_skip_values_unknown_during_preview() -> None:
+    names = ("azure-node-gpu-metrics", "azure-alert-has-target", "azure-shared-fs-customer-key",
+             "azure-shared-fs-nodes-only")
+    unknown = [
+        res(VMSS, "h100", scale_set(**{"virtualMachineProfile.osProfile": {"customData": UNKNOWN_STRING_VALUE}})),
+        res(ALERT, "xid", {"actions": UNKNOWN_ARRAY_VALUE}),
+        res(NSG, "lustre", {"securityRules": UNKNOWN_ARRAY_VALUE}),
+        res(SUBNET, "lustre", {"addressPrefix": UNKNOWN_STRING_VALUE}, depends_on=(urn(NSG, "lustre"),),
+            property_dependencies={"networkSecurityGroup": (urn(NSG, "lustre"),)}),
+        res(AMLFS, "fs", {"encryptionSettings": UNKNOWN_OBJECT_VALUE}, depends_on=(urn(SUBNET, "lustre"),),
+            property_dependencies={"filesystemSubnet": (urn(SUBNET, "lustre"),)}),
+    ]
+    report = run_policies(unknown, {}, [RULES_BY_NAME[name].policy for name in names])
+    assert [(v.policy, v.message) for v in report.violations] == []

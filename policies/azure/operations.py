@@ -56,7 +56,8 @@ def check_lustre_customer_key(resource_type: str, props: Props, config: Config) 
 
 
 def _sources(rule: Any) -> list[Any]:
-    return [s for s in [get(rule, "sourceAddressPrefix"), *(get(rule, "sourceAddressPrefixes") or [])] if s]
+    several = get(rule, "sourceAddressPrefixes")
+    return [s for s in [get(rule, "sourceAddressPrefix"), *(several if isinstance(several, list) else [])] if s]
 
 
 def _inbound_rules(stack: Stack, nsg: Node) -> Iterator[tuple[str, Any]]:
@@ -90,6 +91,8 @@ def check_lustre_nodes_only(stack: Stack, config: Config) -> Iterator[tuple[str 
         groups = stack.dependencies_of(subnet, NSG, prop="networkSecurityGroup")
         if not groups:
             yield subnet.urn, "the shared file system's subnet has no network security group: the whole VNet reaches it"
+            continue
+        if items(groups[0].props, "securityRules") is UNKNOWN:
             continue
         allowed = {*node_prefixes, get(subnet.props, "addressPrefix")}
         rules = list(_inbound_rules(stack, groups[0]))
