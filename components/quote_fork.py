@@ -123,8 +123,11 @@ def fork_line(row: QuoteRow, new: str, capacity: Capacity, stacks_dir: Path) -> 
         # The budget is checked at max size on demand: the quoted on-demand cost, rounded up to a dollar.
         settings.append(f"budget.max_hourly_usd={math.ceil(row.on_demand_usd)}")
     else:
-        if (template.get("budget") or {}).get("max_hourly_usd") is not None:
+        budget = template.get("budget") or {}
+        if budget.get("max_hourly_usd") is not None:
             settings.append("budget.max_hourly_usd=null")
+        if budget.get("alert_at_percent"):  # budget alerts need an amount
+            settings.append("budget.alert_at_percent=[]")
         notes.append(f"{row.instance_type} has no catalog price in {row.region}: give your rate under prices: "
                      "and a budget before deploying")
     return ForkLine(template=template_name, settings=tuple(settings), notes=tuple(notes))

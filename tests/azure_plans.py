@@ -24,6 +24,13 @@ AUTOSCALE = "azure-native:monitor:AutoscaleSetting"
 TRAIN, INFER = "azure-train-ndh100", "azure-infer-a100"
 
 
+def one(plan: PlanResult, typ: str) -> RecordedResource:
+    """The one resource of a type outside the shared file system (which has its own subnet, key, NSG, identity)."""
+    found = [r for r in plan.resources if r.type == typ and "gpufleet:azure:SharedStorage" not in r.urn]
+    assert len(found) == 1, [r.name for r in found]
+    return found[0]
+
+
 @cache
 def shipped(stack: str) -> PlanResult:
     return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)

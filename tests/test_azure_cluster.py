@@ -17,12 +17,13 @@ from azure_plans import (
     VMSS,
     cloud_init,
     node_file,
+    one,
     plan_cli,
     plan_variant,
     shipped,
     variant,
 )
-from conftest import REPO, of_type, one
+from conftest import REPO, of_type
 from typer.testing import CliRunner
 
 from components.cli import app

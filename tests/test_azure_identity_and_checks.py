@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pulumi
 import pytest
-from azure_plans import DES, ROLE, TRAIN, VMSS, plan_variant, shipped, variant
-from conftest import of_type, one
+from azure_plans import DES, ROLE, TRAIN, VMSS, one, plan_variant, shipped, variant
+from conftest import of_type
 
 from components.catalog import load_catalog
 from components.clouds.azure import mocks
@@ -41,7 +41,8 @@ def test_node_identity_reads_only_the_named_containers_and_publishes_metrics(tmp
     identity = one(plan, "azure-native:managedidentity:UserAssignedIdentity")
     node_roles = [r for r in of_type(plan, ROLE) if identity.urn in r.property_dependencies.get("principalId", ())]
     granted = {(r.inputs["scope"], r.inputs["roleDefinitionId"].rsplit("/", 1)[1]) for r in node_roles}
-    assert granted == {(CONTAINER, READER), (DCR, PUBLISHER)}
+    own_scale_set = f"{mocks_group(plan)}/providers/Microsoft.Compute/virtualMachineScaleSets/gpufleet-train-dev-h100"
+    assert granted == {(CONTAINER, READER), (DCR, PUBLISHER), (own_scale_set, PUBLISHER)}
     # No assignment anywhere in the plan is at subscription or resource-group scope.
     for role in of_type(plan, ROLE):
         assert "/providers/" in role.inputs["scope"], role.inputs["scope"]
@@ -50,10 +51,16 @@ def test_node_identity_reads_only_the_named_containers_and_publishes_metrics(tmp
     assert scale_set.inputs["identity"]["type"] == "UserAssigned"
 
 
-def test_shipped_identity_holds_no_role() -> None:
+def mocks_group(plan) -> str:
+    return f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/gpufleet-train-dev"
+
+
+def test_shipped_identity_holds_only_metrics_publisher_on_its_own_scale_set() -> None:
     plan = shipped(TRAIN)
     identity = one(plan, "azure-native:managedidentity:UserAssignedIdentity")
-    assert not [r for r in of_type(plan, ROLE) if identity.urn in r.property_dependencies.get("principalId", ())]
+    (role,) = [r for r in of_type(plan, ROLE) if identity.urn in r.property_dependencies.get("principalId", ())]
+    assert role.inputs["roleDefinitionId"].endswith(PUBLISHER)
+    assert role.property_dependencies["scope"] == (one(plan, VMSS).urn,)
 
 
 def test_a_container_id_is_required_not_an_account_or_subscription() -> None:
@@ -67,7 +74,7 @@ def test_brought_identity_key_and_resource_group_are_used_not_created(tmp_path: 
     key_url = "https://shared-kv.vault.azure.net/keys/disks/0123456789abcdef0123456789abcdef"
     plan = plan_variant(tmp_path, variant(
         identity={"identity_id": identity},
-        storage={"kms_key": key_url, "key_vault_id": vault},
+        storage={"kms_key": key_url, "key_vault_id": vault, "shared": None},
         network={"resource_group": "shared"},
     ))
     created = {r.type for r in plan.resources}
@@ -94,7 +101,8 @@ def test_brought_identity_key_and_resource_group_are_used_not_created(tmp_path: 
         ({"group": {"capacity": "spot", "on_demand_base": 1}},
          "node_groups[0].on_demand_base: an InfiniBand group is one Uniform scale set, all Spot or all Regular"),
         ({"group": {"capacity": "reservation", "reservation_id": "/x", "rdma": "off",
-                    "instance_types": ["Standard_NC24ads_A100_v4"]}, "network": {"zones": []}}, None),
+                    "instance_types": ["Standard_NC24ads_A100_v4"]}, "network": {"zones": []},
+          "storage": {"shared": None}}, None),
     ],
     ids=["fallback-size", "ephemeral-os", "key-without-vault", "subnet-too-small", "ib-spot-with-base",
          "reservation-on-nc-is-fine"],

@@ -124,6 +124,15 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
     assert "systemctl enable nvidia-fabricmanager" in calls
 
 
+def test_azure_installs_the_managed_lustre_client_for_the_running_kernel(stubbed):
+    rc, calls, err = _install(stubbed, "azure", "--nvswitch", "yes")
+    assert rc == 0, err
+    assert any(c.startswith("curl ") and c.endswith("https://packages.microsoft.com/keys/microsoft.asc") for c in calls)
+    (client,) = [c for c in calls if "amlfs-lustre-client" in c]
+    assert client.startswith("apt-get install") and "amlfs-lustre-client-2.15.5-41-gc010524=" in client
+    assert not any("cloudwatch" in c for c in calls)
+
+
 def test_alicloud_installs_erdma(stubbed):
     rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
     assert rc == 0, err

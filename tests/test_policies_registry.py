@@ -21,7 +21,7 @@ from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
 ROOT = Path(__file__).resolve().parent.parent
 AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations)
 AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("encryption", "exposure", "identity", "images",
-                                                                  "spot", "fabric"))
+                                                                  "spot", "fabric", "operations"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")
 
 

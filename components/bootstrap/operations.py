@@ -1,10 +1,13 @@
 """What a node runs to be operated (issue 14): GPU metrics to the cloud's monitoring, the DCGM error watch that
 takes a broken node out of its scaling group, and the shared dataset file system's mount.
 
-gpufleet-gpu-health reads DCGM's error fields every minute, publishes them and marks the instance unhealthy in
-its group on an error the GPU cannot recover from: on AWS to CloudWatch (utilisation and the rest from the
-CloudWatch agent's `nvidia_gpu` measurements, aggregated per Auto Scaling group), on Alibaba Cloud to CloudMonitor
-custom metrics through the aliyun CLI (utilisation from DCGM too).
+gpufleet-gpu-health reads DCGM's fields every minute, publishes them and takes the node out on an error the GPU
+cannot recover from. AWS: the CloudWatch agent's `nvidia_gpu` measurements (aggregated per Auto Scaling group) carry
+utilisation, memory, power and temperature; gpu-health puts the error fields with the CLI and marks the instance
+unhealthy in its group. Azure: gpu-health posts every field as a custom metric of the node's scale set (Azure Monitor
+custom metrics REST API, the node identity's token) and reports the node unhealthy to the Application Health
+extension, whose automatic repairs replace it. Alibaba Cloud: every field to CloudMonitor custom metrics through the
+aliyun CLI, and ESS instance health.
 """
 
 from __future__ import annotations
@@ -15,8 +18,8 @@ from typing import Any
 
 from .config import BootstrapError
 
-# Per bootstrap setting, the clouds whose node scripts carry it out (gpu-health.sh publish_<cloud>, take_out_<cloud>).
-OPERATIONS_CLOUDS = {"gpu_metrics": ("aws", "alicloud"), "shared_mount": ("aws",)}
+# Per bootstrap setting, the clouds whose node scripts carry it out (gpu-health-<cloud>.sh: publish, mark_unhealthy).
+OPERATIONS_CLOUDS = {"gpu_metrics": ("aws", "alicloud", "azure"), "shared_mount": ("aws", "azure")}
 
 CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
 CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
@@ -40,8 +43,12 @@ HEALTH_METRICS = {
     "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
     "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
     "nodecheck_failed": "1 when the node check failed on this node, else 0",
+    # Azure and Alibaba Cloud only (on AWS the CloudWatch agent's nvidia_gpu measurements carry these):
+    "gpu_utilization": "average GPU utilisation of the node, percent (DCGM field 203)",
+    "gpu_memory_used_mib": "frame buffer used, all GPUs, MiB (DCGM field 252)",
+    "gpu_power_draw_watts": "power draw, all GPUs, W (DCGM field 155)",
+    "gpu_temperature_max": "hottest GPU, degrees C (DCGM field 150)",
 }
-# Alibaba Cloud only (AWS has the agent's nvidia_smi_utilization_gpu): the node's average GPU utilisation, percent.
 GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
 
 

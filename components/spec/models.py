@@ -126,18 +126,20 @@ def plain_mount_directory(value: str) -> str:
 
 
 class SharedStorage(StrictModel):
-    """A shared dataset file system every node mounts: FSx for Lustre on AWS (Azure Managed Lustre and CPFS
-    follow with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
+    """A shared dataset file system every node mounts: FSx for Lustre on AWS, Azure Managed Lustre on Azure (CPFS
+    follows with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
 
     kind: Literal["lustre"] = Field("lustre", description="lustre: the cloud's managed Lustre service")
     capacity_tib: float = Field(
         ...,
         gt=0,
         description="size in TiB as the service sells it (FSx for Lustre: 1.2, 2.4, then steps of 2.4; "
-        "1.2 TiB is 1200 GiB); checked against the service's increments before any resource",
+        "1.2 TiB is 1200 GiB; Azure Managed Lustre: per tier, e.g. 8 to 128 in steps of 8 at 250 MB/s/TiB); checked "
+        "against the service's increments before any resource",
     )
     throughput_mb_per_tib: int | None = Field(
-        None, ge=1, strict=True, description="MB/s per TiB; null: the cloud's lowest tier (FSx PERSISTENT_2: 125)"
+        None, ge=1, strict=True,
+        description="MB/s per TiB; null: the cloud's lowest tier (FSx PERSISTENT_2: 125; Azure Managed Lustre: 40)",
     )
     mount: str = Field("/data", pattern=MOUNT_PATTERN, description="absolute mount path on every node")
 
@@ -196,6 +198,10 @@ class Bootstrap(StrictModel):
     )
 
 
+# Hours in a month as the clouds' pricing pages count them: a monthly budget is max_hourly_usd x this.
+HOURS_PER_MONTH = 730
+
+
 class Budget(StrictModel):
     max_hourly_usd: float | None = Field(
         None, gt=0, strict=True, description="USD/hour at max size; a plan over it fails"
@@ -221,6 +227,11 @@ class Budget(StrictModel):
         if self.alert_at_percent and self.max_hourly_usd is None:
             raise ValueError("alert_at_percent needs max_hourly_usd: the monthly budget is max_hourly_usd x 730 hours")
         return self
+
+    @property
+    def monthly_usd(self) -> float | None:
+        """The monthly amount the cloud's budget alerts on; None without max_hourly_usd."""
+        return None if self.max_hourly_usd is None else self.max_hourly_usd * HOURS_PER_MONTH
 
 
 class LowUtilisation(StrictModel):

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Install the cloud's node agents at their pinned versions: on AWS the CloudWatch agent (GPU metrics, the
-# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared); on Alibaba Cloud
-# the aliyun CLI (gpufleet-gpu-health publishes to CloudMonitor with it).
+# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared); on Azure the Azure
+# Managed Lustre client (the bootstrap mounts storage.shared); on Alibaba Cloud the aliyun CLI (gpufleet-gpu-health
+# publishes to CloudMonitor with it).
 set -euo pipefail
 # shellcheck source=common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -34,7 +35,16 @@ case "$GPUFLEET_CLOUD" in
         tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun
         ;;
     azure)
-        # Issue 14: its agent (Azure Monitor) and Lustre client come with its build.
+        # No metrics agent: gpufleet-gpu-health posts the GPU metrics itself. The Azure Managed Lustre client
+        # (client-install docs): Microsoft's key and the amlfs repository, the metapackage for the running kernel.
+        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL
+        key=/usr/share/keyrings/microsoft.asc
+        mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
+        fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
+        echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
+            >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
+        apt-get update
+        apt_install "amlfs-lustre-client-$AMLFS_LUSTRE_CLIENT_VERSION=$(uname -r)"
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

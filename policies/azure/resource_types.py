@@ -16,3 +16,6 @@ AUTOSCALE = "azure-native:monitor:AutoscaleSetting"
 CUSTOMER_KEY = "EncryptionAtRestWithCustomerKey"
 # A scale set's VM profile, where the node settings live.
 VM_PROFILE = "virtualMachineProfile"
+SUBNET = "azure-native:network:Subnet"
+METRIC_ALERT = "azure-native:monitor:MetricAlert"
+AML_FILESYSTEM = "azure-native:storagecache:AmlFilesystem"

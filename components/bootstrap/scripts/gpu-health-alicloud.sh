@@ -27,8 +27,10 @@ publish() {
   as_node cms PutCustomMetric "${args[@]}"
 }
 
-mark_unhealthy() {
+mark_unhealthy() {  # ESS groups only: an Auto Provisioning Group's instances have no group health
   local i
+  [[ -n $GPUFLEET_SCALING_GROUP ]] || return 0
   i=$(meta instance-id) || return 1
+  log "GPU error ($1): $i unhealthy in $GPUFLEET_SCALING_GROUP"
   as_node ess SetInstanceHealth --InstanceId "$i" --HealthStatus Unhealthy
 }

@@ -1,9 +1,10 @@
 # shellcheck shell=bash
-# gpu-health on AWS: CloudWatch (utilisation comes from the CloudWatch agent, so
-# the last metric, gpu_utilization, is not sent); Auto Scaling instance health.
+# gpu-health on AWS: CloudWatch (utilisation, memory, power and temperature come
+# from the CloudWatch agent, so the last four metrics are not sent); Auto
+# Scaling instance health.
 publish() {
   local data="" p
-  for p in "${@:1:$#-1}"; do
+  for p in "${@:1:$#-4}"; do
     data+="${data:+,}{\"MetricName\":\"${p%=*}\",\"Value\":${p#*=},\"Unit\":\"Count\",\"Dimensions\":"
     data+="[{\"Name\":\"NodeGroup\",\"Value\":\"$GPUFLEET_METRICS_GROUP\"}]}"
   done
@@ -11,9 +12,11 @@ publish() {
     --metric-data "[$data]"
 }
 
-mark_unhealthy() {
+mark_unhealthy() {  # Auto Scaling groups only: an EC2 Fleet's instances have no group health
   local t i
+  [[ -n $GPUFLEET_SCALING_GROUP ]] || return 0
   t=$(imds_token) && i=$(imds_get "$t" instance-id) || return 1
+  log "GPU error ($1): $i unhealthy in $GPUFLEET_SCALING_GROUP"
   aws autoscaling set-instance-health --region "$GPUFLEET_REGION" --instance-id "$i" \
     --health-status Unhealthy --no-should-respect-grace-period
 }

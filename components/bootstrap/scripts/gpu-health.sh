@@ -1,35 +1,37 @@
 #!/bin/bash
-# Each minute: publish DCGM error fields to the cloud's monitoring; on an error
-# the GPU cannot recover from, mark the instance unhealthy in its group.
+# Each minute: publish DCGM fields to the cloud's monitoring; on an error the
+# GPU cannot recover from, take the node out of its group.
 # --once: 1 round
 set -uo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
 # @cloud: the render puts gpu-health-<cloud>.sh here (publish, mark_unhealthy)
 # dcgm_fields.h: 230 last XID, 311 DBE volatile, 393 uncorrectable remapped
-# rows, 395 row remap failure, 409 NVLink CRC, 203 GPU utilisation. Fatal XIDs:
-# NVIDIA XID catalogue.
+# rows, 395 row remap failure, 409 NVLink CRC, 203 utilisation, 252 MiB used,
+# 155 W, 150 C. Fatal XIDs: NVIDIA XID catalogue.
 FATAL=" 48 64 74 79 95 119 120 "
 mkdir -p "$GPUFLEET_RUN"
 
 round() {
-  local x=0 f=0 e=0 r=0 m=0 c=0 n=0 u=0 g=0 a b d k h j
-  while read -r a b d k h j; do
-    ((a)) && ((x++)); [[ $FATAL == *" $a "* ]] && ((f++)); ((k)) && ((m++))
-    e=$((e + b)) r=$((r + d)) c=$((c + h)) u=$((u + j)) g=$((g + 1))
-  done < <(dcgmi dmon -e 230,311,393,395,409,203 -c 1 |
-    awk '$1=="GPU"{for(i=3;i<9;i++)if($i!~/^[0-9]+$/)$i=0;print $3,$4,$5,$6,$7,$8}')
+  local x=0 f=0 e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 a d h i j k l o p
+  while read -r a d h i j k l o p; do
+    ((a)) && ((x++)); [[ $FATAL == *" $a "* ]] && ((f++)); ((i)) && ((m++))
+    e=$((e + d)) r=$((r + h)) c=$((c + j)) u=$((u + k)) b=$((b + l)) w=$((w + o)) g=$((g + 1))
+    ((p > t)) && t=$p
+  done < <(dcgmi dmon -e 230,311,393,395,409,203,252,155,150 -c 1 |
+    awk '$1=="GPU"{for(i=3;i<12;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10,$11}')
   [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
+  # The last four are what AWS's CloudWatch agent ships instead: its publish leaves them out.
   publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f gpu_ecc_uncorrectable=$e gpu_row_remap_failures=$m \
     gpu_uncorrectable_remapped_rows=$r gpu_nvlink_crc_errors=$c nodecheck_failed=$n \
-    gpu_utilization=$((g ? u / g : 0)) || log "metrics not published"
+    gpu_utilization=$((g ? u / g : 0)) gpu_memory_used_mib=$b gpu_power_draw_watts=$w gpu_temperature_max=$t ||
+    log "metrics not published"
   ((f + e + m + n)) && take_out "fatal xid $f, ecc $e, remap failures $m, node check failed $n"
 }
 
-take_out() {  # once per boot, scaling groups only
-  [[ -n $GPUFLEET_SCALING_GROUP && ! -e $GPUFLEET_RUN/taken-out ]] || return 0
-  log "GPU error ($1): unhealthy in $GPUFLEET_SCALING_GROUP"
-  mark_unhealthy && touch "$GPUFLEET_RUN/taken-out"
+take_out() {  # once per boot
+  [[ -e $GPUFLEET_RUN/taken-out ]] && return 0
+  mark_unhealthy "$1" && touch "$GPUFLEET_RUN/taken-out"
 }
 
 round

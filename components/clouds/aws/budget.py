@@ -9,8 +9,6 @@ import pulumi_aws as aws
 
 from ...spec.models import Budget
 
-# Hours in a month as AWS's pricing pages count them: the monthly budget is max_hourly_usd x this.
-HOURS_PER_MONTH = 730
 CLUSTER_TAG = "gpufleet:cluster"
 
 
@@ -18,12 +16,13 @@ def cost_budget(
     name: str, cluster: str, budget: Budget, topic_arn: pulumi.Input[str], tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.budgets.Budget:
-    assert budget.max_hourly_usd is not None  # the spec requires it with alert_at_percent
+    monthly = budget.monthly_usd
+    assert monthly is not None  # the spec requires max_hourly_usd with alert_at_percent
     return aws.budgets.Budget(
         f"{name}-budget",
         budget_type="COST",
         time_unit="MONTHLY",
-        limit_amount=f"{budget.max_hourly_usd * HOURS_PER_MONTH:.2f}",
+        limit_amount=f"{monthly:.2f}",
         limit_unit="USD",
         # Cost Explorer's tag filter form: user:<key>$<value>.
         cost_filters=[aws.budgets.BudgetCostFilterArgs(name="TagKeyValue", values=[f"user:{CLUSTER_TAG}${cluster}"])],

@@ -1,20 +1,33 @@
-"""The Azure GPU cluster: resource group, network, disk encryption, node identity, one scale set per group."""
+"""The Azure GPU cluster: resource group, network, disk encryption, node identity, one scale set per group, and
+the operations options (GPU metrics, alerts, idle scale-in, budget, the shared Lustre file system)."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
 
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
+from ...bootstrap.operations import GpuMetrics, SharedMount
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
-from .identity import AzureNodeIdentity, NodeIdentityArgs
+from .alarms import action_group, group_alerts
+from .budget import cost_budget
+from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
 from .lifecycle import HEALTH_PORT, terminate_notice
+from .lustre_sizes import subnet_prefixlen, tier_of
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
+from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
 from .storage import AzureDiskEncryption, DiskEncryptionArgs
+from .subnets import lustre_subnet_cidr, node_subnet_cidr
+
+# The longest address the file system's MGS can have: rendering with it first reports an oversized user data
+# before any resource.
+LONGEST_ADDRESS = "255.255.255.255"
 
 
 def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
@@ -53,6 +66,10 @@ class AzureGpuCluster(pulumi.ComponentResource):
     """The disk key: its resource id when created, its key URL when brought."""
     identity_id: pulumi.Output[str]
     """The nodes' user-assigned identity, created or brought."""
+    action_group_id: pulumi.Output[str] | None
+    """The action group alerts and the budget notify (created or brought); None without either."""
+    shared_file_system_id: pulumi.Output[str] | None
+    """The Azure Managed Lustre file system; None without storage.shared."""
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         spec, lock = resolved.spec, resolved.lock
@@ -67,14 +84,18 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
         if net.resource_group:
             group_name: pulumi.Output[str] = pulumi.Output.from_input(net.resource_group)
+            group_id = pulumi.Output.concat(
+                "/subscriptions/", client.subscription_id, "/resourceGroups/", net.resource_group
+            )
         else:
-            group_name = resources.ResourceGroup(
+            created_group = resources.ResourceGroup(
                 f"{name}-rg",
                 resource_group_name=f"gpufleet-{name}-{spec.environment}",
                 location=location,
                 tags=tags,
                 opts=child,
-            ).name
+            )
+            group_name, group_id = created_group.name, created_group.id
 
         network = AzureNetwork(
             f"{name}-net",
@@ -105,10 +126,11 @@ class AzureGpuCluster(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        principal_id: pulumi.Output[str] | None = None  # a brought identity gets no role from gpufleet
         if spec.identity.identity_id:
             identity_id: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.identity_id)
         else:
-            identity_id = AzureNodeIdentity(
+            node_identity = AzureNodeIdentity(
                 f"{name}-node",
                 NodeIdentityArgs(
                     resource_group_name=group_name,
@@ -119,7 +141,18 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     tags=tags,
                 ),
                 opts=child,
-            ).identity_id
+            )
+            identity_id, principal_id = node_identity.identity_id, node_identity.principal_id
+
+        monitoring, budget, alarms = spec.monitoring, spec.budget, spec.monitoring.alarms
+        target: pulumi.Output[str] | None = None
+        if alarms is not None and alarms.target != "create":
+            target = pulumi.Output.from_input(alarms.target)
+        elif alarms is not None or budget.alert_at_percent:
+            target = action_group(name, group_name, tags, child).id
+        if budget.alert_at_percent and target is not None:
+            cost_budget(name, group_id, budget, target, child)
+        shared_mount = self._shared_file_system(resolved, network, encryption, group_name, client, tags, child)
 
         entry = lock.image_entry(spec.image, "azure", spec.region)  # the spec check made sure it exists
         notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, resolved.catalog)
@@ -132,7 +165,19 @@ class AzureGpuCluster(pulumi.ComponentResource):
                 # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
                 checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
                 health_port=HEALTH_PORT,
+                gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], location)
+                if monitoring.gpu_metrics
+                else None,
             )
+            user_data: pulumi.Input[str] = render_user_data(bootstrap)
+            if shared_mount is not None:
+                shared = spec.storage.shared
+                assert shared is not None
+                render_user_data(replace(bootstrap, shared_mount=SharedMount(
+                    LONGEST_ADDRESS, FILESYSTEM_NAME, shared.mount)))
+                user_data = shared_mount.apply(
+                    lambda mount, cfg=bootstrap: render_user_data(replace(cfg, shared_mount=mount))
+                )
             groups[group.name] = AzureNodeGroup(
                 f"{name}-{group.name}",
                 NodeGroupArgs(
@@ -149,7 +194,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     disk_key_access=encryption.key_role_assignment,
                     root_volume_gb=storage.root_volume_gb,
                     encryption_at_host=storage.encryption_at_host,
-                    user_data=render_user_data(bootstrap),
+                    user_data=user_data,
                     admin_ssh_public_key=spec.admin_ssh_public_key,
                     terminate_notice=notice,
                     tags=tags,
@@ -157,6 +202,14 @@ class AzureGpuCluster(pulumi.ComponentResource):
                 ),
                 opts=child,
             )
+            node_group = groups[group.name]
+            group_opts = pulumi.ResourceOptions(parent=node_group)
+            if monitoring.gpu_metrics and principal_id is not None:
+                grant_metrics_publisher(f"{name}-{group.name}", node_group.scale_set_id, principal_id,
+                                        client.subscription_id, group_opts)
+            if alarms is not None and target is not None:
+                group_alerts(f"{name}-{group.name}", resolved_group.names["scaling_group"], node_group.scale_set_id,
+                             alarms.low_utilisation, group_name, target, tags, group_opts)
 
         self.resource_group_name = group_name
         self.vnet_id = network.vnet_id
@@ -165,7 +218,42 @@ class AzureGpuCluster(pulumi.ComponentResource):
         self.disk_encryption_set_id = encryption.disk_encryption_set_id
         self.key_id = encryption.key_id
         self.identity_id = identity_id
+        self.action_group_id = target
         self.register_outputs(self.exports())
+
+    def _shared_file_system(
+        self, resolved: ResolvedCluster, network: AzureNetwork, encryption: AzureDiskEncryption,
+        group_name: pulumi.Input[str], client: pulumi.Output[authorization.GetClientConfigResult],
+        tags: dict[str, str], opts: pulumi.ResourceOptions,
+    ) -> pulumi.Output[SharedMount] | None:
+        """Azure Managed Lustre and its mount, or None without storage.shared (the checks made sure it fits)."""
+        spec = resolved.spec
+        shared, cidr = spec.storage.shared, spec.network.cidr
+        self.shared_file_system_id = None
+        if shared is None or cidr is None or network.vnet_name is None or network.nat_gateway_id is None:
+            return None
+        catalog = resolved.catalog
+        tier, prefixlen = tier_of(catalog, shared.throughput_mb_per_tib), subnet_prefixlen(catalog, shared.capacity_tib)
+        node_cidr = node_subnet_cidr(cidr)
+        lustre_cidr = lustre_subnet_cidr(cidr, prefixlen) if prefixlen else None
+        assert tier is not None and node_cidr is not None and lustre_cidr is not None
+        brought = spec.storage.kms_key if spec.storage.kms_key != "create" else None
+        storage = AzureSharedStorage(
+            f"{spec.name}-shared",
+            LustreArgs(
+                shared=shared, tier=tier, resource_group_name=group_name, location=spec.region,
+                zone=spec.network.zones[0], vnet_name=network.vnet_name, nat_gateway_id=network.nat_gateway_id,
+                node_cidr=node_cidr, lustre_cidr=lustre_cidr, subscription_id=client.subscription_id,
+                vault_name=encryption.vault_name, vault_id=encryption.vault_id, brought_key_url=brought,
+                protect=spec.environment == "prod", tags=tags,
+            ),
+            int(catalog.limit("azure", "amlfs_key_size")),
+            opts,
+        )
+        self.shared_file_system_id = storage.file_system_id
+        return storage.mgs_address.apply(
+            lambda address: SharedMount(dns_name=address, mount_name=FILESYSTEM_NAME, mount=shared.mount)
+        )
 
     def exports(self) -> dict[str, object]:
         """The stack outputs, by name: what callers and `pulumi stack output` read."""
@@ -177,4 +265,6 @@ class AzureGpuCluster(pulumi.ComponentResource):
             "disk_encryption_set_id": self.disk_encryption_set_id,
             "key_id": self.key_id,
             "identity_id": self.identity_id,
+            "action_group_id": self.action_group_id,
+            "shared_file_system_id": self.shared_file_system_id,
         }

@@ -15,6 +15,25 @@ from .storage import role_definition_id
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 STORAGE_BLOB_DATA_READER = "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1"
 MONITORING_METRICS_PUBLISHER = "3913510d-42f4-4e42-8a64-420c390055eb"
+# The custom metrics namespace gpufleet-gpu-health publishes in (alerts and autoscale read the same).
+METRICS_NAMESPACE = "gpufleet"
+
+
+def grant_metrics_publisher(
+    name: str, scale_set_id: pulumi.Input[str], principal_id: pulumi.Input[str],
+    subscription_id: pulumi.Input[str], opts: pulumi.ResourceOptions,
+) -> authorization.RoleAssignment:
+    """Monitoring Metrics Publisher on one scale set: the nodes publish custom metrics of their own scale set,
+    nowhere else (Azure Monitor custom metrics REST API: the role at the scope of the resource the metrics are for)."""
+    return authorization.RoleAssignment(
+        f"{name}-metrics",
+        scope=scale_set_id,
+        principal_id=principal_id,
+        principal_type="ServicePrincipal",
+        role_definition_id=role_definition_id(subscription_id, MONITORING_METRICS_PUBLISHER),
+        description="the nodes publish GPU metrics of their own scale set",
+        opts=opts,
+    )
 
 
 @dataclass(frozen=True)

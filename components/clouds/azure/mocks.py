@@ -41,12 +41,20 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:monitor:AutoscaleSetting": ("Microsoft.Insights/autoscalesettings", "autoscaleSettingName"),
     "azure-native:virtualmachineimages:VirtualMachineImageTemplate": (
         "Microsoft.VirtualMachineImages/imageTemplates", "imageTemplateName"),
+    "azure-native:monitor:ActionGroup": ("Microsoft.Insights/actionGroups", "actionGroupName"),
+    "azure-native:monitor:MetricAlert": ("Microsoft.Insights/metricAlerts", "ruleName"),
+    "azure-native:storagecache:AmlFilesystem": ("Microsoft.StorageCache/amlFilesystems", "amlFilesystemName"),
 }
+
+# Stand-in for the file system's MGS address, which Azure assigns in its subnet at creation: an RFC 5737
+# documentation address, never routable, so the offline plan shows the mount's shape without a made-up host.
+STAND_IN_MGS_ADDRESS = "192.0.2.4"
 
 # Resources whose user-assigned identities go in as a list of ids and come back as a map by id.
 IDENTITY_MAPS = {
     "azure-native:compute:VirtualMachineScaleSet",
     "azure-native:virtualmachineimages:VirtualMachineImageTemplate",
+    "azure-native:storagecache:AmlFilesystem",
 }
 
 
@@ -73,6 +81,9 @@ def _arm(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
         outputs["identity"] = {**inputs["identity"], "principalId": guid(seed + "principal"), "tenantId": TENANT}
     if typ == "azure-native:compute:VirtualMachineScaleSet":
         outputs["uniqueId"] = guid(seed)
+    if typ == "azure-native:storagecache:AmlFilesystem":
+        # Only the address: the Lustre version and mount command are Azure's to answer.
+        outputs["clientInfo"] = {"mgsAddress": STAND_IN_MGS_ADDRESS}
     if typ in IDENTITY_MAPS and (inputs.get("identity") or {}).get("userAssignedIdentities"):
         # Sent as a list of ids, returned as a map by id (the identities' own ids are theirs to answer). An
         # image template has not run offline, so its lastRunStatus stays unset.
@@ -94,6 +105,13 @@ def _role_assignment(typ: str, name: str, inputs: dict[str, Any], seed: str) -> 
     return arm_id, {"id": arm_id, "name": assignment}
 
 
+def _budget(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
+    """An extension resource under the scope it budgets (a resource group here)."""
+    budget = inputs.get("budgetName") or f"{name}{digest(seed, 8)}"
+    arm_id = f"{inputs['scope']}/providers/Microsoft.Consumption/budgets/{budget}"
+    return arm_id, {"id": arm_id, "name": budget}
+
+
 def _role_definition(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     """Custom role ids live under the subscription whatever scope defines them (as role assignments cite them)."""
     role = inputs.get("roleDefinitionId") or guid(seed)
@@ -105,6 +123,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str], Outputs]] = {
     "azure-native:resources:ResourceGroup": _resource_group,
     "azure-native:authorization:RoleAssignment": _role_assignment,
     "azure-native:authorization:RoleDefinition": _role_definition,
+    "azure-native:consumption:Budget": _budget,
 }
 
 

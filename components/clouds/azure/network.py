@@ -44,13 +44,17 @@ class AzureNetwork(pulumi.ComponentResource):
     subnet_id: pulumi.Output[str]
     nat_public_ip: pulumi.Output[str] | None
     """Resource id of the NAT gateway's static public IP; None with a brought network."""
+    vnet_name: pulumi.Output[str] | None
+    """The created VNet's name, for subnets added beside the node subnet; None with a brought network."""
+    nat_gateway_id: pulumi.Output[str] | None
+    """The created NAT gateway; None with a brought network."""
 
     def __init__(self, name: str, args: AzureNetworkArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:Network", name, None, opts)
         if args.cidr is None:
             self.vnet_id = pulumi.Output.from_input(args.vnet_id or "")
             self.subnet_id = pulumi.Output.from_input(args.subnet_id or "")
-            self.nat_public_ip = None
+            self.nat_public_ip = self.vnet_name = self.nat_gateway_id = None
         else:
             self._create(name, args, args.cidr)
         self.register_outputs({"vnet_id": self.vnet_id, "subnet_id": self.subnet_id})
@@ -99,3 +103,5 @@ class AzureNetwork(pulumi.ComponentResource):
         self.vnet_id = vnet.id
         self.subnet_id = subnet.id
         self.nat_public_ip = public_ip.id
+        self.vnet_name = vnet.name
+        self.nat_gateway_id = nat.id

@@ -16,6 +16,7 @@ import pulumi
 from pulumi_azure_native import compute, monitor
 
 from ...spec import NodeGroup
+from .alarms import idle_rule
 from .lifecycle import HEALTH_EXTENSION, REPAIR_GRACE, TerminateNotice, health_settings
 
 ADMIN_USER = "gpufleet"
@@ -48,8 +49,9 @@ class NodeGroupArgs:
     """The DES's role on the key: disks cannot be created before it exists."""
     root_volume_gb: int
     encryption_at_host: bool
-    user_data: str
-    """Rendered cloud-init, sent as customData."""
+    user_data: pulumi.Input[str]
+    """Rendered cloud-init, sent as customData (an output where it names a resource of the same run: the file
+    system)."""
     admin_ssh_public_key: str | None
     terminate_notice: TerminateNotice
     tags: dict[str, str]
@@ -100,7 +102,9 @@ def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileA
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=args.group.name[:15],
         admin_username=ADMIN_USER,
-        custom_data=base64.b64encode(args.user_data.encode()).decode(),
+        custom_data=pulumi.Output.from_input(args.user_data).apply(
+            lambda text: base64.b64encode(text.encode()).decode()
+        ),
         linux_configuration=compute.LinuxConfigurationArgs(
             disable_password_authentication=True, ssh=compute.SshConfigurationArgs(public_keys=keys)
         ),
@@ -192,20 +196,25 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
             ),
         )
+        idle = group.idle
         monitor.AutoscaleSetting(
             f"{name}-autoscale",
             resource_group_name=args.resource_group_name,
             location=args.location,
             target_resource_uri=scale_set.id,
             enabled=True,
-            # No metric rules: GPU jobs scale by the scheduler's queue, which sets capacity inside these bounds.
+            # GPU jobs scale out by the scheduler's queue, which sets capacity inside these bounds; `idle` adds the
+            # one metric rule, scaling in to the minimum. With it the default is the minimum: autoscale raises a
+            # set to its default when the metric is missing, as it is from a set scaled to zero.
             profiles=[
                 monitor.AutoscaleProfileArgs(
                     name="bounds",
                     capacity=monitor.ScaleCapacityArgs(
-                        minimum=str(group.size.min), default=str(group.size.desired), maximum=str(group.size.max)
+                        minimum=str(group.size.min),
+                        default=str(group.size.min if idle else group.size.desired),
+                        maximum=str(group.size.max),
                     ),
-                    rules=[],
+                    rules=[idle_rule(scale_set.id, idle)] if idle else [],
                 )
             ],
             tags=args.tags,

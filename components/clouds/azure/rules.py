@@ -1,14 +1,18 @@
 """Checks only Azure stacks need: InfiniBand reaches only inside one scale set and reserves an address range;
-a Uniform scale set runs one VM size and one priority; capacity reservations, keys and subnets have limits."""
+a Uniform scale set runs one VM size and one priority; capacity reservations, keys and subnets have limits; and the
+operations options (Azure Managed Lustre sizes and subnet, alert windows and target, autoscale window, budget
+notifications)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
-from .subnets import node_subnet_cidr
+from .lustre_sizes import subnet_prefixlen, tier_of, tiers
+from .subnets import lustre_subnet_cidr, node_subnet_cidr
 
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
@@ -102,10 +106,110 @@ def subnet_holds_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
         )
 
 
+def _numbers(text: int | str) -> list[int]:
+    return [int(part) for part in str(text).split(",") if part]
+
+
+def lustre_size_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """Azure Managed Lustre: a throughput tier Azure offers, a capacity that tier sells (catalog limits, sourced),
+    its own subnet carved from a VNet gpufleet creates, and one zone shared with the nodes."""
+    shared, catalog = cluster.spec.storage.shared, cluster.catalog
+    if shared is None:
+        return
+    tier = tier_of(catalog, shared.throughput_mb_per_tib)
+    if tier is None:
+        offered = ", ".join(map(str, tiers(catalog)))
+        yield SpecError(
+            "storage.shared.throughput_mb_per_tib",
+            f"Azure Managed Lustre offers {offered} MB/s per TiB, got {shared.throughput_mb_per_tib}",
+        )
+    elif not tier.sells(shared.capacity_tib):
+        yield SpecError(
+            "storage.shared.capacity_tib",
+            f"Azure Managed Lustre at {tier.mb_per_tib} MB/s per TiB takes {tier.describe()}, got "
+            f"{shared.capacity_tib:g}",
+        )
+    net = cluster.spec.network
+    prefixlen = subnet_prefixlen(catalog, shared.capacity_tib)
+    if net.cidr is None:
+        yield SpecError(
+            "storage.shared",
+            "Azure Managed Lustre needs a subnet of its own, which gpufleet carves from a VNet it creates: set "
+            "network.cidr (a brought VNet cannot be sized offline)",
+        )
+    elif prefixlen is None:
+        yield SpecError(
+            "storage.shared.capacity_tib",
+            f"Azure publishes subnet sizes for file systems up to 400 TiB; {shared.capacity_tib:g} TiB needs a subnet "
+            "sized with Azure support",
+        )
+    elif lustre_subnet_cidr(net.cidr, prefixlen) is None:
+        yield SpecError(
+            "network.cidr",
+            f"{net.cidr} leaves no room for the file system's /{prefixlen} subnet beside the node subnet; widen it",
+        )
+    if len(net.zones) != 1:
+        yield SpecError(
+            "network.zones",
+            "Azure Managed Lustre lives in one availability zone: give network.zones the one zone the nodes and the "
+            "file system share",
+        )
+
+
+ACTION_GROUP_ID = re.compile(
+    r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-A-Za-z0-9_.()]{1,90}/providers/microsoft\.insights"
+    r"/actionGroups/[-A-Za-z0-9_.]{1,260}$",
+    re.IGNORECASE,
+)
+
+
+def alarms_fit_azure_monitor(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    alarms = cluster.spec.monitoring.alarms
+    if alarms is None:
+        return
+    if alarms.target != "create" and not ACTION_GROUP_ID.match(alarms.target):
+        yield SpecError(
+            "monitoring.alarms.target",
+            f"{alarms.target!r} is not an action group id (/subscriptions/S/resourceGroups/RG/providers/"
+            "microsoft.insights/actionGroups/NAME); or set create",
+        )
+    windows = _numbers(cluster.catalog.limit("azure", "metric_alert_window_minutes"))
+    minutes = alarms.low_utilisation.for_minutes
+    if minutes not in windows:
+        yield SpecError(
+            "monitoring.alarms.low_utilisation.for_minutes",
+            f"an Azure metric alert looks back {', '.join(map(str, windows))} minutes, got {minutes}",
+        )
+
+
+def idle_fits_autoscale(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    most = int(cluster.catalog.limit("azure", "autoscale_time_window_max_minutes"))
+    for group in cluster.groups:
+        idle = group.spec.idle
+        if idle is not None and idle.for_minutes > most:
+            yield SpecError(
+                group.path("idle.for_minutes"),
+                f"an Azure autoscale rule reads at most {most} minutes of a metric, got {idle.for_minutes}",
+            )
+
+
+def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    most = int(cluster.catalog.limit("azure", "budget_notifications_max"))
+    percents = cluster.spec.budget.alert_at_percent
+    if len(percents) > most:
+        yield SpecError(
+            "budget.alert_at_percent", f"an Azure budget holds at most {most} notifications, got {len(percents)}"
+        )
+
+
 CHECKS = (
     infiniband_limits,
     one_size_per_scale_set,
     capacity_fits_orchestration,
     customer_key_settings,
     subnet_holds_nodes,
+    lustre_size_offered,
+    alarms_fit_azure_monitor,
+    idle_fits_autoscale,
+    budget_notifications_fit,
 )

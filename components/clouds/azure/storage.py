@@ -28,6 +28,11 @@ def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.
     )
 
 
+def key_scope(vault_id: pulumi.Input[str], key_url: str) -> pulumi.Output[str]:
+    """The resource id of a brought key (its vault's id and the key name of its URL), where a role on it goes."""
+    return pulumi.Output.concat(vault_id, "/keys/", key_url.split("/keys/", 1)[1].split("/")[0])
+
+
 @dataclass(frozen=True)
 class DiskEncryptionArgs:
     """Inputs of AzureDiskEncryption."""
@@ -52,6 +57,10 @@ class AzureDiskEncryption(pulumi.ComponentResource):
     key_id: pulumi.Output[str]
     """The key: its resource id when created, its key URL when brought."""
     key_role_assignment: authorization.RoleAssignment
+    vault_id: pulumi.Output[str]
+    """The vault holding the key, created or brought."""
+    vault_name: pulumi.Output[str] | None
+    """The created vault's name; None with a brought key."""
 
     def __init__(self, name: str, args: DiskEncryptionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:DiskEncryption", name, None, opts)
@@ -97,12 +106,15 @@ class AzureDiskEncryption(pulumi.ComponentResource):
             key_url: pulumi.Input[str] = key.key_uri_with_version
             vault_id: pulumi.Input[str] = vault.id
             # The role is scoped to the key's resource id, not the vault: the DES reaches no other key.
-            key_scope: pulumi.Input[str] = key.id
+            scope: pulumi.Input[str] = key.id
             self.key_id = key.id
+            self.vault_name = vault.name
         else:
             key_url, vault_id = args.key_url, args.key_vault_id or ""
-            key_scope = pulumi.Output.concat(vault_id, "/keys/", args.key_url.split("/keys/", 1)[1].split("/")[0])
+            scope = key_scope(vault_id, args.key_url)
             self.key_id = pulumi.Output.from_input(args.key_url)
+            self.vault_name = None
+        self.vault_id = pulumi.Output.from_input(vault_id)
         des = compute.DiskEncryptionSet(
             f"{name}-des",
             location=args.location,
@@ -117,7 +129,7 @@ class AzureDiskEncryption(pulumi.ComponentResource):
         )
         self.key_role_assignment = authorization.RoleAssignment(
             f"{name}-des-key",
-            scope=key_scope,
+            scope=scope,
             principal_id=des.identity.apply(lambda identity: identity.principal_id if identity else None),
             principal_type="ServicePrincipal",
             role_definition_id=role_definition_id(args.subscription_id, CRYPTO_SERVICE_ENCRYPTION_USER),

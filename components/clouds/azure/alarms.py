@@ -1,0 +1,126 @@
+"""Per node group metric alerts on the GPU metrics (XID errors, uncorrectable ECC, node-check failures, low
+utilisation), the action group they notify, and the idle rule of a scale set's autoscale setting.
+
+Metric source: gpufleet-gpu-health publishes the DCGM fields as custom metrics of the node's own scale set
+(namespace METRICS_NAMESPACE, dimension Instance; components.bootstrap.operations documents the names), through
+Azure Monitor's custom metrics REST API with the node identity (Monitoring Metrics Publisher on that scale set).
+A node with a fatal XID, uncorrectable ECC or a failed node check reports itself unhealthy to the Application
+Health extension and automatic repairs replace it; these alerts tell people.
+"""
+
+from __future__ import annotations
+
+import pulumi
+from pulumi_azure_native import monitor
+
+from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
+from ...spec.models import Idle, LowUtilisation
+from .identity import METRICS_NAMESPACE
+
+# Built-in Owner role: the created action group emails the subscription's owners (learn.microsoft.com
+# azure/role-based-access-control/built-in-roles); add receivers to it or bring an action group of your own.
+OWNER_ROLE = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
+SHORT_NAME_MAX = 12  # action group short name (SMS sender), at most 12 characters
+SINGLE_RESOURCE = "Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria"
+ERROR_SEVERITY, WARNING_SEVERITY = 1, 2
+IDLE_COOLDOWN = "PT5M"
+
+
+def action_group(
+    name: str, resource_group_name: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+) -> monitor.ActionGroup:
+    """The stack's action group: emails the subscription owners (Azure Resource Manager role receiver). Action
+    groups take no customer-managed key: Azure Monitor keeps them under Microsoft-managed keys."""
+    return monitor.ActionGroup(
+        f"{name}-alerts",
+        resource_group_name=resource_group_name,
+        location="Global",
+        group_short_name=f"gf-{name}"[:SHORT_NAME_MAX],
+        enabled=True,
+        arm_role_receivers=[
+            monitor.ArmRoleReceiverArgs(name="owners", role_id=OWNER_ROLE, use_common_alert_schema=True)
+        ],
+        tags=tags,
+        opts=opts,
+    )
+
+
+def _alert(
+    name: str, description: str, metric: str, aggregation: str, operator: str, threshold: float, minutes: int,
+    severity: int, scale_set_id: pulumi.Input[str], resource_group_name: pulumi.Input[str],
+    target: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions,
+) -> monitor.MetricAlert:
+    return monitor.MetricAlert(
+        name,
+        resource_group_name=resource_group_name,
+        location="global",
+        description=description,
+        severity=severity,
+        enabled=True,
+        scopes=[scale_set_id],
+        # Evaluated every minute, or every 5 minutes over longer windows (frequency never above the window).
+        evaluation_frequency="PT1M" if minutes == 1 else "PT5M",
+        window_size=f"PT{minutes}M" if minutes < 60 else f"PT{minutes // 60}H",
+        criteria=monitor.MetricAlertSingleResourceMultipleMetricCriteriaArgs(
+            odata_type=SINGLE_RESOURCE,
+            all_of=[
+                monitor.MetricCriteriaArgs(
+                    criterion_type="StaticThresholdCriterion",
+                    name=metric,
+                    metric_name=metric,
+                    metric_namespace=METRICS_NAMESPACE,
+                    operator=operator,
+                    threshold=threshold,
+                    time_aggregation=aggregation,
+                    # A custom metric exists only once a node has published it.
+                    skip_metric_validation=True,
+                )
+            ],
+        ),
+        actions=[monitor.MetricAlertActionArgs(action_group_id=target)],
+        auto_mitigate=True,
+        tags=tags,
+        opts=opts,
+    )
+
+
+def group_alerts(
+    name: str, group_name: str, scale_set_id: pulumi.Input[str], low: LowUtilisation,
+    resource_group_name: pulumi.Input[str], target: pulumi.Input[str], tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
+) -> list[monitor.MetricAlert]:
+    """XID, ECC, node-check and low-utilisation alerts on one scale set's custom metrics."""
+    common = (scale_set_id, resource_group_name, target, tags, opts)
+    return [
+        _alert(f"{name}-xid", f"{group_name}: a GPU reported an XID error (DCGM)", "gpu_xid_errors", "Maximum",
+               "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
+        _alert(f"{name}-ecc", f"{group_name}: uncorrectable ECC or row-remap failure; the node is repaired",
+               "gpu_ecc_uncorrectable", "Maximum", "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
+        _alert(f"{name}-nodecheck", f"{group_name}: a node failed gpufleet-nodecheck", "nodecheck_failed", "Maximum",
+               "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
+        _alert(f"{name}-low-util", f"{group_name}: GPU utilisation under {low.below_percent}% for {low.for_minutes} "
+               "minutes", GPU_UTILISATION_CUSTOM_METRIC, "Average", "LessThan", low.below_percent, low.for_minutes,
+               WARNING_SEVERITY, *common),
+    ]
+
+
+def idle_rule(scale_set_id: pulumi.Input[str], idle: Idle) -> monitor.ScaleRuleArgs:
+    """Autoscale's own rule: the scale set's average GPU utilisation under the threshold for the window removes
+    every VM above the profile minimum (a 100 % decrease, bounded by the minimum; a scale action count must be at
+    least 1, so ExactCount cannot name a minimum of 0)."""
+    return monitor.ScaleRuleArgs(
+        metric_trigger=monitor.MetricTriggerArgs(
+            metric_name=GPU_UTILISATION_CUSTOM_METRIC,
+            metric_namespace=METRICS_NAMESPACE,
+            metric_resource_uri=scale_set_id,
+            time_grain="PT1M",
+            statistic="Average",
+            time_window=f"PT{idle.for_minutes}M",
+            time_aggregation="Average",
+            operator="LessThan",
+            threshold=idle.gpu_util_below,
+        ),
+        scale_action=monitor.ScaleActionArgs(
+            direction="Decrease", type="PercentChangeCount", value="100", cooldown=IDLE_COOLDOWN
+        ),
+    )

@@ -1,0 +1,165 @@
+"""The shared dataset file system: Azure Managed Lustre in the nodes' zone, in a subnet of its own carved from the
+VNet's free half, encrypted with a customer key from the stack's vault (Azure Managed Lustre takes RSA 2048 only,
+so a created vault gets a second key for it) that a user-assigned identity of the file system unwraps; the subnet's
+security group admits Lustre only from the node subnet (and the file servers among themselves), plus the
+AzureMonitor service tag the service needs, and denies everything else inbound.
+
+The node groups mount it (components.bootstrap.operations.lustre_fstab_entry); the image carries the Lustre client
+(images/install/agents.sh).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ipaddress import IPv4Network
+
+import pulumi
+from pulumi_azure_native import authorization, keyvault, managedidentity, network, storagecache
+
+from ...spec.models import SharedStorage
+from .lustre_sizes import Tier
+from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, role_definition_id
+
+LUSTRE_PORT = "988"  # LNet; clients connect from privileged ports (amlfs-prerequisites: 988 and 1019-1023)
+FILESYSTEM_NAME = "lustrefs"  # the Lustre file system name every Azure Managed Lustre mounts as
+MAINTENANCE = storagecache.AmlFilesystemMaintenanceWindowArgs(day_of_week="Sunday", time_of_day_utc="02:00")
+DENY_ALL_PRIORITY = 4096
+
+
+@dataclass(frozen=True)
+class LustreArgs:
+    """Inputs of the file system and its network."""
+
+    shared: SharedStorage
+    tier: Tier
+    resource_group_name: pulumi.Input[str]
+    location: str
+    zone: str
+    vnet_name: pulumi.Input[str]
+    nat_gateway_id: pulumi.Input[str]
+    node_cidr: IPv4Network
+    lustre_cidr: IPv4Network
+    subscription_id: pulumi.Input[str]
+    vault_name: pulumi.Input[str] | None
+    """The created vault, where the file system's 2048-bit key is made; None with a brought key."""
+    vault_id: pulumi.Input[str]
+    brought_key_url: str | None
+    """A brought key (it must be RSA 2048 for Azure Managed Lustre); None creates one in vault_name."""
+    protect: bool
+    tags: dict[str, str]
+
+
+def _rule(name: str, priority: int, source: str, port: str, access: str = "Allow", protocol: str = "Tcp",
+          destination: str = "*") -> network.SecurityRuleArgs:
+    return network.SecurityRuleArgs(
+        name=name, priority=priority, direction="Inbound", access=access, protocol=protocol,
+        source_address_prefix=source, source_port_range="*", destination_address_prefix=destination,
+        destination_port_range=port,
+    )
+
+
+def lustre_security_group(name: str, args: LustreArgs, opts: pulumi.ResourceOptions) -> network.NetworkSecurityGroup:
+    """azure-managed-lustre/configure-network-security-group.md's inbound rules, the Lustre client subnet being
+    the node subnet; the final deny overrides Azure's default AllowVnetInBound."""
+    lustre, nodes = str(args.lustre_cidr), str(args.node_cidr)
+    rules = [
+        _rule("lustre-servers", 110, lustre, "*", protocol="*", destination=lustre),
+        _rule("lustre-from-nodes", 111, nodes, LUSTRE_PORT, destination=lustre),
+        _rule("azure-monitor", 112, "AzureMonitor", "*", destination="VirtualNetwork"),
+        _rule("deny-all-inbound", DENY_ALL_PRIORITY, "*", "*", access="Deny", protocol="*"),
+    ]
+    return network.NetworkSecurityGroup(
+        f"{name}-lustre", resource_group_name=args.resource_group_name, location=args.location,
+        security_rules=rules, tags=args.tags, opts=opts,
+    )
+
+
+def _key(name: str, args: LustreArgs, key_size: int, opts: pulumi.ResourceOptions) -> tuple[
+        pulumi.Input[str], pulumi.Input[str]]:
+    """(key URL with its version, role scope) of the file system's key."""
+    if args.brought_key_url is not None or args.vault_name is None:
+        url = args.brought_key_url or ""
+        return url, key_scope(args.vault_id, url)
+    key = keyvault.Key(
+        f"{name}-lustre",
+        key_name="gpufleet-lustre",
+        vault_name=args.vault_name,
+        resource_group_name=args.resource_group_name,
+        # Rotated yearly like the disk key; whether the file system moves to a new version by itself is to be
+        # confirmed (it is created with the current version's URL).
+        properties=keyvault.KeyPropertiesArgs(
+            kty="RSA",
+            key_size=key_size,
+            key_ops=["wrapKey", "unwrapKey"],
+            rotation_policy=keyvault.RotationPolicyArgs(
+                lifetime_actions=[keyvault.LifetimeActionArgs(
+                    trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
+                    action=keyvault.ActionArgs(type="rotate"),
+                )],
+            ),
+        ),
+        tags=args.tags,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protect)),
+    )
+    return key.key_uri_with_version, key.id
+
+
+class AzureSharedStorage(pulumi.ComponentResource):
+    """The file system with its subnet, security group, key and identity; `mount` is what the nodes mount."""
+
+    file_system_id: pulumi.Output[str]
+    mgs_address: pulumi.Output[str]
+
+    def __init__(self, name: str, args: LustreArgs, key_size: int, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:azure:SharedStorage", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        nsg = lustre_security_group(name, args, child)
+        subnet = network.Subnet(
+            f"{name}-lustre",
+            resource_group_name=args.resource_group_name,
+            virtual_network_name=args.vnet_name,
+            address_prefix=str(args.lustre_cidr),
+            default_outbound_access=False,
+            # The service reaches Azure services (AzureCloud) from its subnet: egress through the cluster's NAT.
+            nat_gateway=network.SubResourceArgs(id=args.nat_gateway_id),
+            network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
+            opts=child,
+        )
+        key_url, scope = _key(name, args, key_size, child)
+        identity = managedidentity.UserAssignedIdentity(
+            f"{name}-lustre", resource_group_name=args.resource_group_name, location=args.location, tags=args.tags,
+            opts=child,
+        )
+        key_access = authorization.RoleAssignment(
+            f"{name}-lustre-key",
+            scope=scope,
+            principal_id=identity.principal_id,
+            principal_type="ServicePrincipal",
+            role_definition_id=role_definition_id(args.subscription_id, CRYPTO_SERVICE_ENCRYPTION_USER),
+            description="the Lustre file system wraps and unwraps its keys with this key only",
+            opts=child,
+        )
+        file_system = storagecache.AmlFilesystem(
+            f"{name}-fs",
+            resource_group_name=args.resource_group_name,
+            location=args.location,
+            zones=[args.zone],
+            sku=storagecache.SkuNameArgs(name=args.tier.sku),
+            storage_capacity_ti_b=float(args.shared.capacity_tib),
+            filesystem_subnet=subnet.id,
+            maintenance_window=MAINTENANCE,
+            identity=storagecache.AmlFilesystemIdentityArgs(
+                type="UserAssigned", user_assigned_identities=[identity.id]
+            ),
+            encryption_settings=storagecache.AmlFilesystemEncryptionSettingsArgs(
+                key_encryption_key=storagecache.KeyVaultKeyReferenceArgs(
+                    key_url=key_url,
+                    source_vault=storagecache.KeyVaultKeyReferenceSourceVaultArgs(id=args.vault_id),
+                )
+            ),
+            tags=args.tags,
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[key_access]),
+        )
+        self.file_system_id = file_system.id
+        self.mgs_address = file_system.client_info.apply(lambda info: info.mgs_address)
+        self.register_outputs({"file_system_id": self.file_system_id, "mgs_address": self.mgs_address})
