@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import gzip
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,11 @@ def cloud_init(scale_set: RecordedResource) -> dict[str, Any]:
 
 
 def node_file(scale_set: RecordedResource, path: str) -> str:
-    return next(f["content"] for f in cloud_init(scale_set)["write_files"] if f["path"] == path)
+    """A file the node writes, as cloud-init writes it (gz+b64 entries decoded)."""
+    entry = next(f for f in cloud_init(scale_set)["write_files"] if f["path"] == path)
+    if entry.get("encoding") == "gz+b64":
+        return gzip.decompress(base64.b64decode(entry["content"])).decode()
+    return entry["content"]
 
 
 def node_settings(scale_set: RecordedResource) -> dict[str, str]:

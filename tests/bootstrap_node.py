@@ -68,9 +68,15 @@ def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
 
 
 def node_files(user_data: str) -> dict[str, dict]:
+    """Each written file by path, its content as cloud-init writes it (gz+b64 entries decoded)."""
     assert user_data.startswith("#cloud-config\n")
     document = yaml.safe_load(user_data)
-    return {entry["path"]: entry for entry in document["write_files"]}
+    files = {}
+    for entry in document["write_files"]:
+        if entry.get("encoding") == "gz+b64":
+            entry = {**entry, "content": gzip.decompress(base64.b64decode(entry["content"])).decode()}
+        files[entry["path"]] = entry
+    return files
 
 
 def install(user_data: str, root: Path) -> Path:
@@ -78,10 +84,7 @@ def install(user_data: str, root: Path) -> Path:
     for path, entry in node_files(user_data).items():
         target = root / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
-        content = entry["content"]
-        if entry.get("encoding") == "gz+b64":  # cloud-init decodes these before writing
-            content = gzip.decompress(base64.b64decode(content)).decode()
-        target.write_text(content)
+        target.write_text(entry["content"])
         target.chmod(int(entry["permissions"], 8))
     return root
 

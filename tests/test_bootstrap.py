@@ -72,8 +72,9 @@ def test_aws_render_carries_lifecycle_names_and_results():
         "GPUFLEET_CHECKPOINT_GRACE_SECONDS=300",
     ):
         assert line in settings.splitlines()
+    scripts = "\n".join(entry["content"] for entry in node_files(user_data).values())
     for word in ("complete-lifecycle-action", "CONTINUE", "ABANDON", "X-aws-ec2-metadata-token"):
-        assert word in user_data
+        assert word in scripts
 
 
 def test_runcmd_enables_and_starts_every_unit():

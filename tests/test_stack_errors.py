@@ -93,3 +93,11 @@ def test_a_long_extends_chain_is_refused(stacks_dir: Path) -> None:
         previous = f"chain{i}"
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "chain9", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and "more than 8 stacks extend one another" in result.output
+
+
+def test_a_bootstrap_over_the_user_data_cap_is_an_input_error(stacks_dir: Path) -> None:
+    hook = "/opt/save " + "x" * 4080  # as long as the field allows: the p5 node's user data passes AWS's 16 KB
+    code, output = plan(stacks_dir, stacks_dir,
+                        f"  gpufleet:cluster: {{extends: aws-train-p5, bootstrap: {{checkpoint_hook: '{hook}'}}}}\n")
+    text = " ".join(output.split())
+    assert code == 2 and "node_groups: user data:" in text and "16384-byte user data limit" in text

@@ -99,7 +99,7 @@ def _file(path: str, content: str, permissions: str) -> dict[str, str]:
 
 
 def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
-    """A static script gzipped (cloud-init write_files encoding gz+b64): user data is capped at the cloud's
+    """A static node script gzipped (cloud-init write_files encoding gz+b64): user data is capped at the cloud's
     limit, and a p5 group's bootstrap is near AWS's 16 KB. mtime 0 keeps the bytes identical across renders."""
     packed = base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
     return {**_file(path, packed, permissions), "encoding": "gz+b64"}
@@ -110,22 +110,22 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     files = [
         _file(f"{ETC}/bootstrap.env", settings_file(cfg), "0600"),
         _file(f"{ETC}/expect.json", expect, "0644"),
-        _file(f"{LIB}/common.sh", node_script("common.sh"), "0644"),
-        _file(f"{SBIN}/gpufleet-health", node_script("health.sh"), "0755"),
-        _file(f"{SBIN}/gpufleet-spot-watcher", node_script("spot-watcher.sh"), "0755"),
+        _packed_file(f"{LIB}/common.sh", node_script("common.sh"), "0644"),
+        _packed_file(f"{SBIN}/gpufleet-health", node_script("health.sh"), "0755"),
+        _packed_file(f"{SBIN}/gpufleet-spot-watcher", node_script("spot-watcher.sh"), "0755"),
         _file(f"{UNITS}/gpufleet-health.service", node_script("gpufleet-health.service"), "0644"),
         _file(f"{UNITS}/gpufleet-spot-watcher.service", node_script("gpufleet-spot-watcher.service"), "0644"),
     ]
     units = ["gpufleet-health.service", "gpufleet-spot-watcher.service"]
     if cfg.scratch == "raid0":
         files += [
-            _file(f"{SBIN}/gpufleet-scratch", node_script("scratch.sh"), "0755"),
+            _packed_file(f"{SBIN}/gpufleet-scratch", node_script("scratch.sh"), "0755"),
             _file(f"{UNITS}/gpufleet-scratch.service", node_script("gpufleet-scratch.service"), "0644"),
         ]
         units.insert(0, "gpufleet-scratch.service")
     if cfg.health_port:
         files += [
-            _file(f"{SBIN}/gpufleet-health-endpoint", node_script("health-endpoint.py"), "0755"),
+            _packed_file(f"{SBIN}/gpufleet-health-endpoint", node_script("health-endpoint.py"), "0755"),
             _file(f"{UNITS}/gpufleet-health-endpoint.service", node_script("gpufleet-health-endpoint.service"), "0644"),
         ]
         units.append("gpufleet-health-endpoint.service")

@@ -9,6 +9,7 @@ from typing import Any
 
 import pulumi
 
+from ..bootstrap import BootstrapError
 from ..program import build, prepare
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
@@ -71,6 +72,8 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
         )
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
+    except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)
+        raise SpecInvalid([SpecError("node_groups", str(exc))]) from None
     try:
         pack_config = policy_pack_config(config, prepared, name)
         report = run_policies(resources, pack_config)
