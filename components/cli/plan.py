@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..spec import SpecInvalid, stack_names, stack_path
+from ..spec import SpecInvalid, stack_names
+
+if TYPE_CHECKING:
+    from ..plan.batch import StackOutcome
+
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, err, existing_stack, fail_invalid, out
 
 
@@ -18,13 +24,16 @@ def plan(
     all_stacks: Annotated[bool, typer.Option("--all", help="Plan every stack in the stacks directory.")] = False,
     fmt: FormatOpt = Format.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", min=1, help="--all: plan in up to N worker processes (default: the CPU count; 1: in this one)."
+    )] = None,
 ) -> None:
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
     from ..plan.planner import plan_stack
     from ..render import print_plan
 
     if all_stacks:
-        raise typer.Exit(plan_all(stacks_dir, fmt))
+        raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
     if (stack is None) == (stack_file is None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
@@ -40,32 +49,60 @@ def plan(
     raise typer.Exit(result.exit_code)
 
 
-def plan_all(stacks_dir: Path, fmt: Format) -> int:
-    from ..plan.planner import EXIT_INVALID, plan_stack
+def plan_all(stacks_dir: Path, fmt: Format, jobs: int | None = None) -> int:
+    from ..plan.batch import plan_stacks
+    from ..plan.planner import EXIT_INVALID
 
     names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
     if not names:
         err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
         return EXIT_INVALID
     lines, worst = [], 0
-    for name in names:
-        try:
-            result = plan_stack(stack_path(stacks_dir, name), stacks_dir)
-            code = result.exit_code
-            line = {"stack": name, "exit": code, "resources": len(result.resources),
-                    "violations": len(result.policies["violations"]),
-                    "max_hourly_usd": result.summary["hourly_usd"]["max_on_demand"]}
-        except SpecInvalid as invalid:
-            code = EXIT_INVALID
-            line = {"stack": name, "exit": code, "error": str(invalid)}
-        worst = max(worst, code)
-        lines.append(line)
-        if fmt is Format.table:
-            detail = line.get("error") or (
-                f"{line['resources']} resources, {line['violations']} violation(s), "
-                f"max {line['max_hourly_usd']:.2f} USD/h"
-            )
-            out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True, markup=False)
+    with _progress(len(names)) as advance:
+        for outcome in plan_stacks(stacks_dir, names, jobs):
+            line = _summary_line(outcome)
+            worst = max(worst, outcome.exit_code)
+            lines.append(line)
+            if fmt is Format.table:
+                # One line per stack at any width: user text printed literally, never wrapped or styled.
+                out.print(_table_line(line), highlight=False, soft_wrap=True, markup=False)
+            advance()
     if fmt is Format.json:
         emit_json(lines)
     return worst
+
+
+def _summary_line(outcome: StackOutcome) -> dict[str, Any]:
+    if outcome.plan is None:
+        return {"stack": outcome.name, "exit": outcome.exit_code, "error": outcome.error}
+    return {"stack": outcome.name, "exit": outcome.exit_code, "resources": len(outcome.plan["resources"]),
+            "violations": len(outcome.plan["policies"]["violations"]),
+            "max_hourly_usd": outcome.plan["summary"]["hourly_usd"]["max_on_demand"]}
+
+
+def _table_line(line: dict[str, Any]) -> str:
+    if "error" in line:
+        # An invalid stack lists one problem per line: joined, so the stack keeps one line.
+        first, *problems = [part.strip() for part in str(line["error"]).splitlines() if part.strip()] or [""]
+        detail = " ".join([first, "; ".join(problems)]).strip()
+    else:
+        detail = (f"{line['resources']} resources, {line['violations']} violation(s), "
+                  f"max {line['max_hourly_usd']:.2f} USD/h")
+    return f"{line['stack']:<28} exit {line['exit']}  {detail}"
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal (and only then: CI logs get the lines alone)."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
+        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+    ) as progress:
+        task = progress.add_task("stacks", total=total)
+        yield lambda: progress.advance(task)
