@@ -49,14 +49,14 @@ def test_workers_and_this_process_give_the_same_outcomes_in_the_order_asked(smal
 
 
 def test_an_internal_error_is_that_stacks_exit_3(monkeypatch, small_stacks: Path) -> None:
-    real = planner.plan_stack
+    real = planner.plan_stack  # plan_one looks it up on the planner module at each call
 
     def flaky(path: Path, stacks_dir: Path | None = None) -> planner.PlanResult:
         if path.name == "Pulumi.azure-images.yaml":
             raise RuntimeError("engine fell over")
         return real(path, stacks_dir)
 
-    monkeypatch.setattr(batch, "plan_stack", flaky)
+    monkeypatch.setattr(planner, "plan_stack", flaky)
     outcomes = {o.name: o for o in plan_stacks(small_stacks, ["aws-images", "azure-images"], workers=1)}
     assert outcomes["azure-images"].exit_code == 3 and outcomes["azure-images"].plan is None
     assert outcomes["azure-images"].error == "internal error: RuntimeError: engine fell over"

@@ -29,11 +29,11 @@ def plan(
     )] = None,
 ) -> None:
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
+    if all_stacks:
+        raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
     from ..plan.planner import plan_stack
     from ..render import print_plan
 
-    if all_stacks:
-        raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
     if (stack is None) == (stack_file is None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
@@ -51,12 +51,11 @@ def plan(
 
 def plan_all(stacks_dir: Path, fmt: Format, jobs: int | None = None) -> int:
     from ..plan.batch import plan_stacks
-    from ..plan.planner import EXIT_INVALID
 
     names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
     if not names:
         err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
-        return EXIT_INVALID
+        return 2  # usage: nothing to plan
     lines, worst = [], 0
     with _progress(len(names)) as advance:
         for outcome in plan_stacks(stacks_dir, names, jobs):

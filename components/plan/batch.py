@@ -20,7 +20,6 @@ from typing import Any
 
 from .. import collector
 from ..spec import SpecInvalid, stack_path
-from .planner import EXIT_INVALID, plan_stack
 
 EXIT_INTERNAL = 3
 # A worker starts by importing the provider SDKs again (one to two seconds): below this many stacks that costs
@@ -41,6 +40,9 @@ class StackOutcome:
 
 def plan_one(stacks_dir: Path, name: str) -> StackOutcome:
     """Plan stack NAME of stacks_dir; never raises for the stack's sake (exit 2 invalid, exit 3 internal)."""
+    # Imported here: a parent that only hands stacks to workers never loads the engine and the provider SDKs.
+    from .planner import EXIT_INVALID, plan_stack
+
     path = stack_path(stacks_dir, name)
     try:
         result = plan_stack(path, stacks_dir)
