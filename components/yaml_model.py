@@ -2,7 +2,8 @@
 
 The catalog, the image lock and the stack files all go through `read_yaml` (duplicate keys refused; `yes`,
 `no`, `off` stay strings) and `load_yaml_model`, so every file reports problems the same way: every error,
-with its field path, as SpecInvalid (exit 2).
+with its field path, as SpecInvalid (exit 2). Files the package ships (`trusted=True`) are scanned by libyaml
+(components/yaml_libyaml.py), then checked and built exactly as the others.
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml import YAMLError as LibyamlError
+
+from . import yaml_libyaml
 
 if TYPE_CHECKING:
     from .spec.errors import SpecInvalid
@@ -43,9 +47,12 @@ def _refuse(source: str, message: str, path: str = "") -> SpecInvalid:
     return SpecInvalid([SpecError(path, message)], source)
 
 
-def read_yaml(path: Path) -> Any:
-    """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise."""
-    return parse_yaml(_read_text(path), str(path))
+def read_yaml(path: Path, *, trusted: bool = False) -> Any:
+    """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise.
+
+    `trusted`: a file shipped with the package (catalog, lock, organisation), scanned by libyaml.
+    """
+    return parse_yaml(_read_text(path), str(path), trusted=trusted)
 
 
 def compose_yaml(path: Path) -> Node | None:
@@ -77,25 +84,25 @@ def _read_text(path: Path) -> str:
 def _yaml_errors(source: str) -> Iterator[None]:
     try:
         yield
-    except YAMLError as exc:
+    except (YAMLError, LibyamlError) as exc:
         raise _refuse(source, f"not valid YAML: {exc}") from None
     except RecursionError:
         raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
 
 
-def _compose(yaml: YAML, text: str, source: str) -> Node | None:
+def _compose(yaml: YAML, text: str, source: str, trusted: bool = False) -> Node | None:
     with _yaml_errors(source):
-        node = yaml.compose(text)
+        node = yaml_libyaml.compose(text, yaml) if trusted and yaml_libyaml.AVAILABLE else yaml.compose(text)
         if node is not None:
             _check_tree(node, source)
         return node
 
 
-def parse_yaml(text: str, source: str) -> Any:
+def parse_yaml(text: str, source: str, *, trusted: bool = False) -> Any:
     """Parse YAML 1.2 text as the Pulumi CLI reads it: duplicate keys refused by path, aliases and nesting
     bounded before anything is built from them."""
     yaml = YAML(typ="safe", pure=True)
-    node = _compose(yaml, text, source)
+    node = _compose(yaml, text, source, trusted)
     if node is None:
         return None
     with _yaml_errors(source):
@@ -132,12 +139,13 @@ def _check_tree(root: Node, source: str) -> None:
     visit(root, "", 0)
 
 
-def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
-    """Read `path` and validate it into `model`; SpecInvalid lists every problem by field path."""
+def load_yaml_model(path: Path, model: type[ModelT], *, trusted: bool = False) -> ModelT:
+    """Read `path` (`trusted`: as read_yaml) and validate it into `model`; SpecInvalid lists every problem by
+    field path."""
     from .spec.errors import SpecInvalid
     from .spec.validate import parse
 
     try:
-        return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
+        return parse(model, read_yaml(path, trusted=trusted), unknown="unknown field; check its spelling")
     except SpecInvalid as invalid:
         raise SpecInvalid(invalid.errors, str(path)) from None

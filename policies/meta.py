@@ -22,7 +22,7 @@ from pulumi_policy import (
     StackValidationPolicy,
 )
 
-from .props import plain
+from .props import once, plain
 
 MANDATORY = EnforcementLevel.MANDATORY
 ADVISORY = EnforcementLevel.ADVISORY
@@ -87,7 +87,7 @@ def resource_rule(
         if args.resource_type not in wanted:
             return
         try:
-            messages = list(check(args.resource_type, plain(args.props), args.get_config()))
+            messages = list(check(args.resource_type, _plain_props(args.props), args.get_config()))
         except NotApplicable as exc:
             args.not_applicable(exc.reason)
             return
@@ -98,6 +98,10 @@ def resource_rule(
         name=name, description=description, validate=validate, enforcement_level=level, config_schema=schema
     )
     return Rule(policy, cloud, wanted, cis, checkov)
+
+
+def _plain_props(props: Any) -> Props:
+    return once("plain", props, lambda: plain(props))
 
 
 @dataclass
@@ -125,8 +129,12 @@ class Stack:
 
     @classmethod
     def from_args(cls, args: StackValidationArgs) -> Stack:
+        return once("stack", args.resources, lambda: cls._of(args.resources))
+
+    @classmethod
+    def _of(cls, resources: Iterable[Any]) -> Stack:
         nodes = []
-        for resource in args.resources:
+        for resource in resources:
             prop_deps = {
                 key: frozenset(dep.urn for dep in deps)
                 for key, deps in resource.property_dependencies.items()
@@ -139,7 +147,7 @@ class Stack:
                     urn=resource.urn,
                     type=resource.resource_type,
                     name=resource.name,
-                    props=plain(resource.props),
+                    props=_plain_props(resource.props),
                     parent=resource.parent.urn if resource.parent is not None else resource.opts.parent,
                     dependencies=frozenset(deps),
                     property_dependencies=prop_deps,

@@ -23,6 +23,16 @@ def test_render_is_deterministic(cloud):
     assert render_user_data(config(cloud)) == render_user_data(config(cloud))
 
 
+@pytest.mark.parametrize("cloud", ["aws", "azure", "alicloud"])
+@pytest.mark.parametrize("changes", [{}, {"scratch": "none", "scratch_mount": ""}, {"checkpoint_hook": "a: 'b'\n\tc"}])
+def test_libyaml_emitter_writes_the_bytes_of_the_pure_one(monkeypatch, cloud, changes):
+    from components.bootstrap import render
+
+    fast = render_user_data(config(cloud, **changes))
+    monkeypatch.setattr(render, "_LiteralDumper", render._literal_dumper(yaml.SafeDumper))
+    assert render_user_data(config(cloud, **changes)) == fast
+
+
 def test_p5_group_with_three_fallbacks_fits_the_limit():
     user_data = render_user_data(config("aws"))
     assert len(config("aws").expected) == 4

@@ -157,7 +157,9 @@ def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -
     resolved: list[object] = []
     real_load, real_resolve = loader.load_yaml_model, program.resolve_cluster
     monkeypatch.setattr(loader, "_LOADED", {})
-    monkeypatch.setattr(loader, "load_yaml_model", lambda path, model: parsed.append(path) or real_load(path, model))
+    monkeypatch.setattr(
+        loader, "load_yaml_model", lambda path, model, **kw: parsed.append(path) or real_load(path, model, **kw)
+    )
     monkeypatch.setattr(program, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
     plan = plan_stack(REPO / "stacks" / "Pulumi.aws-train-p5.yaml", REPO / "stacks")
     assert plan.policies["evaluated"] > 0

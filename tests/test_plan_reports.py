@@ -14,10 +14,10 @@ from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
 from components.cli import app
+from components.plan.batch import StackOutcome
 from components.plan.planner import plan_stack
 from components.plan.policy_runner import policy_catalog
 from components.report.markdown import markdown_report, md_table, stack_section
-from components.report.outcome import StackOutcome
 from components.report.sarif import INVALID_STACK
 from components.report.stack_lines import stack_file_lines
 from components.report.violation_source import CLUSTER_FIELDS, GROUP_FIELDS

@@ -242,3 +242,42 @@ def test_main_builds_the_pack_from_the_registry(monkeypatch):
     runpy.run_path(str(ROOT / "policies" / "__main__.py"), run_name="__main__")
     assert built["name"] == "gpufleet" and built["policies"] == ALL_POLICIES
     assert str(ROOT) == sys.path[0]
+
+
+@pytest.mark.parametrize("stack", ["aws-train-p5", "aws-infer-g6e", "alicloud-train-ebmgn8v"])  # with violations
+def test_views_shared_across_policies_change_no_verdict(stack):
+    # One run shares each resource's plain view among the policies (props.shared_reads); a run per policy
+    # builds them afresh, as the Pulumi CLI's analyzer does. A rule that wrote into a view would differ here.
+    from components.plan.planner import plan_stack
+    from components.plan.policy_config import policy_pack_config
+    from components.program import prepare
+    from components.spec import load_stack
+
+    path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    config = load_stack(path, ROOT / "stacks")
+    pack_config = policy_pack_config(config, prepare(config), stack)
+    resources = plan_stack(path, ROOT / "stacks").resources
+    shared = run_policies(resources, pack_config)
+    alone = [
+        run_policies(resources, {k: v for k, v in pack_config.items() if k in ("all", policy.name)}, [policy])
+        for policy in ALL_POLICIES
+    ]
+    assert shared.violations == sorted(
+        (v for report in alone for v in report.violations), key=lambda v: (v.policy, v.urn, v.message, v.level)
+    )
+    assert shared.violations and shared.evaluated == sum(report.evaluated for report in alone)
+
+
+def test_shared_reads_build_each_view_once_and_only_inside_the_block():
+    from policies.props import once, shared_reads
+
+    source, built = {"a": [1]}, []
+
+    def build():
+        built.append(1)
+        return dict(source)
+
+    with shared_reads():
+        assert once("plain", source, build) is once("plain", source, build)
+    assert once("plain", source, build) is not once("plain", source, build)
+    assert len(built) == 3

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 import traceback
 
+from .. import collector
 from . import authoring, diff, images, plan, policy, quote  # noqa: F401  (each registers its commands on the app)
 from .app import app, err
 
@@ -20,7 +21,8 @@ def main() -> None:
     args = sys.argv[1:]
     debug = DEBUG_FLAG in args
     try:
-        app(args=[arg for arg in args if arg != DEBUG_FLAG], prog_name="gpufleet")
+        with collector.paused():  # a short process: see components/collector.py
+            app(args=[arg for arg in args if arg != DEBUG_FLAG], prog_name="gpufleet")
     except Exception as exc:  # the one place that turns any internal error into exit 3
         if debug:
             traceback.print_exc()

@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
+from ..plan.batch import StackOutcome
 from ..plan.record import SHOW_SECRETS_ENV
-from ..report.outcome import StackOutcome
-from ..spec import SpecInvalid, stack_names, stack_path
+from ..spec import SpecInvalid, stack_names
 from .app import DEFAULT_STACKS, ReportFormat, ReportFormatOpt, StacksDir, app, emit_json, err, existing_stack, out
 
 REPORTS = (ReportFormat.markdown, ReportFormat.sarif)
@@ -27,13 +28,16 @@ def plan(
     show_secrets: Annotated[bool, typer.Option(
         "--show-secrets", envvar=SHOW_SECRETS_ENV,
         help="Print secret inputs in the JSON plan (else [secret], as `pulumi preview`).")] = False,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", min=1, help="--all: plan in up to N worker processes (default: the CPU count; 1: in this one)."
+    )] = None,
 ) -> None:
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
+    if all_stacks:
+        raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
     from ..plan.planner import EXIT_INVALID, plan_stack, stack_name
     from ..render import print_plan
 
-    if all_stacks:
-        raise typer.Exit(plan_all(stacks_dir, fmt))
     if (stack is None) == (stack_file is None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
@@ -67,37 +71,63 @@ def emit_report(fmt: ReportFormat, outcomes: Sequence[StackOutcome]) -> None:
         emit_json(sarif_log(outcomes, catalog, repository_root(Path.cwd())))
 
 
-def plan_all(stacks_dir: Path, fmt: ReportFormat) -> int:
-    from ..plan.planner import EXIT_INVALID, plan_stack
+def plan_all(stacks_dir: Path, fmt: ReportFormat, jobs: int | None = None) -> int:
+    from ..plan.batch import plan_stacks
 
     names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
     if not names:
         err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
-        return EXIT_INVALID
+        return 2  # usage: nothing to plan
     lines, outcomes, worst = [], [], 0
-    for name in names:
-        path = stack_path(stacks_dir, name)
-        try:
-            result = plan_stack(path, stacks_dir)
-            code = result.exit_code
-            outcomes.append(StackOutcome(name, path, code, result.to_json(), None))
-            line = {"stack": name, "exit": code, "resources": len(result.resources),
-                    "violations": len(result.policies["violations"]),
-                    "max_hourly_usd": result.summary["hourly_usd"]["max_on_demand"]}
-        except SpecInvalid as invalid:
-            code = EXIT_INVALID
-            outcomes.append(StackOutcome(name, path, code, None, str(invalid)))
-            line = {"stack": name, "exit": code, "error": str(invalid)}
-        worst = max(worst, code)
-        lines.append(line)
-        if fmt is ReportFormat.table:
-            detail = line.get("error") or (
-                f"{line['resources']} resources, {line['violations']} violation(s), " +
-                ("max USD/h unpriced" if line["max_hourly_usd"] is None else f"max {line['max_hourly_usd']:.2f} USD/h")
-            )
-            out.print(f"{name:<28} exit {code}  {detail}", highlight=False, soft_wrap=True, markup=False)
+    with _progress(len(names)) as advance:
+        for outcome in plan_stacks(stacks_dir, names, jobs):
+            line = _summary_line(outcome)
+            worst = max(worst, outcome.exit_code)
+            lines.append(line)
+            outcomes.append(outcome)
+            if fmt is ReportFormat.table:
+                # One line per stack at any width: user text printed literally, never wrapped or styled.
+                out.print(_table_line(line), highlight=False, soft_wrap=True, markup=False)
+            advance()
     if fmt is ReportFormat.json:
         emit_json(lines)
     elif fmt in REPORTS:
         emit_report(fmt, outcomes)
     return worst
+
+
+def _summary_line(outcome: StackOutcome) -> dict[str, Any]:
+    if outcome.plan is None:
+        return {"stack": outcome.name, "exit": outcome.exit_code, "error": outcome.error}
+    return {"stack": outcome.name, "exit": outcome.exit_code, "resources": len(outcome.plan["resources"]),
+            "violations": len(outcome.plan["policies"]["violations"]),
+            "max_hourly_usd": outcome.plan["summary"]["hourly_usd"]["max_on_demand"]}
+
+
+def _table_line(line: dict[str, Any]) -> str:
+    if "error" in line:
+        # An invalid stack lists one problem per line: joined, so the stack keeps one line.
+        first, *problems = [part.strip() for part in str(line["error"]).splitlines() if part.strip()] or [""]
+        detail = " ".join([first, "; ".join(problems)]).strip()
+    else:
+        usd = line["max_hourly_usd"]
+        cost = "max USD/h unpriced" if usd is None else f"max {usd:.2f} USD/h"
+        detail = f"{line['resources']} resources, {line['violations']} violation(s), {cost}"
+    return f"{line['stack']:<28} exit {line['exit']}  {detail}"
+
+
+@contextmanager
+def _progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal (and only then: CI logs get the lines alone)."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
+        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+    ) as progress:
+        task = progress.add_task("stacks", total=total)
+        yield lambda: progress.advance(task)

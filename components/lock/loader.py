@@ -27,7 +27,8 @@ def load_lock(path: Path = DEFAULT_LOCK_PATH) -> Lock:
     key = (path, stat.st_mtime_ns, stat.st_size)
     if key not in _LOADED:
         try:
-            _LOADED[key] = load_yaml_model(path, Lock)
+            # The shipped lock is libyaml-parsed; a lock named on the command line gets the bounded reader.
+            _LOADED[key] = load_yaml_model(path, Lock, trusted=path == DEFAULT_LOCK_PATH)
         except SpecInvalid as invalid:
             raise LockError(invalid.errors, invalid.source) from None
     return _LOADED[key]

@@ -219,57 +219,61 @@ def run_policies(
 
     Raises PolicyConfigError when `config` is malformed.
     """
+    from policies.props import shared_reads
     from policies.registry import ALL_POLICIES, RULES_BY_NAME
 
     if policies is None:
         policies = ALL_POLICIES
     settings = resolve_config(policies, config)
-    # Each resource's inputs are copied and proxied once and the stack view is built once, not per policy:
-    # rules only read them. A pack rule sees only the resource types it declares (it ignores the rest).
+    # Each resource's inputs are proxied once and the stack view is built once, not per policy, and within
+    # shared_reads the plain views the pack's rules take of them are too: rules only read them. The proxy rebuilds
+    # every dict and list, so no rule holds the recorded inputs. A pack rule sees only the resource types it
+    # declares (it ignores the rest).
     proxied: dict[str, Any] = {}
 
     def props(resource: RecordedResource) -> Any:
         if resource.urn not in proxied:
-            proxied[resource.urn] = unknown_checking_proxy(copy.deepcopy(resource.inputs))
+            proxied[resource.urn] = unknown_checking_proxy(resource.inputs)
         return proxied[resource.urn]
 
     stack_view: list[PolicyResource] = []
     report = PolicyReport(evaluated=0)
     violations: list[Violation] = []
-    for policy in policies:
-        setting = settings[policy.name]
-        if setting.level == "disabled":
-            continue
-        # As in the SDK: a violation left after remediation counts as mandatory.
-        level = "mandatory" if setting.level == "remediate" else setting.level
-        report.evaluated += 1
+    with shared_reads():
+        for policy in policies:
+            setting = settings[policy.name]
+            if setting.level == "disabled":
+                continue
+            # As in the SDK: a violation left after remediation counts as mandatory.
+            level = "mandatory" if setting.level == "remediate" else setting.level
+            report.evaluated += 1
 
-        def reporter(default_urn: str, name: str = policy.name, level: str = level) -> Any:
-            def report_violation(message: str, urn: str | None = None) -> None:
-                violations.append(Violation(name, level, urn or default_urn, message))
+            def reporter(default_urn: str, name: str = policy.name, level: str = level) -> Any:
+                def report_violation(message: str, urn: str | None = None) -> None:
+                    violations.append(Violation(name, level, urn or default_urn, message))
 
-            return report_violation
+                return report_violation
 
-        if isinstance(policy, ResourceValidationPolicy):
-            rule = RULES_BY_NAME.get(policy.name)
-            wanted = set(rule.resource_types) if rule is not None and rule.policy is policy else None
-            for resource in resources:
-                if wanted is not None and resource.type not in wanted:
-                    continue
-                args = ResourceValidationArgs(
-                    resource.type,
-                    props(resource),
-                    resource.urn,
-                    resource.name,
-                    _options(resource),
-                    None,
-                    copy.deepcopy(setting.properties),
-                )
-                _call(policy, args, reporter(resource.urn), report, violations, resource.urn)
-        elif isinstance(policy, StackValidationPolicy):
-            stack_view = stack_view or _stack_resources(resources, props)
-            args = StackValidationArgs(stack_view, copy.deepcopy(setting.properties))
-            _call(policy, args, reporter(""), report, violations, "")
+            if isinstance(policy, ResourceValidationPolicy):
+                rule = RULES_BY_NAME.get(policy.name)
+                wanted = set(rule.resource_types) if rule is not None and rule.policy is policy else None
+                for resource in resources:
+                    if wanted is not None and resource.type not in wanted:
+                        continue
+                    args = ResourceValidationArgs(
+                        resource.type,
+                        props(resource),
+                        resource.urn,
+                        resource.name,
+                        _options(resource),
+                        None,
+                        copy.deepcopy(setting.properties),
+                    )
+                    _call(policy, args, reporter(resource.urn), report, violations, resource.urn)
+            elif isinstance(policy, StackValidationPolicy):
+                stack_view = stack_view or _stack_resources(resources, props)
+                args = StackValidationArgs(stack_view, copy.deepcopy(setting.properties))
+                _call(policy, args, reporter(""), report, violations, "")
     report.violations = sorted(violations, key=lambda v: (v.policy, v.urn, v.message, v.level))
     report.not_applicable = sorted(set(report.not_applicable))
     return report

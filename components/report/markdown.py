@@ -9,7 +9,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from .outcome import StackOutcome
+from ..plan.batch import StackOutcome
 
 # CommonMark lets any ASCII punctuation be escaped with a backslash; these are the ones that start markup
 # inside a line (emphasis, code, links, HTML, tables, strikethrough, entities).

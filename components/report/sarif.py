@@ -11,8 +11,8 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from ..plan.batch import StackOutcome
 from ..spec import POLICY_KEY, SpecInvalid
-from .outcome import StackOutcome
 from .stack_lines import StackFileLines, stack_file_lines
 from .violation_source import violation_field
 

@@ -1,0 +1,94 @@
+"""libyaml's C parser for the data files shipped with the package, with the tags and values of YAML 1.2.
+
+The pure-Python reader spends most of a plan's YAML time scanning the catalog and the lock (~10x slower than
+libyaml). Here libyaml only scans and composes; every plain scalar is tagged by ruamel's YAML 1.2 resolver and
+the tree is rebuilt as ruamel nodes, so the caller runs the same checks (duplicate keys, aliases, depth) and the
+same constructor as for any other file: the values are those of the pure reader. Only for files the package
+ships (catalog, lock, organisation): libyaml recurses in C, so hostile nesting stays with the pure reader.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml import nodes as ruamel_nodes
+from ruamel.yaml.tag import Tag
+
+try:
+    from yaml.cyaml import CParser
+
+    AVAILABLE = True
+except ImportError:  # PyYAML built without libyaml: callers keep the pure reader
+    CParser = object
+    AVAILABLE = False
+_KINDS: dict[type, type] = {
+    yaml.ScalarNode: ruamel_nodes.ScalarNode,
+    yaml.SequenceNode: ruamel_nodes.SequenceNode,
+    yaml.MappingNode: ruamel_nodes.MappingNode,
+}
+
+
+def compose(text: str, reader: YAML) -> ruamel_nodes.Node | None:
+    """The document of `text` as ruamel nodes tagged by `reader`'s YAML 1.2 resolver (None when empty).
+
+    Raises yaml.YAMLError (PyYAML's) for text libyaml cannot parse.
+    """
+    parser = _Composer(text, reader)
+    try:
+        root = parser.get_single_node()
+    finally:
+        parser.dispose()
+    return None if root is None else _RuamelTree().convert(root)
+
+
+class _Composer(CParser):  # type: ignore[misc,valid-type]
+    """libyaml's composer; it asks `resolve` for the tag of every untagged node."""
+
+    def __init__(self, text: str, reader: YAML) -> None:
+        super().__init__(text)
+        self._resolver = reader.resolver
+
+    # PyYAML's path resolvers (tags by position in the document) are not used: nothing to track.
+    def descend_resolver(self, parent: Any, index: Any) -> None:
+        pass
+
+    def ascend_resolver(self) -> None:
+        pass
+
+    def resolve(self, kind: type, value: Any, implicit: Any) -> str:
+        # The suffix of ruamel's Tag is the full tag for implicit tags: no per-scalar URI decoding.
+        return self._resolver.resolve(_KINDS[kind], value, implicit).suffix  # type: ignore[no-any-return]
+
+
+class _RuamelTree:
+    """PyYAML nodes -> ruamel nodes; an alias stays one shared node, so alias accounting is unchanged."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, ruamel_nodes.Node] = {}
+        self._tags: dict[str, Tag] = {}
+
+    def _tag(self, name: str) -> Tag:
+        # One Tag per name: ruamel caches the decoded form on the Tag object.
+        if name not in self._tags:
+            self._tags[name] = Tag(suffix=name)
+        return self._tags[name]
+
+    def convert(self, node: Any) -> ruamel_nodes.Node:
+        if id(node) in self._done:
+            return self._done[id(node)]
+        tag, start, end = self._tag(node.tag), node.start_mark, node.end_mark
+        converted: ruamel_nodes.Node
+        if isinstance(node, yaml.ScalarNode):
+            converted = ruamel_nodes.ScalarNode(tag, node.value, start, end, style=node.style)
+        elif isinstance(node, yaml.SequenceNode):
+            converted = ruamel_nodes.SequenceNode(tag, [], start, end, flow_style=node.flow_style)
+        else:
+            converted = ruamel_nodes.MappingNode(tag, [], start, end, flow_style=node.flow_style)
+        self._done[id(node)] = converted
+        if isinstance(node, yaml.SequenceNode):
+            converted.value = [self.convert(item) for item in node.value]
+        elif isinstance(node, yaml.MappingNode):
+            converted.value = [(self.convert(key), self.convert(value)) for key, value in node.value]
+        return converted

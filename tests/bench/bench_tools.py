@@ -1,0 +1,88 @@
+"""Shared by the benchmarks: interleaved best-of-N process timings, and generated stacks.
+
+The machine is shared (two cores here, other jobs running), so every ratio compares commands timed in the
+same run, one after the other in each round, keeping each command's best round. Both wall time and CPU time
+(user + system of the process and its threads) are kept: a plan is one process doing one thing at a time, so
+its CPU time is the wall time it would take on an idle machine, and it is far less disturbed by other jobs.
+"""
+
+from __future__ import annotations
+
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from conftest import REPO, SHIPPED_STACKS
+
+PLAN = "from components.cli import main; main()"
+
+
+@dataclass(frozen=True)
+class Timing:
+    wall: float
+    cpu: float
+
+    def over(self, floor: Timing) -> Timing:
+        return Timing(self.wall / floor.wall, self.cpu / floor.cpu)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def best_of(commands: dict[str, list[str]], runs: int) -> dict[str, Timing]:
+    """Each command's best wall and best CPU time over `runs` rounds, the commands interleaved in every round."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(runs):
+        for name, argv in commands.items():
+            cpu, start = _children_cpu(), time.perf_counter()
+            subprocess.run(argv, cwd=REPO, check=False, capture_output=True)
+            walls[name].append(time.perf_counter() - start)
+            cpus[name].append(_children_cpu() - cpu)
+    return {name: Timing(min(walls[name]), min(cpus[name])) for name in commands}
+
+
+def python(code: str, *args: str) -> list[str]:
+    return [sys.executable, "-c", code, *args]
+
+
+def gpufleet(*args: str) -> list[str]:
+    return python(PLAN, *args)
+
+
+def group_stack(directory: Path, groups: int) -> str:
+    """Stack `gN` in `directory`: aws-train-p5 with N p5 node groups (small sizes, one budget for all)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    shutil.copy(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", directory)
+    entries = "".join(
+        f"      - {{name: g{i}, instance_types: [p5.48xlarge], size: {{min: 0, desired: 1, max: 2}}, "
+        "capacity: spot, rdma: required}\n"
+        for i in range(groups)
+    )
+    name = f"g{groups}"
+    (directory / f"Pulumi.{name}.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpufleet:cluster:\n    extends: aws-train-p5\n"
+        f"    name: {name}\n    node_groups:\n{entries}    budget: {{max_hourly_usd: 100000}}\n"
+    )
+    return name
+
+
+def forked_stacks(directory: Path, count: int) -> list[str]:
+    """`count` stacks in `directory`: the shipped ones, then forks of the cluster stacks (renamed clusters)."""
+    shutil.copytree(SHIPPED_STACKS, directory)
+    names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in directory.glob("Pulumi.*.yaml"))
+    clusters = [name for name in names if not name.endswith("-images")]
+    for index in range(count - len(names)):
+        template = clusters[index % len(clusters)]
+        fork = f"fork{index:02d}-{template}"
+        (directory / f"Pulumi.{fork}.yaml").write_text(
+            f"config:\n  gpufleet:cluster: {{extends: {template}, name: fork{index:02d}}}\n"
+        )
+        names.append(fork)
+    return sorted(names)

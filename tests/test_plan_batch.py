@@ -1,0 +1,89 @@
+"""`plan --all`: the batch plans in worker processes or here with the same outcomes, in the order of the names;
+a broken stack is that stack's exit status, never the batch's end; piped output is one line per stack."""
+
+from __future__ import annotations
+
+import shutil
+from concurrent.futures import Future
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import pytest
+from conftest import SHIPPED_STACKS
+from typer.testing import CliRunner
+
+from components import cli
+from components.plan import batch, planner
+from components.plan.batch import PARALLEL_FROM, StackOutcome, plan_stacks
+
+SMALL = ["aws-images", "azure-images", "alicloud-images", "aws-infer-g6e"]
+# Two problems, so an invalid stack's error spans several lines before the table joins it.
+BROKEN = "config:\n  gpufleet:cluster: {extends: aws-train-p5, environment: moon, tags: {a: 1}}\n"
+
+
+@pytest.fixture
+def small_stacks(tmp_path: Path) -> Path:
+    target = tmp_path / "stacks"
+    target.mkdir()
+    for name in [*SMALL, "aws-train-p5"]:
+        shutil.copy(SHIPPED_STACKS / f"Pulumi.{name}.yaml", target)
+    (target / "Pulumi.broken.yaml").write_text(BROKEN)
+    return target
+
+
+def test_workers_and_this_process_give_the_same_outcomes_in_the_order_asked(small_stacks: Path) -> None:
+    names = ["aws-infer-g6e", "broken", *SMALL[:3]]
+    assert len(names) >= PARALLEL_FROM
+    parallel = list(plan_stacks(small_stacks, names, workers=2))
+    sequential = list(plan_stacks(small_stacks, names, workers=1))
+    assert [o.name for o in parallel] == names
+    assert parallel == sequential
+    by_name = {o.name: o for o in parallel}
+    assert by_name["broken"].exit_code == 2 and by_name["broken"].plan is None
+    assert "environment: Input should be" in (by_name["broken"].error or "")
+    for name in SMALL[:3] + ["aws-infer-g6e"]:
+        outcome = by_name[name]
+        assert outcome.error is None and outcome.exit_code in (0, 1)
+        assert outcome.plan is not None and outcome.plan["stack"] == name and outcome.plan["resources"]
+        assert outcome.path == small_stacks / f"Pulumi.{name}.yaml"
+
+
+def test_an_internal_error_is_that_stacks_exit_3(monkeypatch, small_stacks: Path) -> None:
+    real = planner.plan_stack  # plan_one looks it up on the planner module at each call
+
+    def flaky(path: Path, stacks_dir: Path | None = None) -> planner.PlanResult:
+        if path.name == "Pulumi.azure-images.yaml":
+            raise RuntimeError("engine fell over")
+        return real(path, stacks_dir)
+
+    monkeypatch.setattr(planner, "plan_stack", flaky)
+    outcomes = {o.name: o for o in plan_stacks(small_stacks, ["aws-images", "azure-images"], workers=1)}
+    assert outcomes["azure-images"].exit_code == 3 and outcomes["azure-images"].plan is None
+    assert outcomes["azure-images"].error == "internal error: RuntimeError: engine fell over"
+    assert outcomes["aws-images"].exit_code == 0 and outcomes["aws-images"].plan is not None
+
+
+def test_a_stack_whose_worker_died_is_planned_again_alone(small_stacks: Path) -> None:
+    died: Future[StackOutcome] = Future()
+    died.set_exception(BrokenProcessPool("a worker ended abruptly"))
+    outcome = batch._result(died, small_stacks, "aws-images")
+    assert outcome == batch.plan_one(small_stacks, "aws-images")
+
+
+def test_piped_table_is_one_line_per_stack_at_80_columns(small_stacks: Path) -> None:
+    result = CliRunner().invoke(
+        cli.app, ["plan", "--all", "--stacks-dir", str(small_stacks)], env={"COLUMNS": "80"}
+    )
+    lines = result.stdout.splitlines()
+    names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in small_stacks.glob("*.yaml"))
+    assert result.exit_code == 2
+    assert [line.split()[0] for line in lines] == names
+    (broken,) = [line for line in lines if line.startswith("broken ")]
+    assert len(broken) > 80 and "invalid stack: environment: Input should be" in broken
+    assert "'dev', 'staging' or 'prod'; tags: Value error" in broken
+    assert "planning" not in result.output  # no progress bar off a terminal
+
+
+def test_jobs_must_be_positive(small_stacks: Path) -> None:
+    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "0", "--stacks-dir", str(small_stacks)])
+    assert result.exit_code == 2 and "--jobs" in result.output
