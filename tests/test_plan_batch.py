@@ -87,3 +87,21 @@ def test_piped_table_is_one_line_per_stack_at_80_columns(small_stacks: Path) -> 
 def test_jobs_must_be_positive(small_stacks: Path) -> None:
     result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "0", "--stacks-dir", str(small_stacks)])
     assert result.exit_code == 2 and "--jobs" in result.output
+
+
+def test_progress_bar_only_on_a_terminal(monkeypatch) -> None:
+    import importlib
+    import io
+
+    from rich.console import Console
+
+    cli_app = importlib.import_module("components.cli.app")  # the module (the package exports the Typer `app`)
+
+    for terminal in (False, True):
+        screen = io.StringIO()
+        monkeypatch.setattr(cli_app, "err", Console(file=screen, force_terminal=terminal, width=80))
+        with cli_app.progress(3) as advance:
+            for _ in range(3):
+                advance()
+        # A bar draws on a terminal (and clears itself); piped, nothing at all is written.
+        assert bool(screen.getvalue()) is terminal

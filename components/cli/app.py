@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -69,3 +71,21 @@ def existing_stack(stacks_dir: Path, name: str) -> Path:
         err.print(f"error: no stack {name!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
         raise typer.Exit(2)
     return path
+
+
+@contextmanager
+def progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal (and only then: CI logs get the lines alone); yields the
+    function that marks one more item done."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
+        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+    ) as bar:
+        task = bar.add_task("stacks", total=total)
+        yield lambda: bar.advance(task)

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from ..spec import SpecInvalid
-from .app import DEFAULT_STACKS, app, emit_json, err, fail_invalid, out
+from .app import DEFAULT_STACKS, app, emit_json, err, fail_invalid, out, progress
 
 
 class DiffFormat(str, Enum):
@@ -45,7 +45,7 @@ def diff(
         err.print("error: give --stack NAME or --all, not both")
         raise typer.Exit(2)
     try:
-        report = diff_against(DEFAULT_STACKS.parent, base, [stack] if stack is not None else None)
+        report = diff_against(DEFAULT_STACKS.parent, base, [stack] if stack is not None else None, progress)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     if fmt is DiffFormat.json:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,7 +12,18 @@ import typer
 from ..plan.batch import StackOutcome
 from ..plan.record import SHOW_SECRETS_ENV
 from ..spec import SpecInvalid, stack_names
-from .app import DEFAULT_STACKS, ReportFormat, ReportFormatOpt, StacksDir, app, emit_json, err, existing_stack, out
+from .app import (
+    DEFAULT_STACKS,
+    ReportFormat,
+    ReportFormatOpt,
+    StacksDir,
+    app,
+    emit_json,
+    err,
+    existing_stack,
+    out,
+    progress,
+)
 
 REPORTS = (ReportFormat.markdown, ReportFormat.sarif)
 
@@ -79,7 +89,7 @@ def plan_all(stacks_dir: Path, fmt: ReportFormat, jobs: int | None = None) -> in
         err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
         return 2  # usage: nothing to plan
     lines, outcomes, worst = [], [], 0
-    with _progress(len(names)) as advance:
+    with progress(len(names)) as advance:
         for outcome in plan_stacks(stacks_dir, names, jobs):
             line = _summary_line(outcome)
             worst = max(worst, outcome.exit_code)
@@ -114,20 +124,3 @@ def _table_line(line: dict[str, Any]) -> str:
         cost = "max USD/h unpriced" if usd is None else f"max {usd:.2f} USD/h"
         detail = f"{line['resources']} resources, {line['violations']} violation(s), {cost}"
     return f"{line['stack']:<28} exit {line['exit']}  {detail}"
-
-
-@contextmanager
-def _progress(total: int) -> Iterator[Callable[[], None]]:
-    """A progress bar on stderr when it is a terminal (and only then: CI logs get the lines alone)."""
-    if not err.is_terminal:
-        yield lambda: None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
-        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
-    ) as progress:
-        task = progress.add_task("stacks", total=total)
-        yield lambda: progress.advance(task)

@@ -8,7 +8,9 @@ plan` does); the base is the same project exported at the ref and planned by the
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,13 @@ from .git_base import EXIT_INVALID, base_stacks, exported_tree, plan_in_tree, re
 from .planner import plan_stack
 
 EXIT_INTERNAL = 3
+Tracker = Callable[[int], AbstractContextManager[Callable[[], None]]]
+"""Given the number of stacks, a context yielding the function called as each stack is compared."""
+
+
+@contextmanager
+def untracked(total: int) -> Iterator[Callable[[], None]]:
+    yield lambda: None
 
 
 @dataclass
@@ -58,7 +67,7 @@ def plan_work_tree(stacks_dir: Path, stack: str) -> Side:
     return Side("planned", result.exit_code, plan=result.to_json(show_secrets=True))  # compared, then masked
 
 
-def diff_against(root: Path, base: str, stacks: list[str] | None = None) -> DiffReport:
+def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked) -> DiffReport:
     """Diff STACKS (default: every stack on either side) of the project at `root` against git ref `base`.
 
     SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, or a named stack
@@ -74,11 +83,13 @@ def diff_against(root: Path, base: str, stacks: list[str] | None = None) -> Diff
             raise SpecInvalid([SpecError("--stack", f"no stack {name!r} at {base} or in the work tree; known: "
                                          f"{', '.join(sorted(at_base | at_work))}") for name in missing])
         workers = max(1, (os.cpu_count() or 2) - 1)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        with ThreadPoolExecutor(max_workers=workers) as pool, track(len(names)) as advance:
             before: dict[str, Future[Side]] = {
                 name: pool.submit(plan_in_tree, tree, name) for name in names if name in at_base
             }
-            after = {name: plan_work_tree(work_stacks, name) for name in names}
-            diffs = [diff_stack(name, before[name].result() if name in before else Side("absent"), after[name])
-                     for name in names]
+            diffs = []
+            for name in names:
+                after = plan_work_tree(work_stacks, name)
+                diffs.append(diff_stack(name, before[name].result() if name in before else Side("absent"), after))
+                advance()
     return DiffReport(base, commit, diffs)
