@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
+from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_STACKS = REPO / "stacks"
@@ -40,7 +40,10 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
     path = directory / f"Pulumi.{name}.yaml"
     config = {f"{cluster.get('cloud', 'aws')}:region": cluster.get("region", "us-east-1"), "gpufleet:cluster": cluster}
     config.update(extra)
-    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    # Written as YAML 1.2, the version stack files are read in: a 1.1 dumper leaves `0e0` or `0o17` unquoted,
+    # which 1.2 then reads as numbers.
+    with path.open("w", encoding="utf-8") as handle:
+        YAML(typ="safe", pure=True).dump({"config": config}, handle)
     return path
 
 
