@@ -152,11 +152,6 @@ def test_real_run_of_a_pinned_base_image_is_not_refused(monkeypatch: pytest.Monk
     assert one(plan_stack(STACK, SHIPPED_STACKS), PIPELINE).inputs["baseImage"] == pinned_base
 
 
-def test_plan_all_exits_zero() -> None:
-    result = CliRunner().invoke(app, ["plan", "--all"])
-    assert result.exit_code == 0, result.output
-
-
 # What `pulumi stack output --json --stack alicloud-images` prints, with the DescribeImages ids added to images.
 BAKED = {"cn-wulanchabu": "m-0jl8d1ej4mkbbq3ya2lm", "cn-beijing": "m-2zeaq1tbyqs6uyzhs3vx"}
 OUTPUTS = {

@@ -236,3 +236,26 @@ def test_pulumi_yaml_template_prompts() -> None:
     assert project["name"] == "gpufleet" and project["stackConfigDir"] == "stacks"
     assert project["runtime"]["options"]["virtualenv"] == ".venv"
     assert {"gpufleet:template", "gpufleet:cloud", "gpufleet:region"} <= set(project["template"]["config"])
+
+
+def test_aliases_are_dropped_offline_and_urns_stay(monkeypatch: pytest.MonkeyPatch) -> None:
+    # azure-native declares an alias per API version; offline there is no state for them to map.
+    import pulumi_azure_native as azure
+
+    from components.plan.engine import RecordingMonitor
+
+    sent: dict[str, int] = {}
+    register = RecordingMonitor.RegisterResource
+
+    def spy(self: RecordingMonitor, request: object) -> object:
+        sent[request.type] = len(request.aliases)
+        return register(self, request)
+
+    monkeypatch.setattr(RecordingMonitor, "RegisterResource", spy)
+
+    def program() -> None:
+        azure.network.VirtualNetwork("v", resource_group_name="rg", location="eastus")
+
+    [vnet] = run_program(program, {}, project="gpufleet", stack="s", region="eastus", zones=[])
+    assert sent["azure-native:network:VirtualNetwork"] == 0
+    assert vnet.urn == "urn:pulumi:s::gpufleet::azure-native:network:VirtualNetwork::v"

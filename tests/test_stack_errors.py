@@ -44,7 +44,7 @@ def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> No
     (stacks_dir / "Pulumi.bad.yaml").write_text(
         f"config:\n  gpufleet:cluster: {{extends: aws-train-p5, node_groups: [{group}]}}\n"
     )
-    result = CliRunner().invoke(cli.app, ["plan", "--all", "--stacks-dir", str(stacks_dir)])
+    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "1", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
 
