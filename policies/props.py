@@ -8,6 +8,8 @@ only on what is known to be wrong.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -179,3 +181,13 @@ def parse_json(value: Any) -> Any:
         except json.JSONDecodeError as exc:
             raise JsonError(f"not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from exc
     return value
+
+
+def base64_text(value: Any) -> Any:
+    """Base64-encoded user data as text: UNKNOWN while it is unknown, "" when absent or not base64."""
+    if value is UNKNOWN:
+        return UNKNOWN
+    try:
+        return base64.b64decode(value or "", validate=True).decode("utf-8", "replace")
+    except (binascii.Error, ValueError, TypeError):
+        return ""

@@ -8,13 +8,11 @@ Every check skips values it cannot see (unknown during preview) and fails only o
 
 from __future__ import annotations
 
-import base64
-import binascii
 import ipaddress
 from collections.abc import Iterator
 
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rule, stack_rule
-from ..props import UNKNOWN, as_int, get, items
+from ..props import UNKNOWN, as_int, base64_text, get, items
 from .resource_types import (
     ESS_ALARM,
     GROUP_METRIC_RULE,
@@ -32,13 +30,9 @@ CUSTOMER_KEY = 2
 
 
 def check_gpu_metrics(resource_type: str, props: Props, config: Config) -> Iterator[str]:
-    encoded = get(props, "userData")
-    if encoded is UNKNOWN:
+    text = base64_text(get(props, "userData"))
+    if text is UNKNOWN:
         return
-    try:
-        text = base64.b64decode(encoded or "", validate=True).decode("utf-8", "replace")
-    except (binascii.Error, ValueError, TypeError):
-        text = ""
     if GPU_METRICS_MARK not in text:
         yield (
             "the node group ships no GPU metrics (no gpufleet-gpu-health in its user data): set "

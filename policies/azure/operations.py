@@ -6,13 +6,11 @@ Every check skips values it cannot see (unknown during preview) and fails only o
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Iterator
 from typing import Any
 
 from ..meta import ADVISORY, MANDATORY, Config, Node, Props, Rule, Stack, resource_rule, stack_rule
-from ..props import UNKNOWN, get, items
+from ..props import UNKNOWN, base64_text, get, items
 from .resource_types import AML_FILESYSTEM, METRIC_ALERT, NSG, SECURITY_RULE, SUBNET, VM_PROFILE, VMSS
 
 # The DCGM watch that publishes the GPU metrics (components/bootstrap: the unit it installs).
@@ -22,13 +20,9 @@ SERVICE_SOURCES = ("azuremonitor",)
 
 
 def check_gpu_metrics(resource_type: str, props: Props, config: Config) -> Iterator[str]:
-    encoded = get(props, VM_PROFILE, "osProfile", "customData")
-    if encoded is UNKNOWN:
+    text = base64_text(get(props, VM_PROFILE, "osProfile", "customData"))
+    if text is UNKNOWN:
         return
-    try:
-        text = base64.b64decode(encoded or "", validate=True).decode("utf-8", "replace")
-    except (binascii.Error, ValueError, TypeError):
-        text = ""
     if GPU_METRICS_MARK not in text:
         yield (
             "the scale set ships no GPU metrics (no gpufleet-gpu-health in its custom data): set "
