@@ -8,7 +8,7 @@ from typing import Any
 
 from components.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
 
-from ..lock import lock_module
+from ..lock import lock_module, unpinned
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, get
 from .resource_types import NODE_TYPES
@@ -33,13 +33,8 @@ def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iter
     if not lock.is_valid_image_id("alicloud", image):
         yield f"image_id {image!r} is not a literal image id (m-... or a dated public image name): {FIX}"
         return
-    try:
-        pinned = lock.load_lock().image_ids("alicloud")
-    except (lock.LockError, OSError) as exc:
-        yield f"images/lock.yaml could not be read ({exc}), so image_id {image!r} is unchecked: fix the lock"
-        return
-    if image not in pinned:
-        yield f"image_id {image!r} is not pinned in images/lock.yaml: {FIX}"
+    if problem := unpinned("alicloud", image, "image_id", FIX):
+        yield problem
 
 
 def check_image_unbaked(resource_type: str, props: Props, config: Config) -> Iterator[str]:

@@ -9,7 +9,7 @@ from typing import Any
 from components.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
 from components.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
 
-from ..lock import lock_module
+from ..lock import lock_module, unpinned
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, get
 from .resource_types import IMAGE_RECIPE, LAUNCH_TEMPLATE
@@ -46,13 +46,8 @@ def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iter
     if not recipe and not lock.is_valid_image_id("aws", image):
         yield f"{arg} {image!r} is not a literal AMI id: {fix}"
         return
-    try:
-        pinned = lock.load_lock().image_ids("aws")
-    except (lock.LockError, OSError) as exc:
-        yield f"images/lock.yaml could not be read ({exc}), so {arg} {image!r} is unchecked: fix the lock"
-        return
-    if image not in pinned:
-        yield f"{arg} {image!r} is not pinned in images/lock.yaml: {fix}"
+    if problem := unpinned("aws", image, arg, fix):
+        yield problem
 
 
 def check_image_unbaked(resource_type: str, props: Props, config: Config) -> Iterator[str]:

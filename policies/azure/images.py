@@ -10,7 +10,7 @@ from typing import Any
 from components.lock.image_ids import EXPECTED_SHAPE
 from components.lock.status import STATUS_TAG, UNBAKED
 
-from ..lock import lock_module
+from ..lock import lock_module, unpinned
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, get
 from .resource_types import VM_PROFILE, VMSS
@@ -52,13 +52,8 @@ def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iter
     if not lock.is_valid_image_id("azure", image):
         yield f"{where} {image!r} is not {EXPECTED_SHAPE['azure']}: {fix}"
         return
-    try:
-        pinned = lock.load_lock().image_ids("azure")
-    except (lock.LockError, OSError) as exc:
-        yield f"images/lock.yaml could not be read ({exc}), so {where} {image!r} is unchecked: fix the lock"
-        return
-    if image not in pinned:
-        yield f"{where} {image!r} is not pinned in images/lock.yaml: {fix}"
+    if problem := unpinned("azure", image, where, fix):
+        yield problem
 
 
 RULES: list[Rule] = [
