@@ -17,7 +17,7 @@ plan: $(BIN)/gpufleet
 
 test: $(BIN)/gpufleet
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import pytest
 import yaml
 from conftest import REPO, SHIPPED_STACKS, read_cluster, write_stack
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +26,11 @@ from components.spec import CLUSTER_KEY, SpecInvalid
 CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")
                   if "gpufleet:cluster" in yaml.safe_load(p.read_text())["config"])
 BASES = {name: read_cluster(name) for name in CLUSTERS}
+CLOUDS = ("aws", "azure", "alicloud")
+# Each property runs once per cloud on that cloud's shipped clusters: every cloud gets its share of the cases,
+# and `make test` can spread the three runs over its workers. Totals: 10,002 validations, 300 CLI runs and
+# 300 full plans.
+VALIDATIONS, CLI_RUNS, PLANS = 3_334, 100, 100
 # No example database: CI runs in a fresh clone, and a test must not write into the repository.
 SLOW = settings(
     deadline=None, database=None,
@@ -52,10 +58,14 @@ def at(node: Any, path: tuple) -> Any:
     return node
 
 
+def of_cloud(cloud: str) -> list[str]:
+    return [name for name in CLUSTERS if name.startswith(f"{cloud}-")]
+
+
 @st.composite
-def mutated_clusters(draw: st.DrawFn) -> dict[str, Any]:
-    """A shipped cluster with one to three places replaced, deleted, or given an extra key."""
-    raw = copy.deepcopy(BASES[draw(st.sampled_from(CLUSTERS))])
+def mutated_clusters(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
+    """One of the cloud's shipped clusters with one to three places replaced, deleted, or given an extra key."""
+    raw = copy.deepcopy(BASES[draw(st.sampled_from(of_cloud(cloud)))])
     for _ in range(draw(st.integers(1, 3))):
         paths = list(places(raw))[1:]
         path = paths[draw(st.integers(0, len(paths) - 1))]  # an index: cheaper to draw than a new sampled_from
@@ -71,9 +81,10 @@ def mutated_clusters(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def valid_clusters(draw: st.DrawFn) -> dict[str, Any]:
-    """A shipped cluster with its first group resized, its tags and environment changed: plans in full."""
-    raw = copy.deepcopy(BASES[draw(st.sampled_from(CLUSTERS))])
+def valid_clusters(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
+    """One of the cloud's shipped clusters with its first group resized, its tags and environment changed: plans
+    in full."""
+    raw = copy.deepcopy(BASES[draw(st.sampled_from(of_cloud(cloud)))])
     group = raw["node_groups"][0]
     low = draw(st.integers(0, 4))
     desired = draw(st.integers(low, low + 4))
@@ -89,20 +100,26 @@ def valid_clusters(draw: st.DrawFn) -> dict[str, Any]:
     return raw
 
 
-@settings(SLOW, max_examples=10_000)
-@given(mutated_clusters())
-def test_validation_refuses_by_field_or_accepts_never_crashes(raw: dict[str, Any]) -> None:
+def test_every_cloud_has_shipped_clusters_to_vary() -> None:
+    assert all(of_cloud(cloud) for cloud in CLOUDS) and sum(map(len, map(of_cloud, CLOUDS))) == len(CLUSTERS)
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+@settings(SLOW, max_examples=VALIDATIONS)
+@given(data=st.data())
+def test_validation_refuses_by_field_or_accepts_never_crashes(cloud: str, data: st.DataObject) -> None:
     try:
-        prepare({CLUSTER_KEY: raw})
+        prepare({CLUSTER_KEY: data.draw(mutated_clusters(cloud))})
     except SpecInvalid as invalid:
         assert invalid.errors and all(str(error).strip() for error in invalid.errors)
 
 
-@settings(SLOW, max_examples=300)
-@given(raw=mutated_clusters())
-def test_the_cli_answers_0_1_or_2_and_writes_nothing(tmp_path_factory, raw: dict[str, Any]) -> None:
+@pytest.mark.parametrize("cloud", CLOUDS)
+@settings(SLOW, max_examples=CLI_RUNS)
+@given(data=st.data())
+def test_the_cli_answers_0_1_or_2_and_writes_nothing(tmp_path_factory, cloud: str, data: st.DataObject) -> None:
     directory = tmp_path_factory.mktemp("stacks")
-    path = write_stack(directory, "gen", raw)
+    path = write_stack(directory, "gen", data.draw(mutated_clusters(cloud)))
     before = sorted(directory.iterdir())
     result = CliRunner().invoke(cli.app, ["plan", "--stack-file", str(path), "--format", "json"])
     assert result.exit_code in (0, 1, 2), result.output
@@ -116,13 +133,14 @@ def test_the_cli_answers_0_1_or_2_and_writes_nothing(tmp_path_factory, raw: dict
     assert sorted(directory.iterdir()) == before
 
 
-@settings(SLOW, max_examples=300)
-@given(raw=valid_clusters())
-def test_valid_variations_plan_in_full(tmp_path_factory, raw: dict[str, Any]) -> None:
+@pytest.mark.parametrize("cloud", CLOUDS)
+@settings(SLOW, max_examples=PLANS)
+@given(data=st.data())
+def test_valid_variations_plan_in_full(tmp_path_factory, cloud: str, data: st.DataObject) -> None:
     with collector.paused():  # as the CLI and plan --all run a plan
-        plan = plan_stack(write_stack(tmp_path_factory.mktemp("stacks"), "gen", raw))
+        plan = plan_stack(write_stack(tmp_path_factory.mktemp("stacks"), "gen", data.draw(valid_clusters(cloud))))
         collector.collect_after_stack()
-    assert plan.exit_code in (0, 1) and plan.resources
+    assert plan.exit_code in (0, 1) and plan.resources and plan.cloud == cloud
     assert plan.summary["gpus"]["max"] >= plan.summary["gpus"]["desired"] >= plan.summary["gpus"]["min"]
 
 
@@ -132,10 +150,12 @@ def test_plans_are_identical_across_hash_seeds() -> None:
         "print(json.dumps([plan_stack(Path(f'stacks/Pulumi.{s}.yaml'), Path('stacks')).to_json() "
         "for s in sys.argv[1:]], sort_keys=True))"
     )
-    stacks = [next(s for s in CLUSTERS if s.startswith(cloud)) for cloud in ("aws", "azure", "alicloud")]
-    outputs = {
-        subprocess.run([sys.executable, "-c", script, *stacks], cwd=REPO, capture_output=True, text=True, check=True,
-                       env={**os.environ, "PYTHONHASHSEED": seed}).stdout
+    stacks = [of_cloud(cloud)[0] for cloud in CLOUDS]
+    runs = [  # side by side: each is a fresh interpreter importing all three providers
+        subprocess.Popen([sys.executable, "-c", script, *stacks], cwd=REPO, stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "PYTHONHASHSEED": seed})
         for seed in ("1", "2")
-    }
+    ]
+    outputs = {run.communicate()[0] for run in runs}
+    assert all(run.returncode == 0 for run in runs)
     assert len(outputs) == 1 and json.loads(outputs.pop())

@@ -9,6 +9,7 @@ the scripts are static files of this package.
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import json
 import shlex
@@ -32,6 +33,7 @@ SBIN = "/usr/local/sbin"
 UNITS = "/etc/systemd/system"
 
 
+@functools.cache  # package files: read once per process, not once per node group
 def node_script(name: str) -> str:
     """The text of one node script shipped in components/bootstrap/scripts."""
     return resources.files("components.bootstrap").joinpath("scripts", name).read_text(encoding="utf-8")
@@ -100,9 +102,14 @@ def _file(path: str, content: str, permissions: str) -> dict[str, str]:
 
 def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
     """A static node script gzipped (cloud-init write_files encoding gz+b64): user data is capped at the cloud's
-    limit, and a p5 group's bootstrap is near AWS's 16 KB. mtime 0 keeps the bytes identical across renders."""
-    packed = base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
-    return {**_file(path, packed, permissions), "encoding": "gz+b64"}
+    limit, and a p5 group's bootstrap is near AWS's 16 KB."""
+    return {**_file(path, _gz_b64(content), permissions), "encoding": "gz+b64"}
+
+
+@functools.lru_cache(maxsize=32)  # the same few static scripts in every node group
+def _gz_b64(content: str) -> str:
+    """mtime 0 keeps the bytes identical across renders."""
+    return base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
 
 
 def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 import pulumi
-from pulumi.runtime import mocks, rpc, settings
+from pulumi.runtime import mocks, settings
 from pulumi.runtime.settings import get_project, get_stack
 from pulumi.runtime.stack import run_pulumi_func
 
@@ -40,6 +40,7 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def __init__(self, offline: OfflineMocks) -> None:
         super().__init__(offline)
+        self.offline = offline
         self.recorded: list[RecordedResource] = []
         self.urns: set[str] = set()
         self.duplicates: list[str] = []
@@ -58,7 +59,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self.urns.add(urn)
         response = super().RegisterResource(request)
         if request.type != STACK_TYPE and not duplicate:
-            inputs = rpc.deserialize_properties(request.object)
+            inputs = self.offline.last_inputs  # what super() just handed the mocks (same thread, same request)
             self.recorded.append(
                 RecordedResource(
                     urn=response.urn,

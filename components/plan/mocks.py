@@ -9,6 +9,7 @@ invoke with no local answer fails loudly rather than returning something a real 
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pulumi
@@ -29,8 +30,17 @@ class OfflineMocks(pulumi.runtime.Mocks):
     def __init__(self, region: str, zones: list[str]) -> None:
         self.region = region
         self.zones = zones
+        self._latest = threading.local()
+
+    @property
+    def last_inputs(self) -> dict[str, Any]:
+        """The inputs of this thread's latest registration, as the SDK's mock monitor deserialized them: the
+        recording monitor keeps them rather than deserializing the request again. Per thread, because the SDK
+        registers from executor threads, several at once."""
+        return self._latest.inputs
 
     def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        self._latest.inputs = args.inputs
         if not args.custom:
             # Component resources: the engine gives them no id and no outputs of their own.
             return "", dict(args.inputs)
