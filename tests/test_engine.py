@@ -54,6 +54,17 @@ def test_records_inputs_with_provider_names() -> None:
     assert ebs["kmsKeyId"].startswith("arn:aws:kms:us-east-1:123456789012:key/")
 
 
+def test_each_resource_keeps_its_own_inputs_when_registrations_overlap() -> None:
+    # The SDK registers from several executor threads at once; each recording must be its own request's inputs.
+    def many() -> None:
+        for i in range(60):
+            aws.sns.Topic(f"t{i}", display_name=f"t{i}", tags={"n": str(i)})
+
+    recorded = run(many)
+    assert len(recorded) == 60
+    assert all(r.inputs == {"displayName": r.name, "tags": {"n": r.name[1:]}} for r in recorded)
+
+
 def test_parent_and_dependency_edges() -> None:
     found = by_name(run())
     component = found["demo"]
