@@ -40,7 +40,6 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def __init__(self, offline: OfflineMocks) -> None:
         super().__init__(offline)
-        self.offline = offline
         self.recorded: list[RecordedResource] = []
         self.urns: set[str] = set()
         self.duplicates: list[str] = []
@@ -59,7 +58,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self.urns.add(urn)
         response = super().RegisterResource(request)
         if request.type != STACK_TYPE and not duplicate:
-            inputs = self.offline.last_inputs  # what super() just handed the mocks (same thread, same request)
+            inputs = self.mocks.last_inputs  # what super() just handed the OfflineMocks (same thread, same request)
             self.recorded.append(
                 RecordedResource(
                     urn=response.urn,
