@@ -150,3 +150,21 @@ def test_fit_keeps_a_name_that_fits_and_hashes_one_unique_wider_than_the_stack()
     assert len(cut) <= 24 and "--" not in cut and cut.startswith("research-train")
     # Two long names sharing their first characters stay apart when cut.
     assert fit("a" * 70 + "-x", 64) != fit("a" * 70 + "-y", 64)
+
+
+def test_a_cluster_name_longer_than_every_table_fits_is_refused_naming_the_field(tmp_path: Path) -> None:
+    """32 is the spec's longest cluster name (every derived name fits it above); one more character exits 2
+    naming `name`, before any resource."""
+    from typer.testing import CliRunner
+
+    from components.cli import app
+
+    config = long_named("azure-train-ndh100")
+    config["gpufleet:cluster"]["name"] = LONG + "x"
+    config["azure-native:location"] = config["gpufleet:cluster"]["region"]
+    path = tmp_path / "Pulumi.toolong.yaml"
+    with path.open("w", encoding="utf-8") as handle:
+        YAML(typ="safe", pure=True).dump({"config": config}, handle)
+    result = CliRunner().invoke(app, ["plan", "--stack-file", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "name:" in result.output and "Traceback" not in result.output
