@@ -108,7 +108,7 @@ def test_train_alarms_on_xid_ecc_node_check_and_low_utilisation_notify_the_creat
         assert critical == {"comparisonOperator": "GreaterThanThreshold", "statistics": "Maximum", "threshold": "0",
                             "times": 1}
         assert json.loads(rule.inputs["dimensions"]) == [{"NodeGroup": "gpufleet-train-dev-h20"}]
-        assert rule.inputs["contactGroups"] == "gpufleet-train-alarms"
+        assert rule.inputs["contactGroups"] == contacts.inputs["alarmContactGroupName"]
         assert contacts.urn in rule.property_dependencies["contactGroups"]
         assert app_group.urn in rule.property_dependencies["groupId"]
         assert rule.inputs["namespace"] == "acs_customMetric_5123456789012345"

@@ -52,7 +52,10 @@ def test_node_identity_reads_only_the_named_containers_and_publishes_metrics(tmp
 
 
 def mocks_group(plan) -> str:
-    return f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/gpufleet-train-dev"
+    """The id of the stack's created resource group (named with the hash of its region: subscription-wide)."""
+    (group,) = of_type(plan, "azure-native:resources:ResourceGroup")
+    assert group.inputs["resourceGroupName"].startswith("gpufleet-train-dev-")
+    return f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/{group.inputs['resourceGroupName']}"
 
 
 def test_shipped_identity_holds_only_metrics_publisher_on_its_own_scale_set() -> None:

@@ -65,14 +65,15 @@ def test_node_identity_may_publish_metrics_of_its_own_scale_set_only() -> None:
 def test_budget_on_the_resource_group_notifies_the_action_group_at_each_percent() -> None:
     plan = shipped(TRAIN)
     budget = one(plan, "azure-native:consumption:Budget")
-    assert budget.inputs["scope"] == f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/gpufleet-train-dev"
+    group_name = one(plan, "azure-native:resources:ResourceGroup").inputs["resourceGroupName"]
+    assert budget.inputs["scope"] == f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/{group_name}"
     assert budget.inputs["amount"] == 1168000  # 1600 USD/h x 730 h
     assert budget.inputs["timeGrain"] == "Monthly" and budget.inputs["timePeriod"]["startDate"][8:] == "01T00:00:00Z"
     assert "timePeriod" in budget.ignore_changes
     notes = budget.inputs["notifications"]
     assert sorted(n["threshold"] for n in notes.values()) == [50, 80, 100]
     group = one(plan, "azure-native:monitor:ActionGroup")
-    prefix = f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/gpufleet-train-dev/providers/Microsoft.Insights/"
+    prefix = f"/subscriptions/{mocks.SUBSCRIPTION}/resourceGroups/{group_name}/providers/Microsoft.Insights/"
     assert all(len(n["contactGroups"]) == 1 and n["contactGroups"][0].startswith(f"{prefix}actionGroups/train-alerts")
                for n in notes.values())
     assert budget.property_dependencies["notifications"] == (group.urn,)

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..spec.models import ClusterSpec, ImagesSpec
+from .naming import fit
 
 if TYPE_CHECKING:
     from ..catalog import InstanceType
@@ -102,6 +103,8 @@ class BackendDefaults:
     stack before any resource, naming what is missing."""
 
     name: str
+    scaling_group_name_max: int | None = None
+    """The cloud's limit on a scaling group's name (its names table); None: no cut."""
     operations: frozenset[str] = frozenset()
     operation_gaps: Mapping[str, str] = MappingProxyType({})
 
@@ -118,8 +121,10 @@ class BackendDefaults:
         return None
 
     def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
-        """`gpufleet-<cluster>-<environment>-<group>`: known before the group exists, so policies can name it."""
-        return {"scaling_group": f"gpufleet-{spec.name}-{spec.environment}-{group_name}"}
+        """`gpufleet-<cluster>-<environment>-<group>`, cut to the cloud's limit: known before the group exists, so
+        policies can name it."""
+        base = f"gpufleet-{spec.name}-{spec.environment}-{group_name}"
+        return {"scaling_group": fit(base, self.scaling_group_name_max)}
 
     def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
         raise self._not_built_yet("cluster component")

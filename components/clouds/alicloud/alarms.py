@@ -20,29 +20,31 @@ import pulumi_alicloud as alicloud
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec.models import Idle, LowUtilisation
+from ..naming import fit
+from .names import NAMES
 
 PERIOD_SECONDS = 60
 # Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).
 CUSTOM_NAMESPACE = "acs_customMetric_{account}"
 
 
-def contact_group(name: str, opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
+def contact_group(name: str, region: str, opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
     """The stack's contact group (its id is its name)."""
     return alicloud.cms.AlarmContactGroup(
         f"{name}-alarms",
-        alarm_contact_group_name=f"gpufleet-{name}-alarms",
+        alarm_contact_group_name=fit(f"gpufleet-{name}-alarms", None, region),  # account-wide
         describe=f"gpufleet {name}: GPU alarms (XID, ECC, node check, low utilisation); add contacts",
         opts=opts,
     )
 
 
 def metrics_group(
-    name: str, contact: pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str, region: str, contact: pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions
 ) -> alicloud.cms.MonitorGroup:
     """The application group the nodes' custom metrics belong to (PutCustomMetric GroupId) and the alarms read."""
     return alicloud.cms.MonitorGroup(
         f"{name}-gpu-metrics",
-        monitor_group_name=f"gpufleet-{name}-gpu",
+        monitor_group_name=fit(f"gpufleet-{name}-gpu", None, region),  # account-wide
         contact_groups=[contact] if contact is not None else None,
         tags=tags,
         opts=opts,
@@ -95,10 +97,11 @@ def idle_scale_down(
 ) -> alicloud.ess.ScalingRule:
     """A simple scaling rule setting the group to its min (TotalCapacity), run by an ESS alarm task on the group's
     average GPU utilisation custom metric: Auto Scaling's own mechanism, no controller of gpufleet's."""
+    rule_name = fit(f"{group_name}-idle", NAMES.limit("alicloud:ess/scalingRule:ScalingRule", "scalingRuleName"))
     rule = alicloud.ess.ScalingRule(
         f"{name}-idle",
         scaling_group_id=scaling_group_id,
-        scaling_rule_name=f"{group_name}-idle",
+        scaling_rule_name=rule_name,
         scaling_rule_type="SimpleScalingRule",
         adjustment_type="TotalCapacity",
         adjustment_value=min_size,
@@ -106,7 +109,7 @@ def idle_scale_down(
     )
     alicloud.ess.Alarm(
         f"{name}-idle",
-        name=f"{group_name}-idle",
+        name=rule_name,
         description=f"{group_name}: idle (GPU utilisation under {idle.gpu_util_below}% for {idle.for_minutes} "
         f"minutes): scale to {min_size}",
         scaling_group_id=scaling_group_id,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..backend import BackendDefaults, FabricGroup
 from . import rules
 from .eri import addresses_per_node, eri_count
+from .names import NAMES
 from .spec import AlicloudClusterSpec, AlicloudImagesSpec
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ class AlicloudBackend(BackendDefaults):
     name = "alicloud"
     provider = "alicloud"
     region_key = "alicloud:region"
+    scaling_group_name_max = NAMES.limit("alicloud:ess/scalingGroup:ScalingGroup", "scalingGroupName")
     spec_model = AlicloudClusterSpec
     images_model = AlicloudImagesSpec
     checks = rules.CHECKS

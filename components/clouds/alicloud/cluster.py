@@ -94,8 +94,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         alarms = monitoring.alarms
         contact: pulumi.Input[str] | None = None
         if alarms is not None:
-            contact = contact_group(name, child).id if alarms.target == "create" else alarms.target
-        gpu_metrics = metrics_group(name, contact, tags, child) if monitoring.gpu_metrics else None
+            contact = contact_group(name, spec.region, child).id if alarms.target == "create" else alarms.target
+        gpu_metrics = metrics_group(name, spec.region, contact, tags, child) if monitoring.gpu_metrics else None
         identity = None
         if spec.identity.ram_role_name:
             role_name: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.ram_role_name)

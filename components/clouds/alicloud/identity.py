@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..naming import fit
+from .names import NAMES, POLICY, ROLE
+
 ECS_SERVICE = "ecs.aliyuncs.com"
 
 
@@ -81,7 +84,8 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         self._name, self._args = name, args
         role = alicloud.ram.Role(
             f"{name}-role",
-            role_name=f"{name}-node",
+            # RAM names are account-wide: the region's hash keeps one cluster name in two regions apart.
+            role_name=fit(f"{name}-node", NAMES.limit(ROLE, "roleName"), args.region),
             description=f"gpufleet {name}: GPU node",
             assume_role_policy_document=service_trust_document(ECS_SERVICE),
             tags=args.tags,
@@ -96,7 +100,7 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         args = self._args
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=f"{self._name}-node",
+            policy_name=fit(f"{self._name}-node", NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' lifecycle and health",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: node_policy_document(

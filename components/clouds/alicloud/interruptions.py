@@ -10,6 +10,9 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
+from ..naming import fit
+from .names import NAMES, PROJECT
+
 INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
 RETENTION_DAYS = 30
 
@@ -18,7 +21,11 @@ def interruption_rule(
     name: str, region: str, account_id: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
 ) -> alicloud.cms.EventRule:
     project = alicloud.log.Project(
-        f"{name}-events", project_name=f"{name}-events", description="gpufleet spot interruption events",
+        f"{name}-events",
+        # Unique in the region over every account: the hash of region and account keeps it this stack's.
+        project_name=pulumi.Output.from_input(account_id).apply(
+            lambda account: fit(f"{name}-events", NAMES.limit(PROJECT, "projectName"), region, account)
+        ), description="gpufleet spot interruption events",
         tags=tags, opts=opts,
     )
     store = alicloud.log.Store(
@@ -31,7 +38,7 @@ def interruption_rule(
     )
     return alicloud.cms.EventRule(
         f"{name}-interruptions",
-        rule_name=f"{name}-interruptions",
+        rule_name=fit(f"{name}-interruptions", None, region),  # account-wide: PutEventRule overwrites by name
         description="Spot (preemptible) instance interruption notices, 5 minutes before release",
         event_pattern=alicloud.cms.EventRuleEventPatternArgs(
             product="ECS", event_type_lists=["StatusNotification"], name_lists=[INTERRUPTION_EVENT]

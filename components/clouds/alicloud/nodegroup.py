@@ -24,7 +24,9 @@ from ...catalog import InstanceType
 from ...lock.status import PROFILE_TAG
 from ...spec import NodeGroup
 from ..hooks import GroupHooks
+from ..naming import fit
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
+from .names import CONFIGURATION, NAMES
 
 DISK_CATEGORY = "cloud_essd"
 SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)
@@ -172,7 +174,9 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         spot = spot_strategy(spec)
         return alicloud.ess.ScalingConfiguration(
             f"{self._name}-config",
-            scaling_configuration_name=f"{self._name}-config",
+            scaling_configuration_name=fit(
+                f"{self._name}-config", NAMES.limit(CONFIGURATION, "scalingConfigurationName")
+            ),
             scaling_group_id=group.id,
             instance_types=[t.name for t in args.types],
             image_id=args.image_id,

@@ -21,8 +21,10 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from ...bootstrap import gate_command
+from ..naming import fit
 from .identity import scaling_group_arn, service_trust_document
 from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS
+from .names import NAMES, POLICY, ROLE
 
 OOS_SERVICE = "oos.aliyuncs.com"
 # What the template runs and calls, and nothing else (the public template's list).
@@ -145,7 +147,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         role = alicloud.ram.Role(
             f"{name}-role",
-            role_name=name,
+            role_name=fit(name, NAMES.limit(ROLE, "roleName"), args.region),  # account-wide, as the policy
             description=f"gpufleet {name}: OOS runs the node check on new nodes and completes their scale-out",
             assume_role_policy_document=service_trust_document(OOS_SERVICE),
             tags=args.tags,
@@ -171,7 +173,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         args = self._args
         policy = alicloud.ram.Policy(
             f"{self._name}-policy",
-            policy_name=self._name,
+            policy_name=fit(self._name, NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet scale-out gate: Cloud Assistant in the stack's region, its scaling groups' hooks",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: gate_policy_document(args.region, values[0], list(values[1:]))

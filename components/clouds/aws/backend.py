@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from ..backend import BackendDefaults
 from . import rules
 from .efa import addresses_per_node, interface_layout
+from .names import ASG, NAMES
 from .spec import AwsClusterSpec, AwsImagesSpec
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
 
 class AwsBackend(BackendDefaults):
     name = "aws"
+    scaling_group_name_max = NAMES.limit(ASG, "name")
     provider = "aws"
     region_key = "aws:region"
     spec_model = AwsClusterSpec

@@ -15,12 +15,14 @@ from pulumi_azure_native import monitor
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec.models import Idle, LowUtilisation
+from ..naming import fit
 from .identity import METRICS_NAMESPACE
+from .names import NAMES
 
 # Built-in Owner role: the created action group emails the subscription's owners (learn.microsoft.com
 # azure/role-based-access-control/built-in-roles); add receivers to it or bring an action group of your own.
 OWNER_ROLE = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
-SHORT_NAME_MAX = 12  # action group short name (SMS sender), at most 12 characters
+SHORT_NAME_MAX = NAMES.limit("azure-native:monitor:ActionGroup", "groupShortName")  # the SMS sender
 SINGLE_RESOURCE = "Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria"
 ERROR_SEVERITY, WARNING_SEVERITY = 1, 2
 IDLE_COOLDOWN = "PT5M"
@@ -35,7 +37,7 @@ def action_group(
         f"{name}-alerts",
         resource_group_name=resource_group_name,
         location="Global",
-        group_short_name=f"gf-{name}"[:SHORT_NAME_MAX],
+        group_short_name=fit(f"gf-{name}", SHORT_NAME_MAX),
         enabled=True,
         arm_role_receivers=[
             monitor.ArmRoleReceiverArgs(name="owners", role_id=OWNER_ROLE, use_common_alert_schema=True)

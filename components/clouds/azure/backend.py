@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..backend import BackendDefaults, FabricGroup
 from . import rules
+from .names import NAMES, VMSS
 from .spec import AzureClusterSpec, AzureImagesSpec
 
 if TYPE_CHECKING:
@@ -16,6 +17,7 @@ if TYPE_CHECKING:
 
 class AzureBackend(BackendDefaults):
     name = "azure"
+    scaling_group_name_max = NAMES.limit(VMSS, "vmScaleSetName")
     provider = "azure-native"
     region_key = "azure-native:location"
     spec_model = AzureClusterSpec

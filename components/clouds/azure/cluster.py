@@ -14,11 +14,13 @@ from ...bootstrap.operations import GpuMetrics, SharedMount
 from ...lock.status import image_tags
 from ...resolve import ResolvedCluster
 from ...tags import resource_tags
+from ..naming import fit
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
 from .lifecycle import HEALTH_PORT, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
+from .names import GROUP, NAMES
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
 from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
@@ -90,7 +92,9 @@ class AzureGpuCluster(pulumi.ComponentResource):
         else:
             created_group = resources.ResourceGroup(
                 f"{name}-rg",
-                resource_group_name=f"gpufleet-{name}-{spec.environment}",
+                # Unique in the subscription, over every region: the region's hash keeps one name in two regions apart.
+                resource_group_name=fit(f"gpufleet-{name}-{spec.environment}", NAMES.limit(GROUP, "resourceGroupName"),
+                                        location),
                 location=location,
                 tags=tags,
                 opts=child,

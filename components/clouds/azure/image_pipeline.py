@@ -17,6 +17,8 @@ import pulumi_azure_native as azure
 
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
+from ..naming import fit
+from .names import NAMES
 
 # The gallery image definition carries the profile in its name (letters, digits, '.', '-', '_').
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
@@ -32,6 +34,7 @@ GALLERY_ACTIONS = (
 # Driver, CUDA and fabric installs outlast the service's default of 240 minutes only on slow mirrors;
 # the service allows up to 960 (image-builder-json.md, buildTimeoutInMinutes).
 BUILD_TIMEOUT_MINUTES = 360
+ROLE_NAME_MAX = NAMES.limit("azure-native:authorization:RoleDefinition", "roleName")
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,10 @@ class AzureImagePipeline(pulumi.ComponentResource):
             f"{name}-gallery-role",
             scope=group.id,
             assignable_scopes=[group.id],
-            role_name=f"gpufleet image distribution ({name}, {args.profile})",
+            # Unique in the tenant: the hash of the resource group id (subscription and group) keeps it this stack's.
+            role_name=group.id.apply(
+                lambda group_id: fit(f"gpufleet image distribution ({name}, {args.profile})", ROLE_NAME_MAX, group_id)
+            ),
             description="Write image versions into one gpufleet Compute Gallery (VM Image Builder)",
             role_type="CustomRole",
             permissions=[azure.authorization.PermissionArgs(actions=list(GALLERY_ACTIONS))],

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import authorization, compute, keyvault
 
+from ..naming import fit
+from .names import NAMES, VAULT
+
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 CRYPTO_SERVICE_ENCRYPTION_USER = "e147488a-f6f5-4113-8e2d-b22465e65bf6"
 KEY_SIZE = 3072  # RSA 2048/3072/4096 are what Azure disk encryption accepts
@@ -69,6 +72,12 @@ class AzureDiskEncryption(pulumi.ComponentResource):
         if args.key_url is None:
             vault = keyvault.Vault(
                 f"{name}-kv",
+                # Globally unique (a DNS name) and at most 24 characters: azure-native's autoname (the logical
+                # name and 8 random characters) overflows it, so the name is derived to fit, with the hash of the
+                # region, subscription and resource group.
+                vault_name=pulumi.Output.all(args.subscription_id, args.resource_group_name).apply(
+                    lambda ids: fit(name, NAMES.limit(VAULT, "vaultName"), args.location, *ids)
+                ),
                 location=args.location,
                 properties=keyvault.VaultPropertiesArgs(
                     tenant_id=args.tenant_id,

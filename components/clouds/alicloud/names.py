@@ -1,0 +1,104 @@
+"""Every name the Alibaba Cloud components give a resource, with Alibaba's rules (the provider SDK's documented
+argument text, which pulumi-alicloud copies from the API references, or the API reference itself). Checked against
+every plan by tests/test_names.py."""
+
+from __future__ import annotations
+
+from ..naming import NameRule, NameTable
+
+SDK = "pulumi-alicloud 4.0.0"
+ESS = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
+ESS_TEXT = "2-64 characters, starting with a digit or letter, with digits, letters, _ - and ."
+NO_LIMIT = "no length or characters documented by the provider or found in the CloudMonitor API reference (unconfirmed)"
+ANY = r"[\s\S]+"
+PROJECT = "alicloud:log/project:Project"
+ROLE = "alicloud:ram/role:Role"
+POLICY = "alicloud:ram/policy:Policy"
+ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
+CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
+
+NAMES = NameTable(
+    [
+        NameRule("alicloud:ess/scalingGroup:ScalingGroup", "scalingGroupName", 64, ESS, "region",
+                 f"{SDK} ess.ScalingGroup scaling_group_name: {ESS_TEXT}", min_len=2),
+        NameRule(CONFIGURATION, "scalingConfigurationName", 64, ESS,
+                 "parent", f"{SDK} ess.ScalingConfiguration scaling_configuration_name: {ESS_TEXT}", min_len=2),
+        NameRule("alicloud:ess/scalingRule:ScalingRule", "scalingRuleName", 64, ESS, "parent",
+                 f"{SDK} ess.ScalingRule scaling_rule_name: {ESS_TEXT}", min_len=2),
+        NameRule("alicloud:ess/lifecycleHook:LifecycleHook", "name", 64, ESS, "parent",
+                 f"{SDK} ess.LifecycleHook name: {ESS_TEXT}", min_len=2),
+        NameRule("alicloud:ess/alarm:Alarm", "name", None, ANY, "parent",
+                 f"{SDK} ess.Alarm name: 'The name for ess alarm', no length documented (unconfirmed)"),
+        NameRule(PROJECT, "projectName", 63, r"[a-z0-9][a-z0-9-]*[a-z0-9]", "region, every account",
+                 f"Simple Log Service API CreateProject: a project name is globally unique in an Alibaba Cloud "
+                 f"region; {SDK} log.Project project_name: lowercase letters, digits and hyphens, start and end with "
+                 "a letter or digit, 3-63 characters", min_len=3),
+        NameRule("alicloud:log/store:Store", "logstoreName", 63, r"[a-z0-9][a-z0-9_-]*[a-z0-9]", "parent",
+                 "Log Service Logstore naming rules: lowercase letters, digits, hyphens and underscores, start and "
+                 "end with a lowercase letter or digit, 2-63 bytes, unique in the project", min_len=2),
+        NameRule(ROLE, "roleName", 64, r"[A-Za-z0-9.-]+", "account",
+                 "RAM API CreateRole: RoleName 1-64 characters, letters, digits, periods and hyphens; RAM roles "
+                 "belong to the account (no region)"),
+        NameRule(POLICY, "policyName", 128, r"[A-Za-z0-9-]+", "account",
+                 f"{SDK} ram.Policy policy_name: 1-128 characters, letters, digits and dashes; RAM policies belong "
+                 "to the account (no region)"),
+        NameRule("alicloud:cms/eventRule:EventRule", "ruleName", None, ANY, "account",
+                 f"CloudMonitor API PutEventRule: an existing rule name modifies that rule (account-wide, no "
+                 f"region); {NO_LIMIT}"),
+        NameRule("alicloud:cms/alarmContactGroup:AlarmContactGroup", "alarmContactGroupName", None, ANY, "account",
+                 f"CloudMonitor contact groups belong to the account (the provider keys it by name); {NO_LIMIT}"),
+        NameRule("alicloud:cms/monitorGroup:MonitorGroup", "monitorGroupName", None, ANY, "account",
+                 f"CloudMonitor application groups belong to the account (no region); {NO_LIMIT}"),
+        NameRule("alicloud:cms/groupMetricRule:GroupMetricRule", "groupMetricRuleName", None, ANY, "parent",
+                 NO_LIMIT),
+        NameRule("alicloud:oos/template:Template", "templateName", 200,
+                 r"(?!(?i:aliyun|acs|alibaba|alicloud))[A-Za-z0-9_-]+", "region",
+                 f"{SDK} oos.Template template_name: up to 200 characters, letters, digits, - and _, not starting "
+                 "with ALIYUN, ACS, ALIBABA or ALICLOUD"),
+        NameRule("alicloud:kms/alias:Alias", "aliasName", 261, r"alias/[A-Za-z0-9_/-]+", "region",
+                 f"{SDK} kms.Alias alias_name: 1-255 characters after the prefix alias/; KMS API CreateAlias: "
+                 "letters, digits, _ - and /"),
+        NameRule("alicloud:ecs/securityGroup:SecurityGroup", "securityGroupName", 128,
+                 r"(?!https?://)[A-Za-z][A-Za-z0-9:_.-]*", "vpc",
+                 f"{SDK} ecs.SecurityGroup security_group_name: 2-128, start with a letter, letters, digits, "
+                 ": _ . -, not http:// or https://", min_len=2),
+        NameRule("alicloud:vpc/network:Network", "vpcName", 128, r"(?!https?://)[\s\S]+", "region",
+                 f"{SDK} vpc.Network vpc_name: 1-128 characters, not starting with http:// or https://"),
+        NameRule("alicloud:vpc/switch:Switch", "vswitchName", 128, r"(?!https?://)[\s\S]+", "vpc",
+                 f"{SDK} vpc.Switch vswitch_name: 1-128 characters, not starting with http:// or https://"),
+        NameRule("alicloud:vpc/natGateway:NatGateway", "natGatewayName", 128,
+                 r"(?!https?://)[A-Za-z0-9_.][A-Za-z0-9_.-]*[A-Za-z0-9_.]", "vpc",
+                 f"{SDK} vpc.NatGateway nat_gateway_name: 2-128, alphanumerics, - . _, not beginning or ending "
+                 "with a hyphen", min_len=2),
+        NameRule("alicloud:ecs/eipAddress:EipAddress", "addressName", 128, r"[A-Za-z][A-Za-z0-9._-]*", "region",
+                 f"{SDK} ecs.EipAddress address_name: 1-128, start with a letter, letters, digits, . _ -"),
+        NameRule("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "launchTemplateName", 128,
+                 r"(?!https?://)[A-Za-z][A-Za-z0-9:_.-]*", "region",
+                 "ECS API CreateLaunchTemplate: LaunchTemplateName 2-128, start with a letter, letters, digits, "
+                 ": _ . -, not http:// or https://", min_len=2),
+        NameRule("alicloud:ecs/ecsDeploymentSet:EcsDeploymentSet", "deploymentSetName", 128,
+                 r"(?!https?://)[A-Za-z][A-Za-z0-9:_-]*", "region",
+                 f"{SDK} ecs.EcsDeploymentSet deployment_set_name: 2-128, start with a letter, letters, digits, "
+                 ": _ -", min_len=2),
+        NameRule("alicloud:ecs/ecsImageComponent:EcsImageComponent", "imageComponentName", 128,
+                 r"(?!https?://)[A-Z][A-Za-z0-9:_.-]*", "region",
+                 f"{SDK} ecs.EcsImageComponent image_component_name: 2-128, start with an uppercase letter, "
+                 "letters, digits, : _ . -", min_len=2),
+        NameRule("alicloud:ecs/ecsImagePipeline:EcsImagePipeline", "name", 128,
+                 r"(?!https?://)[A-Za-z][A-Za-z0-9:_.-]*", "region",
+                 f"{SDK} ecs.EcsImagePipeline name: 2-128, start with a letter, letters, digits, : _ . -", min_len=2),
+        NameRule("alicloud:ecs/ecsImagePipeline:EcsImagePipeline", "imageName", 64,
+                 r"(?!https?://)[A-Za-z][A-Za-z0-9:_.-]*", "region",
+                 f"{SDK} ecs.EcsImagePipeline image_name: a prefix of 2-64, start with a letter, letters, digits, "
+                 ": _ . -", min_len=2),
+    ],
+    {
+        ("alicloud:log/store:Store", "projectName"): "the project's name (its own row)",
+        (ATTACHMENT, "roleName"): "the RAM role's name (its own row)",
+        (ATTACHMENT, "policyName"): "the RAM policy's name (its own row)",
+        ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "ramRoleName"): "the RAM role's name",
+        ("alicloud:ess/scalingConfiguration:ScalingConfiguration", "roleName"): "the RAM role's name",
+        ("alicloud:cms/groupMetricRule:GroupMetricRule", "metricName"): "a metric CloudMonitor or the nodes publish",
+        ("alicloud:ess/alarm:Alarm", "metricName"): "a metric the nodes publish",
+    },
+)

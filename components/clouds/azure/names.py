@@ -1,0 +1,87 @@
+"""Every name the Azure components give a resource (the rest are autonamed by azure-native: the logical name and a
+random suffix, cut by the provider only where the API spec declares a length), with Azure's rules. Checked against
+every plan by tests/test_names.py."""
+
+from __future__ import annotations
+
+from ..naming import NameRule, NameTable
+
+# learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules ("Naming rules and restrictions
+# for Azure resources"; MicrosoftDocs/azure-docs articles/azure-resource-manager/management/resource-name-rules.md).
+RULES = "Naming rules and restrictions for Azure resources"
+GROUP = "azure-native:resources:ResourceGroup"
+VAULT = "azure-native:keyvault:Vault"
+VMSS = "azure-native:compute:VirtualMachineScaleSet"
+TEMPLATE = "azure-native:virtualmachineimages:VirtualMachineImageTemplate"
+NETWORK_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9_]"
+NO_LIMIT = "no documented limit found (unconfirmed); unique inside its parent resource"
+ANY = r"[\s\S]+"
+
+NAMES = NameTable(
+    [
+        NameRule(GROUP, "resourceGroupName", 90, r"[A-Za-z0-9_().-]*[A-Za-z0-9_()-]", "subscription",
+                 f"{RULES}, Microsoft.Resources resourcegroups: subscription, 1-90, alphanumerics, underscores, "
+                 "parentheses, hyphens, periods; can't end with period"),
+        NameRule(VAULT, "vaultName", 24, r"(?!.*--)[A-Za-z][A-Za-z0-9-]*[A-Za-z0-9]", "global",
+                 f"{RULES}, Microsoft.KeyVault vaults: global, 3-24, alphanumerics and hyphens; start with letter, "
+                 "end with letter or digit, no consecutive hyphens", min_len=3),
+        NameRule("azure-native:keyvault:Key", "keyName", 127, r"[A-Za-z0-9-]+", "parent",
+                 "Key Vault docs, About keys, secrets, and certificates: object names 1-127 alphanumerics and "
+                 "dashes, unique in the vault"),
+        NameRule(VMSS, "vmScaleSetName", 64, r'(?!_)[^\\/"\[\]:|<>+=;,?*@&]*[^\\/"\[\]:|<>+=;,?*@&.-]',
+                 "resource group",
+                 f"{RULES}, Microsoft.Compute virtualMachineScaleSets: resource group, 1-64 (Linux); can't use "
+                 "\\/\"[]:|<>+=;,?*@&; can't start with underscore or end with period or hyphen"),
+        NameRule(VMSS, "virtualMachineProfile.networkProfile.networkInterfaceConfigurations[].name", 80,
+                 NETWORK_NAME, "parent", f"{RULES}, Microsoft.Network networkInterfaces: 1-80"),
+        NameRule(VMSS, "virtualMachineProfile.networkProfile.networkInterfaceConfigurations[].ipConfigurations[]"
+                 ".name", None, ANY, "parent", NO_LIMIT),
+        NameRule(VMSS, "virtualMachineProfile.extensionProfile.extensions[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:network:NetworkSecurityGroup", "securityRules[].name", 80, NETWORK_NAME, "parent",
+                 f"{RULES}, Microsoft.Network networkSecurityGroups / securityRules: 1-80, alphanumerics, "
+                 "underscores, periods, hyphens; start with alphanumeric, end alphanumeric or underscore"),
+        NameRule("azure-native:consumption:Budget", "budgetName", None, ANY, "resource group",
+                 "Consumption Budgets REST API: no documented length or characters found (unconfirmed); the "
+                 "budget's scope is the stack's resource group"),
+        NameRule("azure-native:monitor:ActionGroup", "groupShortName", 12, ANY, "none",
+                 "Azure Monitor action groups docs: the short name (SMS sender) is at most 12 characters; "
+                 "characters unconfirmed"),
+        NameRule("azure-native:monitor:ActionGroup", "armRoleReceivers[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:monitor:MetricAlert", "criteria.allOf[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:monitor:AutoscaleSetting", "profiles[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:compute:Gallery", "galleryName", 80, r"[A-Za-z0-9][A-Za-z0-9_.]*[A-Za-z0-9]",
+                 "resource group",
+                 f"{RULES}, Microsoft.Compute galleries: resource group, 1-80, alphanumerics, underscores and "
+                 "periods; start and end with alphanumeric"),
+        NameRule("azure-native:compute:GalleryImage", "galleryImageName", 80, r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]",
+                 "parent", f"{RULES}, Microsoft.Compute galleries / images: gallery, 1-80, alphanumerics, hyphens "
+                 "and periods; start and end with alphanumeric"),
+        NameRule("azure-native:authorization:RoleDefinition", "roleName", 512, ANY, "tenant",
+                 "Azure RBAC docs, Azure custom roles: Name (roleName) at most 512 characters; a custom role's "
+                 "name is unique in the Microsoft Entra directory (tenant)"),
+        NameRule(TEMPLATE, "customize[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule(TEMPLATE, "validate.inVMValidations[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule(TEMPLATE, "distribute[].runOutputName", None, ANY, "parent", NO_LIMIT),
+    ],
+    {
+        **{(f"azure-native:{typ}", "resourceGroupName"): "the stack's resource group (its own row)" for typ in (
+            "compute:DiskEncryptionSet", "compute:Gallery", "compute:GalleryImage", "compute:VirtualMachineScaleSet",
+            "keyvault:Key", "keyvault:Vault", "managedidentity:UserAssignedIdentity", "monitor:ActionGroup",
+            "monitor:AutoscaleSetting", "monitor:MetricAlert", "network:NatGateway", "network:NetworkSecurityGroup",
+            "network:PublicIPAddress", "network:Subnet", "network:VirtualNetwork", "storagecache:AmlFilesystem",
+            "virtualmachineimages:VirtualMachineImageTemplate",
+        )},
+        ("azure-native:keyvault:Key", "vaultName"): "the vault's name (its own row)",
+        ("azure-native:compute:GalleryImage", "galleryName"): "the gallery's name (its own row)",
+        ("azure-native:network:Subnet", "virtualNetworkName"): "the virtual network's (autonamed) name",
+        (VMSS, "sku.name"): "a VM size",
+        (VMSS, "virtualMachineProfile.osProfile.adminUsername"): "the nodes' OS account, not a resource",
+        ("azure-native:keyvault:Vault", "properties.sku.name"): "a Key Vault SKU",
+        ("azure-native:network:NatGateway", "sku.name"): "a NAT gateway SKU",
+        ("azure-native:network:PublicIPAddress", "sku.name"): "a public IP SKU",
+        ("azure-native:storagecache:AmlFilesystem", "sku.name"): "a Managed Lustre throughput tier",
+        ("azure-native:monitor:MetricAlert", "criteria.allOf[].metricName"): "a metric the nodes or Azure publish",
+        ("azure-native:monitor:AutoscaleSetting", "profiles[].rules[].metricTrigger.metricName"): "a published metric",
+        (TEMPLATE, "distribute[].targetRegions[].name"): "an Azure region",
+    },
+)
