@@ -18,7 +18,7 @@ from pulumi_azure_native import authorization, keyvault, managedidentity, networ
 
 from ...spec.models import SharedStorage
 from .lustre_sizes import Tier
-from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, role_definition_id
+from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, propagated, role_definition_id
 
 # Microsoft's network security group table for Azure Managed Lustre (amlfs-prerequisites, "Network security group
 # settings"): Lustre traffic from the client subnet on TCP 988 (LNet) and 1019-1023 (the privileged ports Lustre
@@ -144,6 +144,8 @@ class AzureSharedStorage(pulumi.ComponentResource):
             description="the Lustre file system wraps and unwraps its keys with this key only",
             opts=child,
         )
+        # The file system's create reads the key with this identity: it waits until the role has propagated.
+        key_ready = propagated(f"{name}-lustre-key", key_access, child)
         file_system = storagecache.AmlFilesystem(
             f"{name}-fs",
             resource_group_name=args.resource_group_name,
@@ -163,7 +165,7 @@ class AzureSharedStorage(pulumi.ComponentResource):
                 )
             ),
             tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[key_access]),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[key_ready]),
         )
         self.file_system_id = file_system.id
         self.mgs_address = file_system.client_info.apply(lambda info: info.mgs_address)
