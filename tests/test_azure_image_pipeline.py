@@ -104,7 +104,8 @@ def test_identity_holds_only_the_gallery_permissions_on_the_gallery() -> None:
     assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
     assert "/resourceGroups/" in grant.inputs["scope"] and grant.inputs["principalType"] == "ServicePrincipal"
     assert "/resourceGroups/" in role.inputs["scope"] and role.inputs["assignableScopes"] == [role.inputs["scope"]]
-    assert grant.urn in template.depends_on  # the build starts only once the identity may write
+    # The build starts only once the identity may write (after the role's propagation wait:
+    # tests/test_azure_rbac_propagation.py).
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,10 @@ def test_lustre_subnet_admits_lustre_from_the_node_subnet_only() -> None:
     assert subnet.inputs["addressPrefix"] == "10.42.128.0/27"  # 8 TiB: a /27, in the half the nodes leave free
     allows = {r["sourceAddressPrefix"]: r for r in nsg.inputs["securityRules"] if r["access"] == "Allow"}
     assert set(allows) == {node_subnet.inputs["addressPrefix"], "10.42.128.0/27", "AzureMonitor"}
-    assert allows[node_subnet.inputs["addressPrefix"]]["destinationPortRange"] == "988"
+    from_nodes = allows[node_subnet.inputs["addressPrefix"]]
+    # Microsoft's AMLFS network security group table: TCP 988 and 1019-1023 from the clients.
+    assert from_nodes["protocol"] == "Tcp" and from_nodes["destinationPortRanges"] == ["988", "1019-1023"]
+    assert "destinationPortRange" not in from_nodes
     (deny,) = [r for r in nsg.inputs["securityRules"] if r["access"] == "Deny"]
     assert deny["sourceAddressPrefix"] == "*" and deny["destinationPortRange"] == "*" and deny["priority"] == 4096
 

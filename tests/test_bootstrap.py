@@ -89,7 +89,9 @@ def test_aws_render_carries_lifecycle_names_and_results():
 
 def test_runcmd_enables_and_starts_every_unit():
     document = yaml.safe_load(render_user_data(config("aws")))
-    units = ["gpufleet-scratch.service", "gpufleet-health.service", "gpufleet-spot-watcher.service"]
+    # p5 and its fallbacks have NVSwitches: the fabric manager (disabled in the image) starts before the node check.
+    units = ["gpufleet-scratch.service", "nvidia-fabricmanager.service", "gpufleet-health.service",
+             "gpufleet-spot-watcher.service"]
     assert document["runcmd"] == [
         ["systemctl", "daemon-reload"],
         ["systemctl", "enable", *units],

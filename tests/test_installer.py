@@ -61,7 +61,7 @@ def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580") ->
     return done.returncode, calls, done.stderr
 
 
-def test_aws_nvswitch_type_installs_exact_pins_holds_and_enables_fabric_manager(stubbed):
+def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_to_the_bootstrap(stubbed):
     rc, calls, err = _install(stubbed, "aws", "--instance-type", "p5.48xlarge")
     assert rc == 0, err
     assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
@@ -75,8 +75,9 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_enables_fabric_manager(
         "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda12 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
-    assert "systemctl enable nvidia-fabricmanager" in calls
-    assert "systemctl disable nvidia-fabricmanager" not in calls
+    # One image serves NVSwitch and PCIe types: the node bootstrap starts the fabric manager per group.
+    assert "systemctl enable nvidia-fabricmanager" not in calls
+    assert "systemctl disable nvidia-fabricmanager" in calls
     curl = [c for c in calls if c.startswith("curl ") and "efa" in c]
     assert len(curl) == 1 and curl[0].endswith("https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz")
     assert "efa_installer.sh -y" in calls
@@ -121,7 +122,7 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
     assert "apt-get install -y --no-install-recommends doca-ofed" in calls
     assert "apt-mark hold doca-ofed" in calls
     assert any("libnccl2=2.28.9-1+cuda13.0" in c for c in calls)
-    assert "systemctl enable nvidia-fabricmanager" in calls
+    assert "systemctl enable nvidia-fabricmanager" not in calls  # the node bootstrap starts it per group
 
 
 def test_azure_installs_the_managed_lustre_client_for_the_running_kernel(stubbed):

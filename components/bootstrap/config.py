@@ -161,11 +161,24 @@ class BootstrapConfig:
             for field in ("region", "group_name", "launch_hook", "terminate_hook"):
                 _require_text(f"lifecycle.{field}", getattr(self.lifecycle, field))
 
+        kinds = {e.nvswitch for e in self.expected.values()}
+        if len(kinds) > 1:
+            with_switches = sorted(t for t, e in self.expected.items() if e.nvswitch)
+            raise BootstrapError(
+                f"node group {self.node_group}: instance types with NVSwitches ({', '.join(with_switches)}) and "
+                "without cannot share a group: the bootstrap starts the fabric manager per group; give them groups "
+                "of their own"
+            )
         self._validate_operations()
 
         port = self.health_port
         if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):
             raise BootstrapError(f"health_port: must be an unprivileged port 1024-65535, got {port!r}")
+
+    @property
+    def nvswitch(self) -> bool:
+        """The group's types have NVSwitches: the node runs the fabric manager (the image leaves it disabled)."""
+        return all(e.nvswitch for e in self.expected.values())
 
     def _validate_operations(self) -> None:
         from .operations import OPERATIONS_CLOUDS

@@ -124,6 +124,10 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
         _file(f"{UNITS}/gpufleet-spot-watcher.service", node_script("gpufleet-spot-watcher.service"), "0644"),
     ]
     units = ["gpufleet-health.service", "gpufleet-spot-watcher.service"]
+    if cfg.nvswitch:
+        # One baked image serves NVSwitch and PCIe types and leaves the fabric manager disabled
+        # (images/install/gpu-stack.sh): an NVSwitch node starts it before the node check, which expects it active.
+        units.insert(0, "nvidia-fabricmanager.service")
     if cfg.scratch == "raid0":
         files += [
             _packed_file(f"{SBIN}/gpufleet-scratch", node_script("scratch.sh"), "0755"),

@@ -18,6 +18,10 @@ from ..clouds.mock_ids import guid
 from ..clouds.registry import backend, cloud_of_resource_type
 
 PROVIDER_TYPE = "pulumi:providers:"
+# Resources of cloud-neutral providers a cloud's components use (pulumiverse-time's Sleep: waits for role
+# propagation on Azure). Their outputs are their inputs; the real id is the creation time (RFC 3339), which nobody
+# reads, so a stable stand-in takes its place.
+NEUTRAL_TYPES = {"time:index/sleep:Sleep"}
 
 
 class UnansweredInvoke(RuntimeError):
@@ -44,8 +48,8 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if not args.custom:
             # Component resources: the engine gives them no id and no outputs of their own.
             return "", dict(args.inputs)
-        if args.typ.startswith(PROVIDER_TYPE):
-            # An explicit provider (another region): the engine gives it a UUID and keeps its inputs as outputs.
+        if args.typ.startswith(PROVIDER_TYPE) or args.typ in NEUTRAL_TYPES:
+            # An explicit provider (another region) or a neutral resource: a stable UUID, its inputs as outputs.
             return guid(f"{args.typ}::{args.name}"), dict(args.inputs)
         cloud = cloud_of_resource_type(args.typ)
         if cloud is None:

@@ -29,7 +29,7 @@ systemctl enable nvidia-persistenced
 # nv-hostengine: the bootstrap's DCGM error watch (gpufleet-gpu-health) reads through it.
 systemctl enable nvidia-dcgm
 if [[ "$nvswitch" == yes ]]; then
-    systemctl enable nvidia-fabricmanager
+    systemctl disable nvidia-fabricmanager  # one image serves both kinds: the node bootstrap starts it where the group's type has NVSwitches
 else
     # Fabric manager is installed for version parity but must not run without NVSwitches.
     systemctl disable nvidia-fabricmanager

@@ -44,24 +44,29 @@ def rdma_devices(sysfs_root: Path) -> list[str]:
 
 
 def efa_devices(devices: list[str]) -> list[str]:
+    """EFA devices by the names the efa driver ("efa_%d") and rdma-core's udev naming ("rdmap<bus>s<slot>") give
+    them; an EC2 instance exposes no other RDMA device (ENA has none)."""
     return [d for d in devices if d.startswith(("efa_", "rdmap"))]
 
 
 def erdma_devices(devices: list[str]) -> list[str]:
+    """eRDMA devices by the name the erdma driver gives them ("erdma_%d"); the only RDMA devices on an ECS."""
     return [d for d in devices if d.startswith("erdma_")]
 
 
 def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:
-    """Ports of InfiniBand HCAs (mlx5_*), with state (e.g. '4: ACTIVE') and rate ('400 Gb/sec (4X NDR)')."""
+    """InfiniBand ports, by the port's link layer (sysfs ports/N/link_layer, Documentation/ABI/stable/
+    sysfs-class-infiniband), with state (e.g. '4: ACTIVE') and rate ('400 Gb/sec (4X NDR)'). Azure ND and NC VMs
+    also expose their accelerated-networking NIC as an mlx5 RDMA device (mlx5_an0, link layer Ethernet): it is
+    not a fabric port, whatever its name or state."""
     ports = []
     for device in devices:
-        if not device.startswith("mlx"):
-            continue
         for port in sorted((sysfs_root / "class" / "infiniband" / device / "ports").glob("*")):
             def read(name: str, port: Path = port) -> str:
                 path = port / name
                 return path.read_text().strip() if path.is_file() else ""
-            ports.append(IbPort(device, port.name, read("state"), read("rate")))
+            if read("link_layer") == "InfiniBand":
+                ports.append(IbPort(device, port.name, read("state"), read("rate")))
     return ports
 
 

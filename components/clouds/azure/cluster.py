@@ -195,7 +195,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     subnet_id=network.subnet_id,
                     identity_id=identity_id,
                     disk_encryption_set_id=encryption.disk_encryption_set_id,
-                    disk_key_access=encryption.key_role_assignment,
+                    disk_key_access=encryption.key_access,
                     root_volume_gb=storage.root_volume_gb,
                     encryption_at_host=storage.encryption_at_host,
                     user_data=user_data,

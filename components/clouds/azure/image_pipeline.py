@@ -19,6 +19,7 @@ from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
 from ..naming import fit
 from .names import NAMES
+from .storage import propagated
 
 # The gallery image definition carries the profile in its name (letters, digits, '.', '-', '_').
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
@@ -164,6 +165,9 @@ class AzureImagePipeline(pulumi.ComponentResource):
             description="VM Image Builder distributes image versions into this gallery only",
             opts=child,
         )
+        # The service checks the identity's permissions on the gallery when the template is created (and the build
+        # distributes right after): the template waits until the custom role's assignment has propagated.
+        grant_ready = propagated(f"{name}-gallery-grant", grant, child)
 
         install = customizer_command(args.installer_script)
         # Explicit versioning (image-builder-json.md, galleryImageId ".../versions/<version>"): the version
@@ -214,7 +218,7 @@ class AzureImagePipeline(pulumi.ComponentResource):
             managed_resource_tags=tags,
             tags=tags,
             # Image templates cannot be updated in place; a changed bake is a new template (and version).
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant], replace_on_changes=["*"]),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant_ready], replace_on_changes=["*"]),
         )
 
         self.template_id = template.id

@@ -46,7 +46,7 @@ class NodeGroupArgs:
     disk_encryption_set_id: pulumi.Input[str]
     """The DES every disk references."""
     disk_key_access: pulumi.Resource
-    """The DES's role on the key: disks cannot be created before it exists."""
+    """The wait after the DES's role on the key: disks cannot be created before the role has propagated."""
     root_volume_gb: int
     encryption_at_host: bool
     user_data: pulumi.Input[str]

@@ -18,9 +18,12 @@ from pulumi_azure_native import authorization, keyvault, managedidentity, networ
 
 from ...spec.models import SharedStorage
 from .lustre_sizes import Tier
-from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, role_definition_id
+from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, propagated, role_definition_id
 
-LUSTRE_PORT = "988"  # LNet; clients connect from privileged ports (amlfs-prerequisites: 988 and 1019-1023)
+# Microsoft's network security group table for Azure Managed Lustre (amlfs-prerequisites, "Network security group
+# settings"): Lustre traffic from the client subnet on TCP 988 (LNet) and 1019-1023 (the privileged ports Lustre
+# connections use between clients and servers).
+LUSTRE_PORTS = ("988", "1019-1023")
 FILESYSTEM_NAME = "lustrefs"  # the Lustre file system name every Azure Managed Lustre mounts as
 MAINTENANCE = storagecache.AmlFilesystemMaintenanceWindowArgs(day_of_week="Sunday", time_of_day_utc="02:00")
 DENY_ALL_PRIORITY = 4096
@@ -49,12 +52,14 @@ class LustreArgs:
     tags: dict[str, str]
 
 
-def _rule(name: str, priority: int, source: str, port: str, access: str = "Allow", protocol: str = "Tcp",
-          destination: str = "*") -> network.SecurityRuleArgs:
+def _rule(name: str, priority: int, source: str, port: str | tuple[str, ...], access: str = "Allow",
+          protocol: str = "Tcp", destination: str = "*") -> network.SecurityRuleArgs:
+    """One inbound rule; several ports go in destinationPortRanges (Azure takes a range or a list, not both)."""
+    several = isinstance(port, tuple)
     return network.SecurityRuleArgs(
         name=name, priority=priority, direction="Inbound", access=access, protocol=protocol,
         source_address_prefix=source, source_port_range="*", destination_address_prefix=destination,
-        destination_port_range=port,
+        destination_port_range=None if several else port, destination_port_ranges=list(port) if several else None,
     )
 
 
@@ -64,7 +69,7 @@ def lustre_security_group(name: str, args: LustreArgs, opts: pulumi.ResourceOpti
     lustre, nodes = str(args.lustre_cidr), str(args.node_cidr)
     rules = [
         _rule("lustre-servers", 110, lustre, "*", protocol="*", destination=lustre),
-        _rule("lustre-from-nodes", 111, nodes, LUSTRE_PORT, destination=lustre),
+        _rule("lustre-from-nodes", 111, nodes, LUSTRE_PORTS, destination=lustre),
         _rule("azure-monitor", 112, "AzureMonitor", "*", destination="VirtualNetwork"),
         _rule("deny-all-inbound", DENY_ALL_PRIORITY, "*", "*", access="Deny", protocol="*"),
     ]
@@ -139,6 +144,8 @@ class AzureSharedStorage(pulumi.ComponentResource):
             description="the Lustre file system wraps and unwraps its keys with this key only",
             opts=child,
         )
+        # The file system's create reads the key with this identity: it waits until the role has propagated.
+        key_ready = propagated(f"{name}-lustre-key", key_access, child)
         file_system = storagecache.AmlFilesystem(
             f"{name}-fs",
             resource_group_name=args.resource_group_name,
@@ -158,7 +165,7 @@ class AzureSharedStorage(pulumi.ComponentResource):
                 )
             ),
             tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[key_access]),
+            opts=pulumi.ResourceOptions(parent=self, protect=args.protect, depends_on=[key_ready]),
         )
         self.file_system_id = file_system.id
         self.mgs_address = file_system.client_info.apply(lambda info: info.mgs_address)

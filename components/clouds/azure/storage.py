@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import authorization, compute, keyvault
+from pulumiverse_time import Sleep
 
 from ..naming import fit
 from .names import NAMES, VAULT
@@ -22,12 +23,28 @@ KEY_SIZE = 3072  # RSA 2048/3072/4096 are what Azure disk encryption accepts
 ROTATE_AFTER = "P1Y"  # a new key version each year; the DES follows it within an hour
 KEY_EXPIRES_AFTER = "P2Y"  # every version expires, a year after its successor exists
 SOFT_DELETE_DAYS = 90
+# Azure Resource Manager caches role assignments: "it can take up to 10 minutes for changes to take effect"
+# (learn.microsoft.com/azure/role-based-access-control/troubleshooting, "Role assignment changes are not being
+# detected"). ARM answers the assignment's PUT at once, so the engine would create what needs the role while
+# the service still refuses it; a create that needs a role waits this long after the assignment.
+RBAC_PROPAGATION = "10m"
 
 
 def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.Output[str]:
     """The subscription-qualified id of a built-in role, as role assignments take it."""
     return pulumi.Output.concat(
         "/subscriptions/", subscription_id, "/providers/Microsoft.Authorization/roleDefinitions/", role
+    )
+
+
+def propagated(name: str, assignment: authorization.RoleAssignment, opts: pulumi.ResourceOptions) -> Sleep:
+    """A wait of RBAC_PROPAGATION after the assignment exists: what needs the role depends on this, not on the
+    assignment. A replaced assignment (new id) waits again; azure-native has no wait of its own for this."""
+    return Sleep(
+        f"{name}-propagated",
+        create_duration=RBAC_PROPAGATION,
+        triggers={"role_assignment_id": assignment.id},
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[assignment])),
     )
 
 
@@ -54,12 +71,13 @@ class DiskEncryptionArgs:
 
 
 class AzureDiskEncryption(pulumi.ComponentResource):
-    """`disk_encryption_set_id` is what every disk references; `key_role_assignment` must exist before disks."""
+    """`disk_encryption_set_id` is what every disk references; `key_access` is the wait after the DES's role on
+    the key, which every disk's create depends on."""
 
     disk_encryption_set_id: pulumi.Output[str]
     key_id: pulumi.Output[str]
     """The key: its resource id when created, its key URL when brought."""
-    key_role_assignment: authorization.RoleAssignment
+    key_access: Sleep
     vault_id: pulumi.Output[str]
     """The vault holding the key, created or brought."""
     vault_name: pulumi.Output[str] | None
@@ -136,7 +154,7 @@ class AzureDiskEncryption(pulumi.ComponentResource):
             **common,
             opts=kept,
         )
-        self.key_role_assignment = authorization.RoleAssignment(
+        key_role_assignment = authorization.RoleAssignment(
             f"{name}-des-key",
             scope=scope,
             principal_id=des.identity.apply(lambda identity: identity.principal_id if identity else None),
@@ -145,5 +163,7 @@ class AzureDiskEncryption(pulumi.ComponentResource):
             description="the Disk Encryption Set wraps and unwraps disk keys with this key only",
             opts=pulumi.ResourceOptions(parent=self),
         )
+        # The DES unwraps the key only once the role has propagated; a disk created before fails.
+        self.key_access = propagated(f"{name}-des-key", key_role_assignment, pulumi.ResourceOptions(parent=self))
         self.disk_encryption_set_id = des.id
         self.register_outputs({"disk_encryption_set_id": self.disk_encryption_set_id, "key_id": self.key_id})

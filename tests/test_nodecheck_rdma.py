@@ -1,0 +1,85 @@
+"""The node check counts fabric ports the way each catalog family with a fabric exposes them in sysfs. Fixtures
+are laid out from published outputs:
+
+- ND H100 v5 (Standard_ND96isr_H100_v5): eight InfiniBand HCAs mlx5_ib0..7 at 400 Gb/s (Azure/azurehpc-health-
+  checks conf/nd96isr_h100_v5.conf @7e6ac779, `check_hw_ib 400 mlx5_ib0:1` ... `mlx5_ib7:1`), plus the
+  accelerated-networking NIC mlx5_an0 whose port's link layer is Ethernet (a published `ibv_devinfo` of an ND H200
+  v5, the same ND v5 layout: mlx5_ib0..7 `link_layer: InfiniBand`, mlx5_an0 `link_layer: Ethernet`, all
+  PORT_ACTIVE; the search tool did not name its repository).
+- ND A100 v4 (Standard_ND96asr_v4): mlx5_ib0..7 at 200 Gb/s and mlx5_an0 at 40 Gb/s (azurehpc-health-checks
+  conf/nd96asr_v4.conf @4bfa9a76, `check_hw_ib 200 mlx5_ib0:1` ... and `check_hw_ib 40 mlx5_an0:1`).
+- p5.48xlarge EFA: devices named rdmap<bus>s<slot> (the EFA device plugin's log of a p5 in aws/eks-charts#1144
+  lists /sys/class/infiniband/rdmap115s0, rdmap116s0, rdmap130s0 ... rdmap182s0; the excerpt read shows 16 of
+  them, so the fixture holds those 16 and expects 16).
+- ebmgn8v eRDMA: devices erdma_0 and erdma_1 (Mooncake's transfer-engine tests on Alibaba eRDMA use
+  `erdma_0,erdma_1`), Ethernet link layer.
+sysfs layout: /sys/class/infiniband/<device>/ports/<N>/{state,rate,link_layer}
+(Linux Documentation/ABI/stable/sysfs-class-infiniband)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from images.nodecheck.checks import rdma_checks
+from images.nodecheck.expect import InstanceExpectation
+
+ACTIVE = "4: ACTIVE"
+NDR, HDR = "400 Gb/sec (4X NDR)", "200 Gb/sec (4X HDR)"
+P5_EFA = ["rdmap115s0", "rdmap116s0", "rdmap130s0", "rdmap131s0", "rdmap132s0", "rdmap133s0", "rdmap147s0",
+          "rdmap148s0", "rdmap149s0", "rdmap150s0", "rdmap164s0", "rdmap165s0", "rdmap166s0", "rdmap167s0",
+          "rdmap181s0", "rdmap182s0"]
+
+
+def _device(root: Path, name: str, link_layer: str, state: str = ACTIVE, rate: str | None = None) -> None:
+    port = root / "class" / "infiniband" / name / "ports" / "1"
+    port.mkdir(parents=True)
+    (port / "link_layer").write_text(f"{link_layer}\n")
+    (port / "state").write_text(f"{state}\n")
+    if rate is not None:  # written only where the source publishes it
+        (port / "rate").write_text(f"{rate}\n")
+
+
+def _azure_nd(root: Path, ib_rate: str) -> Path:
+    for i in range(8):
+        _device(root, f"mlx5_ib{i}", "InfiniBand", rate=ib_rate)
+    _device(root, "mlx5_an0", "Ethernet")  # PORT_ACTIVE like the HCAs
+    return root
+
+
+def _expect(fabric: str, interfaces: int) -> InstanceExpectation:
+    return InstanceExpectation(gpu_model="H100", gpu_count=8, nvswitch=True, fabric=fabric,
+                               fabric_interfaces=interfaces)
+
+
+@pytest.mark.parametrize("ib_rate", [NDR, HDR], ids=["nd-h100-v5", "nd-a100-v4"])
+def test_azure_nd_counts_its_eight_infiniband_ports_not_the_accelerated_networking_nic(
+        tmp_path: Path, ib_rate: str) -> None:
+    # Before: every mlx* port counted, 9 active where 8 are expected, and automatic repairs replaced the node.
+    (check,) = rdma_checks(_expect("infiniband", 8), _azure_nd(tmp_path, ib_rate))
+    assert check.name == "rdma_ib_ports_active" and check.ok, check
+    assert check.found == {"active": 8, "rates": [ib_rate]}
+
+
+def test_a_down_infiniband_port_still_fails_the_node(tmp_path: Path) -> None:
+    root = _azure_nd(tmp_path, NDR)
+    (root / "class/infiniband/mlx5_ib3/ports/1/state").write_text("1: DOWN\n")
+    (check,) = rdma_checks(_expect("infiniband", 8), root)
+    assert not check.ok and check.found == {"active": 7, "rates": [NDR]}
+
+
+def test_p5_counts_its_efa_devices(tmp_path: Path) -> None:
+    for name in P5_EFA:
+        _device(tmp_path, name, "Unknown")  # the EFA count reads device names, not the link layer
+    (check,) = rdma_checks(_expect("efa", len(P5_EFA)), tmp_path)
+    assert check.name == "rdma_efa_devices" and check.ok and check.found == 16
+
+
+def test_ebmgn8v_counts_its_two_erdma_devices_and_an_infiniband_count_would_see_none(tmp_path: Path) -> None:
+    for name in ("erdma_0", "erdma_1"):
+        _device(tmp_path, name, "Ethernet")
+    (check,) = rdma_checks(_expect("erdma", 2), tmp_path)
+    assert check.name == "rdma_erdma_devices" and check.ok and check.found == 2
+    (ib,) = rdma_checks(_expect("infiniband", 2), tmp_path)
+    assert not ib.ok and ib.found == {"active": 0, "rates": []}
