@@ -45,11 +45,23 @@ def test_interfaces_carry_the_node_security_group_and_no_public_ip() -> None:
     sg_ids = {tuple(i["securityGroups"]) for i in lt["networkInterfaces"]}
     assert len(sg_ids) == 1 and next(iter(sg_ids))[0].startswith("sg-")
     assert "vpcSecurityGroupIds" not in lt and "securityGroupNames" not in lt
-    primary, *secondary = lt["networkInterfaces"]
-    assert primary["associatePublicIpAddress"] == "false"
-    # EC2 rejects the field on secondary (EFA card > 0) interfaces.
-    assert secondary and not [i for i in secondary if "associatePublicIpAddress" in i]
     assert all(s.inputs["mapPublicIpOnLaunch"] is False for s in of_type(plan, "aws:ec2/subnet:Subnet"))
+
+
+@pytest.mark.parametrize("stack", ["aws-train-p5", "aws-infer-g6e"])
+def test_multi_interface_templates_leave_associate_public_ip_unset(stack: str) -> None:
+    # EC2: "The associatePublicIPAddress parameter cannot be specified when launching with multiple network
+    # interfaces", on the primary interface too; the private subnets map no public IP instead.
+    for template in of_type(shipped(stack), LT):
+        interfaces = template.inputs["networkInterfaces"]
+        assert len(interfaces) > 1
+        assert not [i for i in interfaces if "associatePublicIpAddress" in i]
+
+
+def test_single_interface_template_refuses_a_public_ip(tmp_path: Path) -> None:
+    plan = plan_variant(tmp_path, "aws-infer-g6e", rdma="off")
+    (interface,) = one(plan, LT).inputs["networkInterfaces"]
+    assert interface["associatePublicIpAddress"] == "false"
 
 
 def test_node_security_group_references_itself_both_ways() -> None:

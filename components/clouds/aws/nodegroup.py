@@ -69,8 +69,11 @@ def _interface_args(
             device_index=slot.device_index,
             interface_type=slot.interface_type,
             security_groups=[sg_id],
-            # Only the primary interface may carry this; EC2 rejects it on a secondary interface.
-            associate_public_ip_address="false" if slot.primary else None,
+            # Only a single-interface launch may carry this: EC2 refuses it on a secondary interface and, on
+            # the primary, whenever the launch has several ("The associatePublicIPAddress parameter cannot be
+            # specified when launching with multiple network interfaces": terraform-provider-aws
+            # internal/service/ec2/ec2_fleet_test.go, multipleNetworkInterfaces). The subnets map no public IP.
+            associate_public_ip_address="false" if slot.primary and len(slots) == 1 else None,
             delete_on_termination="true",
         )
         for slot in slots
