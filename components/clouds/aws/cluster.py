@@ -17,7 +17,7 @@ from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
-from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant
+from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
 from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
@@ -87,19 +87,26 @@ class AwsGpuCluster(pulumi.ComponentResource):
         # The alarm topic exists when alarms or budget alerts need one and no topic is brought.
         notify = alarms is not None or bool(budget.alert_at_percent)
         create_topic = notify and (alarms is None or alarms.target == "create")
+        # The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default.
+        asg_role_arn: pulumi.Output[str] | None = None
         if spec.storage.kms_key == "create":
             fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
-            key_arn: pulumi.Output[str] = cluster_key(
+            roles = cluster_roles(spec.identity.service_linked_roles, role_suffix(name, spec.environment), fleet)
+            key, created = cluster_key(
                 name,
                 LogGroupGrant(region=spec.region, name=log_group_name),
-                [AUTOSCALING, EC2_FLEET] if fleet else [AUTOSCALING],
-                create_roles=spec.identity.service_linked_roles == "create",
+                roles.named,
+                create_roles=roles.create,
                 events=spot,
                 protect=prod,
                 tags=tags,
                 opts=child,
                 publishers=TOPIC_PUBLISHERS if create_topic else (),
-            ).arn
+                role_patterns=roles.patterns,
+            )
+            key_arn: pulumi.Output[str] = key.arn
+            if roles.named[0].suffix is not None:
+                asg_role_arn = created[AUTOSCALING.service].arn
         else:
             key_arn = pulumi.Output.from_input(spec.storage.kms_key)
         log_group = aws.cloudwatch.LogGroup(
@@ -210,6 +217,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     user_data=user_data,
                     hooks=hooks,
                     tags=tags,
+                    service_linked_role_arn=asg_role_arn,
                 ),
                 opts=child,
             )

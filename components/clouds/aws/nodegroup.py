@@ -58,6 +58,9 @@ class NodeGroupArgs:
     """Lifecycle hooks of an Auto Scaling group (the bootstrap completes the same names)."""
     tags: dict[str, str]
     """Tags for every resource and launched instance."""
+    service_linked_role_arn: pulumi.Input[str] | None = None
+    """The Auto Scaling group's own service-linked role (the one the stack key names); None: the account's
+    default AWSServiceRoleForAutoScaling."""
 
 
 def _interface_args(
@@ -234,6 +237,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
             max_size=group.size.max,
             desired_capacity=group.size.desired,
             vpc_zone_identifiers=args.subnet_ids,
+            service_linked_role_arn=args.service_linked_role_arn,
             mixed_instances_policy=mixed,
             launch_template=launch_template,
             capacity_rebalance=spot,
