@@ -157,6 +157,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
                     permissions_boundary=spec.identity.permissions_boundary,
                     mark_unhealthy=monitoring.gpu_metrics,
+                    agent_tags=monitoring.gpu_metrics,
                     tags=tags,
                 ),
                 opts=child,
