@@ -9,9 +9,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
+from components.resolve import resolve_cluster
+from components.spec import SpecInvalid
 
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 
@@ -45,3 +48,49 @@ def test_without_metrics_no_tag_read_is_granted(tmp_path: Path) -> None:
         cluster["monitoring"] = {"gpu_metrics": False}
 
     assert "AgentReadsInstanceTags" not in node_statements(variant(tmp_path, "aws-train-p5", off))
+
+
+def test_alarm_recipients_are_subscribed_to_the_created_topic_that_the_budget_notifies_too() -> None:
+    plan = shipped("aws-train-p5")
+    (topic,) = [t for t in of_type(plan, "aws:sns/topic:Topic") if t.name == "train-alarms"]
+    (subscription,) = of_type(plan, "aws:sns/topicSubscription:TopicSubscription")
+    assert subscription.inputs["protocol"] == "email" and subscription.inputs["endpoint"] == "oncall@example.com"
+    assert topic.urn in subscription.property_dependencies["topic"]
+    (budget,) = of_type(plan, "aws:budgets/budget:Budget")
+    assert topic.urn in budget.property_dependencies["notifications"]
+    assert not [v for v in plan.policies["violations"] if v["policy"] == "aws-alarm-topic-subscribed"]
+
+
+def test_a_created_topic_without_recipients_fails_the_plan(tmp_path: Path) -> None:
+    def nobody(cluster: dict[str, Any]) -> None:
+        del cluster["monitoring"]["alarms"]["emails"]
+
+    plan = variant(tmp_path, "aws-train-p5", nobody)
+    assert plan.exit_code == 1
+    (found,) = [v for v in plan.policies["violations"] if v["policy"] == "aws-alarm-topic-subscribed"]
+    assert found["level"] == "mandatory" and found["urn"].endswith("::train-alarms")
+
+
+@pytest.mark.parametrize(("emails", "reason"), [
+    (["oncall"], "should match pattern"),
+    (["on call@example.com"], "should match pattern"),
+    (["a@example.com", "a@example.com"], "listed twice"),
+])
+def test_bad_recipients_exit_2_naming_the_field(tmp_path: Path, monkeypatch, capsys, emails, reason) -> None:
+    from test_cli_errors import run_main
+
+    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster["monitoring"]["alarms"]["emails"] = emails
+    write_stack(tmp_path, "variant", cluster)
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "monitoring.alarms.emails" in err and reason in err and "Traceback" not in err
+
+
+def test_recipients_with_a_brought_topic_are_refused() -> None:
+    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-east-1:123456789012:ops"
+    with pytest.raises(SpecInvalid) as raised:
+        resolve_cluster(cluster)
+    assert any(e.path == "monitoring.alarms" and "brought target" in e.message for e in raised.value.errors)

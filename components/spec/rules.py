@@ -278,6 +278,8 @@ def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
     for group in cluster.groups:
         if group.spec.idle is not None:
             yield "idle", group.path("idle")
+    if spec.monitoring.alarms is not None and spec.monitoring.alarms.emails:
+        yield "alarm_emails", "monitoring.alarms.emails"
     if spec.budget.alert_at_percent:
         yield "budget_alerts", "budget.alert_at_percent"
     if spec.storage.shared is not None:

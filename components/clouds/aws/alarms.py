@@ -24,10 +24,11 @@ TOPIC_PUBLISHERS = ("cloudwatch.amazonaws.com", "budgets.amazonaws.com")
 
 
 def alarm_topic(
-    name: str, key_arn: pulumi.Input[str], account_id: pulumi.Input[str], tags: dict[str, str],
+    name: str, key_arn: pulumi.Input[str], account_id: pulumi.Input[str], emails: list[str], tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.sns.Topic:
-    """The stack's alarm topic, encrypted with the stack key; only this account's alarms and budgets publish."""
+    """The stack's alarm topic, encrypted with the stack key; only this account's alarms and budgets publish, and
+    each of `emails` is subscribed (SNS mails each a confirmation link; nothing reaches it until confirmed)."""
     topic = aws.sns.Topic(f"{name}-alarms", kms_master_key_id=key_arn, tags=tags, opts=opts)
     aws.sns.TopicPolicy(
         f"{name}-alarms",
@@ -35,6 +36,9 @@ def alarm_topic(
         policy=pulumi.Output.all(topic.arn, account_id).apply(lambda v: topic_policy(v[0], v[1])),
         opts=opts,
     )
+    for email in emails:
+        aws.sns.TopicSubscription(f"{name}-alarms-{email}", topic=topic.arn, protocol="email", endpoint=email,
+                                  opts=opts)
     return topic
 
 

@@ -169,7 +169,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
             topic_arn = None
         alarm_target: pulumi.Output[str] | None = None
         if create_topic:
-            alarm_target = alarm_topic(name, key_arn, account, tags, child).arn
+            alarm_target = alarm_topic(name, key_arn, account, list(alarms.emails) if alarms else [], tags, child).arn
         elif notify and alarms is not None:
             alarm_target = pulumi.Output.from_input(alarms.target)
         if budget.alert_at_percent and alarm_target is not None:

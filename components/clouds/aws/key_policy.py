@@ -149,6 +149,11 @@ def key_policy(
             }
         )
     if events:
+        # The statement AWS documents for an EventBridge rule's target topic under a customer key, with no
+        # condition (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification: events.amazonaws.com,
+        # kms:Decrypt and kms:GenerateDataKey); an aws:SourceAccount condition here is one EventBridge's delivery
+        # may not meet (issue 27; not confirmed on a real account). The topic policy scopes publishing to the
+        # stack's own rule (interruptions.py, aws:SourceArn).
         statements.append(
             {
                 "Sid": "EventBridgePublishesToEncryptedTopic",
@@ -156,7 +161,6 @@ def key_policy(
                 "Principal": {"Service": "events.amazonaws.com"},
                 "Action": EVENTS_KEY_ACTIONS,
                 "Resource": "*",
-                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             }
         )
     for service in publishers:
