@@ -130,7 +130,7 @@ def test_asg_spot_mixed_instances() -> None:
     assert distribution["onDemandPercentageAboveBaseCapacity"] == 0
     assert inputs["capacityRebalance"] is True
     template = inputs["mixedInstancesPolicy"]["launchTemplate"]
-    assert [o["instanceType"] for o in template["overrides"]] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert [o["instanceType"] for o in template["overrides"]] == ["p5.48xlarge"]
     assert template["launchTemplateSpecification"]["version"] == "1"  # explicit, never $Latest
     assert (inputs["minSize"], inputs["desiredCapacity"], inputs["maxSize"]) == (0, 2, 16)
     assert asg.ignore_changes == ("desiredCapacity", "initialLifecycleHooks")
@@ -253,18 +253,18 @@ def test_fleet_provisioner(tmp_path: Path) -> None:
         "defaultTargetCapacityType": "spot", "totalTargetCapacity": 2, "onDemandTargetCapacity": 1,
         "spotTargetCapacity": 1}
     types = [o["instanceType"] for c in fleet["launchTemplateConfigs"] for o in c["overrides"]]
-    assert types == ["p5.48xlarge", "p5e.48xlarge"]
+    assert types == ["p5.48xlarge"]
 
 
 def test_fleet_launches_the_primary_type_first_and_caps_spot(tmp_path: Path) -> None:
-    plan = plan_variant(tmp_path, provisioner="fleet", spot_max_price=40.5,
-                        instance_types=["p5.48xlarge", "p5en.48xlarge", "p5e.48xlarge"])
+    plan = plan_variant(tmp_path, provisioner="fleet", spot_max_price=20.5,
+                        instance_types=["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge"])
     fleet = one(plan, "aws:ec2/fleet:Fleet").inputs
     overrides = {o["instanceType"]: o for c in fleet["launchTemplateConfigs"] for o in c["overrides"]}
-    assert {t: o["priority"] for t, o in overrides.items()} == {"p5.48xlarge": 0, "p5en.48xlarge": 1, "p5e.48xlarge": 2}
+    assert {t: o["priority"] for t, o in overrides.items()} == {"p5.48xlarge": 0, "p5en.48xlarge": 1, "p4d.24xlarge": 2}
     assert fleet["onDemandOptions"]["allocationStrategy"] == "prioritized"
     assert fleet["spotOptions"]["allocationStrategy"] == "capacity-optimized-prioritized"
-    assert {o["maxPrice"] for o in overrides.values()} == {"40.5000"}
+    assert {o["maxPrice"] for o in overrides.values()} == {"20.5000"}
 
 
 def test_fleet_without_spot_max_price_caps_at_on_demand(tmp_path: Path) -> None:

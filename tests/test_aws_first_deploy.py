@@ -94,3 +94,48 @@ def test_recipients_with_a_brought_topic_are_refused() -> None:
     with pytest.raises(SpecInvalid) as raised:
         resolve_cluster(cluster)
     assert any(e.path == "monitoring.alarms" and "brought target" in e.message for e in raised.value.errors)
+
+
+def capacity_block(cluster: dict[str, Any]) -> None:
+    cluster["node_groups"][0].update(capacity="capacity-block", reservation_id="cr-0123456789abcdef0",
+                                     size={"min": 4, "desired": 4, "max": 4}, on_demand_base=0)
+
+
+def reservation(cluster: dict[str, Any]) -> None:
+    cluster["node_groups"][0].update(capacity="reservation", reservation_id="cr-0fedcba9876543210",
+                                     size={"min": 0, "desired": 2, "max": 8}, on_demand_base=0)
+
+
+@pytest.mark.parametrize("fork", [capacity_block, reservation])
+def test_reserved_capacity_gets_no_placement_group_of_ours(tmp_path: Path, fork) -> None:
+    # A Capacity Block / reservation is placed already; a placement group beside it launches outside it.
+    plan = variant(tmp_path, "aws-train-p5", fork)
+    assert plan.exit_code == 0, plan.policies["violations"]
+    assert not of_type(plan, "aws:ec2/placementGroup:PlacementGroup")
+    for template in of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate"):
+        assert "placement" not in template.inputs
+        assert template.inputs["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert not [v for v in plan.policies["violations"] if v["policy"] == "aws-efa-cluster-placement-group"]
+
+
+def test_a_type_the_catalog_marks_not_offered_in_the_region_exits_2_naming_it(tmp_path, monkeypatch, capsys) -> None:
+    from test_cli_errors import run_main
+
+    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster["node_groups"][0]["instance_types"] = ["p5.48xlarge", "p5e.48xlarge"]  # the template's old fallback
+    write_stack(tmp_path, "variant", cluster)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "node_groups[0].instance_types[1]: p5e.48xlarge is not offered in us-east-1 per the catalog" in err
+
+
+def test_every_type_of_the_shipped_templates_is_offered_in_their_region() -> None:
+    from components.catalog import load_catalog
+
+    catalog = load_catalog()
+    for stack in ("aws-train-p5", "aws-infer-g6e"):
+        cluster = read_cluster(stack)
+        for group in cluster["node_groups"]:
+            for name in group["instance_types"]:
+                price = catalog.get("aws", name).price(cluster["region"])
+                assert price is not None and price.offered, (stack, name)

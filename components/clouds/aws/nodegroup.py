@@ -24,6 +24,7 @@ ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary fir
 # EC2 Fleet honours override priorities only under these strategies (lower number first).
 FLEET_ON_DEMAND_ALLOCATION = "prioritized"
 FLEET_SPOT_ALLOCATION = "capacity-optimized-prioritized"
+RESERVED = ("capacity-block", "reservation")  # capacity kinds that launch into a reservation
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,11 @@ class AwsNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group = args.group
         placement = None
-        if args.rdma:
+        # A Capacity Block or reservation is placed already: a placement group of ours beside it constrains the
+        # launch to capacity outside it, which fails with InsufficientInstanceCapacity while the reservation has
+        # room (aws-parallelcluster cli/src/pcluster/validators/ec2_validators.py, PlacementGroupCapacityType
+        # Validator; eksctl #7949). So none there.
+        if args.rdma and group.capacity not in RESERVED:
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=args.tags, opts=child)
         self.placement_group = placement.name if placement else None
 
@@ -131,7 +136,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         reservation = None
         if group.capacity == "capacity-block":
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        if group.capacity in ("capacity-block", "reservation"):
+        if group.capacity in RESERVED:
             reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
                 capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
                     capacity_reservation_id=group.reservation_id
@@ -202,7 +207,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
     ) -> aws.autoscaling.Group:
         group = args.group
         spot = group.capacity in ("spot", "mixed")
-        reserved = group.capacity in ("capacity-block", "reservation")
+        reserved = group.capacity in RESERVED
         mixed = None
         launch_template = None
         if reserved:
