@@ -139,3 +139,33 @@ def test_every_type_of_the_shipped_templates_is_offered_in_their_region() -> Non
             for name in group["instance_types"]:
                 price = catalog.get("aws", name).price(cluster["region"])
                 assert price is not None and price.offered, (stack, name)
+
+
+def test_the_file_system_waits_for_the_rules_createfilesystem_validates() -> None:
+    plan = shipped("aws-train-p5")
+    (fs,) = of_type(plan, "aws:fsx/lustreFileSystem:LustreFileSystem")
+    rules = [*of_type(plan, "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"),
+             *of_type(plan, "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")]
+    assert len(rules) == 8 and {r.urn for r in rules} <= set(fs.depends_on)
+
+
+def test_no_mount_requires_a_unit_ubuntu_lacks() -> None:
+    import base64
+
+    import yaml
+
+    for template in of_type(shipped("aws-train-p5"), "aws:ec2/launchTemplate:LaunchTemplate"):
+        text = base64.b64decode(template.inputs["userData"]).decode()
+        assert "network.service" not in text
+        (mount,) = yaml.safe_load(text)["mounts"]
+        assert "x-systemd.requires=network-online.target" in mount[3].split(",") and "_netdev" in mount[3]
+
+
+def test_nodes_admit_the_lustre_ports_from_the_file_systems_group() -> None:
+    plan = shipped("aws-train-p5")
+    groups = {g.name: g for g in of_type(plan, "aws:ec2/securityGroup:SecurityGroup")}
+    nodes, lustre = groups["train-nodes"], groups["train-lustre"]
+    from_fs = [r for r in nodes.inputs["ingress"] if r.get("securityGroups")]
+    assert sorted((r["fromPort"], r["toPort"], r["protocol"]) for r in from_fs) == [(988, 988, "tcp"),
+                                                                                  (1018, 1023, "tcp")]
+    assert lustre.urn in nodes.property_dependencies["ingress"]

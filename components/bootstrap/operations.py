@@ -110,8 +110,12 @@ def cloudwatch_agent_config(metrics: GpuMetrics) -> dict[str, Any]:
 
 
 def lustre_fstab_entry(shared: SharedMount) -> list[str]:
-    """A cloud-init `mounts` row: the FSx for Lustre user guide's fstab line (mount at boot, after the network)."""
-    options = "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network.service"
+    """A cloud-init `mounts` row: the FSx for Lustre user guide's fstab line (mount at boot, after the network).
+
+    The guide's `x-systemd.requires=network.service` is its Amazon Linux line: Ubuntu 22.04 (the lock's images)
+    has no network.service, so the mount would fail after a reboot. Ubuntu's unit is network-online.target
+    (systemd.special(7)), which `_netdev` orders the mount after (systemd.mount(5)); required here too."""
+    options = "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network-online.target"
     return [f"{shared.dns_name}@tcp:/{shared.mount_name}", shared.mount, "lustre", options, "0", "0"]
 
 

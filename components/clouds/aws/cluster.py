@@ -131,12 +131,13 @@ class AwsGpuCluster(pulumi.ComponentResource):
         shared_mount: pulumi.Output[SharedMount] | None = None
         file_system = None
         if shared is not None and lustre_sg is not None:
-            lustre_access(name, lustre_sg.id, security_group_id, child)
+            rules = lustre_access(name, lustre_sg.id, security_group_id, child)
             assert shared.capacity_gib is not None  # the AWS checks refused any other size
             # The file servers sit in one zone: the RDMA groups' zone when there is one, else the first.
             zone = next((g.zones[0] for g in resolved.groups if g.rdma), spec.network.zones[0])
             file_system = lustre_file_system(
-                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child
+                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child,
+                rules,
             )
             shared_mount = pulumi.Output.all(file_system.dns_name, file_system.mount_name).apply(
                 lambda v: SharedMount(dns_name=v[0], mount_name=v[1], mount=shared.mount)
