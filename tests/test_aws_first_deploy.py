@@ -169,3 +169,14 @@ def test_nodes_admit_the_lustre_ports_from_the_file_systems_group() -> None:
     assert sorted((r["fromPort"], r["toPort"], r["protocol"]) for r in from_fs) == [(988, 988, "tcp"),
                                                                                   (1018, 1023, "tcp")]
     assert lustre.urn in nodes.property_dependencies["ingress"]
+
+
+def test_alarms_cover_what_removes_a_node_and_count_new_xids() -> None:
+    alarms = {a.inputs["metricName"]: a.inputs for a in of_type(shipped("aws-train-p5"),
+                                                                 "aws:cloudwatch/metricAlarm:MetricAlarm")}
+    assert {"gpu_fatal_xid_errors", "gpu_row_remap_failures", "gpu_ecc_uncorrectable"} <= set(alarms)
+    for metric in ("gpu_fatal_xid_errors", "gpu_row_remap_failures", "gpu_ecc_uncorrectable"):
+        assert "the node leaves its group" in alarms[metric]["alarmDescription"]
+    # A count of new XIDs per minute: summed, and the alarm says most XIDs leave the node in place.
+    assert alarms["gpu_xid_errors"]["statistic"] == "Sum" and "new XID" in alarms["gpu_xid_errors"]["alarmDescription"]
+    assert "row-remap" not in alarms["gpu_ecc_uncorrectable"]["alarmDescription"]

@@ -36,8 +36,8 @@ NVIDIA_GPU_MEASUREMENTS = (
 GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
 # What gpufleet-gpu-health publishes (namespace as the agent's; dimension NodeGroup).
 HEALTH_METRICS = {
-    "gpu_xid_errors": "GPUs whose last XID (DCGM field 230) is non-zero",
-    "gpu_fatal_xid_errors": "GPUs whose last XID needs the node replaced (48, 64, 74, 79, 95, 119, 120)",
+    "gpu_xid_errors": "XIDs the driver logged since the last minute (kernel log, NVRM: Xid)",
+    "gpu_fatal_xid_errors": "of those, XIDs that need the node replaced (48, 64, 74, 79, 95, 119, 120)",
     "gpu_ecc_uncorrectable": "double-bit volatile ECC errors, all GPUs (DCGM field 311)",
     "gpu_row_remap_failures": "GPUs whose row remapping failed (DCGM field 395)",
     "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
