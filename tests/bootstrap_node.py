@@ -39,7 +39,24 @@ STUBBED = (
     "aws",
     "gpufleet-nodecheck",
     "dcgmi",
+    "journalctl",
 )
+
+
+JOURNALCTL = """for a; do [[ $a == --cursor-file=* ]] && f=${a#*=}; done
+seen=$(cat "$f" 2>/dev/null || echo 0)
+tail -n "+$((seen + 1))" "$FAKE/kmsg"
+wc -l < "$FAKE/kmsg" > "$f"
+"""
+# Kernel lines as the NVIDIA driver logs them, recorded on real nodes: the XID 13s and 109 and the line before
+# them from leptonai/gpud PR #46 (components/accelerator/nvidia/error/xid/README.md, dmesg of 2024-08-30), the
+# XID 79 from NVIDIA/NVSentinel issue #155. Timestamps cut, as `journalctl -o cat` prints them.
+KERNEL_LINES = (Path(__file__).parent / "data/nvrm-xid-kernel-lines.txt").read_text().splitlines()
+
+
+def xid_lines(*codes: int) -> list[str]:
+    """One recorded kernel line per XID code."""
+    return [next(line for line in KERNEL_LINES if f"): {code}," in line) for code in codes if code]
 
 
 def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
@@ -138,6 +155,12 @@ class Node:
             self.fake.joinpath("children", name).write_text(
                 "".join(f'NAME="{n}" TYPE="{t}" MOUNTPOINT="{p}"\n' for n, t, p in below)
             )
+
+    def kernel_log(self, lines: list[str]) -> None:
+        """The kernel's log so far, as `journalctl -k --cursor-file` reads it: the lines after the place the file
+        holds, then the new place in it."""
+        self.fake.joinpath("kmsg").write_text("".join(f"{line}\n" for line in lines))
+        self.stub("journalctl", JOURNALCTL)
 
     def curl(self, responses: dict[str, str]) -> None:
         self.fake.joinpath("curl.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in responses.items()))

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from bootstrap_node import Node, config
+from bootstrap_node import Node, config, xid_lines
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.bootstrap.operations import GpuMetrics
@@ -184,17 +184,18 @@ def test_options_alibaba_cannot_build_exit_2_naming_the_field_and_the_gap(
 
 # The node script's Alibaba part, under stubs
 
-DMON = """#Entity   XIDER  DBETO  UCRRW  RRF    NCRCT  GPUTL
+DMON = """#Entity   DBETO  UCRRW  RRF    NCRCT  GPUTL
 ID
-GPU 0     0      0      0      0      0      40
-GPU 1     {xid}     {dbe}      2      0      N/A    {util}
+GPU 0     0      0      0      0      40
+GPU 1     {dbe}      2      0      N/A    {util}
 """
 
 
 def alibaba_health_node(tmp_path: Path, xid: int, dbe: int, util: int = 20, scaling_group: str | None = "g1") -> Node:
     metrics = GpuMetrics("12345678", "gpufleet-train-dev-h20", "cn-wulanchabu", scaling_group=scaling_group)
     node = Node(tmp_path, config("alicloud", gpu_metrics=metrics))
-    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(xid=xid, dbe=dbe, util=util)}OUT")
+    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(dbe=dbe, util=util)}OUT")
+    node.kernel_log(xid_lines(xid))
     node.stub("aliyun", "exit 0")
     node.curl({"api/token": "tok-1", "meta-data/instance-id": "i-2ze0abc", "security-credentials/": "train-node"})
     return node

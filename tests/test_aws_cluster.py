@@ -45,11 +45,23 @@ def test_interfaces_carry_the_node_security_group_and_no_public_ip() -> None:
     sg_ids = {tuple(i["securityGroups"]) for i in lt["networkInterfaces"]}
     assert len(sg_ids) == 1 and next(iter(sg_ids))[0].startswith("sg-")
     assert "vpcSecurityGroupIds" not in lt and "securityGroupNames" not in lt
-    primary, *secondary = lt["networkInterfaces"]
-    assert primary["associatePublicIpAddress"] == "false"
-    # EC2 rejects the field on secondary (EFA card > 0) interfaces.
-    assert secondary and not [i for i in secondary if "associatePublicIpAddress" in i]
     assert all(s.inputs["mapPublicIpOnLaunch"] is False for s in of_type(plan, "aws:ec2/subnet:Subnet"))
+
+
+@pytest.mark.parametrize("stack", ["aws-train-p5", "aws-infer-g6e"])
+def test_multi_interface_templates_leave_associate_public_ip_unset(stack: str) -> None:
+    # EC2: "The associatePublicIPAddress parameter cannot be specified when launching with multiple network
+    # interfaces", on the primary interface too; the private subnets map no public IP instead.
+    for template in of_type(shipped(stack), LT):
+        interfaces = template.inputs["networkInterfaces"]
+        assert len(interfaces) > 1
+        assert not [i for i in interfaces if "associatePublicIpAddress" in i]
+
+
+def test_single_interface_template_refuses_a_public_ip(tmp_path: Path) -> None:
+    plan = plan_variant(tmp_path, "aws-infer-g6e", rdma="off")
+    (interface,) = one(plan, LT).inputs["networkInterfaces"]
+    assert interface["associatePublicIpAddress"] == "false"
 
 
 def test_node_security_group_references_itself_both_ways() -> None:
@@ -118,7 +130,7 @@ def test_asg_spot_mixed_instances() -> None:
     assert distribution["onDemandPercentageAboveBaseCapacity"] == 0
     assert inputs["capacityRebalance"] is True
     template = inputs["mixedInstancesPolicy"]["launchTemplate"]
-    assert [o["instanceType"] for o in template["overrides"]] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert [o["instanceType"] for o in template["overrides"]] == ["p5.48xlarge"]
     assert template["launchTemplateSpecification"]["version"] == "1"  # explicit, never $Latest
     assert (inputs["minSize"], inputs["desiredCapacity"], inputs["maxSize"]) == (0, 2, 16)
     assert asg.ignore_changes == ("desiredCapacity", "initialLifecycleHooks")
@@ -241,18 +253,18 @@ def test_fleet_provisioner(tmp_path: Path) -> None:
         "defaultTargetCapacityType": "spot", "totalTargetCapacity": 2, "onDemandTargetCapacity": 1,
         "spotTargetCapacity": 1}
     types = [o["instanceType"] for c in fleet["launchTemplateConfigs"] for o in c["overrides"]]
-    assert types == ["p5.48xlarge", "p5e.48xlarge"]
+    assert types == ["p5.48xlarge"]
 
 
 def test_fleet_launches_the_primary_type_first_and_caps_spot(tmp_path: Path) -> None:
-    plan = plan_variant(tmp_path, provisioner="fleet", spot_max_price=40.5,
-                        instance_types=["p5.48xlarge", "p5en.48xlarge", "p5e.48xlarge"])
+    plan = plan_variant(tmp_path, provisioner="fleet", spot_max_price=20.5,
+                        instance_types=["p5.48xlarge", "p5en.48xlarge", "p4d.24xlarge"])
     fleet = one(plan, "aws:ec2/fleet:Fleet").inputs
     overrides = {o["instanceType"]: o for c in fleet["launchTemplateConfigs"] for o in c["overrides"]}
-    assert {t: o["priority"] for t, o in overrides.items()} == {"p5.48xlarge": 0, "p5en.48xlarge": 1, "p5e.48xlarge": 2}
+    assert {t: o["priority"] for t, o in overrides.items()} == {"p5.48xlarge": 0, "p5en.48xlarge": 1, "p4d.24xlarge": 2}
     assert fleet["onDemandOptions"]["allocationStrategy"] == "prioritized"
     assert fleet["spotOptions"]["allocationStrategy"] == "capacity-optimized-prioritized"
-    assert {o["maxPrice"] for o in overrides.values()} == {"40.5000"}
+    assert {o["maxPrice"] for o in overrides.values()} == {"20.5000"}
 
 
 def test_fleet_without_spot_max_price_caps_at_on_demand(tmp_path: Path) -> None:

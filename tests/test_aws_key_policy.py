@@ -8,11 +8,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
+from components.spec import SpecInvalid
 
 KEY = "aws:kms/key:Key"
 SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"
@@ -57,22 +59,59 @@ def assert_launch_grants(grants: list[dict[str, Any]]) -> None:
     assert grant["Condition"] == {"Bool": {"kms:GrantIsForAWSResource": "true"}}
 
 
-def test_cluster_key_waits_for_the_autoscaling_role_it_names(tmp_path: Path) -> None:
+OWN_ASG_ROLE = f"{ASG_ROLE}_train-dev"  # aws-train-p5: name train, environment dev
+
+
+def pattern_grants(key: RecordedResource) -> dict[str, list[dict[str, Any]]]:
+    """Statements admitting service-linked roles by ARN condition, per aws:PrincipalArn pattern."""
+    grants: dict[str, list[dict[str, Any]]] = {}
+    for statement in statements(key):
+        if statement["Principal"].get("AWS") == "*":
+            condition = statement["Condition"]
+            assert condition["StringEquals"] == {"kms:CallerAccount": account_of(key)}
+            grants.setdefault(condition["ArnLike"]["aws:PrincipalArn"].split(":", 5)[5], []).append(statement)
+    return grants
+
+
+def without_account_conditions(statement: dict[str, Any]) -> dict[str, Any]:
+    """The statement less the conditions that admit the role by ARN (pattern_grants checked them)."""
+    rest = {k: v for k, v in statement["Condition"].items() if k not in ("StringEquals", "ArnLike")}
+    return {k: v for k, v in statement.items() if k != "Condition"} | ({"Condition": rest} if rest else {})
+
+
+def test_default_creates_the_clusters_own_suffixed_autoscaling_role_and_its_groups_use_it(tmp_path: Path) -> None:
+    # CreateServiceLinkedRole refuses AWSServiceRoleForAutoScaling where it exists (most used accounts); a
+    # suffixed role of this cluster's own is new in both a new and a used account.
     plan = cluster_plan(tmp_path)
     (key,) = of_type(plan, KEY)
     (role,) = of_type(plan, SLR)
     assert role.inputs["awsServiceName"] == "autoscaling.amazonaws.com"
+    assert role.inputs["customSuffix"] == "train-dev"
     assert role.urn in key.depends_on
     grants = role_grants(key)
-    assert set(grants) == {ASG_ROLE}
-    assert_launch_grants(grants[ASG_ROLE])
+    assert set(grants) == {OWN_ASG_ROLE}
+    assert_launch_grants(grants[OWN_ASG_ROLE])
+    (asg,) = of_type(plan, "aws:autoscaling/group:Group")
+    assert asg.inputs["serviceLinkedRoleArn"].endswith(OWN_ASG_ROLE)
+    assert role.urn in asg.depends_on
 
 
-def test_fleet_group_adds_the_fleet_role_and_its_grants(tmp_path: Path) -> None:
+def test_fleet_group_admits_the_fleet_role_by_arn_without_creating_it(tmp_path: Path) -> None:
     plan = cluster_plan(tmp_path, {"provisioner": "fleet"})
+    (key,) = of_type(plan, KEY)
+    assert [r.inputs["customSuffix"] for r in of_type(plan, SLR)] == ["train-dev"]
+    patterns = pattern_grants(key)
+    assert set(patterns) == {FLEET_ROLE}  # EC2 Fleet takes no suffix: admitted whether or not it exists
+    assert_launch_grants([without_account_conditions(s) for s in patterns[FLEET_ROLE]])
+
+
+def test_create_makes_the_account_roles_first(tmp_path: Path) -> None:
+    identity = {**read_cluster("aws-train-p5").get("identity", {}), "service_linked_roles": "create"}
+    plan = cluster_plan(tmp_path, {"provisioner": "fleet"}, identity=identity)
     (key,) = of_type(plan, KEY)
     roles = {r.inputs["awsServiceName"]: r for r in of_type(plan, SLR)}
     assert set(roles) == {"autoscaling.amazonaws.com", "ec2fleet.amazonaws.com"}
+    assert not [r for r in roles.values() if r.inputs.get("customSuffix")]
     assert {r.urn for r in roles.values()} <= set(key.depends_on)
     grants = role_grants(key)
     assert set(grants) == {ASG_ROLE, FLEET_ROLE}
@@ -86,6 +125,21 @@ def test_existing_roles_are_named_but_not_created(tmp_path: Path) -> None:
     assert plan.exit_code == 0
     assert not of_type(plan, SLR)
     assert set(role_grants(of_type(plan, KEY)[0])) == {ASG_ROLE}
+    assert "serviceLinkedRoleArn" not in of_type(plan, "aws:autoscaling/group:Group")[0].inputs
+
+
+def test_no_shipped_stack_creates_an_unsuffixed_service_linked_role() -> None:
+    for stack in ("aws-train-p5", "aws-infer-g6e", "aws-images"):
+        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        assert plan.exit_code == 0
+        assert all(r.inputs.get("customSuffix") for r in of_type(plan, SLR)), stack
+
+
+def test_a_name_too_long_for_the_own_role_is_refused_with_the_field(tmp_path: Path) -> None:
+    with pytest.raises(SpecInvalid) as caught:
+        cluster_plan(tmp_path, name="a" * 30, environment="staging")  # 29 + 38 characters
+    assert "name" in [error.path for error in caught.value.errors]
+    assert "over IAM's 64" in str(caught.value)
 
 
 def test_brought_key_creates_no_role(tmp_path: Path) -> None:
@@ -111,29 +165,28 @@ def images_plan(tmp_path: Path, **changes: Any) -> PlanResult:
     return plan_stack(path, SHIPPED_STACKS)
 
 
-def test_image_key_and_replicas_let_groups_and_fleets_launch_the_amis(tmp_path: Path) -> None:
+def test_image_key_and_replicas_admit_every_clusters_launch_roles_without_creating_any(tmp_path: Path) -> None:
     plan = images_plan(tmp_path)
     (key,) = of_type(plan, KEY)
     replicas = of_type(plan, "aws:kms/replicaKey:ReplicaKey")
     assert replicas, "the shipped images stack copies to a second region"
-    roles = {r.inputs["awsServiceName"]: r.urn for r in of_type(plan, SLR)}
-    assert set(roles) == {"autoscaling.amazonaws.com", "ec2fleet.amazonaws.com"}
+    assert not of_type(plan, SLR)
     for each in (key, *replicas):
-        assert set(roles.values()) <= set(each.depends_on)
-        grants = role_grants(each)
-        assert set(grants) == {ASG_ROLE, FLEET_ROLE}
-        for role in grants.values():
-            assert_launch_grants(role)
+        assert not role_grants(each)
+        patterns = pattern_grants(each)
+        # The default role and every suffixed one (each cluster's own), and the fleet role.
+        assert set(patterns) == {f"{ASG_ROLE}*", FLEET_ROLE}
 
 
 def test_image_key_grants_match_the_cluster_keys(tmp_path: Path) -> None:
-    """One builder: the autoscaling statements of both keys are the same."""
+    """One builder: the launch statements of both keys carry the same actions."""
     image_key = of_type(images_plan(tmp_path), KEY)[0]
     cluster_key = of_type(cluster_plan(tmp_path), KEY)[0]
-    assert role_grants(image_key)[ASG_ROLE] == role_grants(cluster_key)[ASG_ROLE]
+    image = sorted(json.dumps(s["Action"]) for s in pattern_grants(image_key)[f"{ASG_ROLE}*"])
+    assert image == sorted(json.dumps(s["Action"]) for s in role_grants(cluster_key)[OWN_ASG_ROLE])
 
 
-def test_images_stack_with_existing_roles_creates_none(tmp_path: Path) -> None:
-    plan = images_plan(tmp_path, service_linked_roles="exists")
-    assert not of_type(plan, SLR)
-    assert set(role_grants(of_type(plan, KEY)[0])) == {ASG_ROLE, FLEET_ROLE}
+def test_images_stack_refuses_the_old_roles_field(tmp_path: Path) -> None:
+    with pytest.raises(SpecInvalid) as caught:
+        images_plan(tmp_path, service_linked_roles="exists")
+    assert "service_linked_roles" in str(caught.value)

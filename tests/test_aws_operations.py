@@ -104,6 +104,8 @@ def test_key_policy_lets_alarms_and_budgets_publish_to_the_encrypted_topic() -> 
                          ("BudgetsPublishToEncryptedTopic", "budgets.amazonaws.com")):
         assert sids[sid]["Principal"] == {"Service": service}
         assert sids[sid]["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}
+    # EventBridge's delivery to an encrypted topic: AWS's statement has no condition (the topic policy scopes it).
+    assert "Condition" not in sids["EventBridgePublishesToEncryptedTopic"]
 
 
 def test_p5_budget_filters_on_the_cluster_tag_and_notifies_at_each_percent() -> None:
@@ -212,6 +214,7 @@ def test_idle_needs_room_to_scale_down_and_an_autoscaling_group() -> None:
 
 def test_alarm_target_must_be_a_topic_of_the_region() -> None:
     cluster = read_cluster("aws-train-p5")
+    del cluster["monitoring"]["alarms"]["emails"]  # recipients of a brought topic are set on it
     cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-west-2:123456789012:ops"
     assert any(path == "monitoring.alarms.target" for path, _ in _errors(cluster))
     cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-east-1:123456789012:ops"
@@ -221,6 +224,7 @@ def test_alarm_target_must_be_a_topic_of_the_region() -> None:
 def test_a_brought_topic_gets_the_alarms_and_no_topic_is_created(tmp_path) -> None:
     def bring(cluster: dict[str, Any]) -> None:
         cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-east-1:123456789012:ops"
+        del cluster["monitoring"]["alarms"]["emails"]
 
     plan = plan_stack(_variant(tmp_path, "aws-train-p5", bring))
     assert [t.name for t in of_type(plan, "aws:sns/topic:Topic")] == ["train-interruptions"]
@@ -238,11 +242,12 @@ OPTIONS = {
     "node_groups[0].idle": lambda c: c["node_groups"][0].update(idle={"gpu_util_below": 5, "for_minutes": 60}),
     "budget.alert_at_percent": lambda c: c.setdefault("budget", {}).update(max_hourly_usd=5000, alert_at_percent=[80]),
     "storage.shared": lambda c: c.setdefault("storage", {}).update(shared={"capacity_tib": 2.4, "mount": "/data"}),
+    "monitoring.alarms.emails": lambda c: c.update(monitoring={"alarms": {"emails": ["oncall@example.com"]}}),
 }
 
 
 OPERATION = {"monitoring": "monitoring", "node_groups[0].idle": "idle", "budget.alert_at_percent": "budget_alerts",
-             "storage.shared": "shared_storage"}
+             "storage.shared": "shared_storage", "monitoring.alarms.emails": "alarm_emails"}
 NOT_BUILT = [
     (stack, path)
     for stack in ("azure-train-ndh100", "alicloud-train-ebmgn8v")

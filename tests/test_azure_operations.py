@@ -10,7 +10,7 @@ import json
 
 import pytest
 from azure_plans import AUTOSCALE, INFER, NSG, TRAIN, VMSS, cloud_init, node_settings, one, plan_cli, shipped, variant
-from bootstrap_node import Node, config
+from bootstrap_node import Node, config, xid_lines
 from conftest import of_type
 
 from components.bootstrap.operations import GpuMetrics
@@ -182,17 +182,18 @@ def test_idle_window_and_budget_notifications_fit_azure() -> None:
 
 # The publisher on a node, with stub commands
 
-DMON = """#Entity   XIDER  DBETO  UCRRW  RRF    NCRCT  GPUTL  FBUSD  POWER   TMPTR
+DMON = """#Entity   DBETO  UCRRW  RRF    NCRCT  GPUTL  FBUSD  POWER   TMPTR
 ID
-GPU 0     0      0      0      0      0      90     1000   300.5   60
-GPU 1     {xid}     {dbe}      0      0      0      70     3000   500.25  71
+GPU 0     0      0      0      0      90     1000   300.5   60
+GPU 1     {dbe}      0      0      0      70     3000   500.25  71
 """
 
 
 def azure_node(tmp_path, xid: int, dbe: int) -> Node:
     node = Node(tmp_path, config("azure", gpu_metrics=GpuMetrics("gpufleet", SCALE_SET_NAME, "eastus"),
                                  health_port=9180))
-    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(xid=xid, dbe=dbe)}OUT")
+    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(dbe=dbe)}OUT")
+    node.kernel_log(xid_lines(xid))
     node.curl({"oauth2/token": '{"access_token":"tok-1","expires_in":"3599"}', "subscriptionId": "sub-1",
                "resourceGroupName": "rg-1", "monitoring.azure.com": ""})
     (node.root / "run/gpufleet").mkdir(parents=True, exist_ok=True)

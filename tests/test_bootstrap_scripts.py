@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from bootstrap_node import Node, config, node_files
+from bootstrap_node import KERNEL_LINES, Node, config, node_files
 
 from components.bootstrap import (
     render_user_data,
@@ -295,41 +295,57 @@ def test_watcher_polls_every_five_seconds_and_restarts():
 
 # DCGM error watch (gpufleet-gpu-health)
 
-DMON = """#Entity   XIDER  DBETO  UCRRW  RRF    NCRCT
+DMON = """#Entity   DBETO  UCRRW  RRF    NCRCT
 ID
-GPU 0     0      0      0      0      0
-GPU 1     {xid}     {dbe}      2      0      N/A
+GPU 0     0      0      0      0
+GPU 1     {dbe}      2      0      N/A
 """
+XID_13_AND_109, XID_79 = KERNEL_LINES[:5], KERNEL_LINES[5:]
 
 
-def health_node(tmp_path, xid: int, dbe: int, **changes: object) -> Node:
+def health_node(tmp_path, lines: list[str], dbe: int, **changes: object) -> Node:
     from components.bootstrap.operations import GpuMetrics
 
     metrics = GpuMetrics("gpufleet", "gpufleet-train-dev-h100", "us-east-1")
     node = Node(tmp_path, config("aws", gpu_metrics=metrics, **changes))
-    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(xid=xid, dbe=dbe)}OUT")
+    node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(dbe=dbe)}OUT")
+    node.kernel_log(lines)
     node.curl({"api/token": "tok-1", "instance-id": "i-0abc"})
     return node
 
 
+def published(node: Node) -> list[dict[str, float]]:
+    puts = [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data")]
+    return [{d["MetricName"]: d["Value"] for d in json.loads(put.split("--metric-data ", 1)[1])} for put in puts]
+
+
 def test_gpu_health_publishes_dcgm_fields_per_node_group(tmp_path):
-    node = health_node(tmp_path, xid=13, dbe=0)
+    node = health_node(tmp_path, XID_13_AND_109, dbe=0)
     assert node.run("gpufleet-gpu-health", "--once").returncode == 0
     (put,) = [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data")]
     assert "--region us-east-1 --namespace gpufleet" in put
-    data = __import__("json").loads(put.split("--metric-data ", 1)[1])
-    values = {d["MetricName"]: d["Value"] for d in data}
-    assert values == {"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
-                      "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 2,
-                      "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0}
+    data = json.loads(put.split("--metric-data ", 1)[1])
+    assert published(node) == [{"gpu_xid_errors": 4, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
+                                "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 2,
+                                "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0}]
     assert all(d["Dimensions"] == [{"Name": "NodeGroup", "Value": "gpufleet-train-dev-h100"}] for d in data)
-    # XID 13 is an application error: the node stays.
+    # XID 13 and 109 are application errors: the node stays.
     assert not [c for c in node.calls() if "set-instance-health" in c]
 
 
-@pytest.mark.parametrize(("xid", "dbe"), [(79, 0), (0, 1)])
-def test_gpu_health_takes_a_broken_node_out_of_its_group_once(tmp_path, xid, dbe):
-    node = health_node(tmp_path, xid=xid, dbe=dbe)
+def test_gpu_health_counts_only_the_xids_new_since_the_last_round(tmp_path):
+    # A count per interval, not the last XID: one harmless XID does not hold the alarm in ALARM for the node's life.
+    node = health_node(tmp_path, XID_13_AND_109[:2], dbe=0)
+    node.run("gpufleet-gpu-health", "--once")
+    node.run("gpufleet-gpu-health", "--once")
+    node.kernel_log(XID_13_AND_109[:2] + XID_13_AND_109[2:])
+    node.run("gpufleet-gpu-health", "--once")
+    assert [p["gpu_xid_errors"] for p in published(node)] == [1, 0, 3]
+
+
+@pytest.mark.parametrize(("lines", "dbe"), [(XID_79, 0), ([], 1)])
+def test_gpu_health_takes_a_broken_node_out_of_its_group_once(tmp_path, lines, dbe):
+    node = health_node(tmp_path, lines, dbe=dbe)
     node.run("gpufleet-gpu-health", "--once")
     node.run("gpufleet-gpu-health", "--once")
     marked = [c for c in node.calls() if "set-instance-health" in c]
@@ -337,10 +353,11 @@ def test_gpu_health_takes_a_broken_node_out_of_its_group_once(tmp_path, xid, dbe
         "aws autoscaling set-instance-health --region us-east-1 --instance-id i-0abc --health-status Unhealthy "
         "--no-should-respect-grace-period"
     ]
+    assert published(node)[0]["gpu_fatal_xid_errors"] == len(lines)
 
 
 def test_gpu_health_on_a_fleet_group_publishes_but_marks_nothing(tmp_path):
-    node = health_node(tmp_path, xid=79, dbe=0, lifecycle=None)
+    node = health_node(tmp_path, XID_79, dbe=0, lifecycle=None)
     node.run("gpufleet-gpu-health", "--once")
     assert [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data --region us-east-1")]
     assert not [c for c in node.calls() if "set-instance-health" in c]

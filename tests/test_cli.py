@@ -174,7 +174,7 @@ def test_fork_writes_a_valid_stack(stacks_dir: Path) -> None:
     cluster = written["gpufleet:cluster"]
     assert cluster["extends"] == "aws-train-p5" and cluster["name"] == "team-a"
     assert cluster["node_groups"][0]["size"]["max"] == 32
-    assert cluster["node_groups"][0]["instance_types"] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert cluster["node_groups"][0]["instance_types"] == ["p5.48xlarge"]
     assert "gpufleet plan --stack team-a" in result.output
 
 
@@ -217,7 +217,7 @@ def test_policy_config_carries_stack_settings(stacks_dir: Path) -> None:
         "maxHourlyUsd": 900, "region": "us-east-1",
         "nodeGroups": [{"name": "h100", "cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16}],
     }
-    assert config["aws-efa-interface-count"] == {"rdmaRequiredInstanceTypes": ["p5.48xlarge", "p5e.48xlarge"]}
+    assert config["aws-efa-interface-count"] == {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]}
     assert config["image-lock-valid"]["profile"] == "cuda12.8-r580"
 
 

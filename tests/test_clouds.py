@@ -100,7 +100,7 @@ def test_resolve_derives_fabric_zones_and_names_once() -> None:
     assert (group.rdma, group.fabric, group.interfaces) == (True, "efa", 32)
     assert group.zones == ("us-east-1a",)
     assert group.names["scaling_group"] == "gpufleet-train-dev-h100"
-    assert [t.name for t in group.known_types] == ["p5.48xlarge", "p5e.48xlarge"]
+    assert [t.name for t in group.known_types] == ["p5.48xlarge"]
 
 
 def test_rdma_off_group_uses_every_zone_and_no_fabric() -> None:

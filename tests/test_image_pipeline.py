@@ -59,8 +59,6 @@ def test_registers_the_pipeline_resources():
     assert types == sorted(
         [
             "gpufleet:aws:ImagePipeline",
-            "aws:iam/serviceLinkedRole:ServiceLinkedRole",
-            "aws:iam/serviceLinkedRole:ServiceLinkedRole",
             "aws:kms/key:Key",
             "aws:kms/replicaKey:ReplicaKey",
             "aws:kms/replicaKey:ReplicaKey",
@@ -217,9 +215,8 @@ def test_children_are_parented_to_the_component_and_outputs_registered():
     plan = build("img-tree", args(regions=["us-east-1"]))
     component = plan.one("gpufleet:aws:ImagePipeline")
     children = [r for r in plan.resources if r is not component]
-    # 2 service-linked roles, key, component, recipe, role, 2 attachments, profile, infrastructure,
-    # distribution, pipeline, image
-    assert len(children) == 13
+    # key, component, recipe, role, 2 attachments, profile, infrastructure, distribution, pipeline, image
+    assert len(children) == 11
     assert {c.parent for c in children} == {component.urn}
     assert all(c.name.startswith("img-tree-") for c in children)
     infra = plan.one("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration")

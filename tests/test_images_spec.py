@@ -200,7 +200,7 @@ def test_the_images_schema_has_each_clouds_own_settings() -> None:
     assert schema["title"] == "gpufleet:images" and schema["discriminator"]["propertyName"] == "cloud"
     fields = {cloud: set(schema["$defs"][ref.rsplit("/", 1)[1]]["properties"])
               for cloud, ref in schema["discriminator"]["mapping"].items()}
-    assert fields["aws"] >= {"build_instance_types", "kms_key", "replica_kms_keys", "service_linked_roles"}
+    assert fields["aws"] >= {"build_instance_types", "kms_key", "replica_kms_keys"}
     assert "build_vm_size" in fields["azure"] and "kms_key" not in fields["azure"]
     assert "build_instance_type" in fields["alicloud"] and "kms_key" not in fields["alicloud"]
     cluster = json.loads(CliRunner().invoke(app, ["schema"]).stdout)

@@ -154,6 +154,7 @@ def cells(row: str) -> int:
 
 def test_user_text_cannot_break_a_table_or_open_html(tmp_path: Path) -> None:
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster.update(region="us-west-2", network={**cluster["network"], "zones": ["us-west-2a"]})  # p5e is offered
     cluster["node_groups"][0]["instance_types"] = ["p5e.48xlarge"]  # no catalog price: the stack gives one
     cluster["prices"] = {"p5e.48xlarge": {"on_demand": 60.0, "source": PRICE_SOURCE}}
     path = write_stack(tmp_path, "priced", cluster)
@@ -165,6 +166,7 @@ def test_user_text_cannot_break_a_table_or_open_html(tmp_path: Path) -> None:
 
 def test_unpriced_is_said_never_zero(tmp_path: Path) -> None:
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster.update(region="us-west-2", network={**cluster["network"], "zones": ["us-west-2a"]})  # p5e is offered
     cluster["node_groups"][0]["instance_types"] = ["p5e.48xlarge"]  # the catalog has no on-demand price for it
     path = write_stack(tmp_path, "unpriced", cluster)
     plan = plan_stack(path)
@@ -174,10 +176,10 @@ def test_unpriced_is_said_never_zero(tmp_path: Path) -> None:
     rules = {row["name"]: row for row in policy_catalog()}
     section = stack_section(StackOutcome("unpriced", path, plan.exit_code, plan.to_json(), None), rules)
     cost_lines = [line for line in section.splitlines() if line.startswith("USD/h:")]
-    assert cost_lines == ["USD/h: unpriced (p5e.48xlarge in us-east-1)"]
+    assert cost_lines == ["USD/h: unpriced (p5e.48xlarge in us-west-2)"]
     table = markdown_report([StackOutcome("unpriced", path, plan.exit_code, plan.to_json(), None),
                              StackOutcome("x", path, 2, None, "invalid x:\n  cloud: missing")], rules)
-    assert "| unpriced | aws | us-east-1 | 1 | 0/16/128 | unpriced |" in table
+    assert "| unpriced | aws | us-west-2 | 1 | 0/16/128 | unpriced |" in table
 
 
 def test_an_inherited_field_points_at_extends(tmp_path: Path) -> None:

@@ -87,6 +87,9 @@ def test_public_ip_on_gpu_launch_template_fails_private_passes():
     assert "network_interfaces[0] asks for a public IP" in message
     props = {"networkInterfaces": [{"deviceIndex": 0, "associatePublicIpAddress": "false"}]}
     assert validate("aws-no-public-ip", LT, props) == []
+    several = {"networkInterfaces": [{"deviceIndex": 0, "associatePublicIpAddress": "true"}, {"deviceIndex": 1}]}
+    (message,) = validate("aws-no-public-ip", LT, several)
+    assert "leave associate_public_ip_address unset" in message  # EC2 refuses the field with several interfaces
     (message,) = validate("aws-no-public-ip", INSTANCE, {"associatePublicIpAddress": True})
     assert "associate_public_ip_address = False" in message
 

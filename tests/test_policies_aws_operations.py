@@ -70,8 +70,34 @@ def test_lustre_open_to_the_nodes_and_itself_passes() -> None:
     assert messages("aws-shared-fs-nodes-only", stack) == []
 
 
+TOPIC = "aws:sns/topic:Topic"
+SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+BUDGET = "aws:budgets/budget:Budget"
+
+
+def _notified_topic(*subscribers: str, notifier: str = ALARM) -> list:
+    topic = res(TOPIC, "alarms", {"kmsMasterKeyId": CMK})
+    notifying = res(notifier, "xid", {"metricName": "gpu_xid_errors"},
+                    property_dependencies={"alarmActions" if notifier == ALARM else "notifications": (topic.urn,)})
+    subs = [res(SUBSCRIPTION, f"sub-{e}", {"protocol": "email", "endpoint": e}, property_dependencies={"topic": (
+        topic.urn,)}) for e in subscribers]
+    return [topic, notifying, *subs]
+
+
+def test_a_notified_topic_with_nobody_subscribed_fails() -> None:
+    for notifier in (ALARM, BUDGET):
+        ((where, message),) = messages("aws-alarm-topic-subscribed", _notified_topic(notifier=notifier))
+        assert where == urn(TOPIC, "alarms") and "monitoring.alarms.emails" in message
+
+
+def test_a_notified_topic_with_a_subscriber_passes_and_an_unnotified_one_is_not_judged() -> None:
+    assert messages("aws-alarm-topic-subscribed", _notified_topic("oncall@example.com")) == []
+    assert messages("aws-alarm-topic-subscribed", [res(TOPIC, "interruptions", {})]) == []
+
+
 def test_shipped_training_stack_passes_the_operations_rules(shipped_plans) -> None:
     plan = shipped_plans["aws-train-p5"]
-    names = {"aws-node-gpu-metrics", "aws-alarm-has-target", "aws-shared-fs-customer-key", "aws-shared-fs-nodes-only"}
+    names = {"aws-node-gpu-metrics", "aws-alarm-has-target", "aws-shared-fs-customer-key", "aws-shared-fs-nodes-only",
+             "aws-alarm-topic-subscribed"}
     assert plan.policies["evaluated"] > 0
     assert [v for v in plan.policies["violations"] if v["policy"] in names] == []

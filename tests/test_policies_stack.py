@@ -154,6 +154,16 @@ def test_placement_on_the_group_counts():
     )
 
 
+def test_reserved_efa_template_passes_without_a_placement_group_and_fails_in_one():
+    reserved = {"capacityReservationSpecification": {"capacityReservationTarget": {
+        "capacityReservationId": "cr-0123456789abcdef0"}}}
+    template = efa_template(**reserved)
+    assert messages("aws-efa-cluster-placement-group", [template, asg("g", template)]) == []
+    placed = efa_template(placement={"groupName": "pg-name"}, **reserved)
+    ((where, message),) = messages("aws-efa-cluster-placement-group", [placed, asg("g", placed)])
+    assert where == placed.urn and "remove the placement group" in message
+
+
 def test_efa_group_over_two_subnets_fails_one_passes():
     template = efa_template()
     two = asg("g", template, vpcZoneIdentifiers=["subnet-a", "subnet-b"])

@@ -34,7 +34,7 @@ def group(raw: dict[str, Any], **changes: Any) -> dict[str, Any]:
 
 def test_shipped_stack_is_valid() -> None:
     spec = validate_cluster(base())
-    assert spec.node_groups[0].instance_types == ["p5.48xlarge", "p5e.48xlarge"]
+    assert spec.node_groups[0].instance_types == ["p5.48xlarge"]
 
 
 def test_unknown_instance_type_names_field_and_catalog() -> None:

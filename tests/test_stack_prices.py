@@ -20,8 +20,10 @@ NEGOTIATED = "enterprise agreement 2025-06, rate card line 14"
 
 
 def p5e_cluster(budget: float, prices: dict | None = None) -> dict:
-    """aws-train-p5 on p5e.48xlarge, which the catalog lists without an on-demand price."""
+    """aws-train-p5 on p5e.48xlarge in us-west-2, which the catalog lists there without an on-demand price (and
+    as not offered in the template's us-east-1)."""
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    cluster.update(region="us-west-2", network={**cluster["network"], "zones": ["us-west-2a"]})
     cluster["node_groups"][0]["instance_types"] = ["p5e.48xlarge"]
     cluster["budget"]["max_hourly_usd"] = budget
     if prices is not None:
@@ -42,10 +44,10 @@ def test_budgeted_stack_with_an_unpriced_type_fails_naming_the_type_and_how_to_p
     result = plan_stack(write_stack(tmp_path, "unpriced", p5e_cluster(900)))
     assert result.exit_code == 1
     (message,) = budget_messages(result)
-    assert message.startswith("no price for p5e.48xlarge in us-east-1 (node group h100)")
+    assert message.startswith("no price for p5e.48xlarge in us-west-2 (node group h100)")
     assert "budget of 900.00 USD cannot be checked" in message
     assert "gpufleet:cluster prices: {p5e.48xlarge: {on_demand:" in message
-    assert result.summary["unpriced"] == ["p5e.48xlarge in us-east-1"]
+    assert result.summary["unpriced"] == ["p5e.48xlarge in us-west-2"]
 
 
 def test_stack_price_prices_an_uncatalogued_type_and_is_labelled(tmp_path: Path) -> None:

@@ -36,8 +36,8 @@ NVIDIA_GPU_MEASUREMENTS = (
 GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
 # What gpufleet-gpu-health publishes (namespace as the agent's; dimension NodeGroup).
 HEALTH_METRICS = {
-    "gpu_xid_errors": "GPUs whose last XID (DCGM field 230) is non-zero",
-    "gpu_fatal_xid_errors": "GPUs whose last XID needs the node replaced (48, 64, 74, 79, 95, 119, 120)",
+    "gpu_xid_errors": "XIDs the driver logged since the last minute (kernel log, NVRM: Xid)",
+    "gpu_fatal_xid_errors": "of those, XIDs that need the node replaced (48, 64, 74, 79, 95, 119, 120)",
     "gpu_ecc_uncorrectable": "double-bit volatile ECC errors, all GPUs (DCGM field 311)",
     "gpu_row_remap_failures": "GPUs whose row remapping failed (DCGM field 395)",
     "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
@@ -110,8 +110,12 @@ def cloudwatch_agent_config(metrics: GpuMetrics) -> dict[str, Any]:
 
 
 def lustre_fstab_entry(shared: SharedMount) -> list[str]:
-    """A cloud-init `mounts` row: the FSx for Lustre user guide's fstab line (mount at boot, after the network)."""
-    options = "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network.service"
+    """A cloud-init `mounts` row: the FSx for Lustre user guide's fstab line (mount at boot, after the network).
+
+    The guide's `x-systemd.requires=network.service` is its Amazon Linux line: Ubuntu 22.04 (the lock's images)
+    has no network.service, so the mount would fail after a reboot. Ubuntu's unit is network-online.target
+    (systemd.special(7)), which `_netdev` orders the mount after (systemd.mount(5)); required here too."""
+    options = "defaults,relatime,flock,_netdev,x-systemd.automount,x-systemd.requires=network-online.target"
     return [f"{shared.dns_name}@tcp:/{shared.mount_name}", shared.mount, "lustre", options, "0", "0"]
 
 

@@ -30,6 +30,15 @@ def _tags_are_text(value: object) -> object:
 
 Tags = Annotated[dict[str, str], BeforeValidator(_tags_are_text)]
 
+# One addr-spec of RFC 5322 in its common dot-atom form, on a domain with a dot (no display names, quoted local
+# parts or IP literals: a mail provider's notification address never needs them); what SNS email subscriptions
+# and Azure action groups take. email-validator (pydantic's EmailStr) is not a dependency of the project.
+EMAIL_PATTERN = (
+    r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+    r"@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
+)
+Email = Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=254)]
+
 # Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
 # names and as a DNS label.
 NAME_PATTERN = r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$"
@@ -251,6 +260,26 @@ class Alarms(StrictModel):
         "ARN (aws), an action group id (azure), a CloudMonitor alarm contact group name (alicloud)",
     )
     low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation)
+    emails: list[Email] = Field(
+        default_factory=list,
+        description="people the created target notifies (alarms and budget alerts), each an email address that "
+        "must confirm its subscription; a created target with nobody on it notifies no one",
+    )
+
+    @field_validator("emails")
+    @classmethod
+    def _each_once(cls, emails: list[str]) -> list[str]:
+        repeated = sorted({e for e in emails if emails.count(e) > 1})
+        if repeated:
+            raise ValueError(f"{', '.join(repeated)} listed twice; list each address once")
+        return emails
+
+    @model_validator(mode="after")
+    def _emails_on_a_created_target(self) -> Alarms:
+        if self.emails and self.target != "create":
+            raise ValueError("emails are subscribed to the target gpufleet creates: with a brought target, add the "
+                             "people to it there, or set target: create")
+        return self
 
 
 class Monitoring(StrictModel):

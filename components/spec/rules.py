@@ -124,6 +124,20 @@ def rdma_in_one_zone(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator
 
 
 @group_check
+def types_offered_in_region(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    """A type the catalog lists as not offered in the stack's region never launches there (DESIGN: refused)."""
+    region = cluster.spec.region
+    for j, row in enumerate(group.types):
+        price = row.price(region) if row is not None else None
+        if price is not None and not price.offered:
+            yield SpecError(
+                group.path(f"instance_types[{j}]"),
+                f"{row.name} is not offered in {region} per the catalog ({price.source}): remove it or pick a "
+                "region that sells it",
+            )
+
+
+@group_check
 def capacity_offered(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     offered = cluster.backend.capacities
     if group.spec.capacity not in offered:
@@ -278,6 +292,8 @@ def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
     for group in cluster.groups:
         if group.spec.idle is not None:
             yield "idle", group.path("idle")
+    if spec.monitoring.alarms is not None and spec.monitoring.alarms.emails:
+        yield "alarm_emails", "monitoring.alarms.emails"
     if spec.budget.alert_at_percent:
         yield "budget_alerts", "budget.alert_at_percent"
     if spec.storage.shared is not None:

@@ -90,10 +90,14 @@ def check_no_public_ip(resource_type: str, props: Props, config: Config) -> Iter
             yield "the instance gets a public IP: set associate_public_ip_address = False (private subnets)"
         return
     interfaces = items(props, "networkInterfaces")
-    for index, interface in enumerate(interfaces if isinstance(interfaces, list) else []):
+    interfaces = interfaces if isinstance(interfaces, list) else []
+    # EC2 refuses the field on a launch with several interfaces, so there the fix is to leave it unset.
+    several = len(interfaces) > 1
+    fix = "leave associate_public_ip_address unset" if several else "set associate_public_ip_address = False"
+    for index, interface in enumerate(interfaces):
         if as_bool(get(interface, "associatePublicIpAddress")) is True:
             yield (
-                f"network_interfaces[{index}] asks for a public IP: set associate_public_ip_address = False; "
+                f"network_interfaces[{index}] asks for a public IP: {fix}; "
                 "GPU nodes live in private subnets with NAT"
             )
 

@@ -180,12 +180,28 @@ def _groups_using(template: Node, stack: Stack) -> list[Node]:
     return stack.dependents_of(template, ASG, FLEET)
 
 
+def _reserved(template: Node) -> bool:
+    """The template launches into a Capacity Block or capacity reservation, which is placed already."""
+    target = get(template.props, "capacityReservationSpecification", "capacityReservationTarget",
+                 "capacityReservationId")
+    return target is UNKNOWN or (isinstance(target, str) and bool(target))
+
+
 def check_efa_placement(stack: Stack, config: Mapping[str, Any]) -> Iterator[tuple[str | None, str]]:
     for template in _efa_templates(stack):
         users = _groups_using(template, stack)
         names = [get(template.props, "placement", "groupName")] + [
             get(u.props, "placementGroup") for u in users
         ]
+        if _reserved(template):
+            # A placement group beside a reservation launches outside it: InsufficientInstanceCapacity while the
+            # reservation has room (aws-parallelcluster PlacementGroupCapacityTypeValidator).
+            if any(isinstance(name, str) and name for name in names):
+                yield template.urn, (
+                    "EFA nodes of a Capacity Block or capacity reservation in a placement group: the reservation is "
+                    "placed already and a placement group beside it leaves it unused; remove the placement group"
+                )
+            continue
         if not any(name is UNKNOWN or (isinstance(name, str) and name) for name in names):
             yield (
                 template.urn,

@@ -12,11 +12,14 @@ from typing import Any
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, base64_text, get, items
 from .resource_types import (
+    BUDGET,
     LAUNCH_TEMPLATE,
     LUSTRE_FILE_SYSTEM,
     METRIC_ALARM,
     SECURITY_GROUP,
     SECURITY_GROUP_RULE,
+    SNS_SUBSCRIPTION,
+    SNS_TOPIC,
     VPC_INGRESS_RULE,
 )
 
@@ -121,6 +124,22 @@ def check_lustre_nodes_only(stack: Stack, config: Config) -> Iterator[tuple[str 
                 )
 
 
+def check_notified_topic_has_subscribers(stack: Stack, config: Config) -> Iterator[tuple[str | None, str]]:
+    """A topic the stack creates that its alarms or budget notify must have a subscription, or every alarm and
+    budget alert is dropped. Read from the engine's property dependencies (a topic's ARN is unknown in preview)."""
+    subscriptions = stack.of_type(SNS_SUBSCRIPTION)
+    subscribed = {urn for node in subscriptions for urn in node.property_dependencies.get("topic", ())}
+    notifiers = stack.of_type(METRIC_ALARM, BUDGET)
+    for topic in stack.of_type(SNS_TOPIC):
+        if topic.urn in subscribed:
+            continue
+        if any(topic.urn in urns for node in notifiers for urns in node.property_dependencies.values()):
+            yield topic.urn, (
+                "the alarm topic has nobody subscribed: its alarms and budget alerts reach no one; set "
+                "monitoring.alarms.emails (each address confirms SNS's mail) or bring a topic with subscribers"
+            )
+
+
 RULES: list[Rule] = [
     resource_rule(
         "aws-node-gpu-metrics",
@@ -145,6 +164,14 @@ RULES: list[Rule] = [
         "aws",
         [LUSTRE_FILE_SYSTEM],
         check_lustre_customer_key,
+    ),
+    stack_rule(
+        "aws-alarm-topic-subscribed",
+        "A topic the stack creates for its alarms and budget alerts has at least one subscription.",
+        MANDATORY,
+        "aws",
+        [SNS_TOPIC, SNS_SUBSCRIPTION, METRIC_ALARM, BUDGET],
+        check_notified_topic_has_subscribers,
     ),
     stack_rule(
         "aws-shared-fs-nodes-only",

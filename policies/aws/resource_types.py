@@ -18,3 +18,6 @@ INFRASTRUCTURE_CONFIGURATION = "aws:imagebuilder/infrastructureConfiguration:Inf
 ALL_PROTOCOLS = ("-1", "all")  # security group protocol values that mean all traffic
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 LUSTRE_FILE_SYSTEM = "aws:fsx/lustreFileSystem:LustreFileSystem"
+SNS_TOPIC = "aws:sns/topic:Topic"
+SNS_SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+BUDGET = "aws:budgets/budget:Budget"

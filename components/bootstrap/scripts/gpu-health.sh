@@ -6,20 +6,33 @@ set -uo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
 # @cloud: the render puts gpu-health-<cloud>.sh here (publish, mark_unhealthy)
-# dcgm_fields.h: 230 last XID, 311 DBE volatile, 393 uncorrectable remapped
-# rows, 395 row remap failure, 409 NVLink CRC, 203 utilisation, 252 MiB used,
-# 155 W, 150 C. Fatal XIDs: NVIDIA XID catalogue.
+# dcgm_fields.h: 311 DBE volatile, 393 uncorrectable remapped rows, 395 row
+# remap failure, 409 NVLink CRC, 203 utilisation, 252 MiB used, 155 W, 150 C.
+# Fatal XIDs: NVIDIA XID catalogue.
 FATAL=" 48 64 74 79 95 119 120 "
 mkdir -p "$GPUFLEET_RUN"
 
+# "<new XIDs> <new fatal XIDs>" in the kernel lines on stdin (the driver logs
+# each as "NVRM: Xid (PCI:0000:cb:00): 13, ..."). DCGM's last-XID field stays
+# set for a node's life after one harmless XID: an alarm on it fires once.
+xid_counts() {
+  awk -v fatal="$FATAL" 'match($0, /NVRM: Xid \([^)]*\): [0-9]+/) {
+    n++; x = substr($0, RSTART, RLENGTH); sub(/.*: /, "", x)
+    if (index(fatal, " " x " ")) f++
+  } END { print n + 0, f + 0 }'
+}
+
 round() {
-  local x=0 f=0 e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 a d h i j k l o p
-  while read -r a d h i j k l o p; do
-    ((a)) && ((x++)); [[ $FATAL == *" $a "* ]] && ((f++)); ((i)) && ((m++))
+  local x f e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 d h i j k l o p
+  # The kernel lines since the last round: journalctl keeps the place in its
+  # cursor file (the run directory is per boot, as -k is).
+  read -r x f < <(journalctl -k -o cat --no-pager --cursor-file="$GPUFLEET_RUN/xid-cursor" | xid_counts)
+  while read -r d h i j k l o p; do
+    ((i)) && ((m++))
     e=$((e + d)) r=$((r + h)) c=$((c + j)) u=$((u + k)) b=$((b + l)) w=$((w + o)) g=$((g + 1))
     ((p > t)) && t=$p
-  done < <(dcgmi dmon -e 230,311,393,395,409,203,252,155,150 -c 1 |
-    awk '$1=="GPU"{for(i=3;i<12;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10,$11}')
+  done < <(dcgmi dmon -e 311,393,395,409,203,252,155,150 -c 1 |
+    awk '$1=="GPU"{for(i=3;i<11;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10}')
   [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
   # The last four are what AWS's CloudWatch agent ships instead: its publish leaves them out.
   publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f gpu_ecc_uncorrectable=$e gpu_row_remap_failures=$m \

@@ -1,5 +1,5 @@
-"""Per node group alarms on the GPU metrics (XID errors, uncorrectable ECC, node-check failures, low
-utilisation), the encrypted topic they notify, and idle scale-down to the group's min.
+"""Per node group alarms on the GPU metrics (new and fatal XID errors, uncorrectable ECC, row-remap failures,
+node-check failures, low utilisation), the encrypted topic they notify, and idle scale-down to the group's min.
 
 Metric sources: the CloudWatch agent's nvidia_gpu measurements aggregated per Auto Scaling group
 (dimension AutoScalingGroupName) and gpufleet-gpu-health's DCGM fields (dimension NodeGroup), both in
@@ -24,10 +24,11 @@ TOPIC_PUBLISHERS = ("cloudwatch.amazonaws.com", "budgets.amazonaws.com")
 
 
 def alarm_topic(
-    name: str, key_arn: pulumi.Input[str], account_id: pulumi.Input[str], tags: dict[str, str],
+    name: str, key_arn: pulumi.Input[str], account_id: pulumi.Input[str], emails: list[str], tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> aws.sns.Topic:
-    """The stack's alarm topic, encrypted with the stack key; only this account's alarms and budgets publish."""
+    """The stack's alarm topic, encrypted with the stack key; only this account's alarms and budgets publish, and
+    each of `emails` is subscribed (SNS mails each a confirmation link; nothing reaches it until confirmed)."""
     topic = aws.sns.Topic(f"{name}-alarms", kms_master_key_id=key_arn, tags=tags, opts=opts)
     aws.sns.TopicPolicy(
         f"{name}-alarms",
@@ -35,6 +36,9 @@ def alarm_topic(
         policy=pulumi.Output.all(topic.arn, account_id).apply(lambda v: topic_policy(v[0], v[1])),
         opts=opts,
     )
+    for email in emails:
+        aws.sns.TopicSubscription(f"{name}-alarms-{email}", topic=topic.arn, protocol="email", endpoint=email,
+                                  opts=opts)
     return topic
 
 
@@ -89,10 +93,17 @@ def group_alarms(
     (Auto Scaling groups: an EC2 Fleet's instances carry no group name for the agent)."""
     health = {"NodeGroup": group_name}
     alarms = [
-        _alarm(f"{name}-xid", f"{group_name}: a GPU reported an XID error (DCGM)", "gpu_xid_errors", health,
-               "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
-        _alarm(f"{name}-ecc", f"{group_name}: uncorrectable ECC or row-remap failure; the node leaves its group",
-               "gpu_ecc_uncorrectable", health, "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
+        # gpu_xid_errors counts the XIDs logged in each minute (not the last one), so the alarm clears after them.
+        _alarm(f"{name}-xid", f"{group_name}: GPUs logged new XID errors (most are application errors; the node "
+               "stays)", "gpu_xid_errors", health, "Sum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
+        _alarm(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+               "leaves its group", "gpu_fatal_xid_errors", health, "Sum", "GreaterThanThreshold", 0, 1, [target],
+               tags, opts),
+        _alarm(f"{name}-ecc", f"{group_name}: uncorrectable (double-bit) ECC errors on a GPU; the node leaves its "
+               "group", "gpu_ecc_uncorrectable", health, "Maximum", "GreaterThanThreshold", 0, 1, [target], tags,
+               opts),
+        _alarm(f"{name}-row-remap", f"{group_name}: row remapping failed on a GPU; the node leaves its group",
+               "gpu_row_remap_failures", health, "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
         _alarm(f"{name}-nodecheck", f"{group_name}: a node failed gpufleet-nodecheck", "nodecheck_failed", health,
                "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
     ]

@@ -26,7 +26,7 @@ class AwsBackend(BackendDefaults):
     images_model = AwsImagesSpec
     checks = rules.CHECKS
     capacities = frozenset({"on-demand", "spot", "mixed", "capacity-block", "reservation"})
-    operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage"})
+    operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage", "alarm_emails"})
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return sum(slot.interface_type is not None for slot in interface_layout(instance, rdma))

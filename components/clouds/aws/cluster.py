@@ -17,7 +17,7 @@ from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
-from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant
+from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
 from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
@@ -87,19 +87,26 @@ class AwsGpuCluster(pulumi.ComponentResource):
         # The alarm topic exists when alarms or budget alerts need one and no topic is brought.
         notify = alarms is not None or bool(budget.alert_at_percent)
         create_topic = notify and (alarms is None or alarms.target == "create")
+        # The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default.
+        asg_role_arn: pulumi.Output[str] | None = None
         if spec.storage.kms_key == "create":
             fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
-            key_arn: pulumi.Output[str] = cluster_key(
+            roles = cluster_roles(spec.identity.service_linked_roles, role_suffix(name, spec.environment), fleet)
+            key, created = cluster_key(
                 name,
                 LogGroupGrant(region=spec.region, name=log_group_name),
-                [AUTOSCALING, EC2_FLEET] if fleet else [AUTOSCALING],
-                create_roles=spec.identity.service_linked_roles == "create",
+                roles.named,
+                create_roles=roles.create,
                 events=spot,
                 protect=prod,
                 tags=tags,
                 opts=child,
                 publishers=TOPIC_PUBLISHERS if create_topic else (),
-            ).arn
+                role_patterns=roles.patterns,
+            )
+            key_arn: pulumi.Output[str] = key.arn
+            if roles.named[0].suffix is not None:
+                asg_role_arn = created[AUTOSCALING.service].arn
         else:
             key_arn = pulumi.Output.from_input(spec.storage.kms_key)
         log_group = aws.cloudwatch.LogGroup(
@@ -124,12 +131,13 @@ class AwsGpuCluster(pulumi.ComponentResource):
         shared_mount: pulumi.Output[SharedMount] | None = None
         file_system = None
         if shared is not None and lustre_sg is not None:
-            lustre_access(name, lustre_sg.id, security_group_id, child)
+            rules = lustre_access(name, lustre_sg.id, security_group_id, child)
             assert shared.capacity_gib is not None  # the AWS checks refused any other size
             # The file servers sit in one zone: the RDMA groups' zone when there is one, else the first.
             zone = next((g.zones[0] for g in resolved.groups if g.rdma), spec.network.zones[0])
             file_system = lustre_file_system(
-                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child
+                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child,
+                rules,
             )
             shared_mount = pulumi.Output.all(file_system.dns_name, file_system.mount_name).apply(
                 lambda v: SharedMount(dns_name=v[0], mount_name=v[1], mount=shared.mount)
@@ -150,6 +158,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
                     permissions_boundary=spec.identity.permissions_boundary,
                     mark_unhealthy=monitoring.gpu_metrics,
+                    agent_tags=monitoring.gpu_metrics,
                     tags=tags,
                 ),
                 opts=child,
@@ -161,7 +170,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
             topic_arn = None
         alarm_target: pulumi.Output[str] | None = None
         if create_topic:
-            alarm_target = alarm_topic(name, key_arn, account, tags, child).arn
+            alarm_target = alarm_topic(name, key_arn, account, list(alarms.emails) if alarms else [], tags, child).arn
         elif notify and alarms is not None:
             alarm_target = pulumi.Output.from_input(alarms.target)
         if budget.alert_at_percent and alarm_target is not None:
@@ -210,6 +219,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
                     user_data=user_data,
                     hooks=hooks,
                     tags=tags,
+                    service_linked_role_arn=asg_role_arn,
                 ),
                 opts=child,
             )

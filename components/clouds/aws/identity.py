@@ -36,6 +36,8 @@ class NodeIdentityArgs:
     """ARN of a permissions boundary for the role."""
     mark_unhealthy: bool = False
     """Nodes may mark themselves unhealthy in their own groups (the DCGM error watch, gpufleet-gpu-health)."""
+    agent_tags: bool = False
+    """The CloudWatch agent runs and resolves ${aws:AutoScalingGroupName} from the instance's tags."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource."""
 
@@ -59,7 +61,7 @@ def _s3_statements(prefixes: list[str]) -> list[dict]:
 
 def node_policy_document(
     account_id: str, region: str, log_group_arn: str, group_names: list[str], s3_read_prefixes: list[str],
-    mark_unhealthy: bool = False,
+    mark_unhealthy: bool = False, agent_tags: bool = False,
 ) -> str:
     statements = [
         {
@@ -97,6 +99,15 @@ def node_policy_document(
             {"Sid": "MarkOwnInstancesUnhealthy", "Effect": "Allow", "Action": ["autoscaling:SetInstanceHealth"],
              "Resource": groups}
         )
+    if agent_tags:
+        # The agent's ec2tagger resolves ${aws:AutoScalingGroupName} with ec2:DescribeTags and holds every data
+        # point until that call succeeds (aws/amazon-cloudwatch-agent plugins/processors/ec2tagger/ec2tagger.go,
+        # initial retrieval; CloudWatchAgentServerPolicy grants it). DescribeTags has no resource-level
+        # permissions (Service Authorization Reference, Amazon EC2): Resource "*". Only what the agent calls:
+        # no DescribeVolumes, as the config asks for no EBS device dimension.
+        statements.append(
+            {"Sid": "AgentReadsInstanceTags", "Effect": "Allow", "Action": ["ec2:DescribeTags"], "Resource": "*"}
+        )
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 
@@ -126,7 +137,8 @@ class AwsNodeIdentity(pulumi.ComponentResource):
             role=role.id,
             policy=pulumi.Output.all(args.account_id, args.log_group_arn).apply(
                 lambda values: node_policy_document(
-                    values[0], args.region, values[1], args.group_names, args.s3_read_prefixes, args.mark_unhealthy
+                    values[0], args.region, values[1], args.group_names, args.s3_read_prefixes, args.mark_unhealthy,
+                    args.agent_tags,
                 )
             ),
             opts=child,

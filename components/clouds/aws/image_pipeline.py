@@ -13,7 +13,7 @@ import yaml
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AWS_REGION as REGION
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
-from .key_policy import AUTOSCALING, EC2_FLEET, key_policy, service_linked_roles
+from .key_policy import AUTOSCALING, EC2_FLEET, key_policy
 
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
@@ -63,9 +63,6 @@ class AwsImagePipelineArgs:
     """Size of the image's root volume in GiB."""
     root_device_name: str = "/dev/sda1"
     """Root device of parent_image (Ubuntu: /dev/sda1, Amazon Linux: /dev/xvda)."""
-    create_service_linked_roles: bool = True
-    """With a created key: create the Auto Scaling and EC2 Fleet service-linked roles its policy names.
-    False when the account has them already (creating an existing one fails)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
@@ -309,11 +306,11 @@ class AwsImagePipeline(pulumi.ComponentResource):
         build_region, *others = args.regions
         if args.kms_key_arn is not None:
             return {build_region: args.kms_key_arn, **{r: args.replica_kms_key_arns[r] for r in others}}
-        roles = service_linked_roles(name, LAUNCH_ROLES, child) if args.create_service_linked_roles else []
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
         # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
-        policy = account.apply(lambda account_id: key_policy(account_id, LAUNCH_ROLES))
-        with_roles = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=roles))
+        # By ARN pattern: every cluster's own suffixed Auto Scaling role, made after this key, and roles that
+        # need not exist yet (a new account), so the bake creates no service-linked role.
+        policy = account.apply(lambda account_id: key_policy(account_id, (), role_patterns=LAUNCH_ROLES))
         key = aws.kms.Key(
             f"{name}-key",
             description=f"gpufleet AMIs of image profile {args.profile}",
@@ -324,7 +321,7 @@ class AwsImagePipeline(pulumi.ComponentResource):
             policy=policy,
             region=build_region,
             tags=tags,
-            opts=with_roles,
+            opts=child,
         )
         keys: dict[str, pulumi.Input[str]] = {build_region: key.arn}
         for region in others:
@@ -337,7 +334,7 @@ class AwsImagePipeline(pulumi.ComponentResource):
                 policy=policy,
                 region=region,
                 tags=tags,
-                opts=with_roles,
+                opts=child,
             )
             keys[region] = replica.arn
         return keys

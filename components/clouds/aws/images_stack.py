@@ -29,7 +29,6 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
             instance_types=list(spec.build_instance_types),
             kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
             replica_kms_key_arns=dict(spec.replica_kms_keys),
-            create_service_linked_roles=spec.service_linked_roles == "create",
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )

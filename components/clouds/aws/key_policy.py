@@ -1,16 +1,20 @@
 """The one KMS key-policy builder for gpufleet's keys (the cluster key and the image key), and the
 service-linked roles those policies name.
 
-KMS refuses a key policy whose principal does not exist, and the Auto Scaling and EC2 Fleet
-service-linked roles only appear in an account once a group or fleet was made there; so a stack that
-creates a key also creates the roles the policy names, unless it says they exist.
+KMS refuses a key policy whose principal does not exist, and CreateServiceLinkedRole refuses a role that
+exists already ("has been taken in this account": terraform-provider-aws #28644), which the unsuffixed
+Auto Scaling and EC2 Fleet roles do in most used accounts. So by default a cluster creates its own Auto
+Scaling role with a custom suffix (which Auto Scaling documents: AWSServiceRoleForAutoScaling_<suffix>,
+EC2 Auto Scaling user guide, autoscaling-service-linked-role) and names it; a role the key must admit
+without knowing whether it exists (the EC2 Fleet role, which takes no suffix; every cluster's Auto Scaling
+role on the image key) is admitted by an ARN condition instead of by name, which KMS does not resolve.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_aws as aws
@@ -22,17 +26,35 @@ class ServiceRole:
 
     service: str
     """The service principal it is linked to, e.g. autoscaling.amazonaws.com."""
-    role_name: str
-    """The role's fixed name under /aws-service-role/<service>/."""
+    base_name: str
+    """The role's name under /aws-service-role/<service>/ without a suffix."""
     short: str
     """A short name for resource names."""
+    suffixable: bool = False
+    """The service takes a custom suffix (CreateServiceLinkedRole CustomSuffix)."""
+    suffix: str | None = None
+    """This role's custom suffix; None for the service's default role."""
+
+    @property
+    def role_name(self) -> str:
+        return f"{self.base_name}_{self.suffix}" if self.suffix else self.base_name
 
     def arn(self, account_id: str) -> str:
         return f"arn:aws:iam::{account_id}:role/aws-service-role/{self.service}/{self.role_name}"
 
+    def any_suffix_arn(self, account_id: str) -> str:
+        """An ArnLike pattern for the default role and, where the service takes suffixes, every suffixed one."""
+        return f"{self.arn(account_id)}*" if self.suffixable and not self.suffix else self.arn(account_id)
 
-AUTOSCALING = ServiceRole("autoscaling.amazonaws.com", "AWSServiceRoleForAutoScaling", "autoscaling")
+    def with_suffix(self, suffix: str) -> ServiceRole:
+        assert self.suffixable, f"{self.service} takes no custom suffix"
+        return replace(self, suffix=suffix)
+
+
+AUTOSCALING = ServiceRole("autoscaling.amazonaws.com", "AWSServiceRoleForAutoScaling", "autoscaling", suffixable=True)
 EC2_FLEET = ServiceRole("ec2fleet.amazonaws.com", "AWSServiceRoleForEC2Fleet", "ec2fleet")
+# IAM role names hold at most 64 characters (IAM user guide, "IAM and AWS STS quotas"): what a suffix may add.
+ROLE_NAME_MAX = 64
 
 # What a service-linked role needs to launch instances with EBS volumes (or from AMIs) under a
 # customer-managed key (EC2 Auto Scaling user guide, key-policy-requirements-EBS-encryption; the
@@ -61,15 +83,38 @@ class LogGroupGrant:
     """Log group name, known before the group exists so the key need not wait for it."""
 
 
+def _role_statements(role: ServiceRole, principal: dict[str, str], condition: dict[str, dict]) -> list[dict]:
+    return [
+        {
+            "Sid": f"{role.base_name}UsesKey",
+            "Effect": "Allow",
+            "Principal": principal,
+            "Action": SERVICE_ROLE_KEY_ACTIONS,
+            "Resource": "*",
+            **({"Condition": condition} if condition else {}),
+        },
+        {
+            "Sid": f"{role.base_name}CreatesGrants",
+            "Effect": "Allow",
+            "Principal": principal,
+            "Action": "kms:CreateGrant",
+            "Resource": "*",
+            "Condition": {**condition, "Bool": {"kms:GrantIsForAWSResource": "true"}},
+        },
+    ]
+
+
 def key_policy(
     account_id: str,
     roles: Sequence[ServiceRole],
     log_group: LogGroupGrant | None = None,
     events: bool = False,
     publishers: Sequence[str] = (),
+    role_patterns: Sequence[ServiceRole] = (),
 ) -> str:
     """The key policy: IAM administers the key; each role, the log group and EventBridge may use it;
-    publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it."""
+    publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it. role_patterns:
+    roles admitted by ARN (any_suffix_arn) under this account, whether or not they exist yet."""
     statements: list[dict[str, object]] = [
         {
             # The default key policy: lets IAM policies in this account govern the key, so it never
@@ -82,24 +127,15 @@ def key_policy(
         }
     ]
     for role in roles:
-        principal = {"AWS": role.arn(account_id)}
-        statements += [
-            {
-                "Sid": f"{role.role_name}UsesKey",
-                "Effect": "Allow",
-                "Principal": principal,
-                "Action": SERVICE_ROLE_KEY_ACTIONS,
-                "Resource": "*",
-            },
-            {
-                "Sid": f"{role.role_name}CreatesGrants",
-                "Effect": "Allow",
-                "Principal": principal,
-                "Action": "kms:CreateGrant",
-                "Resource": "*",
-                "Condition": {"Bool": {"kms:GrantIsForAWSResource": "true"}},
-            },
-        ]
+        statements += _role_statements(role, {"AWS": role.arn(account_id)}, {})
+    for role in role_patterns:
+        # KMS resolves a named principal when the policy is set, and refuses one that does not exist; a
+        # condition on aws:PrincipalArn (the role's ARN for a role: IAM user guide, global condition keys)
+        # within kms:CallerAccount admits the role whenever it comes to exist. Only the service assumes it.
+        statements += _role_statements(role, {"AWS": "*"}, {
+            "StringEquals": {"kms:CallerAccount": account_id},
+            "ArnLike": {"aws:PrincipalArn": role.any_suffix_arn(account_id)},
+        })
     if log_group is not None:
         arn = f"arn:aws:logs:{log_group.region}:{account_id}:log-group:{log_group.name}"
         statements.append(
@@ -113,6 +149,11 @@ def key_policy(
             }
         )
     if events:
+        # The statement AWS documents for an EventBridge rule's target topic under a customer key, with no
+        # condition (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification: events.amazonaws.com,
+        # kms:Decrypt and kms:GenerateDataKey); an aws:SourceAccount condition here is one EventBridge's delivery
+        # may not meet (issue 27; not confirmed on a real account). The topic policy scopes publishing to the
+        # stack's own rule (interruptions.py, aws:SourceArn).
         statements.append(
             {
                 "Sid": "EventBridgePublishesToEncryptedTopic",
@@ -120,7 +161,6 @@ def key_policy(
                 "Principal": {"Service": "events.amazonaws.com"},
                 "Action": EVENTS_KEY_ACTIONS,
                 "Resource": "*",
-                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             }
         )
     for service in publishers:
@@ -140,13 +180,40 @@ def key_policy(
 def service_linked_roles(
     name: str, roles: Sequence[ServiceRole], opts: pulumi.ResourceOptions
 ) -> list[aws.iam.ServiceLinkedRole]:
-    """Create the roles a key policy names. They are account-wide and shared by every stack there, and
-    AWS refuses to delete one in use, so a destroy leaves them (retain_on_delete)."""
+    """Create the roles a key policy names. An unsuffixed one is account-wide and shared by every stack there,
+    and AWS refuses to delete one in use, so a destroy leaves it (retain_on_delete); a suffixed one is this
+    stack's own and goes with it (after its groups, which depend on it), so a stack made again can create it."""
     return [
         aws.iam.ServiceLinkedRole(
             f"{name}-slr-{role.short}",
             aws_service_name=role.service,
-            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=True)),
+            custom_suffix=role.suffix,
+            opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(retain_on_delete=role.suffix is None)),
         )
         for role in roles
     ]
+
+
+@dataclass(frozen=True)
+class ClusterRoles:
+    """The service-linked roles a cluster key admits, and which of them the stack creates."""
+
+    named: tuple[ServiceRole, ...]
+    """Roles the key policy names (they must exist when the key is made)."""
+    create: bool
+    """The stack creates the named roles before the key."""
+    patterns: tuple[ServiceRole, ...]
+    """Roles admitted by ARN condition, existing or not."""
+
+
+def role_suffix(cluster: str, environment: str) -> str:
+    """The custom suffix of a cluster's own Auto Scaling role: one per cluster and environment in an account."""
+    return f"{cluster}-{environment}"
+
+
+def cluster_roles(mode: str, suffix: str, fleet: bool) -> ClusterRoles:
+    """per-cluster: the cluster's own suffixed Auto Scaling role, created; the EC2 Fleet role (no suffix) by
+    pattern. create / exists: the unsuffixed roles, created or already there."""
+    if mode == "per-cluster":
+        return ClusterRoles((AUTOSCALING.with_suffix(suffix),), True, (EC2_FLEET,) if fleet else ())
+    return ClusterRoles((AUTOSCALING, EC2_FLEET) if fleet else (AUTOSCALING,), mode == "create", ())

@@ -24,6 +24,7 @@ ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary fir
 # EC2 Fleet honours override priorities only under these strategies (lower number first).
 FLEET_ON_DEMAND_ALLOCATION = "prioritized"
 FLEET_SPOT_ALLOCATION = "capacity-optimized-prioritized"
+RESERVED = ("capacity-block", "reservation")  # capacity kinds that launch into a reservation
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class NodeGroupArgs:
     """Lifecycle hooks of an Auto Scaling group (the bootstrap completes the same names)."""
     tags: dict[str, str]
     """Tags for every resource and launched instance."""
+    service_linked_role_arn: pulumi.Input[str] | None = None
+    """The Auto Scaling group's own service-linked role (the one the stack key names); None: the account's
+    default AWSServiceRoleForAutoScaling."""
 
 
 def _interface_args(
@@ -69,8 +73,11 @@ def _interface_args(
             device_index=slot.device_index,
             interface_type=slot.interface_type,
             security_groups=[sg_id],
-            # Only the primary interface may carry this; EC2 rejects it on a secondary interface.
-            associate_public_ip_address="false" if slot.primary else None,
+            # Only a single-interface launch may carry this: EC2 refuses it on a secondary interface and, on
+            # the primary, whenever the launch has several ("The associatePublicIPAddress parameter cannot be
+            # specified when launching with multiple network interfaces": terraform-provider-aws
+            # internal/service/ec2/ec2_fleet_test.go, multipleNetworkInterfaces). The subnets map no public IP.
+            associate_public_ip_address="false" if slot.primary and len(slots) == 1 else None,
             delete_on_termination="true",
         )
         for slot in slots
@@ -88,7 +95,11 @@ class AwsNodeGroup(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         group = args.group
         placement = None
-        if args.rdma:
+        # A Capacity Block or reservation is placed already: a placement group of ours beside it constrains the
+        # launch to capacity outside it, which fails with InsufficientInstanceCapacity while the reservation has
+        # room (aws-parallelcluster cli/src/pcluster/validators/ec2_validators.py, PlacementGroupCapacityType
+        # Validator; eksctl #7949). So none there.
+        if args.rdma and group.capacity not in RESERVED:
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=args.tags, opts=child)
         self.placement_group = placement.name if placement else None
 
@@ -125,7 +136,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         reservation = None
         if group.capacity == "capacity-block":
             market = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        if group.capacity in ("capacity-block", "reservation"):
+        if group.capacity in RESERVED:
             reservation = aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
                 capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
                     capacity_reservation_id=group.reservation_id
@@ -196,7 +207,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
     ) -> aws.autoscaling.Group:
         group = args.group
         spot = group.capacity in ("spot", "mixed")
-        reserved = group.capacity in ("capacity-block", "reservation")
+        reserved = group.capacity in RESERVED
         mixed = None
         launch_template = None
         if reserved:
@@ -231,6 +242,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
             max_size=group.size.max,
             desired_capacity=group.size.desired,
             vpc_zone_identifiers=args.subnet_ids,
+            service_linked_role_arn=args.service_linked_role_arn,
             mixed_instances_policy=mixed,
             launch_template=launch_template,
             capacity_rebalance=spot,

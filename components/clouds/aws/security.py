@@ -32,6 +32,13 @@ def node_security_group(
             protocol=ALL_PROTOCOLS, from_port=0, to_port=0, self=True, description="all traffic among nodes (EFA)"
         )
     ]
+    # The file servers open connections to clients too (FSx for Lustre guide, "File system access control with
+    # Amazon VPC": inbound 988 and 1018-1023 on the clients' group from the file system's).
+    ingress += [
+        aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=low, to_port=high, security_groups=[lustre_sg_id],
+                                         description="Lustre from the shared file system")
+        for low, high in (LUSTRE_PORTS if lustre_sg_id is not None else ())
+    ]
     ingress += [
         aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=22, to_port=22, cidr_blocks=[cidr],
                                          description="SSH from an admin network")

@@ -36,13 +36,16 @@ def lustre_security_group(
 
 def lustre_access(
     name: str, lustre_sg_id: pulumi.Input[str], node_sg_id: pulumi.Input[str], opts: pulumi.ResourceOptions
-) -> None:
-    """Ingress from the nodes and from the file servers themselves; egress back to both."""
+) -> list[pulumi.Resource]:
+    """Ingress from the nodes and from the file servers themselves; egress back to both. Returns the rules, which
+    CreateFileSystem validates (the file system must wait for them: FSx for Lustre guide, troubleshooting,
+    "Creating an FSx for Lustre file system fails": port 988)."""
     peers = {"nodes": node_sg_id, "self": lustre_sg_id}
+    rules: list[pulumi.Resource] = []
     for peer, peer_id in peers.items():
         for low, high in LUSTRE_PORTS:
             suffix = f"{peer}-{low}" if low == high else f"{peer}-{low}-{high}"
-            aws.vpc.SecurityGroupIngressRule(
+            rules.append(aws.vpc.SecurityGroupIngressRule(
                 f"{name}-lustre-in-{suffix}",
                 security_group_id=lustre_sg_id,
                 referenced_security_group_id=peer_id,
@@ -51,8 +54,8 @@ def lustre_access(
                 to_port=high,
                 description=f"Lustre from the {peer}",
                 opts=opts,
-            )
-            aws.vpc.SecurityGroupEgressRule(
+            ))
+            rules.append(aws.vpc.SecurityGroupEgressRule(
                 f"{name}-lustre-out-{suffix}",
                 security_group_id=lustre_sg_id,
                 referenced_security_group_id=peer_id,
@@ -61,12 +64,14 @@ def lustre_access(
                 to_port=high,
                 description=f"Lustre to the {peer}",
                 opts=opts,
-            )
+            ))
+    return rules
 
 
 def lustre_file_system(
     name: str, shared: SharedStorage, capacity_gib: int, subnet_id: pulumi.Input[str], lustre_sg_id: pulumi.Input[str],
     key_arn: pulumi.Input[str], protect: bool, tags: dict[str, str], opts: pulumi.ResourceOptions,
+    rules: list[pulumi.Resource] | None = None,
 ) -> aws.fsx.LustreFileSystem:
     return aws.fsx.LustreFileSystem(
         f"{name}-shared",
@@ -81,5 +86,5 @@ def lustre_file_system(
         kms_key_id=key_arn,
         data_compression_type="LZ4",
         tags={**tags, "Name": f"{name}-shared"},
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect)),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=rules or [])),
     )

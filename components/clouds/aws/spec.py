@@ -1,5 +1,5 @@
 """The AWS stack-file settings: the network, identity and security group a user may bring; the image stack's
-builders, key and service-linked roles."""
+builders and key."""
 
 from __future__ import annotations
 
@@ -11,14 +11,15 @@ from pydantic import Field, ValidationInfo, field_validator
 from ...spec.models import ClusterSpec, ImagesSpec, Network
 from ...yaml_model import StrictModel
 
-ServiceLinkedRoles = Literal["create", "exists"]
-# A service-linked role is one per account: creating one that exists fails, so only the first stack
-# of an account that creates a KMS key creates them; the others say `exists`.
+ServiceLinkedRoles = Literal["per-cluster", "create", "exists"]
 SERVICE_LINKED_ROLES_HELP = (
-    "aws: create | exists. The AWSServiceRoleForAutoScaling (and, with fleet groups, AWSServiceRoleForEC2Fleet) "
-    "roles that the created KMS key's policy names; KMS refuses a policy naming a role that does not exist. "
-    "create makes them before the key and keeps them on destroy; it fails in an account that already has "
-    "them (any Auto Scaling group or EC2 Fleet made them), so set exists there"
+    "aws: per-cluster | create | exists: the service-linked roles that the created KMS key's policy names (KMS "
+    "refuses a policy naming a role that does not exist). per-cluster (default, works in a new and a used "
+    "account): the cluster's own Auto Scaling role AWSServiceRoleForAutoScaling_<name>-<environment>, created "
+    "before the key and used by its groups; the EC2 Fleet role, which takes no suffix, is admitted whether or "
+    "not it exists yet. create: the account-wide AWSServiceRoleForAutoScaling (and AWSServiceRoleForEC2Fleet), "
+    "which fails where they exist (any Auto Scaling group or EC2 Fleet made them). exists: name those, create "
+    "nothing"
 )
 # A KMS key ARN (key id, or mrk- multi-Region key id) or alias ARN: the forms Image Builder's recipe block
 # device takes ("either the Key ARN or the Alias ARN", EbsInstanceBlockDeviceSpecification.kmsKeyId). Alias
@@ -62,7 +63,7 @@ class AwsIdentitySettings(StrictModel):
     instance_profile_arn: str | None = Field(
         None, description="bring: an existing instance profile; unset: gpufleet creates a least-privilege role"
     )
-    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
+    service_linked_roles: ServiceLinkedRoles = Field("per-cluster", description=SERVICE_LINKED_ROLES_HELP)
 
 
 class AwsClusterSpec(ClusterSpec):
@@ -104,7 +105,6 @@ class AwsImagesSpec(ImagesSpec):
         description="with a brought kms_key: region -> the key ARN or alias ARN of every other region (a KMS key "
         "is regional; the AMI copy there is encrypted with it)",
     )
-    service_linked_roles: ServiceLinkedRoles = Field("create", description=SERVICE_LINKED_ROLES_HELP)
 
     @field_validator("build_instance_types")
     @classmethod

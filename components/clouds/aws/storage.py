@@ -24,10 +24,12 @@ def cluster_key(
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
     publishers: Sequence[str] = (),
-) -> aws.kms.Key:
-    """The key, its alias, and (create_roles) the service-linked roles its policy names, made first.
-    events: EventBridge publishes to a topic under this key (the interruption topic); publishers: the
-    services that publish to the alarm topic under it."""
+    role_patterns: Sequence[ServiceRole] = (),
+) -> tuple[aws.kms.Key, dict[str, aws.iam.ServiceLinkedRole]]:
+    """The key, its alias, and (create_roles) the service-linked roles its policy names, made first; returns
+    the key and the created roles by service. events: EventBridge publishes to a topic under this key (the
+    interruption topic); publishers: the services that publish to the alarm topic under it; role_patterns:
+    roles admitted by ARN whether or not they exist (key_policy)."""
     identity = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=opts.parent))
     created = service_linked_roles(name, roles, opts) if create_roles else []
     key = aws.kms.Key(
@@ -35,9 +37,11 @@ def cluster_key(
         description=f"gpufleet {name}: node volumes, logs and interruption topic",
         enable_key_rotation=True,
         deletion_window_in_days=DELETION_WINDOW_DAYS,
-        policy=identity.account_id.apply(lambda account: key_policy(account, roles, log_group, events, publishers)),
+        policy=identity.account_id.apply(
+            lambda account: key_policy(account, roles, log_group, events, publishers, role_patterns)
+        ),
         tags=tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=created)),
     )
     aws.kms.Alias(f"{name}-key", name=f"alias/gpufleet/{name}", target_key_id=key.key_id, opts=opts)
-    return key
+    return key, {role.service: resource for role, resource in zip(roles, created, strict=False)}
