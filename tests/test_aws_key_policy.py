@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +60,15 @@ def assert_launch_grants(grants: list[dict[str, Any]]) -> None:
     assert grant["Condition"] == {"Bool": {"kms:GrantIsForAWSResource": "true"}}
 
 
-OWN_ASG_ROLE = f"{ASG_ROLE}_train-dev"  # aws-train-p5: name train, environment dev
+# aws-train-p5: name train, environment dev, and the hash of its region (role names are account-wide).
+OWN_SUFFIX = re.compile(r"train-dev-[0-9a-f]{8}")
+
+
+def own_asg_role(plan: PlanResult) -> str:
+    """The cluster's own Auto Scaling role name, read from the role the plan creates."""
+    (role,) = of_type(plan, SLR)
+    assert OWN_SUFFIX.fullmatch(role.inputs["customSuffix"])
+    return f"{ASG_ROLE}_{role.inputs['customSuffix']}"
 
 
 def pattern_grants(key: RecordedResource) -> dict[str, list[dict[str, Any]]]:
@@ -86,20 +95,20 @@ def test_default_creates_the_clusters_own_suffixed_autoscaling_role_and_its_grou
     (key,) = of_type(plan, KEY)
     (role,) = of_type(plan, SLR)
     assert role.inputs["awsServiceName"] == "autoscaling.amazonaws.com"
-    assert role.inputs["customSuffix"] == "train-dev"
+    own = own_asg_role(plan)
     assert role.urn in key.depends_on
     grants = role_grants(key)
-    assert set(grants) == {OWN_ASG_ROLE}
-    assert_launch_grants(grants[OWN_ASG_ROLE])
+    assert set(grants) == {own}
+    assert_launch_grants(grants[own])
     (asg,) = of_type(plan, "aws:autoscaling/group:Group")
-    assert asg.inputs["serviceLinkedRoleArn"].endswith(OWN_ASG_ROLE)
+    assert asg.inputs["serviceLinkedRoleArn"].endswith(own)
     assert role.urn in asg.depends_on
 
 
 def test_fleet_group_admits_the_fleet_role_by_arn_without_creating_it(tmp_path: Path) -> None:
     plan = cluster_plan(tmp_path, {"provisioner": "fleet"})
     (key,) = of_type(plan, KEY)
-    assert [r.inputs["customSuffix"] for r in of_type(plan, SLR)] == ["train-dev"]
+    own_asg_role(plan)  # the cluster's own Auto Scaling role only: the fleet role is never created
     patterns = pattern_grants(key)
     assert set(patterns) == {FLEET_ROLE}  # EC2 Fleet takes no suffix: admitted whether or not it exists
     assert_launch_grants([without_account_conditions(s) for s in patterns[FLEET_ROLE]])
@@ -135,11 +144,18 @@ def test_no_shipped_stack_creates_an_unsuffixed_service_linked_role() -> None:
         assert all(r.inputs.get("customSuffix") for r in of_type(plan, SLR)), stack
 
 
-def test_a_name_too_long_for_the_own_role_is_refused_with_the_field(tmp_path: Path) -> None:
-    with pytest.raises(SpecInvalid) as caught:
-        cluster_plan(tmp_path, name="a" * 30, environment="staging")  # 29 + 38 characters
-    assert "name" in [error.path for error in caught.value.errors]
-    assert "over IAM's 64" in str(caught.value)
+def test_the_own_role_fits_iam_for_the_longest_cluster_name_and_differs_per_region(tmp_path: Path) -> None:
+    # Role names are unique in the whole account: a 32-character name in staging (29 + 41 characters unfitted)
+    # is cut to IAM's 64 with the region's hash, and the same cluster in another region gets another role.
+    suffixes = []
+    for region in ("us-east-1", "us-west-2"):
+        network = {**read_cluster("aws-train-p5")["network"], "zones": [f"{region}a"]}
+        (tmp_path / region).mkdir()
+        plan = cluster_plan(tmp_path / region, name="a" * 32, environment="staging", region=region, network=network)
+        (role,) = of_type(plan, SLR)
+        suffixes.append(role.inputs["customSuffix"])
+        assert len(f"AWSServiceRoleForAutoScaling_{role.inputs['customSuffix']}") <= 64
+    assert suffixes[0] != suffixes[1]
 
 
 def test_brought_key_creates_no_role(tmp_path: Path) -> None:
@@ -181,9 +197,10 @@ def test_image_key_and_replicas_admit_every_clusters_launch_roles_without_creati
 def test_image_key_grants_match_the_cluster_keys(tmp_path: Path) -> None:
     """One builder: the launch statements of both keys carry the same actions."""
     image_key = of_type(images_plan(tmp_path), KEY)[0]
-    cluster_key = of_type(cluster_plan(tmp_path), KEY)[0]
+    cluster = cluster_plan(tmp_path)
+    cluster_key = of_type(cluster, KEY)[0]
     image = sorted(json.dumps(s["Action"]) for s in pattern_grants(image_key)[f"{ASG_ROLE}*"])
-    assert image == sorted(json.dumps(s["Action"]) for s in role_grants(cluster_key)[OWN_ASG_ROLE])
+    assert image == sorted(json.dumps(s["Action"]) for s in role_grants(cluster_key)[own_asg_role(cluster)])
 
 
 def test_images_stack_refuses_the_old_roles_field(tmp_path: Path) -> None:

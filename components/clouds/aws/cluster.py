@@ -91,7 +91,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
         asg_role_arn: pulumi.Output[str] | None = None
         if spec.storage.kms_key == "create":
             fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
-            roles = cluster_roles(spec.identity.service_linked_roles, role_suffix(name, spec.environment), fleet)
+            suffix = role_suffix(name, spec.environment, spec.region)
+            roles = cluster_roles(spec.identity.service_linked_roles, suffix, fleet)
             key, created = cluster_key(
                 name,
                 LogGroupGrant(region=spec.region, name=log_group_name),

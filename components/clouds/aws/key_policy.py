@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_aws as aws
 
+from ..naming import fit
+
 
 @dataclass(frozen=True)
 class ServiceRole:
@@ -206,9 +208,12 @@ class ClusterRoles:
     """Roles admitted by ARN condition, existing or not."""
 
 
-def role_suffix(cluster: str, environment: str) -> str:
-    """The custom suffix of a cluster's own Auto Scaling role: one per cluster and environment in an account."""
-    return f"{cluster}-{environment}"
+def role_suffix(cluster: str, environment: str, region: str) -> str:
+    """The custom suffix of a cluster's own Auto Scaling role. Role names are unique in the whole account, so the
+    suffix carries the hash of the region (one cluster name in two regions gets two roles) and is cut so the role
+    name fits IAM's 64 characters (clouds/aws/names.py)."""
+    room = ROLE_NAME_MAX - len(AUTOSCALING.base_name) - 1
+    return fit(f"{cluster}-{environment}", room, region)
 
 
 def cluster_roles(mode: str, suffix: str, fleet: bool) -> ClusterRoles:

@@ -23,6 +23,10 @@ NAMES = NameTable(
         NameRule(HOOK, "name", 255, HOOK_NAME, "parent",
                  "EC2 Auto Scaling API Reference, PutLifecycleHook: LifecycleHookName 1-255, "
                  "pattern [A-Za-z0-9\\-_\\/]+"),
+        NameRule("aws:iam/serviceLinkedRole:ServiceLinkedRole", "customSuffix",
+                 64 - len("AWSServiceRoleForAutoScaling_"), r"[\w+=,.@-]+", "account",
+                 "IAM API Reference, CreateServiceLinkedRole: CustomSuffix [\\w+=,.@-]+, appended to the role name "
+                 "after '_'; CreateRole: RoleName at most 64, unique in the account (IAM quotas)"),
         NameRule("aws:cloudwatch/logGroup:LogGroup", "name", 512, r"[.\-_/#A-Za-z0-9]+", "region",
                  "CloudWatch Logs API Reference, CreateLogGroup: logGroupName 1-512, pattern [\\.\\-_/#A-Za-z0-9]+, "
                  "unique within a Region for an account"),

@@ -8,7 +8,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
-from .key_policy import AUTOSCALING, ROLE_NAME_MAX, role_suffix
 from .subnets import private_subnet_cidrs
 
 if TYPE_CHECKING:
@@ -118,21 +117,6 @@ def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
         )
 
 
-def own_autoscaling_role_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    """The per-cluster Auto Scaling role's name (base, '_', suffix) must fit IAM's role-name limit."""
-    spec = cluster.spec
-    if spec.identity.service_linked_roles != "per-cluster" or spec.storage.kms_key != "create":
-        return
-    role = AUTOSCALING.with_suffix(role_suffix(spec.name, spec.environment)).role_name
-    if len(role) > ROLE_NAME_MAX:
-        yield SpecError(
-            "name",
-            f"the cluster's own Auto Scaling role {role} is {len(role)} characters, over IAM's {ROLE_NAME_MAX}: "
-            f"shorten name to {ROLE_NAME_MAX - len(role) + len(spec.name)} characters, or set "
-            "identity.service_linked_roles: exists",
-        )
-
-
 CHECKS = (
     capacity_blocks_fixed,
     brought_security_group,
@@ -141,5 +125,4 @@ CHECKS = (
     alarm_target_is_a_topic,
     idle_on_scaling_groups,
     budget_notifications_fit,
-    own_autoscaling_role_fits,
 )
