@@ -11,12 +11,17 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
-RETENTION_DAYS = 30
 
 
 def interruption_rule(
-    name: str, region: str, account_id: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str,
+    region: str,
+    account_id: pulumi.Input[str],
+    retention_days: int,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.EventRule:
+    """The event rule and the logstore that keeps its events `retention_days` (monitoring.log_retention_days)."""
     project = alicloud.log.Project(
         f"{name}-events", project_name=f"{name}-events", description="gpufleet spot interruption events",
         tags=tags, opts=opts,
@@ -25,7 +30,7 @@ def interruption_rule(
         f"{name}-interruptions",
         project_name=project.project_name,
         logstore_name="interruptions",
-        retention_period=RETENTION_DAYS,
+        retention_period=retention_days,
         encrypt_conf=alicloud.log.StoreEncryptConfArgs(enable=True, encrypt_type="default"),
         opts=opts,
     )
