@@ -150,3 +150,18 @@ def test_image_builder_component_is_encrypted_with_the_recipes_key() -> None:
     (mapping,) = recipe.inputs["blockDeviceMappings"]
     assert component.inputs["kmsKeyId"] == mapping["ebs"]["kmsKeyId"]
     assert component.property_dependencies["kmsKeyId"] == recipe.property_dependencies["blockDeviceMappings"]
+
+
+def test_the_lustre_key_expires_after_it_rotates_and_warns_before() -> None:
+    plan = shipped("azure-train-ndh100")
+    (key,) = [k for k in of_type(plan, "azure-native:keyvault:Key") if k.inputs["keyName"] == "gpufleet-lustre"]
+    policy = key.inputs["properties"]["rotationPolicy"]
+    assert policy["attributes"] == {"expiryTime": "P2Y"}
+    assert policy["lifetimeActions"] == [
+        {"action": {"type": "rotate"}, "trigger": {"timeAfterCreate": "P1Y"}},
+        {"action": {"type": "notify"}, "trigger": {"timeBeforeExpiry": "P30D"}},
+    ]
+    # The file system names the version it was made with: it does not follow rotations by itself.
+    fs = one(plan, "azure-native:storagecache:AmlFilesystem")
+    assert key.urn in fs.property_dependencies["encryptionSettings"]
+    assert not [v for v in plan.policies["violations"] if v["policy"] == "azure-key-expiry"]
