@@ -74,11 +74,12 @@ def test_created_vpc_has_a_flow_log_of_all_traffic_into_the_cluster_log_group() 
     # Its permissions name the one group and its streams, nothing else.
     policy = named(plan, ROLE_POLICY, "-flow-logs")
     assert policy.property_dependencies["role"] == (role.urn,)
-    (statement,) = json.loads(policy.inputs["policy"])["Statement"]
+    statement, listing = json.loads(policy.inputs["policy"])["Statement"]
     assert statement["Resource"] == [group_arn, f"{group_arn}:*"]
     assert sorted(statement["Action"]) == sorted([
-        "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents",
-        "logs:DescribeLogGroups", "logs:DescribeLogStreams"])
+        "logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents", "logs:DescribeLogStreams"])
+    # DescribeLogGroups takes no resource scope (parliament's IAM data: resource "*"): alone, listing only.
+    assert listing["Action"] == ["logs:DescribeLogGroups"] and listing["Resource"] == "*"
     assert policy.urn in flow.depends_on
 
 

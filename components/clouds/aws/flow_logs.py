@@ -50,7 +50,10 @@ def delivery_trust_policy(account_id: str, region: str) -> str:
 
 
 def delivery_policy(log_group_arn: str) -> str:
-    """Write to the one log group: the group itself and its streams (`:*`)."""
+    """Write to the one log group: the group itself and its streams (`:*`). DescribeLogGroups lists the account's
+    groups and takes no resource-level scope (Service Authorization Reference, CloudWatch Logs: resource "*"), so it
+    stands alone on "*"."""
+    listing = "logs:DescribeLogGroups"
     return json.dumps(
         {
             "Version": "2012-10-17",
@@ -58,9 +61,10 @@ def delivery_policy(log_group_arn: str) -> str:
                 {
                     "Sid": "PublishFlowLogsToTheClusterLogGroup",
                     "Effect": "Allow",
-                    "Action": DELIVERY_ACTIONS,
+                    "Action": [action for action in DELIVERY_ACTIONS if action != listing],
                     "Resource": [log_group_arn, f"{log_group_arn}:*"],
-                }
+                },
+                {"Sid": "FindTheLogGroup", "Effect": "Allow", "Action": [listing], "Resource": "*"},
             ],
         },
         sort_keys=True,
