@@ -208,7 +208,8 @@ def test_no_iam_statement_has_a_wildcard_action() -> None:
 
 
 def test_lifecycle_permission_is_scoped_to_own_group() -> None:
-    policy = json.loads(one(shipped("aws-train-p5"), "aws:iam/rolePolicy:RolePolicy").inputs["policy"])
+    (node,) = [r for r in of_type(shipped("aws-train-p5"), "aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-node")]
+    policy = json.loads(node.inputs["policy"])
     lifecycle = next(s for s in policy["Statement"] if "autoscaling:CompleteLifecycleAction" in s["Action"])
     assert lifecycle["Resource"] == [
         "arn:aws:autoscaling:us-east-1:123456789012:autoScalingGroup:*:autoScalingGroupName/gpufleet-train-dev-h100"]

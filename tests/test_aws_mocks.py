@@ -31,7 +31,7 @@ def test_nat_gateway_gets_the_eips_allocation_id(shipped_plans) -> None:
 def test_node_policy_names_the_log_group_by_its_arn(shipped_plans) -> None:
     plan = shipped_plans["aws-train-p5"]
     group = one(plan.resources, "aws:cloudwatch/logGroup:LogGroup")
-    policy = json.loads(fed(one(plan.resources, "aws:iam/rolePolicy:RolePolicy"), "policy", group))
+    policy = json.loads(fed(one(plan.resources, "aws:iam/rolePolicy:RolePolicy", "train-node-node"), "policy", group))
     arn = f"arn:aws:logs:us-east-1:{ACCOUNT}:log-group:{group.inputs['name']}"
     (statement,) = [s for s in policy["Statement"] if s["Sid"] == "WriteOwnLogGroup"]
     assert statement["Resource"] == [arn, f"{arn}:log-stream:*"]
@@ -64,7 +64,7 @@ def test_cluster_key_and_instance_profile_arns(shipped_plans) -> None:
     profile = one(resources, "aws:iam/instanceProfile:InstanceProfile")
     arn = fed(template, "iamInstanceProfile", profile)["arn"]
     assert re.fullmatch(rf"arn:aws:iam::{ACCOUNT}:instance-profile/train-node-profile-[0-9a-f]{{7}}", arn)
-    role = one(resources, "aws:iam/role:Role")
+    role = one(resources, "aws:iam/role:Role", "train-node-role")
     assert re.fullmatch(r"train-node-role-[0-9a-f]{7}", fed(profile, "role", role))
 
 

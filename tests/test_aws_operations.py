@@ -70,7 +70,7 @@ def test_gpu_health_script_is_the_packaged_source() -> None:
 
 def test_node_role_may_publish_in_its_namespace_and_mark_its_own_instances_unhealthy() -> None:
     plan = shipped("aws-train-p5")
-    (policy,) = [r for r in of_type(plan, "aws:iam/rolePolicy:RolePolicy")]
+    (policy,) = [r for r in of_type(plan, "aws:iam/rolePolicy:RolePolicy") if r.name.endswith("-node")]
     statements = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
     assert statements["PutOwnMetrics"]["Condition"] == {"StringEquals": {"cloudwatch:namespace": "gpufleet"}}
     health = statements["MarkOwnInstancesUnhealthy"]

@@ -57,3 +57,26 @@ def test_encryption_at_host_is_advised() -> None:
     (message,) = validate("azure-encryption-at-host", VMSS, without)
     assert "encryption_at_host is not True" in message and "Microsoft.Compute/EncryptionAtHost" in message
     assert validate("azure-encryption-at-host", VMSS, scale_set()) == []
+
+
+def rotating(expiry: str | None, rotate_after: str = "P1Y") -> dict:
+    policy: dict = {"lifetimeActions": [{"action": {"type": "rotate"}, "trigger": {"timeAfterCreate": rotate_after}}]}
+    if expiry is not None:
+        policy["attributes"] = {"expiryTime": expiry}
+    return {"properties": {"kty": "RSA", "rotationPolicy": policy}}
+
+
+def test_key_versions_that_never_expire_fail() -> None:
+    (message,) = validate("azure-key-expiry", KEY, rotating(None))
+    assert "never expire" in message and "expiry_time" in message
+    assert validate("azure-key-expiry", KEY, {"properties": {"kty": "RSA"}})
+
+
+def test_key_that_expires_before_it_rotates_fails() -> None:
+    (message,) = validate("azure-key-expiry", KEY, rotating("P1Y", rotate_after="P18M"))
+    assert "rotates P18M after a version is made but versions expire after P1Y" in message
+
+
+def test_key_that_rotates_before_its_versions_expire_passes() -> None:
+    assert validate("azure-key-expiry", KEY, rotating("P2Y")) == []
+    assert validate("azure-key-expiry", KEY, {"properties": {"attributes": {"expires": 1893456000}}}) == []

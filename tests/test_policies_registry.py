@@ -14,12 +14,12 @@ from components.plan.policy_runner import policy_catalog, run_policies
 from components.plan.record import RecordedResource
 from policies import alicloud, common
 from policies import azure as azure_policies
-from policies.aws import encryption, exposure, fabric, identity, images, operations, spot
+from policies.aws import encryption, exposure, fabric, identity, images, logs, operations, spot
 from policies.cloud import Readers
 from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
 
 ROOT = Path(__file__).resolve().parent.parent
-AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations)
+AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations, logs)
 AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("encryption", "exposure", "identity", "images",
                                                                   "spot", "fabric", "operations"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")

@@ -291,6 +291,13 @@ class Monitoring(StrictModel):
         description="ship GPU metrics (DCGM and the cloud's agent) to the cloud's monitoring; alarms and idle need it",
     )
     alarms: Alarms | None = Field(None, description="per node group alarms; unset: none")
+    log_retention_days: int = Field(
+        30,
+        strict=True,
+        ge=1,
+        description="days the cluster's logs are kept (AWS log group and flow logs, Alibaba event logstore); "
+        "a value the cloud accepts (catalog limits)",
+    )
 
     @model_validator(mode="after")
     def _alarms_read_the_metrics(self) -> Monitoring:

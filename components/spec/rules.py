@@ -283,6 +283,33 @@ def regions_of_the_cloud(cloud: str, named: Iterable[tuple[str, str]]) -> Iterat
         seen.add(region)
 
 
+def _allowed_values(text: str) -> tuple[set[int], list[tuple[int, int]]]:
+    """A catalog list like "1,3,5" or "1-3650": the single values and the inclusive ranges it names."""
+    single: set[int] = set()
+    ranges: list[tuple[int, int]] = []
+    for part in text.split(","):
+        low, dash, high = part.strip().partition("-")
+        if dash:
+            ranges.append((int(low), int(high)))
+        else:
+            single.add(int(low))
+    return single, ranges
+
+
+@check
+def log_retention_the_cloud_keeps(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    cloud, monitoring = cluster.spec.cloud, cluster.spec.monitoring
+    days, path = monitoring.log_retention_days, "monitoring.log_retention_days"
+    allowed = cluster.catalog.limits(cloud).get("log_retention_days")
+    if allowed is None:
+        if "log_retention_days" in monitoring.model_fields_set:
+            yield SpecError(path, f"gpufleet creates no log store on {cloud}, so nothing would keep it; remove it")
+        return
+    single, ranges = _allowed_values(str(allowed))
+    if days not in single and not any(low <= days <= high for low, high in ranges):
+        yield SpecError(path, f"{cloud} does not accept {days} days; use one of {allowed}")
+
+
 def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
     """(operation, field path) of each issue 14 option the stack sets: monitoring, idle, budget alerts, shared
     storage. A default the stack did not write (monitoring.gpu_metrics) is not counted as set."""

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..meta import MANDATORY, Config, NotApplicable, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
-from .resource_types import EBS_VOLUME, INSTANCE, KMS_KEY, LAUNCH_TEMPLATE
+from .resource_types import EBS_VOLUME, IMAGE_COMPONENT, INSTANCE, KMS_KEY, LAUNCH_TEMPLATE
 
 
 def _cmk_problem(where: str, encrypted: Any, kms_key_id: Any) -> Iterator[str]:
@@ -84,6 +84,17 @@ def check_kms_deletion_window(resource_type: str, props: Props, config: Config) 
         yield f"deletion_window_in_days is {days}: set it to at least 7 (30 is the default)"
 
 
+def check_image_component_cmk(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    key = get(props, "kmsKeyId")
+    if key is UNKNOWN:
+        return
+    if not key or (isinstance(key, str) and "alias/aws/" in key):
+        yield (
+            "the Image Builder component (the installer it runs) is encrypted with a key Image Builder owns: set "
+            "kms_key_id to the customer-managed key the recipe's volumes use"
+        )
+
+
 RULES: list[Rule] = [
     resource_rule(
         "aws-ebs-volume-cmk-encryption",
@@ -121,5 +132,14 @@ RULES: list[Rule] = [
         "aws",
         [KMS_KEY],
         check_kms_deletion_window,
+    ),
+    resource_rule(
+        "aws-image-component-cmk",
+        "Image Builder components are encrypted with a customer-managed KMS key.",
+        MANDATORY,
+        "aws",
+        [IMAGE_COMPONENT],
+        check_image_component_cmk,
+        checkov=("CKV_AWS_180",),
     ),
 ]

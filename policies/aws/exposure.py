@@ -7,15 +7,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..meta import MANDATORY, Config, Props, Rule, resource_rule
+from ..meta import MANDATORY, Config, Finding, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
 from .resource_types import (
     ALL_PROTOCOLS,
+    DEFAULT_SECURITY_GROUP,
     INFRASTRUCTURE_CONFIGURATION,
     INSTANCE,
     LAUNCH_TEMPLATE,
     SECURITY_GROUP,
     SECURITY_GROUP_RULE,
+    VPC,
+    VPC_EGRESS_RULE,
     VPC_INGRESS_RULE,
 )
 
@@ -118,6 +121,25 @@ def check_sg_on_interfaces(resource_type: str, props: Props, config: Config) -> 
             )
 
 
+def check_default_sg_closed(stack: Stack, config: Config) -> Iterator[Finding]:
+    closing = "the default security group is what a resource without one gets: leave it with no rules"
+    managed: set[str] = set()
+    for group in stack.of_type(DEFAULT_SECURITY_GROUP):
+        managed.update(vpc.urn for vpc in stack.dependencies_of(group, VPC, prop="vpcId"))
+        for direction in ("ingress", "egress"):
+            rules = items(group.props, direction)
+            if isinstance(rules, list) and rules:
+                yield group.urn, f"the VPC's default security group has {direction} rules: remove them; {closing}"
+        for rule in stack.dependents_of(group, SECURITY_GROUP_RULE, VPC_INGRESS_RULE, VPC_EGRESS_RULE):
+            yield rule.urn, f"the rule opens the VPC's default security group: remove it; {closing}"
+    for vpc in stack.of_type(VPC):
+        if vpc.urn not in managed:
+            yield vpc.urn, (
+                "the VPC's default security group keeps its default rules (all traffic within the group, all "
+                "egress): manage it with aws.ec2.DefaultSecurityGroup and no ingress or egress rules"
+            )
+
+
 RULES: list[Rule] = [
     resource_rule(
         "aws-imdsv2-required",
@@ -155,5 +177,15 @@ RULES: list[Rule] = [
         "aws",
         [LAUNCH_TEMPLATE],
         check_sg_on_interfaces,
+    ),
+    stack_rule(
+        "aws-default-sg-closed",
+        "The default security group of every VPC the stack creates has no rules.",
+        MANDATORY,
+        "aws",
+        [VPC, DEFAULT_SECURITY_GROUP, SECURITY_GROUP_RULE, VPC_INGRESS_RULE, VPC_EGRESS_RULE],
+        check_default_sg_closed,
+        cis="5.4 (v3.0.0)",
+        checkov=("CKV2_AWS_12",),
     ),
 ]

@@ -1,5 +1,6 @@
 """Azure encryption rules: every scale-set and managed disk on a disk encryption set holding a customer key;
-Key Vaults recoverable (soft delete, purge protection); keys that rotate; encryption at host (advisory).
+Key Vaults recoverable (soft delete, purge protection); keys that rotate, and expire after they rotate; encryption
+at host (advisory).
 
 Property names are the engine's (camelCase); fix hints name the Python SDK's arguments (snake_case).
 Every check skips values it cannot see (unknown during preview) and fails only on known-bad values.
@@ -7,6 +8,7 @@ Every check skips values it cannot see (unknown during preview) and fails only o
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -94,6 +96,45 @@ def check_key_rotation(resource_type: str, props: Props, config: Config) -> Iter
         )
 
 
+_DURATION = re.compile(r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?")
+
+
+def _days(duration: Any) -> int | None:
+    """Roughly how many days an ISO 8601 duration of years, months and days spans (for ordering); None if other."""
+    found = _DURATION.fullmatch(duration) if isinstance(duration, str) and duration != "P" else None
+    if found is None:
+        return None
+    years, months, days = (int(part or 0) for part in found.groups())
+    return years * 365 + months * 30 + days
+
+
+def check_key_expiry(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    expires = get(props, "properties", "attributes", "expires")
+    policy = get(props, "properties", "rotationPolicy")
+    if expires is UNKNOWN or policy is UNKNOWN:
+        return
+    expiry = get(policy, "attributes", "expiryTime")
+    if expiry is UNKNOWN:
+        return
+    if not expires and not expiry:
+        yield (
+            "the key's versions never expire: set properties.rotation_policy.attributes.expiry_time (e.g. P2Y, "
+            "longer than the rotation's time_after_create)"
+        )
+        return
+    actions = items(policy, "lifetimeActions")
+    lifetime = _days(expiry)
+    for action in [] if actions is UNKNOWN else actions:
+        if str(get(action, "action", "type") or "").lower() != "rotate":
+            continue
+        after = _days(get(action, "trigger", "timeAfterCreate"))
+        if lifetime is not None and after is not None and after >= lifetime:
+            yield (
+                f"the key rotates {get(action, 'trigger', 'timeAfterCreate')} after a version is made but versions "
+                f"expire after {expiry}: rotate before they expire"
+            )
+
+
 def check_encryption_at_host(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     value = get(props, VM_PROFILE, "securityProfile", "encryptionAtHost")
     if value is not UNKNOWN and as_bool(value) is not True:
@@ -124,6 +165,11 @@ RULES: list[Rule] = [
         "azure-key-rotation",
         "Key Vault keys carry a rotation policy with a 'rotate' lifetime action.",
         MANDATORY, "azure", [KEY], check_key_rotation,
+    ),
+    resource_rule(
+        "azure-key-expiry",
+        "Key Vault key versions expire, after the rotation policy has made their successor.",
+        MANDATORY, "azure", [KEY], check_key_expiry, checkov=("CKV_AZURE_40",),
     ),
     resource_rule(
         "azure-encryption-at-host",

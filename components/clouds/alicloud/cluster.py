@@ -110,7 +110,7 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             role_name = identity.role_name
         rule = None
         if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
-            rule = interruption_rule(name, spec.region, account, tags, child)
+            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, tags, child)
 
         hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
         scaled = [g for g in resolved.groups if g.spec.provisioner == "autoscaling"]

@@ -14,12 +14,17 @@ from ..naming import fit
 from .names import NAMES, PROJECT
 
 INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
-RETENTION_DAYS = 30
 
 
 def interruption_rule(
-    name: str, region: str, account_id: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str,
+    region: str,
+    account_id: pulumi.Input[str],
+    retention_days: int,
+    tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.EventRule:
+    """The event rule and the logstore that keeps its events `retention_days` (monitoring.log_retention_days)."""
     project = alicloud.log.Project(
         f"{name}-events",
         # Unique in the region over every account: the hash of region and account keeps it this stack's.
@@ -32,7 +37,7 @@ def interruption_rule(
         f"{name}-interruptions",
         project_name=project.project_name,
         logstore_name="interruptions",
-        retention_period=RETENTION_DAYS,
+        retention_period=retention_days,
         encrypt_conf=alicloud.log.StoreEncryptConfArgs(enable=True, encrypt_type="default"),
         opts=opts,
     )

@@ -15,6 +15,7 @@ from ...resolve import ResolvedCluster
 from ...tags import resource_tags
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
+from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
@@ -24,8 +25,6 @@ from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
 from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
 from .storage import cluster_key
-
-LOG_RETENTION_DAYS = 30
 
 
 class AwsGpuCluster(pulumi.ComponentResource):
@@ -113,7 +112,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         log_group = aws.cloudwatch.LogGroup(
             f"{name}-logs",
             name=log_group_name,
-            retention_in_days=LOG_RETENTION_DAYS,
+            retention_in_days=monitoring.log_retention_days,
             kms_key_id=key_arn,
             tags=tags,
             opts=child,
@@ -129,6 +128,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None
             ).id
         account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        if spec.network.cidr is not None:  # a brought VPC keeps its owner's flow logs
+            vpc_flow_log(name, network.vpc_id, log_group, account, spec.region, spec.identity.permissions_boundary,
+                         tags, child)
         shared_mount: pulumi.Output[SharedMount] | None = None
         file_system = None
         if shared is not None and lustre_sg is not None:

@@ -168,6 +168,9 @@ class AwsImagePipeline(pulumi.ComponentResource):
             version=content_version(data),
             data=data,
             description=f"gpufleet driver stack {args.profile}",
+            # The recipe's key: the build instance decrypts the component through Image Builder
+            # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
+            kms_key_id=keys[build_region],
             region=build_region,
             tags=tags,
             opts=child,

@@ -62,6 +62,12 @@ class AwsNetwork(pulumi.ComponentResource):
             opts=child,
         )
         self.vpc_id = vpc.id
+        # CIS AWS Foundations 5.4 (Checkov CKV2_AWS_12): the VPC's default security group admits and lets out
+        # nothing. Given no ingress/egress, the provider removes the default rules when it adopts the group and
+        # keeps it empty (pulumi-aws ec2.DefaultSecurityGroup); gpufleet puts nothing in it.
+        aws.ec2.DefaultSecurityGroup(
+            f"{name}-default", vpc_id=vpc.id, tags={**args.tags, "Name": f"{name}-default-closed"}, opts=child
+        )
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags=args.tags, opts=child)
         public_rt = aws.ec2.RouteTable(
             f"{name}-public",

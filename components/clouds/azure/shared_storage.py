@@ -18,7 +18,14 @@ from pulumi_azure_native import authorization, keyvault, managedidentity, networ
 
 from ...spec.models import SharedStorage
 from .lustre_sizes import Tier
-from .storage import CRYPTO_SERVICE_ENCRYPTION_USER, ROTATE_AFTER, key_scope, propagated, role_definition_id
+from .storage import (
+    CRYPTO_SERVICE_ENCRYPTION_USER,
+    KEY_EXPIRES_AFTER,
+    ROTATE_AFTER,
+    key_scope,
+    propagated,
+    role_definition_id,
+)
 
 # Microsoft's network security group table for Azure Managed Lustre (amlfs-prerequisites, "Network security group
 # settings"): Lustre traffic from the client subnet on TCP 988 (LNet) and 1019-1023 (the privileged ports Lustre
@@ -27,6 +34,9 @@ LUSTRE_PORTS = ("988", "1019-1023")
 FILESYSTEM_NAME = "lustrefs"  # the Lustre file system name every Azure Managed Lustre mounts as
 MAINTENANCE = storagecache.AmlFilesystemMaintenanceWindowArgs(day_of_week="Sunday", time_of_day_utc="02:00")
 DENY_ALL_PRIORITY = 4096
+# Key Vault notifies (Event Grid KeyNearExpiry) this long before the version in use expires: the file system does
+# not move to a rotated version by itself (see _key), so its owner moves it in that window.
+NOTIFY_BEFORE_EXPIRY = "P30D"
 
 
 @dataclass(frozen=True)
@@ -90,17 +100,28 @@ def _key(name: str, args: LustreArgs, key_size: int, opts: pulumi.ResourceOption
         key_name="gpufleet-lustre",
         vault_name=args.vault_name,
         resource_group_name=args.resource_group_name,
-        # Rotated yearly like the disk key; whether the file system moves to a new version by itself is to be
-        # confirmed (it is created with the current version's URL).
+        # The file system does not follow key versions: it is created with a versioned key URL, and its encryption
+        # settings (ARM 2024-03-01, pulumi-azure-native 3.29.0 storagecache.AmlFilesystemEncryptionSettings) carry
+        # only keyEncryptionKey, with no rotationToLatestKeyVersionEnabled as HPC Cache's CacheEncryptionSettings in
+        # the same API has. So: a new version yearly (as the disk key), each version expiring two years after it
+        # is made (the policy's expiryTime applies to new versions), and a notice 30 days before the version in use
+        # expires; `pulumi refresh` then `pulumi up` moves the file system to the current version's URL.
         properties=keyvault.KeyPropertiesArgs(
             kty="RSA",
             key_size=key_size,
             key_ops=["wrapKey", "unwrapKey"],
             rotation_policy=keyvault.RotationPolicyArgs(
-                lifetime_actions=[keyvault.LifetimeActionArgs(
-                    trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
-                    action=keyvault.ActionArgs(type="rotate"),
-                )],
+                attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time=KEY_EXPIRES_AFTER),
+                lifetime_actions=[
+                    keyvault.LifetimeActionArgs(
+                        trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
+                        action=keyvault.ActionArgs(type="rotate"),
+                    ),
+                    keyvault.LifetimeActionArgs(
+                        trigger=keyvault.TriggerArgs(time_before_expiry=NOTIFY_BEFORE_EXPIRY),
+                        action=keyvault.ActionArgs(type="notify"),
+                    ),
+                ],
             ),
         ),
         tags=args.tags,
