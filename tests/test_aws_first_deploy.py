@@ -31,7 +31,7 @@ def variant(tmp_path: Path, stack: str, change: Any, name: str = "variant") -> P
 
 
 def node_statements(plan: PlanResult) -> dict[str, dict[str, Any]]:
-    (policy,) = of_type(plan, ROLE_POLICY)
+    (policy,) = [r for r in of_type(plan, ROLE_POLICY) if r.name.endswith("-node")]  # not the flow-log role's
     return {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
 
 

@@ -40,6 +40,7 @@ NAMES = NameTable(
                  "^[-_A-Za-z0-9{][-_A-Za-z0-9\\s:{}\\.]+[-_A-Za-z0-9}]$ ({{ imagebuilder:buildDate }} is replaced)"),
         *(NameRule(f"aws:{typ}", "tags.Name", 256, TAG_VALUE, "none", TAGS)
           for typ in ("ec2/vpc:Vpc", "ec2/subnet:Subnet", "ec2/securityGroup:SecurityGroup",
+                      "ec2/defaultSecurityGroup:DefaultSecurityGroup",
                       "fsx/lustreFileSystem:LustreFileSystem")),
     ],
     {
