@@ -177,6 +177,13 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             instance_types=[t.name for t in args.types],
             image_id=args.image_id,
             instance_description=self._description(),
+            # terraform-provider-alicloud (release/v2, as v1.289.0 and v2.0.0-beta3),
+            # alicloud/resource_alicloud_ess_scaling_configuration.go: Create refuses a configuration with neither
+            # security_group_id nor security_group_ids (line 602-604, "must be assigned"), and the schema lets
+            # network_interfaces conflict with security_group_id only (line 120). So the one combination it accepts
+            # at create is security_group_ids beside network_interfaces: the same group as the primary ENI's.
+            # ESS's CreateScalingConfiguration reference says a call setting both fails: confirm on an account.
+            security_group_ids=[args.security_group_id],
             network_interfaces=interfaces,
             internet_max_bandwidth_out=0,
             role_name=args.role_name,
