@@ -19,6 +19,17 @@ imds_get() {  # token, path under /latest/meta-data/
   curl -sf -H "X-aws-ec2-metadata-token: $1" "$IMDS/latest/meta-data/$2"
 }
 
+# Alibaba's metadata service in security hardening mode (launch templates set http_tokens required): every read
+# carries a session token from PUT /latest/api/token (ECS user guide, view-instance-metadata). The address is
+# overridable so the scripts can be exercised against a local server.
+ALICLOUD_METADATA=${GPUFLEET_ALICLOUD_METADATA:-http://100.100.100.200}/latest
+
+alicloud_meta() {  # path under /latest/meta-data/
+  local token
+  token=$(curl -sf -X PUT -H 'X-aliyun-ecs-metadata-token-ttl-seconds: 300' "$ALICLOUD_METADATA/api/token") &&
+    curl -sf -H "X-aliyun-ecs-metadata-token: $token" "$ALICLOUD_METADATA/meta-data/$1"
+}
+
 complete_lifecycle() {  # hook name, CONTINUE|ABANDON
   local token iid
   if ! token=$(imds_token) || ! iid=$(imds_get "$token" instance-id); then
