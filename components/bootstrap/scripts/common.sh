@@ -41,13 +41,20 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA with jumbo frames needs the same MTU on every interface (8500 for NCCL LL128); a mismatch corrupts data.
+# eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
+# on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
+# VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
 set_fabric_mtu() {
-  local dev
+  local dev primary
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
+  primary=$(ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
+  if [[ -z $primary ]]; then
+    log "no default route to tell the primary interface: MTU $GPUFLEET_FABRIC_MTU not set"
+    return 0
+  fi
   for dev in "$GPUFLEET_SYS_NET"/*; do
     dev=${dev##*/}
-    [[ $dev == lo ]] && continue
+    [[ $dev == lo || $dev == "$primary" ]] && continue
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
   done
 }
