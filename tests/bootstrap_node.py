@@ -165,8 +165,9 @@ class Node:
     def curl(self, responses: dict[str, str]) -> None:
         self.fake.joinpath("curl.tsv").write_text("".join(f"{k}\t{v}\n" for k, v in responses.items()))
 
-    def run(self, program: str, *args: str) -> subprocess.CompletedProcess[str]:
+    def run(self, program: str, *args: str, **extra_env: str) -> subprocess.CompletedProcess[str]:
         env = {
+            **extra_env,
             "PATH": f"{self.stubs}:/usr/bin:/bin",
             "STUB_LOG": str(self.log),
             "FAKE": str(self.fake),

@@ -195,3 +195,14 @@ def test_vswitch_too_small_for_max_nodes_times_their_addresses_exits_2(tmp_path:
     result = plan_json(tmp_path, cluster)
     assert result.exit_code == 2
     assert "network.cidr: the vSwitch in cn-wulanchabu-c" in result.stderr and "61 addresses" in result.stderr
+
+
+def test_eri_configuration_passes_the_providers_create_checks() -> None:
+    """terraform-provider-alicloud's ess scaling configuration, as the bundled version reads it: security_group_id
+    conflicts with security_group_ids and network_interfaces (schema), and Create refuses a configuration with
+    neither security_group_id nor security_group_ids ("must be assigned")."""
+    inputs = one(shipped(TRAIN), CONFIG).inputs
+    assert "securityGroupId" not in inputs, "conflicts with networkInterfaces in the provider's schema"
+    assert inputs.get("securityGroupIds"), "Create: security_group_id or security_group_ids must be assigned"
+    (primary,) = [i for i in inputs["networkInterfaces"] if i["instanceType"] == "Primary"]
+    assert inputs["securityGroupIds"] == primary["securityGroupIds"]

@@ -72,7 +72,7 @@ def test_shipped_script_is_the_shared_watch_with_the_alibaba_part_only() -> None
     (packed,) = [f for f in cloud_config(shipped(TRAIN), CONFIG)["write_files"]
                  if f["path"] == "/usr/local/sbin/gpufleet-gpu-health"]
     script = gzip.decompress(base64.b64decode(packed["content"])).decode()
-    assert "aliyun --mode EcsRamRole" in script and "cms PutCustomMetric" in script
+    assert "aliyun --mode StsToken" in script and "cms PutCustomMetric" in script
     assert "ess SetInstanceHealth" in script and "aws cloudwatch" not in script
 
 
@@ -191,13 +191,18 @@ GPU 1     {dbe}      2      0      N/A    {util}
 """
 
 
+CREDS = json.dumps({"Code": "Success", "AccessKeyId": "STS.id", "AccessKeySecret": "sec", "SecurityToken": "sts",
+                    "Expiration": "2026-11-22T10:00:00Z"})
+
+
 def alibaba_health_node(tmp_path: Path, xid: int, dbe: int, util: int = 20, scaling_group: str | None = "g1") -> Node:
     metrics = GpuMetrics("12345678", "gpufleet-train-dev-h20", "cn-wulanchabu", scaling_group=scaling_group)
     node = Node(tmp_path, config("alicloud", gpu_metrics=metrics))
     node.stub("dcgmi", f"cat <<'OUT'\n{DMON.format(dbe=dbe, util=util)}OUT")
     node.kernel_log(xid_lines(xid))
     node.stub("aliyun", "exit 0")
-    node.curl({"api/token": "tok-1", "meta-data/instance-id": "i-2ze0abc", "security-credentials/": "train-node"})
+    node.curl({"api/token": "tok-1", "meta-data/instance-id": "i-2ze0abc", "security-credentials/train-node": CREDS,
+               "security-credentials/": "train-node"})
     return node
 
 
@@ -205,7 +210,7 @@ def test_alibaba_gpu_health_publishes_custom_metrics_into_the_application_group(
     node = alibaba_health_node(tmp_path, xid=13, dbe=0)
     assert node.run("gpufleet-gpu-health", "--once").returncode == 0
     (put,) = [c for c in node.calls() if c.startswith("aliyun ") and "PutCustomMetric" in c]
-    assert put.startswith("aliyun --mode EcsRamRole --ram-role-name train-node --region cn-wulanchabu cms ")
+    assert put.startswith("aliyun --mode StsToken --region cn-wulanchabu cms ")
     words = put.split()
     values = {words[i + 1]: words[i + 7] for i, w in enumerate(words) if w.endswith(".MetricName")}
     assert values == {name: f'{{"value":{v}}}' for name, v in {
@@ -222,7 +227,7 @@ def test_alibaba_gpu_health_marks_a_broken_node_unhealthy_in_ess_once(tmp_path, 
     node.run("gpufleet-gpu-health", "--once")
     node.run("gpufleet-gpu-health", "--once")
     marked = [c for c in node.calls() if "SetInstanceHealth" in c]
-    assert marked == ["aliyun --mode EcsRamRole --ram-role-name train-node --region cn-wulanchabu ess "
+    assert marked == ["aliyun --mode StsToken --region cn-wulanchabu ess "
                       "SetInstanceHealth --InstanceId i-2ze0abc --HealthStatus Unhealthy"]
 
 

@@ -1,4 +1,4 @@
-"""Node scripts for eRDMA nodes: MTU 8500 on every interface, and the metadata service kept to root."""
+"""Node scripts for eRDMA nodes: MTU 8500 on the ERIs only, and the metadata service kept to root."""
 
 from __future__ import annotations
 
@@ -20,11 +20,21 @@ def _node(tmp_path, **changes) -> Node:
     return node
 
 
-def test_erdma_node_sets_mtu_8500_on_every_interface_but_loopback(tmp_path):
+def test_erdma_node_sets_mtu_8500_on_the_eris_never_the_primary_interface(tmp_path):
     node = _node(tmp_path, fabric_mtu=8500)
+    # `ip -o route show default` as iproute2 prints it: the primary ENI carries the default route.
+    node.stub("ip", '[[ $* == "-o route show default" ]] && echo "default via 10.0.0.253 dev eth0 proto dhcp '
+                    'src 10.0.0.12 metric 100"; exit 0')
     assert node.run("gpufleet-health").returncode == 0
-    assert [c for c in node.calls() if c.startswith("ip ")] == [
-        f"ip link set dev {dev} mtu 8500" for dev in ("eth0", "eth1", "eth2")]
+    assert [c for c in node.calls() if c.startswith("ip link")] == [
+        f"ip link set dev {dev} mtu 8500" for dev in ("eth1", "eth2")]
+
+
+def test_without_a_default_route_no_mtu_is_set(tmp_path):
+    node = _node(tmp_path, fabric_mtu=8500)
+    run = node.run("gpufleet-health")
+    assert run.returncode == 0 and not [c for c in node.calls() if c.startswith("ip link")]
+    assert "no default route to tell the primary interface" in run.stderr
 
 
 def test_metadata_guard_rejects_all_but_root_and_containers(tmp_path):

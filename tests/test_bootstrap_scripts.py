@@ -270,16 +270,18 @@ def test_azure_event_for_another_vm_is_ignored(tmp_path):
 
 def test_alicloud_termination_time_runs_the_hook(tmp_path):
     node = Node(tmp_path, config("alicloud", checkpoint_hook=HOOK))
-    node.curl({"/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
+    node.curl({"api/token": "tok-1", "/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
     assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
     calls = node.calls()
-    assert "curl -sf http://100.100.100.200/latest/meta-data/instance/spot/termination-time" in calls
+    # Launch templates require metadata tokens: the read carries one (ECS user guide, view-instance-metadata).
+    assert ("curl -sf -H X-aliyun-ecs-metadata-token: tok-1 "
+            "http://100.100.100.200/latest/meta-data/instance/spot/termination-time") in calls
     assert calls.count("hook ran") == 1
 
 
 def test_no_hook_configured_only_logs(tmp_path):
     node = Node(tmp_path, config("alicloud", checkpoint_hook=None))
-    node.curl({"/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
+    node.curl({"api/token": "tok-1", "/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
     run = node.run("gpufleet-spot-watcher", "--once")
     assert run.returncode == 0
     assert "interruption notice; no checkpoint hook configured" in run.stderr

@@ -7,6 +7,7 @@ import urllib.request
 from urllib.error import URLError
 
 _TIMEOUT_S = 2
+ALICLOUD_METADATA = "http://100.100.100.200/latest"
 
 
 def _get(url: str, headers: dict[str, str] | None = None, method: str = "GET") -> str:
@@ -30,7 +31,10 @@ def _azure() -> str:
 
 
 def _alicloud() -> str:
-    return _get("http://100.100.100.200/latest/meta-data/instance/instance-type")
+    # Security hardening mode (launch templates set http_tokens required): a session token on every read
+    # (ECS user guide, view-instance-metadata; TTL 1 to 21600 s).
+    token = _get(f"{ALICLOUD_METADATA}/api/token", {"X-aliyun-ecs-metadata-token-ttl-seconds": "60"}, method="PUT")
+    return _get(f"{ALICLOUD_METADATA}/meta-data/instance/instance-type", {"X-aliyun-ecs-metadata-token": token})
 
 
 def instance_type_from_metadata() -> str | None:

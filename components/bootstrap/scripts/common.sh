@@ -19,6 +19,17 @@ imds_get() {  # token, path under /latest/meta-data/
   curl -sf -H "X-aws-ec2-metadata-token: $1" "$IMDS/latest/meta-data/$2"
 }
 
+# Alibaba's metadata service in security hardening mode (launch templates set http_tokens required): every read
+# carries a session token from PUT /latest/api/token (ECS user guide, view-instance-metadata). The address is
+# overridable so the scripts can be exercised against a local server.
+ALICLOUD_METADATA=${GPUFLEET_ALICLOUD_METADATA:-http://100.100.100.200}/latest
+
+alicloud_meta() {  # path under /latest/meta-data/
+  local token
+  token=$(curl -sf -X PUT -H 'X-aliyun-ecs-metadata-token-ttl-seconds: 300' "$ALICLOUD_METADATA/api/token") &&
+    curl -sf -H "X-aliyun-ecs-metadata-token: $token" "$ALICLOUD_METADATA/meta-data/$1"
+}
+
 complete_lifecycle() {  # hook name, CONTINUE|ABANDON
   local token iid
   if ! token=$(imds_token) || ! iid=$(imds_get "$token" instance-id); then
@@ -30,13 +41,20 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA with jumbo frames needs the same MTU on every interface (8500 for NCCL LL128); a mismatch corrupts data.
+# eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
+# on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
+# VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
 set_fabric_mtu() {
-  local dev
+  local dev primary
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
+  primary=$(ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
+  if [[ -z $primary ]]; then
+    log "no default route to tell the primary interface: MTU $GPUFLEET_FABRIC_MTU not set"
+    return 0
+  fi
   for dev in "$GPUFLEET_SYS_NET"/*; do
     dev=${dev##*/}
-    [[ $dev == lo ]] && continue
+    [[ $dev == lo || $dev == "$primary" ]] && continue
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
   done
 }

@@ -7,7 +7,6 @@ set -uo pipefail
 INTERVAL=5
 AZURE_EVENTS="$IMDS/metadata/scheduledevents?api-version=2020-07-01"
 AZURE_NAME="$IMDS/metadata/instance/compute/name?api-version=2021-02-01&format=text"
-ALICLOUD_TERMINATION=http://100.100.100.200/latest/meta-data/instance/spot/termination-time
 mkdir -p "$GPUFLEET_RUN"
 
 once() {  # marker name; true the first time only
@@ -62,7 +61,8 @@ for event in json.loads(sys.argv[1]).get("Events", []):
 
 poll_alicloud() {
   local when
-  when=$(curl -sf "$ALICLOUD_TERMINATION") || return 0
+  # 404 until ECS schedules the release of this spot instance.
+  when=$(alicloud_meta instance/spot/termination-time) || return 0
   if [[ -n $when ]]; then checkpoint interruption; fi
 }
 

@@ -119,7 +119,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             gate = AlicloudScaleOutGate(
                 f"{name}-scale-out-gate",
                 ScaleOutGateArgs(region=spec.region, account_id=account, tags=tags,
-                                 concurrency=max(g.spec.size.max for g in scaled)),
+                                 concurrency=max(g.spec.size.max for g in scaled),
+                                 sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
                 opts=child,
             )
         groups: dict[str, AlicloudNodeGroup] = {}
@@ -161,10 +162,12 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                 idle_scale_down(f"{name}-{group.name}", groups[group.name].group_id, group.names["scaling_group"],
                                 gpu_metrics, group.spec.size.min, group.spec.idle, group_opts)
         scaled_ids = [groups[g.name].group_id for g in scaled]
-        if identity is not None:
-            identity.attach(scaled_ids)
+        grants: list[pulumi.Resource] = [identity.attach(scaled_ids)] if identity is not None else []
         if gate is not None:
-            gate.attach(scaled_ids)
+            # The first nodes are gated and complete their hooks only with both roles' grants in place.
+            grants.append(gate.attach(scaled_ids))
+            for group in scaled:
+                groups[group.name].start(grants, gate)
 
         self.group_ids = {n: g.group_id for n, g in groups.items()}
         self.security_group_id = security_group_id

@@ -95,7 +95,7 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         self.role_arn = role.arn
         self.register_outputs({"role_name": self.role_name, "role_arn": self.role_arn})
 
-    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.Policy:
+    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment:
         child = pulumi.ResourceOptions(parent=self)
         args = self._args
         policy = alicloud.ram.Policy(
@@ -109,8 +109,7 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
             ),
             opts=child,
         )
-        alicloud.ram.RolePolicyAttachment(
+        return alicloud.ram.RolePolicyAttachment(
             f"{self._name}-node", role_name=self.role_name, policy_name=policy.policy_name, policy_type="Custom",
             opts=child,
         )
-        return policy

@@ -10,11 +10,19 @@ Node count lives in the scaling group: a group of 512 nodes registers the same r
 A scaling group's scale-out hook notifies the cluster's scale-out gate (scale_out_gate.py), which admits a new
 node only when the node check passes on it; an auto provisioning group has no lifecycle hooks, so its nodes
 are not gated (a failed check only keeps the workload units from starting).
+
+No node launches before both hooks and the roles' grants exist (`start`, called once the cluster has attached
+them). terraform-provider-alicloud alicloud/resource_alicloud_ess_scaling_group.go, Create: a group is created
+Inactive (line 310) and enabled there only when it has a launch template (lines 314-335); a scaling configuration
+with enable set enables its group (resource_alicloud_ess_scaling_configuration.go, enableEssScalingConfiguration,
+line 1523-1562). So a configuration group's configuration waits for the hooks, and a launch-template group is
+created with min size and desired capacity 0 and sized afterwards by the gate's sizing template.
 """
 
 from __future__ import annotations
 
 import base64
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -27,6 +35,7 @@ from ..hooks import GroupHooks
 from ..naming import fit
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
 from .names import CONFIGURATION, NAMES
+from .scale_out_gate import AlicloudScaleOutGate
 
 DISK_CATEGORY = "cloud_essd"
 SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)
@@ -72,22 +81,34 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         if args.group.provisioner == "fleet":
             self.group_id = self._fleet(self._launch_template()).id
         else:
-            group = self._scaling_group(None if self.eris else self._launch_template())
-            if self.eris:
-                self._scaling_configuration(group)
-            for hook in (args.hooks.launch, args.hooks.terminate):
+            self._group = self._scaling_group(None if self.eris else self._launch_template())
+            self._hooks = [
                 alicloud.ess.LifecycleHook(
                     f"{name}-hook-{hook.name}",
                     name=hook.name,
-                    scaling_group_id=group.id,
+                    scaling_group_id=self._group.id,
                     lifecycle_transition=hook.transition,
                     heartbeat_timeout=hook.heartbeat_timeout,
                     default_result=hook.default_result,
                     notification_arn=args.launch_notification_arn if hook is args.hooks.launch else None,
                     opts=pulumi.ResourceOptions(parent=self),
                 )
-            self.group_id = group.id
+                for hook in (args.hooks.launch, args.hooks.terminate)
+            ]
+            self.group_id = self._group.id
         self.register_outputs({"group_id": self.group_id})
+
+    def start(self, grants: Sequence[pulumi.Resource], gate: AlicloudScaleOutGate) -> None:
+        """Let a scaling group launch nodes once both hooks and the grants (the node's and the gate's role
+        policies) exist: enable a configuration group, size a launch-template group. A fleet has no hooks."""
+        if self._args.group.provisioner == "fleet":
+            return
+        opts = pulumi.ResourceOptions(parent=self, depends_on=[*self._hooks, *grants])
+        if self.eris:
+            self._scaling_configuration(self._group, opts)
+        else:
+            size = self._args.group.size
+            gate.size_group(self._name, self._group.id, size.min, size.desired, opts)
 
     def _user_data(self) -> pulumi.Output[str]:
         user_data = pulumi.Output.from_input(self._args.user_data)
@@ -131,12 +152,13 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
     def _scaling_group(self, template: alicloud.ecs.EcsLaunchTemplate | None) -> alicloud.ess.ScalingGroup:
         args, group = self._args, self._args.group
         spot = group.capacity in ("spot", "mixed")
+        # Created enabled with a launch template: no nodes until the hooks exist (`start` sizes it then).
         return alicloud.ess.ScalingGroup(
             f"{self._name}-asg",
             scaling_group_name=args.group_name,
-            min_size=group.size.min,
+            min_size=0 if template else group.size.min,
             max_size=group.size.max,
-            desired_capacity=group.size.desired,
+            desired_capacity=0 if template else group.size.desired,
             vswitch_ids=args.vswitch_ids,
             # COST_OPTIMIZED is the only policy under which ESS honours the on-demand base and spot settings.
             multi_az_policy="COST_OPTIMIZED" if spot else "PRIORITY",
@@ -155,11 +177,16 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             removal_policies=["NewestInstance", "OldestScalingConfiguration"],
             health_check_type="ECS",
             tags=args.tags,
-            # The autoscaler owns desired capacity once the group exists.
-            opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity"]),
+            # The autoscaler owns desired capacity once the group exists; a launch-template group's min size is
+            # the sizing execution's.
+            opts=pulumi.ResourceOptions(
+                parent=self, ignore_changes=["desiredCapacity", "minSize"] if template else ["desiredCapacity"]
+            ),
         )
 
-    def _scaling_configuration(self, group: alicloud.ess.ScalingGroup) -> alicloud.ess.ScalingConfiguration:
+    def _scaling_configuration(
+        self, group: alicloud.ess.ScalingGroup, opts: pulumi.ResourceOptions
+    ) -> alicloud.ess.ScalingConfiguration:
         args, spec = self._args, self._args.group
         interfaces = [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
             instance_type="Primary", network_interface_traffic_mode=STANDARD,
@@ -181,6 +208,13 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             instance_types=[t.name for t in args.types],
             image_id=args.image_id,
             instance_description=self._description(),
+            # terraform-provider-alicloud (release/v2, as v1.289.0 and v2.0.0-beta3),
+            # alicloud/resource_alicloud_ess_scaling_configuration.go: Create refuses a configuration with neither
+            # security_group_id nor security_group_ids (line 602-604, "must be assigned"), and the schema lets
+            # network_interfaces conflict with security_group_id only (line 120). So the one combination it accepts
+            # at create is security_group_ids beside network_interfaces: the same group as the primary ENI's.
+            # ESS's CreateScalingConfiguration reference says a call setting both fails: confirm on an account.
+            security_group_ids=[args.security_group_id],
             network_interfaces=interfaces,
             internet_max_bandwidth_out=0,
             role_name=args.role_name,
@@ -202,7 +236,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             enable=True,
             force_delete=True,
             tags={**args.tags, **args.image_tags, METADATA_GUARD_TAG: "root-only"},
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=opts,
         )
 
     def _fleet(self, template: alicloud.ecs.EcsLaunchTemplate) -> alicloud.ecs.AutoProvisioningGroup:

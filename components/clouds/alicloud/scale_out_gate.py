@@ -9,6 +9,10 @@ runs the bootstrap's gate command (components/bootstrap/gate.py) on each new nod
 which releases them, when one failed or could not be reached. The shape is that of Alibaba's public template
 ACS-ESS-LifeCycleRunCommand. The action token belongs to the scaling activity: the nodes one activity adds are
 admitted or released together.
+
+A second template sizes a launch-template group once its hooks exist: the provider enables such a group when it
+creates it, so the group is created with no nodes and an execution of this template, run as the same role, sets
+its min size and desired capacity (ESS ModifyScalingGroup) after both hooks and the roles' grants are in place.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ OOS_SERVICE = "oos.aliyuncs.com"
 # What the template runs and calls, and nothing else (the public template's list).
 GATE_ECS_ACTIONS = ["ecs:RunCommand", "ecs:DescribeInvocations", "ecs:DescribeInvocationResults"]
 GATE_ESS_ACTIONS = ["ess:CompleteLifecycleAction"]
+SIZING_ESS_ACTIONS = ["ess:ModifyScalingGroup"]  # only where the gate sizes launch-template groups
 # Placeholders ESS fills when a lifecycle hook notifies an OOS template.
 ESS_FILLED = "filled in by ESS when the scale-out hook notifies this template"
 
@@ -108,9 +113,45 @@ def gate_template(role_name: str, concurrency: int) -> str:
     return json.dumps(document, indent=2)
 
 
-def gate_policy_document(region: str, account_id: str, group_ids: list[str]) -> str:
+def capacity_template(role_name: str) -> str:
+    """The OOS template (JSON) that gives a scaling group its size: ESS ModifyScalingGroup takes MinSize and
+    DesiredCapacity (terraform-provider-alicloud alicloud/resource_alicloud_ess_scaling_group.go, Update)."""
+    def parameter(kind: str, what: str) -> dict[str, Any]:
+        return {"Type": kind, "Description": what}
+
+    document = {
+        "FormatVersion": "OOS-2019-06-01",
+        "Description": "gpufleet: size a launch-template scaling group once its lifecycle hooks exist",
+        "Parameters": {
+            "regionId": parameter("String", "Region of the scaling group"),
+            "scalingGroupId": parameter("String", "The scaling group"),
+            "minSize": parameter("Number", "The group's min size"),
+            "desiredCapacity": parameter("Number", "The group's desired capacity"),
+            "OOSAssumeRole": {**parameter("String", "RAM role OOS assumes to size the group"), "Default": role_name},
+        },
+        "RamRole": "{{ OOSAssumeRole }}",
+        "Tasks": [{
+            "Name": "sizeGroup",
+            "Action": "ACS::ExecuteAPI",
+            "Description": "Set the group's min size and desired capacity",
+            "Properties": {
+                "Service": "ESS",
+                "API": "ModifyScalingGroup",
+                "Parameters": {
+                    "RegionId": "{{ regionId }}",
+                    "ScalingGroupId": "{{ scalingGroupId }}",
+                    "MinSize": "{{ minSize }}",
+                    "DesiredCapacity": "{{ desiredCapacity }}",
+                },
+            },
+        }],
+    }
+    return json.dumps(document, indent=2)
+
+
+def gate_policy_document(region: str, account_id: str, group_ids: list[str], sizes_groups: bool = False) -> str:
     """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account,
-    and complete lifecycle actions of the cluster's own scaling groups."""
+    and complete lifecycle actions of (and size) the cluster's own scaling groups."""
     statements = [
         # New nodes have no ids until they launch and no tag condition is documented for these actions, so the
         # narrowest scope is the region and account (Cloud Assistant's RAM guide scopes by region, instance and
@@ -118,7 +159,7 @@ def gate_policy_document(region: str, account_id: str, group_ids: list[str]) -> 
         {"Effect": "Allow", "Action": GATE_ECS_ACTIONS, "Resource": [f"acs:ecs:{region}:{account_id}:*"]},
         {
             "Effect": "Allow",
-            "Action": GATE_ESS_ACTIONS,
+            "Action": GATE_ESS_ACTIONS + (SIZING_ESS_ACTIONS if sizes_groups else []),
             "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
         },
     ]
@@ -131,11 +172,13 @@ class ScaleOutGateArgs:
     account_id: pulumi.Input[str]
     concurrency: int
     """New nodes checked at once: the most a scaling activity can add (the largest group's max size)."""
+    sizes_groups: bool
+    """Whether a launch-template group needs the sizing template (`size_group`)."""
     tags: dict[str, str]
 
 
 class AlicloudScaleOutGate(pulumi.ComponentResource):
-    """The template and its role; `attach` grants the role the scaling groups once they exist."""
+    """The templates and their role; `attach` grants the role the scaling groups once they exist."""
 
     notification_arn: pulumi.Output[str]
     template_name: pulumi.Output[str]
@@ -161,6 +204,13 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
             tags=args.tags,
             opts=child,
         )
+        self._capacity = alicloud.oos.Template(
+            f"{name}-capacity",
+            template_name=f"gpufleet-{name}-capacity",
+            content=role.role_name.apply(capacity_template),
+            tags=args.tags,
+            opts=child,
+        ) if args.sizes_groups else None
         self.role_name = role.role_name
         self.template_name = template.template_name
         self.notification_arn = pulumi.Output.all(args.account_id, template.template_name).apply(
@@ -168,7 +218,21 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         )
         self.register_outputs({"notification_arn": self.notification_arn, "role_name": self.role_name})
 
-    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.Policy:
+    def size_group(self, name: str, group_id: pulumi.Input[str], min_size: int, desired: int,
+                   opts: pulumi.ResourceOptions) -> alicloud.oos.Execution:
+        """Run the sizing template once for one group; a changed size is a new execution (its inputs force one)."""
+        assert self._capacity is not None, "the gate was made without sizes_groups"
+        parameters = {"regionId": self._args.region, "scalingGroupId": group_id, "minSize": min_size,
+                      "desiredCapacity": desired}
+        return alicloud.oos.Execution(
+            f"{name}-capacity",
+            template_name=self._capacity.template_name,
+            description="gpufleet: size the scaling group now that its lifecycle hooks exist",
+            parameters=pulumi.Output.json_dumps(parameters),
+            opts=opts,
+        )
+
+    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment:
         child = pulumi.ResourceOptions(parent=self)
         args = self._args
         policy = alicloud.ram.Policy(
@@ -176,12 +240,11 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
             policy_name=fit(self._name, NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet scale-out gate: Cloud Assistant in the stack's region, its scaling groups' hooks",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
-                lambda values: gate_policy_document(args.region, values[0], list(values[1:]))
+                lambda values: gate_policy_document(args.region, values[0], list(values[1:]), args.sizes_groups)
             ),
             opts=child,
         )
-        alicloud.ram.RolePolicyAttachment(
+        return alicloud.ram.RolePolicyAttachment(
             f"{self._name}-policy", role_name=self.role_name, policy_name=policy.policy_name, policy_type="Custom",
             opts=child,
         )
-        return policy
