@@ -93,6 +93,7 @@ NAMES = NameTable(
                  ": _ . -", min_len=2),
     ],
     {
+        ("alicloud:oos/execution:Execution", "templateName"): "the OOS template it runs (its own row)",
         ("alicloud:log/store:Store", "projectName"): "the project's name (its own row)",
         (ATTACHMENT, "roleName"): "the RAM role's name (its own row)",
         (ATTACHMENT, "policyName"): "the RAM policy's name (its own row)",
