@@ -16,7 +16,7 @@ import copy
 import dataclasses
 import json
 import os
-import select
+import selectors
 import subprocess
 from collections.abc import Iterator
 from typing import Any
@@ -53,14 +53,17 @@ def analyzer(tmp_path_factory: pytest.TempPathFactory) -> Iterator[analyzer_pb2_
         cwd=POLICIES, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
     )
     try:
-        ready, _, _ = select.select([proc.stdout], [], [], 60)
+        # epoll, not select(): a worker that ran other tests may hold file descriptors past select()'s 1024.
+        with selectors.DefaultSelector() as selector:
+            selector.register(proc.stdout, selectors.EVENT_READ)
+            ready = selector.select(timeout=300)  # importing the pack takes seconds; minutes on a loaded machine
         line = proc.stdout.readline().decode() if ready else ""
         if not line.strip().isdigit():
             proc.kill()
             _, err = proc.communicate(timeout=10)
             pytest.fail(f"the pack did not print its port (got {line!r}); stderr:\n{err.decode()[-4000:]}")
         channel = grpc.insecure_channel(f"127.0.0.1:{line.strip()}")
-        grpc.channel_ready_future(channel).result(timeout=30)
+        grpc.channel_ready_future(channel).result(timeout=120)
         yield analyzer_pb2_grpc.AnalyzerStub(channel)
         channel.close()
     finally:
