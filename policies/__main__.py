@@ -6,7 +6,11 @@ Constructing PolicyPack starts the analyzer's gRPC server and blocks, so nothing
 import sys
 from pathlib import Path
 
-# The CLI runs the pack from policies/; the rules import components.catalog and components.lock.
+# The CLI runs `python -u -m pulumi.policy ENGINE policies/` in policies/ with the pack's own venv, which holds
+# requirements.txt only (pulumi-language-python RunPlugin; pulumi/policy/__main__.py runs this file with runpy):
+# sys.path then has policies/ but not its parent, so neither `policies.*` nor the components/ modules the rules
+# read (catalog, lock, spec) would import. The checkout's root goes first, deliberately: installing the project
+# into the pack's venv (`-e ..`) would also install every provider SDK, which the pack never imports.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402

@@ -83,6 +83,16 @@ def test_configured_sizes_at_max_win_over_a_fleets_target_capacity() -> None:
     assert message.startswith("hourly cost at max size is 880.64 USD (16 x p5.48xlarge at 55.04 = 880.64)")
 
 
+def test_node_group_sizes_arrive_as_whole_floats_under_the_cli() -> None:
+    """The CLI hands the pack its config as a protobuf Struct, whose numbers are doubles: maxSize 16 reads 16.0."""
+    config = {"maxHourlyUsd": 500.0, "region": "us-east-1"}
+    groups = [{"name": "h100", "cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16.0}]
+    (message,) = budget_messages([fleet_resource(2)], {**config, "nodeGroups": groups})
+    assert message.startswith("hourly cost at max size is 880.64 USD (16 x p5.48xlarge at 55.04 = 880.64)")
+    (message,) = budget_messages([], {**config, "nodeGroups": [{**groups[0], "maxSize": 16.5}]})
+    assert message.startswith("hourly-budget config nodeGroups[0] must each give cloud, instanceType and maxSize")
+
+
 def test_malformed_node_groups_config_is_named() -> None:
     groups = [{"cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16}, {"cloud": "aws", "maxSize": -1}]
     config = {"maxHourlyUsd": 500, "region": "us-east-1", "nodeGroups": groups}

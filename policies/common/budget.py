@@ -68,6 +68,9 @@ def _configured_group(entry: Any) -> PricedGroup | None:
     cloud, instance_type, count = entry.get("cloud"), entry.get("instanceType"), entry.get("maxSize")
     if not isinstance(cloud, str) or not isinstance(instance_type, str):
         return None
+    # Under the Pulumi CLI the config arrives as a protobuf Struct, whose numbers are doubles: 16 reads 16.0.
+    if isinstance(count, float) and count.is_integer():
+        count = int(count)
     if not isinstance(count, int) or isinstance(count, bool) or count < 0:
         return None
     price = _stack_price(entry.get("price"))
