@@ -25,6 +25,34 @@ fetch() {
     fi
 }
 
+# verify_signature FILE SIG KEY FINGERPRINT: FILE's detached PGP signature SIG must be good and made by the primary
+# key FINGERPRINT of the armored KEY. gpgv, not gpg: apt depends on gpgv, so every Ubuntu image has it. gpgv reads
+# binary keyrings only, so python3 dearmors (the base64 body of the armor). gpgv exits 0 for a good signature
+# of an expired key too: the VALIDSIG status line names the key that signed, and that is what is checked.
+verify_signature() {
+    local file=$1 sig=$2 key=$3 fingerprint=$4 keyring status
+    keyring=$(mktemp)
+    python3 -c 'import base64, sys
+lines = open(sys.argv[1]).read().split("-----")[2].strip().splitlines()
+body = [line for line in lines[lines.index(""):] if line and not line.startswith("=")] if "" in lines else lines
+sys.stdout.buffer.write(base64.b64decode("".join(body)))' "$key" >"$keyring"
+    status=$(gpgv --status-fd 1 --keyring "$keyring" "$sig" "$file" 2>/dev/null) || true
+    rm -f "$keyring"
+    # VALIDSIG <signing key fpr> <date> ... <primary key fpr>
+    [[ $(awk '$2 == "VALIDSIG" {print $NF}' <<<"$status") == "$fingerprint" ]] \
+        || die "$(basename "$file"): no good signature by ${fingerprint}"
+}
+
+# unzip_to ZIP DEST: python3's zipfile (Ubuntu's cloud images carry no unzip), keeping each member's mode.
+unzip_to() {
+    python3 -c 'import os, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    for member in archive.infolist():
+        path = archive.extract(member, sys.argv[2])
+        if member.external_attr >> 16:
+            os.chmod(path, member.external_attr >> 16 & 0o7777)' "$1" "$2"
+}
+
 apt_install() {
     DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
 }
