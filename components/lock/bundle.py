@@ -35,6 +35,13 @@ def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
+def _for_cloud(path: Path, cloud: str) -> bool:
+    """install/keys/<cloud>/ holds one cloud's signing keys: only that cloud's go in (Alibaba's image component
+    takes 16 KB in all, and a key is incompressible)."""
+    parts = path.relative_to(IMAGES_DIR).parts
+    return parts[:2] != ("install", "keys") or parts[2] == cloud
+
+
 def pack(profile: Profile, cloud: str) -> bytes:
     """tar.gz of images/{__init__.py,install,nodecheck} and pins.env; identical bytes for identical input."""
     raw = io.BytesIO()
@@ -42,7 +49,7 @@ def pack(profile: Profile, cloud: str) -> bytes:
         files = sorted(
             p for entry in PACKED for p in ([IMAGES_DIR / entry] if (IMAGES_DIR / entry).is_file()
                                            else (IMAGES_DIR / entry).rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts
+            if p.is_file() and "__pycache__" not in p.parts and _for_cloud(p, cloud)
         )
         for path in files:
             mode = 0o755 if path.suffix == ".sh" else 0o644

@@ -32,7 +32,7 @@ case "$GPUFLEET_CLOUD" in
         require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_FINGERPRINT
         fetch "$AWS_CLI_URL" "$work/awscliv2.zip"
         fetch "$AWS_CLI_SIGNATURE_URL" "$work/awscliv2.sig"
-        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$(dirname "${BASH_SOURCE[0]}")/keys/aws-cli.asc" \
+        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$(dirname "${BASH_SOURCE[0]}")/keys/aws/aws-cli.asc" \
             "$AWS_CLI_PGP_FINGERPRINT"
         unzip_to "$work/awscliv2.zip" "$work"
         "$work/aws/install" --install-dir "${GPUFLEET_ROOT:-}/usr/local/aws-cli" \
