@@ -14,11 +14,10 @@ import pytest
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
-from components.lock.bundle import IMAGE_CHECK
 from components.cli import app
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
 from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-from components.lock.bundle import installer_command
+from components.lock.bundle import IMAGE_CHECK, installer_command
 from components.plan.engine import run_program
 from components.plan.planner import plan_stack
 from components.plan.record import RecordedResource

@@ -17,9 +17,10 @@ INSTALL = REPO / "images" / "install"
 STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum")
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
-GPGV_STUB = """#!/bin/bash
+AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
+GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
-echo "[GNUPG:] VALIDSIG FB5DB77FD5C118B80511ADA8A6310ACC4672475C 2026-01-01 0 4 0 1 10 00 FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
+echo "[GNUPG:] VALIDSIG {AWS_CLI_KEY} 2026-01-01 0 4 0 1 10 00 {AWS_CLI_KEY}"
 """
 PYTHON_STUB = """#!/bin/bash
 echo "python3 ${*: -2}" >> "$STUB_LOG"
@@ -230,7 +231,7 @@ def test_aws_installs_the_cli_only_after_its_signature_checks(stubbed):
 
 def test_aws_cli_with_a_signature_by_another_key_is_refused(stubbed):
     tmp_path, _, _ = stubbed
-    (tmp_path / "bin" / "gpgv").write_text(GPGV_STUB.replace("FB5DB77FD5C118B80511ADA8A6310ACC4672475C", "0" * 40))
+    (tmp_path / "bin" / "gpgv").write_text(GPGV_STUB.replace(AWS_CLI_KEY, "0" * 40))
     rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
     assert rc == 2 and "awscliv2.zip: no good signature by FB5DB77FD5C118B80511ADA8A6310ACC4672475C" in err
     assert not any(c.startswith("aws/install") for c in calls)
