@@ -259,3 +259,29 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
     assert calls[fetched + 2].startswith("dpkg -i ") and calls[fetched + 2].endswith("cuda-keyring.deb")
     first_install = next(i for i, c in enumerate(calls) if c.startswith("apt-get install"))
     assert fetched < first_install
+
+
+def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerprint(tmp_path):
+    """common.sh's verify_signature with real gpg/gpgv: a key with armor headers (as keyservers send) verifies; the
+    same good signature is refused when the lock pins another fingerprint."""
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
+    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", "Test <t@example.com>", "rsa2048", "sign", "1d"],
+                   check=True, capture_output=True)
+    (tmp_path / "file").write_text("payload\n")
+    subprocess.run([*gpg, "--detach-sign", "-o", str(tmp_path / "file.sig"), str(tmp_path / "file")], check=True)
+    key = subprocess.run([*gpg, "--armor", "--comment", "Hostname: keys.example", "--export"], check=True,
+                         capture_output=True, text=True).stdout
+    (tmp_path / "key.asc").write_text(key)
+    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
+    fingerprint = next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
+
+    def verify(expected: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", f'source "{INSTALL}/common.sh"; verify_signature "$@"', "_",
+                               str(tmp_path / "file"), str(tmp_path / "file.sig"), str(tmp_path / "key.asc"), expected],
+                              capture_output=True, text=True, check=False)
+
+    assert verify(fingerprint).returncode == 0
+    refused = verify(AWS_CLI_KEY)
+    assert refused.returncode == 2 and f"file: no good signature by {AWS_CLI_KEY}" in refused.stderr

@@ -23,9 +23,9 @@ PACKED = ("__init__.py", "install", "nodecheck")
 # module for the kernel the image boots (the bootstrap mounts FSx for Lustre).
 IMAGE_CHECK = (
     "modinfo nvidia >/dev/null\n"
-    f". {BUNDLE_DIR}/pins.env && for tool in $NODE_TOOLS; do command -v \"$tool\" >/dev/null"
-    " || { echo \"gpufleet image check: $tool is missing\" >&2; exit 1; }; done\n"
-    f". {BUNDLE_DIR}/pins.env && if [ \"$GPUFLEET_CLOUD\" = aws ]; then modinfo lustre >/dev/null; fi\n"
+    f". {BUNDLE_DIR}/pins.env && for t in $NODE_TOOLS; do command -v \"$t\" >/dev/null"
+    " || { echo \"gpufleet image check: $t is missing\" >&2; exit 1; }; done"
+    " && if [ \"$GPUFLEET_CLOUD\" = aws ]; then modinfo lustre >/dev/null; fi\n"
 )
 
 
@@ -35,13 +35,6 @@ def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:
     archive.addfile(info, io.BytesIO(data))
 
 
-def _for_cloud(path: Path, cloud: str) -> bool:
-    """install/keys/<cloud>/ holds one cloud's signing keys: only that cloud's go in (Alibaba's image component
-    takes 16 KB in all, and a key is incompressible)."""
-    parts = path.relative_to(IMAGES_DIR).parts
-    return parts[:2] != ("install", "keys") or parts[2] == cloud
-
-
 def pack(profile: Profile, cloud: str) -> bytes:
     """tar.gz of images/{__init__.py,install,nodecheck} and pins.env; identical bytes for identical input."""
     raw = io.BytesIO()
@@ -49,7 +42,7 @@ def pack(profile: Profile, cloud: str) -> bytes:
         files = sorted(
             p for entry in PACKED for p in ([IMAGES_DIR / entry] if (IMAGES_DIR / entry).is_file()
                                            else (IMAGES_DIR / entry).rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and _for_cloud(p, cloud)
+            if p.is_file() and "__pycache__" not in p.parts
         )
         for path in files:
             mode = 0o755 if path.suffix == ".sh" else 0o644

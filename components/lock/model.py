@@ -25,6 +25,7 @@ class FabricComponent(StrictModel):
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     bundled_in: str | None = Field(None, description="installed by this other component, not on its own")
     signature_url: str | None = Field(None, description="detached PGP signature of url (verified with gpgv)")
+    pgp_key_url: str | None = Field(None, description="where the signing key is fetched (trusted by fingerprint)")
     pgp_fingerprint: str | None = Field(
         None, pattern=r"^[0-9A-F]{40}$", description="primary key that must have made signature_url's signature"
     )
@@ -32,8 +33,9 @@ class FabricComponent(StrictModel):
 
     @model_validator(mode="after")
     def _signature_names_its_key(self) -> FabricComponent:
-        if (self.signature_url is None) != (self.pgp_fingerprint is None):
-            raise ValueError("signature_url and pgp_fingerprint go together: a signature is checked against one key")
+        if not (self.signature_url is None) == (self.pgp_fingerprint is None) == (self.pgp_key_url is None):
+            raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
+                             "against one key")
         return self
 
 

@@ -50,7 +50,7 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         prefix = _FABRIC_PREFIX.get(name, name.upper())
         values[f"{prefix}_VERSION"] = component.version
         for suffix, value in (("URL", component.url), ("SHA256", component.sha256),
-                              ("SIGNATURE_URL", component.signature_url),
+                              ("SIGNATURE_URL", component.signature_url), ("PGP_KEY_URL", component.pgp_key_url),
                               ("PGP_FINGERPRINT", component.pgp_fingerprint)):
             if value:
                 values[f"{prefix}_{suffix}"] = value

@@ -29,11 +29,11 @@ case "$GPUFLEET_CLOUD" in
         # later kernel with it (FSx guide, Ubuntu): a kernel upgrade never leaves Lustre behind.
         apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
         # The AWS CLI v2 the node scripts call (lifecycle actions, metrics, instance health), checked by its signature.
-        require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_FINGERPRINT
+        require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_KEY_URL AWS_CLI_PGP_FINGERPRINT
         fetch "$AWS_CLI_URL" "$work/awscliv2.zip"
         fetch "$AWS_CLI_SIGNATURE_URL" "$work/awscliv2.sig"
-        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$(dirname "${BASH_SOURCE[0]}")/keys/aws/aws-cli.asc" \
-            "$AWS_CLI_PGP_FINGERPRINT"
+        fetch "$AWS_CLI_PGP_KEY_URL" "$work/aws-cli.asc"
+        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$work/aws-cli.asc" "$AWS_CLI_PGP_FINGERPRINT"
         unzip_to "$work/awscliv2.zip" "$work"
         "$work/aws/install" --install-dir "${GPUFLEET_ROOT:-}/usr/local/aws-cli" \
             --bin-dir "${GPUFLEET_ROOT:-}/usr/local/bin"

@@ -25,17 +25,17 @@ fetch() {
     fi
 }
 
-# verify_signature FILE SIG KEY FINGERPRINT: FILE's detached PGP signature SIG must be good and made by the primary
-# key FINGERPRINT of the armored KEY. gpgv, not gpg: apt depends on gpgv, so every Ubuntu image has it. gpgv reads
-# binary keyrings only, so python3 dearmors (the base64 body of the armor). gpgv exits 0 for a good signature
-# of an expired key too: the VALIDSIG status line names the key that signed, and that is what is checked.
+# verify_signature FILE SIG KEY FINGERPRINT: SIG must be a good signature of FILE by the primary key FINGERPRINT
+# (KEY armored). gpgv: apt depends on it, so every Ubuntu has it; it reads binary keys only, and exits 0 for an
+# expired key too, so its VALIDSIG line is what is checked.
 verify_signature() {
     local file=$1 sig=$2 key=$3 fingerprint=$4 keyring status
     keyring=$(mktemp)
+    # The armor's body: its base64 lines, less headers (Key: value) and the checksum (=...).
     python3 -c 'import base64, sys
-lines = open(sys.argv[1]).read().split("-----")[2].strip().splitlines()
-body = [line for line in lines[lines.index(""):] if line and not line.startswith("=")] if "" in lines else lines
-sys.stdout.buffer.write(base64.b64decode("".join(body)))' "$key" >"$keyring"
+body = open(sys.argv[1]).read().split("-----")[2].splitlines()
+sys.stdout.buffer.write(base64.b64decode("".join(w for w in body if w and ":" not in w and w[0] != "=")))' \
+        "$key" >"$keyring"
     status=$(gpgv --status-fd 1 --keyring "$keyring" "$sig" "$file" 2>/dev/null) || true
     rm -f "$keyring"
     # VALIDSIG <signing key fpr> <date> ... <primary key fpr>
@@ -43,7 +43,7 @@ sys.stdout.buffer.write(base64.b64decode("".join(body)))' "$key" >"$keyring"
         || die "$(basename "$file"): no good signature by ${fingerprint}"
 }
 
-# unzip_to ZIP DEST: python3's zipfile (Ubuntu's cloud images carry no unzip), keeping each member's mode.
+# unzip_to ZIP DEST: python3's zipfile (no unzip on Ubuntu's cloud images), keeping modes.
 unzip_to() {
     python3 -c 'import os, sys, zipfile
 with zipfile.ZipFile(sys.argv[1]) as archive:

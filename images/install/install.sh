@@ -36,7 +36,7 @@ fi
 
 # The order each cloud's own HPC image documents for the fabric stack. Azure/azhpc-images
 # (distros/ubuntu22.04/install.sh) installs DOCA-OFED before the NVIDIA driver (nvidia-peermem loads against
-# DOCA-OFED's ib_core: components/install_nvidiagpudriver.sh). On AWS and Alibaba Cloud the GPU stack stays first;
+# DOCA-OFED's ib_core, as its NVIDIA driver installer notes). On AWS and Alibaba Cloud the GPU stack stays first;
 # no documented order for EFA or eRDMA was confirmed here (NOTES: to confirm).
 if [[ "$GPUFLEET_CLOUD" == azure ]]; then
     bash "$here/fabric.sh"

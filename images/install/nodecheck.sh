@@ -14,8 +14,7 @@ mkdir -p "$dest/images" "$root/usr/local/bin"
 cp "$src/__init__.py" "$dest/images/__init__.py"
 cp -R "$src/nodecheck" "$dest/images/"
 rm -rf "$dest/images/nodecheck/__pycache__"
-# Ubuntu's cloud images have python3 but no pip: the pinned wheel, checked by its sha256, is unpacked as pip
-# --target would lay it out (nvidia-ml-py is pure Python: pynvml.py and its dist-info).
+# No pip on Ubuntu's images: the pinned wheel, checked by sha256, unpacked as pip --target would (pure Python).
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 wheel="$work/nvidia_ml_py-${NVIDIA_ML_PY_VERSION}-py3-none-any.whl"
