@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from components.cli import app
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
 from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-from components.lock.bundle import installer_command
+from components.lock.bundle import IMAGE_CHECK, installer_command
 from components.plan.engine import run_program
 from components.plan.planner import plan_stack
 from components.plan.record import RecordedResource
@@ -72,7 +72,7 @@ def test_template_starts_from_the_pinned_marketplace_version_and_runs_the_instal
     assert base64.b64decode(encoded).decode() == args().installer_script
     assert template.inputs["autoRun"] == {"state": "Enabled"}
     checks = template.inputs["validate"]["inVMValidations"][0]["inline"]
-    assert checks == ["modinfo nvidia >/dev/null", "command -v gpufleet-nodecheck"]
+    assert checks == IMAGE_CHECK.splitlines()
 
 
 def test_distribution_writes_an_explicit_version_of_the_gallery_definition_in_every_region() -> None:

@@ -17,9 +17,16 @@ from .render import render_install_env
 IMAGES_DIR = Path(__file__).resolve().parent.parent.parent / "images"
 BUNDLE_DIR = "/opt/gpufleet/src"
 PACKED = ("__init__.py", "install", "nodecheck")
-# Checks that run on the build VM and again on a fresh VM of the image; they need no GPU,
-# so any build size works.
-IMAGE_CHECK = "modinfo nvidia >/dev/null\ncommand -v gpufleet-nodecheck\n"
+# Checks that run on the build VM and again on a fresh VM of the image; they need no GPU, so any build size works.
+# Each line stands alone (Azure's inline customizer takes them as a list): the driver's module, every command the
+# node scripts run (NODE_TOOLS in the bundle's pins, components/lock/node_tools.py) and, on AWS, the Lustre client's
+# module for the kernel the image boots (the bootstrap mounts FSx for Lustre).
+IMAGE_CHECK = (
+    "modinfo nvidia >/dev/null\n"
+    f". {BUNDLE_DIR}/pins.env && for t in $NODE_TOOLS; do command -v \"$t\" >/dev/null"
+    " || { echo \"gpufleet image check: $t is missing\" >&2; exit 1; }; done"
+    " && if [ \"$GPUFLEET_CLOUD\" = aws ]; then modinfo lustre >/dev/null; fi\n"
+)
 
 
 def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:

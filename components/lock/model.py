@@ -24,11 +24,28 @@ class FabricComponent(StrictModel):
     url: str | None = None
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     bundled_in: str | None = Field(None, description="installed by this other component, not on its own")
+    signature_url: str | None = Field(None, description="detached PGP signature of url (verified with gpgv)")
+    pgp_key_url: str | None = Field(None, description="where the signing key is fetched (trusted by fingerprint)")
+    pgp_fingerprint: str | None = Field(
+        None, pattern=r"^[0-9A-F]{40}$", description="primary key that must have made signature_url's signature"
+    )
     unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
+
+    @model_validator(mode="after")
+    def _signature_names_its_key(self) -> FabricComponent:
+        if not (self.signature_url is None) == (self.pgp_fingerprint is None) == (self.pgp_key_url is None):
+            raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
+                             "against one key")
+        return self
 
 
 class NodecheckPins(StrictModel):
+    """The node check's one third-party module, fetched as a wheel and checked by its sha256 (no pip on the base
+    image: the bake unpacks the pure-Python wheel with python3's zipfile)."""
+
     nvidia_ml_py: str = Field(..., min_length=1)
+    nvidia_ml_py_url: str = Field(..., pattern=r"^https://.+\.whl$")
+    nvidia_ml_py_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$")
 
 
 class ImageEntry(StrictModel):
@@ -65,6 +82,9 @@ class Profile(StrictModel):
     dcgm: str = Field(..., min_length=1)
     apt: dict[str, str] = Field(..., min_length=1, description="Ubuntu package -> exact version to pin")
     driver_pinning_package: str = Field(..., min_length=1)
+    cuda_keyring: FabricComponent = Field(
+        ..., description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
+    )
     nodecheck: NodecheckPins
     fabric: dict[str, dict[str, FabricComponent]]
     agents: dict[str, dict[str, FabricComponent]] = Field(
@@ -81,6 +101,8 @@ class Profile(StrictModel):
             missing = [c for c in FABRIC_COMPONENTS[cloud] if c not in components]
             if missing:
                 raise ValueError(f"fabric.{cloud}: missing {', '.join(missing)}")
+        if self.cuda_keyring.sha256 is None:
+            raise ValueError("cuda_keyring.sha256: the keyring decides which repository apt trusts: pin its sha256")
         for cloud in self.images:
             if cloud not in FABRIC_COMPONENTS:
                 raise ValueError(f"images.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Install the cloud's node agents at their pinned versions: on AWS the CloudWatch agent (GPU metrics, the
-# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared); on Azure the Azure
+# bootstrap configures it), the FSx for Lustre client (the bootstrap mounts storage.shared) and the AWS CLI; on Azure the Azure
 # Managed Lustre client (the bootstrap mounts storage.shared); on Alibaba Cloud the aliyun CLI (gpufleet-gpu-health
 # publishes to CloudMonitor with it).
 set -euo pipefail
@@ -25,7 +25,18 @@ case "$GPUFLEET_CLOUD" in
         echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
         apt-get update
-        apt_install "lustre-client-modules-$(uname -r)"
+        # The modules of the kernel the bake runs, and lustre-client-modules-aws, which pulls the modules of each
+        # later kernel with it (FSx guide, Ubuntu): a kernel upgrade never leaves Lustre behind.
+        apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
+        # The AWS CLI v2 the node scripts call (lifecycle actions, metrics, instance health), checked by its signature.
+        require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_KEY_URL AWS_CLI_PGP_FINGERPRINT
+        fetch "$AWS_CLI_URL" "$work/awscliv2.zip"
+        fetch "$AWS_CLI_SIGNATURE_URL" "$work/awscliv2.sig"
+        fetch "$AWS_CLI_PGP_KEY_URL" "$work/aws-cli.asc"
+        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$work/aws-cli.asc" "$AWS_CLI_PGP_FINGERPRINT"
+        unzip_to "$work/awscliv2.zip" "$work"
+        "$work/aws/install" --install-dir "${GPUFLEET_ROOT:-}/usr/local/aws-cli" \
+            --bin-dir "${GPUFLEET_ROOT:-}/usr/local/bin"
         ;;
     alicloud)
         # The aliyun CLI: gpufleet-gpu-health publishes CloudMonitor custom metrics and sets ESS instance health.
