@@ -21,6 +21,7 @@ BASE_OS: dict[str, str] = {
     "date": "coreutils",
     "ip": "iproute2",
     "iptables": "iptables",
+    "journalctl": "systemd",
     "lsblk": "util-linux",
     "mdadm": "mdadm",
     "mkdir": "coreutils",
