@@ -203,6 +203,8 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     terminate_notice=notice,
                     tags=tags,
                     image_tags=image_tags(spec.image, entry) if entry else {},
+                    deployer=(client.object_id, spec.identity.deployer_principal_type),
+                    subscription_id=client.subscription_id,
                 ),
                 opts=child,
             )

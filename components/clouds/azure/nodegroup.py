@@ -15,9 +15,12 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
+from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec import NodeGroup
 from .alarms import idle_rule
+from .identity import METRICS_NAMESPACE
 from .lifecycle import HEALTH_EXTENSION, REPAIR_GRACE, TerminateNotice, health_settings
+from .metric_seed import seed_metric
 
 ADMIN_USER = "gpufleet"
 FLEXIBLE_NETWORK_API = "2020-11-01"  # Flexible scale sets create NICs through this Network API version
@@ -57,6 +60,10 @@ class NodeGroupArgs:
     tags: dict[str, str]
     image_tags: dict[str, str]
     """Scale-set tags naming the image profile and its lock status (components.lock.status)."""
+    deployer: tuple[pulumi.Input[str], str]
+    """Who runs the deploy (getClientConfig's objectId, identity.deployer_principal_type): with `idle` it seeds the
+    metric the rule reads."""
+    subscription_id: pulumi.Input[str]
 
 
 def _os_disk(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSDiskArgs:
@@ -197,6 +204,11 @@ class AzureNodeGroup(pulumi.ComponentResource):
             ),
         )
         idle = group.idle
+        # Autoscale refuses a rule on a custom metric that was never published: the deploy seeds it first.
+        seed = seed_metric(
+            name, scale_set.id, GPU_UTILISATION_CUSTOM_METRIC, METRICS_NAMESPACE, args.location,
+            args.deployer, args.subscription_id, pulumi.ResourceOptions(parent=self),
+        ) if idle else None
         monitor.AutoscaleSetting(
             f"{name}-autoscale",
             resource_group_name=args.resource_group_name,
@@ -218,7 +230,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 )
             ],
             tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[seed] if seed else None),
         )
         self.scale_set_id = scale_set.id
         self.scale_set_name = scale_set.name
