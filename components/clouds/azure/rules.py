@@ -202,7 +202,23 @@ def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
         )
 
 
+def nat_egress_zone(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A created network's egress is one zonal NAT gateway (Standard SKU: "NAT gateway is a zonal resource",
+    learn.microsoft.com/azure/nat-gateway/nat-availability-zones) on the one node subnet every scale set uses, so
+    nodes in other zones would lose egress with that zone. The zone-redundant StandardV2 SKU that Microsoft now
+    recommends is not in the installed azure-native SDK (network.NatGatewaySkuName: Standard only)."""
+    net = cluster.spec.network
+    if net.vnet_id is None and len(net.zones) > 1:
+        yield SpecError(
+            "network.zones",
+            f"the created network's egress is one zonal NAT gateway, so nodes spread over zones {', '.join(net.zones)} "
+            "would depend on one zone for egress: give one zone (or none: regional), or bring a subnet whose egress "
+            "you built per zone (network.vnet_id and subnet_id)",
+        )
+
+
 CHECKS = (
+    nat_egress_zone,
     infiniband_limits,
     one_size_per_scale_set,
     capacity_fits_orchestration,
