@@ -3,7 +3,8 @@
 Orchestration: an InfiniBand group is Uniform (Flexible has no InfiniBand) with singlePlacementGroup, so all
 its VMs share one IB fabric; no overprovisioning (extra VMs would join the fabric and vanish) and a Manual
 upgrade policy (a model change never reimages a running training node). Every other group is Flexible:
-Azure's mode for new scale sets, and the only one that mixes a Regular base with Spot VMs (priority mix).
+Azure's mode for new scale sets. No priority mix: a Spot scale set gets no terminate notification, so a Regular
+base is a node group of its own (rules.capacity_fits_orchestration).
 Node count lives in `sku.capacity`, which the autoscale setting owns once the scale set exists.
 """
 
@@ -170,11 +171,6 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 ]
             ),
         )
-        mix = None
-        if spot and not uniform and group.on_demand_base:
-            mix = compute.PriorityMixPolicyArgs(
-                base_regular_priority_count=group.on_demand_base, regular_priority_percentage_above_base=0
-            )
         scale_set = compute.VirtualMachineScaleSet(
             f"{name}-vmss",
             vm_scale_set_name=args.scale_set_name,
@@ -185,10 +181,9 @@ class AzureNodeGroup(pulumi.ComponentResource):
             single_placement_group=True if uniform else None,
             overprovision=False if uniform else None,
             upgrade_policy=compute.UpgradePolicyArgs(mode="Manual") if uniform else None,
-            # One fault domain: required for Spot in a Uniform set and for a Flexible priority mix; GPU VMs
-            # then get Scheduled Events for themselves only.
+            # One fault domain: required for Spot in a Uniform set; GPU VMs then get Scheduled Events for
+            # themselves only.
             platform_fault_domain_count=1 if spot or not uniform else None,
-            priority_mix_policy=mix,
             sku=compute.SkuArgs(name=group.instance_types[0], tier="Standard", capacity=group.size.desired),
             identity=compute.VirtualMachineScaleSetIdentityArgs(
                 type="UserAssigned", user_assigned_identities=[args.identity_id]

@@ -69,6 +69,16 @@ def capacity_fits_orchestration(cluster: ResolvedCluster) -> Iterator[SpecError]
                 "an InfiniBand group is one Uniform scale set, all Spot or all Regular: set on_demand_base 0, "
                 "or put the regular nodes in a node group of their own",
             )
+        elif spec.capacity == "spot" and spec.on_demand_base:
+            # A terminate notification is a scale set setting and "can't be enabled for low-priority VMs"
+            # (learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-terminate-notification),
+            # so a priority mix's Regular base would be deleted by scale-in or repair without a checkpoint.
+            yield SpecError(
+                group.path("on_demand_base"),
+                "a Spot scale set gets no terminate notification, so its Regular base would be removed without a "
+                "checkpoint: set on_demand_base 0 and give the Regular nodes a node group of their own "
+                "(capacity: on-demand), whose scale set has the notification",
+            )
 
 
 def customer_key_settings(cluster: ResolvedCluster) -> Iterator[SpecError]:
