@@ -67,13 +67,14 @@ class NodeGroupArgs:
     subscription_id: pulumi.Input[str]
 
 
-def _os_disk(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSDiskArgs:
+def _os_disk(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleSetOSDiskArgs:
     return compute.VirtualMachineScaleSetOSDiskArgs(
         create_option="FromImage",
         os_type="Linux",
         caching="ReadWrite",
         disk_size_gb=args.root_volume_gb,
-        delete_option="Delete",
+        # Flexible only (the API documents osDisk.deleteOption for Flexible scale sets; Uniform deletes with the VM).
+        delete_option=None if uniform else "Delete",
         managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(
             storage_account_type="Premium_LRS",
             disk_encryption_set=compute.DiskEncryptionSetParametersArgs(id=args.disk_encryption_set_id),
@@ -132,7 +133,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
         spot = group.capacity == "spot"
         profile = compute.VirtualMachineScaleSetVMProfileArgs(
             storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
-                image_reference=args.image, os_disk=_os_disk(args)
+                image_reference=args.image, os_disk=_os_disk(args, uniform)
             ),
             network_profile=_network(args, uniform),
             os_profile=_os_profile(args),

@@ -14,6 +14,8 @@ from ...spec.errors import SpecError
 from .lustre_sizes import subnet_prefixlen, tier_of, tiers
 from .subnets import lustre_subnet_cidr, node_subnet_cidr
 
+RSA_KEY_MIN_BITS = 2048  # Azure's minimum for ssh-rsa admin keys (Compute API SshPublicKey.keyData)
+
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
 
@@ -79,6 +81,28 @@ def capacity_fits_orchestration(cluster: ResolvedCluster) -> Iterator[SpecError]
                 "checkpoint: set on_demand_base 0 and give the Regular nodes a node group of their own "
                 "(capacity: on-demand), whose scale set has the notification",
             )
+
+
+def admin_key_accepted(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """The Compute API takes ssh-rsa of at least 2048 bits and Ed25519 only (SshPublicKey.keyData; SshEncryptionTypes
+    RSA, Ed25519): anything else fails the scale set's create."""
+    from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+
+    text = cluster.spec.admin_ssh_public_key
+    if text is None:
+        return
+    try:
+        key = load_ssh_public_key(" ".join(text.split()[:2]).encode())
+    except (ValueError, TypeError) as error:
+        yield SpecError("admin_ssh_public_key", f"not an OpenSSH public key ({error})")
+        return
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < RSA_KEY_MIN_BITS:
+        yield SpecError("admin_ssh_public_key", f"an RSA key of {key.key_size} bits: Azure takes at least "
+                        f"{RSA_KEY_MIN_BITS}")
+    elif not isinstance(key, rsa.RSAPublicKey | ed25519.Ed25519PublicKey):
+        yield SpecError("admin_ssh_public_key", f"a {text.split()[0]} key: Azure takes ssh-rsa (at least "
+                        f"{RSA_KEY_MIN_BITS} bits) or ssh-ed25519 only")
 
 
 def customer_key_settings(cluster: ResolvedCluster) -> Iterator[SpecError]:
@@ -233,6 +257,7 @@ CHECKS = (
     one_size_per_scale_set,
     capacity_fits_orchestration,
     customer_key_settings,
+    admin_key_accepted,
     subnet_holds_nodes,
     lustre_size_offered,
     alarms_fit_azure_monitor,
