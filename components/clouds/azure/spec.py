@@ -87,6 +87,12 @@ class AzureIdentitySettings(StrictModel):
     identity_id: str | None = Field(
         None, pattern=IDENTITY_ID, description="bring: a user-assigned identity; unset: gpufleet creates one"
     )
+    deployer_principal_type: Literal["User", "ServicePrincipal"] = Field(
+        "User",
+        description="what runs `pulumi up`: with a group's `idle`, that principal gets Monitoring Metrics Publisher "
+        "on the scale set to seed the idle rule's metric, and Azure refuses a role assignment whose principal type "
+        "does not match (UnmatchedPrincipalType). A CI login with a service principal sets ServicePrincipal",
+    )
 
 
 class AzureClusterSpec(ClusterSpec):
