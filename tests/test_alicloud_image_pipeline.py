@@ -13,13 +13,13 @@ from pathlib import Path
 import pulumi
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS, one, registered_types
+from conftest import SHIPPED_STACKS, of_type, one, registered_types
 from typer.testing import CliRunner
 
 from components import program
 from components.cli import app
 from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
-from components.lock.bundle import installer_command
+from components.lock.bundle import installer_parts
 from components.plan.engine import STACK_TYPE, run_program
 from components.plan.planner import plan_stack
 from components.spec import SpecInvalid, load_stack
@@ -44,30 +44,44 @@ def pinned_base(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 
-def installer_of(component) -> str:
-    tasks = yaml.safe_load(component.inputs["content"])["Tasks"]
-    assert [t["Action"] for t in tasks] == ["RunShellCommand", "RunShellCommand"]
-    body = re.fullmatch(r"bash <<'GPUFLEET_INSTALLER'\n(.*)\nGPUFLEET_INSTALLER\n",
-                        tasks[0]["Properties"]["commandContent"], re.S)
-    assert "modinfo nvidia" in tasks[1]["Properties"]["commandContent"]
-    return body.group(1) + "\n"
+def in_template_order(plan) -> list:
+    """The components as the pipeline's template lists them (`COMPONENT <id>` lines, run in order)."""
+    pipeline = one(plan, PIPELINE)
+    ids = re.findall(r"^COMPONENT (\S+)$", pipeline.inputs["buildContent"], re.M)
+    assert pipeline.inputs["buildContent"] == "".join(f"COMPONENT {i}\n" for i in ids)
+    components = {c.urn: c for c in of_type(plan, COMPONENT)}
+    assert set(pipeline.property_dependencies["buildContent"]) == set(components)
+    # The plan records each component's id as the engine returned it; match by the registered content.
+    by_name = sorted(components.values(), key=lambda c: (c.name != "images-install", c.name))
+    install, *parts = by_name
+    assert len(ids) == len(components)
+    return [*parts, install]
 
 
-def test_component_runs_the_installer_of_the_lock_profile() -> None:
+def test_components_run_the_installer_parts_of_the_lock_profile_each_within_16_kb() -> None:
     plan = plan_stack(STACK, SHIPPED_STACKS)
     assert plan.exit_code == 0, plan.policies["violations"]
-    component = one(plan, COMPONENT)
-    assert installer_of(component) == installer_command(load_lock().profiles[PROFILE], "alicloud", True)
-    assert component.inputs["componentType"] == "Build" and component.inputs["systemType"] == "Linux"
-    assert re.fullmatch(r"\d+\.\d+\.\d+", component.inputs["componentVersion"])
-    assert component.inputs["imageComponentName"][0].isupper()
+    components = in_template_order(plan)
+    parts = installer_parts(load_lock().profiles[PROFILE], "alicloud", True)
+    # One format throughout (Dockerfile, as the template's COMPONENT lines): one RUN per line.
+    lines = [c.inputs["content"].splitlines() for c in components]
+    assert all(line.startswith("RUN ") for body in lines for line in body)
+    assert [line.removeprefix("RUN ") for body in lines for line in body][:-1] == parts
+    assert "modinfo nvidia" in lines[-1][-1]
+    # CreateImageComponent: the content size of an image component cannot exceed 16 KB; so the template.
+    assert all(len(c.inputs["content"].encode()) <= 16 * 1024 for c in components)
+    assert len(one(plan, PIPELINE).inputs["buildContent"].encode()) <= 16 * 1024
+    for component in components:
+        assert component.inputs["componentType"] == "Build" and component.inputs["systemType"] == "Linux"
+        assert re.fullmatch(r"\d+\.\d+\.\d+", component.inputs["componentVersion"])
+        assert component.inputs["imageComponentName"][0].isupper()
 
 
-def test_pipeline_builds_the_component_and_copies_to_the_other_regions() -> None:
+def test_pipeline_builds_the_components_and_copies_to_the_other_regions() -> None:
     plan = plan_stack(STACK, SHIPPED_STACKS)
-    pipeline, component, execution = one(plan, PIPELINE), one(plan, COMPONENT), one(plan, EXECUTION)
-    assert component.urn in pipeline.property_dependencies["buildContent"]
+    pipeline, execution = one(plan, PIPELINE), one(plan, EXECUTION)
     assert pipeline.inputs["buildContent"].startswith("COMPONENT ic-")
+    assert len(in_template_order(plan)) >= 2
     assert pipeline.inputs["toRegionIds"] == ["cn-beijing"]
     assert pipeline.inputs["baseImageType"] == "IMAGE" and pipeline.inputs["deleteInstanceOnFailure"] is True
     assert pipeline.inputs["instanceType"] == "ecs.g7.2xlarge"

@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import pulumi
 import pulumi_alicloud as alicloud
-import yaml
 
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
@@ -22,21 +21,9 @@ from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_p
 # Image names: 2-64 characters, starting with a letter (CreateImagePipeline ImageName is a name prefix).
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,40}$")
 INSTANCE_TYPE = re.compile(r"^ecs\.[a-z0-9-]+\.[a-z0-9]+$")
-# CreateImageComponent: "The content size of an image component cannot exceed 16 KB".
+# CreateImageComponent: "The content size of an image component cannot exceed 16 KB"; CreateImagePipeline
+# BuildContent: "The content size cannot exceed 16 KB". The installer comes in parts (bundle.installer_parts).
 MAX_CONTENT_BYTES = 16 * 1024
-# The installer runs under bash whatever shell Cloud Assistant starts (it uses pipefail and arrays).
-HEREDOC = "GPUFLEET_INSTALLER"
-
-
-class _ScriptDumper(yaml.SafeDumper):
-    """Writes multi-line strings as literal blocks, so the component shows the script as it runs."""
-
-
-def _literal_when_multiline(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
-
-
-_ScriptDumper.add_representer(str, _literal_when_multiline)
 
 
 @dataclass(frozen=True)
@@ -49,8 +36,9 @@ class AlicloudImagePipelineArgs:
     """The lock's base image of the build region: a dated public image name or a custom image id. None where
     the lock has it unconfirmed: the pipeline is then recorded without a base image (offline plans only; a real
     run is refused by components.program before any resource)."""
-    installer_script: str
-    """Shell script the build runs as root, rendered by the caller from the image lock."""
+    installer_parts: list[str]
+    """One-line shell commands the build runs as root in order, one component each
+    (components.lock.bundle.installer_parts): the last installs."""
     regions: list[str]
     """The first is the build region (where the pipeline runs); the image is copied to the others."""
     instance_type: str
@@ -71,8 +59,9 @@ class AlicloudImagePipelineArgs:
         image = self.parent_image
         if image is not None and (not isinstance(image, str) or not is_valid_parent_image("alicloud", image)):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['alicloud']}")
-        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
-            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.installer_parts or not all(isinstance(p, str) and p.strip() and "\n" not in p
+                                               for p in self.installer_parts):
+            raise ValueError("installer_parts: must be one or more non-empty one-line shell commands")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
@@ -88,22 +77,21 @@ class AlicloudImagePipelineArgs:
             raise ValueError("internet_max_bandwidth_out: 0 leaves the build without internet; give a vswitch_id")
         if not 20 <= self.system_disk_gb <= 500:
             raise ValueError(f"system_disk_gb: must be 20 to 500 GiB, got {self.system_disk_gb!r}")
-        size = len(component_content(self.installer_script).encode())
-        if size > MAX_CONTENT_BYTES:
-            raise ValueError(f"installer_script: the component would be {size} bytes; an image component takes 16 KB")
+        for index, content in enumerate(component_contents(self.installer_parts)):
+            size = len(content.encode())
+            if size > MAX_CONTENT_BYTES:
+                raise ValueError(f"installer_parts[{index}]: its component would be {size} bytes; "
+                                 "an image component takes 16 KB")
 
 
-def component_content(installer_script: str) -> str:
-    """The image component in Image Builder's YAML format (Tasks of RunShellCommand): install, then check."""
-    install = f"bash <<'{HEREDOC}'\n{installer_script.rstrip()}\n{HEREDOC}\n"
-    document = {
-        "Tasks": [
-            {"Name": "InstallDriverStack", "Action": "RunShellCommand", "Properties": {"commandContent": install}},
-            {"Name": "DriverAndNodeCheckPresent", "Action": "RunShellCommand",
-             "Properties": {"commandContent": f"set -e\n{IMAGE_CHECK}"}},
-        ]
-    }
-    return yaml.dump(document, Dumper=_ScriptDumper, sort_keys=False, width=1000)
+def component_contents(installer_parts: list[str]) -> list[str]:
+    """The image components in run order, in the Dockerfile format of the template that lists them (`COMPONENT
+    <id>` lines): one RUN per line. One format throughout: the provider's own example pairs a `RUN ...` component
+    with a `COMPONENT ic-...` build_content (terraform-provider-alicloud website/docs/r/ecs_image_component and
+    ecs_image_pipeline_execution examples); no source here shows a YAML component inside a Dockerfile template."""
+    *writes, install = installer_parts
+    check = " && ".join(IMAGE_CHECK.strip().splitlines())
+    return [*(f"RUN {write}\n" for write in writes), f"RUN {install}\nRUN {check}\n"]
 
 
 def image_name(profile: str) -> str:
@@ -124,21 +112,25 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
         super().__init__("gpufleet:alicloud:ImagePipeline", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         build_region, *copies = args.regions
-        content = component_content(args.installer_script)
-
-        component = alicloud.ecs.EcsImageComponent(
-            f"{name}-install",
-            # A component name starts with an upper-case letter (CreateImageComponent Name).
-            image_component_name=f"Gpufleet-{args.profile}",
-            # Components are immutable per version: the same installer is the same version.
-            component_version=content_version(content),
-            component_type="Build",
-            system_type="Linux",
-            content=content,
-            description=f"Install the pinned GPU driver stack of image profile {args.profile}",
-            tags=args.tags,
-            opts=child,
-        )
+        contents = component_contents(args.installer_parts)
+        last = len(contents) - 1
+        components = [
+            alicloud.ecs.EcsImageComponent(
+                f"{name}-install" if index == last else f"{name}-part{index}",
+                # A component name starts with an upper-case letter (CreateImageComponent Name).
+                image_component_name=f"Gpufleet-{args.profile}" + ("" if index == last else f"-part{index}"),
+                # Components are immutable per version: the same content is the same version.
+                component_version=content_version(content),
+                component_type="Build",
+                system_type="Linux",
+                content=content,
+                description=f"Install the pinned GPU driver stack of image profile {args.profile}, "
+                            f"part {index + 1} of {len(contents)}",
+                tags=args.tags,
+                opts=child,
+            )
+            for index, content in enumerate(contents)
+        ]
         base_status = "pinned" if args.parent_image else "unconfirmed"
         pipeline = alicloud.ecs.EcsImagePipeline(
             f"{name}-pipeline",
@@ -147,7 +139,9 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             # as an output that resolves to nothing; a real run never gets here (components.program refuses it).
             base_image=args.parent_image or pulumi.Output.from_input(None),
             base_image_type="IMAGE",
-            build_content=pulumi.Output.concat("COMPONENT ", component.id),
+            # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).
+            build_content=pulumi.Output.all(*(c.id for c in components)).apply(
+                lambda ids: "".join(f"COMPONENT {i}\n" for i in ids)),
             image_name=image_name(args.profile),
             to_region_ids=copies or None,
             instance_type=args.instance_type,
@@ -170,7 +164,7 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             opts=child,
         )
 
-        self.component_id = component.id
+        self.component_id = components[-1].id
         self.pipeline_id = pipeline.id
         self.execution_id = execution.id
         self.execution_status = execution.status

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pulumi
 
 from ...lock import load_lock
-from ...lock.bundle import installer_command
+from ...lock.bundle import installer_parts
 from ...tags import resource_tags
 from .image_pipeline import AlicloudImagePipeline, AlicloudImagePipelineArgs, image_name
 from .spec import AlicloudImagesSpec
@@ -28,7 +28,7 @@ def build_alicloud_images(spec: AlicloudImagesSpec) -> dict[str, pulumi.Output]:
         AlicloudImagePipelineArgs(
             profile=spec.profile,
             parent_image=parent_image,
-            installer_script=installer_command(profile, "alicloud", spec.nvswitch),
+            installer_parts=installer_parts(profile, "alicloud", spec.nvswitch),
             regions=list(spec.regions),
             instance_type=spec.build_instance_type,
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
