@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -32,10 +34,10 @@ class AlicloudImagePipelineArgs:
 
     profile: str
     """Image profile name from images/lock.yaml; the prefix of every baked image's name."""
-    parent_image: str | None
-    """The lock's base image of the build region: a dated public image name or a custom image id. None where
-    the lock has it unconfirmed: the pipeline is then recorded without a base image (offline plans only; a real
-    run is refused by components.program before any resource)."""
+    parent_image: pulumi.Input[str] | None
+    """The lock's base image of the build region: a dated public image name or a custom image id, or an output
+    resolving to one (looked up at bake time). None where the lock has it unconfirmed: the pipeline is then recorded
+    without a base image (offline plans only; a real run is refused by components.program before any resource)."""
     installer_parts: list[str]
     """One-line shell commands the build runs as root in order, one component each
     (components.lock.bundle.installer_parts): the last installs."""
@@ -57,7 +59,7 @@ class AlicloudImagePipelineArgs:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
             raise ValueError(f"profile: {self.profile!r} must be 1-41 letters, digits, '-', '_' or '.'")
         image = self.parent_image
-        if image is not None and (not isinstance(image, str) or not is_valid_parent_image("alicloud", image)):
+        if isinstance(image, str) and not is_valid_parent_image("alicloud", image):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['alicloud']}")
         if not self.installer_parts or not all(isinstance(p, str) and p.strip() and "\n" not in p
                                                for p in self.installer_parts):
@@ -131,7 +133,8 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             )
             for index, content in enumerate(contents)
         ]
-        base_status = "pinned" if args.parent_image else "unconfirmed"
+        base_status = ("unconfirmed" if args.parent_image is None else
+                       "pinned" if isinstance(args.parent_image, str) else "resolved-at-bake")
         pipeline = alicloud.ecs.EcsImagePipeline(
             f"{name}-pipeline",
             name=f"gpufleet-{args.profile}",
@@ -150,7 +153,7 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             system_disk_size=args.system_disk_gb,
             delete_instance_on_failure=True,
             description=(
-                f"gpufleet image profile {args.profile}" if args.parent_image else
+                f"gpufleet image profile {args.profile}" if args.parent_image is not None else
                 f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
                 f"{build_region} in images/lock.yaml"
             ),
@@ -182,11 +185,14 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
 
 def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud.ecs.ImagePipelineExecution,
                  child: pulumi.ResourceOptions) -> pulumi.Output[dict[str, str]]:
-    """Region -> id of the newest own image named after the profile, as DescribeImages lists it.
+    """Region -> id of the newest own image named after the profile and made after this execution started, as
+    DescribeImages lists it.
 
-    Neither the pipeline nor the execution exposes the image ids, so the stack reads them back: on the `pulumi up`
-    that bakes, the lookup may run before the build ends and find none (or an older bake); `images pin` takes the ids
-    only when execution_status is SUCCESS, and a later `pulumi up` of the image stack reads the new ones.
+    Neither the pipeline nor the execution exposes the image ids (the provider's ImagePipelineExecution outputs
+    status and create_time; DescribeImagePipelineExecutions' ImageId is not read by it), so the stack reads them back
+    and keeps only images created at or after the execution's create_time: an older bake of the same name is never
+    taken. On the `pulumi up` that bakes, the lookup may run before the build ends and find none; `images pin` takes
+    the ids only when execution_status is SUCCESS, after a later `pulumi up` of the image stack read the new ones.
     """
     build_region, *copies = args.regions
     lookups = []
@@ -197,6 +203,18 @@ def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud
             opts=pulumi.InvokeOutputOptions(parent=child.parent, provider=provider, depends_on=[execution]),
         )
         lookups.append(found.images)
-    return pulumi.Output.all(*lookups).apply(
-        lambda found: {region: images[0]["id"] for region, images in zip(args.regions, found, strict=True) if images}
-    )
+    return pulumi.Output.all(execution.create_time, *lookups).apply(lambda found: made_since(args.regions, *found))
+
+
+def made_since(regions: list[str], started: str | None, *found: list[dict[str, Any]]) -> dict[str, str]:
+    """Region -> the newest image created at or after `started` (ISO 8601 UTC, as both APIs write it)."""
+    if not started:
+        return {}  # the execution's start is not known yet: nothing can be tied to it
+    since = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    made = {}
+    for region, images in zip(regions, found, strict=True):
+        fresh = [i for i in images if i.get("creation_time")
+                 and datetime.fromisoformat(i["creation_time"].replace("Z", "+00:00")) >= since]
+        if fresh:
+            made[region] = max(fresh, key=lambda i: i["creation_time"])["id"]
+    return made

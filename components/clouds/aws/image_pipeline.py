@@ -87,7 +87,7 @@ class AwsImagePipelineArgs:
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
-            if not isinstance(region, str) or not REGION.match(region):
+            if not isinstance(region, str) or not REGION.fullmatch(region):
                 raise ValueError(f"regions: {region!r} is not an AWS region name")
         if len(set(self.regions)) != len(self.regions):
             raise ValueError(f"regions: {self.regions} lists a region twice")

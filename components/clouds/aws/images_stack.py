@@ -35,4 +35,7 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
     return {"pipeline_arn": pipeline.pipeline_arn, "recipe_arn": pipeline.recipe_arn,
             "kms_key_arn": pipeline.kms_key_arn, "image_arn": pipeline.image_arn, "amis": pipeline.amis,
             "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            # Who baked: `images pin --stack` takes only this stack's outputs.
+            "project": pulumi.Output.from_input(pulumi.get_project()),
+            "stack": pulumi.Output.from_input(pulumi.get_stack()),
             "parent_image": pulumi.Output.from_input(lock.base_image(spec.cloud, spec.regions[0]))}
