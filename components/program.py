@@ -130,7 +130,7 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
     """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
     base = load_lock().base_image_entry(spec.cloud, spec.regions[0])
-    if base is None or base.parent_image is not None or running_offline():
+    if base is None or base.status != "unconfirmed" or running_offline():
         return
     raise pulumi.RunError(
         f"images/lock.yaml base_images.{spec.cloud}.{spec.regions[0]}: parent_image is null (status "

@@ -144,6 +144,8 @@ OUTPUTS = {
     "images": {"eastus": VERSION, "southcentralus": VERSION},
     "parent_image": PARENT,
     "profile": PROFILE,
+    "project": "gpufleet",
+    "stack": "azure-images",
     "template_id": "/subscriptions/2c4f5b1e-7d3a-4e8b-9f10-3a5b6c7d8e9f/resourceGroups/images-rg1a2b3c4d/providers/"
                    "Microsoft.VirtualMachineImages/imageTemplates/images-template5e6f7a8b",
 }
@@ -175,6 +177,16 @@ def test_pin_writes_the_gallery_version_of_each_region(tmp_path: Path) -> None:
         ({"images": {"eastus": "ami-0123456789abcdef0"}}, "outputs.images: eastus: 'ami-0123456789abcdef0' is not"),
         ({"images": {"westeurope": VERSION}}, "outputs.images.westeurope: profile 'cuda12.8-r580' has no azure"),
         ({"images": {"eastus": VERSION.replace("1.0.64145676", "latest")}}, "outputs.images: eastus:"),
+        ({"build_status": None}, "outputs.build_status: the bake is None, not 'Succeeded'"),
+        # Only versions of the stack's own gallery image: not another gallery's, not a marketplace image.
+        ({"images": {"eastus": VERSION.replace("/galleries/", "/galleries/other")}},
+         "outputs.images.eastus: '/subscriptions/"),
+        ({"images": {"eastus": "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"}},
+         "outputs.images.eastus: 'Canonical:"),
+        ({"images": {"eastus": "Canonic\u0430l:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"}},
+         "outputs.images: eastus:"),
+        ({"images": {"eastus": VERSION + "\n"}}, "outputs.images: eastus:"),
+        ({"stack": "azure-images-2"}, "outputs.stack: the outputs are of stack 'azure-images-2'"),
     ],
 )
 def test_pin_refuses_unfinished_or_malformed_azure_outputs(tmp_path: Path, change: dict, message: str) -> None:

@@ -85,12 +85,12 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
     assert (
         "apt-get install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
-        "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda12=1:4.5.2-1 "
+        "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda13=1:4.5.2-1 "
         "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
     ) in calls
     assert (
         "apt-mark hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
-        "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda12 libnccl-dev libnccl2 "
+        "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda13 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
     # One image serves NVSwitch and PCIe types: the node bootstrap starts the fabric manager per group.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any, Literal
 
@@ -54,6 +55,7 @@ class ImageEntry(StrictModel):
     id: str | None = Field(..., description="the baked image id; null until a bake is pinned")
     status: Literal["baked", "unbaked"] = Field("baked", description="unbaked: no image exists yet")
     stack: str | None = Field(None, description="the image stack (stacks/Pulumi.<stack>.yaml) that bakes it")
+    base_image: str | None = Field(None, description="the base image the bake started from (written by pin)")
     note: str | None = None
 
     @model_validator(mode="before")
@@ -130,16 +132,31 @@ class BaseImage(StrictModel):
     """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes).
 
     A reference nobody could confirm is still offered is null with status unconfirmed and a note saying how
-    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (components.program)."""
+    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (components.program). Status
+    resolved: the image stack looks the newest of the cloud's own images whose name fully matches `name_regex`
+    up when it bakes (as Image Builder resolves an ssm: parameter) and exports it; `images pin` records it."""
 
     parent_image: str | None = Field(..., description="AMI id, image ARN, ssm: parameter, URN or image name")
-    status: Literal["pinned", "unconfirmed"] = Field("pinned", description="unconfirmed: parent_image is null")
+    status: Literal["pinned", "unconfirmed", "resolved"] = Field(
+        "pinned", description="unconfirmed: parent_image is null; resolved: looked up by name_regex at bake time")
+    name_regex: str | None = Field(None, description="resolved only: the cloud's own image names it may take")
     os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
     source: str | None = Field(None, description="where the reference was read")
     note: str | None = None
 
     @model_validator(mode="after")
     def _null_is_unconfirmed(self) -> BaseImage:
+        if self.status == "resolved" or self.name_regex is not None:
+            if self.status != "resolved" or self.parent_image is not None or not self.name_regex:
+                raise ValueError("status resolved goes with a name_regex and a null parent_image (looked up at bake)")
+            # Anchored and ASCII: a look-alike or suffixed name must not match.
+            if not (self.name_regex.startswith("^") and self.name_regex.endswith("$")) or not self.name_regex.isascii():
+                raise ValueError(f"name_regex: {self.name_regex!r} must be ASCII and anchored with ^ and $")
+            try:
+                re.compile(self.name_regex)
+            except re.error as err:
+                raise ValueError(f"name_regex: {self.name_regex!r} is not a regular expression ({err})") from None
+            return self
         if self.parent_image is None and (self.status != "unconfirmed" or not self.note):
             raise ValueError("parent_image is null: set status: unconfirmed and a note saying how to confirm one")
         if self.parent_image is not None and self.status == "unconfirmed":
@@ -173,7 +190,8 @@ class Lock(StrictModel):
         return self.base_images.get(cloud, {}).get(region)
 
     def base_image(self, cloud: str, region: str) -> str | None:
-        """The pinned parent image of a build region; None where there is no entry or it is unconfirmed."""
+        """The pinned parent image of a build region; None where there is no entry, it is unconfirmed, or it is
+        resolved at bake time (base_image_entry(...).name_regex)."""
         found = self.base_image_entry(cloud, region)
         return found.parent_image if found else None
 

@@ -23,6 +23,9 @@ MANAGED_POLICIES = (
 )
 # Clusters launch the AMIs through these roles, which must decrypt the image key's snapshots.
 LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
+# CreateComponent `data`: "Length Constraints: Minimum length of 1. Maximum length of 16000." (Image Builder API
+# reference); the installer comes in parts (components.lock.bundle.installer_parts), one component each.
+MAX_COMPONENT_DATA = 16_000
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -43,8 +46,9 @@ class AwsImagePipelineArgs:
     """Base image in the build region, as images/lock.yaml base_images pins it: an AMI id, an AWS-managed
     image ARN with an explicit version, or an `ssm:` parameter that Image Builder resolves at build time.
     Wildcard versions (x.x.x), `resolve:ssm:` and "latest" aliases are refused."""
-    installer_script: str
-    """Shell script the build runs, rendered by the caller from the image lock."""
+    installer_parts: list[str]
+    """Shell commands the build runs in order, one component each (components.lock.bundle.installer_parts): the
+    last installs and is checked on the build and test instances."""
     regions: list[str]
     """Distribution regions; the first is the build region, where the pipeline and its key live."""
     kms_key_arn: pulumi.Input[str] | None = None
@@ -74,12 +78,16 @@ class AwsImagePipelineArgs:
         if not isinstance(image, str) or "latest" in image.lower() or not is_valid_parent_image("aws", image):
             raise ValueError(f"parent_image: {image!r} is not a pinnable parent image: expected "
                              f"{EXPECTED_PARENT_SHAPE['aws']}")
-        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
-            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.installer_parts or not all(isinstance(p, str) and p.strip() for p in self.installer_parts):
+            raise ValueError("installer_parts: must be one or more non-empty shell commands")
+        for index, data in enumerate(build_documents(self.profile, self.installer_parts)):
+            if len(data) > MAX_COMPONENT_DATA:
+                raise ValueError(f"installer_parts[{index}]: its component would be {len(data)} characters; "
+                                 f"Image Builder takes {MAX_COMPONENT_DATA} of inline data")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
-            if not isinstance(region, str) or not REGION.match(region):
+            if not isinstance(region, str) or not REGION.fullmatch(region):
                 raise ValueError(f"regions: {region!r} is not an AWS region name")
         if len(set(self.regions)) != len(self.regions):
             raise ValueError(f"regions: {self.regions} lists a region twice")
@@ -99,8 +107,19 @@ class AwsImagePipelineArgs:
             raise ValueError(f"root_volume_gb: must be an integer >= 8, got {self.root_volume_gb!r}")
 
 
+def part_document(profile: str, index: int, command: str) -> dict[str, object]:
+    """The component of one bundle part that precedes the install: it only writes its slice."""
+    return {
+        "name": f"gpufleet-{profile}-part{index}",
+        "description": f"Part {index} of the installer bundle of image profile {profile}",
+        "schemaVersion": 1.0,
+        "phases": [{"name": "build", "steps": [
+            {"name": "WriteBundlePart", "action": "ExecuteBash", "inputs": {"commands": [command]}}]}],
+    }
+
+
 def component_document(profile: str, installer_script: str) -> dict[str, object]:
-    """The Image Builder component document: install, reboot, then check on build and test instances."""
+    """The installing component: install, reboot, then check on build and test instances."""
     check = [
         {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
     ]
@@ -126,9 +145,11 @@ def component_document(profile: str, installer_script: str) -> dict[str, object]
     }
 
 
-def build_document(profile: str, installer_script: str) -> str:
-    """component_document as YAML, every repeated part written out in full."""
-    return yaml.dump(component_document(profile, installer_script), Dumper=_NoAliasDumper, sort_keys=False, width=1000)
+def build_documents(profile: str, installer_parts: list[str]) -> list[str]:
+    """The recipe's component documents in run order, as YAML with every repeated part written out in full."""
+    *writes, install = installer_parts
+    documents = [*(part_document(profile, i, c) for i, c in enumerate(writes)), component_document(profile, install)]
+    return [yaml.dump(d, Dumper=_NoAliasDumper, sort_keys=False, width=1000) for d in documents]
 
 
 def _amis_by_region(resources: list[aws.imagebuilder.outputs.ImageOutputResource] | None) -> dict[str, str]:
@@ -161,25 +182,29 @@ class AwsImagePipeline(pulumi.ComponentResource):
 
         keys = self._keys(name, args, tags, child)
 
-        data = build_document(args.profile, args.installer_script)
-        component = aws.imagebuilder.Component(
-            f"{name}-install",
-            platform="Linux",
-            version=content_version(data),
-            data=data,
-            description=f"gpufleet driver stack {args.profile}",
-            # The recipe's key: the build instance decrypts the component through Image Builder
-            # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
-            kms_key_id=keys[build_region],
-            region=build_region,
-            tags=tags,
-            opts=child,
-        )
+        documents = build_documents(args.profile, args.installer_parts)
+        components = [
+            aws.imagebuilder.Component(
+                f"{name}-install" if index == len(documents) - 1 else f"{name}-part{index}",
+                platform="Linux",
+                version=content_version(data),
+                data=data,
+                description=f"gpufleet driver stack {args.profile}, part {index + 1} of {len(documents)}",
+                # The recipe's key: the build instance decrypts the component through Image Builder
+                # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
+                kms_key_id=keys[build_region],
+                region=build_region,
+                tags=tags,
+                opts=child,
+            )
+            for index, data in enumerate(documents)
+        ]
         recipe = aws.imagebuilder.ImageRecipe(
             f"{name}-recipe",
             parent_image=args.parent_image,
-            version=content_version(args.parent_image, data, str(args.root_volume_gb), args.root_device_name),
-            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
+            version=content_version(args.parent_image, *documents, str(args.root_volume_gb), args.root_device_name),
+            # Image Builder runs a recipe's components in the order listed.
+            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=c.arn) for c in components],
             block_device_mappings=[
                 aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(
                     device_name=args.root_device_name,

@@ -64,14 +64,14 @@ class AzureImagePipelineArgs:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
             raise ValueError(f"profile: {self.profile!r} must be 1-64 letters, digits, '-', '_' or '.'")
         image = self.parent_image
-        if not isinstance(image, str) or "latest" in image.lower() or not AZURE_URN.match(image):
+        if not isinstance(image, str) or "latest" in image.lower() or not AZURE_URN.fullmatch(image):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['azure']}")
         if not isinstance(self.installer_script, str) or not self.installer_script.strip():
             raise ValueError("installer_script: must be a non-empty shell script")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
-            if not isinstance(region, str) or not AZURE_REGION.match(region):
+            if not isinstance(region, str) or not AZURE_REGION.fullmatch(region):
                 raise ValueError(f"regions: {region!r} is not an Azure region name (e.g. eastus)")
         if len(set(self.regions)) != len(self.regions):
             raise ValueError(f"regions: {self.regions} lists a region twice")

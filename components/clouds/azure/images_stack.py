@@ -39,4 +39,7 @@ def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
     return {"template_id": pipeline.template_id, "gallery_image_id": pipeline.gallery_image_id,
             "images": images, "build_status": pipeline.build_status,
             "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            # Who baked: `images pin --stack` takes only this stack's outputs.
+            "project": pulumi.Output.from_input(pulumi.get_project()),
+            "stack": pulumi.Output.from_input(pulumi.get_stack()),
             "parent_image": pulumi.Output.from_input(parent_image)}
