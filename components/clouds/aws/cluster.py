@@ -159,6 +159,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                         g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"
                     ],
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
+                    s3_write_prefixes=list(spec.identity.s3_write_prefixes),
+                    s3_kms_keys=list(spec.identity.s3_kms_keys),
                     permissions_boundary=spec.identity.permissions_boundary,
                     mark_unhealthy=monitoring.gpu_metrics,
                     agent_tags=monitoring.gpu_metrics,

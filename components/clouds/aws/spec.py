@@ -24,15 +24,34 @@ SERVICE_LINKED_ROLES_HELP = (
 # A KMS key ARN (key id, or mrk- multi-Region key id) or alias ARN: the forms Image Builder's recipe block
 # device takes ("either the Key ARN or the Alias ARN", EbsInstanceBlockDeviceSpecification.kmsKeyId). Alias
 # names: letters, digits, '/', '_' and '-' (KMS CreateAlias AliasName).
-KMS_KEY_ARN = re.compile(
-    r"^arn:aws(?:-[a-z]+)*:kms:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:"
-    r"(?:key/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"
-    r"|alias/[A-Za-z0-9/_-]{1,250})$"
-)
+_KMS_ARN_HEAD = r"^arn:aws(?:-[a-z]+)*:kms:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:"
+_KMS_KEY_ID = r"key/(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|mrk-[0-9a-f]{32})"
+KMS_KEY_ARN = re.compile(rf"{_KMS_ARN_HEAD}(?:{_KMS_KEY_ID}|alias/[A-Za-z0-9/_-]{{1,250}})$")
 KMS_KEY_ARN_HELP = (
     "a KMS key ARN (arn:aws:kms:REGION:ACCOUNT:key/KEY-ID) or alias ARN (arn:aws:kms:REGION:ACCOUNT:alias/NAME): "
     "Image Builder takes no bare key id or alias name"
 )
+
+
+# s3://bucket[/prefix]: a bucket name as S3 names them (3-63 lower-case letters, digits, dots and hyphens, a letter or
+# digit at each end; S3 User Guide, "General purpose bucket naming rules"), then a prefix without IAM's wildcards
+# ('*', '?') or policy variables ('${'): the node policy's ARNs are built from it and must not widen.
+S3_PREFIX = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:/[^*?$]*)?$")
+# A KMS key ARN (no alias: IAM authorizes kms:Decrypt against the key's ARN, an alias ARN in Resource matches no
+# key use; KMS Developer Guide, "Using aliases to control access to KMS keys").
+KMS_KEY_ONLY_ARN = re.compile(rf"{_KMS_ARN_HEAD}{_KMS_KEY_ID}$")
+
+
+def _s3_prefixes(prefixes: list[str]) -> list[str]:
+    bad = [uri for uri in prefixes if not S3_PREFIX.match(uri)]
+    if bad:
+        raise ValueError(
+            f"{', '.join(map(repr, bad))}: give s3://BUCKET or s3://BUCKET/PREFIX with a bucket's own name and no "
+            "wildcard ('*', '?') or '$'"
+        )
+    if len(set(prefixes)) != len(prefixes):
+        raise ValueError("prefixes repeat; list each once")
+    return prefixes
 
 
 class AwsNetworkSettings(Network):
@@ -59,11 +78,37 @@ class AwsIdentitySettings(StrictModel):
     s3_read_prefixes: list[str] = Field(
         default_factory=list, description="s3://bucket/prefix the nodes may read (datasets, checkpoints)"
     )
+    s3_write_prefixes: list[str] = Field(
+        default_factory=list,
+        description="s3://bucket/prefix the nodes may write (checkpoints; multipart uploads included). Writing "
+        "grants no read: list a prefix in s3_read_prefixes too for jobs to resume from it",
+    )
+    s3_kms_keys: list[str] = Field(
+        default_factory=list,
+        description="key ARNs (arn:aws:kms:REGION:ACCOUNT:key/ID, in the stack's region) of the customer-managed "
+        "keys the read and write buckets are encrypted with: nodes may decrypt and generate data keys with them "
+        "through S3 only. The key's own policy must admit the node role too where it is in another account",
+    )
     permissions_boundary: str | None = Field(None, description="ARN of a permissions boundary policy")
     instance_profile_arn: str | None = Field(
         None, description="bring: an existing instance profile; unset: gpufleet creates a least-privilege role"
     )
     service_linked_roles: ServiceLinkedRoles = Field("per-cluster", description=SERVICE_LINKED_ROLES_HELP)
+
+    @field_validator("s3_read_prefixes", "s3_write_prefixes")
+    @classmethod
+    def _prefixes(cls, value: list[str]) -> list[str]:
+        return _s3_prefixes(value)
+
+    @field_validator("s3_kms_keys")
+    @classmethod
+    def _key_arns(cls, value: list[str]) -> list[str]:
+        bad = [key for key in value if not KMS_KEY_ONLY_ARN.match(key)]
+        if bad:
+            raise ValueError(f"{', '.join(map(repr, bad))}: give key ARNs, arn:aws:kms:REGION:ACCOUNT:key/KEY-ID")
+        if len(set(value)) != len(value):
+            raise ValueError("keys repeat; list each once")
+        return value
 
 
 class AwsClusterSpec(ClusterSpec):
