@@ -121,3 +121,35 @@ def test_s3_settings_the_policy_cannot_scope_exit_2_naming_the_field(stacks_dir:
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and message in " ".join(result.output.split()), result.output
     assert "Traceback" not in result.output
+
+
+# A new pinned image and the jobs running on the old one
+
+ASG = "aws:autoscaling/group:Group"
+
+
+def test_a_launch_template_change_rolls_no_running_node_by_default() -> None:
+    # The provider starts a refresh on every launch template change when the block is set; the shipped groups
+    # (training on p5 with EFA, inference on g6e) leave it unset.
+    for stack in ("aws-train-p5", "aws-infer-g6e"):
+        for group in of_type(shipped(stack), ASG):
+            assert group.inputs.get("instanceRefresh") is None, stack
+
+
+def test_rolling_is_a_per_group_opt_in(tmp_path: Path) -> None:
+    def rolling(cluster: dict[str, Any]) -> None:
+        cluster["node_groups"][0]["instance_refresh"] = "rolling"
+
+    (group,) = of_type(variant(tmp_path, "aws-infer-g6e", rolling), ASG)
+    assert group.inputs["instanceRefresh"] == {"strategy": "Rolling", "preferences": {"minHealthyPercentage": 90}}
+
+
+def test_rolling_on_an_ec2_fleet_exits_2_naming_the_field(stacks_dir: Path) -> None:
+    groups = "[{name: l40s, instance_types: [g6e.48xlarge], size: {min: 0, desired: 1, max: 2}, " \
+             "provisioner: fleet, instance_refresh: rolling}]"
+    (stacks_dir / "Pulumi.bad.yaml").write_text(
+        f"config:\n  aws:region: us-east-1\n  gpufleet:cluster: {{extends: aws-infer-g6e, node_groups: {groups}}}\n"
+    )
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
+    assert result.exit_code == 2
+    assert "node_groups[0].instance_refresh: an EC2 Fleet has no instance refresh" in " ".join(result.output.split())

@@ -109,6 +109,16 @@ def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
+def refresh_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    for group in cluster.groups:
+        if group.spec.instance_refresh == "rolling" and group.spec.provisioner == "fleet":
+            yield SpecError(
+                group.path("instance_refresh"),
+                "an EC2 Fleet has no instance refresh (only Auto Scaling groups do): use provisioner: autoscaling, "
+                "or none and replace the fleet's instances yourself",
+            )
+
+
 def s3_keys_in_region(cluster: ResolvedCluster) -> Iterator[SpecError]:
     """The node policy admits the keys through S3 of the stack's region only (kms:ViaService)."""
     region = cluster.spec.region
@@ -152,6 +162,7 @@ CHECKS = (
     lustre_size_offered,
     alarm_target_is_a_topic,
     idle_on_scaling_groups,
+    refresh_on_scaling_groups,
     budget_notifications_fit,
     s3_keys_in_region,
     s3_access_on_a_created_role,

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
-from ...spec.models import ClusterSpec, ImagesSpec, Network
+from ...spec.models import ClusterSpec, ImagesSpec, Network, NodeGroup
 from ...yaml_model import StrictModel
 
 ServiceLinkedRoles = Literal["per-cluster", "create", "exists"]
@@ -111,9 +111,25 @@ class AwsIdentitySettings(StrictModel):
         return value
 
 
+InstanceRefresh = Literal["none", "rolling"]
+INSTANCE_REFRESH_HELP = (
+    "what a launch template change (a new pinned image, user data, a setting) does to running nodes. none "
+    "(default): nothing; nodes launched from then on boot the new template, running ones keep theirs until you "
+    "replace them between jobs (aws autoscaling start-instance-refresh). rolling: Auto Scaling replaces running "
+    "nodes at once, 10% at a time (a node replaced under a distributed training job ends the job)"
+)
+
+
+class AwsNodeGroupSettings(NodeGroup):
+    """A node group, and what a changed launch template does to its running nodes (Auto Scaling groups)."""
+
+    instance_refresh: InstanceRefresh = Field("none", description=INSTANCE_REFRESH_HELP)
+
+
 class AwsClusterSpec(ClusterSpec):
     cloud: Literal["aws"]
     network: AwsNetworkSettings
+    node_groups: list[AwsNodeGroupSettings] = Field(..., min_length=1)  # type: ignore[assignment]
     identity: AwsIdentitySettings = Field(default_factory=AwsIdentitySettings)
 
 
