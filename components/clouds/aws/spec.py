@@ -4,9 +4,10 @@ builders and key."""
 from __future__ import annotations
 
 import re
+from ipaddress import IPv4Network
 from typing import Literal
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from ...spec.models import ClusterSpec, ImagesSpec, Network, NodeGroup
 from ...yaml_model import StrictModel
@@ -143,6 +144,45 @@ def _key_problem(key: str, region: str) -> str | None:
     return None
 
 
+class AwsBuildNetwork(StrictModel):
+    """Where the build instance runs: a created network (a VPC with one private subnet, NAT egress, SSM endpoints
+    and a flow log) and a build security group admitting nothing inbound, or a brought subnet and group."""
+
+    cidr: IPv4Network = Field(
+        IPv4Network("10.254.0.0/22"),
+        description="create: the build VPC's CIDR (its own VPC, so any free range; /22 or larger: a private subnet "
+        "of a quarter, the NAT's subnet in the last)",
+    )
+    zone: str | None = Field(
+        None, description="create: the zone of the private subnet, where the build types are offered; unset: "
+        "REGIONa of the build region",
+    )
+    subnet_id: str | None = Field(
+        None, pattern=r"^subnet-[0-9a-f]{8,17}$",
+        description="bring: a subnet of the build region with egress to apt and NVIDIA's repository (HTTP, HTTPS) "
+        "and to SSM, S3 and Image Builder (HTTPS), through NAT or endpoints; with security_group_id",
+    )
+    security_group_id: str | None = Field(
+        None, pattern=r"^sg-[0-9a-f]{8,17}$",
+        description="bring: the build instance's security group in the subnet's VPC: no ingress, egress as above",
+    )
+
+    @field_validator("cidr")
+    @classmethod
+    def _splittable(cls, cidr: IPv4Network) -> IPv4Network:
+        from .subnets import private_subnet_cidrs
+
+        if private_subnet_cidrs(cidr, 1) is None:
+            raise ValueError(f"{cidr} is too small to split into a private and a public subnet; use a /22 or larger")
+        return cidr
+
+    @model_validator(mode="after")
+    def _create_or_bring(self) -> AwsBuildNetwork:
+        if (self.subnet_id is None) != (self.security_group_id is None):
+            raise ValueError("bring subnet_id and security_group_id together (or neither, to create them)")
+        return self
+
+
 class AwsImagesSpec(ImagesSpec):
     """EC2 Image Builder: build instance types, the AMI key (created, or brought for every region)."""
 
@@ -166,6 +206,23 @@ class AwsImagesSpec(ImagesSpec):
         description="with a brought kms_key: region -> the key ARN or alias ARN of every other region (a KMS key "
         "is regional; the AMI copy there is encrypted with it)",
     )
+
+    network: AwsBuildNetwork = Field(
+        default_factory=AwsBuildNetwork,
+        description="where the build runs: created (default; no default VPC needed) or brought",
+    )
+
+    @field_validator("network")
+    @classmethod
+    def _zone_of_the_build_region(cls, network: AwsBuildNetwork, info: ValidationInfo) -> AwsBuildNetwork:
+        regions = info.data.get("regions")
+        if network.zone is not None and regions and not re.fullmatch(rf"{re.escape(regions[0])}[a-z]", network.zone):
+            raise ValueError(f"zone {network.zone!r} is not a zone of the build region {regions[0]}")
+        return network
+
+    def build_zone(self) -> str:
+        """The created build subnet's zone."""
+        return self.network.zone or f"{self.regions[0]}a"  # every region has an `a` zone (backend.default_zone)
 
     @field_validator("build_instance_types")
     @classmethod
