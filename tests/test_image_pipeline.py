@@ -26,6 +26,8 @@ def args(**changes: object) -> AwsImagePipelineArgs:
         installer_parts=PARTS,
         regions=["us-east-1", "us-west-2", "eu-west-1"],
         instance_types=["g6.xlarge"],
+        subnet_id="subnet-0123456789abcdef0",
+        security_group_ids=["sg-0123456789abcdef0"],
         tags={"team": "ml"},
     )
     return AwsImagePipelineArgs(**{**base, **changes})
@@ -292,7 +294,8 @@ def test_bake_builds_the_recipe_into_every_region():
         ({"profile": "bad profile"}, "profile: 'bad profile'"),
         ({"installer_parts": [" "]}, "installer_parts: must be one or more non-empty shell commands"),
         ({"instance_types": []}, "instance_types: needs at least one"),
-        ({"subnet_id": "subnet-1"}, "security_group_ids: required when subnet_id is set"),
+        ({"security_group_ids": None}, "security_group_ids: required when subnet_id is set"),
+        ({"subnet_id": None}, "subnet_id: give a brought subnet or build_network to create one"),
         ({"kms_key_arn": "arn:aws:kms:us-east-1:1:key/k"}, "replica_kms_key_arns: .*us-west-2, eu-west-1"),
         ({"replica_kms_key_arns": {"us-west-2": "k"}}, "replica_kms_key_arns: only with kms_key_arn"),
     ],

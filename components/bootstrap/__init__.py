@@ -11,9 +11,11 @@
   into RAID0, or uses the single one, formats XFS once and mounts at scratch_mount. No fstab
   entry: local disks can come back blank after a stop, and the unit rebuilds them;
 - ``gpufleet-health.service``: runs ``gpufleet-nodecheck --expect /etc/gpufleet/expect.json
-  --format json``, result in /run/gpufleet/nodecheck.json. On AWS groups with a lifecycle
-  hook it completes the launch action with CONTINUE, or ABANDON on failure (IMDSv2; the image
-  must carry the AWS CLI). On every cloud a failed check touches /run/gpufleet/unhealthy and
+  --format json`` after nvidia-persistenced and the fabric manager, result in
+  /run/gpufleet/nodecheck.json; drift is checked again every node_check_retry_interval seconds for
+  node_check_retry_seconds. On AWS groups with a lifecycle hook it completes the launch action with
+  CONTINUE, or ABANDON on failure (IMDSv2; the image must carry the AWS CLI). On every cloud a
+  failed check touches /run/gpufleet/unhealthy and
   fails the unit: workload units declare ``Requires=gpufleet-health.service`` and
   ``After=gpufleet-health.service`` and so never start on a bad node. Where the cloud hands the
   lifecycle action token to a notification target only (Alibaba Cloud ESS), the launch hook is

@@ -79,6 +79,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
         "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
         "GPUFLEET_FABRIC_MTU": str(cfg.fabric_mtu or ""),
+        "GPUFLEET_NODECHECK_RETRY_SECONDS": str(cfg.node_check_retry_seconds),
+        "GPUFLEET_NODECHECK_RETRY_INTERVAL": str(cfg.node_check_retry_interval),
         "GPUFLEET_METADATA_GUARD": "root-only" if cfg.metadata_guard else "",
         "GPUFLEET_METRICS_NAMESPACE": cfg.gpu_metrics.namespace if cfg.gpu_metrics else "",
         "GPUFLEET_METRICS_GROUP": cfg.gpu_metrics.group_dimension if cfg.gpu_metrics else "",

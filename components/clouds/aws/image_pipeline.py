@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_aws as aws
@@ -13,7 +14,8 @@ import yaml
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AWS_REGION as REGION
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
-from .key_policy import AUTOSCALING, EC2_FLEET, key_policy
+from .build_network import BuildNetworkArgs, build_network
+from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant, key_policy
 
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
@@ -56,9 +58,12 @@ class AwsImagePipelineArgs:
     instance_types: list[str] = field(default_factory=list)
     """EC2 instance types for the build and test instances."""
     subnet_id: pulumi.Input[str] | None = None
-    """Subnet for the build instance; None uses the default VPC. Needs security_group_ids."""
+    """Brought subnet for the build instance, with security_group_ids; None: build_network creates one."""
     security_group_ids: list[pulumi.Input[str]] | None = None
     """Security groups of the build instance; required with subnet_id."""
+    build_network: tuple[IPv4Network, str] | None = None
+    """Without subnet_id: the CIDR and zone of the build network to create (no build falls back to the default
+    VPC, which many accounts delete)."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource and for the build instance."""
     replica_kms_key_arns: dict[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -95,6 +100,8 @@ class AwsImagePipelineArgs:
             raise ValueError("instance_types: needs at least one build instance type")
         if self.subnet_id is not None and not self.security_group_ids:
             raise ValueError("security_group_ids: required when subnet_id is set")
+        if (self.subnet_id is None) == (self.build_network is None):
+            raise ValueError("subnet_id: give a brought subnet or build_network to create one (not both, not neither)")
         if self.kms_key_arn is None and self.replica_kms_key_arns:
             raise ValueError("replica_kms_key_arns: only with kms_key_arn; a created key is replicated")
         if self.kms_key_arn is not None:
@@ -180,7 +187,19 @@ class AwsImagePipeline(pulumi.ComponentResource):
         build_region = args.regions[0]
         tags = dict(args.tags)
 
-        keys = self._keys(name, args, tags, child)
+        # The build network's flow log lands in this group; a created key admits it by name (key_policy).
+        log_group = LogGroupGrant(region=build_region, name=f"/gpufleet/{name}/image-build")
+        keys = self._keys(name, args, tags, child, log_group if args.build_network else None)
+        if args.build_network is not None:
+            cidr, zone = args.build_network
+            # A brought key's policy may not admit CloudWatch Logs: the flow log group then uses Logs' own keys.
+            key = keys[build_region] if args.kms_key_arn is None else None
+            subnet_id, group_id = build_network(
+                name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, key, tags), self
+            )
+            placement: tuple[pulumi.Input[str], list[pulumi.Input[str]]] = (subnet_id, [group_id])
+        else:
+            placement = (args.subnet_id or "", list(args.security_group_ids or []))
 
         documents = build_documents(args.profile, args.installer_parts)
         components = [
@@ -252,8 +271,8 @@ class AwsImagePipeline(pulumi.ComponentResource):
             f"{name}-infrastructure",
             instance_profile_name=profile.name,
             instance_types=list(args.instance_types),
-            subnet_id=args.subnet_id,
-            security_group_ids=args.security_group_ids,
+            subnet_id=placement[0],
+            security_group_ids=placement[1],
             instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
                 http_tokens="required",
                 http_put_response_hop_limit=2,
@@ -328,7 +347,8 @@ class AwsImagePipeline(pulumi.ComponentResource):
         )
 
     def _keys(
-        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions
+        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions,
+        log_group: LogGroupGrant | None,
     ) -> dict[str, pulumi.Input[str]]:
         """The KMS key of each region: the caller's, or a created key and its replicas."""
         build_region, *others = args.regions
@@ -338,7 +358,9 @@ class AwsImagePipeline(pulumi.ComponentResource):
         # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
         # By ARN pattern: every cluster's own suffixed Auto Scaling role, made after this key, and roles that
         # need not exist yet (a new account), so the bake creates no service-linked role.
-        policy = account.apply(lambda account_id: key_policy(account_id, (), role_patterns=LAUNCH_ROLES))
+        policy = account.apply(
+            lambda account_id: key_policy(account_id, (), log_group=log_group, role_patterns=LAUNCH_ROLES)
+        )
         key = aws.kms.Key(
             f"{name}-key",
             description=f"gpufleet AMIs of image profile {args.profile}",

@@ -29,6 +29,9 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
             instance_types=list(spec.build_instance_types),
             kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
             replica_kms_key_arns=dict(spec.replica_kms_keys),
+            subnet_id=spec.network.subnet_id,
+            security_group_ids=[spec.network.security_group_id] if spec.network.security_group_id else None,
+            build_network=None if spec.network.subnet_id else (spec.network.cidr, spec.build_zone()),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )
