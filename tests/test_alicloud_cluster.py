@@ -117,8 +117,9 @@ def test_both_lifecycle_hooks() -> None:
     recorded = of_type(shipped(TRAIN), "alicloud:ess/lifecycleHook:LifecycleHook")
     hooks = {h.inputs["lifecycleTransition"]: h.inputs for h in recorded}
     assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
-    assert hooks["SCALE_IN"]["heartbeatTimeout"] == 300 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
-    assert "notificationArn" not in hooks["SCALE_IN"]  # the node's spot watcher checkpoints within the hold
+    # The stack's 300 s checkpoint grace plus the runbook's overhead; the checkpoint runbook completes it.
+    assert hooks["SCALE_IN"]["heartbeatTimeout"] == 420 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
+    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-scale-in-checkpoint")
 
 
 def test_interruption_events_go_to_an_encrypted_logstore() -> None:

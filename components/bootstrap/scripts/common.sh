@@ -10,6 +10,32 @@ IMDS=http://169.254.169.254
 
 log() { echo "gpufleet: $*" >&2; }
 
+once() {  # marker name; true the first time only
+  mkdir -p "$GPUFLEET_RUN"
+  [[ -e $GPUFLEET_RUN/$1 ]] && return 1
+  touch "$GPUFLEET_RUN/$1"
+}
+
+# The stack's checkpoint hook, once per node and kind of notice, for at most the stack's checkpoint grace. Two
+# callers may ask for it (the spot watcher on a notice, the scale-in runbook on a removal): the lock makes the
+# second wait for the first's run to end instead of returning while the checkpoint is still being written.
+checkpoint() {  # notice kind; the hook's status
+  mkdir -p "$GPUFLEET_RUN"
+  (
+    flock 9
+    once "checkpoint-$1" || exit 0
+    if [[ -z $GPUFLEET_CHECKPOINT_HOOK ]]; then
+      log "$1 notice; no checkpoint hook configured"
+      exit 0
+    fi
+    log "$1 notice; running checkpoint hook"
+    timeout "$GPUFLEET_CHECKPOINT_GRACE_SECONDS" bash -c "$GPUFLEET_CHECKPOINT_HOOK"
+    status=$?
+    ((status == 0)) || log "checkpoint hook exited $status"
+    exit "$status"
+  ) 9>"$GPUFLEET_RUN/checkpoint.lock"
+}
+
 # IMDSv2: every metadata read needs a session token.
 imds_token() {
   curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "$IMDS/latest/api/token"

@@ -29,7 +29,7 @@ from .storage import cluster_key
 METRICS_GROUP_ID_PLACEHOLDER = "0" * 20
 
 
-def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> BootstrapConfig:
+def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
     """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
     service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
     ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
@@ -42,7 +42,7 @@ def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> B
     return group_bootstrap(
         resolved,
         group,
-        checkpoint_grace_seconds=grace,
+        checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
         fabric_mtu=ERDMA_MTU if eris else None,
         metadata_guard=bool(eris),
         gpu_metrics=metrics,
@@ -118,7 +118,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         if scaled:
             gate = AlicloudScaleOutGate(
                 f"{name}-scale-out-gate",
-                ScaleOutGateArgs(region=spec.region, account_id=account, tags=tags,
+                ScaleOutGateArgs(cluster=name, region=spec.region, account_id=account, tags=tags,
+                                 checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
                                  concurrency=max(g.spec.size.max for g in scaled),
                                  sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
                 opts=child,
@@ -145,12 +146,13 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                     role_name=role_name,
                     key_id=key_id,
                     root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=_user_data(_bootstrap(resolved, group, hooks.terminate.heartbeat_timeout),
+                    user_data=_user_data(_bootstrap(resolved, group),
                                          gpu_metrics.id if gpu_metrics else None),
                     hooks=hooks,
                     tags=tags,
                     deployment_set_id=deployment_set,
                     launch_notification_arn=gate.notification_arn if gate else None,
+                    terminate_notification_arn=gate.checkpoint_arn if gate else None,
                 ),
                 opts=child,
             )
