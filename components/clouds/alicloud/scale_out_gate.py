@@ -137,7 +137,7 @@ def checkpoint_template(role_name: str, concurrency: int, checkpoint_grace_secon
     """The OOS template (JSON): the stack's checkpoint on every leaving node, then CONTINUE whatever it did."""
     document = {
         "FormatVersion": "OOS-2019-06-01",
-        "Description": "gpufleet scale-in checkpoint: run the stack's checkpoint on leaving GPU nodes, then let them go",
+        "Description": "gpufleet scale-in checkpoint: the stack's checkpoint on leaving GPU nodes, then let them go",
         "Parameters": _hook_parameters(role_name, "The leaving nodes"),
         "RamRole": "{{ OOSAssumeRole }}",
         "Tasks": [
