@@ -118,10 +118,46 @@ def test_train_alarms_on_xid_ecc_node_check_and_low_utilisation_notify_the_creat
 
 def test_a_named_contact_group_gets_the_alarms_and_none_is_created(tmp_path: Path) -> None:
     cluster = copy.deepcopy(read_cluster(TRAIN))
-    cluster["monitoring"]["alarms"]["target"] = "ml-oncall"
+    cluster["monitoring"]["alarms"] = {"target": "ml-oncall"}
     plan = plan_stack(write_stack(tmp_path, "named", cluster))
     assert not of_type(plan, CONTACTS)
     assert {r.inputs["contactGroups"] for r in of_type(plan, RULE)} == {"ml-oncall"}
+
+
+CONTACT = "alicloud:cms/alarmContact:AlarmContact"
+EVENT_RULE = "alicloud:cms/eventRule:EventRule"
+
+
+@pytest.mark.parametrize("stack", [TRAIN, INFER])
+def test_created_contact_group_holds_a_mailed_contact_per_address_and_gets_the_interruption_notices(stack) -> None:
+    plan = shipped(stack)
+    emails = read_cluster(stack)["monitoring"]["alarms"]["emails"]
+    contacts = of_type(plan, CONTACT)
+    assert sorted(c.inputs["channelsMail"] for c in contacts) == sorted(emails) and emails
+    group = one(plan, CONTACTS)
+    assert group.inputs["contacts"] == [c.inputs["alarmContactName"] for c in contacts]
+    assert all(c.urn in group.property_dependencies["contacts"] for c in contacts)
+    # Spot reclaims reach the same people as the alarms, besides the logstore.
+    (target,) = one(plan, EVENT_RULE).inputs["contactParameters"]
+    assert target["contactGroupName"] == group.inputs["alarmContactGroupName"]
+    assert group.urn in one(plan, EVENT_RULE).property_dependencies["contactParameters"]
+
+
+def test_each_address_gets_its_own_contact_name(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["monitoring"]["alarms"]["emails"] = ["a@example.com", "b@example.com"]
+    names = [c.inputs["alarmContactName"] for c in of_type(plan_stack(write_stack(tmp_path, "two", cluster)),
+                                                             CONTACT)]
+    assert len(set(names)) == 2 and all(n.startswith("gpufleet_train_") and len(n) <= 40 for n in names)
+    # Two stacks in two regions: tests/test_names.py (account-wide names differ by region).
+
+
+def test_without_alarms_the_interruption_events_are_an_audit_trail_only(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(INFER))
+    del cluster["monitoring"]["alarms"]
+    plan = plan_stack(write_stack(tmp_path, "no-alarms", cluster))
+    assert not of_type(plan, CONTACT) and not of_type(plan, CONTACTS)
+    assert "contactParameters" not in one(plan, EVENT_RULE).inputs
 
 
 def test_infer_scales_to_min_by_an_ess_alarm_task_on_the_gpu_utilisation_metric() -> None:
@@ -141,7 +177,6 @@ def test_infer_scales_to_min_by_an_ess_alarm_task_on_the_gpu_utilisation_metric(
     assert inputs["alarmActions"][0].startswith("ari:acs:ess:cn-beijing:") and ":scalingrule/asr-" in inputs[
         "alarmActions"][0]
     assert one(plan, APP_GROUP).urn in alarm.property_dependencies["cloudMonitorGroupId"]
-    assert not of_type(plan, RULE)  # the inference stack sets no alarms
 
 
 def _errors(cluster: dict[str, Any]) -> list[tuple[str, str]]:
@@ -159,7 +194,7 @@ def test_idle_needs_an_ess_scaling_group() -> None:
 
 def test_alarm_target_must_be_a_contact_group_name() -> None:
     cluster = read_cluster(TRAIN)
-    cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-east-1:123456789012:ops"
+    cluster["monitoring"]["alarms"] = {"target": "arn:aws:sns:us-east-1:123456789012:ops"}
     assert any(path == "monitoring.alarms.target" and "contact group" in message for path, message in _errors(cluster))
 
 

@@ -7,8 +7,10 @@ XID, uncorrectable ECC or a failed node check marks itself unhealthy in its ESS 
 releases and replaces it; these alarms tell people.
 
 A contact group has no encryption setting (cms.AlarmContactGroup takes a name, contacts and a description): what
-the alarms carry is metric names and thresholds. A created contact group starts empty: add its contacts (people
-with a verified email or DingTalk robot, cms.AlarmContact) before the alarms reach anyone.
+the alarms carry is metric names and thresholds. A created contact group holds one alarm contact per address of
+`monitoring.alarms.emails` (cms.AlarmContact channels_mail): CloudMonitor mails each an activation link and adds
+the person to its alarm contacts only once it is followed (PutContact, Channels.Mail), as SNS subscriptions wait
+for confirmation on AWS.
 """
 
 from __future__ import annotations
@@ -21,19 +23,35 @@ import pulumi_alicloud as alicloud
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec.models import Idle, LowUtilisation
 from ..naming import fit
-from .names import NAMES
+from .names import CONTACT, NAMES
 
 PERIOD_SECONDS = 60
 # Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).
 CUSTOM_NAMESPACE = "acs_customMetric_{account}"
 
 
-def contact_group(name: str, region: str, opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
-    """The stack's contact group (its id is its name)."""
+def contact_group(name: str, region: str, emails: list[str],
+                  opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
+    """The stack's contact group (its id is its name) with an alarm contact per email address."""
+    contacts = [
+        alicloud.cms.AlarmContact(
+            f"{name}-contact-{email}",
+            # Account-wide, and PutContact modifies a contact of the same name: the hash of region and address keeps
+            # it this stack's and this person's (letters, digits, . and _ only: the cluster's dashes become _).
+            alarm_contact_name=fit(f"gpufleet_{name.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
+                                   region, email, sep="_"),
+            describe=f"gpufleet {name}: GPU alarms and spot interruptions",
+            channels_mail=email,
+            opts=opts,
+        )
+        for email in emails
+    ]
     return alicloud.cms.AlarmContactGroup(
         f"{name}-alarms",
         alarm_contact_group_name=fit(f"gpufleet-{name}-alarms", None, region),  # account-wide
-        describe=f"gpufleet {name}: GPU alarms (XID, ECC, node check, low utilisation); add contacts",
+        contacts=[contact.alarm_contact_name for contact in contacts],
+        describe=f"gpufleet {name}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
+        "interruptions",
         opts=opts,
     )
 

@@ -28,7 +28,7 @@ class AlicloudBackend(BackendDefaults):
     checks = rules.CHECKS
     # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
     capacities = frozenset({"on-demand", "spot", "mixed"})
-    operations = frozenset({"monitoring", "idle"})
+    operations = frozenset({"monitoring", "idle", "alarm_emails"})
     operation_gaps = MappingProxyType({
         "budget_alerts": "pulumi-alicloud 4.0.0 has no budget resource (Budget Management of Expenses and Costs is "
         "console-only here); set budget alerts in the console",

@@ -94,7 +94,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         alarms = monitoring.alarms
         contact: pulumi.Input[str] | None = None
         if alarms is not None:
-            contact = contact_group(name, spec.region, child).id if alarms.target == "create" else alarms.target
+            contact = (contact_group(name, spec.region, list(alarms.emails), child).id if alarms.target == "create"
+                       else alarms.target)
         gpu_metrics = metrics_group(name, spec.region, contact, tags, child) if monitoring.gpu_metrics else None
         identity = None
         if spec.identity.ram_role_name:
@@ -110,7 +111,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             role_name = identity.role_name
         rule = None
         if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
-            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, tags, child)
+            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, contact, tags,
+                                     child)
 
         hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
         scaled = [g for g in resolved.groups if g.spec.provisioner == "autoscaling"]
