@@ -96,13 +96,23 @@ def test_without_gpu_metrics_the_node_role_gets_neither_grant(tmp_path: Path) ->
     assert not of_type(plan, APP_GROUP) and "gpufleet-gpu-health" not in json.dumps(cloud_config(plan, CONFIG))
 
 
-def test_train_alarms_on_xid_ecc_node_check_and_low_utilisation_notify_the_created_contact_group() -> None:
+def test_train_alarms_on_each_reason_a_node_is_taken_out_and_low_utilisation_notify_the_contact_group() -> None:
     plan = shipped(TRAIN)
     contacts, app_group = one(plan, CONTACTS), one(plan, APP_GROUP)
     assert app_group.inputs["contactGroups"] == [contacts.inputs["alarmContactGroupName"]]
     rules = {r.inputs["metricName"]: r for r in of_type(plan, RULE)}
-    assert set(rules) == {"gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed", "gpu_utilization"}
-    for metric in ("gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed"):
+    taken_out = ("gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures", "nodecheck_failed")
+    assert set(rules) == {"gpu_xid_errors", *taken_out, "gpu_utilization"}
+    # Each rule's mail subject says what it checks (a GroupMetricRule has no description).
+    subjects = {metric: rule.inputs["emailSubject"] for metric, rule in rules.items()}
+    assert subjects["gpu_xid_errors"].endswith("GPUs logged new XID errors this minute (most are application errors; "
+                                               "the node stays)")
+    assert "fatal XID (48, 64, 74, 79, 95, 119, 120)" in subjects["gpu_fatal_xid_errors"]
+    assert "row remapping failed" in subjects["gpu_row_remap_failures"]
+    assert "row remap" not in subjects["gpu_ecc_uncorrectable"] and "double-bit" in subjects["gpu_ecc_uncorrectable"]
+    assert all(subjects[m].endswith("leaves its group") for m in taken_out)
+    assert subjects["gpu_utilization"].endswith("GPU utilisation under 10% for 120 minutes")
+    for metric in ("gpu_xid_errors", *taken_out):
         rule = rules[metric]
         critical = rule.inputs["escalations"]["critical"]
         assert critical == {"comparisonOperator": "GreaterThanThreshold", "statistics": "Maximum", "threshold": "0",
