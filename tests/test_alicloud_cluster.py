@@ -55,10 +55,23 @@ def test_each_ebmgn8v_node_gets_its_two_eris_with_the_node_security_group() -> N
     assert one(plan, CONFIG).inputs["internetMaxBandwidthOut"] == 0
 
 
-def test_disks_are_encrypted_with_the_stacks_rotating_software_key() -> None:
-    plan = shipped(TRAIN)
+INSTANCE = "kst-bjj62f1cb66fa42qo"  # a KMS instance id of the documented shape (kst-...)
+
+
+def created_key(**changes: Any) -> dict[str, Any]:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["storage"].update(kms_key="create", dkms_instance_id=INSTANCE)
+    cluster.update(changes)
+    return cluster
+
+
+def test_disks_are_encrypted_with_a_rotating_key_in_the_stacks_kms_instance(tmp_path: Path) -> None:
+    plan = plan_stack(write_stack(tmp_path, "created", created_key()))
     key = one(plan, "alicloud:kms/key:Key")
-    assert key.inputs["automaticRotation"] == "Enabled" and key.inputs["protectionLevel"] == "SOFTWARE"
+    assert key.inputs["dkmsInstanceId"] == INSTANCE
+    # The instance decides the protection level (kms.Key protection_level is ignored with dkms_instance_id).
+    assert "protectionLevel" not in key.inputs
+    assert key.inputs["automaticRotation"] == "Enabled" and key.inputs["rotationInterval"] == "365d"
     assert key.inputs["deletionProtection"] == "Disabled" and key.protect is False
     config = one(plan, CONFIG)
     assert config.inputs["systemDiskEncrypted"] is True
@@ -66,9 +79,34 @@ def test_disks_are_encrypted_with_the_stacks_rotating_software_key() -> None:
     assert key.urn in config.property_dependencies["systemDiskKmsKeyId"]
 
 
-def test_prod_protects_the_key(tmp_path: Path) -> None:
+def test_shipped_stacks_bring_a_placeholder_key_their_users_replace() -> None:
+    for stack in (TRAIN, "alicloud-infer-gn7i"):
+        plan = shipped(stack)
+        assert not of_type(plan, "alicloud:kms/key:Key")
+        assert read_cluster(stack)["storage"]["kms_key"].startswith("REPLACE")
+
+
+@pytest.mark.parametrize(("storage", "message"), [
+    ({"kms_key": "create"}, "required with storage.kms_key: create: a key made outside a KMS instance is the "
+                            "region's one default key"),
+    ({"kms_key": "key-bjj62f1cb66fa42qo", "dkms_instance_id": INSTANCE}, "only with storage.kms_key: create"),
+])
+def test_a_created_key_needs_a_kms_instance_exit_2_naming_the_field(
+    tmp_path, monkeypatch, capsys, storage, message
+) -> None:
+    from test_cli_errors import run_main
+
     cluster = copy.deepcopy(read_cluster(TRAIN))
-    cluster["environment"] = "prod"
+    cluster["storage"] = {k: v for k, v in cluster["storage"].items() if k != "kms_key"} | storage
+    write_stack(tmp_path, "variant", cluster)
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "storage.dkms_instance_id" in err and message in err
+
+
+def test_prod_protects_the_key(tmp_path: Path) -> None:
+    cluster = created_key(environment="prod")
     key = one(plan_stack(write_stack(tmp_path, "prod", cluster)), "alicloud:kms/key:Key")
     assert key.protect is True and key.inputs["deletionProtection"] == "Enabled"
 

@@ -81,7 +81,9 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             opts=child,
         )
         if spec.storage.kms_key == "create":
-            key_id: pulumi.Output[str] = cluster_key(name, prod, tags, child).id
+            instance = spec.storage.dkms_instance_id
+            assert instance is not None, "the spec check requires a KMS instance for a created key"
+            key_id: pulumi.Output[str] = cluster_key(name, instance, prod, tags, child).id
         else:
             key_id = pulumi.Output.from_input(spec.storage.kms_key)
         if net.security_group_id:

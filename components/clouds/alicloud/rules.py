@@ -111,7 +111,24 @@ def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
+def key_in_a_kms_instance(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A created key needs a KMS instance: CreateKey without DKMSInstanceId makes the region's default key, of which
+    an account has one per region (KMS "Manage keys": "only one default key of the CMK type in each region"), so a
+    second stack could not create it; and rotation periods other than default keys' fixed 365 days are for keys in
+    an instance (pulumi-alicloud kms.Key rotation_interval)."""
+    storage = cluster.spec.storage
+    instance = getattr(storage, "dkms_instance_id", None)
+    if storage.kms_key == "create" and instance is None:
+        yield SpecError("storage.dkms_instance_id", "required with storage.kms_key: create: a key made outside a KMS "
+                        "instance is the region's one default key, which a second stack cannot create; give the id "
+                        "of your KMS instance (kst-...), or bring a key id in storage.kms_key")
+    elif storage.kms_key != "create" and instance is not None:
+        yield SpecError("storage.dkms_instance_id", "only with storage.kms_key: create (a brought key already lives "
+                        "where it was made); remove it")
+
+
 CHECKS = (
-    vswitches_hold_nodes, low_latency_fits, eris_need_scaling_configuration, fleet_priced, brought_security_group,
+    key_in_a_kms_instance, vswitches_hold_nodes, low_latency_fits,
+    eris_need_scaling_configuration, fleet_priced, brought_security_group,
     alarm_target_is_a_contact_group, idle_on_scaling_groups,
 )
