@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from components.cli import app
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
+from components.resolve import resolve_cluster
 
 CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
@@ -245,3 +246,43 @@ def test_eri_configuration_passes_the_providers_create_checks() -> None:
     assert inputs.get("securityGroupIds"), "Create: security_group_id or security_group_ids must be assigned"
     (primary,) = [i for i in inputs["networkInterfaces"] if i["instanceType"] == "Primary"]
     assert inputs["securityGroupIds"] == primary["securityGroupIds"]
+
+
+# Cost-optimised groups launch cheapest vCPU first (Auto Scaling "scaling policy"), not primary first.
+
+def test_a_spot_fallback_with_another_gpu_count_is_refused_exit_2_naming_it(tmp_path, monkeypatch, capsys) -> None:
+    """The gn7i stack as it shipped: a 4-GPU fallback to a 1-GPU primary in a spot group."""
+    from test_cli_errors import run_main
+
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0]["instance_types"] = ["ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge"]
+    write_stack(tmp_path, "variant", cluster)
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "node_groups[0].instance_types[1]" in err and "ecs.gn7i-c32g1.32xlarge has 4 GPUs" in err
+    assert "cheapest vCPU first, not primary first" in err
+    cluster["node_groups"][0].update(capacity="on-demand", on_demand_base=0)  # PRIORITY: primary first
+    resolve_cluster(cluster)
+
+
+def _eight_gpu_spot_group(prices: dict[str, Any], capacity: str = "spot") -> dict[str, Any]:
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0].update(
+        instance_types=["ecs.gn7-c13g1.26xlarge", "ecs.gn7e-c16g1.32xlarge"], capacity=capacity,
+        size={"min": 0, "desired": 1, "max": 4},
+    )
+    cluster["prices"] = prices
+    return cluster
+
+
+def test_a_cost_optimised_group_is_priced_at_its_dearest_type() -> None:
+    prices = {"ecs.gn7-c13g1.26xlarge": {"on_demand": 20.0, "source": "test quote"},
+              "ecs.gn7e-c16g1.32xlarge": {"on_demand": 30.0, "source": "test quote"}}
+    (group,) = resolve_cluster(_eight_gpu_spot_group(prices)).groups
+    assert group.cost is not None and group.cost.max_on_demand == 4 * 30.0
+    (on_demand,) = resolve_cluster(_eight_gpu_spot_group(prices, capacity="on-demand")).groups
+    assert on_demand.cost is not None and on_demand.cost.max_on_demand == 4 * 20.0  # PRIORITY: the primary
+    del prices["ecs.gn7e-c16g1.32xlarge"]
+    (unpriced,) = resolve_cluster(_eight_gpu_spot_group(prices)).groups
+    assert unpriced.cost is None  # a fallback without a price: unknown, not the primary's
