@@ -70,8 +70,12 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
 # eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
 # on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
 # VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
+# Jumbo frames are an instance setting (ECS EnableJumboFrame) that ESS configurations and launch templates cannot
+# set (pulumi-alicloud 4.0.0: ecs.Instance only): an interface whose driver reports a maximum below the MTU, or
+# none, keeps its MTU. The driver's maximum is not proof the instance has jumbo frames on (virtio-net reports 65535
+# when the host announces no MTU): that stays to confirm on an ebmgn8v.
 set_fabric_mtu() {
-  local dev primary
+  local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
   primary=$(ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
   if [[ -z $primary ]]; then
@@ -81,6 +85,12 @@ set_fabric_mtu() {
   for dev in "$GPUFLEET_SYS_NET"/*; do
     dev=${dev##*/}
     [[ $dev == lo || $dev == "$primary" ]] && continue
+    max=$(ip -d link show dev "$dev" | awk '{for (i = 1; i < NF; i++) if ($i == "maxmtu") { print $(i + 1); exit }}')
+    [[ $max =~ ^[0-9]+$ ]] || max=""
+    if [[ -z $max ]] || ((max < GPUFLEET_FABRIC_MTU)); then
+      log "$dev takes at most MTU ${max:-unknown}, not $GPUFLEET_FABRIC_MTU: its MTU stays"
+      continue
+    fi
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
   done
 }
