@@ -188,8 +188,8 @@ def test_groups_without_eris_require_metadata_tokens_from_their_launch_template(
     assert template["httpTokens"] == "required" and template["systemDisk"]["encrypted"] is True
     group = one(plan, GROUP).inputs
     assert group["launchTemplateId"].startswith("lt-")
-    assert [o["instanceType"] for o in group["launchTemplateOverrides"]] == [
-        "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge"]
+    # The 4-GPU fallback is gone: a spot group may launch any of its types first.
+    assert [o["instanceType"] for o in group["launchTemplateOverrides"]] == ["ecs.gn7i-c8g1.2xlarge"]
     assert len(group["vswitchIds"]) == 2 and not of_type(plan, CONFIG)
     assert "GPUFLEET_FABRIC_MTU=''" in _user_data(one(plan, TEMPLATE))
 
