@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GroupCost:
-    """USD per hour of a group's primary type (catalog.pricing.hourly_cost): the stack's price for the type
-    when `prices` gives one, else the catalog snapshot."""
+    """USD per hour of a group at the type its cloud prices it at (its primary; on Alibaba Cloud cost-optimised
+    groups, the most expensive: CloudBackend.priced_type) (catalog.pricing.hourly_cost): the stack's price for the
+    type when `prices` gives one, else the catalog snapshot."""
 
     min_on_demand: float
     desired_on_demand: float
@@ -128,7 +129,7 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
-        cost=_cost(primary, spec, group) if primary is not None else None,
+        cost=_cost(priced, spec, group) if (priced := cloud.priced_type(spec, group, types)) is not None else None,
     )
 
 

@@ -25,15 +25,18 @@
   checkpoint_hook at most once per kind of notice (rebalance, interruption), for at most
   checkpoint_grace_seconds (on AWS the terminate hook's timeout); on AWS, when the
   ASG moves the instance to Terminated it completes the terminate hook with CONTINUE after the
-  checkpoint; on Azure it acknowledges the Preempt event after the checkpoint.
+  checkpoint; on Azure it acknowledges the Preempt event after the checkpoint. Where a removal reaches the node
+  only through the scale-in hook's runbook (Alibaba Cloud ESS), ``checkpoint_command`` (gate.py) is what the
+  cloud's run-command service runs on the node: the same checkpoint, once per node whoever asks first.
 """
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
-from components.bootstrap.gate import gate_command
+from components.bootstrap.gate import checkpoint_command, gate_command
 from components.bootstrap.render import expect_document, render_user_data, user_data_limit
 
 __all__ = [
     "LifecycleHooks",
+    "checkpoint_command",
     "BootstrapConfig",
     "BootstrapError",
     "ExpectedType",

@@ -71,7 +71,7 @@ class ExpectedType:
 # Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks themselves. Alibaba Cloud
 # is not one: ESS gives the lifecycle action token to the hook's notification target only, so its scale-out hook
 # is completed by an OOS execution that runs gate.py's command on the node (clouds/alicloud/scale_out_gate.py),
-# and its scale-in hook times out to CONTINUE after the checkpoint grace.
+# and its scale-in hook by one that runs gate.py's checkpoint command there first.
 LIFECYCLE_CLOUDS = ("aws",)
 
 
