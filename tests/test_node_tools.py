@@ -22,10 +22,19 @@ INSTALL = Path(__file__).resolve().parents[1] / "images" / "install"
 CLOUDS = ("aws", "azure", "alicloud")
 
 
+# The optional scripts each cloud's cluster can turn on (clouds/C/cluster.py): the health endpoint is Azure's, the
+# ERI MTU and the metadata guard Alibaba's. A combination no cloud renders would only test the user-data cap.
+CLOUD_OPTIONS: dict[str, dict[str, object]] = {
+    "aws": {},
+    "azure": {"health_port": 8080},
+    "alicloud": {"fabric_mtu": 8500, "metadata_guard": True},
+}
+
+
 def _everything_on(cloud: str) -> str:
-    """User data with every optional script: GPU metrics, the health endpoint, scratch, MTU, the metadata guard."""
-    return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"), health_port=8080,
-                                   fabric_mtu=8500, metadata_guard=True))
+    """User data with every optional script the cloud can render: GPU metrics, scratch and the cloud's own."""
+    return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"),
+                                   **CLOUD_OPTIONS[cloud]))
 
 
 def _node_needs(cloud: str) -> set[str]:

@@ -19,6 +19,7 @@ BASE_OS: dict[str, str] = {
     "cat": "coreutils",
     "curl": "curl",
     "date": "coreutils",
+    "flock": "util-linux",
     "ip": "iproute2",
     "iptables": "iptables",
     "journalctl": "systemd",
