@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
+from .address_ranges import too_wide
 
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
@@ -117,6 +118,17 @@ class Network(StrictModel):
         for item in value if isinstance(value, list) else [value]:
             if item is not None and not isinstance(item, str):
                 raise ValueError(f"{item!r} is not a CIDR; write it as text like 10.42.0.0/16")
+        return value
+
+    @field_validator("admin_cidrs")
+    @classmethod
+    def _admin_ranges_narrow(cls, value: list[IPv4Network]) -> list[IPv4Network]:
+        # The ranges together, as the security group opens them: two halves of the internet are the internet.
+        wide = too_wide(value)
+        if wide:
+            shown = ", ".join(map(str, value))
+            raise ValueError(f"{shown} open SSH to {wide} (the widest public range allowed): list only the office "
+                             "or VPN ranges that need SSH, or none")
         return value
 
     def brought(self) -> dict[str, object]:
