@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from ...spec.keys import arn_accounts, key_problem
 from ...spec.models import ClusterSpec, ImagesSpec, Network
 from ...yaml_model import StrictModel
 
@@ -72,14 +73,11 @@ class AwsClusterSpec(ClusterSpec):
     identity: AwsIdentitySettings = Field(default_factory=AwsIdentitySettings)
 
 
-def _key_problem(key: str, region: str) -> str | None:
-    """Why `key` cannot encrypt the AMI in `region`, or None."""
-    found = KMS_KEY_ARN.match(key)
-    if found is None:
-        return f"{key!r} is not {KMS_KEY_ARN_HELP}"
-    if found["region"] != region:
-        return f"{key!r} is a key in {found['region']}; a KMS key is regional, give one in {region}"
-    return None
+def _key_problem(key: str, region: str, accounts: frozenset[str] = frozenset()) -> str | None:
+    """Why `key` cannot encrypt the AMI in `region` (and, given `accounts`, in that account), or None."""
+    if KMS_KEY_ARN.match(key) is None:
+        return key_problem("aws", key, region) or f"{key!r} is not {KMS_KEY_ARN_HELP}"
+    return key_problem("aws", key, region, accounts)
 
 
 class AwsImagesSpec(ImagesSpec):
@@ -134,7 +132,7 @@ class AwsImagesSpec(ImagesSpec):
         others = regions[1:]
         problems = [f"{region}: not one of the other regions {others}" for region in keys if region not in others]
         problems += [f"{region}: {problem}" for region, value in keys.items()
-                     if region in others and (problem := _key_problem(value, region))]
+                     if region in others and (problem := _key_problem(value, region, arn_accounts(key)))]
         missing = [region for region in others if region not in keys]
         if missing:
             problems.append(f"a brought kms_key needs the key of {', '.join(missing)} too (a KMS key is regional)")
