@@ -8,6 +8,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from ...spec.buckets import S3Uri
 from ...spec.keys import arn_accounts, key_problem
 from ...spec.models import ClusterSpec, ImagesSpec, Network
 from ...yaml_model import StrictModel
@@ -57,7 +58,7 @@ class AwsNetworkSettings(Network):
 class AwsIdentitySettings(StrictModel):
     """What the node role may reach, or an instance profile brought by the user."""
 
-    s3_read_prefixes: list[str] = Field(
+    s3_read_prefixes: list[S3Uri] = Field(
         default_factory=list, description="s3://bucket/prefix the nodes may read (datasets, checkpoints)"
     )
     permissions_boundary: str | None = Field(None, description="ARN of a permissions boundary policy")
