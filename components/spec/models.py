@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 from ipaddress import IPv4Network
 from typing import Annotated, ClassVar, Literal
 
@@ -11,6 +10,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
 from .address_ranges import too_wide
+from .mounts import mount_problem, normal
 
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
@@ -140,9 +140,12 @@ MOUNT_PATTERN = r"^/[A-Za-z0-9._/-]*$"
 
 
 def plain_mount_directory(value: str) -> str:
-    """A mount path of its own: "/" or a path that walks up would cover the system."""
-    if value == "/" or posixpath.normpath(value) != value or ".." in value.split("/"):
-        raise ValueError(f"{value!r} must be a plain absolute directory below / (like /scratch), no '..'")
+    """A mount path of its own: not a system directory (spec/mounts.py), written in its plain form."""
+    problem = mount_problem(value)
+    if problem:
+        raise ValueError(problem)
+    if normal(value) != value:
+        raise ValueError(f"{value!r} must be a plain absolute directory (like /scratch): write {normal(value)!r}")
     return value
 
 
