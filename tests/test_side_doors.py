@@ -98,3 +98,37 @@ def test_readme_fork_example_with_its_budget_plans_clean(stacks_dir: Path) -> No
                            "node_groups[0].size.max=32", "--set", "budget.max_hourly_usd=1800",
                            "--stacks-dir", str(stacks_dir))
     assert code == 0, output
+
+
+credential_names = st.sampled_from([
+    "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID", "AZURE_CLIENT_SECRET", "ARM_CLIENT_SECRET",
+    "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALICLOUD_SECRET_KEY", "PULUMI_ACCESS_TOKEN", "GITHUB_TOKEN",
+    "GPUFLEET_API_TOKEN", "GPUFLEET_SECRET", "PYTHONPATH", "PYTHONSTARTUP", "LD_PRELOAD", "SSH_AUTH_SOCK",
+])
+
+
+@SETTINGS
+@given(st.dictionaries(credential_names, st.text(alphabet="abcXYZ019+/=", max_size=8), min_size=1))
+def test_diff_base_runs_the_ref_without_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     secrets: dict[str, str]) -> None:
+    import subprocess
+
+    from components.plan import git_base
+
+    seen: dict[str, str] = {}
+
+    def fake_run(*args: object, env: dict[str, str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.update(env)
+        return subprocess.CompletedProcess([], 2, "", "error: stop here")
+
+    for name, value in {**secrets, "PATH": "/usr/bin", "LC_ALL": "C.UTF-8", "GPUFLEET_JOBS": "2"}.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setattr(git_base.subprocess, "run", fake_run)
+    git_base.plan_in_tree(tmp_path, "aws-train-p5")
+    assert not set(secrets) & set(seen), sorted(set(secrets) & set(seen))
+    assert {"PATH", "LC_ALL", "GPUFLEET_JOBS"} <= set(seen)
+
+
+def test_diff_help_says_it_runs_the_refs_code() -> None:
+    code, output = _invoke("diff", "--help")
+    assert code == 0 and "BASE's code executes on this machine" in " ".join(output.split())
