@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ...spec.buckets import OssUri
 from ...spec.models import ClusterSpec, ImagesSpec, Network, Storage
 from ...yaml_model import StrictModel
 
@@ -43,7 +44,7 @@ class AlicloudStorageSettings(Storage):
 class AlicloudIdentitySettings(StrictModel):
     """What the node RAM role may reach, or a role brought by the user."""
 
-    oss_read_prefixes: list[str] = Field(
+    oss_read_prefixes: list[OssUri] = Field(
         default_factory=list,
         description="oss://bucket/prefix the nodes may read (datasets, checkpoints)",
     )

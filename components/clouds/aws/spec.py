@@ -9,6 +9,8 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
+from ...spec.buckets import S3Uri
+from ...spec.keys import arn_accounts, key_problem
 from ...spec.models import ClusterSpec, ImagesSpec, Network, NodeGroup
 from ...yaml_model import StrictModel
 
@@ -34,22 +36,18 @@ KMS_KEY_ARN_HELP = (
 )
 
 
-# s3://bucket[/prefix]: a bucket name as S3 names them (3-63 lower-case letters, digits, dots and hyphens, a letter or
-# digit at each end; S3 User Guide, "General purpose bucket naming rules"), then a prefix without IAM's wildcards
-# ('*', '?') or policy variables ('${'): the node policy's ARNs are built from it and must not widen.
-S3_PREFIX = re.compile(r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](?:/[^*?$]*)?$")
+# After the bucket (S3Uri judges it: spec/buckets.py), a prefix without IAM's wildcards ('*', '?') or policy
+# variables ('${'): the node policy's ARNs are built from it and must not widen.
+PREFIX_WIDENS = re.compile(r"[*?$]")
 # A KMS key ARN (no alias: IAM authorizes kms:Decrypt against the key's ARN, an alias ARN in Resource matches no
 # key use; KMS Developer Guide, "Using aliases to control access to KMS keys").
 KMS_KEY_ONLY_ARN = re.compile(rf"{_KMS_ARN_HEAD}{_KMS_KEY_ID}$")
 
 
 def _s3_prefixes(prefixes: list[str]) -> list[str]:
-    bad = [uri for uri in prefixes if not S3_PREFIX.match(uri)]
+    bad = [uri for uri in prefixes if PREFIX_WIDENS.search(uri.removeprefix("s3://").partition("/")[2])]
     if bad:
-        raise ValueError(
-            f"{', '.join(map(repr, bad))}: give s3://BUCKET or s3://BUCKET/PREFIX with a bucket's own name and no "
-            "wildcard ('*', '?') or '$'"
-        )
+        raise ValueError(f"{', '.join(map(repr, bad))}: a prefix takes no wildcard ('*', '?') or '$'")
     if len(set(prefixes)) != len(prefixes):
         raise ValueError("prefixes repeat; list each once")
     return prefixes
@@ -76,10 +74,10 @@ class AwsNetworkSettings(Network):
 class AwsIdentitySettings(StrictModel):
     """What the node role may reach, or an instance profile brought by the user."""
 
-    s3_read_prefixes: list[str] = Field(
+    s3_read_prefixes: list[S3Uri] = Field(
         default_factory=list, description="s3://bucket/prefix the nodes may read (datasets, checkpoints)"
     )
-    s3_write_prefixes: list[str] = Field(
+    s3_write_prefixes: list[S3Uri] = Field(
         default_factory=list,
         description="s3://bucket/prefix the nodes may write (checkpoints; multipart uploads included). Writing "
         "grants no read: list a prefix in s3_read_prefixes too for jobs to resume from it",
@@ -134,14 +132,11 @@ class AwsClusterSpec(ClusterSpec):
     identity: AwsIdentitySettings = Field(default_factory=AwsIdentitySettings)
 
 
-def _key_problem(key: str, region: str) -> str | None:
-    """Why `key` cannot encrypt the AMI in `region`, or None."""
-    found = KMS_KEY_ARN.match(key)
-    if found is None:
-        return f"{key!r} is not {KMS_KEY_ARN_HELP}"
-    if found["region"] != region:
-        return f"{key!r} is a key in {found['region']}; a KMS key is regional, give one in {region}"
-    return None
+def _key_problem(key: str, region: str, accounts: frozenset[str] = frozenset()) -> str | None:
+    """Why `key` cannot encrypt the AMI in `region` (and, given `accounts`, in that account), or None."""
+    if KMS_KEY_ARN.match(key) is None:
+        return key_problem("aws", key, region) or f"{key!r} is not {KMS_KEY_ARN_HELP}"
+    return key_problem("aws", key, region, accounts)
 
 
 class AwsBuildNetwork(StrictModel):
@@ -252,7 +247,7 @@ class AwsImagesSpec(ImagesSpec):
         others = regions[1:]
         problems = [f"{region}: not one of the other regions {others}" for region in keys if region not in others]
         problems += [f"{region}: {problem}" for region, value in keys.items()
-                     if region in others and (problem := _key_problem(value, region))]
+                     if region in others and (problem := _key_problem(value, region, arn_accounts(key)))]
         missing = [region for region in others if region not in keys]
         if missing:
             problems.append(f"a brought kms_key needs the key of {', '.join(missing)} too (a KMS key is regional)")
