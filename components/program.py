@@ -87,8 +87,8 @@ def build(prepared: Prepared | None = None) -> None:
     try:
         if prepared is None:
             config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
-            config = resolve_extends(config or from_template(), STACKS_DIR)
-            config.update(provider_regions())
+            # The provider keys join before `extends` is resolved: it refuses a base's provider key this stack lacks.
+            config = resolve_extends({**(config or from_template()), **provider_regions()}, STACKS_DIR)
             prepared = prepare(config)
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
