@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Callable, Sequence
@@ -70,8 +71,28 @@ def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:
     return ports
 
 
-def mount_points(proc_root: Path) -> set[str]:
+def mounts(proc_root: Path) -> dict[str, set[str]]:
+    """Mount point -> the file system types mounted there (/proc/mounts: an automount point lists autofs, and the
+    file system itself once it is mounted on it)."""
     path = proc_root / "mounts"
-    if not path.is_file():
-        return set()
-    return {line.split()[1] for line in path.read_text().splitlines() if len(line.split()) >= 2}
+    found: dict[str, set[str]] = {}
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            fields = line.split()
+            if len(fields) >= 3:
+                found.setdefault(fields[1], set()).add(fields[2])
+    return found
+
+
+def mount_points(proc_root: Path) -> set[str]:
+    return set(mounts(proc_root))
+
+
+def open_directory(path: str) -> None:
+    """Read a directory once: on an x-systemd.automount point this is what mounts the file system (a stat of the
+    mount point alone does not); a mount that fails leaves only autofs there, which the check then reports."""
+    try:
+        with os.scandir(path) as entries:
+            next(entries, None)
+    except OSError:
+        pass
