@@ -95,12 +95,12 @@ def test_the_image_boots_the_supported_lts_kernel_with_the_dkms_client_and_holds
 @pytest.mark.parametrize("module", ["lustre", "nvidia"])
 def test_a_boot_kernel_without_a_module_fails_the_bake(tmp_path: Path, module: str) -> None:
     rc, _, err = _bake(tmp_path, missing=module)
-    assert rc == 2 and f"no {module} module for kernel {LTS} after DKMS built it" in err
+    assert rc == 2 and f"no {module} module for kernel {LTS}" in err
 
 
 def test_a_kernel_outside_the_supported_series_left_in_the_image_fails_the_bake(tmp_path: Path) -> None:
     rc, _, err = _bake(tmp_path, hwe_survives=True)
-    assert rc == 2 and f"kernel {HWE} is outside the Lustre client's supported series 5.15.0-*-azure" in err
+    assert rc == 2 and f"kernel {HWE}: not the Lustre client's series" in err
 
 
 def test_agents_script_passes_shellcheck() -> None:

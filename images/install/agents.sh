@@ -46,24 +46,19 @@ case "$GPUFLEET_CLOUD" in
         tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun
         ;;
     azure)
-        # No metrics agent: gpufleet-gpu-health posts the GPU metrics itself. The Azure Managed Lustre client
-        # (azure-stack-docs azure-managed-lustre/client-install.md, 2026-04-23): its support matrix lists Ubuntu 22.04
-        # clients for the 5.15.0-*-azure kernel series only, while the marketplace image boots the HWE series. So
-        # the image boots the LTS kernel (the page's Ubuntu 22.04 steps: linux-image-azure-lts-22.04, the HWE
-        # kernels removed), held, with Microsoft's DKMS client compiled for it.
+        # AMLFS client-install.md: Ubuntu 22.04 clients on 5.15.0-*-azure only; the image boots HWE. Boot LTS, held.
         require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL LUSTRE_KERNEL_VERSION
         apt-get update
-        apt_install linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04
-        # The build VM runs an HWE kernel: removing it is what makes the image boot the LTS one (linux-base asks
-        # before removing the running kernel, and its default answer aborts).
+        lts=(linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04)
+        apt_install "${lts[@]}"
         echo "linux-base linux-base/removing-running-kernel boolean false" | debconf-set-selections
         stale=(linux-azure linux-image-azure linux-headers-azure linux-tools-azure linux-cloud-tools-azure)
         shopt -s nullglob
-        for image in "${GPUFLEET_ROOT:-}"/boot/vmlinuz-*; do
-            kernel=${image##*/vmlinuz-}
-            [[ $kernel == "$LUSTRE_KERNEL_VERSION"-* ]] && continue
-            mapfile -t -O "${#stale[@]}" stale < <(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
-                "linux-*-$kernel" 2>/dev/null | awk '$1 == "ii" {print $2}')
+        for k in "${GPUFLEET_ROOT:-}"/boot/vmlinuz-*; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] \
+                || mapfile -t -O "${#stale[@]}" stale < <(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
+                    "linux-*-$k" 2>/dev/null | awk '$1 == "ii" {print $2}')
         done
         DEBIAN_FRONTEND=noninteractive apt-get purge -y "${stale[@]}"
         key=/usr/share/keyrings/microsoft.asc
@@ -72,28 +67,20 @@ case "$GPUFLEET_CLOUD" in
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
         apt-get update
-        # One metapackage keeps lustre-client and lustre-client-modules-dkms at one version (client-install.md,
-        # DKMS tab); DKMS builds every autoinstall module (Lustre, the GPU driver, DOCA's) for each kernel left.
-        apt_install "amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION"
-        kernels=()
-        for image in "${GPUFLEET_ROOT:-}"/boot/vmlinuz-*; do
-            kernels+=("${image##*/vmlinuz-}")
-        done
+        client=amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION
+        apt_install "$client"
+        kernels=("${GPUFLEET_ROOT:-}"/boot/vmlinuz-*)
         shopt -u nullglob
-        [[ ${#kernels[@]} -gt 0 ]] || die "no kernel left in /boot after installing the LTS kernel"
-        for kernel in "${kernels[@]}"; do
-            [[ $kernel == "$LUSTRE_KERNEL_VERSION"-* ]] \
-                || die "kernel $kernel is outside the Lustre client's supported series $LUSTRE_KERNEL_VERSION-*-azure"
-            dkms autoinstall -k "$kernel"
-            # The image boots this kernel: the bake fails here, not a node's mount or its GPUs.
-            for module in lustre nvidia; do
-                modinfo -b "${GPUFLEET_ROOT:-/}" -k "$kernel" "$module" >/dev/null \
-                    || die "no $module module for kernel $kernel after DKMS built it"
+        [[ ${#kernels[@]} -gt 0 ]] || die "no kernel left in /boot"
+        for k in "${kernels[@]}"; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] || die "kernel $k: not the Lustre client's series"
+            dkms autoinstall -k "$k"
+            for m in lustre nvidia; do
+                modinfo -b "${GPUFLEET_ROOT:-/}" -k "$k" $m >/dev/null || die "no $m module for kernel $k"
             done
         done
-        # Held: a node's apt never moves the kernel or the client off what the image was baked with.
-        apt-mark hold linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04 \
-            "amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION" lustre-client lustre-client-modules-dkms
+        apt-mark hold "${lts[@]}" "$client" lustre-client lustre-client-modules-dkms
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

@@ -87,9 +87,7 @@ def scratch_check(expect: Expectation, proc_root: Path) -> list[Check]:
 def shared_mount_check(
     expect: Expectation, proc_root: Path, open_dir: Callable[[str], None] = open_directory
 ) -> list[Check]:
-    """The shared Lustre file system is mounted at its path: reached first (the bootstrap's fstab line mounts it on
-    access), then a `lustre` entry there, not only the automount's autofs (which is what a node whose kernel has no
-    Lustre module shows)."""
+    """A lustre mount at the shared path once reached, not only its automount's autofs."""
     if expect.shared_mount is None:
         return []
     open_dir(expect.shared_mount)

@@ -30,8 +30,7 @@ class Expectation:
     fabric_manager: str
     scratch_mount: str | None
     instance_types: dict[str, InstanceExpectation]
-    shared_mount: str | None = None
-    """Where the stack's shared Lustre file system mounts; absent or null: the stack has none."""
+    shared_mount: str | None = None  # the shared Lustre path; absent or null: none
 
 
 def _field(raw: dict, key: str, kind: type | tuple[type, ...], where: str) -> object:

@@ -72,15 +72,12 @@ def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:
 
 
 def mounts(proc_root: Path) -> dict[str, set[str]]:
-    """Mount point -> the file system types mounted there (/proc/mounts: an automount point lists autofs, and the
-    file system itself once it is mounted on it)."""
-    path = proc_root / "mounts"
+    """Mount point -> file system types there (an automount point: autofs, plus the file system once mounted)."""
     found: dict[str, set[str]] = {}
-    if path.is_file():
-        for line in path.read_text().splitlines():
-            fields = line.split()
-            if len(fields) >= 3:
-                found.setdefault(fields[1], set()).add(fields[2])
+    path = proc_root / "mounts"
+    for fields in (line.split() for line in path.read_text().splitlines()) if path.is_file() else ():
+        if len(fields) >= 3:
+            found.setdefault(fields[1], set()).add(fields[2])
     return found
 
 
@@ -89,8 +86,7 @@ def mount_points(proc_root: Path) -> set[str]:
 
 
 def open_directory(path: str) -> None:
-    """Read a directory once: on an x-systemd.automount point this is what mounts the file system (a stat of the
-    mount point alone does not); a mount that fails leaves only autofs there, which the check then reports."""
+    """Read a directory: what mounts an x-systemd.automount (a stat does not)."""
     try:
         with os.scandir(path) as entries:
             next(entries, None)
