@@ -52,8 +52,8 @@ def gpu_health_script(cloud: str) -> str:
 
 
 def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
-    """The /etc/gpufleet/expect.json the node check reads."""
-    return {
+    """The /etc/gpufleet/expect.json the node check reads; `shared_mount` only where the stack has one."""
+    document = {
         "profile": cfg.image_profile,
         "driver": cfg.driver,
         "cuda": cfg.cuda,
@@ -61,6 +61,9 @@ def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
         "scratch_mount": cfg.scratch_mount if cfg.scratch == "raid0" else None,
         "instance_types": {name: exp.to_json() for name, exp in sorted(cfg.expected.items())},
     }
+    if cfg.shared_mount:
+        document["shared_mount"] = cfg.shared_mount.mount
+    return document
 
 
 def settings_file(cfg: BootstrapConfig) -> str:

@@ -46,16 +46,41 @@ case "$GPUFLEET_CLOUD" in
         tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun
         ;;
     azure)
-        # No metrics agent: gpufleet-gpu-health posts the GPU metrics itself. The Azure Managed Lustre client
-        # (client-install docs): Microsoft's key and the amlfs repository, the metapackage for the running kernel.
-        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL
+        # AMLFS client-install.md: Ubuntu 22.04 clients on 5.15.0-*-azure only; the image boots HWE. Boot LTS, held.
+        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL LUSTRE_KERNEL_VERSION
+        apt-get update
+        lts=(linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04)
+        apt_install "${lts[@]}"
+        echo "linux-base linux-base/removing-running-kernel boolean false" | debconf-set-selections
+        stale=(linux-azure linux-image-azure linux-headers-azure linux-tools-azure linux-cloud-tools-azure)
+        shopt -s nullglob
+        for k in "${GPUFLEET_ROOT:-}"/boot/vmlinuz-*; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] \
+                || mapfile -t -O "${#stale[@]}" stale < <(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
+                    "linux-*-$k" 2>/dev/null | awk '$1 == "ii" {print $2}')
+        done
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y "${stale[@]}"
         key=/usr/share/keyrings/microsoft.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
         fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
         apt-get update
-        apt_install "amlfs-lustre-client-$AMLFS_LUSTRE_CLIENT_VERSION=$(uname -r)"
+        client=amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION
+        apt_install "$client"
+        kernels=("${GPUFLEET_ROOT:-}"/boot/vmlinuz-*)
+        shopt -u nullglob
+        [[ ${#kernels[@]} -gt 0 ]] || die "no kernel left in /boot"
+        for k in "${kernels[@]}"; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] || die "kernel $k: not the Lustre client's series"
+            dkms autoinstall -k "$k"
+            for m in lustre nvidia; do
+                modinfo -b "${GPUFLEET_ROOT:-/}" -k "$k" $m >/dev/null || die "no $m module for kernel $k"
+            done
+        done
+        apt-mark hold "${lts[@]}" "$client" lustre-client lustre-client-modules-dkms
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

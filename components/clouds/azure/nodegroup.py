@@ -26,6 +26,9 @@ from .metric_seed import seed_metric
 ADMIN_USER = "gpufleet"
 FLEXIBLE_NETWORK_API = "2020-11-01"  # Flexible scale sets create NICs through this Network API version
 NO_PRICE_EVICTION = -1  # Spot max price -1: evicted for capacity only, never for price
+# How long Azure keeps trying to restore an evicted Spot VM (Spot Try & Restore): the documented example's hour
+# (virtual-machine-scale-sets/use-spot.md, ms.date 2025-04-01, `--spot-restore-timeout PT1H`); no maximum found.
+SPOT_RESTORE_TIMEOUT = "PT1H"
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
         group = args.group
         uniform = args.rdma
         spot = group.capacity == "spot"
+        restores = spot and group.idle is None
         profile = compute.VirtualMachineScaleSetVMProfileArgs(
             storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
                 image_reference=args.image, os_disk=_os_disk(args, uniform)
@@ -194,11 +198,29 @@ class AzureNodeGroup(pulumi.ComponentResource):
             automatic_repairs_policy=compute.AutomaticRepairsPolicyArgs(
                 enabled=True, grace_period=REPAIR_GRACE, repair_action="Replace"
             ),
+            # Spot with eviction Delete: an evicted VM leaves the count, and `pulumi up` ignores capacity. Without
+            # `idle`, Azure restores it (Spot Try & Restore keeps the target count, use-spot.md), which autoscale
+            # would disable, so such a group has no autoscale setting (below).
+            spot_restore_policy=compute.SpotRestorePolicyArgs(enabled=True, restore_timeout=SPOT_RESTORE_TIMEOUT)
+            if restores
+            else None,
             tags={**args.tags, **args.image_tags},
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
             ),
         )
+        if not restores:
+            self._autoscale(name, args, scale_set)
+        self.scale_set_id = scale_set.id
+        self.scale_set_name = scale_set.name
+        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})
+
+    def _autoscale(self, name: str, args: NodeGroupArgs, scale_set: compute.VirtualMachineScaleSet) -> None:
+        """Bounds, and with `idle` the scale-in rule. A Spot group with `idle` keeps autoscale, and with it no Try
+        & Restore: autoscale cannot tell an eviction from an idle scale-in (a rule back to `desired` would undo
+        every idle scale-in), so capacity an eviction took comes back only when the job scheduler or operator
+        scales out, as it does after an idle scale-in."""
+        group = args.group
         idle = group.idle
         # Autoscale refuses a rule on a custom metric that was never published: the deploy seeds it first.
         seed = seed_metric(
@@ -228,6 +250,3 @@ class AzureNodeGroup(pulumi.ComponentResource):
             tags=args.tags,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[seed] if seed else None),
         )
-        self.scale_set_id = scale_set.id
-        self.scale_set_name = scale_set.name
-        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})
