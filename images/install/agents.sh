@@ -16,7 +16,7 @@ case "$GPUFLEET_CLOUD" in
     aws)
         require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL
         fetch "$CLOUDWATCH_AGENT_URL" "$work/amazon-cloudwatch-agent.deb" "${CLOUDWATCH_AGENT_SHA256:-}"
-        dpkg -i "$work/amazon-cloudwatch-agent.deb"
+        apt_install "$work/amazon-cloudwatch-agent.deb"
         # FSx user guide, install-lustre-client: AWS's key and repository, modules for the running kernel
         # (apt reads an armored .asc key in signed-by).
         key=/usr/share/keyrings/fsx-ubuntu-public-key.asc
@@ -24,7 +24,7 @@ case "$GPUFLEET_CLOUD" in
         fetch "$LUSTRE_CLIENT_URL/fsx-ubuntu-public-key.asc" "${GPUFLEET_ROOT:-}$key"
         echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
-        apt-get update
+        apt_get update
         # The modules of the kernel the bake runs, and lustre-client-modules-aws, which pulls the modules of each
         # later kernel with it (FSx guide, Ubuntu): a kernel upgrade never leaves Lustre behind.
         apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
@@ -54,7 +54,7 @@ case "$GPUFLEET_CLOUD" in
         fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
-        apt-get update
+        apt_get update
         apt_install "amlfs-lustre-client-$AMLFS_LUSTRE_CLIENT_VERSION=$(uname -r)"
         ;;
     *)
