@@ -31,7 +31,8 @@ def _newer(version: str) -> str:
     return f"9:{version.rsplit(':', 1)[-1]}"
 
 
-def _world(tmp_path: Path, drop: str | None = None, locking: bool = False) -> tuple[AptSandbox, Path]:
+def _world(tmp_path: Path, drop: str | None = None, locking: bool = False,
+           cloud: str = "aws") -> tuple[AptSandbox, Path]:
     """The sandbox, its base OS repository (with the running kernel's headers), the CUDA repository and the
     cuda-keyring that adds it."""
     box = AptSandbox(tmp_path / "root", locking)
@@ -49,7 +50,7 @@ def _world(tmp_path: Path, drop: str | None = None, locking: bool = False) -> tu
     (box.root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file://{ubuntu} /\n")
     keyring = build_deb(tmp_path / "keyring", "cuda-keyring", PROFILE.cuda_keyring.version, {
         "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list": f"deb [trusted=yes] file://{repo} /\n"})
-    pins = render_install_env(PROFILE, "aws")
+    pins = render_install_env(PROFILE, cloud)
     pins += f"CUDA_KEYRING_URL=file://{keyring}\nCUDA_KEYRING_SHA256={sha256(keyring)}\n"
     env_file = tmp_path / "pins.env"
     env_file.write_text(pins)
@@ -156,3 +157,16 @@ def test_the_bake_waits_for_a_held_dpkg_lock_instead_of_failing(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "Waiting for cache lock" in done.stderr or "Waiting for cache lock" in done.stdout
     assert pin_problems(box) == []
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure"])
+def test_the_image_starts_persistenced_in_persistence_mode_and_azure_loads_peermem(tmp_path, cloud):
+    box, env_file = _world(tmp_path, cloud=cloud)
+    done = _run(box, env_file)
+    assert done.returncode == 0, done.stderr
+    # /etc/systemd/system overrides the packaged unit (--no-persistence-mode, no [Install]: enable did nothing).
+    unit = (box.root / "etc/systemd/system/nvidia-persistenced.service").read_text()
+    assert "--persistence-mode" in unit.split("ExecStart=", 1)[1].splitlines()[0]
+    assert "WantedBy=multi-user.target" in unit.split("[Install]", 1)[1]
+    peermem = box.root / "etc/modules-load.d/nvidia-peermem.conf"
+    assert (peermem.read_text() == "nvidia-peermem\n") if cloud == "azure" else not peermem.exists()

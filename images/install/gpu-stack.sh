@@ -38,7 +38,14 @@ apt_install nvidia-open "${pins[@]}"
     || die "dkms: the nvidia ${DRIVER_VERSION} module is not installed for kernel ${kernel}"
 apt_hold "$DRIVER_PINNING_PACKAGE" nvidia-open "${packages[@]}"
 
+mkdir -p "${GPUFLEET_ROOT:-}/etc/systemd/system" "${GPUFLEET_ROOT:-}/etc/modules-load.d"
+cp "$(dirname "${BASH_SOURCE[0]}")/nvidia-persistenced.service" "${GPUFLEET_ROOT:-}/etc/systemd/system/"
 systemctl enable nvidia-persistenced
+if [[ "${GPUFLEET_CLOUD:-}" == azure ]]; then
+    # GPUDirect RDMA over InfiniBand: the driver came after DOCA-OFED (install.sh), so nvidia-peermem is built
+    # against its ib_core; loaded at boot as azhpc-images does (the node check verifies it on IB groups).
+    echo nvidia-peermem >"${GPUFLEET_ROOT:-}/etc/modules-load.d/nvidia-peermem.conf"
+fi
 # nv-hostengine: the bootstrap's DCGM error watch (gpufleet-gpu-health) reads through it.
 systemctl enable nvidia-dcgm
 if [[ "$nvswitch" == yes ]]; then
