@@ -14,6 +14,8 @@ from components.lock import load_lock, render_install_env
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"
+# Every apt-get call waits for the dpkg lock (common.sh apt_get).
+APT = "apt-get -o DPkg::Lock::Timeout=600 "
 STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum")
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
@@ -57,6 +59,8 @@ def stubbed(tmp_path):
     _executable(bin_dir / "tar", TAR_STUB)
     _executable(bin_dir / "gpgv", GPGV_STUB)
     _executable(bin_dir / "python3", PYTHON_STUB)
+    # dkms reports the driver's module built for the running kernel.
+    _executable(bin_dir / "dkms", '#!/bin/bash\necho "nvidia/580.95.05, $(uname -r), x86_64: installed"\n')
     log = tmp_path / "calls.log"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -82,14 +86,14 @@ def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580") ->
 def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_to_the_bootstrap(stubbed):
     rc, calls, err = _install(stubbed, "aws", "--instance-type", "p5.48xlarge")
     assert rc == 0, err
-    assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
+    assert f"{APT}install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
     assert (
-        "apt-get install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
+        f"{APT}install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
         "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda13=1:4.5.2-1 "
         "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
     ) in calls
     assert (
-        "apt-mark hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
+        "apt-mark -o DPkg::Lock::Timeout=600 hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
         "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda13 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
@@ -111,8 +115,8 @@ def test_aws_installs_the_pinned_cloudwatch_agent_and_the_lustre_client(stubbed)
     assert rc == 0, err
     agent = "https://amazoncloudwatch-agent.s3.amazonaws.com/ubuntu/amd64/1.300072.0b1766/amazon-cloudwatch-agent.deb"
     assert any(c.startswith("curl ") and c.endswith(agent) for c in calls)
-    assert any(c.startswith("dpkg -i ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
-    (lustre,) = [c for c in calls if c.startswith("apt-get install") and "lustre-client-modules-" in c]
+    assert any(c.startswith(f"{APT}install ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
+    (lustre,) = [c for c in calls if c.startswith(f"{APT}install") and "lustre-client-modules-" in c]
     # The running kernel's modules and the package that follows the kernel on upgrades (FSx guide, Ubuntu).
     assert lustre.endswith(" lustre-client-modules-aws")
     listing = (tmp_path / "root/etc/apt/sources.list.d/fsxlustreclientrepo.list").read_text()
@@ -139,9 +143,9 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
     doca = "https://www.mellanox.com/downloads/DOCA/DOCA_v2.10.0/host/doca-host_2.10.0-093000-25.01-ubuntu2204_amd64.deb"
     assert any(c.startswith("curl ") and c.endswith(doca) for c in calls)
     assert "sha256sum --check --strict -" in calls
-    assert any(c.startswith("dpkg -i ") and c.endswith("doca-host.deb") for c in calls)
-    assert "apt-get install -y --no-install-recommends doca-ofed" in calls
-    assert "apt-mark hold doca-ofed" in calls
+    assert any(c.startswith(f"{APT}install ") and c.endswith("doca-host.deb") for c in calls)
+    assert f"{APT}install -y --no-install-recommends doca-ofed" in calls
+    assert "apt-mark -o DPkg::Lock::Timeout=600 hold doca-ofed" in calls
     assert any("libnccl2=2.28.9-1+cuda13.0" in c for c in calls)
     assert "systemctl enable nvidia-fabricmanager" not in calls  # the node bootstrap starts it per group
 
@@ -151,7 +155,7 @@ def test_azure_installs_the_managed_lustre_client_for_the_running_kernel(stubbed
     assert rc == 0, err
     assert any(c.startswith("curl ") and c.endswith("https://packages.microsoft.com/keys/microsoft.asc") for c in calls)
     (client,) = [c for c in calls if "amlfs-lustre-client" in c]
-    assert client.startswith("apt-get install") and "amlfs-lustre-client-2.15.5-41-gc010524=" in client
+    assert client.startswith(f"{APT}install") and "amlfs-lustre-client-2.15.5-41-gc010524=" in client
     assert not any("cloudwatch" in c for c in calls)
 
 
@@ -192,7 +196,8 @@ def test_fabric_manager_must_equal_driver(stubbed):
     )
     assert done.returncode == 2
     assert "fabric manager 580.82.07 differs from driver 580.95.05" in done.stderr
-    assert not log.exists()
+    # Only the machine was settled (apt's timers masked): nothing was fetched or installed.
+    assert all(c.startswith("systemctl ") for c in log.read_text().splitlines())
 
 
 def test_usage_errors(stubbed):
@@ -257,8 +262,9 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
     keyring = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb"
     fetched = next(i for i, c in enumerate(calls) if c.startswith("curl ") and c.endswith(keyring))
     assert calls[fetched + 1].startswith("sha256sum --check")
-    assert calls[fetched + 2].startswith("dpkg -i ") and calls[fetched + 2].endswith("cuda-keyring.deb")
-    first_install = next(i for i, c in enumerate(calls) if c.startswith("apt-get install"))
+    install = f"{APT}install "
+    assert calls[fetched + 2].startswith(install) and calls[fetched + 2].endswith("cuda-keyring.deb")
+    first_install = next(i for i, c in enumerate(calls) if c.startswith(install))
     assert fetched < first_install
 
 
