@@ -18,7 +18,9 @@ from pathlib import Path
 
 
 class AptSandbox:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, locking: bool = False) -> None:
+        """locking: apt and dpkg take their locks under the sandbox (var/lib/dpkg/lock-frontend...), so a test can
+        hold one; off by default, so parallel tests never wait on each other."""
         self.root = root
         for folder in ("etc/apt/sources.list.d", "etc/apt/preferences.d", "etc/apt/apt.conf.d",
                        "etc/apt/trusted.gpg.d", "var/lib/dpkg/info", "var/lib/dpkg/updates",
@@ -31,7 +33,7 @@ class AptSandbox:
             f'Dir "{root}/";\n'
             f'Dir::State::status "{self.admindir}/status";\n'
             'APT::Sandbox::User "root";\n'
-            'Debug::NoLocking "true";\n'
+            f'Debug::NoLocking "{str(not locking).lower()}";\n'
             'Acquire::Languages "none";\n'
             'APT::Architecture "amd64";\n'
             'APT::Architectures { "amd64"; };\n'
@@ -44,6 +46,16 @@ class AptSandbox:
         return {"PATH": path, "APT_CONFIG": str(self.config), "DPKG_ROOT": str(self.root),
                 "DPKG_ADMINDIR": str(self.admindir), "GPUFLEET_ROOT": str(self.root),
                 "HOME": str(self.root), "DEBIAN_FRONTEND": "noninteractive"}
+
+    def hold_dpkg_lock(self, seconds: float) -> subprocess.Popen[str]:
+        """Another apt run (unattended-upgrades at boot) holding dpkg's frontend lock as apt takes it (fcntl), for
+        `seconds` from when this returns; needs locking=True to mean anything. wait() on it before the test ends."""
+        holder = subprocess.Popen(
+            ["python3", "-c", "import fcntl, sys, time\nf = open(sys.argv[1], 'w')\nfcntl.lockf(f, fcntl.LOCK_EX)\n"
+             "print('held', flush=True)\ntime.sleep(float(sys.argv[2]))", str(self.admindir / "lock-frontend"),
+             str(seconds)], stdout=subprocess.PIPE, text=True)
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        return holder
 
     def installed(self) -> dict[str, str]:
         """Package -> version of everything dpkg installed in the sandbox."""
@@ -100,10 +112,16 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def stub_dir(folder: Path, names: tuple[str, ...]) -> Path:
-    """Commands outside the package path (systemctl) as no-ops, first on PATH."""
+def stub_dir(folder: Path, names: tuple[str, ...], scripts: dict[str, str] | None = None) -> Path:
+    """Commands outside the package path (systemctl) as no-ops, first on PATH; `scripts` gives some a bash body."""
     folder.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        (folder / name).write_text("#!/bin/bash\nexit 0\n")
+    for name in {*names, *(scripts or {})}:
+        (folder / name).write_text(f"#!/bin/bash\n{(scripts or {}).get(name, 'exit 0')}\n")
         os.chmod(folder / name, 0o755)
     return folder
+
+
+def dpkg_installs(box: AptSandbox) -> list[str]:
+    """Packages in the order dpkg installed them (its log)."""
+    log = (box.root / "var/log/dpkg.log").read_text()
+    return [line.split()[3].split(":")[0] for line in log.splitlines() if line.split()[2:3] == ["install"]]

@@ -21,7 +21,7 @@ ROW_IDS = [f"{row.cloud}:{row.name}" for row in ALL_ROWS]
 # Every GPU instance type the reference notes list that the data keeps (ebmgn7ex is dropped: see README).
 EXPECTED = {
     "aws": {
-        "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge",
+        "p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5e.48xlarge", "p5en.48xlarge",
         "g6e.48xlarge", "g6e.24xlarge", "g5.48xlarge", "g5.12xlarge", "g5.xlarge", "g6.48xlarge",
         "g6.12xlarge", "g6.xlarge",
     },
@@ -31,7 +31,7 @@ EXPECTED = {
         "Standard_NC96ads_A100_v4", "Standard_NC40ads_H100_v5",
     },
     "alicloud": {
-        "ecs.gn7-c13g1.26xlarge", "ecs.gn7e-c16g1.32xlarge", "ecs.gn6v-c8g1.16xlarge",
+        "ecs.gn7-c13g1.26xlarge", "ecs.gn7e-c16g1.32xlarge",
         "ecs.gn8is-8x.32xlarge", "ecs.ebmgn8v.48xlarge", "ecs.ebmgn7e.32xlarge", "ecs.sccgn7ex.32xlarge",
         "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge",
     },
@@ -41,7 +41,7 @@ FABRIC_KINDS = {
 }
 NVSWITCH_TYPES = [
     ("aws", "p4d.24xlarge"), ("aws", "p4de.24xlarge"), ("aws", "p5.48xlarge"), ("aws", "p5e.48xlarge"),
-    ("aws", "p5en.48xlarge"), ("aws", "p6-b200.48xlarge"), ("azure", "Standard_ND96asr_v4"),
+    ("aws", "p5en.48xlarge"), ("azure", "Standard_ND96asr_v4"),
     ("azure", "Standard_ND96amsr_A100_v4"), ("azure", "Standard_ND96isr_H100_v5"),
     ("azure", "Standard_ND96isr_H200_v5"),
 ]
@@ -197,7 +197,7 @@ def test_p4d_spot_names_its_availability_zone():
 
 @pytest.mark.parametrize("cloud, name, kind, interfaces", [
     ("aws", "p4d.24xlarge", "efa", 4), ("aws", "p5.48xlarge", "efa", 32),
-    ("aws", "p5en.48xlarge", "efa", 16), ("aws", "p6-b200.48xlarge", "efa", 8),
+    ("aws", "p5en.48xlarge", "efa", 16),
     ("aws", "g6e.48xlarge", "efa", 4), ("aws", "g6e.24xlarge", "efa", 2),
     ("azure", "Standard_ND96isr_H100_v5", "infiniband", 8), ("azure", "Standard_ND96asr_v4", "infiniband", 8),
 ])
@@ -222,7 +222,7 @@ GOOD_ROW = """
 cloud: aws
 instances:
   test-type:
-    gpu: {model: H100, count: 8}
+    gpu: {model: H100, architecture: hopper, count: 8}
     fabric: {kind: efa, interfaces: 4}
     nvswitch: true
     source: "unit test"

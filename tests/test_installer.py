@@ -14,7 +14,9 @@ from components.lock import load_lock, render_install_env
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"
-STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "debconf-set-selections", "dkms", "modinfo")
+# Every apt-get call waits for the dpkg lock (common.sh apt_get).
+APT = "apt-get -o DPkg::Lock::Timeout=600 "
+STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "debconf-set-selections", "modinfo")
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
@@ -60,6 +62,9 @@ def stubbed(tmp_path):
     # The Azure bake boots the Lustre client's supported LTS kernel (tests/test_azure_lustre_client.py).
     (tmp_path / "root/boot").mkdir(parents=True)
     (tmp_path / "root/boot/vmlinuz-5.15.0-1089-azure").touch()
+    # dkms logs its calls and reports the driver's module built for the running kernel.
+    _executable(bin_dir / "dkms", '#!/bin/bash\necho "dkms $*" >> "$STUB_LOG"\n'
+                '[[ $1 == status ]] && echo "nvidia/580.95.05, $(uname -r), x86_64: installed"\nexit 0\n')
     log = tmp_path / "calls.log"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -85,14 +90,14 @@ def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580") ->
 def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_to_the_bootstrap(stubbed):
     rc, calls, err = _install(stubbed, "aws", "--instance-type", "p5.48xlarge")
     assert rc == 0, err
-    assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
+    assert f"{APT}install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
     assert (
-        "apt-get install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
+        f"{APT}install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
         "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda13=1:4.5.2-1 "
         "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
     ) in calls
     assert (
-        "apt-mark hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
+        "apt-mark -o DPkg::Lock::Timeout=600 hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
         "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda13 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
@@ -114,8 +119,8 @@ def test_aws_installs_the_pinned_cloudwatch_agent_and_the_lustre_client(stubbed)
     assert rc == 0, err
     agent = "https://amazoncloudwatch-agent.s3.amazonaws.com/ubuntu/amd64/1.300072.0b1766/amazon-cloudwatch-agent.deb"
     assert any(c.startswith("curl ") and c.endswith(agent) for c in calls)
-    assert any(c.startswith("dpkg -i ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
-    (lustre,) = [c for c in calls if c.startswith("apt-get install") and "lustre-client-modules-" in c]
+    assert any(c.startswith(f"{APT}install ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
+    (lustre,) = [c for c in calls if c.startswith(f"{APT}install") and "lustre-client-modules-" in c]
     # The running kernel's modules and the package that follows the kernel on upgrades (FSx guide, Ubuntu).
     assert lustre.endswith(" lustre-client-modules-aws")
     listing = (tmp_path / "root/etc/apt/sources.list.d/fsxlustreclientrepo.list").read_text()
@@ -142,9 +147,9 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
     doca = "https://www.mellanox.com/downloads/DOCA/DOCA_v2.10.0/host/doca-host_2.10.0-093000-25.01-ubuntu2204_amd64.deb"
     assert any(c.startswith("curl ") and c.endswith(doca) for c in calls)
     assert "sha256sum --check --strict -" in calls
-    assert any(c.startswith("dpkg -i ") and c.endswith("doca-host.deb") for c in calls)
-    assert "apt-get install -y --no-install-recommends doca-ofed" in calls
-    assert "apt-mark hold doca-ofed" in calls
+    assert any(c.startswith(f"{APT}install ") and c.endswith("doca-host.deb") for c in calls)
+    assert f"{APT}install -y --no-install-recommends doca-ofed" in calls
+    assert "apt-mark -o DPkg::Lock::Timeout=600 hold doca-ofed" in calls
     assert any("libnccl2=2.28.9-1+cuda13.0" in c for c in calls)
     assert "systemctl enable nvidia-fabricmanager" not in calls  # the node bootstrap starts it per group
 
@@ -186,7 +191,8 @@ def test_fabric_manager_must_equal_driver(stubbed):
     )
     assert done.returncode == 2
     assert "fabric manager 580.82.07 differs from driver 580.95.05" in done.stderr
-    assert not log.exists()
+    # Only the machine was settled (apt's timers masked): nothing was fetched or installed.
+    assert all(c.startswith("systemctl ") for c in log.read_text().splitlines())
 
 
 def test_usage_errors(stubbed):
@@ -251,8 +257,9 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
     keyring = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb"
     fetched = next(i for i, c in enumerate(calls) if c.startswith("curl ") and c.endswith(keyring))
     assert calls[fetched + 1].startswith("sha256sum --check")
-    assert calls[fetched + 2].startswith("dpkg -i ") and calls[fetched + 2].endswith("cuda-keyring.deb")
-    first_install = next(i for i, c in enumerate(calls) if c.startswith("apt-get install"))
+    install = f"{APT}install "
+    assert calls[fetched + 2].startswith(install) and calls[fetched + 2].endswith("cuda-keyring.deb")
+    first_install = next(i for i, c in enumerate(calls) if c.startswith(install))
     assert fetched < first_install
 
 

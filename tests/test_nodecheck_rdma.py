@@ -41,7 +41,9 @@ def _device(root: Path, name: str, link_layer: str, state: str = ACTIVE, rate: s
         (port / "rate").write_text(f"{rate}\n")
 
 
-def _azure_nd(root: Path, ib_rate: str) -> Path:
+def _azure_nd(root: Path, ib_rate: str, peermem: bool = True) -> Path:
+    if peermem:  # /sys/module/<name> exists while a module is loaded
+        (root / "module" / "nvidia_peermem").mkdir(parents=True)
     for i in range(8):
         _device(root, f"mlx5_ib{i}", "InfiniBand", rate=ib_rate)
     _device(root, "mlx5_an0", "Ethernet")  # PORT_ACTIVE like the HCAs
@@ -57,7 +59,7 @@ def _expect(fabric: str, interfaces: int) -> InstanceExpectation:
 def test_azure_nd_counts_its_eight_infiniband_ports_not_the_accelerated_networking_nic(
         tmp_path: Path, ib_rate: str) -> None:
     # Before: every mlx* port counted, 9 active where 8 are expected, and automatic repairs replaced the node.
-    (check,) = rdma_checks(_expect("infiniband", 8), _azure_nd(tmp_path, ib_rate))
+    check, _ = rdma_checks(_expect("infiniband", 8), _azure_nd(tmp_path, ib_rate))
     assert check.name == "rdma_ib_ports_active" and check.ok, check
     assert check.found == {"active": 8, "rates": [ib_rate]}
 
@@ -65,7 +67,7 @@ def test_azure_nd_counts_its_eight_infiniband_ports_not_the_accelerated_networki
 def test_a_down_infiniband_port_still_fails_the_node(tmp_path: Path) -> None:
     root = _azure_nd(tmp_path, NDR)
     (root / "class/infiniband/mlx5_ib3/ports/1/state").write_text("1: DOWN\n")
-    (check,) = rdma_checks(_expect("infiniband", 8), root)
+    check, _ = rdma_checks(_expect("infiniband", 8), root)
     assert not check.ok and check.found == {"active": 7, "rates": [NDR]}
 
 
@@ -81,5 +83,12 @@ def test_ebmgn8v_counts_its_two_erdma_devices_and_an_infiniband_count_would_see_
         _device(tmp_path, name, "Ethernet")
     (check,) = rdma_checks(_expect("erdma", 2), tmp_path)
     assert check.name == "rdma_erdma_devices" and check.ok and check.found == 2
-    (ib,) = rdma_checks(_expect("infiniband", 2), tmp_path)
+    ib, _ = rdma_checks(_expect("infiniband", 2), tmp_path)
     assert not ib.ok and ib.found == {"active": 0, "rates": []}
+
+
+@pytest.mark.parametrize("loaded", [True, False])
+def test_an_infiniband_group_needs_nvidia_peermem_loaded_for_gpudirect_rdma(tmp_path: Path, loaded: bool) -> None:
+    ports, peermem = rdma_checks(_expect("infiniband", 8), _azure_nd(tmp_path, NDR, peermem=loaded))
+    assert ports.ok
+    assert peermem.name == "nvidia_peermem_loaded" and peermem.ok is loaded and peermem.found is loaded

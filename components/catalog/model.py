@@ -31,8 +31,14 @@ class Price(StrictModel):
         return self
 
 
+# GPU architectures by generation. NVIDIA's open kernel modules drive Turing and newer only (open-gpu-kernel-modules
+# README: "supported on Turing and later GPUs"); components.lock.check ties a profile's module flavour to these.
+GpuArchitecture = Literal["volta", "turing", "ampere", "ada", "hopper", "blackwell"]
+
+
 class Gpu(StrictModel):
     model: str = Field(..., description="marketing model, e.g. H100, A100, L40S")
+    architecture: GpuArchitecture = Field(..., description="the model's GPU architecture (NVIDIA's product pages)")
     count: int = Field(..., ge=1)
     memory_gb: float | None = Field(None, description="memory per GPU as published (GB or GiB as the source says)")
 

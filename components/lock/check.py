@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from components.catalog import Catalog, load_catalog
+
 from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
 from .model import Lock, Profile
 from .versions import cuda_minor, driver_branch, version_key
@@ -140,6 +142,28 @@ def _check_apt(lock: Lock, profile: Profile) -> list[LockProblem]:
     return problems
 
 
+# Architectures each kernel module flavour drives: the open modules Turing and newer (NVIDIA/open-gpu-kernel-modules
+# README, "Compatible GPUs"); the proprietary ones up to Hopper, Blackwell needing the open ones (NVIDIA driver
+# installation guide, "Kernel modules"). Azure/azhpc-images installs the proprietary modules for V100 for this reason.
+MODULE_ARCHITECTURES: dict[str, frozenset[str]] = {
+    "open": frozenset({"turing", "ampere", "ada", "hopper", "blackwell"}),
+    "proprietary": frozenset({"volta", "turing", "ampere", "ada", "hopper"}),
+}
+
+
+def _check_modules(profile: Profile, catalog: Catalog) -> list[LockProblem]:
+    """Every catalog GPU of every cloud the profile has images for must be one its kernel modules drive."""
+    drives = MODULE_ARCHITECTURES[profile.kernel_modules]
+    return [
+        LockProblem(profile.name, "kernel_modules",
+                    f"{cloud} {name} has {inst.gpu.model} ({inst.gpu.architecture}), which the "
+                    f"{profile.kernel_modules} kernel modules do not drive: drop it from the catalog or bake a "
+                    "profile whose modules do")
+        for cloud in sorted(profile.images) for name in catalog.names(cloud)
+        if (inst := catalog.get(cloud, name)) and inst.gpu.architecture not in drives
+    ]
+
+
 def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
     problems = []
     for cloud, regions in sorted(profile.images.items()):
@@ -177,11 +201,13 @@ def check_lock(
     on: date,
     required_regions: dict[str, set[str]] | None = None,
     profile: str | None = None,
+    catalog: Catalog | None = None,
 ) -> list[LockProblem]:
     """Every problem in the lock (or in one profile of it) as of date `on`; empty when the lock is sound.
 
-    required_regions defaults to the lock's own `required_regions`.
+    required_regions defaults to the lock's own `required_regions`, catalog to the shipped instance catalog.
     """
+    catalog = catalog if catalog is not None else load_catalog()
     regions = (
         required_regions if required_regions is not None
         else {cloud: set(names) for cloud, names in lock.required_regions.items()}
@@ -199,5 +225,6 @@ def check_lock(
         if not numeric:
             problems += _check_driver(lock, body, on)
             problems += _check_apt(lock, body)
+        problems += _check_modules(body, catalog)
         problems += _check_images(body, regions)
     return problems

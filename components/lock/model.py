@@ -84,6 +84,8 @@ class Profile(StrictModel):
     dcgm: str = Field(..., min_length=1)
     apt: dict[str, str] = Field(..., min_length=1, description="Ubuntu package -> exact version to pin")
     driver_pinning_package: str = Field(..., min_length=1)
+    kernel_modules: Literal["open", "proprietary"] = Field(
+        ..., description="the driver's kernel module flavour the bake installs (nvidia-open: open)")
     cuda_keyring: FabricComponent = Field(
         ..., description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
     )

@@ -42,7 +42,7 @@ INSTALLED: dict[str, dict[str, tuple[str, str]]] = {
     "aws": {
         "aws": ("agents.sh", '"$work/aws/install"'),
         "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl": (
-            "agents.sh", 'dpkg -i "$work/amazon-cloudwatch-agent.deb"'),
+            "agents.sh", 'apt_install "$work/amazon-cloudwatch-agent.deb"'),
     },
     "azure": {},
     "alicloud": {

@@ -16,7 +16,7 @@ case "$GPUFLEET_CLOUD" in
     aws)
         require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL
         fetch "$CLOUDWATCH_AGENT_URL" "$work/amazon-cloudwatch-agent.deb" "${CLOUDWATCH_AGENT_SHA256:-}"
-        dpkg -i "$work/amazon-cloudwatch-agent.deb"
+        apt_install "$work/amazon-cloudwatch-agent.deb"
         # FSx user guide, install-lustre-client: AWS's key and repository, modules for the running kernel
         # (apt reads an armored .asc key in signed-by).
         key=/usr/share/keyrings/fsx-ubuntu-public-key.asc
@@ -24,7 +24,7 @@ case "$GPUFLEET_CLOUD" in
         fetch "$LUSTRE_CLIENT_URL/fsx-ubuntu-public-key.asc" "${GPUFLEET_ROOT:-}$key"
         echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
-        apt-get update
+        apt_get update
         # The modules of the kernel the bake runs, and lustre-client-modules-aws, which pulls the modules of each
         # later kernel with it (FSx guide, Ubuntu): a kernel upgrade never leaves Lustre behind.
         apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
@@ -48,7 +48,7 @@ case "$GPUFLEET_CLOUD" in
     azure)
         # AMLFS client-install.md: Ubuntu 22.04 clients on 5.15.0-*-azure only; the image boots HWE. Boot LTS, held.
         require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL LUSTRE_KERNEL_VERSION
-        apt-get update
+        apt_get update
         lts=(linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04)
         apt_install "${lts[@]}"
         echo "linux-base linux-base/removing-running-kernel boolean false" | debconf-set-selections
@@ -60,13 +60,13 @@ case "$GPUFLEET_CLOUD" in
                 || mapfile -t -O "${#stale[@]}" stale < <(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
                     "linux-*-$k" 2>/dev/null | awk '$1 == "ii" {print $2}')
         done
-        DEBIAN_FRONTEND=noninteractive apt-get purge -y "${stale[@]}"
+        apt_get purge -y "${stale[@]}"
         key=/usr/share/keyrings/microsoft.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
         fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
-        apt-get update
+        apt_get update
         client=amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION
         apt_install "$client"
         kernels=("${GPUFLEET_ROOT:-}"/boot/vmlinuz-*)
@@ -80,7 +80,7 @@ case "$GPUFLEET_CLOUD" in
                 modinfo -b "${GPUFLEET_ROOT:-/}" -k "$k" $m >/dev/null || die "no $m module for kernel $k"
             done
         done
-        apt-mark hold "${lts[@]}" "$client" lustre-client lustre-client-modules-dkms
+        apt_hold "${lts[@]}" "$client" lustre-client lustre-client-modules-dkms
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

@@ -53,6 +53,36 @@ with zipfile.ZipFile(sys.argv[1]) as archive:
             os.chmod(path, member.external_attr >> 16 & 0o7777)' "$1" "$2"
 }
 
+# Every apt call waits up to 10 minutes for the dpkg lock (DPkg::Lock::Timeout, apt >= 1.9.11) instead of failing on
+# "Could not get lock" while the builder VM's own apt runs finish (Azure/az-hop #797, canonical/cloud-init #2908).
+APT_LOCK_TIMEOUT=600
+apt_get() {
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT "$@"
+}
+
+# apt_install PACKAGE|FILE.deb...: a local .deb (a path) goes through apt too, so it waits for the lock as well.
 apt_install() {
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "$@"
+    apt_get install -y --no-install-recommends "$@"
+}
+
+apt_hold() {
+    apt-mark -o DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT hold "$@"
+}
+
+# settle_machine: before the first apt call of a bake. The builder is a booted VM (Image Builder, Azure VM Image
+# Builder and Alibaba's image builder all run on one): cloud-init may still install packages, so wait for it (exit 1
+# is a critical error; 2, recoverable errors since cloud-init 23.4, is done: cloud-init docs, failure_states
+# "error codes"). The lock timeout goes into apt.conf.d too, for the apt-get the vendor installers run (EFA, eRDMA).
+# apt's periodic timers are masked in the image: a node must not upgrade away from the lock on boot.
+settle_machine() {
+    mkdir -p "${GPUFLEET_ROOT:-}/etc/apt/apt.conf.d"
+    echo "DPkg::Lock::Timeout \"$APT_LOCK_TIMEOUT\";" >"${GPUFLEET_ROOT:-}/etc/apt/apt.conf.d/90gpufleet-lock-timeout"
+    if command -v cloud-init >/dev/null; then
+        local rc=0
+        cloud-init status --wait >/dev/null || rc=$?
+        [[ $rc -ne 1 ]] || die "cloud-init failed on the builder VM (cloud-init status --long says why)"
+    fi
+    systemctl mask apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upgrade.service \
+        unattended-upgrades.service
+    systemctl stop apt-daily.timer apt-daily-upgrade.timer
 }

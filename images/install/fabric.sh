@@ -22,10 +22,10 @@ case "$GPUFLEET_CLOUD" in
         require DOCA_VERSION DOCA_URL DOCA_SHA256
         fetch "$DOCA_URL" "$work/doca-host.deb" "$DOCA_SHA256"
         # The doca-host package adds a local repository holding exactly this DOCA release.
-        dpkg -i "$work/doca-host.deb"
-        apt-get update
+        apt_install "$work/doca-host.deb"
+        apt_get update
         apt_install doca-ofed
-        apt-mark hold doca-ofed
+        apt_hold doca-ofed
         ;;
     alicloud)
         require ERDMA_VERSION ERDMA_URL

@@ -24,14 +24,28 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fetch "$CUDA_KEYRING_URL" "$work/cuda-keyring.deb" "$CUDA_KEYRING_SHA256"
-dpkg -i "$work/cuda-keyring.deb"
-apt-get update
+apt_install "$work/cuda-keyring.deb"
+apt_get update
 # The pinning metapackage holds every driver package at DRIVER_VERSION; nvidia-open follows it.
 apt_install "$DRIVER_PINNING_PACKAGE"
+# DKMS builds the open kernel modules for the kernel whose headers are installed: those of the kernel this bake runs,
+# the kernel the image boots.
+kernel=$(uname -r)
+apt_install "linux-headers-${kernel}"
 apt_install nvidia-open "${pins[@]}"
-apt-mark hold "$DRIVER_PINNING_PACKAGE" nvidia-open "${packages[@]}"
+# A module DKMS failed to build leaves the packages installed: only dkms status says it was built for this kernel.
+[[ $(dkms status -m nvidia -v "$DRIVER_VERSION" -k "$kernel") == *": installed"* ]] \
+    || die "dkms: the nvidia ${DRIVER_VERSION} module is not installed for kernel ${kernel}"
+apt_hold "$DRIVER_PINNING_PACKAGE" nvidia-open "${packages[@]}"
 
+mkdir -p "${GPUFLEET_ROOT:-}/etc/systemd/system" "${GPUFLEET_ROOT:-}/etc/modules-load.d"
+cp "$(dirname "${BASH_SOURCE[0]}")/nvidia-persistenced.service" "${GPUFLEET_ROOT:-}/etc/systemd/system/"
 systemctl enable nvidia-persistenced
+if [[ "${GPUFLEET_CLOUD:-}" == azure ]]; then
+    # GPUDirect RDMA over InfiniBand: the driver came after DOCA-OFED (install.sh), so nvidia-peermem is built
+    # against its ib_core; loaded at boot as azhpc-images does (the node check verifies it on IB groups).
+    echo nvidia-peermem >"${GPUFLEET_ROOT:-}/etc/modules-load.d/nvidia-peermem.conf"
+fi
 # nv-hostengine: the bootstrap's DCGM error watch (gpufleet-gpu-health) reads through it.
 systemctl enable nvidia-dcgm
 if [[ "$nvswitch" == yes ]]; then

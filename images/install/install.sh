@@ -34,6 +34,8 @@ if [[ -z "$nvswitch" ]]; then
 fi
 [[ "$nvswitch" == yes || "$nvswitch" == no ]] || die "--nvswitch: must be yes or no"
 
+settle_machine
+
 # The order each cloud's own HPC image documents for the fabric stack. Azure/azhpc-images
 # (distros/ubuntu22.04/install.sh) installs DOCA-OFED before the NVIDIA driver (nvidia-peermem loads against
 # DOCA-OFED's ib_core, as its NVIDIA driver installer notes). On AWS and Alibaba Cloud the GPU stack stays first;

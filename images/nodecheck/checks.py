@@ -37,11 +37,15 @@ def gpu_checks(expect: Expectation, inst: InstanceExpectation, gpus: GpuReport) 
         return [Check("nvml", False, "NVML answers", gpus.error)]
     wrong_model = [n for n in gpus.names if inst.gpu_model.lower() not in n.lower()]
     ecc = {str(i): n for i, n in gpus.uncorrectable_ecc.items() if n}
+    # Without persistence mode each CUDA start re-initialises the GPU (nvidia-persistenced, shipped in the image).
+    off = sorted(i for i, on in gpus.persistence.items() if not on)
     return [
         Check("gpu_count", len(gpus.names) == inst.gpu_count, inst.gpu_count, len(gpus.names)),
         Check("gpu_model", bool(gpus.names) and not wrong_model, inst.gpu_model, sorted(set(gpus.names))),
         Check("driver_version", gpus.driver == expect.driver, expect.driver, gpus.driver),
         Check("ecc_uncorrectable", not ecc, 0, ecc or 0),
+        Check("persistence_mode", len(gpus.persistence) == len(gpus.names) and not off, "on for every GPU",
+              {"off": off} if off else f"on for {len(gpus.persistence)} of {len(gpus.names)}"),
     ]
 
 
@@ -71,7 +75,10 @@ def rdma_checks(inst: InstanceExpectation, sysfs_root: Path) -> list[Check]:
         active = [p for p in ports if p.state.upper().endswith("ACTIVE")]
         rates = sorted({p.rate for p in active if p.rate})
         found = {"active": len(active), "rates": rates}
-        return [Check("rdma_ib_ports_active", len(active) == want, want, found)]
+        # GPUDirect RDMA: nvidia-peermem loaded at boot (modules-load.d, images/install/gpu-stack.sh).
+        peermem = (sysfs_root / "module" / "nvidia_peermem").is_dir()
+        return [Check("rdma_ib_ports_active", len(active) == want, want, found),
+                Check("nvidia_peermem_loaded", peermem, True, peermem)]
     # RoCE exposes its HCAs under the same class: count devices.
     return [Check("rdma_devices", len(devices) == want, want, len(devices))]
 

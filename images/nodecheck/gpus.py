@@ -12,6 +12,8 @@ class GpuReport:
     names: list[str] = field(default_factory=list)
     # device index -> uncorrectable ECC errors (volatile + aggregate); None where ECC is not supported.
     uncorrectable_ecc: dict[int, int | None] = field(default_factory=dict)
+    # device index -> persistence mode on (nvmlDeviceGetPersistenceMode == NVML_FEATURE_ENABLED).
+    persistence: dict[int, bool] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -48,6 +50,8 @@ def read_gpus(nvml: ModuleType | None = None) -> GpuReport:
             driver=driver,
             names=[_text(nvml.nvmlDeviceGetName(h)) for h in handles],
             uncorrectable_ecc={i: _uncorrectable(nvml, h) for i, h in enumerate(handles)},
+            persistence={i: nvml.nvmlDeviceGetPersistenceMode(h) == nvml.NVML_FEATURE_ENABLED
+                         for i, h in enumerate(handles)},
         )
     except nvml.NVMLError as err:
         return GpuReport(driver=None, error=f"NVML query failed: {err}")

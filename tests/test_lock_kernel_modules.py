@@ -1,0 +1,54 @@
+"""`images check` ties each catalog GPU's architecture to the profile's kernel module flavour: the open modules
+drive Turing and newer, so a catalog V100 (Volta) under an open-module profile fails the check, and a Blackwell under
+proprietary ones does too."""
+
+from __future__ import annotations
+
+import copy
+from datetime import date
+from pathlib import Path
+
+import yaml
+
+from components.catalog import DATA_DIR, load_catalog
+from components.lock import DEFAULT_LOCK_PATH, check_lock
+from components.lock.model import Lock
+
+ON = date(2026, 1, 1)
+V100 = {"gpu": {"model": "V100", "architecture": "volta", "count": 8, "memory_gb": 16}, "vcpu": 64,
+        "memory_gib": 256, "fabric": {"kind": "none", "interfaces": 0}, "nvswitch": False,
+        "source": "gpu-families gn6v table"}
+
+
+def _catalog(tmp_path: Path, cloud: str, rows: dict[str, dict]) -> Path:
+    for path in DATA_DIR.glob("*.yaml"):
+        raw = yaml.safe_load(path.read_text())
+        if raw["cloud"] == cloud:
+            raw["instances"].update(rows)
+        (tmp_path / path.name).write_text(yaml.safe_dump(raw))
+    return tmp_path
+
+
+def _problems(tmp_path: Path, rows: dict[str, dict], modules: str = "open") -> list[str]:
+    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    for body in raw["profiles"].values():
+        body["kernel_modules"] = modules
+    catalog = load_catalog(_catalog(tmp_path, "alicloud", rows))
+    return [str(p) for p in check_lock(Lock.model_validate(raw), ON, profile="cuda12.8-r580", catalog=catalog)
+            if p.field == "kernel_modules"]
+
+
+def test_the_shipped_catalog_holds_only_gpus_the_shipped_modules_drive(tmp_path):
+    assert _problems(tmp_path, {}) == []
+
+
+def test_a_v100_under_the_open_modules_fails_the_check(tmp_path):
+    assert _problems(tmp_path, {"ecs.gn6v-c8g1.16xlarge": V100}) == [
+        "cuda12.8-r580: kernel_modules: alicloud ecs.gn6v-c8g1.16xlarge has V100 (volta), which the open kernel "
+        "modules do not drive: drop it from the catalog or bake a profile whose modules do"]
+
+
+def test_proprietary_modules_cannot_drive_the_catalogs_blackwell_or_pass_a_v100(tmp_path):
+    b200 = {**V100, "gpu": {"model": "B200", "architecture": "blackwell", "count": 8}}
+    found = _problems(tmp_path, {"ecs.gn6v-c8g1.16xlarge": V100, "ecs.example-b200": b200}, modules="proprietary")
+    assert [p.split(" has ")[0] for p in found] == ["cuda12.8-r580: kernel_modules: alicloud ecs.example-b200"]
