@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from .catalog import Catalog, InstanceType, hourly_cost, load_catalog
+from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
 from .clouds.registry import CLOUDS, backend
 from .spec.errors import SpecInvalid
 from .spec.models import ClusterSpec, NodeGroup
@@ -36,9 +36,7 @@ class GroupCost:
     desired_expected: float
     """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
     max_on_demand: float
-    """What the budget is checked against."""
-    stack_price_source: str | None = None
-    """The source the stack gave with its own price for the type; None when the catalog priced it."""
+    """What the budget is checked against: size.max at the group's most expensive type (catalog.most_expensive)."""
 
 
 @dataclass(frozen=True)
@@ -128,19 +126,22 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
-        cost=_cost(primary, spec, group) if primary is not None else None,
+        cost=_cost(primary, types, spec, group) if primary is not None else None,
     )
 
 
-def _cost(primary: InstanceType, spec: ClusterSpec, group: NodeGroup) -> GroupCost | None:
+def _cost(
+    primary: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
+) -> GroupCost | None:
     size, stack_price = group.size, spec.prices.get(primary.name)
     spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(primary, spec.region, count, 0, stack_price) for count in (size.min, size.desired, size.max)]
+    costs = [hourly_cost(primary, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
+    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
+    costs.append(hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None)
     expected = hourly_cost(primary, spec.region, size.desired, spot, stack_price)
     if expected is None or any(cost is None for cost in costs):
         return None
-    source = stack_price.source if stack_price is not None else None
-    return GroupCost(*costs[:2], expected, costs[2], source)  # type: ignore[arg-type]
+    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
 
 
 @cache

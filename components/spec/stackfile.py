@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,9 @@ def plain_values(value: Any, where: str, source: str) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             plain_values(item, f"{where}[{index}]", source)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # YAML's .inf/.nan would pass every `<=` check and print as JSON's non-standard Infinity/NaN.
+        raise SpecInvalid([SpecError(where, f"{value} is not a finite number")], source)
     elif value is not None and not isinstance(value, (str, int, float, bool)):
         kind = {"date": "a date", "datetime": "a date and time", "bytes": "binary data", "set": "a set"}.get(
             type(value).__name__, f"a {type(value).__name__}"
