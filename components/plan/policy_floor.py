@@ -17,7 +17,7 @@ from policies.registry import RULES_BY_NAME
 
 from ..spec import POLICY_KEY, SpecError, SpecInvalid
 from ..yaml_model import StrictModel, load_yaml_model
-from .policy_settings import tighten
+from .policy_settings import check_organisation_settings
 
 ORGANISATION_FILE = Path(__file__).resolve().parents[2] / "policies" / "organisation.yaml"
 RANK = {"disabled": 0, "advisory": 1, "remediate": 2, "mandatory": 2}
@@ -51,8 +51,7 @@ def organisation() -> Organisation:
     if unknown:
         raise SpecInvalid([SpecError("", f"no such policy in the pack: {', '.join(unknown)}")], str(path))
     try:
-        for rule, given in found.settings.items():
-            tighten(rule, {}, given, f"settings.{rule}")
+        check_organisation_settings(found.settings)
     except SpecInvalid as invalid:
         raise SpecInvalid(invalid.errors, str(path)) from None
     return found

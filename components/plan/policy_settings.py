@@ -103,7 +103,7 @@ def _key(value: Any) -> str:
 def _same(left: Any, right: Any) -> bool:
     """Equal as settings: lists compare as sets (their order means nothing to a rule)."""
     if isinstance(left, list) and isinstance(right, list):
-        return sorted(map(_key, left)) == sorted(map(_key, right))
+        return set(map(_key, left)) == set(map(_key, right))
     return bool(left == right)
 
 
@@ -140,3 +140,17 @@ def tighten(
     if problems:
         raise SpecInvalid(problems)
     return merged
+
+
+def check_organisation_settings(settings: Mapping[str, Mapping[str, Any]]) -> None:
+    """SpecInvalid for an organisation setting a rule does not take, of the wrong type, or one each stack's spec
+    derives (a budget's region, node groups, an image profile)."""
+    problems = [SpecError(f"settings.{rule}.{key}", "is derived from each stack's spec; the organisation cannot set it")
+                for rule, given in settings.items() for key in given if TIGHTER.get((rule, key)) is DERIVED]
+    for rule, given in settings.items():
+        try:
+            tighten(rule, {}, given, f"settings.{rule}")
+        except SpecInvalid as invalid:
+            problems += invalid.errors
+    if problems:
+        raise SpecInvalid(problems)
