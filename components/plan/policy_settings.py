@@ -96,15 +96,24 @@ TIGHTER: dict[tuple[str, str], Direction] = {
 }
 
 
+def _plain(value: Any) -> Any:
+    """Whole floats as ints: under the Pulumi CLI every config number arrives as a double (16 reads 16.0)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return {k: _plain(v) for k, v in value.items()} if isinstance(value, dict) else value
+
+
 def _key(value: Any) -> str:
-    return json.dumps(value, sort_keys=True)
+    return json.dumps(_plain(value), sort_keys=True)
 
 
 def _same(left: Any, right: Any) -> bool:
     """Equal as settings: lists compare as sets (their order means nothing to a rule)."""
     if isinstance(left, list) and isinstance(right, list):
         return set(map(_key, left)) == set(map(_key, right))
-    return bool(left == right)
+    return _key(left) == _key(right)
 
 
 def tighten(
