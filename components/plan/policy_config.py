@@ -52,7 +52,9 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
 
 def user_policy(config: dict[str, Any]) -> dict[str, Any]:
     """The stack's `gpufleet:policy`, checked to be a map."""
-    user = config.get(POLICY_KEY) or {}
+    user = config.get(POLICY_KEY)
+    if user is None:
+        return {}
     if not isinstance(user, dict):
         message = "must be a map of policy names to a level (mandatory, advisory, disabled) or settings"
         raise SpecInvalid([SpecError(POLICY_KEY, message)])

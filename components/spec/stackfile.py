@@ -25,9 +25,19 @@ def stack_names(stacks_dir: Path) -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
 
 
+def is_stack_file(path: Path, where: str = "") -> bool:
+    """path.is_file(), where a name the file system cannot hold (too long) is bad input named at `where` (exit 2),
+    not an internal error: is_file() lets ENAMETOOLONG through."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        shown = path.name if len(path.name) <= 60 else f"{path.name[:40]}... ({len(path.name)} characters)"
+        raise SpecInvalid([SpecError(where, f"no stack file can be named {shown}: {exc.strerror}")]) from None
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """The `config:` map of one stack file, unresolved."""
-    if not path.is_file():
+    if not is_stack_file(path):
         raise SpecInvalid([SpecError("", f"stack file {path} does not exist")])
     doc = read_yaml(path) or {}
     plain_values(doc, "", str(path))
@@ -82,7 +92,7 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
             cycle = " -> ".join((*chain, parent))
             raise SpecInvalid([SpecError(EXTENDS, f"extends forms a cycle: {cycle}; break it")])
         path = stack_path(stacks_dir, parent)
-        if not path.is_file():
+        if not is_stack_file(path, EXTENDS):
             known = ", ".join(stack_names(stacks_dir))
             raise SpecInvalid([SpecError(EXTENDS, f"no stack {parent!r} in {stacks_dir}; known: {known}")])
         base = resolve_extends(read_config(path), stacks_dir, (*chain, parent))
