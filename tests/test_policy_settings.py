@@ -151,3 +151,25 @@ def test_policy_config_command_refuses_a_weakened_budget(stacks_dir: Path) -> No
         assert "a stack may only lower it" in result.stderr
     good = CliRunner().invoke(cli.app, ["policy-config", "--stack", "aws-train-p5", "--stacks-dir", str(stacks_dir)])
     assert json.loads(good.stdout)["hourly-budget"]["maxHourlyUsd"] == 900
+
+
+@given(st.lists(st.text(alphabet="abcdefgh-", min_size=1, max_size=8), max_size=3),
+       st.sampled_from([None, {}, "mandatory", {"keys": []}]))
+@QUICK
+def test_a_child_stack_only_tightens_the_policy_it_extends(stacks_dir: Path, keys: list[str], written: Any) -> None:
+    (stacks_dir / "Pulumi.base.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpufleet:policy: {required-tags: {keys: [team, cost-center]}, "
+        "hourly-budget: {maxHourlyUsd: 500}}\n  gpufleet:cluster: {extends: aws-train-p5}\n")
+    entry = {"keys": keys} if written == {"keys": []} else written
+    (stacks_dir / "Pulumi.kid.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpufleet:policy: " + json.dumps({"required-tags": entry})
+        + "\n  gpufleet:cluster: {extends: base}\n")
+    config = load_stack(stacks_dir / "Pulumi.kid.yaml", stacks_dir)
+    pack = policy_pack_config(config, PREPARED, "kid")
+    assert {"team", "cost-center"} <= set(pack["required-tags"]["keys"])
+    assert pack["hourly-budget"]["maxHourlyUsd"] == 500
+    (stacks_dir / "Pulumi.kid.yaml").write_text(
+        "config:\n  aws:region: us-east-1\n  gpufleet:policy: {hourly-budget: {maxHourlyUsd: 800}}\n"
+        "  gpufleet:cluster: {extends: base}\n")
+    with pytest.raises(SpecInvalid, match="a stack may only lower it"):
+        load_stack(stacks_dir / "Pulumi.kid.yaml", stacks_dir)

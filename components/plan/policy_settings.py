@@ -163,3 +163,36 @@ def check_organisation_settings(settings: Mapping[str, Mapping[str, Any]]) -> No
             problems += invalid.errors
     if problems:
         raise SpecInvalid(problems)
+
+
+def inherited_policy(base: Any, child: Any, where: str) -> Any:
+    """A child stack's `gpufleet:policy` laid on the one of the stack it extends: settings only tighten and levels
+    only rise (resolve_extends would otherwise let the child's list replace the base's, `keys: []` dropping the
+    base's required tags). Malformed maps are left to user_policy/resolve_config to name."""
+    if not isinstance(base, dict) or not isinstance(child, dict):
+        return child
+    from .policy_floor import RANK, requested_level
+
+    merged = dict(base)
+    problems = []
+    for name, entry in child.items():
+        before, after = requested_level(base.get(name)), requested_level(entry)
+        if before and after and RANK[after] < RANK[before]:
+            problems.append(SpecError(f"{where}.{name}", f"{after} is below {before}, the level of the stack it "
+                                                         "extends; a child stack may only raise it"))
+            continue
+        if name not in RULES_BY_NAME or not (entry is None or isinstance(entry, (str, dict))):
+            merged[name] = entry
+            continue
+        held = base.get(name)
+        held_settings = {k: v for k, v in held.items() if k != "enforcementLevel"} if isinstance(held, dict) else {}
+        try:
+            settings = tighten(name, held_settings, entry if isinstance(entry, dict) else {}, f"{where}.{name}")
+        except SpecInvalid as invalid:
+            problems += invalid.errors
+            continue
+        level = after or before
+        merged[name] = {**({"enforcementLevel": level} if level else {}), **settings}
+    if problems:
+        raise SpecInvalid(problems)
+    return merged

@@ -99,6 +99,10 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
         child = {k: v for k, v in section.items() if k != EXTENDS}
         merged = merge(base, {**config, key: child})
         merged[key] = merge(base.get(key, {}), child)
+        if POLICY_KEY in base and POLICY_KEY in config:  # a child only tightens the policy of the stack it extends
+            from ..plan.policy_settings import inherited_policy
+
+            merged[POLICY_KEY] = inherited_policy(base[POLICY_KEY], config[POLICY_KEY], POLICY_KEY)
         return merged
     return config
 
