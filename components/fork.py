@@ -15,11 +15,10 @@ from ruamel.yaml import YAML
 
 from .clouds.registry import CLOUDS, backend
 from .spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
+from .spec.errors import split_field_path
 from .spec.stackfile import EXTENDS, plain_values
 from .yaml_model import parse_yaml
 
-# A field name, dashes allowed (tags.cost-center), then any list indexes.
-SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
 # Pulumi's stack names: letters, digits, dashes, underscores, dots; no path separator, so no traversal.
 STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_SET_VALUE = 4096
@@ -27,13 +26,9 @@ MAX_SET_VALUE = 4096
 
 def parse_path(path: str) -> list[str | int]:
     """`node_groups[0].size.max` -> ["node_groups", 0, "size", "max"]."""
-    parts: list[str | int] = []
-    for segment in path.split("."):
-        match = SEGMENT.fullmatch(segment)
-        if not match:
-            raise SpecInvalid([SpecError(path, "not a field path; write it like node_groups[0].size.max")])
-        parts.append(match.group(1))
-        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+    parts = split_field_path(path)
+    if parts is None:
+        raise SpecInvalid([SpecError(path, "not a field path; write it like node_groups[0].size.max")])
     return parts
 
 

@@ -7,6 +7,7 @@ how many interfaces, in which zones, or under which names.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -17,7 +18,7 @@ from pydantic import TypeAdapter
 
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
 from .clouds.registry import CLOUDS, backend
-from .spec.errors import SpecInvalid
+from .spec.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .spec.models import ClusterSpec, NodeGroup
 from .spec.validate import discriminated_union, parse_with
 
@@ -159,7 +160,10 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     from .lock import load_lock
     from .spec.rules import run_checks
 
-    spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+    try:
+        spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+    except SpecInvalid as invalid:
+        raise SpecInvalid([*invalid.errors, *_checks_despite(raw, invalid.errors, catalog, lock)]) from None
     catalog = catalog or load_catalog()
     cloud = backend(spec.cloud)
     resolved = ResolvedCluster(
@@ -172,3 +176,27 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     if errors:
         raise SpecInvalid(errors)
     return resolved
+
+
+def _checks_despite(raw: Any, errors: list[SpecError], catalog: Catalog | None, lock: Lock | None) -> list[SpecError]:
+    """The checks' findings on the rest of a stack whose fields failed validation, so one run reports every
+    problem (a bad vpc_id does not hide a size the checks refuse): the failing fields are left out and the rest
+    is resolved again; findings in a section that lost a field are dropped (they would judge what the stack did
+    not say). Nothing when a failing field cannot be left out."""
+    trimmed, sections = copy.deepcopy(raw), set()
+    for error in errors:
+        parts = split_field_path(error.path) or []
+        parent: Any = trimmed
+        for part in parts[:-1]:
+            fits = isinstance(parent, dict) and part in parent or isinstance(parent, list) and isinstance(part, int)
+            parent = parent[part] if fits and (isinstance(parent, dict) or part < len(parent)) else None
+        if not parts or not isinstance(parent, dict) or parts[-1] not in parent:
+            return []
+        del parent[parts[-1]]
+        sections.add(field_path("", tuple(parts[:2] if len(parts) > 1 and isinstance(parts[1], int) else parts[:1])))
+    try:
+        resolve_cluster(trimmed, catalog, lock)
+    except SpecInvalid as invalid:
+        return [e for e in invalid.errors
+                if not any(e.path == s or e.path.startswith((f"{s}.", f"{s}[")) for s in sections)]
+    return []

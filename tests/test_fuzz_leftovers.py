@@ -180,3 +180,15 @@ def test_too_many_zones_is_not_called_a_small_network(stacks_dir: Path, zones: i
     code, _, err = invoke("plan", "--stack", "zones", "--stacks-dir", str(stacks_dir))
     assert code == 2, err
     assert "too small" not in err and "list at most 3 zones" in err
+
+
+@given(st.text(alphabet="xyz!-", min_size=1, max_size=8), st.integers(min_value=2, max_value=64))
+@FUZZ
+def test_every_error_of_one_file_is_reported_at_once(stacks_dir: Path, vpc_id: str, desired: int) -> None:
+    group = {"name": "h100", "instance_types": ["p5.48xlarge"], "size": {"min": 0, "desired": desired, "max": 1}}
+    section = {"extends": "aws-train-p5", "network": {"vpc_id": vpc_id}, "node_groups": [group]}
+    child(stacks_dir, "both", "  gpufleet:cluster: " + json.dumps(section) + "\n")
+    code, _, err = invoke("plan", "--stack", "both", "--stacks-dir", str(stacks_dir))
+    assert code == 2, err
+    assert "network.vpc_id: must be a VPC id" in err  # validation of the field
+    assert "node_groups[0].size: needs min <= desired <= max" in err  # a check that runs on the validated spec
