@@ -5,22 +5,23 @@ from __future__ import annotations
 import copy
 import io
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
 from .clouds.registry import CLOUDS, backend
 from .spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
 from .spec.errors import split_field_path
-from .spec.stackfile import EXTENDS, plain_values
+from .spec.stackfile import EXTENDS, STACK_NAME, plain_values
 from .yaml_model import parse_yaml
 
+if TYPE_CHECKING:
+    from .plan.planner import PlanResult
+
 # Pulumi's stack names: letters, digits, dashes, underscores, dots; no path separator, so no traversal.
-STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 MAX_SET_VALUE = 4096
 
 
@@ -98,9 +99,9 @@ def _comments(template_path: Path) -> str:
     return "".join(lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), 0)])
 
 
-def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> Path:
+def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> tuple[Path, PlanResult]:
     """Write stacks/Pulumi.<new>.yaml only once the result validates (written aside, then renamed into place);
-    a refused fork leaves nothing behind. Returns the path."""
+    a refused fork leaves nothing behind. Returns the path and the new stack's plan (its policy verdicts)."""
     if not STACK_NAME.fullmatch(new):
         raise SpecInvalid([SpecError("NEW", f"{new!r} is not a stack name: letters, digits, '-', '_', '.', "
                                             "at most 100, starting with a letter or digit")])
@@ -142,8 +143,8 @@ def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> Path
         staged.write_text(text, encoding="utf-8")
         from .plan.planner import plan_stack
 
-        plan_stack(staged, stacks_dir)
+        result = plan_stack(staged, stacks_dir)
         os.replace(staged, target)
     finally:
         shutil.rmtree(aside, ignore_errors=True)
-    return target
+    return target, result

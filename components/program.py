@@ -87,8 +87,8 @@ def build(prepared: Prepared | None = None) -> None:
     try:
         if prepared is None:
             config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
-            config = resolve_extends(config or from_template(), STACKS_DIR)
-            config.update(provider_regions())
+            # The provider keys join before `extends` is resolved: it refuses a base's provider key this stack lacks.
+            config = resolve_extends({**(config or from_template()), **provider_regions()}, STACKS_DIR)
             prepared = prepare(config)
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
@@ -130,7 +130,7 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
     """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
     base = load_lock().base_image_entry(spec.cloud, spec.regions[0])
-    if base is None or base.parent_image is not None or running_offline():
+    if base is None or base.status != "unconfirmed" or running_offline():
         return
     raise pulumi.RunError(
         f"images/lock.yaml base_images.{spec.cloud}.{spec.regions[0]}: parent_image is null (status "

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class GroupCost:
-    """USD per hour of a group's primary type (catalog.pricing.hourly_cost): the stack's price for the type
-    when `prices` gives one, else the catalog snapshot."""
+    """USD per hour of a group at the type its cloud prices it at (its primary; on Alibaba Cloud cost-optimised
+    groups, the most expensive: CloudBackend.priced_type) (catalog.pricing.hourly_cost): the stack's price for the
+    type when `prices` gives one, else the catalog snapshot."""
 
     min_on_demand: float
     desired_on_demand: float
@@ -127,19 +128,21 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
-        cost=_cost(primary, types, spec, group) if primary is not None else None,
+        cost=_cost(priced, types, spec, group) if (priced := cloud.priced_type(spec, group, types)) else None,
     )
 
 
 def _cost(
-    primary: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
+    priced: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
 ) -> GroupCost | None:
-    size, stack_price = group.size, spec.prices.get(primary.name)
+    """Min and desired at the backend's priced type (what launches first); max at the group's most expensive type,
+    the worst case a budget covers (catalog.most_expensive)."""
+    size, stack_price = group.size, spec.prices.get(priced.name)
     spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(primary, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
+    costs = [hourly_cost(priced, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
     worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
     costs.append(hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None)
-    expected = hourly_cost(primary, spec.region, size.desired, spot, stack_price)
+    expected = hourly_cost(priced, spec.region, size.desired, spot, stack_price)
     if expected is None or any(cost is None for cost in costs):
         return None
     return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 from components.cli import app
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
+from components.resolve import resolve_cluster
 
 CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
@@ -55,10 +56,23 @@ def test_each_ebmgn8v_node_gets_its_two_eris_with_the_node_security_group() -> N
     assert one(plan, CONFIG).inputs["internetMaxBandwidthOut"] == 0
 
 
-def test_disks_are_encrypted_with_the_stacks_rotating_software_key() -> None:
-    plan = shipped(TRAIN)
+INSTANCE = "kst-bjj62f1cb66fa42qo"  # a KMS instance id of the documented shape (kst-...)
+
+
+def created_key(**changes: Any) -> dict[str, Any]:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["storage"].update(kms_key="create", dkms_instance_id=INSTANCE)
+    cluster.update(changes)
+    return cluster
+
+
+def test_disks_are_encrypted_with_a_rotating_key_in_the_stacks_kms_instance(tmp_path: Path) -> None:
+    plan = plan_stack(write_stack(tmp_path, "created", created_key()))
     key = one(plan, "alicloud:kms/key:Key")
-    assert key.inputs["automaticRotation"] == "Enabled" and key.inputs["protectionLevel"] == "SOFTWARE"
+    assert key.inputs["dkmsInstanceId"] == INSTANCE
+    # The instance decides the protection level (kms.Key protection_level is ignored with dkms_instance_id).
+    assert "protectionLevel" not in key.inputs
+    assert key.inputs["automaticRotation"] == "Enabled" and key.inputs["rotationInterval"] == "365d"
     assert key.inputs["deletionProtection"] == "Disabled" and key.protect is False
     config = one(plan, CONFIG)
     assert config.inputs["systemDiskEncrypted"] is True
@@ -66,9 +80,34 @@ def test_disks_are_encrypted_with_the_stacks_rotating_software_key() -> None:
     assert key.urn in config.property_dependencies["systemDiskKmsKeyId"]
 
 
-def test_prod_protects_the_key(tmp_path: Path) -> None:
+def test_shipped_stacks_bring_a_placeholder_key_their_users_replace() -> None:
+    for stack in (TRAIN, "alicloud-infer-gn7i"):
+        plan = shipped(stack)
+        assert not of_type(plan, "alicloud:kms/key:Key")
+        assert read_cluster(stack)["storage"]["kms_key"].startswith("REPLACE")
+
+
+@pytest.mark.parametrize(("storage", "message"), [
+    ({"kms_key": "create"}, "required with storage.kms_key: create: a key made outside a KMS instance is the "
+                            "region's one default key"),
+    ({"kms_key": "key-bjj62f1cb66fa42qo", "dkms_instance_id": INSTANCE}, "only with storage.kms_key: create"),
+])
+def test_a_created_key_needs_a_kms_instance_exit_2_naming_the_field(
+    tmp_path, monkeypatch, capsys, storage, message
+) -> None:
+    from test_cli_errors import run_main
+
     cluster = copy.deepcopy(read_cluster(TRAIN))
-    cluster["environment"] = "prod"
+    cluster["storage"] = {k: v for k, v in cluster["storage"].items() if k != "kms_key"} | storage
+    write_stack(tmp_path, "variant", cluster)
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "storage.dkms_instance_id" in err and message in err
+
+
+def test_prod_protects_the_key(tmp_path: Path) -> None:
+    cluster = created_key(environment="prod")
     key = one(plan_stack(write_stack(tmp_path, "prod", cluster)), "alicloud:kms/key:Key")
     assert key.protect is True and key.inputs["deletionProtection"] == "Enabled"
 
@@ -117,8 +156,9 @@ def test_both_lifecycle_hooks() -> None:
     recorded = of_type(shipped(TRAIN), "alicloud:ess/lifecycleHook:LifecycleHook")
     hooks = {h.inputs["lifecycleTransition"]: h.inputs for h in recorded}
     assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
-    assert hooks["SCALE_IN"]["heartbeatTimeout"] == 300 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
-    assert "notificationArn" not in hooks["SCALE_IN"]  # the node's spot watcher checkpoints within the hold
+    # The stack's 300 s checkpoint grace plus the runbook's overhead; the checkpoint runbook completes it.
+    assert hooks["SCALE_IN"]["heartbeatTimeout"] == 420 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
+    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-scale-in-checkpoint")
 
 
 def test_interruption_events_go_to_an_encrypted_logstore() -> None:
@@ -148,8 +188,8 @@ def test_groups_without_eris_require_metadata_tokens_from_their_launch_template(
     assert template["httpTokens"] == "required" and template["systemDisk"]["encrypted"] is True
     group = one(plan, GROUP).inputs
     assert group["launchTemplateId"].startswith("lt-")
-    assert [o["instanceType"] for o in group["launchTemplateOverrides"]] == [
-        "ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge"]
+    # The 4-GPU fallback is gone: a spot group may launch any of its types first.
+    assert [o["instanceType"] for o in group["launchTemplateOverrides"]] == ["ecs.gn7i-c8g1.2xlarge"]
     assert len(group["vswitchIds"]) == 2 and not of_type(plan, CONFIG)
     assert "GPUFLEET_FABRIC_MTU=''" in _user_data(one(plan, TEMPLATE))
 
@@ -206,3 +246,46 @@ def test_eri_configuration_passes_the_providers_create_checks() -> None:
     assert inputs.get("securityGroupIds"), "Create: security_group_id or security_group_ids must be assigned"
     (primary,) = [i for i in inputs["networkInterfaces"] if i["instanceType"] == "Primary"]
     assert inputs["securityGroupIds"] == primary["securityGroupIds"]
+
+
+# Cost-optimised groups launch cheapest vCPU first (Auto Scaling "scaling policy"), not primary first.
+
+def test_a_spot_fallback_with_another_gpu_count_is_refused_exit_2_naming_it(tmp_path, monkeypatch, capsys) -> None:
+    """The gn7i stack as it shipped: a 4-GPU fallback to a 1-GPU primary in a spot group."""
+    from test_cli_errors import run_main
+
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0]["instance_types"] = ["ecs.gn7i-c8g1.2xlarge", "ecs.gn7i-c32g1.32xlarge"]
+    write_stack(tmp_path, "variant", cluster)
+    monkeypatch.chdir(tmp_path)
+    assert run_main(monkeypatch, "plan", "--stack", "variant", "--stacks-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "node_groups[0].instance_types[1]" in err and "ecs.gn7i-c32g1.32xlarge has 4 GPUs" in err
+    assert "cheapest vCPU first, not primary first" in err
+    cluster["node_groups"][0].update(capacity="on-demand", on_demand_base=0)  # PRIORITY: primary first
+    resolve_cluster(cluster)
+
+
+def _eight_gpu_spot_group(prices: dict[str, Any], capacity: str = "spot") -> dict[str, Any]:
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0].update(
+        instance_types=["ecs.gn7-c13g1.26xlarge", "ecs.gn7e-c16g1.32xlarge"], capacity=capacity,
+        size={"min": 0, "desired": 1, "max": 4},
+    )
+    cluster["prices"] = prices
+    return cluster
+
+
+def test_a_cost_optimised_group_is_priced_at_its_dearest_type() -> None:
+    prices = {"ecs.gn7-c13g1.26xlarge": {"on_demand": 20.0, "source": "test quote"},
+              "ecs.gn7e-c16g1.32xlarge": {"on_demand": 30.0, "source": "test quote"}}
+    (group,) = resolve_cluster(_eight_gpu_spot_group(prices)).groups
+    assert group.cost is not None and group.cost.max_on_demand == 4 * 30.0
+    (on_demand,) = resolve_cluster(_eight_gpu_spot_group(prices, capacity="on-demand")).groups
+    # PRIORITY launches the primary first, but a fallback provisions the whole group when the primary has no
+    # capacity: the budget's worst case is the dearest type at size.max on every cloud (issue 20 item 5).
+    assert on_demand.cost is not None and on_demand.cost.max_on_demand == 4 * 30.0
+    assert on_demand.cost.desired_on_demand == 1 * 20.0  # what launches first
+    del prices["ecs.gn7e-c16g1.32xlarge"]
+    (unpriced,) = resolve_cluster(_eight_gpu_spot_group(prices)).groups
+    assert unpriced.cost is None  # a fallback without a price: unknown, not the primary's

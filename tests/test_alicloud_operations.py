@@ -96,13 +96,23 @@ def test_without_gpu_metrics_the_node_role_gets_neither_grant(tmp_path: Path) ->
     assert not of_type(plan, APP_GROUP) and "gpufleet-gpu-health" not in json.dumps(cloud_config(plan, CONFIG))
 
 
-def test_train_alarms_on_xid_ecc_node_check_and_low_utilisation_notify_the_created_contact_group() -> None:
+def test_train_alarms_on_each_reason_a_node_is_taken_out_and_low_utilisation_notify_the_contact_group() -> None:
     plan = shipped(TRAIN)
     contacts, app_group = one(plan, CONTACTS), one(plan, APP_GROUP)
     assert app_group.inputs["contactGroups"] == [contacts.inputs["alarmContactGroupName"]]
     rules = {r.inputs["metricName"]: r for r in of_type(plan, RULE)}
-    assert set(rules) == {"gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed", "gpu_utilization"}
-    for metric in ("gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed"):
+    taken_out = ("gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures", "nodecheck_failed")
+    assert set(rules) == {"gpu_xid_errors", *taken_out, "gpu_utilization"}
+    # Each rule's mail subject says what it checks (a GroupMetricRule has no description).
+    subjects = {metric: rule.inputs["emailSubject"] for metric, rule in rules.items()}
+    assert subjects["gpu_xid_errors"].endswith("GPUs logged new XID errors this minute (most are application errors; "
+                                               "the node stays)")
+    assert "fatal XID (48, 64, 74, 79, 95, 119, 120)" in subjects["gpu_fatal_xid_errors"]
+    assert "row remapping failed" in subjects["gpu_row_remap_failures"]
+    assert "row remap" not in subjects["gpu_ecc_uncorrectable"] and "double-bit" in subjects["gpu_ecc_uncorrectable"]
+    assert all(subjects[m].endswith("leaves its group") for m in taken_out)
+    assert subjects["gpu_utilization"].endswith("GPU utilisation under 10% for 120 minutes")
+    for metric in ("gpu_xid_errors", *taken_out):
         rule = rules[metric]
         critical = rule.inputs["escalations"]["critical"]
         assert critical == {"comparisonOperator": "GreaterThanThreshold", "statistics": "Maximum", "threshold": "0",
@@ -118,10 +128,46 @@ def test_train_alarms_on_xid_ecc_node_check_and_low_utilisation_notify_the_creat
 
 def test_a_named_contact_group_gets_the_alarms_and_none_is_created(tmp_path: Path) -> None:
     cluster = copy.deepcopy(read_cluster(TRAIN))
-    cluster["monitoring"]["alarms"]["target"] = "ml-oncall"
+    cluster["monitoring"]["alarms"] = {"target": "ml-oncall"}
     plan = plan_stack(write_stack(tmp_path, "named", cluster))
     assert not of_type(plan, CONTACTS)
     assert {r.inputs["contactGroups"] for r in of_type(plan, RULE)} == {"ml-oncall"}
+
+
+CONTACT = "alicloud:cms/alarmContact:AlarmContact"
+EVENT_RULE = "alicloud:cms/eventRule:EventRule"
+
+
+@pytest.mark.parametrize("stack", [TRAIN, INFER])
+def test_created_contact_group_holds_a_mailed_contact_per_address_and_gets_the_interruption_notices(stack) -> None:
+    plan = shipped(stack)
+    emails = read_cluster(stack)["monitoring"]["alarms"]["emails"]
+    contacts = of_type(plan, CONTACT)
+    assert sorted(c.inputs["channelsMail"] for c in contacts) == sorted(emails) and emails
+    group = one(plan, CONTACTS)
+    assert group.inputs["contacts"] == [c.inputs["alarmContactName"] for c in contacts]
+    assert all(c.urn in group.property_dependencies["contacts"] for c in contacts)
+    # Spot reclaims reach the same people as the alarms, besides the logstore.
+    (target,) = one(plan, EVENT_RULE).inputs["contactParameters"]
+    assert target["contactGroupName"] == group.inputs["alarmContactGroupName"]
+    assert group.urn in one(plan, EVENT_RULE).property_dependencies["contactParameters"]
+
+
+def test_each_address_gets_its_own_contact_name(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(TRAIN))
+    cluster["monitoring"]["alarms"]["emails"] = ["a@example.com", "b@example.com"]
+    names = [c.inputs["alarmContactName"] for c in of_type(plan_stack(write_stack(tmp_path, "two", cluster)),
+                                                             CONTACT)]
+    assert len(set(names)) == 2 and all(n.startswith("gpufleet_train_") and len(n) <= 40 for n in names)
+    # Two stacks in two regions: tests/test_names.py (account-wide names differ by region).
+
+
+def test_without_alarms_the_interruption_events_are_an_audit_trail_only(tmp_path: Path) -> None:
+    cluster = copy.deepcopy(read_cluster(INFER))
+    del cluster["monitoring"]["alarms"]
+    plan = plan_stack(write_stack(tmp_path, "no-alarms", cluster))
+    assert not of_type(plan, CONTACT) and not of_type(plan, CONTACTS)
+    assert "contactParameters" not in one(plan, EVENT_RULE).inputs
 
 
 def test_infer_scales_to_min_by_an_ess_alarm_task_on_the_gpu_utilisation_metric() -> None:
@@ -141,7 +187,6 @@ def test_infer_scales_to_min_by_an_ess_alarm_task_on_the_gpu_utilisation_metric(
     assert inputs["alarmActions"][0].startswith("ari:acs:ess:cn-beijing:") and ":scalingrule/asr-" in inputs[
         "alarmActions"][0]
     assert one(plan, APP_GROUP).urn in alarm.property_dependencies["cloudMonitorGroupId"]
-    assert not of_type(plan, RULE)  # the inference stack sets no alarms
 
 
 def _errors(cluster: dict[str, Any]) -> list[tuple[str, str]]:
@@ -159,7 +204,7 @@ def test_idle_needs_an_ess_scaling_group() -> None:
 
 def test_alarm_target_must_be_a_contact_group_name() -> None:
     cluster = read_cluster(TRAIN)
-    cluster["monitoring"]["alarms"]["target"] = "arn:aws:sns:us-east-1:123456789012:ops"
+    cluster["monitoring"]["alarms"] = {"target": "arn:aws:sns:us-east-1:123456789012:ops"}
     assert any(path == "monitoring.alarms.target" and "contact group" in message for path, message in _errors(cluster))
 
 

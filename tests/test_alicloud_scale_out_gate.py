@@ -1,5 +1,5 @@
-"""The Alibaba scale-out gate as the engine records it: the OOS template the scale-out hook notifies, its RAM
-role and policy, and the hooks of the groups."""
+"""The Alibaba lifecycle runbooks as the engine records them: the OOS templates the scale-out and scale-in hooks
+notify, their RAM role and policy, and the hooks of the groups."""
 
 from __future__ import annotations
 
@@ -13,8 +13,14 @@ from typing import Any
 import pytest
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, registered_types, write_stack
 
-from components.bootstrap import gate_command
-from components.clouds.alicloud.lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS, LAUNCH_HOOK_TIMEOUT
+from components.bootstrap import checkpoint_command, gate_command
+from components.clouds.alicloud.lifecycle import (
+    CHECKPOINT_COMMAND_MARGIN,
+    CHECKPOINT_OVERHEAD_SECONDS,
+    GATE_COMMAND_TIMEOUT,
+    GATE_WAIT_SECONDS,
+    LAUNCH_HOOK_TIMEOUT,
+)
 from components.plan.planner import PlanResult, plan_stack
 from components.plan.record import RecordedResource
 
@@ -41,16 +47,21 @@ def gate_resource(plan: PlanResult, typ: str) -> RecordedResource:
     return found
 
 
-def content(plan: PlanResult) -> dict[str, Any]:
-    return json.loads(one(plan, TEMPLATE).inputs["content"])
+def template(plan: PlanResult, suffix: str = "-scale-out-gate") -> RecordedResource:
+    (found,) = [t for t in of_type(plan, TEMPLATE) if t.inputs["templateName"].endswith(suffix)]
+    return found
 
 
-def tasks(plan: PlanResult) -> dict[str, dict[str, Any]]:
-    return {task["Name"]: task for task in content(plan)["Tasks"]}
+def content(plan: PlanResult, suffix: str = "-scale-out-gate") -> dict[str, Any]:
+    return json.loads(template(plan, suffix).inputs["content"])
 
 
-def scale_out_hook(plan: PlanResult) -> dict[str, Any]:
-    (hook,) = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_OUT"]
+def tasks(plan: PlanResult, suffix: str = "-scale-out-gate") -> dict[str, dict[str, Any]]:
+    return {task["Name"]: task for task in content(plan, suffix)["Tasks"]}
+
+
+def scale_out_hook(plan: PlanResult, transition: str = "SCALE_OUT") -> dict[str, Any]:
+    (hook,) = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == transition]
     return hook
 
 
@@ -93,9 +104,9 @@ def test_template_takes_what_ess_fills_in_and_runs_as_the_gates_role() -> None:
     assert {name: parameters[name]["Default"] for name in ESS_PLACEHOLDERS} == ESS_PLACEHOLDERS
     assert document["RamRole"] == "{{ OOSAssumeRole }}"
     assert parameters["OOSAssumeRole"]["Default"] == gate_resource(plan, "alicloud:ram/role:Role").inputs["roleName"]
-    template = one(plan, TEMPLATE)
-    assert not template.inputs["templateName"].lower().startswith(("aliyun", "acs", "alibaba", "alicloud"))
-    assert len(template.inputs["content"].encode()) < 64 * 1024  # OOS's template size limit
+    gate = template(plan)
+    assert not gate.inputs["templateName"].lower().startswith(("aliyun", "acs", "alibaba", "alicloud"))
+    assert len(gate.inputs["content"].encode()) < 64 * 1024  # OOS's template size limit
 
 
 def test_gate_role_is_trusted_by_oos_and_may_only_run_commands_and_complete_its_groups_hooks() -> None:
@@ -124,13 +135,63 @@ def test_gate_role_is_trusted_by_oos_and_may_only_run_commands_and_complete_its_
 def test_scale_out_hook_notifies_the_template_and_releases_a_node_that_never_passes() -> None:
     plan = train()
     hook = scale_out_hook(plan)
-    template = one(plan, TEMPLATE)
+    gate = template(plan)
     account = r"\d{16}"
-    assert re.fullmatch(rf"acs:ess:cn-wulanchabu:{account}:oos/{template.inputs['templateName']}",
+    assert re.fullmatch(rf"acs:ess:cn-wulanchabu:{account}:oos/{gate.inputs['templateName']}",
                         hook["notificationArn"])
     assert (hook["defaultResult"], hook["heartbeatTimeout"]) == ("ABANDON", LAUNCH_HOOK_TIMEOUT)
     (recorded,) = [h for h in of_type(plan, HOOK) if h.inputs is hook]
-    assert template.urn in recorded.property_dependencies["notificationArn"]
+    assert gate.urn in recorded.property_dependencies["notificationArn"]
+
+
+CHECKPOINT = "-scale-in-checkpoint"
+
+
+def test_scale_in_hook_notifies_the_checkpoint_template_and_holds_the_grace_and_the_runbooks_overhead() -> None:
+    plan = train()
+    hook = scale_out_hook(plan, "SCALE_IN")
+    checkpoint = template(plan, CHECKPOINT)
+    assert re.fullmatch(rf"acs:ess:cn-wulanchabu:\d{{16}}:oos/{checkpoint.inputs['templateName']}",
+                        hook["notificationArn"])
+    (recorded,) = [h for h in of_type(plan, HOOK) if h.inputs is hook]
+    assert checkpoint.urn in recorded.property_dependencies["notificationArn"]
+    grace = read_cluster(TRAIN).get("bootstrap", {}).get("checkpoint_grace_seconds", 300)
+    assert (hook["defaultResult"], hook["heartbeatTimeout"]) == ("CONTINUE", grace + CHECKPOINT_OVERHEAD_SECONDS)
+
+
+def test_checkpoint_template_runs_the_checkpoint_on_every_leaving_node_then_continues() -> None:
+    plan = train()
+    document = content(plan, CHECKPOINT)
+    parameters = document["Parameters"]
+    assert {name: parameters[name]["Default"] for name in ESS_PLACEHOLDERS} == ESS_PLACEHOLDERS
+    assert document["RamRole"] == "{{ OOSAssumeRole }}"
+    assert parameters["OOSAssumeRole"]["Default"] == gate_resource(plan, "alicloud:ram/role:Role").inputs["roleName"]
+    found = tasks(plan, CHECKPOINT)
+    run = found["checkpointNodes"]
+    assert run["Action"] == "ACS::ECS::RunCommand"
+    properties = run["Properties"]
+    assert properties["commandContent"] == checkpoint_command()
+    assert "checkpoint interruption" in properties["commandContent"]
+    grace = scale_out_hook(plan, "SCALE_IN")["heartbeatTimeout"] - CHECKPOINT_OVERHEAD_SECONDS
+    # The checkpoint gets its whole grace, the command a margin past it, and the hook's hold covers both.
+    assert properties["timeout"] == grace + CHECKPOINT_COMMAND_MARGIN < grace + CHECKPOINT_OVERHEAD_SECONDS
+    assert run["Loop"]["Items"] == "{{ instanceIds }}"
+    assert run["Loop"]["RateControl"] == {"Mode": "Concurrency", "MaxErrors": 16, "Concurrency": 16}
+    # Whether the checkpoint ran or failed, the removal continues: ESS removes the node either way.
+    release = found[run["OnSuccess"]]
+    assert run["OnError"] == run["OnSuccess"] == "releaseNodes" and len(found) == 2
+    assert (release["Action"], release["Properties"]["API"]) == ("ACS::ExecuteAPI", "CompleteLifecycleAction")
+    assert release["Properties"]["Parameters"]["LifecycleActionResult"] == "CONTINUE"
+    assert release["Properties"]["Parameters"]["LifecycleActionToken"] == "{{ lifecycleActionToken }}"
+
+
+def test_every_scaling_group_of_both_shipped_stacks_checkpoints_on_scale_in() -> None:
+    for stack in (TRAIN, "alicloud-infer-gn7i"):
+        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        hooks = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_IN"]
+        assert len(hooks) == len(of_type(plan, GROUP)) >= 1
+        assert all(h["notificationArn"].endswith(f"oos/gpufleet-{read_cluster(stack)['name']}{CHECKPOINT}")
+                   for h in hooks)
 
 
 def test_gate_checks_as_many_nodes_at_once_as_the_largest_group_can_add(tmp_path: Path) -> None:

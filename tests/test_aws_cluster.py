@@ -134,7 +134,7 @@ def test_asg_spot_mixed_instances() -> None:
     assert template["launchTemplateSpecification"]["version"] == "1"  # explicit, never $Latest
     assert (inputs["minSize"], inputs["desiredCapacity"], inputs["maxSize"]) == (0, 2, 16)
     assert asg.ignore_changes == ("desiredCapacity", "initialLifecycleHooks")
-    assert inputs["instanceRefresh"]["strategy"] == "Rolling"
+    assert "instanceRefresh" not in inputs  # a new image rolls no training node (instance_refresh: none)
     assert inputs["name"] == "gpufleet-train-dev-h100"
 
 

@@ -85,11 +85,14 @@ def test_image_stack_keys_and_image_builder_arns(shipped_plans) -> None:
     prefix = f"arn:aws:imagebuilder:us-east-1:{ACCOUNT}"
     assert re.fullmatch(rf"{prefix}:image-recipe/images-recipe-[0-9a-f]{{7}}/{re.escape(recipe.inputs['version'])}",
                         fed(pipeline, "imageRecipeArn", recipe))
-    component = one(resources, "aws:imagebuilder/component:Component")
-    (entry,) = fed(recipe, "components", component)
-    assert re.fullmatch(
-        rf"{prefix}:component/images-install-[0-9a-f]{{7}}/{re.escape(component.inputs['version'])}/1",
-        entry["componentArn"])
+    components = [r for r in resources if r.type == "aws:imagebuilder/component:Component"]
+    entries = recipe.inputs["components"]
+    assert components and len(entries) == len(components)  # the installer's parts, one component each
+    arns = [entry["componentArn"] for entry in entries]
+    for component in components:
+        assert component.urn in recipe.property_dependencies["components"]
+        version = re.escape(component.inputs["version"])
+        assert [a for a in arns if re.fullmatch(rf"{prefix}:component/{component.name}-[0-9a-f]{{7}}/{version}/1", a)]
 
 
 def test_no_fed_input_is_left_empty(shipped_plans) -> None:

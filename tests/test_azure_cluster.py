@@ -171,14 +171,14 @@ def test_spot_cap_is_the_stacks_price(tmp_path: Path) -> None:
     assert one(plan, VMSS).inputs["virtualMachineProfile"]["billingProfile"]["maxPrice"] == 50
 
 
-def test_inference_group_is_flexible_with_a_regular_base_under_spot() -> None:
+def test_inference_group_is_flexible_spot_without_a_priority_mix() -> None:
     scale_set = one(shipped(INFER), VMSS)
     inputs = scale_set.inputs
     assert inputs["orchestrationMode"] == "Flexible"
     assert "singlePlacementGroup" not in inputs and "overprovision" not in inputs
-    assert inputs["priorityMixPolicy"] == {"baseRegularPriorityCount": 1, "regularPriorityPercentageAboveBase": 0}
+    assert "priorityMixPolicy" not in inputs  # a Regular base is a node group of its own
     assert inputs["platformFaultDomainCount"] == 1
-    assert inputs["zones"] == ["1", "2", "3"]
+    assert inputs["zones"] == ["1"]  # the created NAT gateway is zonal (rules.nat_egress_zone)
     profile = inputs["virtualMachineProfile"]
     assert profile["networkProfile"]["networkApiVersion"] == "2020-11-01"
     assert (profile["priority"], profile["evictionPolicy"]) == ("Spot", "Delete")

@@ -137,7 +137,11 @@ def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setattr(program, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError, match="admin_ssh_public_key is unset"):
         refuse_without_admin_key(resolve_cluster(variant()))
-    refuse_without_admin_key(resolve_cluster(variant(admin_ssh_public_key="ssh-ed25519 AAAAC3Nza me@host")))
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
+
+    key = Ed25519PrivateKey.generate().public_key().public_bytes(Encoding.OpenSSH, PublicFormat.OpenSSH).decode()
+    refuse_without_admin_key(resolve_cluster(variant(admin_ssh_public_key=f"{key} me@host")))
 
 
 def test_a_real_deploy_of_the_unbaked_azure_image_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from components.cli import app
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
 from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-from components.lock.bundle import installer_command
+from components.lock.bundle import IMAGE_CHECK, installer_command
 from components.plan.engine import run_program
 from components.plan.planner import plan_stack
 from components.plan.record import RecordedResource
@@ -72,7 +72,7 @@ def test_template_starts_from_the_pinned_marketplace_version_and_runs_the_instal
     assert base64.b64decode(encoded).decode() == args().installer_script
     assert template.inputs["autoRun"] == {"state": "Enabled"}
     checks = template.inputs["validate"]["inVMValidations"][0]["inline"]
-    assert checks == ["modinfo nvidia >/dev/null", "command -v gpufleet-nodecheck"]
+    assert checks == IMAGE_CHECK.splitlines()
 
 
 def test_distribution_writes_an_explicit_version_of_the_gallery_definition_in_every_region() -> None:
@@ -144,6 +144,8 @@ OUTPUTS = {
     "images": {"eastus": VERSION, "southcentralus": VERSION},
     "parent_image": PARENT,
     "profile": PROFILE,
+    "project": "gpufleet",
+    "stack": "azure-images",
     "template_id": "/subscriptions/2c4f5b1e-7d3a-4e8b-9f10-3a5b6c7d8e9f/resourceGroups/images-rg1a2b3c4d/providers/"
                    "Microsoft.VirtualMachineImages/imageTemplates/images-template5e6f7a8b",
 }
@@ -175,6 +177,16 @@ def test_pin_writes_the_gallery_version_of_each_region(tmp_path: Path) -> None:
         ({"images": {"eastus": "ami-0123456789abcdef0"}}, "outputs.images: eastus: 'ami-0123456789abcdef0' is not"),
         ({"images": {"westeurope": VERSION}}, "outputs.images.westeurope: profile 'cuda12.8-r580' has no azure"),
         ({"images": {"eastus": VERSION.replace("1.0.64145676", "latest")}}, "outputs.images: eastus:"),
+        ({"build_status": None}, "outputs.build_status: the bake is None, not 'Succeeded'"),
+        # Only versions of the stack's own gallery image: not another gallery's, not a marketplace image.
+        ({"images": {"eastus": VERSION.replace("/galleries/", "/galleries/other")}},
+         "outputs.images.eastus: '/subscriptions/"),
+        ({"images": {"eastus": "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"}},
+         "outputs.images.eastus: 'Canonical:"),
+        ({"images": {"eastus": "Canonic\u0430l:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"}},
+         "outputs.images: eastus:"),
+        ({"images": {"eastus": VERSION + "\n"}}, "outputs.images: eastus:"),
+        ({"stack": "azure-images-2"}, "outputs.stack: the outputs are of stack 'azure-images-2'"),
     ],
 )
 def test_pin_refuses_unfinished_or_malformed_azure_outputs(tmp_path: Path, change: dict, message: str) -> None:

@@ -43,8 +43,10 @@ def test_alerts_on_xid_ecc_nodecheck_and_low_utilisation_per_scale_set_notify_th
     plan = shipped(TRAIN)
     scale_set, group = one(plan, VMSS), one(plan, "azure-native:monitor:ActionGroup")
     alerts = {a.inputs["criteria"]["allOf"][0]["metricName"]: a for a in of_type(plan, ALERT)}
-    assert set(alerts) == {"gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed", "gpu_utilization"}
-    for metric in ("gpu_xid_errors", "gpu_ecc_uncorrectable", "nodecheck_failed"):
+    assert set(alerts) == {"gpu_xid_errors", "gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures",
+                           "nodecheck_failed", "gpu_utilization"}
+    for metric in ("gpu_xid_errors", "gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures",
+                   "nodecheck_failed"):
         alert = alerts[metric]
         (criterion,) = alert.inputs["criteria"]["allOf"]
         assert criterion["operator"] == "GreaterThan" and criterion["threshold"] == 0

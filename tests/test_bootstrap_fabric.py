@@ -7,6 +7,15 @@ from bootstrap_node import Node, config, node_files
 
 from components.bootstrap import BootstrapError, render_user_data
 
+# `ip -o route show default` and `ip -d link show dev X` as iproute2 5.15 (Ubuntu 22.04) prints them: the primary
+# ENI carries the default route; the detailed link line carries the driver's minmtu and maxmtu.
+ROUTE = ('[[ $* == "-o route show default" ]] && echo "default via 10.0.0.253 dev eth0 proto dhcp src 10.0.0.12 '
+         'metric 100" && exit 0\n')
+LINK = ('[[ $1 == -d ]] && {{ m=$([[ $5 == eth1 ]] && echo "{eth1}" || echo "{eth2}"); printf "3: $5: <BROADCAST,'
+        'MULTICAST,UP,LOWER_UP> mtu 1500 qdisc mq state UP mode DEFAULT group default qlen 1000\\n    link/ether '
+        '00:16:3e:00:00:01 brd ff:ff:ff:ff:ff:ff promiscuity 0%s numtxqueues 4\\n" "$m"; exit 0; }}\n')
+MAX = " minmtu 68 maxmtu {}"
+
 
 def _node(tmp_path, **changes) -> Node:
     node = Node(tmp_path, config("alicloud", **changes))
@@ -23,11 +32,20 @@ def _node(tmp_path, **changes) -> Node:
 def test_erdma_node_sets_mtu_8500_on_the_eris_never_the_primary_interface(tmp_path):
     node = _node(tmp_path, fabric_mtu=8500)
     # `ip -o route show default` as iproute2 prints it: the primary ENI carries the default route.
-    node.stub("ip", '[[ $* == "-o route show default" ]] && echo "default via 10.0.0.253 dev eth0 proto dhcp '
-                    'src 10.0.0.12 metric 100"; exit 0')
+    node.stub("ip", ROUTE + LINK.format(eth1=MAX.format(65535), eth2=MAX.format(9000)) + "exit 0")
     assert node.run("gpufleet-health").returncode == 0
     assert [c for c in node.calls() if c.startswith("ip link")] == [
         f"ip link set dev {dev} mtu 8500" for dev in ("eth1", "eth2")]
+
+
+def test_an_interface_that_cannot_take_the_mtu_keeps_its_own(tmp_path):
+    """An ERI whose driver reports a maximum under 8500 (or none) is left at its MTU: a wrong MTU corrupts."""
+    node = _node(tmp_path, fabric_mtu=8500)
+    node.stub("ip", ROUTE + LINK.format(eth1=MAX.format(1500), eth2="") + "exit 0")  # eth2 shows no maxmtu
+    run = node.run("gpufleet-health")
+    assert run.returncode == 0 and not [c for c in node.calls() if c.startswith("ip link set")]
+    assert "eth1 takes at most MTU 1500, not 8500: its MTU stays" in run.stderr
+    assert "eth2 takes at most MTU unknown, not 8500" in run.stderr
 
 
 def test_without_a_default_route_no_mtu_is_set(tmp_path):

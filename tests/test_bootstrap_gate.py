@@ -10,7 +10,7 @@ import pytest
 from bootstrap_node import Node, config
 from conftest import shellcheck
 
-from components.bootstrap import BootstrapError, gate_command
+from components.bootstrap import BootstrapError, checkpoint_command, gate_command
 
 
 def run_gate(node: Node, tmp_path: Path, wait_seconds: int = 60) -> subprocess.CompletedProcess[str]:
@@ -85,3 +85,92 @@ def test_gate_is_shellcheck_clean_and_free_of_runbook_placeholders(tmp_path):
 def test_gate_wait_must_be_a_positive_integer(wait):
     with pytest.raises(BootstrapError, match="gate wait_seconds: must be an integer >= 1"):
         gate_command(wait)
+
+
+# The scale-in checkpoint: what the scale-in hook's runbook runs on a leaving node.
+
+HOOK = 'echo "hook ran" >> "$STUB_LOG"'
+
+
+def checkpoint_env(node: Node) -> dict[str, str]:
+    return {
+        "PATH": f"{node.stubs}:/usr/bin:/bin",
+        "STUB_LOG": str(node.log),
+        "FAKE": str(node.fake),
+        "GPUFLEET_RUN": str(node.root / "run/gpufleet"),
+        "GPUFLEET_ETC": str(node.root / "etc/gpufleet"),
+        "GPUFLEET_LIB": str(node.root / "usr/local/lib/gpufleet"),
+    }
+
+
+def run_checkpoint(node: Node, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    script = tmp_path / "checkpoint.sh"
+    script.write_text(checkpoint_command())
+    return subprocess.run(["bash", str(script)], env=checkpoint_env(node), capture_output=True, text=True,
+                          timeout=60)
+
+
+def test_checkpoint_runs_the_stacks_hook_once(tmp_path):
+    node = Node(tmp_path, config("alicloud", checkpoint_hook=HOOK))
+    first, second = run_checkpoint(node, tmp_path), run_checkpoint(node, tmp_path)
+    assert first.returncode == second.returncode == 0, first.stderr
+    assert "running checkpoint hook" in first.stderr
+    assert node.calls().count("hook ran") == 1  # the runbook retried: the checkpoint is not taken twice
+
+
+def test_checkpoint_the_spot_watcher_took_is_not_taken_again(tmp_path):
+    node = Node(tmp_path, config("alicloud", checkpoint_hook=HOOK))
+    node.curl({"api/token": "tok-1", "/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
+    assert node.run("gpufleet-spot-watcher", "--once").returncode == 0
+    assert run_checkpoint(node, tmp_path).returncode == 0
+    assert node.calls().count("hook ran") == 1
+
+
+def test_checkpoint_waits_for_the_one_the_spot_watcher_is_taking(tmp_path):
+    """ESS removes a reclaimed spot node while its watcher still saves: the runbook returns only after the save."""
+    hook = 'touch "$FAKE/started"; /bin/sleep 2; echo "hook finished" >> "$STUB_LOG"'
+    node = Node(tmp_path, config("alicloud", checkpoint_hook=hook))
+    node.curl({"api/token": "tok-1", "/instance/spot/termination-time": "2025-01-01T00:05:00Z"})
+    watcher = subprocess.Popen(
+        ["bash", str(node.root / "usr/local/sbin/gpufleet-spot-watcher"), "--once"], env=checkpoint_env(node),
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        started = node.fake / "started"
+        for _ in range(200):
+            if started.exists():
+                break
+            subprocess.run(["/bin/sleep", "0.05"], check=True)
+        assert started.exists()
+        result = run_checkpoint(node, tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert node.calls().count("hook finished") == 1  # already written when the runbook returns
+    finally:
+        assert watcher.wait(timeout=30) == 0
+
+
+def test_checkpoint_is_bounded_by_the_stacks_grace_and_reports_the_hooks_failure(tmp_path):
+    slow = Node(tmp_path / "slow", config("alicloud", checkpoint_hook="/bin/sleep 5", checkpoint_grace_seconds=1))
+    result = run_checkpoint(slow, tmp_path)
+    assert result.returncode == 124 and "checkpoint hook exited 124" in result.stderr
+    failing = Node(tmp_path / "failing", config("alicloud", checkpoint_hook="exit 7"))
+    assert run_checkpoint(failing, tmp_path).returncode == 7
+
+
+def test_checkpoint_without_a_hook_or_a_bootstrap_only_says_so(tmp_path):
+    node = Node(tmp_path, config("alicloud", checkpoint_hook=None))
+    result = run_checkpoint(node, tmp_path)
+    assert result.returncode == 0 and "no checkpoint hook configured" in result.stderr
+    (node.root / "usr/local/lib/gpufleet/common.sh").unlink()
+    result = run_checkpoint(node, tmp_path)
+    assert result.returncode == 0 and "never finished its bootstrap" in result.stderr
+
+
+def test_checkpoint_is_shellcheck_clean_and_free_of_runbook_placeholders(tmp_path):
+    command = checkpoint_command()
+    assert command.startswith("#!/bin/bash\n")
+    assert "{{" not in command and "${" not in command
+    script = tmp_path / "checkpoint.sh"
+    script.write_text(command)
+    result = subprocess.run([shellcheck(), "-s", "bash", str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout

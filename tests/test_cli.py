@@ -129,13 +129,14 @@ def test_invalid_combinations_exit_2(tmp_path: Path) -> None:
         assert result.exit_code == 2 and message in result.stderr, (message, result.stderr)
 
 
-def test_ssh_open_to_world_exits_1(tmp_path: Path) -> None:
+def test_ssh_open_to_world_exits_2(tmp_path: Path) -> None:
+    # The spec judges the ranges before any resource (tests/test_address_ranges.py); the exposure rules judge
+    # what reaches the security groups by other ways.
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
     cluster["network"]["admin_cidrs"] = ["0.0.0.0/0"]
     result = invoke("plan", "--stack-file", str(write_stack(tmp_path, "open", cluster)), "--format", "json")
-    assert result.exit_code == 1
-    violations = json.loads(result.output)["policies"]["violations"]
-    assert any(v["policy"] == "aws-no-public-admin-ingress" and v["level"] == "mandatory" for v in violations)
+    assert result.exit_code == 2 and "network.admin_cidrs: " in result.stderr
+    assert "0.0.0.0/0 open SSH to" in result.stderr
 
 
 def test_over_budget_exits_1(tmp_path: Path) -> None:

@@ -38,7 +38,8 @@ def test_a_refused_fork_leaves_no_file_and_no_staging_directory(stacks_dir: Path
 
 def test_set_reaches_dashed_keys_and_reads_yaml_1_2(stacks_dir: Path) -> None:
     code, output = fork(stacks_dir, "aws-train-p5", "team-b", "--set", "tags.cost-center=ml-4411",
-                        "--set", "tags.on-call=yes", "--set", "node_groups[0].size.max=32")
+                        "--set", "tags.on-call=yes", "--set", "node_groups[0].size.max=32",
+                        "--set", "budget.max_hourly_usd=1800")  # 32 x p5.48xlarge: within budget, so exit 0
     assert code == 0, output
     cluster = read_config(stacks_dir / "Pulumi.team-b.yaml")["gpufleet:cluster"]
     assert cluster["tags"] == {"cost-center": "ml-4411", "on-call": "yes"}

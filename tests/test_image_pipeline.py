@@ -15,16 +15,19 @@ from components.plan.engine import run_program
 from components.plan.record import RecordedResource
 
 AMI = "ami-0123456789abcdef0"
-INSTALLER = "#!/bin/bash\nset -euo pipefail\napt-get install -y nvidia-driver-570-server\n"
+PARTS = ["mkdir -p /opt/gpufleet/bundle && printf %s 'aGVsbG8K' > /opt/gpufleet/bundle/000",
+         "bash /opt/gpufleet/src/images/install/install.sh --nvswitch yes"]
 
 
 def args(**changes: object) -> AwsImagePipelineArgs:
     base = dict(
         profile="cuda12.8-r570",
         parent_image=AMI,
-        installer_script=INSTALLER,
+        installer_parts=PARTS,
         regions=["us-east-1", "us-west-2", "eu-west-1"],
         instance_types=["g6.xlarge"],
+        subnet_id="subnet-0123456789abcdef0",
+        security_group_ids=["sg-0123456789abcdef0"],
         tags={"team": "ml"},
     )
     return AwsImagePipelineArgs(**{**base, **changes})
@@ -63,6 +66,7 @@ def test_registers_the_pipeline_resources():
             "aws:kms/replicaKey:ReplicaKey",
             "aws:kms/replicaKey:ReplicaKey",
             "aws:imagebuilder/component:Component",
+            "aws:imagebuilder/component:Component",
             "aws:imagebuilder/imageRecipe:ImageRecipe",
             "aws:iam/role:Role",
             "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
@@ -85,17 +89,20 @@ def test_recipe_pins_the_parent_and_encrypts_root_with_the_key():
     assert mapping["deviceName"] == "/dev/sda1"
     assert mapping["ebs"]["encrypted"] == "true"
     assert mapping["ebs"]["volumeType"] == "gp3"
-    key, component = plan.one("aws:kms/key:Key"), plan.one("aws:imagebuilder/component:Component")
+    key = plan.one("aws:kms/key:Key")
+    part, install = sorted(plan.of_type("aws:imagebuilder/component:Component"),
+                           key=lambda c: c.name != "img-recipe-part0")
     assert recipe.property_dependencies["blockDeviceMappings"] == (key.urn,)
-    assert recipe.property_dependencies["components"] == (component.urn,)
-    # The ARNs in the shapes KMS and Image Builder return (the build region's multi-Region key).
+    assert sorted(recipe.property_dependencies["components"]) == sorted((part.urn, install.urn))
+    # The ARNs in the shapes KMS and Image Builder return (the build region's multi-Region key); the part first.
     assert mapping["ebs"]["kmsKeyId"].startswith("arn:aws:kms:us-east-1:123456789012:key/mrk-")
-    (entry,) = recipe.inputs["components"]
-    assert re.fullmatch(
-        r"arn:aws:imagebuilder:us-east-1:123456789012:component/img-recipe-install-[0-9a-f]{7}/"
-        + re.escape(component.inputs["version"]) + "/1",
-        entry["componentArn"],
-    )
+    first, second = recipe.inputs["components"]
+    for entry, component, name in ((first, part, "part0"), (second, install, "install")):
+        assert re.fullmatch(
+            rf"arn:aws:imagebuilder:us-east-1:123456789012:component/img-recipe-{name}-[0-9a-f]{{7}}/"
+            + re.escape(component.inputs["version"]) + "/1",
+            entry["componentArn"],
+        )
 
 
 def test_created_key_rotates_and_waits_thirty_days():
@@ -114,12 +121,21 @@ def test_created_key_rotates_and_waits_thirty_days():
 
 def test_component_runs_the_installer():
     plan = build("img-doc", args())
-    component = plan.one("aws:imagebuilder/component:Component").inputs
-    assert component["platform"] == "Linux"
-    document = yaml.safe_load(component["data"])
+    components = {c.name: c.inputs for c in plan.of_type("aws:imagebuilder/component:Component")}
+    assert sorted(components) == ["img-doc-install", "img-doc-part0"]
+    assert {c["platform"] for c in components.values()} == {"Linux"}
+    part = yaml.safe_load(components["img-doc-part0"]["data"])
+    assert [p["name"] for p in part["phases"]] == ["build"]
+    assert part["phases"][0]["steps"][0]["inputs"]["commands"] == PARTS[:1]
+    document = yaml.safe_load(components["img-doc-install"]["data"])
     build_phase = next(p for p in document["phases"] if p["name"] == "build")
-    assert build_phase["steps"][0]["inputs"]["commands"] == [INSTALLER]
+    assert build_phase["steps"][0]["inputs"]["commands"] == PARTS[1:]
     assert [p["name"] for p in document["phases"]] == ["build", "validate", "test"]
+
+
+def test_a_component_over_image_builders_16000_characters_is_refused():
+    with pytest.raises(ValueError, match=r"installer_parts\[0\]: its component would be 16\d{3} characters"):
+        args(installer_parts=["x" * 15_950, "true"])
 
 
 def test_infrastructure_requires_imdsv2_and_terminates_on_failure():
@@ -215,8 +231,9 @@ def test_children_are_parented_to_the_component_and_outputs_registered():
     plan = build("img-tree", args(regions=["us-east-1"]))
     component = plan.one("gpufleet:aws:ImagePipeline")
     children = [r for r in plan.resources if r is not component]
-    # key, component, recipe, role, 2 attachments, profile, infrastructure, distribution, pipeline, image
-    assert len(children) == 11
+    # key, 2 components (a bundle part, the install), recipe, role, 2 attachments, profile, infrastructure,
+    # distribution, pipeline, image
+    assert len(children) == 12
     assert {c.parent for c in children} == {component.urn}
     assert all(c.name.startswith("img-tree-") for c in children)
     infra = plan.one("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration")
@@ -275,9 +292,10 @@ def test_bake_builds_the_recipe_into_every_region():
         ({"regions": ["us-east-1", "us-east-1"]}, "regions: .* lists a region twice"),
         ({"regions": ["US East"]}, "regions: 'US East' is not an AWS region name"),
         ({"profile": "bad profile"}, "profile: 'bad profile'"),
-        ({"installer_script": " "}, "installer_script: must be a non-empty shell script"),
+        ({"installer_parts": [" "]}, "installer_parts: must be one or more non-empty shell commands"),
         ({"instance_types": []}, "instance_types: needs at least one"),
-        ({"subnet_id": "subnet-1"}, "security_group_ids: required when subnet_id is set"),
+        ({"security_group_ids": None}, "security_group_ids: required when subnet_id is set"),
+        ({"subnet_id": None}, "subnet_id: give a brought subnet or build_network to create one"),
         ({"kms_key_arn": "arn:aws:kms:us-east-1:1:key/k"}, "replica_kms_key_arns: .*us-west-2, eu-west-1"),
         ({"replica_kms_key_arns": {"us-west-2": "k"}}, "replica_kms_key_arns: only with kms_key_arn"),
     ],

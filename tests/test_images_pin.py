@@ -27,6 +27,8 @@ OUTPUTS = {
     "pipeline_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image-pipeline/images-pipeline",
     "profile": PROFILE,
     "recipe_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image-recipe/images-recipe/1.0.42",
+    "project": "gpufleet",
+    "stack": "aws-images",
 }
 
 
@@ -56,15 +58,30 @@ def test_sample_outputs_rewrite_only_the_ids(tmp_path: Path, lock_file: Path) ->
     changed = [line[0] + line[2:] for line in difflib.ndiff(before.splitlines(), after.splitlines())
                if line[:1] in "+-"]
     assert sorted(changed) == [
-        "+        us-east-1: {id: ami-0123456789abcdef0, status: baked, stack: aws-images}",
-        "+        us-west-2: {id: ami-0fedcba9876543210, status: baked, stack: aws-images}",
+        "+        us-east-1: {id: ami-0123456789abcdef0, status: baked, stack: aws-images, base_image: "
+        + OUTPUTS["parent_image"] + "}",
+        "+        us-west-2: {id: ami-0fedcba9876543210, status: baked, stack: aws-images, base_image: "
+        + OUTPUTS["parent_image"] + "}",
         "-        us-east-1: {id: null, status: unbaked, stack: aws-images}",
         "-        us-west-2: {id: null, status: unbaked, stack: aws-images}",
     ]
     lock = load_lock(lock_file)
     assert lock.image_id(PROFILE, "aws", "us-east-1") == "ami-0123456789abcdef0"
     assert lock.image_entry("cuda13.0-r580", "aws", "us-east-1").status == "unbaked"
+    # Which base each bake started from is recorded beside its id.
+    assert lock.image_entry(PROFILE, "aws", "us-east-1").base_image == OUTPUTS["parent_image"]
     assert check_lock(lock, lock.driver_branches.branches["r580"].eol) == []
+
+
+def test_pin_refuses_a_lock_entry_another_stack_bakes(tmp_path: Path, lock_file: Path) -> None:
+    lock_file.write_text(lock_file.read_text().replace(
+        "us-east-1: {id: null, status: unbaked, stack: aws-images}",
+        "us-east-1: {id: null, status: unbaked, stack: aws-images-eu}", 1))
+    before = lock_file.read_text()
+    result = pin(lock_file, "--outputs", write_outputs(tmp_path, OUTPUTS))
+    assert result.exit_code == 2, result.output
+    assert "baked by stack 'aws-images-eu', not 'aws-images'" in " ".join(result.output.split())
+    assert lock_file.read_text() == before
 
 
 def test_pin_runs_pulumi_stack_output_when_no_file_is_given(tmp_path: Path, lock_file: Path,
@@ -97,11 +114,21 @@ def test_missing_pulumi_cli_exits_2_with_the_way_out(tmp_path: Path, lock_file: 
         ({"amis": {"us-east-1": "ami-00000000000000000"}}, "outputs.amis: us-east-1: 'ami-00000000000000000'"),
         ({"amis": {"US East": "ami-0123456789abcdef0"}}, "outputs.amis: 'US East' is not an AWS region name"),
         ({"amis": {}}, "outputs.amis: Dictionary should have at least 1 item"),
-        ({"amis": {"eu-west-1": "ami-0123456789abcdef0"}}, "outputs.amis.eu-west-1: profile 'cuda12.8-r580' has no"),
+        ({"amis": {**OUTPUTS["amis"], "eu-west-1": "ami-0123456789abcdef0"}},
+         "outputs.amis.eu-west-1: profile 'cuda12.8-r580' has no"),
         ({"cloud": "gcp"}, "outputs.cloud: Input should be 'aws', 'azure' or 'alicloud'"),
         ({"cloud": "azure"}, "outputs.amis: 'us-east-1' is not an Azure region name"),
         ({"profile": "cuda12.8-r570"}, "outputs.profile: 'cuda12.8-r570' is not a profile of lock.yaml"),
         ({"amis": None}, "outputs.amis: Input should be a valid dictionary"),
+        # Only what the named bake made: its stack, its build, anchored ASCII ids.
+        ({"stack": "other-images"}, "outputs.stack: the outputs are of stack 'other-images', not --stack 'aws-images'"),
+        ({"stack": None}, "outputs.stack: the outputs are of stack None"),
+        ({"image_arn": None}, "outputs.image_arn: None is not an Image Builder image build version ARN"),
+        ({"image_arn": OUTPUTS["image_arn"] + "\n"}, "outputs.image_arn:"),
+        ({"image_arn": OUTPUTS["image_arn"].replace("us-east-1", "eu-west-1")},
+         "outputs.images: no AMI in the build region eu-west-1"),
+        ({"amis": {"us-east-1": "ami-0123456789abcdef0\n"}}, "outputs.amis: us-east-1: 'ami-0123456789abcdef0\\n'"),
+        ({"amis": {"us-east-1": "ami-0123456789abcdef\u0660"}}, "outputs.amis: us-east-1:"),
     ],
 )
 def test_bad_outputs_exit_2_naming_the_field(tmp_path: Path, lock_file: Path, change: dict, message: str) -> None:

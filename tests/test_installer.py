@@ -14,7 +14,23 @@ from components.lock import load_lock, render_install_env
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"
-STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "python3")
+STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "debconf-set-selections", "dkms", "modinfo")
+# gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
+# installer where unzip_to would.
+AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
+GPGV_STUB = f"""#!/bin/bash
+echo "gpgv $*" >> "$STUB_LOG"
+echo "[GNUPG:] VALIDSIG {AWS_CLI_KEY} 2026-01-01 0 4 0 1 10 00 {AWS_CLI_KEY}"
+"""
+PYTHON_STUB = """#!/bin/bash
+echo "python3 ${*: -2}" >> "$STUB_LOG"
+dest=${!#}
+if [[ -d $dest ]]; then
+    mkdir -p "$dest/aws"
+    printf '#!/bin/bash\\necho "aws/install $*" >> "$STUB_LOG"\\n' > "$dest/aws/install"
+    chmod +x "$dest/aws/install"
+fi
+"""
 # tar also lays out the installer directory that the archive would hold, with a logging installer inside.
 TAR_STUB = """#!/bin/bash
 echo "tar $*" >> "$STUB_LOG"
@@ -39,6 +55,11 @@ def stubbed(tmp_path):
     for name in STUBS:
         _executable(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
     _executable(bin_dir / "tar", TAR_STUB)
+    _executable(bin_dir / "gpgv", GPGV_STUB)
+    _executable(bin_dir / "python3", PYTHON_STUB)
+    # The Azure bake boots the Lustre client's supported LTS kernel (tests/test_azure_lustre_client.py).
+    (tmp_path / "root/boot").mkdir(parents=True)
+    (tmp_path / "root/boot/vmlinuz-5.15.0-1089-azure").touch()
     log = tmp_path / "calls.log"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -67,12 +88,12 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     assert "apt-get install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
     assert (
         "apt-get install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
-        "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda12=1:4.5.2-1 "
+        "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda13=1:4.5.2-1 "
         "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
     ) in calls
     assert (
         "apt-mark hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
-        "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda12 libnccl-dev libnccl2 "
+        "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda13 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
     # One image serves NVSwitch and PCIe types: the node bootstrap starts the fabric manager per group.
@@ -81,8 +102,9 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     curl = [c for c in calls if c.startswith("curl ") and "efa" in c]
     assert len(curl) == 1 and curl[0].endswith("https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz")
     assert "efa_installer.sh -y" in calls
-    # 1.51.0 has no published sha256 in the lock: the only checksum checked is the CloudWatch agent's.
-    assert len([c for c in calls if c.startswith("sha256sum")]) == 1
+    # 1.51.0 has no published sha256 in the lock: checksums are the cuda-keyring's, the CloudWatch agent's and the
+    # nvidia-ml-py wheel's.
+    assert len([c for c in calls if c.startswith("sha256sum")]) == 3
     assert "systemctl enable nvidia-dcgm" in calls
 
 
@@ -93,7 +115,9 @@ def test_aws_installs_the_pinned_cloudwatch_agent_and_the_lustre_client(stubbed)
     agent = "https://amazoncloudwatch-agent.s3.amazonaws.com/ubuntu/amd64/1.300072.0b1766/amazon-cloudwatch-agent.deb"
     assert any(c.startswith("curl ") and c.endswith(agent) for c in calls)
     assert any(c.startswith("dpkg -i ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
-    assert any(c.startswith("apt-get install") and "lustre-client-modules-" in c for c in calls)
+    (lustre,) = [c for c in calls if c.startswith("apt-get install") and "lustre-client-modules-" in c]
+    # The running kernel's modules and the package that follows the kernel on upgrades (FSx guide, Ubuntu).
+    assert lustre.endswith(" lustre-client-modules-aws")
     listing = (tmp_path / "root/etc/apt/sources.list.d/fsxlustreclientrepo.list").read_text()
     assert "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu jammy main" in listing
 
@@ -125,15 +149,6 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
     assert "systemctl enable nvidia-fabricmanager" not in calls  # the node bootstrap starts it per group
 
 
-def test_azure_installs_the_managed_lustre_client_for_the_running_kernel(stubbed):
-    rc, calls, err = _install(stubbed, "azure", "--nvswitch", "yes")
-    assert rc == 0, err
-    assert any(c.startswith("curl ") and c.endswith("https://packages.microsoft.com/keys/microsoft.asc") for c in calls)
-    (client,) = [c for c in calls if "amlfs-lustre-client" in c]
-    assert client.startswith("apt-get install") and "amlfs-lustre-client-2.15.5-41-gc010524=" in client
-    assert not any("cloudwatch" in c for c in calls)
-
-
 def test_alicloud_installs_erdma(stubbed):
     rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
     assert rc == 0, err
@@ -153,7 +168,11 @@ def test_installs_node_check_and_wrapper(stubbed):
     assert os.access(wrapper, os.X_OK)
     assert "python3 -m images.nodecheck --expect /etc/gpufleet/expect.json" in wrapper.read_text()
     vendor = root / "opt/gpufleet/nodecheck/vendor"
-    assert f"python3 -m pip install --no-cache-dir --target {vendor} nvidia-ml-py==13.615.71" in calls
+    wheel = "https://files.pythonhosted.org/packages/53/a1/1681dfa1c904d4e3e72e51b55a0ff012d50b766843ef832d584abe2113c6/"
+    assert any(c.startswith("curl ") and c.endswith(wheel + "nvidia_ml_py-13.615.71-py3-none-any.whl") for c in calls)
+    assert any(c.startswith("python3 ") and c.endswith(f"nvidia_ml_py-13.615.71-py3-none-any.whl {vendor}")
+               for c in calls)
+    assert not any("pip" in c.split()[:3] for c in calls)  # stock Ubuntu 22.04 has no pip
 
 
 def test_fabric_manager_must_equal_driver(stubbed):
@@ -192,3 +211,72 @@ def test_alicloud_installs_the_pinned_aliyun_cli_checked(stubbed):
     assert any(c.startswith("sha256sum --check") for c in calls)
     (extract,) = [c for c in calls if c.startswith("tar -xzf") and "aliyun-cli.tgz" in c]
     assert extract.endswith("/usr/local/bin aliyun")
+
+
+def test_aws_installs_the_cli_only_after_its_signature_checks(stubbed):
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
+    assert rc == 0, err
+    zip_url = "https://awscli.amazonaws.com/awscli-exe-linux-x86_64-2.36.11.zip"
+    fetched = next(i for i, c in enumerate(calls) if c.startswith("curl ") and c.endswith(zip_url))
+    checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv --status-fd 1 --keyring "))
+    installed = next(i for i, c in enumerate(calls) if c.startswith("aws/install --install-dir "))
+    assert fetched < checked < installed
+    assert any(c.startswith("curl ") and c.endswith(zip_url + ".sig") for c in calls)
+
+
+def test_aws_cli_with_a_signature_by_another_key_is_refused(stubbed):
+    tmp_path, _, _ = stubbed
+    (tmp_path / "bin" / "gpgv").write_text(GPGV_STUB.replace(AWS_CLI_KEY, "0" * 40))
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
+    assert rc == 2 and "awscliv2.zip: no good signature by FB5DB77FD5C118B80511ADA8A6310ACC4672475C" in err
+    assert not any(c.startswith("aws/install") for c in calls)
+
+
+@pytest.mark.parametrize(("cloud", "first", "second"), [
+    ("azure", "doca-host.deb", "cuda-keyring.deb"),      # azhpc-images: DOCA-OFED before the driver
+    ("aws", "cuda-keyring.deb", "efa.tar.gz"),
+    ("alicloud", "cuda-keyring.deb", "erdma.tar.gz"),
+])
+def test_fabric_stack_order_per_cloud(stubbed, cloud, first, second):
+    rc, calls, err = _install(stubbed, cloud, "--nvswitch", "yes")
+    assert rc == 0, err
+    fetches = [c for c in calls if c.startswith("curl ")]
+    at = {name: next(i for i, c in enumerate(fetches) if name in c) for name in (first, second)}
+    assert at[first] < at[second]
+
+
+def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(stubbed):
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "yes")
+    assert rc == 0, err
+    keyring = "https://developer.download.nvidia.com/compute/cuda/repos/ubuntu2204/x86_64/cuda-keyring_1.1-1_all.deb"
+    fetched = next(i for i, c in enumerate(calls) if c.startswith("curl ") and c.endswith(keyring))
+    assert calls[fetched + 1].startswith("sha256sum --check")
+    assert calls[fetched + 2].startswith("dpkg -i ") and calls[fetched + 2].endswith("cuda-keyring.deb")
+    first_install = next(i for i, c in enumerate(calls) if c.startswith("apt-get install"))
+    assert fetched < first_install
+
+
+def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerprint(tmp_path):
+    """common.sh's verify_signature with real gpg/gpgv: a key with armor headers (as keyservers send) verifies; the
+    same good signature is refused when the lock pins another fingerprint."""
+    home = tmp_path / "gnupg"
+    home.mkdir(mode=0o700)
+    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
+    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", "Test <t@example.com>", "rsa2048", "sign", "1d"],
+                   check=True, capture_output=True)
+    (tmp_path / "file").write_text("payload\n")
+    subprocess.run([*gpg, "--detach-sign", "-o", str(tmp_path / "file.sig"), str(tmp_path / "file")], check=True)
+    key = subprocess.run([*gpg, "--armor", "--comment", "Hostname: keys.example", "--export"], check=True,
+                         capture_output=True, text=True).stdout
+    (tmp_path / "key.asc").write_text(key)
+    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
+    fingerprint = next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
+
+    def verify(expected: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", f'source "{INSTALL}/common.sh"; verify_signature "$@"', "_",
+                               str(tmp_path / "file"), str(tmp_path / "file.sig"), str(tmp_path / "key.asc"), expected],
+                              capture_output=True, text=True, check=False)
+
+    assert verify(fingerprint).returncode == 0
+    refused = verify(AWS_CLI_KEY)
+    assert refused.returncode == 2 and f"file: no good signature by {AWS_CLI_KEY}" in refused.stderr

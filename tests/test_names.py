@@ -25,7 +25,7 @@ GROUP = "h100-spot-fall"  # with LONG, the longest `<cluster>-<group>` the spec 
 # Per cloud: a cluster stack, a second region whose catalog and lock serve it, and zones there.
 OTHER_REGION = {
     "aws-infer-g6e": ("us-west-2", ["us-west-2a"]),
-    "azure-infer-a100": ("southcentralus", ["1", "2", "3"]),
+    "azure-infer-a100": ("southcentralus", ["1"]),
     "alicloud-infer-gn7i": ("cn-wulanchabu", ["cn-wulanchabu-c"]),
 }
 IMAGE_STACKS = ("aws-images", "azure-images", "alicloud-images")

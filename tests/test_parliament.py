@@ -10,7 +10,10 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from conftest import read_cluster, write_stack
 from parliament import analyze_policy_string
+
+from components.plan.planner import plan_stack
 
 # (resource type, input holding a policy document) -> kind of document.
 POLICY_INPUTS = {
@@ -93,3 +96,17 @@ def test_allow_list_lets_a_real_defect_through() -> None:
     star = Document("t", "r", "iam", json.dumps({"Version": "2012-10-17", "Statement": [
         {"Effect": "Allow", "Action": "kms:Decrypt", "Resource": "*"}]}))
     assert [issue for issue, detail in findings(star) if not allowed(star.kind, issue, detail)] == ["RESOURCE_STAR"]
+
+
+def test_checkpoint_writes_and_bucket_keys_pass_parliament(tmp_path) -> None:
+    # No shipped stack names S3 locations: a fork of aws-train-p5 that reads, writes and decrypts.
+    cluster = read_cluster("aws-train-p5")
+    cluster["identity"] = {
+        "s3_read_prefixes": ["s3://corp-datasets/train", "s3://corp-shared"],
+        "s3_write_prefixes": ["s3://corp-checkpoints/runs/llm"],
+        "s3_kms_keys": ["arn:aws:kms:us-east-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab"],
+    }
+    plan = plan_stack(write_stack(tmp_path, "s3", cluster))
+    found = [d for d in documents({"s3": plan}) if d.kind == "iam" and '"s3:PutObject"' in d.text]
+    assert len(found) == 1 and "kms:ViaService" in found[0].text
+    assert [(issue, detail) for issue, detail in findings(found[0]) if not allowed("iam", issue, detail)] == []

@@ -18,7 +18,8 @@ from components.plan.batch import PARALLEL_FROM, StackOutcome, plan_stacks
 
 SMALL = ["aws-images", "azure-images", "alicloud-images", "aws-infer-g6e"]
 # Two problems, so an invalid stack's error spans several lines before the table joins it.
-BROKEN = "config:\n  gpufleet:cluster: {extends: aws-train-p5, environment: moon, tags: {a: 1}}\n"
+BROKEN = ("config:\n  aws:region: us-east-1\n"
+          "  gpufleet:cluster: {extends: aws-train-p5, environment: moon, tags: {a: 1}}\n")
 
 
 @pytest.fixture

@@ -47,3 +47,28 @@ def test_shipped_alibaba_stacks_pass():
         plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
         assert of_type(plan, HOOK)
         assert [v for v in plan.policies["violations"] if v["policy"] == RULE] == []
+
+
+SCALE_IN_RULE = "alicloud-scale-in-hook-notifies"
+
+
+def scale_in(**props: object) -> dict[str, object]:
+    return {"scalingGroupId": "asg-1", "lifecycleTransition": "SCALE_IN", "heartbeatTimeout": 420,
+            "defaultResult": "CONTINUE", **props}
+
+
+def test_scale_in_hook_without_a_target_fails_and_one_with_a_runbook_passes():
+    """The hook as it was before the checkpoint runbook: it only delayed the release."""
+    (message,) = validate(SCALE_IN_RULE, HOOK, scale_in())
+    assert message.startswith("notification_arn is not set: nothing tells a leaving node it is being removed")
+    (message,) = validate(SCALE_IN_RULE, HOOK, scale_in(notificationArn="gpufleet-train-scale-in-checkpoint"))
+    assert "is not an ESS notification target" in message
+    target = "acs:ess:cn-wulanchabu:5123456789012345:oos/gpufleet-train-scale-in-checkpoint"
+    assert validate(SCALE_IN_RULE, HOOK, scale_in(notificationArn=target)) == []
+    assert validate(SCALE_IN_RULE, HOOK, scale_out(defaultResult="ABANDON")) == []  # the gate's rule reads those
+
+
+def test_shipped_alibaba_stacks_pass_the_scale_in_rule():
+    for stack in ("alicloud-train-ebmgn8v", "alicloud-infer-gn7i"):
+        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        assert [v for v in plan.policies["violations"] if v["policy"] == SCALE_IN_RULE] == []

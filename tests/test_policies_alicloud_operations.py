@@ -41,6 +41,19 @@ def test_alarm_rule_with_contacts_and_alarm_task_with_a_rule_pass() -> None:
     assert validate("alicloud-alarm-has-target", ESS_ALARM, {"alarmActions": [ari]}) == []
 
 
+CONTACT_GROUP = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
+
+
+def test_created_contact_group_without_contacts_fails_and_with_one_passes() -> None:
+    """The group as gpufleet created it before monitoring.alarms.emails: nobody in it."""
+    for props in ({"alarmContactGroupName": "gpufleet-train-alarms"},
+                  {"alarmContactGroupName": "gpufleet-train-alarms", "contacts": []}):
+        (message,) = validate("alicloud-alarm-contacts", CONTACT_GROUP, props)
+        assert "has no contacts" in message and "monitoring.alarms.emails" in message
+    props = {"alarmContactGroupName": "gpufleet-train-alarms", "contacts": ["gpufleet_train_1a2b3c4d"]}
+    assert validate("alicloud-alarm-contacts", CONTACT_GROUP, props) == []
+
+
 def test_file_system_without_a_customer_key_fails() -> None:
     (message,) = validate("alicloud-shared-fs-customer-key", NAS, {"fileSystemType": "cpfs", "protocolType": "cpfs"})
     assert "not encrypted with a customer KMS key" in message

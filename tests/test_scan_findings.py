@@ -146,11 +146,13 @@ def test_the_catalogs_cloudwatch_retention_values_are_the_apis() -> None:
 
 def test_image_builder_component_is_encrypted_with_the_recipes_key() -> None:
     plan = shipped("aws-images")
-    component = one(plan, "aws:imagebuilder/component:Component")
     recipe = one(plan, "aws:imagebuilder/imageRecipe:ImageRecipe")
     (mapping,) = recipe.inputs["blockDeviceMappings"]
-    assert component.inputs["kmsKeyId"] == mapping["ebs"]["kmsKeyId"]
-    assert component.property_dependencies["kmsKeyId"] == recipe.property_dependencies["blockDeviceMappings"]
+    components = of_type(plan, "aws:imagebuilder/component:Component")
+    assert components  # the installer's parts, one component each: every one on the recipe's key
+    for component in components:
+        assert component.inputs["kmsKeyId"] == mapping["ebs"]["kmsKeyId"]
+        assert component.property_dependencies["kmsKeyId"] == recipe.property_dependencies["blockDeviceMappings"]
 
 
 def test_the_lustre_key_expires_after_it_rotates_and_warns_before() -> None:

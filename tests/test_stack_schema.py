@@ -144,7 +144,8 @@ def test_an_extending_image_stack_sets_only_what_it_overrides(validator: Draft20
 
 def test_a_fork_validates(validator: Draft202012Validator, stacks_dir: Path) -> None:
     result = CliRunner().invoke(app, ["fork", "aws-train-p5", "my-train", "--set", "name=my-train",
-                                      "--set", "node_groups[0].size.max=32", "--stacks-dir", str(stacks_dir)])
+                                      "--set", "node_groups[0].size.max=32", "--set", "budget.max_hourly_usd=1800",
+                                      "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 0, result.output
     forked = stack_path(stacks_dir, "my-train")
     assert MODELINE in forked.read_text(encoding="utf-8")  # the template's comment block carries it

@@ -19,7 +19,8 @@ def write(directory: Path, name: str, config: dict) -> Path:
 def test_maps_merge_and_lists_replace(tmp_path: Path) -> None:
     write(tmp_path, "base", {"aws:region": "us-east-1", "gpufleet:cluster": {
         "name": "a", "tags": {"team": "ml", "env": "x"}, "network": {"zones": ["us-east-1a", "us-east-1b"]}}})
-    child = write(tmp_path, "child", {"gpufleet:cluster": {
+    # Provider keys are not inherited (the Pulumi CLI reads the stack's own file): the child repeats them.
+    child = write(tmp_path, "child", {"aws:region": "us-east-1", "gpufleet:cluster": {
         "extends": "base", "tags": {"env": "y"}, "network": {"zones": ["us-east-1c"]}}})
     config = load_stack(child)
     cluster = config["gpufleet:cluster"]
@@ -45,7 +46,8 @@ def test_cycle_refused(tmp_path: Path) -> None:
 
 
 def test_missing_parent_refused(tmp_path: Path) -> None:
-    child = write(tmp_path, "child", {"gpufleet:cluster": {"extends": "nope"}})
+    # Provider keys are not inherited (the Pulumi CLI reads the stack's own file): the child repeats them.
+    child = write(tmp_path, "child", {"aws:region": "us-east-1", "gpufleet:cluster": {"extends": "nope"}})
     with pytest.raises(SpecInvalid) as caught:
         load_stack(child)
     assert str(caught.value.errors[0]).startswith("extends: no stack 'nope' in ")

@@ -11,9 +11,11 @@
   into RAID0, or uses the single one, formats XFS once and mounts at scratch_mount. No fstab
   entry: local disks can come back blank after a stop, and the unit rebuilds them;
 - ``gpufleet-health.service``: runs ``gpufleet-nodecheck --expect /etc/gpufleet/expect.json
-  --format json``, result in /run/gpufleet/nodecheck.json. On AWS groups with a lifecycle
-  hook it completes the launch action with CONTINUE, or ABANDON on failure (IMDSv2; the image
-  must carry the AWS CLI). On every cloud a failed check touches /run/gpufleet/unhealthy and
+  --format json`` after nvidia-persistenced and the fabric manager, result in
+  /run/gpufleet/nodecheck.json; drift is checked again every node_check_retry_interval seconds for
+  node_check_retry_seconds. On AWS groups with a lifecycle hook it completes the launch action with
+  CONTINUE, or ABANDON on failure (IMDSv2; the image must carry the AWS CLI). On every cloud a
+  failed check touches /run/gpufleet/unhealthy and
   fails the unit: workload units declare ``Requires=gpufleet-health.service`` and
   ``After=gpufleet-health.service`` and so never start on a bad node. Where the cloud hands the
   lifecycle action token to a notification target only (Alibaba Cloud ESS), the launch hook is
@@ -23,15 +25,18 @@
   checkpoint_hook at most once per kind of notice (rebalance, interruption), for at most
   checkpoint_grace_seconds (on AWS the terminate hook's timeout); on AWS, when the
   ASG moves the instance to Terminated it completes the terminate hook with CONTINUE after the
-  checkpoint; on Azure it acknowledges the Preempt event after the checkpoint.
+  checkpoint; on Azure it acknowledges the Preempt event after the checkpoint. Where a removal reaches the node
+  only through the scale-in hook's runbook (Alibaba Cloud ESS), ``checkpoint_command`` (gate.py) is what the
+  cloud's run-command service runs on the node: the same checkpoint, once per node whoever asks first.
 """
 
 from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
-from components.bootstrap.gate import gate_command
+from components.bootstrap.gate import checkpoint_command, gate_command
 from components.bootstrap.render import expect_document, render_user_data, user_data_limit
 
 __all__ = [
     "LifecycleHooks",
+    "checkpoint_command",
     "BootstrapConfig",
     "BootstrapError",
     "ExpectedType",

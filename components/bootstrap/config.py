@@ -71,7 +71,7 @@ class ExpectedType:
 # Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks themselves. Alibaba Cloud
 # is not one: ESS gives the lifecycle action token to the hook's notification target only, so its scale-out hook
 # is completed by an OOS execution that runs gate.py's command on the node (clouds/alicloud/scale_out_gate.py),
-# and its scale-in hook times out to CONTINUE after the checkpoint grace.
+# and its scale-in hook by one that runs gate.py's checkpoint command there first.
 LIFECYCLE_CLOUDS = ("aws",)
 
 
@@ -130,6 +130,11 @@ class BootstrapConfig:
     """Ship GPU metrics and watch DCGM's error fields (components.bootstrap.operations); None: neither."""
     shared_mount: SharedMount | None = None
     """The shared Lustre file system to mount; None: none."""
+    node_check_retry_seconds: int = 0
+    """How long a boot node check that finds drift is run again before the node is given up; 0: once. Where a
+    launch hook holds the node, the cloud keeps it inside the hook's timeout (clouds/aws/lifecycle.py)."""
+    node_check_retry_interval: int = 30
+    """Seconds between two boot node checks while retrying."""
 
     def __post_init__(self) -> None:
         if self.cloud not in CLOUDS:
@@ -152,6 +157,11 @@ class BootstrapConfig:
         grace = self.checkpoint_grace_seconds
         if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
             raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
+        retry, interval = self.node_check_retry_seconds, self.node_check_retry_interval
+        if not isinstance(retry, int) or isinstance(retry, bool) or retry < 0:
+            raise BootstrapError(f"node_check_retry_seconds: must be an integer >= 0, got {retry!r}")
+        if not isinstance(interval, int) or isinstance(interval, bool) or interval < 1:
+            raise BootstrapError(f"node_check_retry_interval: must be an integer >= 1, got {interval!r}")
         mtu = self.fabric_mtu
         if mtu is not None and (not isinstance(mtu, int) or isinstance(mtu, bool) or not 1280 <= mtu <= 9000):
             raise BootstrapError(f"fabric_mtu: must be an integer from 1280 to 9000, got {mtu!r}")

@@ -52,8 +52,8 @@ def gpu_health_script(cloud: str) -> str:
 
 
 def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
-    """The /etc/gpufleet/expect.json the node check reads."""
-    return {
+    """The /etc/gpufleet/expect.json the node check reads; `shared_mount` only where the stack has one."""
+    document = {
         "profile": cfg.image_profile,
         "driver": cfg.driver,
         "cuda": cfg.cuda,
@@ -61,6 +61,9 @@ def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
         "scratch_mount": cfg.scratch_mount if cfg.scratch == "raid0" else None,
         "instance_types": {name: exp.to_json() for name, exp in sorted(cfg.expected.items())},
     }
+    if cfg.shared_mount:
+        document["shared_mount"] = cfg.shared_mount.mount
+    return document
 
 
 def settings_file(cfg: BootstrapConfig) -> str:
@@ -79,6 +82,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_TERMINATE_HOOK": lifecycle.terminate_hook if lifecycle else "",
         "GPUFLEET_HEALTH_PORT": str(cfg.health_port or ""),
         "GPUFLEET_FABRIC_MTU": str(cfg.fabric_mtu or ""),
+        "GPUFLEET_NODECHECK_RETRY_SECONDS": str(cfg.node_check_retry_seconds),
+        "GPUFLEET_NODECHECK_RETRY_INTERVAL": str(cfg.node_check_retry_interval),
         "GPUFLEET_METADATA_GUARD": "root-only" if cfg.metadata_guard else "",
         "GPUFLEET_METRICS_NAMESPACE": cfg.gpu_metrics.namespace if cfg.gpu_metrics else "",
         "GPUFLEET_METRICS_GROUP": cfg.gpu_metrics.group_dimension if cfg.gpu_metrics else "",

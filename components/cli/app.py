@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 
 from ..spec import SpecInvalid, stack_names, stack_path
-from ..spec.stackfile import is_stack_file
+from ..spec.stackfile import STACK_NAME
 
 app = typer.Typer(
     help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins. "
@@ -67,13 +67,8 @@ def fail_invalid(invalid: SpecInvalid) -> None:
 
 def existing_stack(stacks_dir: Path, name: str) -> Path:
     """The file of stack NAME in stacks_dir, or exit 2 naming the stacks that exist."""
-    path = stack_path(stacks_dir, name)
-    try:
-        found = is_stack_file(path, "--stack")
-    except SpecInvalid as invalid:
-        err.print(f"error: {invalid}")
-        raise typer.Exit(2) from None
-    if not found:
+    path = stack_path(stacks_dir, name) if STACK_NAME.fullmatch(name) else None
+    if path is None or not path.is_file():
         err.print(f"error: no stack {name!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
         raise typer.Exit(2)
     return path

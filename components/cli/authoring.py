@@ -62,8 +62,15 @@ def fork(
 
     existing_stack(stacks_dir, template)
     try:
-        path = fork_stack(template, new, settings or [], stacks_dir)
+        path, result = fork_stack(template, new, settings or [], stacks_dir)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
+    if result.mandatory_failed:
+        # Written (the user edits it from here), but it would not deploy: say which rules fail and exit 1.
+        violations = result.policies.get("violations", [])
+        failed = sorted({v["policy"] for v in violations if v["level"] == "mandatory"})
+        err.print(f"wrote {path}, but it fails mandatory policies: {', '.join(failed)}; see "
+                  f"`gpufleet plan --stack {new}` and fix it before `pulumi up`", highlight=False)
+        raise typer.Exit(result.exit_code)
     out.print(f"wrote {path}\nnext:\n  gpufleet plan --stack {new}\n  pulumi stack init {new}\n"
               f"  pulumi up --stack {new} --policy-pack policies", highlight=False)

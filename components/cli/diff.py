@@ -20,7 +20,9 @@ class DiffFormat(str, Enum):
 
 @app.command()
 def diff(
-    base: Annotated[str, typer.Option("--base", help="Git ref to compare with (a branch, tag, commit, HEAD~1).")]
+    base: Annotated[str, typer.Option("--base", help="Git ref to compare with (a branch, tag, commit, HEAD~1). "
+                                    "Runs that ref's own code on this machine (in a git archive export, "
+                                    "with a scrubbed environment: no cloud credentials); diff only refs you trust.")]
     = "HEAD",
     stack: Annotated[str | None, typer.Option("--stack", help="Diff this stack only.")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Diff every stack on either side (the default).")]
@@ -31,6 +33,9 @@ def diff(
     """Plan each stack at git ref BASE (with BASE's code and stacks) and in the work tree, offline, and print
     per stack: resources added, removed and changed (input paths, before -> after, secrets masked), GPU and
     USD/h deltas (unpriced stays unpriced), violations new and fixed, exit status before and after.
+
+    BASE's code executes on this machine (a git archive export, its environment scrubbed of credentials and
+    tokens): diff only refs you trust.
 
     Exit status (the work tree's verdict; a base that does not plan is reported, not fatal):
     0 no mandatory violation in the work tree;

@@ -45,7 +45,8 @@ def images_check(
 def images_pin(
     stack: Annotated[str, typer.Option("--stack", help="The image stack whose bake to pin, e.g. aws-images.")],
     outputs: Annotated[Path | None, typer.Option(
-        "--outputs", help="Its outputs as `pulumi stack output --json` prints them (default: run that).")] = None,
+        "--outputs", help="Its outputs as `pulumi stack output --json` prints them (default: run that); their "
+        "`stack` must be --stack.")] = None,
     lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
 ) -> None:
     """Write the image ids a bake produced (the image stack's outputs) into images/lock.yaml; nothing else changes."""
@@ -59,7 +60,7 @@ def images_pin(
             raise PinError(f"--outputs: {outputs} is not a readable file")
         else:
             raw = parse_json(outputs.read_text(), f"--outputs {outputs}")
-        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw)
+        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw, stack)
     except PinError as exc:
         err.print(f"error: {exc}", highlight=False, markup=False)
         raise typer.Exit(2) from None

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..spec.models import ClusterSpec, ImagesSpec
+from ..spec.models import ClusterSpec, ImagesSpec, NodeGroup
 from .naming import fit
 
 if TYPE_CHECKING:
@@ -119,6 +119,11 @@ class BackendDefaults:
 
     def default_zone(self, region: str) -> str | None:
         return None
+
+    def priced_type(self, spec: ClusterSpec, group: NodeGroup,
+                    types: tuple[InstanceType | None, ...]) -> InstanceType | None:
+        """The type a group's cost is computed at: its primary, which the scaling service launches first."""
+        return types[0]
 
     def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
         """`gpufleet-<cluster>-<environment>-<group>`, cut to the cloud's limit: known before the group exists, so

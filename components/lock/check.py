@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -97,6 +98,48 @@ def _check_driver(lock: Lock, profile: Profile, on: date) -> list[LockProblem]:
     return problems
 
 
+def _driver_cuda_major(lock: Lock, driver: str) -> str | None:
+    """The CUDA major of the driver's user-mode driver: the newest CUDA release whose minimum driver it meets
+    (r580 ships CUDA 13.0's, per the lock's CUDA release notes table)."""
+    met = [cuda for cuda, minimum in lock.cuda_minimum_driver.versions.items()
+           if version_key(driver) >= version_key(minimum)]
+    return max(met, key=version_key).split(".")[0] if met else None
+
+
+def _check_apt(lock: Lock, profile: Profile) -> list[LockProblem]:
+    """The apt pins the bake installs agree with the profile's labels: the fabric manager package is the driver's
+    version, NCCL is the profile's NCCL built for its CUDA major, DCGM's CUDA flavour is the driver's CUDA major
+    (NVIDIA's DCGM install guide installs datacenter-gpu-manager-4-cuda<the CUDA major nvidia-smi reports>), the toolkit
+    package is the profile's CUDA, the pinning package the driver's."""
+    name, problems = profile.name, []
+    cuda_major = profile.cuda.split(".")[0]
+    driver_major = _driver_cuda_major(lock, profile.driver)
+    for package, version in sorted(profile.apt.items()):
+        upstream = version.split(":", 1)[-1].rsplit("-", 1)[0]
+        wrong = None
+        if package == "nvidia-fabricmanager" and upstream != profile.driver:
+            wrong = f"is {upstream}, the driver is {profile.driver}: the fabric manager must equal it"
+        elif package in ("libnccl2", "libnccl-dev"):
+            built = re.fullmatch(r"(?P<nccl>[0-9.]+)-\d+\+cuda(?P<major>\d+)\.\d+", version, re.ASCII)
+            if built is None or built["nccl"] != profile.nccl or built["major"] != cuda_major:
+                wrong = f"is not NCCL {profile.nccl} built for CUDA {cuda_major} (VERSION-N+cuda{cuda_major}.M)"
+        elif (flavour := re.fullmatch(r"datacenter-gpu-manager-4-cuda(\d+)", package, re.ASCII)) and \
+                flavour[1] != driver_major:
+            wrong = (f"is DCGM's CUDA {flavour[1]} flavour; driver {profile.driver} runs CUDA {driver_major}: "
+                     f"install datacenter-gpu-manager-4-cuda{driver_major}")
+        elif package.startswith("datacenter-gpu-manager-4-") and upstream != profile.dcgm:
+            wrong = f"is {upstream}, the profile's DCGM is {profile.dcgm}"
+        elif (toolkit := re.fullmatch(r"cuda-toolkit-(\d+)-(\d+)", package, re.ASCII)) and (
+                f"{toolkit[1]}.{toolkit[2]}" != cuda_minor(profile.cuda) or upstream != profile.cuda):
+            wrong = f"is not CUDA {profile.cuda}"
+        if wrong:
+            problems.append(LockProblem(name, f"apt.{package}", f"{version} {wrong}"))
+    if profile.driver_pinning_package != f"nvidia-driver-pinning-{profile.driver}":
+        problems.append(LockProblem(name, "driver_pinning_package",
+                                    f"{profile.driver_pinning_package} does not pin driver {profile.driver}"))
+    return problems
+
+
 def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
     problems = []
     for cloud, regions in sorted(profile.images.items()):
@@ -155,5 +198,6 @@ def check_lock(
         problems += numeric
         if not numeric:
             problems += _check_driver(lock, body, on)
+            problems += _check_apt(lock, body)
         problems += _check_images(body, regions)
     return problems

@@ -6,22 +6,26 @@ from __future__ import annotations
 
 import re
 
+# Every shape is ASCII-only (\w and \d would take other scripts' letters and digits: a Cyrillic look-alike
+# publisher) and used with fullmatch (`$` alone also matches before a trailing newline).
+_A = re.ASCII
+
 # An all-zero id is a placeholder, never an image.
-AWS_AMI = re.compile(r"^ami-(?!0+$)(?:[0-9a-f]{8}|[0-9a-f]{17})$")
-AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d+$")
+AWS_AMI = re.compile(r"^ami-(?!0+$)(?:[0-9a-f]{8}|[0-9a-f]{17})$", _A)
+AWS_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+-\d+$", _A)
 # Marketplace URN publisher:offer:sku:version with an explicit numeric version (never "latest").
-AZURE_URN = re.compile(r"^[A-Za-z0-9][\w.-]*:[\w.-]+:[\w.-]+:\d+\.\d+\.\d+$")
+AZURE_URN = re.compile(r"^[A-Za-z0-9][\w.-]*:[\w.-]+:[\w.-]+:\d+\.\d+\.\d+$", _A)
 AZURE_GALLERY_VERSION = re.compile(
     r"^/subscriptions/[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}/resourceGroups/[\w().-]+"
     r"/providers/Microsoft\.Compute/galleries/[\w.]+/images/[\w.-]+/versions/\d+\.\d+\.\d+$",
-    re.IGNORECASE,
+    re.IGNORECASE | _A,
 )
 # Custom image ids (m- and 20 lower-case alphanumerics) or public image names ending in a build date; the
 # names carry the disk size in upper case (ubuntu_22_04_uefi_x64_20G_alibase_20230515.vhd).
-ALICLOUD_CUSTOM = re.compile(r"^m-[0-9a-z]{20}$")
-ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][A-Za-z0-9_]*_\d{8}\.vhd$")
+ALICLOUD_CUSTOM = re.compile(r"^m-[0-9a-z]{20}$", _A)
+ALICLOUD_PUBLIC = re.compile(r"^[a-z0-9][A-Za-z0-9_]*_\d{8}\.vhd$", _A)
 # Alibaba region ids: cn-wulanchabu, cn-beijing, ap-southeast-1, cn-shanghai-finance-1.
-ALICLOUD_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+(?:-\d+)?$")
+ALICLOUD_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+(?:-\d+)?$", _A)
 
 # What EC2 Image Builder's ImageRecipe.parentImage accepts (Image Builder API reference, CreateImageRecipe
 # parentImage: "AMI ID; Image Builder image ARN; SSM parameter prefixed by ssm:, followed by the parameter
@@ -29,11 +33,11 @@ ALICLOUD_REGION = re.compile(r"^[a-z]{2}(?:-[a-z]+)+(?:-\d+)?$")
 # major.minor.patch version (an x wildcard would select "the latest" at build time: refused), or an SSM
 # parameter, which Image Builder resolves when the build runs.
 AWS_MANAGED_IMAGE_VERSION = re.compile(
-    r"^arn:aws[a-z-]*:imagebuilder:[a-z]{2}(?:-[a-z]+)+-\d+:aws:image/[a-z0-9-_]+/\d+\.\d+\.\d+(?:/\d+)?$"
+    r"^arn:aws[a-z-]*:imagebuilder:[a-z]{2}(?:-[a-z]+)+-\d+:aws:image/[a-z0-9-_]+/\d+\.\d+\.\d+(?:/\d+)?$", _A
 )
-AWS_SSM_PARAMETER = re.compile(r"^ssm:(?:/[A-Za-z0-9_.-]+)+$")
+AWS_SSM_PARAMETER = re.compile(r"^ssm:(?:/[A-Za-z0-9_.-]+)+$", _A)
 # Azure region names as ARM takes them: eastus, southcentralus, westus2.
-AZURE_REGION = re.compile(r"^[a-z]+[a-z0-9]*$")
+AZURE_REGION = re.compile(r"^[a-z]+[a-z0-9]*$", _A)
 # Azure VM Image Builder starts from a PlatformImage (publisher, offer, sku, version): only an explicitly
 # versioned marketplace URN is taken, never "latest" (which the service resolves when the build runs).
 
@@ -73,15 +77,20 @@ EXPECTED_REGION: dict[str, str] = {
 
 def is_valid_image_id(cloud: str, image_id: str) -> bool:
     """Whether `image_id` is a bootable, pinned image id of `cloud` (what a cluster launches)."""
-    return any(shape.match(image_id) for shape in IMAGE_ID_SHAPES.get(cloud, ()))
+    return any(shape.fullmatch(image_id) for shape in IMAGE_ID_SHAPES.get(cloud, ()))
 
 
 def is_valid_parent_image(cloud: str, reference: str) -> bool:
     """Whether `reference` is something `cloud`'s image pipeline can start a bake from."""
-    return any(shape.match(reference) for shape in PARENT_IMAGE_SHAPES.get(cloud, ()))
+    return any(shape.fullmatch(reference) for shape in PARENT_IMAGE_SHAPES.get(cloud, ()))
 
 
 def is_valid_region(cloud: str, region: str) -> bool:
     """Whether `region` has the shape of a `cloud` region name (False for a cloud with no pipeline yet)."""
     shape = REGION_SHAPES.get(cloud)
-    return bool(shape and shape.match(region))
+    return bool(shape and shape.fullmatch(region))
+
+# What a bake made, per cloud: an Image Builder image build version ARN (AWS), the id of a custom image (Alibaba).
+AWS_IMAGE_BUILD_ARN = re.compile(
+    r"arn:aws[a-z-]*:imagebuilder:(?P<region>[a-z]{2}(?:-[a-z]+)+-\d+):\d{12}:image/[a-z0-9_-]+/\d+\.\d+\.\d+/\d+", _A
+)

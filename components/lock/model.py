@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 from typing import Any, Literal
 
@@ -24,11 +25,28 @@ class FabricComponent(StrictModel):
     url: str | None = None
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     bundled_in: str | None = Field(None, description="installed by this other component, not on its own")
+    signature_url: str | None = Field(None, description="detached PGP signature of url (verified with gpgv)")
+    pgp_key_url: str | None = Field(None, description="where the signing key is fetched (trusted by fingerprint)")
+    pgp_fingerprint: str | None = Field(
+        None, pattern=r"^[0-9A-F]{40}$", description="primary key that must have made signature_url's signature"
+    )
     unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
+
+    @model_validator(mode="after")
+    def _signature_names_its_key(self) -> FabricComponent:
+        if not (self.signature_url is None) == (self.pgp_fingerprint is None) == (self.pgp_key_url is None):
+            raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
+                             "against one key")
+        return self
 
 
 class NodecheckPins(StrictModel):
+    """The node check's one third-party module, fetched as a wheel and checked by its sha256 (no pip on the base
+    image: the bake unpacks the pure-Python wheel with python3's zipfile)."""
+
     nvidia_ml_py: str = Field(..., min_length=1)
+    nvidia_ml_py_url: str = Field(..., pattern=r"^https://.+\.whl$")
+    nvidia_ml_py_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$")
 
 
 class ImageEntry(StrictModel):
@@ -37,6 +55,7 @@ class ImageEntry(StrictModel):
     id: str | None = Field(..., description="the baked image id; null until a bake is pinned")
     status: Literal["baked", "unbaked"] = Field("baked", description="unbaked: no image exists yet")
     stack: str | None = Field(None, description="the image stack (stacks/Pulumi.<stack>.yaml) that bakes it")
+    base_image: str | None = Field(None, description="the base image the bake started from (written by pin)")
     note: str | None = None
 
     @model_validator(mode="before")
@@ -65,6 +84,9 @@ class Profile(StrictModel):
     dcgm: str = Field(..., min_length=1)
     apt: dict[str, str] = Field(..., min_length=1, description="Ubuntu package -> exact version to pin")
     driver_pinning_package: str = Field(..., min_length=1)
+    cuda_keyring: FabricComponent = Field(
+        ..., description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
+    )
     nodecheck: NodecheckPins
     fabric: dict[str, dict[str, FabricComponent]]
     agents: dict[str, dict[str, FabricComponent]] = Field(
@@ -81,6 +103,8 @@ class Profile(StrictModel):
             missing = [c for c in FABRIC_COMPONENTS[cloud] if c not in components]
             if missing:
                 raise ValueError(f"fabric.{cloud}: missing {', '.join(missing)}")
+        if self.cuda_keyring.sha256 is None:
+            raise ValueError("cuda_keyring.sha256: the keyring decides which repository apt trusts: pin its sha256")
         for cloud in self.images:
             if cloud not in FABRIC_COMPONENTS:
                 raise ValueError(f"images.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")
@@ -108,16 +132,31 @@ class BaseImage(StrictModel):
     """The OS image a pipeline bakes on, per cloud and build region (components.lock.image_ids: parent shapes).
 
     A reference nobody could confirm is still offered is null with status unconfirmed and a note saying how
-    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (components.program)."""
+    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (components.program). Status
+    resolved: the image stack looks the newest of the cloud's own images whose name fully matches `name_regex`
+    up when it bakes (as Image Builder resolves an ssm: parameter) and exports it; `images pin` records it."""
 
     parent_image: str | None = Field(..., description="AMI id, image ARN, ssm: parameter, URN or image name")
-    status: Literal["pinned", "unconfirmed"] = Field("pinned", description="unconfirmed: parent_image is null")
+    status: Literal["pinned", "unconfirmed", "resolved"] = Field(
+        "pinned", description="unconfirmed: parent_image is null; resolved: looked up by name_regex at bake time")
+    name_regex: str | None = Field(None, description="resolved only: the cloud's own image names it may take")
     os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
     source: str | None = Field(None, description="where the reference was read")
     note: str | None = None
 
     @model_validator(mode="after")
     def _null_is_unconfirmed(self) -> BaseImage:
+        if self.status == "resolved" or self.name_regex is not None:
+            if self.status != "resolved" or self.parent_image is not None or not self.name_regex:
+                raise ValueError("status resolved goes with a name_regex and a null parent_image (looked up at bake)")
+            # Anchored and ASCII: a look-alike or suffixed name must not match.
+            if not (self.name_regex.startswith("^") and self.name_regex.endswith("$")) or not self.name_regex.isascii():
+                raise ValueError(f"name_regex: {self.name_regex!r} must be ASCII and anchored with ^ and $")
+            try:
+                re.compile(self.name_regex)
+            except re.error as err:
+                raise ValueError(f"name_regex: {self.name_regex!r} is not a regular expression ({err})") from None
+            return self
         if self.parent_image is None and (self.status != "unconfirmed" or not self.note):
             raise ValueError("parent_image is null: set status: unconfirmed and a note saying how to confirm one")
         if self.parent_image is not None and self.status == "unconfirmed":
@@ -151,7 +190,8 @@ class Lock(StrictModel):
         return self.base_images.get(cloud, {}).get(region)
 
     def base_image(self, cloud: str, region: str) -> str | None:
-        """The pinned parent image of a build region; None where there is no entry or it is unconfirmed."""
+        """The pinned parent image of a build region; None where there is no entry, it is unconfirmed, or it is
+        resolved at bake time (base_image_entry(...).name_regex)."""
         found = self.base_image_entry(cloud, region)
         return found.parent_image if found else None
 

@@ -16,11 +16,36 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from ruamel.yaml import YAML
 
-from .image_ids import EXPECTED_REGION, EXPECTED_SHAPE, REGION_SHAPES, is_valid_image_id, is_valid_region
+from .image_ids import (
+    ALICLOUD_CUSTOM,
+    AWS_IMAGE_BUILD_ARN,
+    AZURE_GALLERY_VERSION,
+    EXPECTED_REGION,
+    EXPECTED_SHAPE,
+    REGION_SHAPES,
+    is_valid_image_id,
+    is_valid_region,
+)
+
+# The state each cloud's bake ends in when it made its images: Azure's last run (Succeeded, the image template's
+# lastRunStatus.runState), Alibaba's execution (SUCCESS; DescribeImagePipelineExecutions: PARTITION_SUCCESS means a
+# copy or share may have failed, TEST_FAILED an image whose tests failed). AWS's Image resource is created only
+# once Image Builder reports the image AVAILABLE, so its build ARN in the outputs is the proof.
 from .loader import LockError, load_lock
+
+FINISHED = {"azure": ("build_status", "Succeeded"), "alicloud": ("execution_status", "SUCCESS")}
 
 
 class PinError(ValueError):
@@ -39,7 +64,13 @@ class ImageStackOutputs(BaseModel):
     images: dict[str, str] = Field(
         ..., min_length=1, validation_alias=AliasChoices("images", "amis"), description="region -> image id"
     )
-    build_status: str | None = Field(None, description="the bake's run state where the stack reports one")
+    build_status: str | None = Field(None, description="Azure: the bake's last run state")
+    execution_status: str | None = Field(None, description="Alibaba: the bake's execution status")
+    execution_id: str | None = Field(None, description="Alibaba: the execution that baked the images")
+    image_arn: str | None = Field(None, description="AWS: the Image Builder image build version of the bake")
+    gallery_image_id: str | None = Field(None, description="Azure: the stack's own gallery image definition")
+    stack: str | None = Field(None, description="the stack that exported these outputs (pulumi.get_stack())")
+    parent_image: str | None = Field(None, description="the base image the bake started from")
 
     @field_validator("images")
     @classmethod
@@ -54,15 +85,38 @@ class ImageStackOutputs(BaseModel):
                 raise ValueError(f"{region}: {image!r} is not {EXPECTED_SHAPE[cloud]}")
         return images
 
-    @field_validator("build_status")
-    @classmethod
-    def _succeeded(cls, status: str | None) -> str | None:
-        if status is not None and status != "Succeeded":
-            raise ValueError(
-                f"the bake is {status!r}, not 'Succeeded', so its image does not exist yet: wait for it, run "
-                "`pulumi refresh` on the image stack, then pin again"
-            )
-        return status
+    @model_validator(mode="after")
+    def _made_by_this_bake(self) -> ImageStackOutputs:
+        """Each cloud's finished status, and ids only of what the stack's own bake made."""
+        if self.cloud in FINISHED:
+            field, done = FINISHED[self.cloud]
+            status = getattr(self, field)
+            if status != done:
+                raise ValueError(
+                    f"{field}: the bake is {status!r}, not {done!r}, so its images are not all made: wait for it, "
+                    "run `pulumi refresh` on the image stack, then pin again"
+                )
+        if self.cloud == "aws":
+            found = AWS_IMAGE_BUILD_ARN.fullmatch(self.image_arn or "")
+            if found is None:
+                raise ValueError(f"image_arn: {self.image_arn!r} is not an Image Builder image build version ARN: "
+                                 "the AMIs are pinned only with the build that made them")
+            if found["region"] not in self.images:
+                raise ValueError(f"images: no AMI in the build region {found['region']} of {self.image_arn}")
+        if self.cloud == "azure":
+            gallery = self.gallery_image_id or ""
+            for region, image in self.images.items():
+                if not (AZURE_GALLERY_VERSION.fullmatch(image) and gallery
+                        and image.lower().startswith(f"{gallery.lower()}/versions/")):
+                    raise ValueError(f"images.{region}: {image!r} is not a version of the stack's gallery image "
+                                     f"{gallery or '(gallery_image_id missing)'}")
+        if self.cloud == "alicloud":
+            if not self.execution_id:
+                raise ValueError("execution_id: missing: the ids are pinned only with the execution that made them")
+            for region, image in self.images.items():
+                if not ALICLOUD_CUSTOM.fullmatch(image):
+                    raise ValueError(f"images.{region}: {image!r} is not a custom image id (m-...): a bake makes one")
+        return self
 
 
 @dataclass(frozen=True)
@@ -102,8 +156,10 @@ def validate_outputs(raw: Any) -> ImageStackOutputs:
         return ImageStackOutputs.model_validate(raw)
     except ValidationError as err:
         first = err.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "<root>"
-        raise PinError(f"outputs.{where}: {first['msg'].removeprefix('Value error, ')}") from None
+        message = first["msg"].removeprefix("Value error, ")
+        where = ".".join(str(part) for part in first["loc"])
+        # A check across fields (the model's own) names its field first in the message.
+        raise PinError(f"outputs.{where}: {message}" if where else f"outputs.{message}") from None
 
 
 def _round_trip() -> YAML:
@@ -117,9 +173,12 @@ def _round_trip() -> YAML:
     return yaml
 
 
-def pin(lock_path: Path, raw_outputs: Any) -> list[Pinned]:
-    """Write the outputs' ids into the lock at `lock_path`; returns what changed, by region."""
+def pin(lock_path: Path, raw_outputs: Any, stack: str) -> list[Pinned]:
+    """Write the ids that `stack`'s bake made (its outputs) into the lock at `lock_path`; returns what changed."""
     outputs = validate_outputs(raw_outputs)
+    if outputs.stack != stack:
+        raise PinError(f"outputs.stack: the outputs are of stack {outputs.stack!r}, not --stack {stack!r}: pin a "
+                       "bake only with the stack that made it")
     try:
         lock = load_lock(lock_path)
     except LockError as err:
@@ -136,6 +195,11 @@ def pin(lock_path: Path, raw_outputs: Any) -> list[Pinned]:
             f"region in {lock_path.name}; add `{missing[0]}: {{id: null, status: unbaked}}` under its images first"
         )
 
+    foreign = sorted(r for r in outputs.images if entries[r].stack not in (None, stack))
+    if foreign:
+        raise PinError(f"--stack: {lock_path.name} has {outputs.cloud}/{foreign[0]} of profile {outputs.profile!r} "
+                       f"baked by stack {entries[foreign[0]].stack!r}, not {stack!r}")
+
     yaml = _round_trip()
     text = lock_path.read_text()
     doc = yaml.load(text)
@@ -148,6 +212,8 @@ def pin(lock_path: Path, raw_outputs: Any) -> list[Pinned]:
         else:
             target[region]["id"] = image
             target[region]["status"] = "baked"
+            if outputs.parent_image:
+                target[region]["base_image"] = outputs.parent_image  # which base this bake started from
     buffer = io.StringIO()
     yaml.dump(doc, buffer)
 

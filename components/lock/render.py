@@ -7,6 +7,7 @@ import shlex
 from components.catalog import load_catalog
 
 from .model import FABRIC_COMPONENTS, Profile
+from .node_tools import installed_tools
 
 _FABRIC_PREFIX = {
     "efa_installer": "EFA_INSTALLER",
@@ -38,14 +39,20 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         "DCGM_VERSION": profile.dcgm,
         "APT_PINS": " ".join(f"{pkg}={version}" for pkg, version in sorted(profile.apt.items())),
         "NVIDIA_ML_PY_VERSION": profile.nodecheck.nvidia_ml_py,
+        "NVIDIA_ML_PY_URL": profile.nodecheck.nvidia_ml_py_url,
+        "NVIDIA_ML_PY_SHA256": profile.nodecheck.nvidia_ml_py_sha256,
         "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
+        # What the image check (components.lock.bundle.image_check) finds on the baked image.
+        "NODE_TOOLS": " ".join(sorted(installed_tools(cloud))),
     }
-    for name, component in sorted({**profile.fabric[cloud], **profile.agents.get(cloud, {})}.items()):
+    components = {"cuda_keyring": profile.cuda_keyring, **profile.fabric[cloud], **profile.agents.get(cloud, {})}
+    for name, component in sorted(components.items()):
         prefix = _FABRIC_PREFIX.get(name, name.upper())
         values[f"{prefix}_VERSION"] = component.version
-        if component.url:
-            values[f"{prefix}_URL"] = component.url
-        if component.sha256:
-            values[f"{prefix}_SHA256"] = component.sha256
+        for suffix, value in (("URL", component.url), ("SHA256", component.sha256),
+                              ("SIGNATURE_URL", component.signature_url), ("PGP_KEY_URL", component.pgp_key_url),
+                              ("PGP_FINGERPRINT", component.pgp_fingerprint)):
+            if value:
+                values[f"{prefix}_{suffix}"] = value
     header = f"# gpufleet install pins: profile {profile.name}, cloud {cloud} (rendered from images/lock.yaml)\n"
     return header + "".join(f"{key}={shlex.quote(value)}\n" for key, value in values.items())

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -92,9 +92,29 @@ def base_stacks(tree: Path) -> list[str]:
     return stack_names(stacks) if stacks.is_dir() else []
 
 
+# What an offline plan needs from the caller's environment; everything else (cloud credentials, tokens, the
+# caller's PYTHONPATH) stays behind, since the ref's code is whatever that commit says.
+KEPT_ENV = ("PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP", "SYSTEMROOT", "VIRTUAL_ENV",
+            "PYTHONHASHSEED", "PYTHONUTF8", "PYTHONIOENCODING", "PYTHONDONTWRITEBYTECODE")
+SECRET_WORDS = ("SECRET", "TOKEN", "PASSWORD", "CREDENTIAL", "KEY", "AUTH")
+
+
+def planning_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment a ref's plan runs with: the allow-list above, locale (LC_*), and GPUFLEET_* settings
+    whose names do not look like secrets."""
+    def kept(name: str) -> bool:
+        upper = name.upper()
+        if upper in KEPT_ENV or upper.startswith("LC_"):
+            return True
+        return upper.startswith("GPUFLEET_") and not any(word in upper for word in SECRET_WORDS)
+
+    return {k: v for k, v in environ.items() if kept(k)}
+
+
 def plan_in_tree(tree: Path, stack: str) -> Side:
-    """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONSAFEPATH", "PYTHONPATH")}
+    """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there.
+    That code runs here: it gets the scrubbed environment of `planning_environment`, never credentials."""
+    env = planning_environment(os.environ)
     env[SHOW_SECRETS_ENV] = "1"  # compared here and masked in the diff; refs before the flag print them anyway
     done = subprocess.run(
         [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json"],

@@ -22,6 +22,15 @@ PROVIDER_TYPE = "pulumi:providers:"
 # propagation on Azure). Their outputs are their inputs; the real id is the creation time (RFC 3339), which nobody
 # reads, so a stable stand-in takes its place.
 NEUTRAL_TYPES = {"time:index/sleep:Sleep"}
+# Python dynamic resources a cloud's components define register as `pulumi-python:dynamic/<cloud>:<Name>`: their
+# create runs in the program's own provider, which the cloud's offline answers stand in for.
+DYNAMIC_PREFIX = "pulumi-python:dynamic/"
+
+
+def _cloud_of(typ: str) -> str | None:
+    if typ.startswith(DYNAMIC_PREFIX):
+        return typ[len(DYNAMIC_PREFIX):].split(":", 1)[0]
+    return cloud_of_resource_type(typ)
 
 
 class UnansweredInvoke(RuntimeError):
@@ -51,7 +60,7 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if args.typ.startswith(PROVIDER_TYPE) or args.typ in NEUTRAL_TYPES:
             # An explicit provider (another region) or a neutral resource: a stable UUID, its inputs as outputs.
             return guid(f"{args.typ}::{args.name}"), dict(args.inputs)
-        cloud = cloud_of_resource_type(args.typ)
+        cloud = _cloud_of(args.typ)
         if cloud is None:
             raise LookupError(f"the offline engine has no answers for {args.typ}: its provider is no registered cloud")
         physical, outputs = backend(cloud).mock_resource(args.typ, args.name, dict(args.inputs), self.region)

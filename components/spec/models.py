@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import posixpath
 from ipaddress import IPv4Network
 from typing import Annotated, ClassVar, Literal
 
@@ -10,6 +9,8 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
+from .address_ranges import too_wide
+from .mounts import mount_problem, normal
 
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
@@ -119,6 +120,17 @@ class Network(StrictModel):
                 raise ValueError(f"{item!r} is not a CIDR; write it as text like 10.42.0.0/16")
         return value
 
+    @field_validator("admin_cidrs")
+    @classmethod
+    def _admin_ranges_narrow(cls, value: list[IPv4Network]) -> list[IPv4Network]:
+        # The ranges together, as the security group opens them: two halves of the internet are the internet.
+        wide = too_wide(value)
+        if wide:
+            shown = ", ".join(map(str, value))
+            raise ValueError(f"{shown} open SSH to {wide} (the widest public range allowed): list only the office "
+                             "or VPN ranges that need SSH, or none")
+        return value
+
     def brought(self) -> dict[str, object]:
         """The bring-your-own fields that are set, by name (empty when gpufleet creates the network)."""
         return {name: value for name in self.BRING if (value := getattr(self, name))}
@@ -128,9 +140,12 @@ MOUNT_PATTERN = r"^/[A-Za-z0-9._/-]*$"
 
 
 def plain_mount_directory(value: str) -> str:
-    """A mount path of its own: "/" or a path that walks up would cover the system."""
-    if value == "/" or posixpath.normpath(value) != value or ".." in value.split("/"):
-        raise ValueError(f"{value!r} must be a plain absolute directory below / (like /scratch), no '..'")
+    """A mount path of its own: not a system directory (spec/mounts.py), written in its plain form."""
+    problem = mount_problem(value)
+    if problem:
+        raise ValueError(problem)
+    if normal(value) != value:
+        raise ValueError(f"{value!r} must be a plain absolute directory (like /scratch): write {normal(value)!r}")
     return value
 
 

@@ -28,6 +28,8 @@ PATTERN_WORDS: dict[str, str] = {
         "must be 2 to 32 lower-case letters, digits and dashes, starting with a letter and not ending with a dash",
     r"^sg-[0-9a-f]{8,17}$": "must be a security group id: sg- and 8 to 17 hex digits",
     r"^sg-[0-9a-z]{8,32}$": "must be a security group id: sg- and 8 to 32 lower-case letters or digits",
+    r"^subnet-[0-9a-f]{8,17}$": "must be a subnet id: subnet- and 8 to 17 hex digits",
+    r"^kst-[0-9a-z]{8,40}$": "must be a KMS instance id: kst- and 8 to 40 lower-case letters or digits",
     r"^vpc-[0-9a-f]{8,17}$": "must be a VPC id: vpc- and 8 to 17 hex digits",
     r"^vpc-[0-9a-z]{8,32}$": "must be a VPC id: vpc- and 8 to 32 lower-case letters or digits",
 }

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..lock.image_ids import EXPECTED_REGION, is_valid_region
 from .errors import SpecError
+from .keys import arn_accounts, key_problem
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
@@ -350,6 +351,20 @@ def idle_can_scale_down(cluster: ResolvedCluster, group: ResolvedGroup) -> Itera
             group.path("idle"),
             f"scales the group to size.min ({size.min}), which is also its max: lower size.min (0 scales to zero)",
         )
+
+
+@check
+def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # A brought key: the customer's, in the stack's region, and in the account the stack's other ARNs name.
+    spec = cluster.spec
+    if spec.storage.kms_key == "create":
+        return
+    identity = getattr(spec, "identity", None)
+    named = [*(identity.model_dump().values() if identity is not None else ()),
+             spec.monitoring.alarms.target if spec.monitoring.alarms else None]
+    problem = key_problem(spec.cloud, spec.storage.kms_key, spec.region, arn_accounts(*named))
+    if problem:
+        yield SpecError("storage.kms_key", problem)
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,16 @@ EXTENDS = "extends"
 MAX_EXTENDS = 8
 
 
+# A stack name: one file name in stacks/, never a path (no '/', so `x/../../elsewhere` cannot leave stacks/).
+STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+STACK_NAME_HELP = "letters, digits, '-', '_', '.', at most 100, starting with a letter or digit; no '/'"
+
+
 def stack_path(stacks_dir: Path, stack: str) -> Path:
+    """The file of stack `stack` in stacks_dir; SpecInvalid when `stack` is not a stack name (a path would read a
+    file elsewhere)."""
+    if not STACK_NAME.fullmatch(stack):
+        raise SpecInvalid([SpecError("", f"{stack!r} is not a stack name: {STACK_NAME_HELP}")])
     return stacks_dir / f"Pulumi.{stack}.yaml"
 
 
@@ -91,11 +101,20 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
         if parent in chain:
             cycle = " -> ".join((*chain, parent))
             raise SpecInvalid([SpecError(EXTENDS, f"extends forms a cycle: {cycle}; break it")])
+        if not STACK_NAME.fullmatch(parent):
+            message = f"{parent!r} is not a stack name in stacks/ ({STACK_NAME_HELP})"
+            raise SpecInvalid([SpecError(EXTENDS, message)])
         path = stack_path(stacks_dir, parent)
         if not is_stack_file(path, EXTENDS):
             known = ", ".join(stack_names(stacks_dir))
             raise SpecInvalid([SpecError(EXTENDS, f"no stack {parent!r} in {stacks_dir}; known: {known}")])
         base = resolve_extends(read_config(path), stacks_dir, (*chain, parent))
+        # `extends` is gpufleet's: the Pulumi CLI gives the program and the providers this file's keys only, so
+        # a provider key inherited here would plan in one region and deploy in another.
+        missing = [k for k in base if not k.startswith("gpufleet:") and k not in config]
+        if missing:
+            raise SpecInvalid([SpecError(k, f"is set in {parent!r} but not in this file: the Pulumi CLI reads provider "
+                                            "settings from the stack's own file only; copy it here") for k in missing])
         child = {k: v for k, v in section.items() if k != EXTENDS}
         merged = merge(base, {**config, key: child})
         merged[key] = merge(base.get(key, {}), child)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Install the cloud's node agents at their pinned versions: on AWS the CloudWatch agent (GPU metrics, the
-# bootstrap configures it) and the FSx for Lustre client (the bootstrap mounts storage.shared); on Azure the Azure
+# bootstrap configures it), the FSx for Lustre client (the bootstrap mounts storage.shared) and the AWS CLI; on Azure the Azure
 # Managed Lustre client (the bootstrap mounts storage.shared); on Alibaba Cloud the aliyun CLI (gpufleet-gpu-health
 # publishes to CloudMonitor with it).
 set -euo pipefail
@@ -25,7 +25,18 @@ case "$GPUFLEET_CLOUD" in
         echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
         apt-get update
-        apt_install "lustre-client-modules-$(uname -r)"
+        # The modules of the kernel the bake runs, and lustre-client-modules-aws, which pulls the modules of each
+        # later kernel with it (FSx guide, Ubuntu): a kernel upgrade never leaves Lustre behind.
+        apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
+        # The AWS CLI v2 the node scripts call (lifecycle actions, metrics, instance health), checked by its signature.
+        require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_KEY_URL AWS_CLI_PGP_FINGERPRINT
+        fetch "$AWS_CLI_URL" "$work/awscliv2.zip"
+        fetch "$AWS_CLI_SIGNATURE_URL" "$work/awscliv2.sig"
+        fetch "$AWS_CLI_PGP_KEY_URL" "$work/aws-cli.asc"
+        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$work/aws-cli.asc" "$AWS_CLI_PGP_FINGERPRINT"
+        unzip_to "$work/awscliv2.zip" "$work"
+        "$work/aws/install" --install-dir "${GPUFLEET_ROOT:-}/usr/local/aws-cli" \
+            --bin-dir "${GPUFLEET_ROOT:-}/usr/local/bin"
         ;;
     alicloud)
         # The aliyun CLI: gpufleet-gpu-health publishes CloudMonitor custom metrics and sets ESS instance health.
@@ -35,16 +46,41 @@ case "$GPUFLEET_CLOUD" in
         tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun
         ;;
     azure)
-        # No metrics agent: gpufleet-gpu-health posts the GPU metrics itself. The Azure Managed Lustre client
-        # (client-install docs): Microsoft's key and the amlfs repository, the metapackage for the running kernel.
-        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL
+        # AMLFS client-install.md: Ubuntu 22.04 clients on 5.15.0-*-azure only; the image boots HWE. Boot LTS, held.
+        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL LUSTRE_KERNEL_VERSION
+        apt-get update
+        lts=(linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04)
+        apt_install "${lts[@]}"
+        echo "linux-base linux-base/removing-running-kernel boolean false" | debconf-set-selections
+        stale=(linux-azure linux-image-azure linux-headers-azure linux-tools-azure linux-cloud-tools-azure)
+        shopt -s nullglob
+        for k in "${GPUFLEET_ROOT:-}"/boot/vmlinuz-*; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] \
+                || mapfile -t -O "${#stale[@]}" stale < <(dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' \
+                    "linux-*-$k" 2>/dev/null | awk '$1 == "ii" {print $2}')
+        done
+        DEBIAN_FRONTEND=noninteractive apt-get purge -y "${stale[@]}"
         key=/usr/share/keyrings/microsoft.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
         fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
         apt-get update
-        apt_install "amlfs-lustre-client-$AMLFS_LUSTRE_CLIENT_VERSION=$(uname -r)"
+        client=amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION
+        apt_install "$client"
+        kernels=("${GPUFLEET_ROOT:-}"/boot/vmlinuz-*)
+        shopt -u nullglob
+        [[ ${#kernels[@]} -gt 0 ]] || die "no kernel left in /boot"
+        for k in "${kernels[@]}"; do
+            k=${k##*/vmlinuz-}
+            [[ $k == "$LUSTRE_KERNEL_VERSION"-* ]] || die "kernel $k: not the Lustre client's series"
+            dkms autoinstall -k "$k"
+            for m in lustre nvidia; do
+                modinfo -b "${GPUFLEET_ROOT:-/}" -k "$k" $m >/dev/null || die "no $m module for kernel $k"
+            done
+        done
+        apt-mark hold "${lts[@]}" "$client" lustre-client lustre-client-modules-dkms
         ;;
     *)
         die "GPUFLEET_CLOUD: unknown cloud '${GPUFLEET_CLOUD}' (aws, azure or alicloud)"

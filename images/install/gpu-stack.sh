@@ -8,7 +8,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 nvswitch=${1:-}
 [[ "$nvswitch" == yes || "$nvswitch" == no ]] || die "gpu-stack.sh: first argument must be yes or no (NVSwitch)"
-require DRIVER_VERSION DRIVER_PINNING_PACKAGE FABRIC_MANAGER_VERSION APT_PINS
+require DRIVER_VERSION DRIVER_PINNING_PACKAGE FABRIC_MANAGER_VERSION APT_PINS CUDA_KEYRING_URL CUDA_KEYRING_SHA256
 [[ "$FABRIC_MANAGER_VERSION" == "$DRIVER_VERSION" ]] \
     || die "fabric manager ${FABRIC_MANAGER_VERSION} differs from driver ${DRIVER_VERSION}"
 
@@ -19,6 +19,12 @@ for pin in "${pins[@]}"; do
     packages+=("${pin%%=*}")
 done
 
+# Every package below lives only in NVIDIA's CUDA repository. Add it as NVIDIA's install guide does (network repo):
+# the cuda-keyring package carries the repository key and its sources list; checked against the lock first.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fetch "$CUDA_KEYRING_URL" "$work/cuda-keyring.deb" "$CUDA_KEYRING_SHA256"
+dpkg -i "$work/cuda-keyring.deb"
 apt-get update
 # The pinning metapackage holds every driver package at DRIVER_VERSION; nvidia-open follows it.
 apt_install "$DRIVER_PINNING_PACKAGE"

@@ -19,8 +19,11 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ -n "$env_file" && -r "$env_file" ]] || die "--env: need a readable pins file"
+# Every pin goes to the scripts below through the environment.
+set -a
 # shellcheck source=/dev/null
 source "$env_file"
+set +a
 
 if [[ -z "$nvswitch" ]]; then
     [[ -n "$instance_type" ]] || die "give --instance-type or --nvswitch yes|no"
@@ -31,15 +34,16 @@ if [[ -z "$nvswitch" ]]; then
 fi
 [[ "$nvswitch" == yes || "$nvswitch" == no ]] || die "--nvswitch: must be yes or no"
 
-export GPUFLEET_PROFILE GPUFLEET_CLOUD DRIVER_VERSION DRIVER_PINNING_PACKAGE FABRIC_MANAGER_VERSION \
-    CUDA_VERSION NCCL_VERSION DCGM_VERSION APT_PINS NVIDIA_ML_PY_VERSION
-export EFA_INSTALLER_VERSION EFA_INSTALLER_URL EFA_INSTALLER_SHA256 AWS_OFI_NCCL_VERSION \
-    DOCA_VERSION DOCA_URL DOCA_SHA256 ERDMA_VERSION ERDMA_URL ERDMA_SHA256
-export CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL CLOUDWATCH_AGENT_SHA256 LUSTRE_CLIENT_VERSION LUSTRE_CLIENT_URL \
-    ALIYUN_CLI_VERSION ALIYUN_CLI_URL ALIYUN_CLI_SHA256
-export AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL
-
-bash "$here/gpu-stack.sh" "$nvswitch"
-bash "$here/fabric.sh"
+# The order each cloud's own HPC image documents for the fabric stack. Azure/azhpc-images
+# (distros/ubuntu22.04/install.sh) installs DOCA-OFED before the NVIDIA driver (nvidia-peermem loads against
+# DOCA-OFED's ib_core, as its NVIDIA driver installer notes). On AWS and Alibaba Cloud the GPU stack stays first;
+# no documented order for EFA or eRDMA was confirmed here (NOTES: to confirm).
+if [[ "$GPUFLEET_CLOUD" == azure ]]; then
+    bash "$here/fabric.sh"
+    bash "$here/gpu-stack.sh" "$nvswitch"
+else
+    bash "$here/gpu-stack.sh" "$nvswitch"
+    bash "$here/fabric.sh"
+fi
 bash "$here/agents.sh"
 bash "$here/nodecheck.sh"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from .checks import Check, fabric_manager_checks, gpu_checks, rdma_checks, scratch_check
+from .checks import Check, fabric_manager_checks, gpu_checks, rdma_checks, scratch_check, shared_mount_check
 from .expect import ExpectationError, load_expectation
 from .gpus import read_gpus
 from .host import Runner, run_command
@@ -63,6 +63,7 @@ def main(
             *fabric_manager_checks(expect, inst, run),
             *rdma_checks(inst, args.sysfs_root),
             *scratch_check(expect, args.proc_root),
+            *shared_mount_check(expect, args.proc_root),
         ]
     print(_render(checks, args.format))
     return EXIT_HEALTHY if all(c.ok for c in checks) else EXIT_DRIFT

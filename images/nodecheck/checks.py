@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -14,6 +15,8 @@ from .host import (
     fabric_manager_state,
     ib_ports,
     mount_points,
+    mounts,
+    open_directory,
     rdma_devices,
 )
 
@@ -79,3 +82,15 @@ def scratch_check(expect: Expectation, proc_root: Path) -> list[Check]:
     mounted = expect.scratch_mount in mount_points(proc_root)
     found = expect.scratch_mount if mounted else None
     return [Check("scratch_mounted", mounted, expect.scratch_mount, found)]
+
+
+def shared_mount_check(
+    expect: Expectation, proc_root: Path, open_dir: Callable[[str], None] = open_directory
+) -> list[Check]:
+    """A lustre mount at the shared path once reached, not only its automount's autofs."""
+    if expect.shared_mount is None:
+        return []
+    open_dir(expect.shared_mount)
+    types = mounts(proc_root).get(expect.shared_mount, set())
+    found = "lustre" if "lustre" in types else ",".join(sorted(types)) or None
+    return [Check("shared_mounted", found == "lustre", {"path": expect.shared_mount, "type": "lustre"}, found)]

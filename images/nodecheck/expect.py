@@ -30,6 +30,7 @@ class Expectation:
     fabric_manager: str
     scratch_mount: str | None
     instance_types: dict[str, InstanceExpectation]
+    shared_mount: str | None = None  # the shared Lustre path; absent or null: none
 
 
 def _field(raw: dict, key: str, kind: type | tuple[type, ...], where: str) -> object:
@@ -70,6 +71,9 @@ def parse_expectation(raw: object) -> Expectation:
         raise ExpectationError("scratch_mount: missing (null when the node has no scratch)")
     if scratch is not None and not isinstance(scratch, str):
         raise ExpectationError(f"scratch_mount: expected a path or null, got {scratch!r}")
+    shared = raw.get("shared_mount")
+    if shared is not None and (not isinstance(shared, str) or not shared.startswith("/")):
+        raise ExpectationError(f"shared_mount: expected an absolute path or null, got {shared!r}")
     types = _field(raw, "instance_types", dict, "")
     if not types:
         raise ExpectationError("instance_types: empty")
@@ -80,6 +84,7 @@ def parse_expectation(raw: object) -> Expectation:
         fabric_manager=_field(raw, "fabric_manager", str, ""),
         scratch_mount=scratch,
         instance_types={name: _instance(name, body) for name, body in types.items()},
+        shared_mount=shared,
     )
 
 

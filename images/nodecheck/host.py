@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from collections.abc import Callable, Sequence
@@ -70,8 +71,24 @@ def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:
     return ports
 
 
-def mount_points(proc_root: Path) -> set[str]:
+def mounts(proc_root: Path) -> dict[str, set[str]]:
+    """Mount point -> file system types there (an automount point: autofs, plus the file system once mounted)."""
+    found: dict[str, set[str]] = {}
     path = proc_root / "mounts"
-    if not path.is_file():
-        return set()
-    return {line.split()[1] for line in path.read_text().splitlines() if len(line.split()) >= 2}
+    for fields in (line.split() for line in path.read_text().splitlines()) if path.is_file() else ():
+        if len(fields) >= 3:
+            found.setdefault(fields[1], set()).add(fields[2])
+    return found
+
+
+def mount_points(proc_root: Path) -> set[str]:
+    return set(mounts(proc_root))
+
+
+def open_directory(path: str) -> None:
+    """Read a directory: what mounts an x-systemd.automount (a stat does not)."""
+    try:
+        with os.scandir(path) as entries:
+            next(entries, None)
+    except OSError:
+        pass

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.keys import provider_managed
+
 from ..meta import MANDATORY, Config, NotApplicable, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, get, items
 from .resource_types import DISK, INSTANCE, KMS_KEY, LAUNCH_TEMPLATE, SCALING_CONFIGURATION
@@ -22,10 +24,14 @@ def _cmk_problem(where: str, encrypted_arg: str, key_arg: str, encrypted: Any, k
         return
     if as_bool(encrypted) is not True:
         yield f"{where} is not encrypted: set {encrypted_arg} = True and {key_arg} to the stack's KMS key"
-    elif kms_key_id is None or kms_key_id == "":
+    elif kms_key_id is None or (isinstance(kms_key_id, str) and not kms_key_id.strip()):
         yield (
             f"{where} is encrypted with the default service key: set {key_arg} to a customer KMS key "
             "(storage.kms_key)"
+        )
+    elif provider_managed("alicloud", kms_key_id):
+        yield (
+            f"{where} uses the service key {kms_key_id}: set {key_arg} to a customer KMS key (storage.kms_key)"
         )
 
 

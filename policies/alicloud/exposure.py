@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.address_ranges import parse_range, too_wide
+
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, as_int, get
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE, NODE_TYPES, SCALING_CONFIGURATION, SECURITY_GROUP_RULE
 
-OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 ADMIN_PORTS = (22, 3389)
 
 
@@ -74,12 +75,14 @@ def _exposed(protocol: Any, port_range: Any) -> str | None:
 def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     if get(props, "type") != "ingress" or get(props, "policy") == "drop":
         return
-    cidrs = [value for value in (get(props, "cidrIp"), get(props, "ipv6CidrIp")) if value in OPEN_CIDRS]
+    # Judged by the public space the ranges cover (components/spec/address_ranges.py), not by their spelling.
+    nets = [net for value in (get(props, "cidrIp"), get(props, "ipv6CidrIp")) if (net := parse_range(value))]
     exposed = _exposed(get(props, "ipProtocol"), get(props, "portRange"))
-    if cidrs and exposed:
+    wide = too_wide(nets) if exposed else None
+    if wide:
         yield (
-            f"the rule opens {exposed} to {', '.join(cidrs)}: allow only network.admin_cidrs (or use Cloud "
-            "Assistant / a bastion) instead"
+            f"the rule opens {exposed} to {', '.join(map(str, nets))}: {wide}: allow only network.admin_cidrs (or "
+            "use Cloud Assistant / a bastion) instead"
         )
 
 
@@ -114,7 +117,8 @@ RULES: list[Rule] = [
     ),
     resource_rule(
         "alicloud-no-public-admin-ingress",
-        "No security group rule opens SSH (22), RDP (3389) or all ports to 0.0.0.0/0 or ::/0.",
+        "No security group rule opens SSH (22), RDP (3389) or all ports to public address space wider than a "
+        "/24 (IPv4) or /64 (IPv6).",
         MANDATORY,
         "alicloud",
         [SECURITY_GROUP_RULE],

@@ -1,10 +1,13 @@
-"""Alibaba Cloud lifecycle rule: a scale-out hook gates new nodes.
+"""Alibaba Cloud lifecycle rules: a scale-out hook gates new nodes, a scale-in hook reaches the leaving node.
 
 ESS gives a lifecycle action's token to the hook's notification target only, never to the instance: a
 SCALE_OUT hook without `notificationArn` cannot be completed by a node check, so it always ends in its default
 result, and with the default CONTINUE (ESS's own default) a node that failed or never ran the check joins.
 The target is an ESS ARN `acs:ess:{region}:{account}:{oos|queue|topic}/{name}` (an OOS template that runs the
 check, or an MNS queue or topic whose consumer does).
+
+Nothing on an Alibaba node learns of a scale-in (its metadata announces spot reclaims only), so a SCALE_IN hook
+without a target only delays the release: the checkpoint never runs.
 """
 
 from __future__ import annotations
@@ -44,6 +47,27 @@ def check_scale_out_gated(resource_type: str, props: Props, config: Config) -> I
         )
 
 
+CHECKPOINT_FIX = (
+    "notify an OOS template that runs the checkpoint on the leaving nodes and completes the action, "
+    "acs:ess:{region}:{account-id}:oos/{template_name}"
+)
+
+
+def check_scale_in_notifies(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    if get(props, "lifecycleTransition") != "SCALE_IN":
+        return
+    target = get(props, "notificationArn")
+    if target is UNKNOWN:
+        return
+    if not target:
+        yield (
+            "notification_arn is not set: nothing tells a leaving node it is being removed, so the hook only "
+            f"delays the release and the checkpoint never runs; {CHECKPOINT_FIX}"
+        )
+    elif not isinstance(target, str) or not NOTIFICATION_ARN.match(target):
+        yield f"notification_arn {target!r} is not an ESS notification target; {CHECKPOINT_FIX}"
+
+
 RULES: list[Rule] = [
     resource_rule(
         "alicloud-scale-out-hook-gated",
@@ -53,5 +77,13 @@ RULES: list[Rule] = [
         "alicloud",
         [LIFECYCLE_HOOK],
         check_scale_out_gated,
+    ),
+    resource_rule(
+        "alicloud-scale-in-hook-notifies",
+        "Scale-in lifecycle hooks notify a target that runs the checkpoint on the leaving nodes.",
+        MANDATORY,
+        "alicloud",
+        [LIFECYCLE_HOOK],
+        check_scale_in_notifies,
     ),
 ]

@@ -1,5 +1,6 @@
 """Alibaba Cloud operations rules (issue 14): GPU metrics on every node group, alarms that notify someone or act,
-and a shared NAS/CPFS file system on the customer key and reachable only from the nodes' vSwitches.
+a contact group gpufleet creates that holds someone, and a shared NAS/CPFS file system on the customer key and
+reachable only from the nodes' vSwitches.
 
 gpufleet builds no shared file system on Alibaba Cloud (pulumi-alicloud 4.0.0 takes a customer key for extreme
 NAS only, see the backend's operation gaps); the two file-system rules keep one added by hand to the same bar.
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_int, base64_text, get, items
 from .resource_types import (
+    ALARM_CONTACT_GROUP,
     ESS_ALARM,
     GROUP_METRIC_RULE,
     LAUNCH_TEMPLATE,
@@ -50,6 +52,14 @@ def check_alarm_target(resource_type: str, props: Props, config: Config) -> Iter
     if contacts is not UNKNOWN and not contacts:
         yield ("the alarm rule notifies no one (contact_groups is empty): set monitoring.alarms.target (create or a "
                "CloudMonitor contact group name)")
+
+
+def check_contact_group_has_contacts(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    contacts = items(props, "contacts")
+    if contacts is not UNKNOWN and not contacts:
+        yield ("the alarm contact group has no contacts: its alarms and interruption notices reach no one; set "
+               "monitoring.alarms.emails (each address follows CloudMonitor's activation mail) or bring a contact "
+               "group with contacts")
 
 
 def check_file_system_customer_key(resource_type: str, props: Props, config: Config) -> Iterator[str]:
@@ -108,6 +118,14 @@ RULES: list[Rule] = [
         "alicloud",
         [GROUP_METRIC_RULE, ESS_ALARM],
         check_alarm_target,
+    ),
+    resource_rule(
+        "alicloud-alarm-contacts",
+        "A CloudMonitor alarm contact group the stack creates holds at least one contact.",
+        MANDATORY,
+        "alicloud",
+        [ALARM_CONTACT_GROUP],
+        check_contact_group_has_contacts,
     ),
     resource_rule(
         "alicloud-shared-fs-customer-key",

@@ -10,21 +10,31 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.keys import provider_managed
+
 from ..meta import MANDATORY, Config, NotApplicable, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
-from .resource_types import EBS_VOLUME, IMAGE_COMPONENT, INSTANCE, KMS_KEY, LAUNCH_TEMPLATE
+from .resource_types import (
+    DISTRIBUTION_CONFIGURATION,
+    EBS_VOLUME,
+    IMAGE_COMPONENT,
+    IMAGE_RECIPE,
+    INSTANCE,
+    KMS_KEY,
+    LAUNCH_TEMPLATE,
+)
 
 
 def _cmk_problem(where: str, encrypted: Any, kms_key_id: Any) -> Iterator[str]:
     if as_bool(encrypted) is not True and encrypted is not UNKNOWN:
         yield f"{where} is not encrypted: set encrypted = True and kms_key_id to a customer-managed KMS key"
         return
-    if kms_key_id is None or kms_key_id == "":
+    if kms_key_id is None or (isinstance(kms_key_id, str) and not kms_key_id.strip()):
         yield (
             f"{where} is encrypted with the AWS-managed key: set kms_key_id to a customer-managed KMS key "
             "(storage.kms_key)"
         )
-    elif isinstance(kms_key_id, str) and "alias/aws/" in kms_key_id:
+    elif provider_managed("aws", kms_key_id):
         yield (
             f"{where} uses the AWS-managed key {kms_key_id}: set kms_key_id to a customer-managed KMS key "
             "(storage.kms_key)"
@@ -88,11 +98,33 @@ def check_image_component_cmk(resource_type: str, props: Props, config: Config) 
     key = get(props, "kmsKeyId")
     if key is UNKNOWN:
         return
-    if not key or (isinstance(key, str) and "alias/aws/" in key):
+    if not key or provider_managed("aws", key):
         yield (
             "the Image Builder component (the installer it runs) is encrypted with a key Image Builder owns: set "
             "kms_key_id to the customer-managed key the recipe's volumes use"
         )
+
+
+def check_image_pipeline_cmk(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    """The recipe's build volumes and every region's AMI copy: the stack's customer-managed key."""
+    if resource_type == IMAGE_RECIPE:
+        mappings = items(props, "blockDeviceMappings")
+        for index, mapping in enumerate(mappings if isinstance(mappings, list) else []):
+            ebs = get(mapping, "ebs")
+            if isinstance(ebs, dict):
+                yield from _cmk_problem(
+                    f"block_device_mappings[{index}].ebs", get(ebs, "encrypted"), get(ebs, "kmsKeyId")
+                )
+        return
+    distributions = items(props, "distributions")
+    for index, distribution in enumerate(distributions if isinstance(distributions, list) else []):
+        ami = get(distribution, "amiDistributionConfiguration")
+        if ami is UNKNOWN:
+            continue
+        key = get(ami, "kmsKeyId") if isinstance(ami, dict) else None
+        region = get(distribution, "region")
+        # No key: the AMI copy keeps its snapshots' encryption, the recipe's key only in the build region.
+        yield from _cmk_problem(f"distributions[{index}] ({region}) ami_distribution_configuration", True, key)
 
 
 RULES: list[Rule] = [
@@ -141,5 +173,13 @@ RULES: list[Rule] = [
         [IMAGE_COMPONENT],
         check_image_component_cmk,
         checkov=("CKV_AWS_180",),
+    ),
+    resource_rule(
+        "aws-image-pipeline-cmk",
+        "Image Builder recipes' volumes and every distributed AMI are encrypted with a customer-managed KMS key.",
+        MANDATORY,
+        "aws",
+        [IMAGE_RECIPE, DISTRIBUTION_CONFIGURATION],
+        check_image_pipeline_cmk,
     ),
 ]

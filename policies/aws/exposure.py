@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.address_ranges import parse_range, too_wide
+
 from ..meta import MANDATORY, Config, Finding, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
 from .resource_types import (
@@ -22,7 +24,6 @@ from .resource_types import (
     VPC_INGRESS_RULE,
 )
 
-OPEN_CIDRS = ("0.0.0.0/0", "::/0")
 ADMIN_PORTS = (22, 3389)
 
 
@@ -57,34 +58,40 @@ def _ports_exposed(protocol: Any, from_port: Any, to_port: Any) -> str | None:
     return f"port {' and '.join(hit)}" if hit else None
 
 
-def _open_cidrs(*values: Any) -> list[str]:
-    found: list[str] = []
-    for value in values:
-        listed = value if isinstance(value, list) else [value]
-        found += [cidr for cidr in listed if cidr in OPEN_CIDRS]
-    return found
+def _ranges(*values: Any) -> list[Any]:
+    """The address ranges among CIDR values (lists or single values; unknown and unreadable ones skipped)."""
+    listed = [item for value in values for item in (value if isinstance(value, list) else [value])]
+    return [net for item in listed if (net := parse_range(item)) is not None]
 
 
 def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    # Judged by the public space the ranges cover together (components/spec/address_ranges.py), so a group's
+    # rules that split the internet between them (0.0.0.0/1 + 128.0.0.0/1) count as one.
     hint = "allow only network.admin_cidrs (or use SSM Session Manager) instead"
     if resource_type == SECURITY_GROUP:
         rules = items(props, "ingress")
-        for index, rule in enumerate(rules if isinstance(rules, list) else []):
-            cidrs = _open_cidrs(get(rule, "cidrBlocks"), get(rule, "ipv6CidrBlocks"))
-            exposed = _ports_exposed(get(rule, "protocol"), get(rule, "fromPort"), get(rule, "toPort"))
-            if cidrs and exposed:
-                yield f"ingress[{index}] opens {exposed} to {', '.join(cidrs)}: {hint}"
+        exposed_rules = [
+            (index, exposed, _ranges(get(rule, "cidrBlocks"), get(rule, "ipv6CidrBlocks")))
+            for index, rule in enumerate(rules if isinstance(rules, list) else [])
+            if (exposed := _ports_exposed(get(rule, "protocol"), get(rule, "fromPort"), get(rule, "toPort")))
+        ]
+        wide = too_wide([net for _, _, nets in exposed_rules for net in nets])
+        if wide:
+            opened = "; ".join(f"ingress[{index}] opens {exposed} to {', '.join(map(str, nets))}"
+                               for index, exposed, nets in exposed_rules if nets)
+            yield f"{opened}: together {wide}: {hint}"
         return
     if resource_type == SECURITY_GROUP_RULE:
         if get(props, "type") != "ingress":
             return
-        cidrs = _open_cidrs(get(props, "cidrBlocks"), get(props, "ipv6CidrBlocks"))
+        nets = _ranges(get(props, "cidrBlocks"), get(props, "ipv6CidrBlocks"))
         exposed = _ports_exposed(get(props, "protocol"), get(props, "fromPort"), get(props, "toPort"))
     else:
-        cidrs = _open_cidrs(get(props, "cidrIpv4"), get(props, "cidrIpv6"))
+        nets = _ranges(get(props, "cidrIpv4"), get(props, "cidrIpv6"))
         exposed = _ports_exposed(get(props, "ipProtocol"), get(props, "fromPort"), get(props, "toPort"))
-    if cidrs and exposed:
-        yield f"the rule opens {exposed} to {', '.join(cidrs)}: {hint}"
+    wide = too_wide(nets) if exposed else None
+    if wide:
+        yield f"the rule opens {exposed} to {', '.join(map(str, nets))}: {wide}: {hint}"
 
 
 def check_no_public_ip(resource_type: str, props: Props, config: Config) -> Iterator[str]:
@@ -153,7 +160,8 @@ RULES: list[Rule] = [
     ),
     resource_rule(
         "aws-no-public-admin-ingress",
-        "No security group rule opens SSH (22), RDP (3389) or all ports to 0.0.0.0/0 or ::/0.",
+        "No security group opens SSH (22), RDP (3389) or all ports to public address space wider than a /24 "
+        "(IPv4) or /64 (IPv6), judged by what its ranges cover together.",
         MANDATORY,
         "aws",
         [SECURITY_GROUP, SECURITY_GROUP_RULE, VPC_INGRESS_RULE],

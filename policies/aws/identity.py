@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.buckets import wildcard_bucket
+
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule
 from ..props import JsonError, get
 from .iam_documents import POLICY_TYPES, ROLE_TYPE, documents, is_wildcard, matches, statements
@@ -55,6 +57,22 @@ def check_iam_passrole(resource_type: str, props: Props, config: Config) -> Iter
             )
 
 
+def check_no_wildcard_bucket(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    # Resource, not only Action: s3:GetObject on arn:aws:s3:::*/* reads every bucket the account can reach.
+    for statement in _each_statement(resource_type, props):
+        if isinstance(statement, str) or not statement.allows:
+            continue
+        s3 = [a for a in statement.strings("Action") if a.strip().lower().startswith(("s3:", "*"))]
+        wild = [r for r in statement.strings("Resource") if wildcard_bucket(r, "s3")]
+        if s3 and wild:
+            yield (
+                f"{statement.where} allows {', '.join(sorted(s3))} on {', '.join(sorted(wild))}, every bucket the "
+                "pattern matches: name the buckets (identity.s3_read_prefixes)"
+            )
+        elif s3 and statement.values("NotResource"):
+            yield f"{statement.where} allows {', '.join(sorted(s3))} with NotResource (all but a list): use Resource"
+
+
 def check_trust_principal(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     try:
         found = list(statements(get(props, "assumeRolePolicy"), "assume_role_policy"))
@@ -100,6 +118,14 @@ RULES: list[Rule] = [
         "aws",
         [*POLICY_TYPES, ROLE_TYPE],
         check_iam_passrole,
+    ),
+    resource_rule(
+        "aws-iam-no-wildcard-bucket",
+        "IAM policies allow no S3 action on a bucket pattern ('*', arn:aws:s3:::*/*, arn:aws:s3:::data-*).",
+        MANDATORY,
+        "aws",
+        [*POLICY_TYPES, ROLE_TYPE],
+        check_no_wildcard_bucket,
     ),
     resource_rule(
         "aws-iam-trust-no-wildcard-principal",

@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from components.spec.address_ranges import parse_range, too_wide
+
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, get, items
 from .resource_types import NIC, NSG, SECURITY_RULE, VM_PROFILE, VMSS
 
-# Source prefixes that mean "anywhere" (NSG service tags included).
-INTERNET = ("*", "0.0.0.0/0", "::/0", "internet", "any")
+# NSG source tags that mean "anywhere"; address prefixes are judged by what they cover
+# (components/spec/address_ranges.py), so 0.0.0.0/1 + 128.0.0.0/1 in one rule is the internet too.
+INTERNET = ("*", "internet", "any")
 ADMIN_PORTS = (22, 3389)
 
 
@@ -43,7 +46,8 @@ def _rule_problem(where: str, rule: Any) -> str | None:
     if str(get(rule, "direction")).lower() != "inbound" or str(get(rule, "access")).lower() != "allow":
         return None
     sources = _list(get(rule, "sourceAddressPrefix")) + _list(get(rule, "sourceAddressPrefixes"))
-    if not any(isinstance(s, str) and s.lower() in INTERNET for s in sources):
+    tagged = any(isinstance(s, str) and s.strip().lower() in INTERNET for s in sources)
+    if not tagged and too_wide([net for s in sources if (net := parse_range(s)) is not None]) is None:
         return None
     exposed = _exposed(_list(get(rule, "destinationPortRange")) + _list(get(rule, "destinationPortRanges")))
     if exposed is None:

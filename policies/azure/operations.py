@@ -11,7 +11,7 @@ from typing import Any
 
 from ..meta import ADVISORY, MANDATORY, Config, Node, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, base64_text, get, items
-from .resource_types import AML_FILESYSTEM, METRIC_ALERT, NSG, SECURITY_RULE, SUBNET, VM_PROFILE, VMSS
+from .resource_types import ACTION_GROUP, AML_FILESYSTEM, METRIC_ALERT, NSG, SECURITY_RULE, SUBNET, VM_PROFILE, VMSS
 
 # The DCGM watch that publishes the GPU metrics (components/bootstrap: the unit it installs).
 GPU_METRICS_MARK = "gpufleet-gpu-health.service"
@@ -36,6 +36,23 @@ def check_alert_target(resource_type: str, props: Props, config: Config) -> Iter
         return
     if not [a for a in actions or [] if get(a, "actionGroupId")]:
         yield "the alert notifies no one (no action group): set monitoring.alarms.target (create or an action group id)"
+
+
+# Every receiver list an action group takes (Microsoft.Insights/actionGroups properties).
+RECEIVERS = ("emailReceivers", "smsReceivers", "webhookReceivers", "itsmReceivers", "azureAppPushReceivers",
+             "automationRunbookReceivers", "voiceReceivers", "logicAppReceivers", "azureFunctionReceivers",
+             "armRoleReceivers", "eventHubReceivers", "incidentReceivers")
+
+
+def check_action_group_recipients(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    lists = [items(props, key) for key in RECEIVERS]
+    if any(found is UNKNOWN for found in lists):
+        return
+    if not any(lists):
+        yield (
+            "the action group has no receivers: its alerts and budget notifications reach no one; set "
+            "monitoring.alarms.emails (each address gets Azure Monitor's mails) or bring an action group with receivers"
+        )
 
 
 def check_lustre_customer_key(resource_type: str, props: Props, config: Config) -> Iterator[str]:
@@ -121,6 +138,14 @@ RULES: list[Rule] = [
         "azure",
         [METRIC_ALERT],
         check_alert_target,
+    ),
+    resource_rule(
+        "azure-action-group-has-recipients",
+        "An action group the stack creates for its alerts and budget notifications has at least one receiver.",
+        MANDATORY,
+        "azure",
+        [ACTION_GROUP],
+        check_action_group_recipients,
     ),
     resource_rule(
         "azure-shared-fs-customer-key",

@@ -10,6 +10,32 @@ IMDS=http://169.254.169.254
 
 log() { echo "gpufleet: $*" >&2; }
 
+once() {  # marker name; true the first time only
+  mkdir -p "$GPUFLEET_RUN"
+  [[ -e $GPUFLEET_RUN/$1 ]] && return 1
+  touch "$GPUFLEET_RUN/$1"
+}
+
+# The stack's checkpoint hook, once per node and kind of notice, for at most the stack's checkpoint grace. Two
+# callers may ask for it (the spot watcher on a notice, the scale-in runbook on a removal): the lock makes the
+# second wait for the first's run to end instead of returning while the checkpoint is still being written.
+checkpoint() {  # notice kind; the hook's status
+  mkdir -p "$GPUFLEET_RUN"
+  (
+    flock 9
+    once "checkpoint-$1" || exit 0
+    if [[ -z $GPUFLEET_CHECKPOINT_HOOK ]]; then
+      log "$1 notice; no checkpoint hook configured"
+      exit 0
+    fi
+    log "$1 notice; running checkpoint hook"
+    timeout "$GPUFLEET_CHECKPOINT_GRACE_SECONDS" bash -c "$GPUFLEET_CHECKPOINT_HOOK"
+    status=$?
+    ((status == 0)) || log "checkpoint hook exited $status"
+    exit "$status"
+  ) 9>"$GPUFLEET_RUN/checkpoint.lock"
+}
+
 # IMDSv2: every metadata read needs a session token.
 imds_token() {
   curl -sf -X PUT -H 'X-aws-ec2-metadata-token-ttl-seconds: 300' "$IMDS/latest/api/token"
@@ -44,8 +70,12 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
 # eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
 # on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
 # VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
+# Jumbo frames are an instance setting (ECS EnableJumboFrame) that ESS configurations and launch templates cannot
+# set (pulumi-alicloud 4.0.0: ecs.Instance only): an interface whose driver reports a maximum below the MTU, or
+# none, keeps its MTU. The driver's maximum is not proof the instance has jumbo frames on (virtio-net reports 65535
+# when the host announces no MTU): that stays to confirm on an ebmgn8v.
 set_fabric_mtu() {
-  local dev primary
+  local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
   primary=$(ip -o route show default | awk '{for (i = 1; i < NF; i++) if ($i == "dev") { print $(i + 1); exit }}')
   if [[ -z $primary ]]; then
@@ -55,6 +85,12 @@ set_fabric_mtu() {
   for dev in "$GPUFLEET_SYS_NET"/*; do
     dev=${dev##*/}
     [[ $dev == lo || $dev == "$primary" ]] && continue
+    max=$(ip -d link show dev "$dev" | awk '{for (i = 1; i < NF; i++) if ($i == "maxmtu") { print $(i + 1); exit }}')
+    [[ $max =~ ^[0-9]+$ ]] || max=""
+    if [[ -z $max ]] || ((max < GPUFLEET_FABRIC_MTU)); then
+      log "$dev takes at most MTU ${max:-unknown}, not $GPUFLEET_FABRIC_MTU: its MTU stays"
+      continue
+    fi
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
   done
 }

@@ -12,10 +12,24 @@ rm -f "$GPUFLEET_RUN/unhealthy" "$GPUFLEET_RUN/healthy"
 set_fabric_mtu
 guard_metadata
 
-result=CONTINUE
-if ! gpufleet-nodecheck --expect "$GPUFLEET_ETC/expect.json" --format json >"$GPUFLEET_RUN/nodecheck.json"; then
-  result=ABANDON
-fi
+# Right after boot a check can fail and pass moments later (the fabric manager still training the NVSwitch
+# fabric, EFA devices still probing): drift (exit 1) is checked again every GPUFLEET_NODECHECK_RETRY_INTERVAL s
+# for at most GPUFLEET_NODECHECK_RETRY_SECONDS (the render keeps it inside the launch hook's hold). An unreadable
+# expectation (exit 2) cannot heal and is not retried.
+retry_until=$((SECONDS + ${GPUFLEET_NODECHECK_RETRY_SECONDS:-0}))
+interval=${GPUFLEET_NODECHECK_RETRY_INTERVAL:-30}
+result=ABANDON
+while :; do
+  status=0
+  gpufleet-nodecheck --expect "$GPUFLEET_ETC/expect.json" --format json >"$GPUFLEET_RUN/nodecheck.json" || status=$?
+  if ((status == 0)); then
+    result=CONTINUE
+    break
+  fi
+  ((status == 1 && SECONDS + interval <= retry_until)) || break
+  log "node check failed (exit $status); checking again in ${interval} s"
+  sleep "$interval"
+done
 
 if [[ $GPUFLEET_CLOUD == aws && -n $GPUFLEET_LAUNCH_HOOK ]]; then
   # After a reboot no launch action is pending and the call fails harmlessly.

@@ -7,23 +7,6 @@ set -uo pipefail
 INTERVAL=5
 AZURE_EVENTS="$IMDS/metadata/scheduledevents?api-version=2020-07-01"
 AZURE_NAME="$IMDS/metadata/instance/compute/name?api-version=2021-02-01&format=text"
-mkdir -p "$GPUFLEET_RUN"
-
-once() {  # marker name; true the first time only
-  [[ -e $GPUFLEET_RUN/$1 ]] && return 1
-  touch "$GPUFLEET_RUN/$1"
-}
-
-checkpoint() {  # notice kind
-  once "checkpoint-$1" || return 0
-  if [[ -z $GPUFLEET_CHECKPOINT_HOOK ]]; then
-    log "$1 notice; no checkpoint hook configured"
-    return 0
-  fi
-  log "$1 notice; running checkpoint hook"
-  # The stack's checkpoint_grace_seconds: on AWS the terminate hook holds the node that long.
-  timeout "$GPUFLEET_CHECKPOINT_GRACE_SECONDS" bash -c "$GPUFLEET_CHECKPOINT_HOOK" || log "checkpoint hook exited $?"
-}
 
 poll_aws() {
   local token

@@ -1,14 +1,27 @@
-"""CloudMonitor alarms per node group on the GPU metrics (XID errors, uncorrectable ECC, node-check failures, low
-utilisation), the contact group they notify, and idle scale-down to the group's min through an ESS alarm task.
+"""CloudMonitor alarms per node group on the GPU metrics (new and fatal XID errors, uncorrectable ECC, row-remap
+failures, node-check failures, low utilisation), the contact group they notify, and idle scale-down to the group's
+min through an ESS alarm task.
 
 Metric source: gpufleet-gpu-health publishes CloudMonitor custom metrics (PutCustomMetric) into the cluster's
 application group with the dimension NodeGroup (components.bootstrap.operations names them). A node with a fatal
-XID, uncorrectable ECC or a failed node check marks itself unhealthy in its ESS group (SetInstanceHealth), which
-releases and replaces it; these alarms tell people.
+XID, uncorrectable ECC, a row-remap failure or a failed node check marks itself unhealthy in its ESS group
+(SetInstanceHealth), which releases and replaces it; these alarms tell people. The XID metrics are counts of the
+XIDs the kernel logged in each minute (gpu-health.sh), so an alarm clears once they stop.
+
+Which CloudMonitor rule API evaluates custom metrics is not settled. The API reference documents PutCustomMetricRule
+as the alert rule for custom monitoring (data reported by PutCustomMetric; Resources `[{"groupId", "dimension"}]`),
+and PutGroupMetricRule's Namespace as a cloud service's (DescribeMetricMetaList, "Appendix 1: Metrics"); but no
+provider resource calls PutCustomMetricRule (terraform-provider-alicloud master 81c43b672: cms.GroupMetricRule calls
+PutGroupMetricRule, alicloud/resource_alicloud_cms_group_metric_rule.go line 218; cms.Alarm PutResourceMetricRule,
+resource_alicloud_cms_alarm.go line 606). So the rules stay GroupMetricRules on `acs_customMetric_<uid>`, the
+namespace the console shows custom metrics under: to confirm on an account that they evaluate (else the same rules
+go through PutCustomMetricRule).
 
 A contact group has no encryption setting (cms.AlarmContactGroup takes a name, contacts and a description): what
-the alarms carry is metric names and thresholds. A created contact group starts empty: add its contacts (people
-with a verified email or DingTalk robot, cms.AlarmContact) before the alarms reach anyone.
+the alarms carry is metric names and thresholds. A created contact group holds one alarm contact per address of
+`monitoring.alarms.emails` (cms.AlarmContact channels_mail): CloudMonitor mails each an activation link and adds
+the person to its alarm contacts only once it is followed (PutContact, Channels.Mail), as SNS subscriptions wait
+for confirmation on AWS.
 """
 
 from __future__ import annotations
@@ -21,19 +34,35 @@ import pulumi_alicloud as alicloud
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec.models import Idle, LowUtilisation
 from ..naming import fit
-from .names import NAMES
+from .names import CONTACT, NAMES
 
 PERIOD_SECONDS = 60
 # Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).
 CUSTOM_NAMESPACE = "acs_customMetric_{account}"
 
 
-def contact_group(name: str, region: str, opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
-    """The stack's contact group (its id is its name)."""
+def contact_group(name: str, region: str, emails: list[str],
+                  opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
+    """The stack's contact group (its id is its name) with an alarm contact per email address."""
+    contacts = [
+        alicloud.cms.AlarmContact(
+            f"{name}-contact-{email}",
+            # Account-wide, and PutContact modifies a contact of the same name: the hash of region and address keeps
+            # it this stack's and this person's (letters, digits, . and _ only: the cluster's dashes become _).
+            alarm_contact_name=fit(f"gpufleet_{name.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
+                                   region, email, sep="_"),
+            describe=f"gpufleet {name}: GPU alarms and spot interruptions",
+            channels_mail=email,
+            opts=opts,
+        )
+        for email in emails
+    ]
     return alicloud.cms.AlarmContactGroup(
         f"{name}-alarms",
         alarm_contact_group_name=fit(f"gpufleet-{name}-alarms", None, region),  # account-wide
-        describe=f"gpufleet {name}: GPU alarms (XID, ECC, node check, low utilisation); add contacts",
+        contacts=[contact.alarm_contact_name for contact in contacts],
+        describe=f"gpufleet {name}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
+        "interruptions",
         opts=opts,
     )
 
@@ -52,14 +81,16 @@ def metrics_group(
 
 
 def _rule(
-    name: str, rule: str, group: alicloud.cms.MonitorGroup, namespace: pulumi.Input[str], metric: str,
+    name: str, rule: str, what: str, group: alicloud.cms.MonitorGroup, namespace: pulumi.Input[str], metric: str,
     group_name: str, statistic: str, comparison: str, threshold: float, minutes: int, contact: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.GroupMetricRule:
+    """One rule; `what` is what it checks, the subject of its alarm mail (a GroupMetricRule has no description)."""
     return alicloud.cms.GroupMetricRule(
         f"{name}-{rule}",
         rule_id=f"{group_name}-{rule}",
         group_metric_rule_name=f"{group_name}-{rule}",
+        email_subject=f"{group_name}: {what}",
         group_id=group.id,
         namespace=namespace,
         metric_name=metric,
@@ -79,16 +110,25 @@ def group_alarms(
     name: str, group_name: str, group: alicloud.cms.MonitorGroup, account_id: pulumi.Input[str],
     low: LowUtilisation, contact: pulumi.Input[str], opts: pulumi.ResourceOptions,
 ) -> list[alicloud.cms.GroupMetricRule]:
-    """XID, ECC, node-check and low-utilisation rules for one node group, on its NodeGroup dimension."""
+    """XID, fatal XID, ECC, row-remap, node-check and low-utilisation rules for one node group, on its NodeGroup
+    dimension: a node's value over 0 in one minute alarms."""
     namespace = pulumi.Output.from_input(account_id).apply(lambda account: CUSTOM_NAMESPACE.format(account=account))
     over = ("Maximum", "GreaterThanThreshold", 0, 1)
-    return [
-        _rule(name, "xid", group, namespace, "gpu_xid_errors", group_name, *over, contact, opts),
-        _rule(name, "ecc", group, namespace, "gpu_ecc_uncorrectable", group_name, *over, contact, opts),
-        _rule(name, "nodecheck", group, namespace, "nodecheck_failed", group_name, *over, contact, opts),
-        _rule(name, "low-util", group, namespace, GPU_UTILISATION_CUSTOM_METRIC, group_name, "Average",
-              "LessThanThreshold", low.below_percent, low.for_minutes, contact, opts),
+    checks = [
+        ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node "
+         "stays)"),
+        ("fatal-xid", "gpu_fatal_xid_errors", "a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+         "leaves its group"),
+        ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
+        ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
+        ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
     ]
+    rules = [_rule(name, rule, what, group, namespace, metric, group_name, *over, contact, opts)
+             for rule, metric, what in checks]
+    rules.append(_rule(name, "low-util", f"GPU utilisation under {low.below_percent}% for {low.for_minutes} minutes",
+                       group, namespace, GPU_UTILISATION_CUSTOM_METRIC, group_name, "Average", "LessThanThreshold",
+                       low.below_percent, low.for_minutes, contact, opts))
+    return rules
 
 
 def idle_scale_down(

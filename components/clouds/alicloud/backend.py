@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from ...catalog import hourly_cost
 from ..backend import BackendDefaults, FabricGroup
 from . import rules
 from .eri import addresses_per_node, eri_count
@@ -16,6 +17,7 @@ from .spec import AlicloudClusterSpec, AlicloudImagesSpec
 if TYPE_CHECKING:
     from ...catalog import InstanceType
     from ...resolve import ResolvedCluster
+    from ...spec.models import ClusterSpec, NodeGroup
 
 
 class AlicloudBackend(BackendDefaults):
@@ -28,7 +30,7 @@ class AlicloudBackend(BackendDefaults):
     checks = rules.CHECKS
     # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
     capacities = frozenset({"on-demand", "spot", "mixed"})
-    operations = frozenset({"monitoring", "idle"})
+    operations = frozenset({"monitoring", "idle", "alarm_emails"})
     operation_gaps = MappingProxyType({
         "budget_alerts": "pulumi-alicloud 4.0.0 has no budget resource (Budget Management of Expenses and Costs is "
         "console-only here); set budget alerts in the console",
@@ -43,6 +45,18 @@ class AlicloudBackend(BackendDefaults):
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         return addresses_per_node(instance, rdma)
+
+    def priced_type(self, spec: ClusterSpec, group: NodeGroup,
+                    types: tuple[InstanceType | None, ...]) -> InstanceType | None:
+        # A COST_OPTIMIZED group (spot and mixed, nodegroup.py) launches its types in ascending vCPU unit price, not
+        # primary first (Auto Scaling "scaling policy" docs), so any of them may run: price it at the dearest, and
+        # unknown (None) when one is unpriced or unknown.
+        if group.capacity not in ("spot", "mixed") or len(types) == 1:
+            return types[0]
+        priced = [(hourly_cost(t, spec.region, 1, 0, spec.prices.get(t.name)), t) for t in types if t is not None]
+        if len(priced) < len(types) or any(cost is None for cost, _ in priced):
+            return None
+        return max(priced, key=lambda pair: pair[0] or 0.0)[1]
 
     def zone_pattern(self, region: str) -> str | None:
         return rf"{re.escape(region)}-[a-z]"  # cn-wulanchabu-c

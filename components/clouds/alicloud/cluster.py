@@ -29,7 +29,7 @@ from .storage import cluster_key
 METRICS_GROUP_ID_PLACEHOLDER = "0" * 20
 
 
-def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> BootstrapConfig:
+def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
     """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
     service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
     ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
@@ -42,7 +42,7 @@ def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup, grace: int) -> B
     return group_bootstrap(
         resolved,
         group,
-        checkpoint_grace_seconds=grace,
+        checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
         fabric_mtu=ERDMA_MTU if eris else None,
         metadata_guard=bool(eris),
         gpu_metrics=metrics,
@@ -81,7 +81,9 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             opts=child,
         )
         if spec.storage.kms_key == "create":
-            key_id: pulumi.Output[str] = cluster_key(name, prod, tags, child).id
+            instance = spec.storage.dkms_instance_id
+            assert instance is not None, "the spec check requires a KMS instance for a created key"
+            key_id: pulumi.Output[str] = cluster_key(name, instance, prod, tags, child).id
         else:
             key_id = pulumi.Output.from_input(spec.storage.kms_key)
         if net.security_group_id:
@@ -94,7 +96,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         alarms = monitoring.alarms
         contact: pulumi.Input[str] | None = None
         if alarms is not None:
-            contact = contact_group(name, spec.region, child).id if alarms.target == "create" else alarms.target
+            contact = (contact_group(name, spec.region, list(alarms.emails), child).id if alarms.target == "create"
+                       else alarms.target)
         gpu_metrics = metrics_group(name, spec.region, contact, tags, child) if monitoring.gpu_metrics else None
         identity = None
         if spec.identity.ram_role_name:
@@ -110,7 +113,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             role_name = identity.role_name
         rule = None
         if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
-            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, tags, child)
+            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, contact, tags,
+                                     child)
 
         hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
         scaled = [g for g in resolved.groups if g.spec.provisioner == "autoscaling"]
@@ -118,7 +122,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         if scaled:
             gate = AlicloudScaleOutGate(
                 f"{name}-scale-out-gate",
-                ScaleOutGateArgs(region=spec.region, account_id=account, tags=tags,
+                ScaleOutGateArgs(cluster=name, region=spec.region, account_id=account, tags=tags,
+                                 checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
                                  concurrency=max(g.spec.size.max for g in scaled),
                                  sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
                 opts=child,
@@ -145,12 +150,13 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                     role_name=role_name,
                     key_id=key_id,
                     root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=_user_data(_bootstrap(resolved, group, hooks.terminate.heartbeat_timeout),
+                    user_data=_user_data(_bootstrap(resolved, group),
                                          gpu_metrics.id if gpu_metrics else None),
                     hooks=hooks,
                     tags=tags,
                     deployment_set_id=deployment_set,
                     launch_notification_arn=gate.notification_arn if gate else None,
+                    terminate_notification_arn=gate.checkpoint_arn if gate else None,
                 ),
                 opts=child,
             )

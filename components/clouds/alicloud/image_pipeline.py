@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 import pulumi
 import pulumi_alicloud as alicloud
-import yaml
 
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
@@ -22,21 +23,9 @@ from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_p
 # Image names: 2-64 characters, starting with a letter (CreateImagePipeline ImageName is a name prefix).
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,40}$")
 INSTANCE_TYPE = re.compile(r"^ecs\.[a-z0-9-]+\.[a-z0-9]+$")
-# CreateImageComponent: "The content size of an image component cannot exceed 16 KB".
+# CreateImageComponent: "The content size of an image component cannot exceed 16 KB"; CreateImagePipeline
+# BuildContent: "The content size cannot exceed 16 KB". The installer comes in parts (bundle.installer_parts).
 MAX_CONTENT_BYTES = 16 * 1024
-# The installer runs under bash whatever shell Cloud Assistant starts (it uses pipefail and arrays).
-HEREDOC = "GPUFLEET_INSTALLER"
-
-
-class _ScriptDumper(yaml.SafeDumper):
-    """Writes multi-line strings as literal blocks, so the component shows the script as it runs."""
-
-
-def _literal_when_multiline(dumper: yaml.SafeDumper, text: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar("tag:yaml.org,2002:str", text, style="|" if "\n" in text else None)
-
-
-_ScriptDumper.add_representer(str, _literal_when_multiline)
 
 
 @dataclass(frozen=True)
@@ -45,12 +34,13 @@ class AlicloudImagePipelineArgs:
 
     profile: str
     """Image profile name from images/lock.yaml; the prefix of every baked image's name."""
-    parent_image: str | None
-    """The lock's base image of the build region: a dated public image name or a custom image id. None where
-    the lock has it unconfirmed: the pipeline is then recorded without a base image (offline plans only; a real
-    run is refused by components.program before any resource)."""
-    installer_script: str
-    """Shell script the build runs as root, rendered by the caller from the image lock."""
+    parent_image: pulumi.Input[str] | None
+    """The lock's base image of the build region: a dated public image name or a custom image id, or an output
+    resolving to one (looked up at bake time). None where the lock has it unconfirmed: the pipeline is then recorded
+    without a base image (offline plans only; a real run is refused by components.program before any resource)."""
+    installer_parts: list[str]
+    """One-line shell commands the build runs as root in order, one component each
+    (components.lock.bundle.installer_parts): the last installs."""
     regions: list[str]
     """The first is the build region (where the pipeline runs); the image is copied to the others."""
     instance_type: str
@@ -69,10 +59,11 @@ class AlicloudImagePipelineArgs:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
             raise ValueError(f"profile: {self.profile!r} must be 1-41 letters, digits, '-', '_' or '.'")
         image = self.parent_image
-        if image is not None and (not isinstance(image, str) or not is_valid_parent_image("alicloud", image)):
+        if isinstance(image, str) and not is_valid_parent_image("alicloud", image):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['alicloud']}")
-        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
-            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.installer_parts or not all(isinstance(p, str) and p.strip() and "\n" not in p
+                                               for p in self.installer_parts):
+            raise ValueError("installer_parts: must be one or more non-empty one-line shell commands")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
@@ -88,22 +79,21 @@ class AlicloudImagePipelineArgs:
             raise ValueError("internet_max_bandwidth_out: 0 leaves the build without internet; give a vswitch_id")
         if not 20 <= self.system_disk_gb <= 500:
             raise ValueError(f"system_disk_gb: must be 20 to 500 GiB, got {self.system_disk_gb!r}")
-        size = len(component_content(self.installer_script).encode())
-        if size > MAX_CONTENT_BYTES:
-            raise ValueError(f"installer_script: the component would be {size} bytes; an image component takes 16 KB")
+        for index, content in enumerate(component_contents(self.installer_parts)):
+            size = len(content.encode())
+            if size > MAX_CONTENT_BYTES:
+                raise ValueError(f"installer_parts[{index}]: its component would be {size} bytes; "
+                                 "an image component takes 16 KB")
 
 
-def component_content(installer_script: str) -> str:
-    """The image component in Image Builder's YAML format (Tasks of RunShellCommand): install, then check."""
-    install = f"bash <<'{HEREDOC}'\n{installer_script.rstrip()}\n{HEREDOC}\n"
-    document = {
-        "Tasks": [
-            {"Name": "InstallDriverStack", "Action": "RunShellCommand", "Properties": {"commandContent": install}},
-            {"Name": "DriverAndNodeCheckPresent", "Action": "RunShellCommand",
-             "Properties": {"commandContent": f"set -e\n{IMAGE_CHECK}"}},
-        ]
-    }
-    return yaml.dump(document, Dumper=_ScriptDumper, sort_keys=False, width=1000)
+def component_contents(installer_parts: list[str]) -> list[str]:
+    """The image components in run order, in the Dockerfile format of the template that lists them (`COMPONENT
+    <id>` lines): one RUN per line. One format throughout: the provider's own example pairs a `RUN ...` component
+    with a `COMPONENT ic-...` build_content (terraform-provider-alicloud website/docs/r/ecs_image_component and
+    ecs_image_pipeline_execution examples); no source here shows a YAML component inside a Dockerfile template."""
+    *writes, install = installer_parts
+    check = " && ".join(IMAGE_CHECK.strip().splitlines())
+    return [*(f"RUN {write}\n" for write in writes), f"RUN {install}\nRUN {check}\n"]
 
 
 def image_name(profile: str) -> str:
@@ -124,22 +114,27 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
         super().__init__("gpufleet:alicloud:ImagePipeline", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         build_region, *copies = args.regions
-        content = component_content(args.installer_script)
-
-        component = alicloud.ecs.EcsImageComponent(
-            f"{name}-install",
-            # A component name starts with an upper-case letter (CreateImageComponent Name).
-            image_component_name=f"Gpufleet-{args.profile}",
-            # Components are immutable per version: the same installer is the same version.
-            component_version=content_version(content),
-            component_type="Build",
-            system_type="Linux",
-            content=content,
-            description=f"Install the pinned GPU driver stack of image profile {args.profile}",
-            tags=args.tags,
-            opts=child,
-        )
-        base_status = "pinned" if args.parent_image else "unconfirmed"
+        contents = component_contents(args.installer_parts)
+        last = len(contents) - 1
+        components = [
+            alicloud.ecs.EcsImageComponent(
+                f"{name}-install" if index == last else f"{name}-part{index}",
+                # A component name starts with an upper-case letter (CreateImageComponent Name).
+                image_component_name=f"Gpufleet-{args.profile}" + ("" if index == last else f"-part{index}"),
+                # Components are immutable per version: the same content is the same version.
+                component_version=content_version(content),
+                component_type="Build",
+                system_type="Linux",
+                content=content,
+                description=f"Install the pinned GPU driver stack of image profile {args.profile}, "
+                            f"part {index + 1} of {len(contents)}",
+                tags=args.tags,
+                opts=child,
+            )
+            for index, content in enumerate(contents)
+        ]
+        base_status = ("unconfirmed" if args.parent_image is None else
+                       "pinned" if isinstance(args.parent_image, str) else "resolved-at-bake")
         pipeline = alicloud.ecs.EcsImagePipeline(
             f"{name}-pipeline",
             name=f"gpufleet-{args.profile}",
@@ -147,7 +142,9 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             # as an output that resolves to nothing; a real run never gets here (components.program refuses it).
             base_image=args.parent_image or pulumi.Output.from_input(None),
             base_image_type="IMAGE",
-            build_content=pulumi.Output.concat("COMPONENT ", component.id),
+            # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).
+            build_content=pulumi.Output.all(*(c.id for c in components)).apply(
+                lambda ids: "".join(f"COMPONENT {i}\n" for i in ids)),
             image_name=image_name(args.profile),
             to_region_ids=copies or None,
             instance_type=args.instance_type,
@@ -156,7 +153,7 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             system_disk_size=args.system_disk_gb,
             delete_instance_on_failure=True,
             description=(
-                f"gpufleet image profile {args.profile}" if args.parent_image else
+                f"gpufleet image profile {args.profile}" if args.parent_image is not None else
                 f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
                 f"{build_region} in images/lock.yaml"
             ),
@@ -170,7 +167,7 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             opts=child,
         )
 
-        self.component_id = component.id
+        self.component_id = components[-1].id
         self.pipeline_id = pipeline.id
         self.execution_id = execution.id
         self.execution_status = execution.status
@@ -188,11 +185,14 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
 
 def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud.ecs.ImagePipelineExecution,
                  child: pulumi.ResourceOptions) -> pulumi.Output[dict[str, str]]:
-    """Region -> id of the newest own image named after the profile, as DescribeImages lists it.
+    """Region -> id of the newest own image named after the profile and made after this execution started, as
+    DescribeImages lists it.
 
-    Neither the pipeline nor the execution exposes the image ids, so the stack reads them back: on the `pulumi up`
-    that bakes, the lookup may run before the build ends and find none (or an older bake); `images pin` takes the ids
-    only when execution_status is SUCCESS, and a later `pulumi up` of the image stack reads the new ones.
+    Neither the pipeline nor the execution exposes the image ids (the provider's ImagePipelineExecution outputs
+    status and create_time; DescribeImagePipelineExecutions' ImageId is not read by it), so the stack reads them back
+    and keeps only images created at or after the execution's create_time: an older bake of the same name is never
+    taken. On the `pulumi up` that bakes, the lookup may run before the build ends and find none; `images pin` takes
+    the ids only when execution_status is SUCCESS, after a later `pulumi up` of the image stack read the new ones.
     """
     build_region, *copies = args.regions
     lookups = []
@@ -203,6 +203,18 @@ def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud
             opts=pulumi.InvokeOutputOptions(parent=child.parent, provider=provider, depends_on=[execution]),
         )
         lookups.append(found.images)
-    return pulumi.Output.all(*lookups).apply(
-        lambda found: {region: images[0]["id"] for region, images in zip(args.regions, found, strict=True) if images}
-    )
+    return pulumi.Output.all(execution.create_time, *lookups).apply(lambda found: made_since(args.regions, *found))
+
+
+def made_since(regions: list[str], started: str | None, *found: list[dict[str, Any]]) -> dict[str, str]:
+    """Region -> the newest image created at or after `started` (ISO 8601 UTC, as both APIs write it)."""
+    if not started:
+        return {}  # the execution's start is not known yet: nothing can be tied to it
+    since = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    made = {}
+    for region, images in zip(regions, found, strict=True):
+        fresh = [i for i in images if i.get("creation_time")
+                 and datetime.fromisoformat(i["creation_time"].replace("Z", "+00:00")) >= since]
+        if fresh:
+            made[region] = max(fresh, key=lambda i: i["creation_time"])["id"]
+    return made

@@ -1,5 +1,7 @@
 """Spot interruption events (CloudMonitor system event Instance:PreemptibleInstanceInterruption) delivered to an
-encrypted Simple Log Service logstore.
+encrypted Simple Log Service logstore, the audit trail of which node was reclaimed when, and, where the stack has
+alarms, to their contact group (PutEventRuleTargets ContactParameters), so a person learns of each reclaim. A stack
+without alarms keeps the logstore only: nothing reads it but a person querying it.
 
 The logstore uses SLS's own encryption (encrypt_type default, AES): encrypting it with the cluster's KMS key
 (BYOK) needs a RAM role that SLS assumes to reach the key, which gpufleet does not create.
@@ -21,10 +23,12 @@ def interruption_rule(
     region: str,
     account_id: pulumi.Input[str],
     retention_days: int,
+    contact_group: pulumi.Input[str] | None,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.EventRule:
-    """The event rule and the logstore that keeps its events `retention_days` (monitoring.log_retention_days)."""
+    """The event rule, the logstore that keeps its events `retention_days` (monitoring.log_retention_days) and the
+    contact group (a name) it notifies, if any."""
     project = alicloud.log.Project(
         f"{name}-events",
         # Unique in the region over every account: the hash of region and account keeps it this stack's.
@@ -59,6 +63,11 @@ def interruption_rule(
                 ),
             )
         ],
+        # The notification level is left to CloudMonitor's default (which channels it picks is to confirm on an
+        # account: the API reference lists Level values only by example).
+        contact_parameters=[
+            alicloud.cms.EventRuleContactParameterArgs(contact_parameters_id="2", contact_group_name=contact_group)
+        ] if contact_group is not None else None,
         status="ENABLED",
         opts=opts,
     )

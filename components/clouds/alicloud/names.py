@@ -16,6 +16,7 @@ ROLE = "alicloud:ram/role:Role"
 POLICY = "alicloud:ram/policy:Policy"
 ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
+CONTACT = "alicloud:cms/alarmContact:AlarmContact"
 
 NAMES = NameTable(
     [
@@ -47,6 +48,10 @@ NAMES = NameTable(
                  f"region); {NO_LIMIT}"),
         NameRule("alicloud:cms/alarmContactGroup:AlarmContactGroup", "alarmContactGroupName", None, ANY, "account",
                  f"CloudMonitor contact groups belong to the account (the provider keys it by name); {NO_LIMIT}"),
+        NameRule(CONTACT, "alarmContactName", 40, r"[A-Za-z][A-Za-z0-9._]*", "account",
+                 "ROS ALIYUN::CMS::Contact ContactName: 2-40 characters, letters, digits, periods and underscores, "
+                 "starting with a letter; CloudMonitor API PutContact creates or modifies the contact of that name "
+                 f"(account-wide); {SDK} cms.AlarmContact alarm_contact_name: 2-40 characters", min_len=2),
         NameRule("alicloud:cms/monitorGroup:MonitorGroup", "monitorGroupName", None, ANY, "account",
                  f"CloudMonitor application groups belong to the account (no region); {NO_LIMIT}"),
         NameRule("alicloud:cms/groupMetricRule:GroupMetricRule", "groupMetricRuleName", None, ANY, "parent",
@@ -95,6 +100,8 @@ NAMES = NameTable(
     {
         ("alicloud:oos/execution:Execution", "templateName"): "the OOS template it runs (its own row)",
         ("alicloud:log/store:Store", "projectName"): "the project's name (its own row)",
+        ("alicloud:cms/eventRule:EventRule", "contactParameters[].contactGroupName"):
+            "the alarm contact group's name (its own row, or the stack's brought group)",
         (ATTACHMENT, "roleName"): "the RAM role's name (its own row)",
         (ATTACHMENT, "policyName"): "the RAM policy's name (its own row)",
         ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "ramRoleName"): "the RAM role's name",

@@ -8,7 +8,8 @@ with ERIs use a scaling configuration and their bootstrap restricts the metadata
 (components/bootstrap, metadata_guard); every other group gets http_tokens required from its launch template.
 Node count lives in the scaling group: a group of 512 nodes registers the same resources as one of 2.
 A scaling group's scale-out hook notifies the cluster's scale-out gate (scale_out_gate.py), which admits a new
-node only when the node check passes on it; an auto provisioning group has no lifecycle hooks, so its nodes
+node only when the node check passes on it, and its scale-in hook the checkpoint runbook, which runs the stack's
+checkpoint on a leaving node before ESS releases it; an auto provisioning group has no lifecycle hooks, so its nodes
 are not gated (a failed check only keeps the workload units from starting).
 
 No node launches before both hooks and the roles' grants exist (`start`, called once the cluster has attached
@@ -62,6 +63,8 @@ class NodeGroupArgs:
     deployment_set_id: pulumi.Input[str] | None = None
     launch_notification_arn: pulumi.Input[str] | None = None
     """The scale-out gate the launch hook notifies (scaling groups only)."""
+    terminate_notification_arn: pulumi.Input[str] | None = None
+    """The checkpoint runbook the scale-in hook notifies (scaling groups only)."""
 
 
 def spot_strategy(group: NodeGroup) -> str:
@@ -90,7 +93,8 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
                     lifecycle_transition=hook.transition,
                     heartbeat_timeout=hook.heartbeat_timeout,
                     default_result=hook.default_result,
-                    notification_arn=args.launch_notification_arn if hook is args.hooks.launch else None,
+                    notification_arn=(args.launch_notification_arn if hook is args.hooks.launch
+                                      else args.terminate_notification_arn),
                     opts=pulumi.ResourceOptions(parent=self),
                 )
                 for hook in (args.hooks.launch, args.hooks.terminate)

@@ -77,6 +77,28 @@ def fleet_priced(cluster: ResolvedCluster) -> Iterator[SpecError]:
                             "per type: set spot_max_price, or use provisioner autoscaling")
 
 
+def cost_optimised_fallbacks_alike(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A spot or mixed group is COST_OPTIMIZED (nodegroup.py), which launches its types in ascending vCPU unit price,
+    not primary first (Auto Scaling "scaling policy" docs): a fallback with another GPU count may fill the group, and
+    size counts nodes, not GPUs. Such fallbacks are refused (launch_template_overrides weighted_capacity would count
+    capacity in weights, which the group's size and the node check do not)."""
+    for group in cluster.groups:
+        if group.spec.capacity not in ("spot", "mixed") or group.spec.provisioner != "autoscaling":
+            continue
+        known = group.known_types
+        if not known:
+            continue
+        primary = known[0]
+        for index, other in enumerate(group.types):
+            if other is not None and other.gpu.count != primary.gpu.count:
+                yield SpecError(
+                    group.path(f"instance_types[{index}]"),
+                    f"{other.name} has {other.gpu.count} GPUs, {primary.name} {primary.gpu.count}: a "
+                    f"{group.spec.capacity} group launches its types cheapest vCPU first, not primary first, so any "
+                    "of them may fill it; give fallbacks the primary's GPU count, or a group of their own",
+                )
+
+
 def brought_security_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
     net = cluster.spec.network
     if net.security_group_id and net.admin_cidrs:
@@ -111,7 +133,24 @@ def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
+def key_in_a_kms_instance(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A created key needs a KMS instance: CreateKey without DKMSInstanceId makes the region's default key, of which
+    an account has one per region (KMS "Manage keys": "only one default key of the CMK type in each region"), so a
+    second stack could not create it; and rotation periods other than default keys' fixed 365 days are for keys in
+    an instance (pulumi-alicloud kms.Key rotation_interval)."""
+    storage = cluster.spec.storage
+    instance = getattr(storage, "dkms_instance_id", None)
+    if storage.kms_key == "create" and instance is None:
+        yield SpecError("storage.dkms_instance_id", "required with storage.kms_key: create: a key made outside a KMS "
+                        "instance is the region's one default key, which a second stack cannot create; give the id "
+                        "of your KMS instance (kst-...), or bring a key id in storage.kms_key")
+    elif storage.kms_key != "create" and instance is not None:
+        yield SpecError("storage.dkms_instance_id", "only with storage.kms_key: create (a brought key already lives "
+                        "where it was made); remove it")
+
+
 CHECKS = (
-    vswitches_hold_nodes, low_latency_fits, eris_need_scaling_configuration, fleet_priced, brought_security_group,
+    key_in_a_kms_instance, vswitches_hold_nodes, low_latency_fits,
+    eris_need_scaling_configuration, fleet_priced, cost_optimised_fallbacks_alike, brought_security_group,
     alarm_target_is_a_contact_group, idle_on_scaling_groups,
 )

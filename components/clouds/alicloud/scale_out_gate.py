@@ -1,5 +1,5 @@
-"""The cluster's scale-out gate: an OOS (CloudOps Orchestration Service) template that the scale-out lifecycle
-hook of every ESS node group notifies, and the RAM role OOS assumes to run it.
+"""The cluster's scale-out gate and scale-in checkpoint: the OOS (CloudOps Orchestration Service) templates that the
+lifecycle hooks of every ESS node group notify, and the RAM role OOS assumes to run them.
 
 The hook names the template as its notification target (`acs:ess:{region}:{account}:oos/{template}`, the ROS
 ALIYUN::ESS::LifecycleHook NotificationArn form). On each scale-out ESS starts an execution with the
@@ -9,6 +9,11 @@ runs the bootstrap's gate command (components/bootstrap/gate.py) on each new nod
 which releases them, when one failed or could not be reached. The shape is that of Alibaba's public template
 ACS-ESS-LifeCycleRunCommand. The action token belongs to the scaling activity: the nodes one activity adds are
 admitted or released together.
+
+The scale-in hook notifies the checkpoint template the same way: it runs the bootstrap's checkpoint command on
+every leaving node at once, then completes the action with CONTINUE whatever the command did (Auto Scaling, "best
+practices for lifecycle hooks and OOS templates": a failed O&M operation on scale-in still removes the instances).
+The same role runs it: it needs no action the gate lacks.
 
 A second template sizes a launch-template group once its hooks exist: the provider enables such a group when it
 creates it, so the group is created with no nodes and an execution of this template, run as the same role, sets
@@ -24,10 +29,10 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ...bootstrap import gate_command
+from ...bootstrap import checkpoint_command, gate_command
 from ..naming import fit
 from .identity import scaling_group_arn, service_trust_document
-from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS
+from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS, checkpoint_command_timeout
 from .names import NAMES, POLICY, ROLE
 
 OOS_SERVICE = "oos.aliyuncs.com"
@@ -36,7 +41,7 @@ GATE_ECS_ACTIONS = ["ecs:RunCommand", "ecs:DescribeInvocations", "ecs:DescribeIn
 GATE_ESS_ACTIONS = ["ess:CompleteLifecycleAction"]
 SIZING_ESS_ACTIONS = ["ess:ModifyScalingGroup"]  # only where the gate sizes launch-template groups
 # Placeholders ESS fills when a lifecycle hook notifies an OOS template.
-ESS_FILLED = "filled in by ESS when the scale-out hook notifies this template"
+ESS_FILLED = "filled in by ESS when the lifecycle hook notifies this template"
 
 
 def notification_arn(region: str, account_id: str, template_name: str) -> str:
@@ -57,44 +62,59 @@ def _complete(result: str) -> dict[str, Any]:
     }
 
 
+def _parameter(kind: str, what: str, default: Any) -> dict[str, Any]:
+    return {"Type": kind, "Description": what, "Default": default}
+
+
+def _hook_parameters(role_name: str, nodes: str) -> dict[str, Any]:
+    """What ESS fills in when a hook notifies a template (the public ACS-ESS-LifeCycleRunCommand's inputs), and
+    the role OOS runs it as."""
+    return {
+        "regionId": _parameter("String", f"Region of the scaling activity, {ESS_FILLED}", "${regionId}"),
+        "instanceIds": _parameter("List", f"{nodes}, {ESS_FILLED}", ["${instanceIds}"]),
+        "lifecycleHookId": _parameter("String", f"The lifecycle hook, {ESS_FILLED}", "${lifecycleHookId}"),
+        "lifecycleActionToken": _parameter(
+            "String", f"Token of the held scaling activity, {ESS_FILLED}", "${lifecycleActionToken}"
+        ),
+        "OOSAssumeRole": _parameter("String", "RAM role OOS assumes to run this template", role_name),
+    }
+
+
+def _run_on_each(name: str, what: str, command: str, timeout: int, concurrency: int, max_errors: int,
+                 on_success: str, on_error: str) -> dict[str, Any]:
+    """A Cloud Assistant command on every node of the scaling activity at once: one batch after another they would
+    outlast the hook's hold."""
+    return {
+        "Name": name,
+        "Action": "ACS::ECS::RunCommand",
+        "Description": what,
+        "OnSuccess": on_success,
+        "OnError": on_error,
+        "Properties": {
+            "regionId": "{{ regionId }}",
+            "instanceId": "{{ ACS::TaskLoopItem }}",
+            "commandType": "RunShellScript",
+            "commandContent": command,
+            "timeout": timeout,
+        },
+        "Loop": {
+            "Items": "{{ instanceIds }}",
+            "RateControl": {"Mode": "Concurrency", "MaxErrors": max_errors, "Concurrency": concurrency},
+        },
+    }
+
+
 def gate_template(role_name: str, concurrency: int) -> str:
     """The OOS template (JSON): the node check on every new node, then CONTINUE or ABANDON."""
-    def parameter(kind: str, what: str, default: Any) -> dict[str, Any]:
-        return {"Type": kind, "Description": what, "Default": default}
-
     document = {
         "FormatVersion": "OOS-2019-06-01",
         "Description": "gpufleet scale-out gate: admit new GPU nodes only when the node check passes on them",
-        "Parameters": {
-            "regionId": parameter("String", f"Region of the scaling activity, {ESS_FILLED}", "${regionId}"),
-            "instanceIds": parameter("List", f"The new nodes, {ESS_FILLED}", ["${instanceIds}"]),
-            "lifecycleHookId": parameter("String", f"The scale-out hook, {ESS_FILLED}", "${lifecycleHookId}"),
-            "lifecycleActionToken": parameter(
-                "String", f"Token of the held scaling activity, {ESS_FILLED}", "${lifecycleActionToken}"
-            ),
-            "OOSAssumeRole": parameter("String", "RAM role OOS assumes to run the gate", role_name),
-        },
+        "Parameters": _hook_parameters(role_name, "The new nodes"),
         "RamRole": "{{ OOSAssumeRole }}",
         "Tasks": [
-            {
-                "Name": "checkNewNodes",
-                "Action": "ACS::ECS::RunCommand",
-                "Description": "Run the gpufleet node check on each new node through Cloud Assistant",
-                "OnSuccess": "admitNodes",
-                "OnError": "releaseNodes",
-                "Properties": {
-                    "regionId": "{{ regionId }}",
-                    "instanceId": "{{ ACS::TaskLoopItem }}",
-                    "commandType": "RunShellScript",
-                    "commandContent": gate_command(GATE_WAIT_SECONDS),
-                    "timeout": GATE_COMMAND_TIMEOUT,
-                },
-                # All new nodes at once: checked one batch after another they would outlast the hook's hold.
-                "Loop": {
-                    "Items": "{{ instanceIds }}",
-                    "RateControl": {"Mode": "Concurrency", "MaxErrors": 0, "Concurrency": concurrency},
-                },
-            },
+            _run_on_each("checkNewNodes", "Run the gpufleet node check on each new node through Cloud Assistant",
+                         gate_command(GATE_WAIT_SECONDS), GATE_COMMAND_TIMEOUT, concurrency, 0,
+                         "admitNodes", "releaseNodes"),
             {
                 "Name": "admitNodes",
                 "Action": "ACS::ExecuteAPI",
@@ -107,6 +127,29 @@ def gate_template(role_name: str, concurrency: int) -> str:
                 "Action": "ACS::ExecuteAPI",
                 "Description": "A new node failed the check or could not run it: abandon, ESS releases the new nodes",
                 "Properties": _complete("ABANDON"),
+            },
+        ],
+    }
+    return json.dumps(document, indent=2)
+
+
+def checkpoint_template(role_name: str, concurrency: int, checkpoint_grace_seconds: int) -> str:
+    """The OOS template (JSON): the stack's checkpoint on every leaving node, then CONTINUE whatever it did."""
+    document = {
+        "FormatVersion": "OOS-2019-06-01",
+        "Description": "gpufleet scale-in checkpoint: the stack's checkpoint on leaving GPU nodes, then let them go",
+        "Parameters": _hook_parameters(role_name, "The leaving nodes"),
+        "RamRole": "{{ OOSAssumeRole }}",
+        "Tasks": [
+            # Every node runs its checkpoint even when another's fails (MaxErrors: all of them).
+            _run_on_each("checkpointNodes", "Run the stack's checkpoint on each leaving node through Cloud Assistant",
+                         checkpoint_command(), checkpoint_command_timeout(checkpoint_grace_seconds), concurrency,
+                         concurrency, "releaseNodes", "releaseNodes"),
+            {
+                "Name": "releaseNodes",
+                "Action": "ACS::ExecuteAPI",
+                "Description": "The checkpoint ran (or could not): continue the scale-in",
+                "Properties": _complete("CONTINUE"),
             },
         ],
     }
@@ -168,12 +211,15 @@ def gate_policy_document(region: str, account_id: str, group_ids: list[str], siz
 
 @dataclass(frozen=True)
 class ScaleOutGateArgs:
+    cluster: str
     region: str
     account_id: pulumi.Input[str]
     concurrency: int
     """New nodes checked at once: the most a scaling activity can add (the largest group's max size)."""
     sizes_groups: bool
     """Whether a launch-template group needs the sizing template (`size_group`)."""
+    checkpoint_grace_seconds: int
+    """How long the stack's checkpoint may run on a leaving node."""
     tags: dict[str, str]
 
 
@@ -181,6 +227,8 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
     """The templates and their role; `attach` grants the role the scaling groups once they exist."""
 
     notification_arn: pulumi.Output[str]
+    checkpoint_arn: pulumi.Output[str]
+    """The scale-in hooks' target: the checkpoint template."""
     template_name: pulumi.Output[str]
     role_name: pulumi.Output[str]
 
@@ -191,7 +239,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         role = alicloud.ram.Role(
             f"{name}-role",
             role_name=fit(name, NAMES.limit(ROLE, "roleName"), args.region),  # account-wide, as the policy
-            description=f"gpufleet {name}: OOS runs the node check on new nodes and completes their scale-out",
+            description=f"gpufleet {name}: OOS runs the node check on new nodes and the checkpoint on leaving ones",
             assume_role_policy_document=service_trust_document(OOS_SERVICE),
             tags=args.tags,
             opts=child,
@@ -201,6 +249,15 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
             # OOS refuses names starting with ALIYUN, ACS, ALIBABA or ALICLOUD, which a cluster name may.
             template_name=f"gpufleet-{name}",
             content=role.role_name.apply(lambda role_name: gate_template(role_name, args.concurrency)),
+            tags=args.tags,
+            opts=child,
+        )
+        checkpoint = alicloud.oos.Template(
+            f"{name}-checkpoint",
+            template_name=f"gpufleet-{args.cluster}-scale-in-checkpoint",
+            content=role.role_name.apply(
+                lambda role_name: checkpoint_template(role_name, args.concurrency, args.checkpoint_grace_seconds)
+            ),
             tags=args.tags,
             opts=child,
         )
@@ -216,7 +273,11 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         self.notification_arn = pulumi.Output.all(args.account_id, template.template_name).apply(
             lambda values: notification_arn(args.region, values[0], values[1])
         )
-        self.register_outputs({"notification_arn": self.notification_arn, "role_name": self.role_name})
+        self.checkpoint_arn = pulumi.Output.all(args.account_id, checkpoint.template_name).apply(
+            lambda values: notification_arn(args.region, values[0], values[1])
+        )
+        self.register_outputs({"notification_arn": self.notification_arn, "checkpoint_arn": self.checkpoint_arn,
+                               "role_name": self.role_name})
 
     def size_group(self, name: str, group_id: pulumi.Input[str], min_size: int, desired: int,
                    opts: pulumi.ResourceOptions) -> alicloud.oos.Execution:
@@ -238,7 +299,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         policy = alicloud.ram.Policy(
             f"{self._name}-policy",
             policy_name=fit(self._name, NAMES.limit(POLICY, "policyName"), args.region),
-            description="gpufleet scale-out gate: Cloud Assistant in the stack's region, its scaling groups' hooks",
+            description="gpufleet lifecycle runbooks: Cloud Assistant in the stack's region, its scaling groups' hooks",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: gate_policy_document(args.region, values[0], list(values[1:]), args.sizes_groups)
             ),

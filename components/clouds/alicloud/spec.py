@@ -1,5 +1,5 @@
-"""The Alibaba Cloud stack-file settings: the VPC, vSwitches, security group and RAM role a user may bring; the
-image stack's build instance type."""
+"""The Alibaba Cloud stack-file settings: the VPC, vSwitches, security group, RAM role and disk key a user may
+bring, the KMS instance a created key lives in; the image stack's build instance type."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from ...spec.models import ClusterSpec, ImagesSpec, Network
+from ...spec.buckets import OssUri
+from ...spec.models import ClusterSpec, ImagesSpec, Network, Storage
 from ...yaml_model import StrictModel
 
 
@@ -29,10 +30,21 @@ class AlicloudNetworkSettings(Network):
     )
 
 
+class AlicloudStorageSettings(Storage):
+    """The disk key: created in a KMS instance, or brought."""
+
+    dkms_instance_id: str | None = Field(
+        None,
+        pattern=r"^kst-[0-9a-z]{8,40}$",
+        description="the KMS instance (kst-...) a created disk key lives in; required with kms_key: create (a key "
+        "made outside an instance is the region's one default key)",
+    )
+
+
 class AlicloudIdentitySettings(StrictModel):
     """What the node RAM role may reach, or a role brought by the user."""
 
-    oss_read_prefixes: list[str] = Field(
+    oss_read_prefixes: list[OssUri] = Field(
         default_factory=list,
         description="oss://bucket/prefix the nodes may read (datasets, checkpoints)",
     )
@@ -47,6 +59,7 @@ class AlicloudIdentitySettings(StrictModel):
 class AlicloudClusterSpec(ClusterSpec):
     cloud: Literal["alicloud"]
     network: AlicloudNetworkSettings
+    storage: AlicloudStorageSettings = Field(default_factory=AlicloudStorageSettings)
     identity: AlicloudIdentitySettings = Field(default_factory=AlicloudIdentitySettings)
     low_latency_groups: list[str] = Field(
         default_factory=list,

@@ -19,7 +19,7 @@ from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
-from .lifecycle import group_hooks
+from .lifecycle import NODE_CHECK_RETRY_SECONDS, group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
@@ -159,6 +159,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                         g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"
                     ],
                     s3_read_prefixes=list(spec.identity.s3_read_prefixes),
+                    s3_write_prefixes=list(spec.identity.s3_write_prefixes),
+                    s3_kms_keys=list(spec.identity.s3_kms_keys),
                     permissions_boundary=spec.identity.permissions_boundary,
                     mark_unhealthy=monitoring.gpu_metrics,
                     agent_tags=monitoring.gpu_metrics,
@@ -184,13 +186,13 @@ class AwsGpuCluster(pulumi.ComponentResource):
         for resolved_group in resolved.groups:
             group, types, rdma = resolved_group.spec, resolved_group.known_types, resolved_group.rdma
             subnets = [network.subnet_ids[zone] for zone in resolved_group.zones]
+            hooked = group.provisioner == "autoscaling"
             bootstrap = group_bootstrap(
                 resolved,
                 resolved_group,
                 checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
-                lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"])
-                if group.provisioner == "autoscaling"
-                else None,
+                lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"]) if hooked else None,
+                node_check_retry_seconds=NODE_CHECK_RETRY_SECONDS if hooked else 0,
                 gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
                 if monitoring.gpu_metrics
                 else None,

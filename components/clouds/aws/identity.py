@@ -1,7 +1,8 @@
 """Least-privilege node identity: an instance role and profile with only what a GPU node uses.
 
 SSM core (the AWS managed policy) for management without SSH; CloudWatch agent logs to the cluster's
-own log group and metrics in the gpufleet namespace; read of the S3 prefixes the stack names;
+own log group and metrics in the gpufleet namespace; read and write of the S3 prefixes the stack names, and
+their buckets' keys through S3 only;
 complete-lifecycle-action (and, with GPU metrics, set-instance-health) on the cluster's own groups. No wildcard
 actions.
 """
@@ -32,6 +33,10 @@ class NodeIdentityArgs:
     """Auto Scaling group names whose lifecycle actions nodes complete."""
     s3_read_prefixes: list[str] = field(default_factory=list)
     """s3://bucket/prefix locations nodes may read."""
+    s3_write_prefixes: list[str] = field(default_factory=list)
+    """s3://bucket/prefix locations nodes may write (checkpoints)."""
+    s3_kms_keys: list[str] = field(default_factory=list)
+    """Key ARNs of the buckets' customer-managed keys, used through S3 only."""
     permissions_boundary: str | None = None
     """ARN of a permissions boundary for the role."""
     mark_unhealthy: bool = False
@@ -42,16 +47,22 @@ class NodeIdentityArgs:
     """Tags for every resource."""
 
 
-def _s3_statements(prefixes: list[str]) -> list[dict]:
+# A multipart upload (how the SDKs and CLI write large checkpoints) is CreateMultipartUpload, UploadPart and
+# CompleteMultipartUpload, all authorized by s3:PutObject; s3:AbortMultipartUpload and s3:ListMultipartUploadParts
+# are actions of their own (Service Authorization Reference, Amazon S3; S3 User Guide, "Multipart upload API and
+# permissions").
+S3_WRITE_ACTIONS = ["s3:AbortMultipartUpload", "s3:ListMultipartUploadParts", "s3:PutObject"]
+
+
+def _s3_statements(prefixes: list[str], actions: list[str], sid: str) -> list[dict]:
+    """`actions` on the objects under each prefix, and ListBucket on the bucket limited to the prefix."""
     statements = []
     for index, uri in enumerate(prefixes):
         bucket, _, prefix = uri.removeprefix("s3://").partition("/")
         prefix = prefix.rstrip("/")
         objects = f"arn:aws:s3:::{bucket}/{prefix}/*" if prefix else f"arn:aws:s3:::{bucket}/*"
-        statements.append(
-            {"Sid": f"ReadObjects{index}", "Effect": "Allow", "Action": ["s3:GetObject"], "Resource": objects}
-        )
-        listing: dict = {"Sid": f"ListPrefix{index}", "Effect": "Allow", "Action": ["s3:ListBucket"],
+        statements.append({"Sid": f"{sid}Objects{index}", "Effect": "Allow", "Action": actions, "Resource": objects})
+        listing: dict = {"Sid": f"List{sid}Prefix{index}", "Effect": "Allow", "Action": ["s3:ListBucket"],
                          "Resource": f"arn:aws:s3:::{bucket}"}
         if prefix:
             listing["Condition"] = {"StringLike": {"s3:prefix": [f"{prefix}/*", prefix]}}
@@ -59,10 +70,25 @@ def _s3_statements(prefixes: list[str]) -> list[dict]:
     return statements
 
 
-def node_policy_document(
-    account_id: str, region: str, log_group_arn: str, group_names: list[str], s3_read_prefixes: list[str],
-    mark_unhealthy: bool = False, agent_tags: bool = False,
-) -> str:
+def _s3_key_statement(region: str, keys: list[str]) -> list[dict]:
+    """SSE-KMS: S3 calls kms:Decrypt for a read (and to complete a multipart upload) and kms:GenerateDataKey for a
+    write, as the caller (S3 User Guide, "Protecting data with server-side encryption using AWS KMS keys",
+    permissions). kms:ViaService keeps the keys usable through S3 of the stack's region only (KMS Developer Guide,
+    kms:ViaService condition key)."""
+    if not keys:
+        return []
+    return [{
+        "Sid": "BucketKeysThroughS3",
+        "Effect": "Allow",
+        "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+        "Resource": keys,
+        "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+    }]
+
+
+def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentityArgs) -> str:
+    """The node role's inline policy; `account_id` and `log_group_arn` are the resolved values of args'."""
+    region, group_names = args.region, args.group_names
     statements = [
         {
             "Sid": "WriteOwnLogGroup",
@@ -79,7 +105,9 @@ def node_policy_document(
             "Resource": "*",
             "Condition": {"StringEquals": {"cloudwatch:namespace": METRICS_NAMESPACE}},
         },
-        *_s3_statements(s3_read_prefixes),
+        *_s3_statements(args.s3_read_prefixes, ["s3:GetObject"], "Read"),
+        *_s3_statements(args.s3_write_prefixes, S3_WRITE_ACTIONS, "Write"),
+        *_s3_key_statement(region, args.s3_kms_keys),
     ]
     groups = [
         f"arn:aws:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/{group}"
@@ -94,12 +122,12 @@ def node_policy_document(
                 "Resource": groups,
             }
         )
-    if groups and mark_unhealthy:
+    if groups and args.mark_unhealthy:
         statements.append(
             {"Sid": "MarkOwnInstancesUnhealthy", "Effect": "Allow", "Action": ["autoscaling:SetInstanceHealth"],
              "Resource": groups}
         )
-    if agent_tags:
+    if args.agent_tags:
         # The agent's ec2tagger resolves ${aws:AutoScalingGroupName} with ec2:DescribeTags and holds every data
         # point until that call succeeds (aws/amazon-cloudwatch-agent plugins/processors/ec2tagger/ec2tagger.go,
         # initial retrieval; CloudWatchAgentServerPolicy grants it). DescribeTags has no resource-level
@@ -136,10 +164,7 @@ class AwsNodeIdentity(pulumi.ComponentResource):
             f"{name}-node",
             role=role.id,
             policy=pulumi.Output.all(args.account_id, args.log_group_arn).apply(
-                lambda values: node_policy_document(
-                    values[0], args.region, values[1], args.group_names, args.s3_read_prefixes, args.mark_unhealthy,
-                    args.agent_tags,
-                )
+                lambda values: node_policy_document(values[0], values[1], args)
             ),
             opts=child,
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_aws as aws
@@ -13,7 +14,8 @@ import yaml
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AWS_REGION as REGION
 from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
-from .key_policy import AUTOSCALING, EC2_FLEET, key_policy
+from .build_network import BuildNetworkArgs, build_network
+from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant, key_policy
 
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,63}$")
@@ -23,6 +25,9 @@ MANAGED_POLICIES = (
 )
 # Clusters launch the AMIs through these roles, which must decrypt the image key's snapshots.
 LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
+# CreateComponent `data`: "Length Constraints: Minimum length of 1. Maximum length of 16000." (Image Builder API
+# reference); the installer comes in parts (components.lock.bundle.installer_parts), one component each.
+MAX_COMPONENT_DATA = 16_000
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -43,8 +48,9 @@ class AwsImagePipelineArgs:
     """Base image in the build region, as images/lock.yaml base_images pins it: an AMI id, an AWS-managed
     image ARN with an explicit version, or an `ssm:` parameter that Image Builder resolves at build time.
     Wildcard versions (x.x.x), `resolve:ssm:` and "latest" aliases are refused."""
-    installer_script: str
-    """Shell script the build runs, rendered by the caller from the image lock."""
+    installer_parts: list[str]
+    """Shell commands the build runs in order, one component each (components.lock.bundle.installer_parts): the
+    last installs and is checked on the build and test instances."""
     regions: list[str]
     """Distribution regions; the first is the build region, where the pipeline and its key live."""
     kms_key_arn: pulumi.Input[str] | None = None
@@ -52,9 +58,12 @@ class AwsImagePipelineArgs:
     instance_types: list[str] = field(default_factory=list)
     """EC2 instance types for the build and test instances."""
     subnet_id: pulumi.Input[str] | None = None
-    """Subnet for the build instance; None uses the default VPC. Needs security_group_ids."""
+    """Brought subnet for the build instance, with security_group_ids; None: build_network creates one."""
     security_group_ids: list[pulumi.Input[str]] | None = None
     """Security groups of the build instance; required with subnet_id."""
+    build_network: tuple[IPv4Network, str] | None = None
+    """Without subnet_id: the CIDR and zone of the build network to create (no build falls back to the default
+    VPC, which many accounts delete)."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource and for the build instance."""
     replica_kms_key_arns: dict[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -74,12 +83,16 @@ class AwsImagePipelineArgs:
         if not isinstance(image, str) or "latest" in image.lower() or not is_valid_parent_image("aws", image):
             raise ValueError(f"parent_image: {image!r} is not a pinnable parent image: expected "
                              f"{EXPECTED_PARENT_SHAPE['aws']}")
-        if not isinstance(self.installer_script, str) or not self.installer_script.strip():
-            raise ValueError("installer_script: must be a non-empty shell script")
+        if not self.installer_parts or not all(isinstance(p, str) and p.strip() for p in self.installer_parts):
+            raise ValueError("installer_parts: must be one or more non-empty shell commands")
+        for index, data in enumerate(build_documents(self.profile, self.installer_parts)):
+            if len(data) > MAX_COMPONENT_DATA:
+                raise ValueError(f"installer_parts[{index}]: its component would be {len(data)} characters; "
+                                 f"Image Builder takes {MAX_COMPONENT_DATA} of inline data")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
-            if not isinstance(region, str) or not REGION.match(region):
+            if not isinstance(region, str) or not REGION.fullmatch(region):
                 raise ValueError(f"regions: {region!r} is not an AWS region name")
         if len(set(self.regions)) != len(self.regions):
             raise ValueError(f"regions: {self.regions} lists a region twice")
@@ -87,6 +100,8 @@ class AwsImagePipelineArgs:
             raise ValueError("instance_types: needs at least one build instance type")
         if self.subnet_id is not None and not self.security_group_ids:
             raise ValueError("security_group_ids: required when subnet_id is set")
+        if (self.subnet_id is None) == (self.build_network is None):
+            raise ValueError("subnet_id: give a brought subnet or build_network to create one (not both, not neither)")
         if self.kms_key_arn is None and self.replica_kms_key_arns:
             raise ValueError("replica_kms_key_arns: only with kms_key_arn; a created key is replicated")
         if self.kms_key_arn is not None:
@@ -99,8 +114,19 @@ class AwsImagePipelineArgs:
             raise ValueError(f"root_volume_gb: must be an integer >= 8, got {self.root_volume_gb!r}")
 
 
+def part_document(profile: str, index: int, command: str) -> dict[str, object]:
+    """The component of one bundle part that precedes the install: it only writes its slice."""
+    return {
+        "name": f"gpufleet-{profile}-part{index}",
+        "description": f"Part {index} of the installer bundle of image profile {profile}",
+        "schemaVersion": 1.0,
+        "phases": [{"name": "build", "steps": [
+            {"name": "WriteBundlePart", "action": "ExecuteBash", "inputs": {"commands": [command]}}]}],
+    }
+
+
 def component_document(profile: str, installer_script: str) -> dict[str, object]:
-    """The Image Builder component document: install, reboot, then check on build and test instances."""
+    """The installing component: install, reboot, then check on build and test instances."""
     check = [
         {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
     ]
@@ -126,9 +152,11 @@ def component_document(profile: str, installer_script: str) -> dict[str, object]
     }
 
 
-def build_document(profile: str, installer_script: str) -> str:
-    """component_document as YAML, every repeated part written out in full."""
-    return yaml.dump(component_document(profile, installer_script), Dumper=_NoAliasDumper, sort_keys=False, width=1000)
+def build_documents(profile: str, installer_parts: list[str]) -> list[str]:
+    """The recipe's component documents in run order, as YAML with every repeated part written out in full."""
+    *writes, install = installer_parts
+    documents = [*(part_document(profile, i, c) for i, c in enumerate(writes)), component_document(profile, install)]
+    return [yaml.dump(d, Dumper=_NoAliasDumper, sort_keys=False, width=1000) for d in documents]
 
 
 def _amis_by_region(resources: list[aws.imagebuilder.outputs.ImageOutputResource] | None) -> dict[str, str]:
@@ -159,27 +187,43 @@ class AwsImagePipeline(pulumi.ComponentResource):
         build_region = args.regions[0]
         tags = dict(args.tags)
 
-        keys = self._keys(name, args, tags, child)
+        # The build network's flow log lands in this group; a created key admits it by name (key_policy).
+        log_group = LogGroupGrant(region=build_region, name=f"/gpufleet/{name}/image-build")
+        keys = self._keys(name, args, tags, child, log_group if args.build_network else None)
+        if args.build_network is not None:
+            cidr, zone = args.build_network
+            # A brought key's policy may not admit CloudWatch Logs: the flow log group then uses Logs' own keys.
+            key = keys[build_region] if args.kms_key_arn is None else None
+            subnet_id, group_id = build_network(
+                name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, key, tags), self
+            )
+            placement: tuple[pulumi.Input[str], list[pulumi.Input[str]]] = (subnet_id, [group_id])
+        else:
+            placement = (args.subnet_id or "", list(args.security_group_ids or []))
 
-        data = build_document(args.profile, args.installer_script)
-        component = aws.imagebuilder.Component(
-            f"{name}-install",
-            platform="Linux",
-            version=content_version(data),
-            data=data,
-            description=f"gpufleet driver stack {args.profile}",
-            # The recipe's key: the build instance decrypts the component through Image Builder
-            # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
-            kms_key_id=keys[build_region],
-            region=build_region,
-            tags=tags,
-            opts=child,
-        )
+        documents = build_documents(args.profile, args.installer_parts)
+        components = [
+            aws.imagebuilder.Component(
+                f"{name}-install" if index == len(documents) - 1 else f"{name}-part{index}",
+                platform="Linux",
+                version=content_version(data),
+                data=data,
+                description=f"gpufleet driver stack {args.profile}, part {index + 1} of {len(documents)}",
+                # The recipe's key: the build instance decrypts the component through Image Builder
+                # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
+                kms_key_id=keys[build_region],
+                region=build_region,
+                tags=tags,
+                opts=child,
+            )
+            for index, data in enumerate(documents)
+        ]
         recipe = aws.imagebuilder.ImageRecipe(
             f"{name}-recipe",
             parent_image=args.parent_image,
-            version=content_version(args.parent_image, data, str(args.root_volume_gb), args.root_device_name),
-            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=component.arn)],
+            version=content_version(args.parent_image, *documents, str(args.root_volume_gb), args.root_device_name),
+            # Image Builder runs a recipe's components in the order listed.
+            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=c.arn) for c in components],
             block_device_mappings=[
                 aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(
                     device_name=args.root_device_name,
@@ -227,8 +271,8 @@ class AwsImagePipeline(pulumi.ComponentResource):
             f"{name}-infrastructure",
             instance_profile_name=profile.name,
             instance_types=list(args.instance_types),
-            subnet_id=args.subnet_id,
-            security_group_ids=args.security_group_ids,
+            subnet_id=placement[0],
+            security_group_ids=placement[1],
             instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
                 http_tokens="required",
                 http_put_response_hop_limit=2,
@@ -303,7 +347,8 @@ class AwsImagePipeline(pulumi.ComponentResource):
         )
 
     def _keys(
-        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions
+        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions,
+        log_group: LogGroupGrant | None,
     ) -> dict[str, pulumi.Input[str]]:
         """The KMS key of each region: the caller's, or a created key and its replicas."""
         build_region, *others = args.regions
@@ -313,7 +358,9 @@ class AwsImagePipeline(pulumi.ComponentResource):
         # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
         # By ARN pattern: every cluster's own suffixed Auto Scaling role, made after this key, and roles that
         # need not exist yet (a new account), so the bake creates no service-linked role.
-        policy = account.apply(lambda account_id: key_policy(account_id, (), role_patterns=LAUNCH_ROLES))
+        policy = account.apply(
+            lambda account_id: key_policy(account_id, (), log_group=log_group, role_patterns=LAUNCH_ROLES)
+        )
         key = aws.kms.Key(
             f"{name}-key",
             description=f"gpufleet AMIs of image profile {args.profile}",

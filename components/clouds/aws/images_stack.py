@@ -9,7 +9,7 @@ from __future__ import annotations
 import pulumi
 
 from ...lock import load_lock
-from ...lock.bundle import installer_command
+from ...lock.bundle import installer_parts
 from ...tags import resource_tags
 from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
 from .spec import AwsImagesSpec
@@ -24,15 +24,21 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
             profile=spec.profile,
             # validate_images made sure the lock pins a parent image for the build region.
             parent_image=lock.base_image(spec.cloud, spec.regions[0]) or "",
-            installer_script=installer_command(profile, "aws", spec.nvswitch),
+            installer_parts=installer_parts(profile, "aws", spec.nvswitch),
             regions=list(spec.regions),
             instance_types=list(spec.build_instance_types),
             kms_key_arn=None if spec.kms_key == "create" else spec.kms_key,
             replica_kms_key_arns=dict(spec.replica_kms_keys),
+            subnet_id=spec.network.subnet_id,
+            security_group_ids=[spec.network.security_group_id] if spec.network.security_group_id else None,
+            build_network=None if spec.network.subnet_id else (spec.network.cidr, spec.build_zone()),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )
     return {"pipeline_arn": pipeline.pipeline_arn, "recipe_arn": pipeline.recipe_arn,
             "kms_key_arn": pipeline.kms_key_arn, "image_arn": pipeline.image_arn, "amis": pipeline.amis,
             "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            # Who baked: `images pin --stack` takes only this stack's outputs.
+            "project": pulumi.Output.from_input(pulumi.get_project()),
+            "stack": pulumi.Output.from_input(pulumi.get_stack()),
             "parent_image": pulumi.Output.from_input(lock.base_image(spec.cloud, spec.regions[0]))}

@@ -7,6 +7,15 @@ from ..hooks import GroupHooks, Hook
 
 # Seconds the node check may take before the launch is abandoned.
 LAUNCH_HOOK_TIMEOUT = 900
+# The hold starts at launch (Pending:Wait), so the boot check's retries fit what is left of it after:
+# EC2 start, kernel, cloud-init, scratch RAID and fabric manager up to gpufleet-health (a budget: a p5's time to
+# multi-user is not published; a slower boot meets the hook's ABANDON default, the late completion then fails
+# harmlessly), the last check run (two commands at most 20 s each, images/nodecheck/host.py, plus NVML and
+# 2 s metadata reads) and the CompleteLifecycleAction call.
+BOOT_SECONDS = 360
+CHECK_RUN_SECONDS = 60
+COMPLETE_SECONDS = 30
+NODE_CHECK_RETRY_SECONDS = LAUNCH_HOOK_TIMEOUT - BOOT_SECONDS - CHECK_RUN_SECONDS - COMPLETE_SECONDS
 
 
 def group_hooks(checkpoint_grace_seconds: int) -> GroupHooks:

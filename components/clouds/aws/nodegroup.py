@@ -14,9 +14,9 @@ import pulumi_aws as aws
 
 from ...catalog import InstanceType
 from ...lock.status import PROFILE_TAG
-from ...spec import NodeGroup
 from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
+from .spec import AwsNodeGroupSettings
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -31,7 +31,7 @@ RESERVED = ("capacity-block", "reservation")  # capacity kinds that launch into 
 class NodeGroupArgs:
     """Inputs of AwsNodeGroup."""
 
-    group: NodeGroup
+    group: AwsNodeGroupSettings
     """The validated node group from the stack file."""
     types: list[InstanceType]
     """Catalog rows of group.instance_types, primary first."""
@@ -263,10 +263,15 @@ class AwsNodeGroup(pulumi.ComponentResource):
                 )
                 for hook in hooks
             ],
+            # "If this block is configured, start an Instance Refresh when this Auto Scaling group is updated",
+            # always on a launch template change (pulumi_aws 7.51 autoscaling/group.py, _inputs.py triggers): without
+            # it running nodes, and the jobs on them, stay until replaced by choice (instance_refresh: none).
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
                 strategy="Rolling",
                 preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
-            ),
+            )
+            if group.instance_refresh == "rolling"
+            else None,
             tags=[
                 aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
                 for key, value in args.tags.items()

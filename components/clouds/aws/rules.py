@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
+from .spec import KMS_KEY_ONLY_ARN
 from .subnets import MAX_ZONES, PUBLIC_PREFIX_EXTRA, SPLIT_BITS, private_subnet_cidrs
 
 if TYPE_CHECKING:
@@ -115,6 +116,43 @@ def idle_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
             )
 
 
+def refresh_on_scaling_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    for group in cluster.groups:
+        if group.spec.instance_refresh == "rolling" and group.spec.provisioner == "fleet":
+            yield SpecError(
+                group.path("instance_refresh"),
+                "an EC2 Fleet has no instance refresh (only Auto Scaling groups do): use provisioner: autoscaling, "
+                "or none and replace the fleet's instances yourself",
+            )
+
+
+def s3_keys_in_region(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """The node policy admits the keys through S3 of the stack's region only (kms:ViaService)."""
+    region = cluster.spec.region
+    for index, key in enumerate(cluster.spec.identity.s3_kms_keys):
+        found = KMS_KEY_ONLY_ARN.match(key)
+        if found and found["region"] != region:
+            yield SpecError(
+                f"identity.s3_kms_keys[{index}]",
+                f"{key!r} is a key in {found['region']}; nodes read and write S3 in {region} and an SSE-KMS bucket's "
+                f"key is in the bucket's region: give the key of a bucket in {region}",
+            )
+
+
+def s3_access_on_a_created_role(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """The S3 grants are written into the role gpufleet creates; a brought instance profile would ignore them."""
+    identity = cluster.spec.identity
+    if not identity.instance_profile_arn:
+        return
+    for field in ("s3_read_prefixes", "s3_write_prefixes", "s3_kms_keys"):
+        if getattr(identity, field):
+            yield SpecError(
+                f"identity.{field}",
+                "granted on the node role gpufleet creates; with a brought instance_profile_arn grant it on that "
+                "profile's role instead and leave this empty",
+            )
+
+
 def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
     most = int(cluster.catalog.limit("aws", "budget_notifications_max"))
     percents = cluster.spec.budget.alert_at_percent
@@ -131,5 +169,8 @@ CHECKS = (
     lustre_size_offered,
     alarm_target_is_a_topic,
     idle_on_scaling_groups,
+    refresh_on_scaling_groups,
     budget_notifications_fit,
+    s3_keys_in_region,
+    s3_access_on_a_created_role,
 )

@@ -1,11 +1,12 @@
-"""Per node group metric alerts on the GPU metrics (XID errors, uncorrectable ECC, node-check failures, low
-utilisation), the action group they notify, and the idle rule of a scale set's autoscale setting.
+"""Per node group metric alerts on the GPU metrics (new and fatal XID errors, uncorrectable ECC, row-remap failures,
+node-check failures, low utilisation), the action group they notify, and the idle rule of a scale set's autoscale
+setting.
 
 Metric source: gpufleet-gpu-health publishes the DCGM fields as custom metrics of the node's own scale set
 (namespace METRICS_NAMESPACE, dimension Instance; components.bootstrap.operations documents the names), through
 Azure Monitor's custom metrics REST API with the node identity (Monitoring Metrics Publisher on that scale set).
-A node with a fatal XID, uncorrectable ECC or a failed node check reports itself unhealthy to the Application
-Health extension and automatic repairs replace it; these alerts tell people.
+A node with a fatal XID, uncorrectable ECC, a failed row remap or a failed node check reports itself unhealthy to
+the Application Health extension and automatic repairs replace it; these alerts tell people.
 """
 
 from __future__ import annotations
@@ -19,9 +20,6 @@ from ..naming import fit
 from .identity import METRICS_NAMESPACE
 from .names import NAMES
 
-# Built-in Owner role: the created action group emails the subscription's owners (learn.microsoft.com
-# azure/role-based-access-control/built-in-roles); add receivers to it or bring an action group of your own.
-OWNER_ROLE = "8e3af657-a8ff-443c-a75c-2fe8c4bcb635"
 SHORT_NAME_MAX = NAMES.limit("azure-native:monitor:ActionGroup", "groupShortName")  # the SMS sender
 SINGLE_RESOURCE = "Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria"
 ERROR_SEVERITY, WARNING_SEVERITY = 1, 2
@@ -29,18 +27,25 @@ IDLE_COOLDOWN = "PT5M"
 
 
 def action_group(
-    name: str, resource_group_name: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str, resource_group_name: pulumi.Input[str], emails: list[str], tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
 ) -> monitor.ActionGroup:
-    """The stack's action group: emails the subscription owners (Azure Resource Manager role receiver). Action
-    groups take no customer-managed key: Azure Monitor keeps them under Microsoft-managed keys."""
+    """The stack's action group: one email receiver per address of monitoring.alarms.emails. No Owner role
+    receiver: it mails only users assigned Owner directly at subscription scope, never through a group
+    (learn.microsoft.com/azure/azure-monitor/alerts/alerts-troubleshoot), so it may reach nobody, and where it
+    reaches someone it is every owner of the subscription, not the people who run this cluster. Action groups
+    take no customer-managed key: Azure Monitor keeps them under Microsoft-managed keys."""
     return monitor.ActionGroup(
         f"{name}-alerts",
         resource_group_name=resource_group_name,
         location="Global",
         group_short_name=fit(f"gf-{name}", SHORT_NAME_MAX),
         enabled=True,
-        arm_role_receivers=[
-            monitor.ArmRoleReceiverArgs(name="owners", role_id=OWNER_ROLE, use_common_alert_schema=True)
+        email_receivers=[
+            monitor.MicrosoftCommonEmailReceiverArgs(
+                name=f"email-{i}", email_address=email, use_common_alert_schema=True
+            )
+            for i, email in enumerate(emails, start=1)
         ],
         tags=tags,
         opts=opts,
@@ -91,13 +96,22 @@ def group_alerts(
     resource_group_name: pulumi.Input[str], target: pulumi.Input[str], tags: dict[str, str],
     opts: pulumi.ResourceOptions,
 ) -> list[monitor.MetricAlert]:
-    """XID, ECC, node-check and low-utilisation alerts on one scale set's custom metrics."""
+    """New and fatal XID, ECC, row-remap, node-check and low-utilisation alerts on one scale set's custom metrics.
+    Each description says what its metric is (components.bootstrap.operations.HEALTH_METRICS)."""
     common = (scale_set_id, resource_group_name, target, tags, opts)
     return [
-        _alert(f"{name}-xid", f"{group_name}: a GPU reported an XID error (DCGM)", "gpu_xid_errors", "Maximum",
-               "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
-        _alert(f"{name}-ecc", f"{group_name}: uncorrectable ECC or row-remap failure; the node is repaired",
-               "gpu_ecc_uncorrectable", "Maximum", "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
+        # gpu_xid_errors counts the XIDs the kernel logged in each minute (not the last one), summed over the nodes,
+        # so the alert resolves once they stop.
+        _alert(f"{name}-xid", f"{group_name}: GPUs logged new XID errors (most are application errors; the node "
+               "stays)", "gpu_xid_errors", "Total", "GreaterThan", 0, 1, WARNING_SEVERITY, *common),
+        _alert(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+               "reports unhealthy and is repaired", "gpu_fatal_xid_errors", "Total", "GreaterThan", 0, 1,
+               ERROR_SEVERITY, *common),
+        _alert(f"{name}-ecc", f"{group_name}: uncorrectable (double-bit) ECC errors on a GPU; the node reports "
+               "unhealthy and is repaired", "gpu_ecc_uncorrectable", "Maximum", "GreaterThan", 0, 1, ERROR_SEVERITY,
+               *common),
+        _alert(f"{name}-row-remap", f"{group_name}: row remapping failed on a GPU; the node reports unhealthy and is "
+               "repaired", "gpu_row_remap_failures", "Maximum", "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
         _alert(f"{name}-nodecheck", f"{group_name}: a node failed gpufleet-nodecheck", "nodecheck_failed", "Maximum",
                "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
         _alert(f"{name}-low-util", f"{group_name}: GPU utilisation under {low.below_percent}% for {low.for_minutes} "

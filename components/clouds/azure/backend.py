@@ -23,7 +23,7 @@ class AzureBackend(BackendDefaults):
     spec_model = AzureClusterSpec
     images_model = AzureImagesSpec
     checks = rules.CHECKS
-    operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage"})
+    operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage", "alarm_emails"})
     capacities = frozenset({"on-demand", "spot", "reservation"})
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:

@@ -153,7 +153,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         if alarms is not None and alarms.target != "create":
             target = pulumi.Output.from_input(alarms.target)
         elif alarms is not None or budget.alert_at_percent:
-            target = action_group(name, group_name, tags, child).id
+            target = action_group(name, group_name, list(alarms.emails) if alarms else [], tags, child).id
         if budget.alert_at_percent and target is not None:
             cost_budget(name, group_id, budget, target, child)
         shared_mount = self._shared_file_system(resolved, network, encryption, group_name, client, tags, child)
@@ -203,6 +203,8 @@ class AzureGpuCluster(pulumi.ComponentResource):
                     terminate_notice=notice,
                     tags=tags,
                     image_tags=image_tags(spec.image, entry) if entry else {},
+                    deployer=(client.object_id, spec.identity.deployer_principal_type),
+                    subscription_id=client.subscription_id,
                 ),
                 opts=child,
             )

@@ -18,6 +18,7 @@ import pulumi_azure_native as azure
 from ...lock.bundle import IMAGE_CHECK, content_version
 from ...lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
 from ..naming import fit
+from .gallery_replicas import LOCALLY_REDUNDANT, ZONE_REDUNDANT
 from .names import NAMES
 from .storage import propagated
 
@@ -35,6 +36,8 @@ GALLERY_ACTIONS = (
 # Driver, CUDA and fabric installs outlast the service's default of 240 minutes only on slow mirrors;
 # the service allows up to 960 (image-builder-json.md, buildTimeoutInMinutes).
 BUILD_TIMEOUT_MINUTES = 360
+# The Compute Gallery's per-region replica maximum (catalog limit gallery_region_replicas_max).
+MAX_REGION_REPLICAS = 50
 ROLE_NAME_MAX = NAMES.limit("azure-native:authorization:RoleDefinition", "roleName")
 
 
@@ -59,19 +62,24 @@ class AzureImagePipelineArgs:
     """Tags for every resource and for what the service creates."""
     os_disk_gb: int = 64
     """OS disk of the build VM and so the image; a cluster's OS disk must be at least this size."""
+    replicas: int = 1
+    """Replicas of the image version in each region (gallery_replicas.replicas_per_region); 1 is the service's
+    default, which serves about 20 concurrent VM creates."""
+    zone_redundant_regions: frozenset[str] = frozenset()
+    """Regions whose replicas go on Standard_ZRS (regions with availability zones); the rest on Standard_LRS."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
             raise ValueError(f"profile: {self.profile!r} must be 1-64 letters, digits, '-', '_' or '.'")
         image = self.parent_image
-        if not isinstance(image, str) or "latest" in image.lower() or not AZURE_URN.match(image):
+        if not isinstance(image, str) or "latest" in image.lower() or not AZURE_URN.fullmatch(image):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['azure']}")
         if not isinstance(self.installer_script, str) or not self.installer_script.strip():
             raise ValueError("installer_script: must be a non-empty shell script")
         if not self.regions:
             raise ValueError("regions: needs at least one region (the first is the build region)")
         for region in self.regions:
-            if not isinstance(region, str) or not AZURE_REGION.match(region):
+            if not isinstance(region, str) or not AZURE_REGION.fullmatch(region):
                 raise ValueError(f"regions: {region!r} is not an Azure region name (e.g. eastus)")
         if len(set(self.regions)) != len(self.regions):
             raise ValueError(f"regions: {self.regions} lists a region twice")
@@ -79,6 +87,8 @@ class AzureImagePipelineArgs:
             raise ValueError(f"vm_size: {self.vm_size!r} is not an Azure VM size (Standard_...)")
         if not re.match(r"^[A-Za-z0-9][A-Za-z0-9_.]{0,79}$", self.gallery_name):
             raise ValueError(f"gallery_name: {self.gallery_name!r} may hold only letters, digits, '_' and '.'")
+        if not isinstance(self.replicas, int) or not 1 <= self.replicas <= MAX_REGION_REPLICAS:
+            raise ValueError(f"replicas: must be an integer from 1 to {MAX_REGION_REPLICAS}, got {self.replicas!r}")
         if not isinstance(self.os_disk_gb, int) or self.os_disk_gb < 30:
             raise ValueError(f"os_disk_gb: must be an integer >= 30, got {self.os_disk_gb!r}")
 
@@ -201,7 +211,15 @@ class AzureImagePipeline(pulumi.ComponentResource):
                     type="SharedImage",
                     gallery_image_id=version_id,
                     run_output_name=f"{args.profile.replace('.', '-')}-gallery",
-                    target_regions=[azure.virtualmachineimages.TargetRegionArgs(name=r) for r in args.regions],
+                    target_regions=[
+                        azure.virtualmachineimages.TargetRegionArgs(
+                            name=region,
+                            replica_count=args.replicas,
+                            storage_account_type=ZONE_REDUNDANT if region in args.zone_redundant_regions
+                            else LOCALLY_REDUNDANT,
+                        )
+                        for region in args.regions
+                    ],
                     artifact_tags={
                         **tags, "gpufleet:profile": args.profile, "gpufleet:parent-image": args.parent_image
                     },

@@ -11,15 +11,18 @@ import re
 
 import pulumi
 
+from ...catalog import load_catalog
 from ...lock import load_lock
 from ...lock.bundle import installer_command
 from ...tags import resource_tags
+from .gallery_replicas import replicas_per_region, zone_regions
 from .image_pipeline import AzureImagePipeline, AzureImagePipelineArgs
 from .spec import AzureImagesSpec
 
 
 def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
     lock = load_lock()
+    catalog = load_catalog()
     profile = lock.profiles[spec.profile]
     # validate_images made sure the lock pins a parent image for the build region.
     parent_image = lock.base_image(spec.cloud, spec.regions[0]) or ""
@@ -32,6 +35,8 @@ def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
             regions=list(spec.regions),
             vm_size=spec.build_vm_size,
             gallery_name=re.sub(r"[^A-Za-z0-9_.]", "_", f"gpufleet_{spec.name}"),
+            replicas=replicas_per_region(spec.max_concurrent_nodes, catalog),
+            zone_redundant_regions=zone_regions(catalog) & set(spec.regions),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )
@@ -39,4 +44,7 @@ def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
     return {"template_id": pipeline.template_id, "gallery_image_id": pipeline.gallery_image_id,
             "images": images, "build_status": pipeline.build_status,
             "profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
+            # Who baked: `images pin --stack` takes only this stack's outputs.
+            "project": pulumi.Output.from_input(pulumi.get_project()),
+            "stack": pulumi.Output.from_input(pulumi.get_stack()),
             "parent_image": pulumi.Output.from_input(parent_image)}

@@ -119,11 +119,20 @@ def _role_definition(typ: str, name: str, inputs: dict[str, Any], seed: str) -> 
     return arm_id, {"id": arm_id, "name": role}
 
 
+def _metric_seed(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
+    """The dynamic provider's create returns the id of the metric it made exist and its inputs as outputs: the
+    same function answers here."""
+    from .metric_seed import seed_id
+
+    return seed_id(inputs), {}
+
+
 ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str], Outputs]] = {
     "azure-native:resources:ResourceGroup": _resource_group,
     "azure-native:authorization:RoleAssignment": _role_assignment,
     "azure-native:authorization:RoleDefinition": _role_definition,
     "azure-native:consumption:Budget": _budget,
+    "pulumi-python:dynamic/azure:MetricSeed": _metric_seed,
 }
 
 

@@ -46,7 +46,7 @@ NAMES = NameTable(
         NameRule("azure-native:monitor:ActionGroup", "groupShortName", 12, ANY, "none",
                  "Azure Monitor action groups docs: the short name (SMS sender) is at most 12 characters; "
                  "characters unconfirmed"),
-        NameRule("azure-native:monitor:ActionGroup", "armRoleReceivers[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:monitor:ActionGroup", "emailReceivers[].name", None, ANY, "parent", NO_LIMIT),
         NameRule("azure-native:monitor:MetricAlert", "criteria.allOf[].name", None, ANY, "parent", NO_LIMIT),
         NameRule("azure-native:monitor:AutoscaleSetting", "profiles[].name", None, ANY, "parent", NO_LIMIT),
         NameRule("azure-native:compute:Gallery", "galleryName", 80, r"[A-Za-z0-9][A-Za-z0-9_.]*[A-Za-z0-9]",

@@ -3,7 +3,8 @@
 Orchestration: an InfiniBand group is Uniform (Flexible has no InfiniBand) with singlePlacementGroup, so all
 its VMs share one IB fabric; no overprovisioning (extra VMs would join the fabric and vanish) and a Manual
 upgrade policy (a model change never reimages a running training node). Every other group is Flexible:
-Azure's mode for new scale sets, and the only one that mixes a Regular base with Spot VMs (priority mix).
+Azure's mode for new scale sets. No priority mix: a Spot scale set gets no terminate notification, so a Regular
+base is a node group of its own (rules.capacity_fits_orchestration).
 Node count lives in `sku.capacity`, which the autoscale setting owns once the scale set exists.
 """
 
@@ -15,13 +16,19 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
+from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from ...spec import NodeGroup
 from .alarms import idle_rule
+from .identity import METRICS_NAMESPACE
 from .lifecycle import HEALTH_EXTENSION, REPAIR_GRACE, TerminateNotice, health_settings
+from .metric_seed import seed_metric
 
 ADMIN_USER = "gpufleet"
 FLEXIBLE_NETWORK_API = "2020-11-01"  # Flexible scale sets create NICs through this Network API version
 NO_PRICE_EVICTION = -1  # Spot max price -1: evicted for capacity only, never for price
+# How long Azure keeps trying to restore an evicted Spot VM (Spot Try & Restore): the documented example's hour
+# (virtual-machine-scale-sets/use-spot.md, ms.date 2025-04-01, `--spot-restore-timeout PT1H`); no maximum found.
+SPOT_RESTORE_TIMEOUT = "PT1H"
 
 
 @dataclass(frozen=True)
@@ -57,15 +64,20 @@ class NodeGroupArgs:
     tags: dict[str, str]
     image_tags: dict[str, str]
     """Scale-set tags naming the image profile and its lock status (components.lock.status)."""
+    deployer: tuple[pulumi.Input[str], str]
+    """Who runs the deploy (getClientConfig's objectId, identity.deployer_principal_type): with `idle` it seeds the
+    metric the rule reads."""
+    subscription_id: pulumi.Input[str]
 
 
-def _os_disk(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSDiskArgs:
+def _os_disk(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleSetOSDiskArgs:
     return compute.VirtualMachineScaleSetOSDiskArgs(
         create_option="FromImage",
         os_type="Linux",
         caching="ReadWrite",
         disk_size_gb=args.root_volume_gb,
-        delete_option="Delete",
+        # Flexible only (the API documents osDisk.deleteOption for Flexible scale sets; Uniform deletes with the VM).
+        delete_option=None if uniform else "Delete",
         managed_disk=compute.VirtualMachineScaleSetManagedDiskParametersArgs(
             storage_account_type="Premium_LRS",
             disk_encryption_set=compute.DiskEncryptionSetParametersArgs(id=args.disk_encryption_set_id),
@@ -122,9 +134,10 @@ class AzureNodeGroup(pulumi.ComponentResource):
         group = args.group
         uniform = args.rdma
         spot = group.capacity == "spot"
+        restores = spot and group.idle is None
         profile = compute.VirtualMachineScaleSetVMProfileArgs(
             storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
-                image_reference=args.image, os_disk=_os_disk(args)
+                image_reference=args.image, os_disk=_os_disk(args, uniform)
             ),
             network_profile=_network(args, uniform),
             os_profile=_os_profile(args),
@@ -163,11 +176,6 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 ]
             ),
         )
-        mix = None
-        if spot and not uniform and group.on_demand_base:
-            mix = compute.PriorityMixPolicyArgs(
-                base_regular_priority_count=group.on_demand_base, regular_priority_percentage_above_base=0
-            )
         scale_set = compute.VirtualMachineScaleSet(
             f"{name}-vmss",
             vm_scale_set_name=args.scale_set_name,
@@ -178,10 +186,9 @@ class AzureNodeGroup(pulumi.ComponentResource):
             single_placement_group=True if uniform else None,
             overprovision=False if uniform else None,
             upgrade_policy=compute.UpgradePolicyArgs(mode="Manual") if uniform else None,
-            # One fault domain: required for Spot in a Uniform set and for a Flexible priority mix; GPU VMs
-            # then get Scheduled Events for themselves only.
+            # One fault domain: required for Spot in a Uniform set; GPU VMs then get Scheduled Events for
+            # themselves only.
             platform_fault_domain_count=1 if spot or not uniform else None,
-            priority_mix_policy=mix,
             sku=compute.SkuArgs(name=group.instance_types[0], tier="Standard", capacity=group.size.desired),
             identity=compute.VirtualMachineScaleSetIdentityArgs(
                 type="UserAssigned", user_assigned_identities=[args.identity_id]
@@ -191,12 +198,35 @@ class AzureNodeGroup(pulumi.ComponentResource):
             automatic_repairs_policy=compute.AutomaticRepairsPolicyArgs(
                 enabled=True, grace_period=REPAIR_GRACE, repair_action="Replace"
             ),
+            # Spot with eviction Delete: an evicted VM leaves the count, and `pulumi up` ignores capacity. Without
+            # `idle`, Azure restores it (Spot Try & Restore keeps the target count, use-spot.md), which autoscale
+            # would disable, so such a group has no autoscale setting (below).
+            spot_restore_policy=compute.SpotRestorePolicyArgs(enabled=True, restore_timeout=SPOT_RESTORE_TIMEOUT)
+            if restores
+            else None,
             tags={**args.tags, **args.image_tags},
             opts=pulumi.ResourceOptions(
                 parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
             ),
         )
+        if not restores:
+            self._autoscale(name, args, scale_set)
+        self.scale_set_id = scale_set.id
+        self.scale_set_name = scale_set.name
+        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})
+
+    def _autoscale(self, name: str, args: NodeGroupArgs, scale_set: compute.VirtualMachineScaleSet) -> None:
+        """Bounds, and with `idle` the scale-in rule. A Spot group with `idle` keeps autoscale, and with it no Try
+        & Restore: autoscale cannot tell an eviction from an idle scale-in (a rule back to `desired` would undo
+        every idle scale-in), so capacity an eviction took comes back only when the job scheduler or operator
+        scales out, as it does after an idle scale-in."""
+        group = args.group
         idle = group.idle
+        # Autoscale refuses a rule on a custom metric that was never published: the deploy seeds it first.
+        seed = seed_metric(
+            name, scale_set.id, GPU_UTILISATION_CUSTOM_METRIC, METRICS_NAMESPACE, args.location,
+            args.deployer, args.subscription_id, pulumi.ResourceOptions(parent=self),
+        ) if idle else None
         monitor.AutoscaleSetting(
             f"{name}-autoscale",
             resource_group_name=args.resource_group_name,
@@ -218,8 +248,5 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 )
             ],
             tags=args.tags,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[seed] if seed else None),
         )
-        self.scale_set_id = scale_set.id
-        self.scale_set_name = scale_set.name
-        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})

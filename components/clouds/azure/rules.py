@@ -14,6 +14,8 @@ from ...spec.errors import SpecError
 from .lustre_sizes import subnet_prefixlen, tier_of, tiers
 from .subnets import lustre_subnet_cidr, node_subnet_cidr
 
+RSA_KEY_MIN_BITS = 2048  # Azure's minimum for ssh-rsa admin keys (Compute API SshPublicKey.keyData)
+
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
 
@@ -69,6 +71,38 @@ def capacity_fits_orchestration(cluster: ResolvedCluster) -> Iterator[SpecError]
                 "an InfiniBand group is one Uniform scale set, all Spot or all Regular: set on_demand_base 0, "
                 "or put the regular nodes in a node group of their own",
             )
+        elif spec.capacity == "spot" and spec.on_demand_base:
+            # A terminate notification is a scale set setting and "can't be enabled for low-priority VMs"
+            # (learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-terminate-notification),
+            # so a priority mix's Regular base would be deleted by scale-in or repair without a checkpoint.
+            yield SpecError(
+                group.path("on_demand_base"),
+                "a Spot scale set gets no terminate notification, so its Regular base would be removed without a "
+                "checkpoint: set on_demand_base 0 and give the Regular nodes a node group of their own "
+                "(capacity: on-demand), whose scale set has the notification",
+            )
+
+
+def admin_key_accepted(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """The Compute API takes ssh-rsa of at least 2048 bits and Ed25519 only (SshPublicKey.keyData; SshEncryptionTypes
+    RSA, Ed25519): anything else fails the scale set's create."""
+    from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+    from cryptography.hazmat.primitives.serialization import load_ssh_public_key
+
+    text = cluster.spec.admin_ssh_public_key
+    if text is None:
+        return
+    try:
+        key = load_ssh_public_key(" ".join(text.split()[:2]).encode())
+    except (ValueError, TypeError) as error:
+        yield SpecError("admin_ssh_public_key", f"not an OpenSSH public key ({error})")
+        return
+    if isinstance(key, rsa.RSAPublicKey) and key.key_size < RSA_KEY_MIN_BITS:
+        yield SpecError("admin_ssh_public_key", f"an RSA key of {key.key_size} bits: Azure takes at least "
+                        f"{RSA_KEY_MIN_BITS}")
+    elif not isinstance(key, rsa.RSAPublicKey | ed25519.Ed25519PublicKey):
+        yield SpecError("admin_ssh_public_key", f"a {text.split()[0]} key: Azure takes ssh-rsa (at least "
+                        f"{RSA_KEY_MIN_BITS} bits) or ssh-ed25519 only")
 
 
 def customer_key_settings(cluster: ResolvedCluster) -> Iterator[SpecError]:
@@ -202,11 +236,28 @@ def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
         )
 
 
+def nat_egress_zone(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A created network's egress is one zonal NAT gateway (Standard SKU: "NAT gateway is a zonal resource",
+    learn.microsoft.com/azure/nat-gateway/nat-availability-zones) on the one node subnet every scale set uses, so
+    nodes in other zones would lose egress with that zone. The zone-redundant StandardV2 SKU that Microsoft now
+    recommends is not in the installed azure-native SDK (network.NatGatewaySkuName: Standard only)."""
+    net = cluster.spec.network
+    if net.vnet_id is None and len(net.zones) > 1:
+        yield SpecError(
+            "network.zones",
+            f"the created network's egress is one zonal NAT gateway, so nodes spread over zones {', '.join(net.zones)} "
+            "would depend on one zone for egress: give one zone (or none: regional), or bring a subnet whose egress "
+            "you built per zone (network.vnet_id and subnet_id)",
+        )
+
+
 CHECKS = (
+    nat_egress_zone,
     infiniband_limits,
     one_size_per_scale_set,
     capacity_fits_orchestration,
     customer_key_settings,
+    admin_key_accepted,
     subnet_holds_nodes,
     lustre_size_offered,
     alarms_fit_azure_monitor,

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from ...spec.models import ClusterSpec, ImagesSpec, Network, Storage
 from ...yaml_model import StrictModel
+
+# The largest scale set an InfiniBand group may be (catalog limit ib_scale_set_max_vms): a whole training group
+# scaling out at once is the most VMs one image version must serve concurrently in a region.
+LARGEST_IB_SCALE_SET = 100
 
 # ARM ids as Azure writes them; checked by shape only, existence is Azure's to say at deploy time.
 RESOURCE_GROUP_ID = r"^/subscriptions/[0-9a-fA-F-]{36}/resourceGroups/[-A-Za-z0-9_.()]{1,90}"
@@ -87,6 +91,12 @@ class AzureIdentitySettings(StrictModel):
     identity_id: str | None = Field(
         None, pattern=IDENTITY_ID, description="bring: a user-assigned identity; unset: gpufleet creates one"
     )
+    deployer_principal_type: Literal["User", "ServicePrincipal"] = Field(
+        "User",
+        description="what runs `pulumi up`: with a group's `idle`, that principal gets Monitoring Metrics Publisher "
+        "on the scale set to seed the idle rule's metric, and Azure refuses a role assignment whose principal type "
+        "does not match (UnmatchedPrincipalType). A CI login with a service principal sets ServicePrincipal",
+    )
 
 
 class AzureClusterSpec(ClusterSpec):
@@ -115,3 +125,31 @@ class AzureImagesSpec(ImagesSpec):
         description="size of the build VM (vmProfile.vmSize): no GPU is needed to install drivers; the base image "
         "is Hyper-V Gen2, so a size that supports Generation 2",
     )
+    max_concurrent_nodes: int = Field(
+        LARGEST_IB_SCALE_SET,
+        ge=1,
+        validate_default=True,
+        description="the most VMs created at once from this image in one region (e.g. the largest group's size.max); "
+        "each region keeps one gallery replica per 20 of them, at least 3 (Azure Compute Gallery best practices). "
+        "Default 100, the largest InfiniBand scale set; at most 1,000, a scale set's cap from a gallery image",
+    )
+
+    @field_validator("max_concurrent_nodes")
+    @classmethod
+    def _within_the_gallery_limits(cls, value: int, info: ValidationInfo) -> int:
+        from ...catalog import load_catalog  # read only when an Azure image stack is validated
+        from .gallery_replicas import replicas_per_region
+
+        catalog = load_catalog()
+        cap = int(catalog.limit("azure", "gallery_scale_set_max_vms"))
+        if value > cap:
+            raise ValueError(f"at most {cap}: a scale set from a gallery image holds up to {cap} VMs")
+        regions = info.data.get("regions") or []
+        replicas = replicas_per_region(value, catalog)
+        most = int(catalog.limit("azure", "gallery_version_replicas_max"))
+        if replicas * len(regions) > most:
+            raise ValueError(
+                f"{replicas} replicas in each of {len(regions)} regions is {replicas * len(regions)}, over the "
+                f"{most} replicas an image version may have; lower it or list fewer regions"
+            )
+        return value

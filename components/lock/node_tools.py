@@ -1,0 +1,60 @@
+"""Every command the node scripts run (components/bootstrap/scripts, as the bootstrap renders them) and what puts
+it on the image: the Ubuntu 22.04 server image itself, or one of images/install/*.sh.
+
+tests/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
+shell parser and fails on one this table does not provide, so a new tool in a node script fails CI, not a node.
+The image check (bundle.image_check) runs `command -v` on each of a cloud's tools on the build VM and on a fresh
+VM of the image, so a base-image assumption below that stops holding fails the bake, not the first boot.
+"""
+
+from __future__ import annotations
+
+# Command -> the Ubuntu package that carries it on Ubuntu's 22.04 server images (Canonical's AMIs, the Azure
+# marketplace image and Alibaba's public image all start from the server seed). Not read from a published image
+# manifest here: the image check confirms each on every bake.
+BASE_OS: dict[str, str] = {
+    "awk": "mawk",
+    "bash": "bash",
+    "blkid": "util-linux",
+    "cat": "coreutils",
+    "curl": "curl",
+    "date": "coreutils",
+    "flock": "util-linux",
+    "ip": "iproute2",
+    "iptables": "iptables",
+    "journalctl": "systemd",
+    "lsblk": "util-linux",
+    "mdadm": "mdadm",
+    "mkdir": "coreutils",
+    "mkfs.xfs": "xfsprogs",
+    "mount": "mount",
+    "mountpoint": "util-linux",
+    "python3": "python3",
+    "rm": "coreutils",
+    "sed": "sed",
+    "sleep": "coreutils",
+    "systemctl": "systemd",
+    "touch": "coreutils",
+}
+
+# Cloud -> command -> (the install script that installs it, text of that script that does so).
+INSTALLED: dict[str, dict[str, tuple[str, str]]] = {
+    "aws": {
+        "aws": ("agents.sh", '"$work/aws/install"'),
+        "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl": (
+            "agents.sh", 'dpkg -i "$work/amazon-cloudwatch-agent.deb"'),
+    },
+    "azure": {},
+    "alicloud": {
+        "aliyun": ("agents.sh", 'tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun'),
+    },
+}
+# On every cloud: DCGM's dcgmi (the lock's datacenter-gpu-manager-4-core) and the node check's wrapper.
+for _tools in INSTALLED.values():
+    _tools["dcgmi"] = ("gpu-stack.sh", 'apt_install nvidia-open "${pins[@]}"')
+    _tools["gpufleet-nodecheck"] = ("nodecheck.sh", '"$root/usr/local/bin/gpufleet-nodecheck"')
+
+
+def installed_tools(cloud: str) -> set[str]:
+    """Every command a node of `cloud` runs: the base image's and those the install scripts add."""
+    return set(BASE_OS) | set(INSTALLED.get(cloud, {}))

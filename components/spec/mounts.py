@@ -1,0 +1,43 @@
+"""One judgement of a mount path a stack names (storage.scratch_mount, storage.shared.mount, any later one).
+
+A file system mounted over a system directory hands the node to whoever can write that file system: shared
+storage at /etc/cron.d runs their jobs as root, at /root/.ssh admits their keys, scratch at /etc/gpufleet
+rewrites the node check. So a mount is refused at, under or above (shadowing) any directory below.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+# Directories the operating system, the cloud agents and gpufleet's bootstrap read as trusted (FHS 3.0 plus the
+# paths components/bootstrap writes). A mount may not be one of them, lie under one, or contain one (a mount at
+# /opt hides /opt/gpufleet and /opt/aws). /tmp, /mnt, /data, /scratch and the like stay free.
+SYSTEM_DIRECTORIES = (
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/root", "/run", "/sbin",
+    "/snap", "/sys", "/usr", "/var", "/opt/aws", "/opt/gpufleet",
+)
+# Mounting over a home directory's .ssh (any user's, at any depth) replaces its authorized_keys; over /home, all.
+SSH_DIRECTORY = ".ssh"
+
+
+def normal(path: str) -> str:
+    """`path` as the kernel resolves it without symlinks: '..', '.', '//' and a trailing '/' folded."""
+    folded = posixpath.normpath("/" + path.lstrip("/"))
+    return "/" + folded.lstrip("/")
+
+
+def mount_problem(path: str) -> str | None:
+    """Why `path` cannot be a mount point of a stack's file system, or None."""
+    if not path.startswith("/"):
+        return f"{path!r} is not an absolute path"
+    resolved = normal(path)
+    shown = repr(path) if resolved == path else f"{path!r} (that is {resolved})"
+    if resolved == "/":
+        return f"{shown} would cover the whole system: use a directory of its own like /scratch"
+    if resolved == "/home" or SSH_DIRECTORY in resolved.split("/"):
+        return f"{shown} would replace users' SSH keys: mount it elsewhere, e.g. /data"
+    for system in SYSTEM_DIRECTORIES:
+        if resolved == system or resolved.startswith(system + "/") or system.startswith(resolved + "/"):
+            return (f"{shown} is in or over {system}, a system directory: whoever writes the file system would "
+                    "own every node; use a directory of its own like /data or /scratch")
+    return None

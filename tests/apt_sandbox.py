@@ -1,0 +1,109 @@
+"""A sandbox root for running install scripts under the real apt-get and dpkg (issue 19; reusable for any script).
+
+Nothing is stubbed on the package path: apt-get resolves with its own solver and pins (APT_CONFIG points it at
+the sandbox's etc/apt, lists and dpkg status), and dpkg installs for real under the sandbox root (DPKG_ROOT and
+DPKG_ADMINDIR, which dpkg >= 1.21 reads, and DPkg::Options for the dpkg that apt-get runs). Repositories are local
+file:// directories laid out as the repository they stand for (NVIDIA's CUDA repository is a flat one: Packages
+and Release at its top, `deb URL /`), holding empty packages built here with dpkg-deb. Installing for real, not
+`apt-get -s`, is what lets a later step see what an earlier one did: a keyring package's sources list, a pinning
+package's preferences, holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+from pathlib import Path
+
+
+class AptSandbox:
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        for folder in ("etc/apt/sources.list.d", "etc/apt/preferences.d", "etc/apt/apt.conf.d",
+                       "etc/apt/trusted.gpg.d", "var/lib/dpkg/info", "var/lib/dpkg/updates",
+                       "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/log"):
+            (root / folder).mkdir(parents=True, exist_ok=True)
+        (root / "var/lib/dpkg/status").touch()
+        self.admindir = root / "var/lib/dpkg"
+        self.config = root / "apt.conf"
+        self.config.write_text(
+            f'Dir "{root}/";\n'
+            f'Dir::State::status "{self.admindir}/status";\n'
+            'APT::Sandbox::User "root";\n'
+            'Debug::NoLocking "true";\n'
+            'Acquire::Languages "none";\n'
+            'APT::Architecture "amd64";\n'
+            'APT::Architectures { "amd64"; };\n'
+            f'DPkg::Options {{ "--root={root}"; "--admindir={self.admindir}"; "--force-not-root"; '
+            f'"--force-script-chrootless"; "--log={root}/var/log/dpkg.log"; }};\n'
+        )
+
+    def env(self, path: str) -> dict[str, str]:
+        """The environment a script runs in: the real apt-get, apt-mark and dpkg aimed at the sandbox."""
+        return {"PATH": path, "APT_CONFIG": str(self.config), "DPKG_ROOT": str(self.root),
+                "DPKG_ADMINDIR": str(self.admindir), "GPUFLEET_ROOT": str(self.root),
+                "HOME": str(self.root), "DEBIAN_FRONTEND": "noninteractive"}
+
+    def installed(self) -> dict[str, str]:
+        """Package -> version of everything dpkg installed in the sandbox."""
+        done = subprocess.run(["dpkg-query", f"--admindir={self.admindir}", "-W", "-f", "${Package} ${Version}\n"],
+                              capture_output=True, text=True, check=True)
+        return dict(line.split(" ", 1) for line in done.stdout.splitlines())
+
+    def held(self) -> set[str]:
+        done = subprocess.run(["dpkg", f"--admindir={self.admindir}", "--get-selections"], capture_output=True,
+                              text=True, check=True)
+        return {line.split()[0] for line in done.stdout.splitlines() if line.split()[1] == "hold"}
+
+
+def build_deb(out: Path, name: str, version: str, files: dict[str, str] | None = None) -> Path:
+    """An empty package (or one holding `files`, path -> text) built with dpkg-deb."""
+    tree = out / f"{name}_{version}".replace(":", "%")
+    (tree / "DEBIAN").mkdir(parents=True)
+    (tree / "DEBIAN/control").write_text(
+        f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: gpufleet tests <t@example.com>\n"
+        f"Description: empty stand-in for {name}\n"
+    )
+    for path, text in (files or {}).items():
+        target = tree / path.lstrip("/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    deb = out / f"{tree.name}_all.deb"
+    subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(tree), str(deb)],
+                   capture_output=True, check=True)
+    return deb
+
+
+def flat_repository(folder: Path, packages: dict[str, list[str]], origin: str,
+                    files: dict[str, dict[str, str]] | None = None) -> Path:
+    """A flat repository (`deb file://FOLDER /`) with Packages and Release at its top, holding each name at each
+    listed version (with `files[name]` inside where given)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    build = folder.parent / f".{folder.name}-build"
+    for name, versions in packages.items():
+        for version in versions:
+            deb = build_deb(build, name, version, (files or {}).get(name))
+            deb.rename(folder / f"{name}_{version.replace(':', '%')}_all.deb")
+    scanned = subprocess.run(["dpkg-scanpackages", "--multiversion", "."], cwd=folder, capture_output=True,
+                             text=True, check=True).stdout
+    (folder / "Packages").write_text(scanned)
+    digest = hashlib.sha256(scanned.encode()).hexdigest()
+    (folder / "Release").write_text(
+        f"Origin: {origin}\nLabel: {origin}\nArchitectures: amd64 all\n"
+        f"SHA256:\n {digest} {len(scanned.encode())} Packages\n"
+    )
+    return folder
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def stub_dir(folder: Path, names: tuple[str, ...]) -> Path:
+    """Commands outside the package path (systemctl) as no-ops, first on PATH."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text("#!/bin/bash\nexit 0\n")
+        os.chmod(folder / name, 0o755)
+    return folder
