@@ -17,7 +17,6 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from google.protobuf import json_format
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import policy as sdk
 
@@ -33,6 +32,16 @@ from .registry import ALL_POLICIES
 
 # Keys whose values the CLI sends as JSON text (object config); provider keys such as aws:region are plain text.
 OBJECT_KEYS = (CLUSTER_KEY, IMAGES_KEY, POLICY_KEY)
+
+
+def _plain(value: Any) -> Any:
+    """A protobuf Struct or ListValue as plain data: their well-known-type mixins give Python scalars."""
+    kind = getattr(getattr(value, "DESCRIPTOR", None), "full_name", "")
+    if kind == "google.protobuf.Struct":
+        return {key: _plain(item) for key, item in value.items()}
+    if kind == "google.protobuf.ListValue":
+        return [_plain(item) for item in value]
+    return value
 
 
 def stack_config(stack: str, sent: Mapping[str, str]) -> dict[str, Any] | None:
@@ -82,7 +91,7 @@ class DerivingServicer(sdk._PolicyAnalyzerServicer):  # the SDK serves the pack 
         derived = derived_settings(self._stack, self._sent)
         if derived is not None:
             given = {name: PolicySetting(analyzer_pb2.EnforcementLevel.Name(entry.enforcementLevel).lower(),
-                                         json_format.MessageToDict(entry.properties))
+                                         _plain(entry.properties))
                      for name, entry in request.policyConfig.items()}
             request = analyzer_pb2.ConfigureAnalyzerRequest()
             for name, setting in tightened(derived, given).items():
