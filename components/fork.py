@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import io
 import os
-import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -15,44 +14,74 @@ from ruamel.yaml import YAML
 
 from .clouds.registry import CLOUDS, backend
 from .spec import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
-from .spec.stackfile import EXTENDS, STACK_NAME, plain_values, read_config
+from .spec.errors import split_field_path
+from .spec.stackfile import EXTENDS, STACK_NAME, plain_values
 from .yaml_model import parse_yaml
 
 if TYPE_CHECKING:
     from .plan.planner import PlanResult
 
-# A field name, dashes allowed (tags.cost-center), then any list indexes.
-SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
 # Pulumi's stack names: letters, digits, dashes, underscores, dots; no path separator, so no traversal.
 MAX_SET_VALUE = 4096
 
 
 def parse_path(path: str) -> list[str | int]:
     """`node_groups[0].size.max` -> ["node_groups", 0, "size", "max"]."""
-    parts: list[str | int] = []
-    for segment in path.split("."):
-        match = SEGMENT.fullmatch(segment)
-        if not match:
-            raise SpecInvalid([SpecError(path, "not a field path; write it like node_groups[0].size.max")])
-        parts.append(match.group(1))
-        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+    parts = split_field_path(path)
+    if parts is None:
+        raise SpecInvalid([SpecError(path, "not a field path; write it like node_groups[0].size.max")])
     return parts
+
+
+def _step(target: Any, part: str | int, path: str) -> None:
+    """Refuse stepping into something that is not a map (a field name) or a list (an index)."""
+    wanted = list if isinstance(part, int) else dict
+    if not isinstance(target, wanted):
+        held = "a map" if isinstance(target, dict) else "a list" if isinstance(target, list) else f"{target!r}"
+        what = f"index [{part}]" if isinstance(part, int) else f"field {part!r}"
+        raise SpecInvalid([SpecError(path, f"{what} cannot be set inside {held}")])
+    if isinstance(part, int) and part >= len(target):
+        raise SpecInvalid([SpecError(path, f"index {part} is past the end of the list")])
 
 
 def assign(target: Any, parts: list[str | int], value: Any, path: str) -> None:
     for depth, part in enumerate(parts[:-1]):
         nxt = parts[depth + 1]
+        _step(target, part, path)
         if isinstance(part, int):
-            if not isinstance(target, list) or part >= len(target):
-                raise SpecInvalid([SpecError(path, f"index {part} is past the end of the list")])
             target = target[part]
         else:
             target = target.setdefault(part, [] if isinstance(nxt, int) else {})
+    _step(target, parts[-1], path)
+    target[parts[-1]] = value
+
+
+def _fits_template(resolved: Any, parts: list[str | int], path: str) -> None:
+    """Refuse a path that steps inside a value the template holds as text, a number or a list where a map is
+    needed (or the reverse), as far as the template has the path: the fork would only fail later, less clearly."""
+    node = resolved
+    for part in parts[:-1]:
+        _step(node, part, path)
+        if isinstance(part, str) and part not in node:
+            return
+        node = node[part]
+    _step(node, parts[-1], path)
+
+
+def _holds_text(resolved: Any, parts: list[str | int]) -> bool:
+    """The template holds text at the path, or the path adds a key to a map of text (tags): a --set value there
+    is written as text (`tags.cost-center=4411` is the tag "4411", which YAML would read as a number)."""
+    node = resolved
+    for part in parts[:-1]:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return False
     last = parts[-1]
-    if isinstance(last, int):
-        if not isinstance(target, list) or last >= len(target):
-            raise SpecInvalid([SpecError(path, f"index {last} is past the end of the list")])
-    target[last] = value
+    if isinstance(node, dict):
+        return isinstance(node[last], str) if last in node else bool(node) and all(
+            isinstance(v, str) for v in node.values())
+    return isinstance(node, list) and isinstance(last, int) and last < len(node) and isinstance(node[last], str)
 
 
 def _value(text: str, path: str) -> Any:
@@ -88,19 +117,22 @@ def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> tupl
         if not sep:
             raise SpecInvalid([SpecError(setting, "write --set as path=value, e.g. node_groups[0].size.max=32")])
         parts = parse_path(path)
+        _fits_template(resolved.get(key), parts, path)
         value = _value(text, path)
+        if isinstance(value, (int, float, bool)) and _holds_text(resolved.get(key), parts):
+            value = text.strip()
         top = parts[0]
         # Lists replace rather than merge, so an override inside a list carries the whole list.
         if len(parts) > 1 and any(isinstance(p, int) for p in parts) and top not in section:
             section[top] = copy.deepcopy(resolved[key].get(top))
         assign(section, parts, value, path)
-    provider_keys = {k: v for k, v in read_config(template_path).items() if not k.startswith("gpufleet:")}
-    # The provider's region key must equal the cluster's region: a fork that moves the region moves both.
+    # Provider keys as the template resolves them (a template that extends another may set none itself), and the
+    # region key equal to the region the fork sets: the provider deploys where its key says.
+    provider_keys = {k: v for k, v in resolved.items() if not k.startswith("gpufleet:")}
     cloud = resolved[key].get("cloud")
-    if key == CLUSTER_KEY and "region" in section and cloud in CLOUDS:
-        region_key = backend(cloud).region_key
-        if region_key in provider_keys:
-            provider_keys[region_key] = section["region"]
+    regions = section.get("regions") if key == IMAGES_KEY else [section["region"]] if "region" in section else None
+    if isinstance(regions, list) and regions and cloud in CLOUDS:
+        provider_keys[backend(cloud).region_key] = regions[0]
     body = io.StringIO()
     YAML().dump({"config": {**provider_keys, key: section}}, body)
     text = f"# Forked from {template}; inherits every field it does not set (maps merge, lists replace).\n"

@@ -7,6 +7,7 @@ how many interfaces, in which zones, or under which names.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -15,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
-from .catalog import Catalog, InstanceType, hourly_cost, load_catalog
+from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
 from .clouds.registry import CLOUDS, backend
-from .spec.errors import SpecInvalid
+from .spec.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .spec.models import ClusterSpec, NodeGroup
 from .spec.validate import discriminated_union, parse_with
 
@@ -37,9 +38,7 @@ class GroupCost:
     desired_expected: float
     """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
     max_on_demand: float
-    """What the budget is checked against."""
-    stack_price_source: str | None = None
-    """The source the stack gave with its own price for the type; None when the catalog priced it."""
+    """What the budget is checked against: size.max at the group's most expensive type (catalog.most_expensive)."""
 
 
 @dataclass(frozen=True)
@@ -129,19 +128,24 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
         interfaces=in_use,
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
-        cost=_cost(priced, spec, group) if (priced := cloud.priced_type(spec, group, types)) is not None else None,
+        cost=_cost(priced, types, spec, group) if (priced := cloud.priced_type(spec, group, types)) else None,
     )
 
 
-def _cost(primary: InstanceType, spec: ClusterSpec, group: NodeGroup) -> GroupCost | None:
-    size, stack_price = group.size, spec.prices.get(primary.name)
+def _cost(
+    priced: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
+) -> GroupCost | None:
+    """Min and desired at the backend's priced type (what launches first); max at the group's most expensive type,
+    the worst case a budget covers (catalog.most_expensive)."""
+    size, stack_price = group.size, spec.prices.get(priced.name)
     spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(primary, spec.region, count, 0, stack_price) for count in (size.min, size.desired, size.max)]
-    expected = hourly_cost(primary, spec.region, size.desired, spot, stack_price)
+    costs = [hourly_cost(priced, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
+    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
+    costs.append(hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None)
+    expected = hourly_cost(priced, spec.region, size.desired, spot, stack_price)
     if expected is None or any(cost is None for cost in costs):
         return None
-    source = stack_price.source if stack_price is not None else None
-    return GroupCost(*costs[:2], expected, costs[2], source)  # type: ignore[arg-type]
+    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
 
 
 @cache
@@ -159,7 +163,10 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     from .lock import load_lock
     from .spec.rules import run_checks
 
-    spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+    try:
+        spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+    except SpecInvalid as invalid:
+        raise SpecInvalid([*invalid.errors, *_checks_despite(raw, invalid.errors, catalog, lock)]) from None
     catalog = catalog or load_catalog()
     cloud = backend(spec.cloud)
     resolved = ResolvedCluster(
@@ -172,3 +179,27 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     if errors:
         raise SpecInvalid(errors)
     return resolved
+
+
+def _checks_despite(raw: Any, errors: list[SpecError], catalog: Catalog | None, lock: Lock | None) -> list[SpecError]:
+    """The checks' findings on the rest of a stack whose fields failed validation, so one run reports every
+    problem (a bad vpc_id does not hide a size the checks refuse): the failing fields are left out and the rest
+    is resolved again; findings in a section that lost a field are dropped (they would judge what the stack did
+    not say). Nothing when a failing field cannot be left out."""
+    trimmed, sections = copy.deepcopy(raw), set()
+    for error in errors:
+        parts = split_field_path(error.path) or []
+        parent: Any = trimmed
+        for part in parts[:-1]:
+            fits = isinstance(parent, dict) and part in parent or isinstance(parent, list) and isinstance(part, int)
+            parent = parent[part] if fits and (isinstance(parent, dict) or part < len(parent)) else None
+        if not parts or not isinstance(parent, dict) or parts[-1] not in parent:
+            return []
+        del parent[parts[-1]]
+        sections.add(field_path("", tuple(parts[:2] if len(parts) > 1 and isinstance(parts[1], int) else parts[:1])))
+    try:
+        resolve_cluster(trimmed, catalog, lock)
+    except SpecInvalid as invalid:
+        return [e for e in invalid.errors
+                if not any(e.path == s or e.path.startswith((f"{s}.", f"{s}[")) for s in sections)]
+    return []

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, model_validator
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
@@ -28,10 +28,29 @@ if TYPE_CHECKING:
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
+NOT_A_BOOLEAN = object()
+
+
 class StrictModel(BaseModel):
-    """Unknown fields are errors and values are immutable once validated."""
+    """Unknown fields are errors, a yes/no field takes only true or false, and values are immutable once validated."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _booleans_are_true_or_false(cls, data: Any) -> Any:
+        # pydantic's lax mode reads 0, 1, "on", "off" and "no" as booleans: in a file that is a typo or a number in
+        # the wrong field, not a yes/no (`nvswitch: 0`). Such a value is handed on as one no mode reads as a
+        # boolean, so pydantic reports it at the field's own path (bool_type).
+        if isinstance(data, dict):
+            takes_bool = cls._bool_fields()
+            return {key: NOT_A_BOOLEAN if key in takes_bool and value is not None and not isinstance(value, bool)
+                    else value for key, value in data.items()}
+        return data
+
+    @classmethod
+    def _bool_fields(cls) -> set[str]:
+        return {name for name, field in cls.model_fields.items() if field.annotation in (bool, bool | None)}
 
 
 # Data files are small: a stack file is a few KiB, the catalog and the lock tens. The caps refuse hostile
@@ -88,6 +107,8 @@ def _yaml_errors(source: str) -> Iterator[None]:
         raise _refuse(source, f"not valid YAML: {exc}") from None
     except RecursionError:
         raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
+    except ValueError as exc:  # a scalar the constructor cannot build, e.g. the date 2027-02-30
+        raise _refuse(source, f"not valid YAML: {exc}") from None
 
 
 def _compose(yaml: YAML, text: str, source: str, trusted: bool = False) -> Node | None:

@@ -14,8 +14,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from pulumi_policy import EnforcementLevel, PolicyPack  # noqa: E402
+from pulumi_policy import policy as sdk  # noqa: E402
 
 from policies.registry import ALL_POLICIES  # noqa: E402
+from policies.stack_settings import DerivingServicer  # noqa: E402
+
+# The pack's settings come from the stack it checks, as `gpufleet plan` derives them (policies/stack_settings.py):
+# PolicyPack builds its servicer from this module attribute.
+sdk._PolicyAnalyzerServicer = DerivingServicer  # type: ignore[misc]
 
 PolicyPack(
     name="gpufleet",

@@ -216,7 +216,7 @@ def test_policy_config_carries_stack_settings(stacks_dir: Path) -> None:
     config = json.loads(result.output)
     assert config["hourly-budget"] == {
         "maxHourlyUsd": 900, "region": "us-east-1",
-        "nodeGroups": [{"name": "h100", "cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16}],
+        "nodeGroups": [{"name": "h100", "cloud": "aws", "instanceTypes": ["p5.48xlarge"], "maxSize": 16}],
     }
     assert config["aws-efa-interface-count"] == {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]}
     assert config["image-lock-valid"]["profile"] == "cuda12.8-r580"

@@ -78,7 +78,7 @@ def budget_messages(resources: list[RecordedResource], config: dict) -> list[str
 def test_configured_sizes_at_max_win_over_a_fleets_target_capacity() -> None:
     config = {"maxHourlyUsd": 500, "region": "us-east-1"}
     assert budget_messages([fleet_resource(2)], config) == []  # only what the resource shows: 2 nodes
-    groups = [{"name": "h100", "cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16}]
+    groups = [{"name": "h100", "cloud": "aws", "instanceTypes": ["p5.48xlarge"], "maxSize": 16}]
     (message,) = budget_messages([fleet_resource(2)], {**config, "nodeGroups": groups})
     assert message.startswith("hourly cost at max size is 880.64 USD (16 x p5.48xlarge at 55.04 = 880.64)")
 
@@ -86,18 +86,18 @@ def test_configured_sizes_at_max_win_over_a_fleets_target_capacity() -> None:
 def test_node_group_sizes_arrive_as_whole_floats_under_the_cli() -> None:
     """The CLI hands the pack its config as a protobuf Struct, whose numbers are doubles: maxSize 16 reads 16.0."""
     config = {"maxHourlyUsd": 500.0, "region": "us-east-1"}
-    groups = [{"name": "h100", "cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16.0}]
+    groups = [{"name": "h100", "cloud": "aws", "instanceTypes": ["p5.48xlarge"], "maxSize": 16.0}]
     (message,) = budget_messages([fleet_resource(2)], {**config, "nodeGroups": groups})
     assert message.startswith("hourly cost at max size is 880.64 USD (16 x p5.48xlarge at 55.04 = 880.64)")
     (message,) = budget_messages([], {**config, "nodeGroups": [{**groups[0], "maxSize": 16.5}]})
-    assert message.startswith("hourly-budget config nodeGroups[0] must each give cloud, instanceType and maxSize")
+    assert message.startswith("hourly-budget config nodeGroups[0] must each give cloud, instanceTypes (primary first)")
 
 
 def test_malformed_node_groups_config_is_named() -> None:
-    groups = [{"cloud": "aws", "instanceType": "p5.48xlarge", "maxSize": 16}, {"cloud": "aws", "maxSize": -1}]
+    groups = [{"cloud": "aws", "instanceTypes": ["p5.48xlarge"], "maxSize": 16}, {"cloud": "aws", "maxSize": -1}]
     config = {"maxHourlyUsd": 500, "region": "us-east-1", "nodeGroups": groups}
     (message,) = budget_messages([], config)
-    assert message.startswith("hourly-budget config nodeGroups[1] must each give cloud, instanceType and maxSize")
+    assert message.startswith("hourly-budget config nodeGroups[1] must each give cloud, instanceTypes (primary first)")
 
 
 def test_hourly_cost_prices_spot_nodes_where_published_and_never_invents_a_price() -> None:

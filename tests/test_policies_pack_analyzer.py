@@ -19,6 +19,7 @@ import os
 import selectors
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -30,12 +31,13 @@ from pack_venv import POLICIES, build_pack_venv
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 
-from components.plan.planner import PROJECT
+from components.plan.planner import PROJECT, plan_stack
 from components.plan.policy_config import policy_pack_config
 from components.plan.policy_runner import resolve_config, run_policies
 from components.plan.record import RecordedResource
 from components.program import prepare
 from components.spec import load_stack, stack_names, stack_path
+from components.yaml_model import read_yaml
 from policies.registry import ALL_POLICIES
 
 # The CLI passes its engine's gRPC address; pulumi.policy only parses it (the pack never dials the engine).
@@ -99,9 +101,14 @@ def cli_policy_config(info: analyzer_pb2.AnalyzerInfo, pack_config: dict[str, An
     return {name: {"enforcementLevel": level, "properties": props} for name, (level, props) in result.items()}
 
 
-def configure(stub: analyzer_pb2_grpc.AnalyzerStub, stack: str, pack_config: dict[str, Any]) -> dict[str, Any]:
+def configure(
+    stub: analyzer_pb2_grpc.AnalyzerStub, stack: str, pack_config: dict[str, Any], sent: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """As the CLI: ConfigureStack (with the stack's config where `sent` gives it), then Configure with the
+    reconciled --policy-pack-config (`pack_config` {} is the CLI run without the file)."""
     info = stub.GetAnalyzerInfo(empty_pb2.Empty())
-    stub.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(stack=stack, project=PROJECT, dry_run=True))
+    stub.ConfigureStack(analyzer_pb2.AnalyzerStackConfigureRequest(
+        stack=stack, project=PROJECT, dry_run=True, config=sent or {}))
     reconciled = cli_policy_config(info, pack_config)
     request = analyzer_pb2.ConfigureAnalyzerRequest()
     for name, entry in reconciled.items():
@@ -235,3 +242,41 @@ def test_pack_info_lists_every_rule_at_its_level(analyzer) -> None:
     assert {p.name for p in info.policies if p.policy_type == analyzer_pb2.POLICY_TYPE_STACK} == {
         p.name for p in ALL_POLICIES if isinstance(p, StackValidationPolicy)
     }
+
+
+def sent_config(path: Path) -> dict[str, str]:
+    """The stack file's config as the CLI sends it in ConfigureStack (pkg/engine/update.go: target.Config decrypted;
+    an object value as its JSON text, e.g. gpufleet:cluster)."""
+    config = read_yaml(path)["config"]
+    return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
+
+
+@pytest.mark.parametrize("stack", stack_names(SHIPPED_STACKS))
+def test_pack_run_without_a_config_file_gets_the_offline_verdicts(analyzer, shipped_plans, stack) -> None:
+    plan = shipped_plans[stack]
+    configure(analyzer, stack, {}, sent_config(stack_path(SHIPPED_STACKS, stack)))
+    assert verdicts(analyze(analyzer, stack, plan.resources)) == offline(stack, plan.policies["violations"])
+
+
+@pytest.mark.parametrize("cluster", [
+    "{extends: aws-train-p5, budget: {max_hourly_usd: 100}}",
+    "{extends: aws-infer-g6e, node_groups: [{name: l40s, instance_types: [g5.48xlarge, g6e.48xlarge], "
+    "size: {min: 0, desired: 1, max: 4}}], budget: {max_hourly_usd: 100}}",
+])
+def test_pack_run_without_a_config_file_applies_the_stacks_budget(analyzer, stacks_dir: Path, cluster: str) -> None:
+    """Run as README's command runs it (no --policy-pack-config): the budget the stack sets still binds."""
+    stack = "crafted"
+    path = stacks_dir / f"Pulumi.{stack}.yaml"
+    path.write_text(f"config:\n  aws:region: us-east-1\n  gpufleet:cluster: {cluster}\n")
+    plan = plan_stack(path, stacks_dir)
+    assert plan.exit_code == 1 and "hourly-budget" in {v["policy"] for v in plan.policies["violations"]}
+    configure(analyzer, stack, {}, sent_config(path))
+    assert verdicts(analyze(analyzer, stack, plan.resources)) == offline(stack, plan.policies["violations"])
+
+
+def test_a_config_file_cannot_loosen_what_the_pack_derives(analyzer) -> None:
+    stack = "aws-train-p5"
+    loose = stack_pack_config(stack)
+    loose["hourly-budget"]["maxHourlyUsd"] = 1.0e12
+    with pytest.raises(grpc.RpcError, match="a stack may only lower it"):
+        configure(analyzer, stack, loose, sent_config(stack_path(SHIPPED_STACKS, stack)))

@@ -60,8 +60,12 @@ def imported_names(module: str) -> list[str]:
 def loaded_at_import() -> list[str]:
     """The project's modules that importing the pack's registry loads, in a fresh interpreter: this resolves the
     imports a static read cannot (policies/registry.py imports each cloud's package by a computed name)."""
+    # The pack prepares the stack it checks (policies/stack_settings.py), which runs every cloud's spec checks
+    # (components/clouds/<cloud>/rules.py, reached through the backend, which is loaded by name).
     script = (
-        "import sys, policies.registry; "
+        "import sys, importlib, policies.registry, policies.stack_settings; "
+        "from components.clouds.registry import CLOUDS; "
+        "[importlib.import_module(f'components.clouds.{cloud}.rules') for cloud in CLOUDS]; "
         f"print(*sorted(m for m in sys.modules if m.split('.')[0] in {OWN!r}))"
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, check=True, capture_output=True, text=True)

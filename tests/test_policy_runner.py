@@ -111,7 +111,7 @@ def test_schema_defaults_and_settings_reach_the_rule():
     settings = resolve_config(ALL_POLICIES, {"required-tags": {"keys": ["team"]}})
     assert settings["required-tags"].properties == {"keys": ["team"]}
     assert settings["aws-efa-interface-count"].properties == {"rdmaRequiredInstanceTypes": []}
-    assert settings["hourly-budget"].properties == {}
+    assert settings["hourly-budget"].properties == {"budgetRequired": False, "pricesAtLeastCatalog": False}
 
 
 def test_rdma_required_config_feeds_both_count_rules():

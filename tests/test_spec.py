@@ -220,7 +220,8 @@ def test_subnet_too_small() -> None:
 def test_network_too_small_to_split() -> None:
     raw = base()
     raw["network"]["cidr"] = "10.0.0.0/26"
-    assert "network.cidr: 10.0.0.0/26 is too small to split into private subnets; use a /16" in errors_of(raw)
+    assert ("network.cidr: 10.0.0.0/26 is too small to split into private and public subnets; use a /22 or larger "
+            "(e.g. a /16)") in errors_of(raw)
 
 
 def test_subnet_large_enough_for_512_passes() -> None:

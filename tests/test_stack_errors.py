@@ -83,7 +83,7 @@ def test_provider_region_must_equal_the_stacks_region(tmp_path: Path, stacks_dir
     [
         ("storage: {scratch_mount: /}", "storage.scratch_mount: Value error, '/' would cover the whole system"),
         ("storage: {scratch_mount: /a/../b}", "storage.scratch_mount: Value error, '/a/../b' must be a plain"),
-        ("bootstrap: {checkpoint_hook: '   '}", "bootstrap.checkpoint_hook: String should match pattern"),
+        ("bootstrap: {checkpoint_hook: '   '}", "bootstrap.checkpoint_hook: must contain something other than spaces"),
         ("bootstrap: {checkpoint_hook: ''}", "bootstrap.checkpoint_hook: String should have at least 1 character"),
     ],
 )

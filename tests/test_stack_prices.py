@@ -57,7 +57,9 @@ def test_stack_price_prices_an_uncatalogued_type_and_is_labelled(tmp_path: Path)
     # desired 2 with on_demand_base 1 on spot: 1 on-demand + 1 spot; max 16 on-demand.
     hourly = result.summary["hourly_usd"]
     assert hourly == {"desired_on_demand": 100.0, "desired_expected": 70.0, "max_on_demand": 800.0}
-    assert result.summary["stack_priced"] == [f"h100: p5e.48xlarge priced by the stack ({NEGOTIATED})"]
+    assert result.summary["stack_priced"] == [
+        f"h100: p5e.48xlarge priced by the stack at 50 USD/h ({NEGOTIATED}); no catalog price in us-west-2"
+    ]
     assert "unpriced" not in result.summary
 
 
@@ -74,7 +76,9 @@ def test_stack_price_wins_over_the_catalog_snapshot(tmp_path: Path) -> None:
     cluster["prices"] = {"p5.48xlarge": {"on_demand": 40.0, "source": NEGOTIATED}}
     result = plan_stack(write_stack(tmp_path, "rate", cluster))
     assert result.summary["hourly_usd"]["max_on_demand"] == 640.0  # not the catalog's 880.64
-    assert result.summary["stack_priced"] == [f"h100: p5.48xlarge priced by the stack ({NEGOTIATED})"]
+    assert result.summary["stack_priced"] == [
+        f"h100: p5.48xlarge priced by the stack at 40 USD/h ({NEGOTIATED}); catalog 55.04 USD/h"
+    ]
 
 
 def test_policy_config_carries_the_stack_price(tmp_path: Path) -> None:
@@ -83,7 +87,7 @@ def test_policy_config_carries_the_stack_price(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["policy-config", "--stack", "cfg", "--stacks-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     (group,) = json.loads(result.stdout)["hourly-budget"]["nodeGroups"]
-    assert group["price"] == {"onDemand": 50.0, "spot": None, "source": NEGOTIATED}
+    assert group["prices"] == {"p5e.48xlarge": {"onDemand": 50.0, "spot": None, "source": NEGOTIATED}}
 
 
 def test_spot_price_above_on_demand_exits_2_naming_the_field(tmp_path: Path) -> None:
@@ -100,15 +104,16 @@ def run_budget(config: dict) -> list[str]:
 
 
 def test_rule_fails_an_alibaba_group_without_a_price_and_passes_it_with_the_stacks() -> None:
-    group = {"name": "h20", "cloud": "alicloud", "instanceType": "ecs.ebmgn8v.48xlarge", "maxSize": 4}
+    group = {"name": "h20", "cloud": "alicloud", "instanceTypes": ["ecs.ebmgn8v.48xlarge"], "maxSize": 4}
     config = {"maxHourlyUsd": 200, "region": "cn-wulanchabu", "nodeGroups": [group]}
     (message,) = run_budget(config)
     assert message.startswith("no price for ecs.ebmgn8v.48xlarge in cn-wulanchabu (node group h20)")
-    priced = {**group, "price": {"onDemand": 30.0, "spot": None, "source": NEGOTIATED}}
+    priced = {**group, "prices": {"ecs.ebmgn8v.48xlarge": {"onDemand": 30.0, "spot": None, "source": NEGOTIATED}}}
     assert run_budget({**config, "nodeGroups": [priced]}) == []
 
 
 def test_malformed_price_in_config_is_named() -> None:
-    group = {"cloud": "aws", "instanceType": "p5e.48xlarge", "maxSize": 4, "price": {"onDemand": -1, "source": "x"}}
+    group = {"cloud": "aws", "instanceTypes": ["p5e.48xlarge"], "maxSize": 4,
+             "prices": {"p5e.48xlarge": {"onDemand": -1, "source": "x"}}}
     (message,) = run_budget({"maxHourlyUsd": 200, "region": "us-east-1", "nodeGroups": [group]})
-    assert message.startswith("hourly-budget config nodeGroups[0] must each give cloud, instanceType and maxSize")
+    assert message.startswith("hourly-budget config nodeGroups[0] must each give cloud, instanceTypes (primary first)")

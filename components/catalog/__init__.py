@@ -8,13 +8,13 @@ from pathlib import Path
 from ..clouds.registry import CLOUDS, Cloud
 from ..yaml_model import load_yaml_model
 from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
-from .pricing import hourly_cost
+from .pricing import hourly_cost, most_expensive
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
     "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "Price",
-    "hourly_cost", "load_catalog",
+    "hourly_cost", "load_catalog", "most_expensive",
 ]
 
 

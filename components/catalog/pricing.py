@@ -9,6 +9,7 @@ catalog snapshot for the type.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from .model import InstanceType
@@ -51,3 +52,21 @@ def hourly_cost(
         return None
     spot_price = price.spot if price.spot is not None else price.on_demand
     return (count - spot_count) * price.on_demand + spot_count * spot_price
+
+
+def most_expensive(
+    candidates: Sequence[tuple[str, InstanceType | None]], region: str, stack_prices: Mapping[str, HourlyPrice]
+) -> tuple[str, InstanceType | None, HourlyPrice | None] | None:
+    """The type of a group that costs most per on-demand node in `region`: what the group costs at worst, since a
+    fallback type provisions whenever the primary has no capacity. The stack's price for a type wins over the
+    catalog's (unit_price). None when any type has no on-demand price: the worst case is then unknown, not the
+    cheapest priced type."""
+    worst: tuple[float, str, InstanceType | None, HourlyPrice | None] | None = None
+    for name, instance in candidates:
+        stack_price = stack_prices.get(name)
+        price = unit_price(instance, region, stack_price)
+        if price is None or price.on_demand is None:
+            return None
+        if worst is None or price.on_demand > worst[0]:
+            worst = (price.on_demand, name, instance, stack_price)
+    return None if worst is None else worst[1:]

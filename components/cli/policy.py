@@ -39,6 +39,7 @@ def policy_config(
     try:
         config = load_stack(path, stacks_dir)
         prepared = prepare(config)  # as `gpufleet plan` does, so both print the same pack config
+        pack_config = policy_pack_config(config, prepared, stack)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
-    emit_json(policy_pack_config(config, prepared, stack))
+    emit_json(pack_config)

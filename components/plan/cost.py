@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..catalog import InstanceType
 from ..resolve import ResolvedCluster
+from ..spec.models import StackPrice
 
 
 @dataclass
@@ -16,7 +18,7 @@ class Summary:
     node_groups: list[dict]
     unpriced: list[str] = field(default_factory=list)
     stack_priced: list[str] = field(default_factory=list)
-    """Groups priced by the stack's `prices`, not the catalog: "<group>: <type> priced by the stack (<source>)"."""
+    """Every type of a group the stack's `prices` prices, beside the catalog's price for it (_beside_catalog)."""
 
     def to_json(self) -> dict:
         out: dict = {"gpus": self.gpus, "hourly_usd": self.hourly_usd, "node_groups": self.node_groups}
@@ -25,6 +27,14 @@ class Summary:
         if self.stack_priced:
             out["stack_priced"] = self.stack_priced
         return out
+
+
+def _beside_catalog(group: str, name: str, row: InstanceType | None, given: StackPrice, region: str) -> str:
+    """A stack-supplied price with the catalog's for the same type beside it, so a reviewer sees the difference."""
+    listed = row.price(region) if row is not None else None
+    catalog = (f"catalog {listed.on_demand:g} USD/h" if listed is not None and listed.on_demand is not None
+               else f"no catalog price in {region}")
+    return f"{group}: {name} priced by the stack at {given.on_demand:g} USD/h ({given.source}); {catalog}"
 
 
 def summarize(cluster: ResolvedCluster) -> Summary:
@@ -44,11 +54,11 @@ def summarize(cluster: ResolvedCluster) -> Summary:
         groups.append({"name": group.name, "instance_type": inst.name, "fabric": resolved.fabric,
                        "interfaces": resolved.interfaces,
                        "capacity": group.capacity, "size": group.size.model_dump()})
+        stack_priced += [_beside_catalog(group.name, name, row, spec.prices[name], spec.region)
+                         for name, row in zip(group.instance_types, resolved.types, strict=True) if name in spec.prices]
         if resolved.cost is None:
             unpriced.append(f"{inst.name} in {spec.region}")
             continue
-        if resolved.cost.stack_price_source is not None:
-            stack_priced.append(f"{group.name}: {inst.name} priced by the stack ({resolved.cost.stack_price_source})")
         for key in hourly:
             hourly[key] += getattr(resolved.cost, key)
     return Summary(

@@ -10,23 +10,24 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from policies.registry import rdma_required_config
+from policies.registry import RULES_BY_NAME, rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
-from .policy_floor import exceptions_in_use, organisation, raised_floors
+from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
+from .policy_settings import tighten
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
-    """What the budget rule prices: the primary type at size.max, whatever provisions the group, with the
-    stack's own price for that type when `prices` gives one (it wins over the catalog's)."""
-    primary = group.spec.instance_types[0]
+    """What the budget rule prices: every type of the group (it takes the most expensive, since any of them may
+    provision the whole group) at size.max, with the stack's own price for a type where `prices` gives one."""
     entry: dict[str, Any] = {
-        "name": group.name, "cloud": cluster.spec.cloud, "instanceType": primary, "maxSize": group.spec.size.max,
+        "name": group.name, "cloud": cluster.spec.cloud, "instanceTypes": list(group.spec.instance_types),
+        "maxSize": group.spec.size.max,
     }
-    price = cluster.spec.prices.get(primary)
-    if price is not None:
-        entry["price"] = {"onDemand": price.on_demand, "spot": price.spot, "source": price.source}
+    given = {t: cluster.spec.prices[t] for t in group.spec.instance_types if t in cluster.spec.prices}
+    if given:
+        entry["prices"] = {t: {"onDemand": p.on_demand, "spot": p.spot, "source": p.source} for t, p in given.items()}
     return entry
 
 
@@ -51,7 +52,9 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
 
 def user_policy(config: dict[str, Any]) -> dict[str, Any]:
     """The stack's `gpufleet:policy`, checked to be a map."""
-    user = config.get(POLICY_KEY) or {}
+    user = config.get(POLICY_KEY)
+    if user is None:
+        return {}
     if not isinstance(user, dict):
         message = "must be a map of policy names to a level (mandatory, advisory, disabled) or settings"
         raise SpecInvalid([SpecError(POLICY_KEY, message)])
@@ -61,21 +64,26 @@ def user_policy(config: dict[str, Any]) -> dict[str, Any]:
 def policy_pack_config(
     config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str, today: date | None = None
 ) -> dict[str, Any]:
-    """User settings win over derived ones; a bare level ("advisory") keeps the derived settings. The
-    organisation's floors apply: a level below one needs an exception (policies/organisation.yaml)."""
+    """Settings in layers, each only tightening the one before (policy_settings.tighten): the organisation's,
+    the ones the spec derives, then the stack's `gpufleet:policy`, which is refused (exit 2) where it would loosen.
+    Levels: the stack's own, checked against the organisation's floors (a level below one needs an exception),
+    else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's."""
     user = user_policy(config)
     org = organisation()
     exceptions_in_use(user, stack, today or date.today(), org)
-    user = {**raised_floors(user, org), **user}
+    derived = derived_settings(prepared)
+    floors = raised_floors(org)
+    all_level = requested_level(user.get("all"))
     merged: dict[str, Any] = {}
-    for name, derived in derived_settings(prepared).items():
+    for name in sorted({*org.settings, *derived, *user, *floors}):
         given = user.get(name)
-        if isinstance(given, str):
-            merged[name] = {"enforcementLevel": given, **derived}
-        elif isinstance(given, dict):
-            merged[name] = {**derived, **given}
-        else:
-            merged[name] = derived
-    for name, given in user.items():
-        merged.setdefault(name, given)
-    return dict(sorted(merged.items()))
+        if name not in RULES_BY_NAME or not (given is None or isinstance(given, (str, dict))):
+            merged[name] = given  # "all", an unknown rule or a malformed entry: resolve_config names the problem
+            continue
+        settings = tighten(name, {}, org.settings.get(name, {}), f"organisation settings.{name}", refuse=False)
+        settings = tighten(name, settings, derived.get(name, {}), name, refuse=False)
+        if isinstance(given, dict):
+            settings = tighten(name, settings, given, f"{POLICY_KEY}.{name}")
+        level = requested_level(given) or (None if all_level else floors.get(name))
+        merged[name] = {**({"enforcementLevel": level} if level else {}), **settings}
+    return merged

@@ -17,6 +17,7 @@ from policies.registry import RULES_BY_NAME
 
 from ..spec import POLICY_KEY, SpecError, SpecInvalid
 from ..yaml_model import StrictModel, load_yaml_model
+from .policy_settings import check_organisation_settings
 
 ORGANISATION_FILE = Path(__file__).resolve().parents[2] / "policies" / "organisation.yaml"
 RANK = {"disabled": 0, "advisory": 1, "remediate": 2, "mandatory": 2}
@@ -35,6 +36,9 @@ class PolicyException(StrictModel):
 
 class Organisation(StrictModel):
     floors: dict[str, Literal["advisory", "mandatory"]] = Field(default_factory=dict)
+    settings: dict[str, dict[str, Any]] = Field(
+        default_factory=dict, description="rule -> settings every stack starts from and may only tighten"
+    )
     exceptions: list[PolicyException] = Field(default_factory=list)
 
 
@@ -43,9 +47,13 @@ def organisation() -> Organisation:
     """The organisation file, read once per process."""
     path = ORGANISATION_FILE
     found = load_yaml_model(path, Organisation, trusted=True)
-    unknown = sorted({*found.floors, *(e.rule for e in found.exceptions)} - set(RULES_BY_NAME))
+    unknown = sorted({*found.floors, *found.settings, *(e.rule for e in found.exceptions)} - set(RULES_BY_NAME))
     if unknown:
         raise SpecInvalid([SpecError("", f"no such policy in the pack: {', '.join(unknown)}")], str(path))
+    try:
+        check_organisation_settings(found.settings)
+    except SpecInvalid as invalid:
+        raise SpecInvalid(invalid.errors, str(path)) from None
     return found
 
 
@@ -53,15 +61,17 @@ def floor(rule: str, org: Organisation) -> str:
     return org.floors.get(rule) or RULES_BY_NAME[rule].policy.enforcement_level.value
 
 
-def _requested(entry: Any) -> str | None:
+def requested_level(entry: Any) -> str | None:
+    """The level a `gpufleet:policy` entry asks for (a level, or a map's enforcementLevel); None when it names none."""
     level = entry.get("enforcementLevel") if isinstance(entry, dict) else entry
     return level if isinstance(level, str) and level in RANK else None
 
 
-def raised_floors(user: dict[str, Any], org: Organisation) -> dict[str, str]:
-    """Rules whose organisation floor is above the pack's level, and that the stack does not set itself."""
+def raised_floors(org: Organisation) -> dict[str, str]:
+    """Rules whose organisation floor is above the pack's level: they run at the floor unless the stack asks for
+    a level itself (at or above it, or below it through an exception), however it writes the rule."""
     return {rule: level for rule, level in org.floors.items()
-            if rule not in user and RANK[level] > RANK[RULES_BY_NAME[rule].policy.enforcement_level.value]}
+            if RANK[level] > RANK[RULES_BY_NAME[rule].policy.enforcement_level.value]}
 
 
 def exceptions_in_use(user: dict[str, Any], stack: str, today: date, org: Organisation) -> list[dict[str, str]]:
@@ -69,7 +79,7 @@ def exceptions_in_use(user: dict[str, Any], stack: str, today: date, org: Organi
     used: dict[str, PolicyException] = {}
     problems = []
     for name, entry in user.items():
-        level = _requested(entry)
+        level = requested_level(entry)
         rules = list(RULES_BY_NAME) if name == "all" else [name] if name in RULES_BY_NAME else []
         for rule in rules if level else []:
             lowest = floor(rule, org)

@@ -82,7 +82,8 @@ def _level(value: Any, where: str) -> str:
     raise PolicyConfigError(f"{where}: {value!r} is not an enforcement level (one of {', '.join(LEVELS)})")
 
 
-def _check_property(policy: Policy, key: str, value: Any, where: str) -> None:
+def check_property(policy: Policy, key: str, value: Any, where: str) -> None:
+    """PolicyConfigError unless `value` has the type the policy's schema gives `key`."""
     schema = policy.config_schema.properties if policy.config_schema else {}
     if key not in schema:
         known = ", ".join(sorted(schema)) or "none"
@@ -149,7 +150,7 @@ def resolve_config(policies: Sequence[Policy], config: Mapping[str, Any] | None)
                 level = _level(entry["enforcementLevel"], f"{where}.enforcementLevel")
             for key, value in entry.items():
                 if key != "enforcementLevel":
-                    _check_property(policy, key, value, where)
+                    check_property(policy, key, value, where)
                     properties[key] = copy.deepcopy(value)
         elif entry is not None:
             raise PolicyConfigError(f"{where}: expected a level or a mapping, got {type(entry).__name__}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 
@@ -35,3 +36,19 @@ def field_path(prefix: str, loc: tuple[object, ...]) -> str:
         else:
             out += f".{part}" if out else str(part)
     return out
+
+
+# A field name, dashes allowed (tags.cost-center), then any list indexes.
+SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[\d+\])*)")
+
+
+def split_field_path(path: str) -> list[str | int] | None:
+    """`node_groups[0].size.max` -> ["node_groups", 0, "size", "max"] (field_path's inverse); None when not a path."""
+    parts: list[str | int] = []
+    for segment in path.split("."):
+        match = SEGMENT.fullmatch(segment)
+        if not match:
+            return None
+        parts.append(match.group(1))
+        parts.extend(int(i) for i in re.findall(r"\[(\d+)\]", match.group(2)))
+    return parts

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,19 @@ def stack_names(stacks_dir: Path) -> list[str]:
     return sorted(p.name[len("Pulumi."):-len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml"))
 
 
+def is_stack_file(path: Path, where: str = "") -> bool:
+    """path.is_file(), where a name the file system cannot hold (too long) is bad input named at `where` (exit 2),
+    not an internal error: is_file() lets ENAMETOOLONG through."""
+    try:
+        return path.is_file()
+    except OSError as exc:
+        shown = path.name if len(path.name) <= 60 else f"{path.name[:40]}... ({len(path.name)} characters)"
+        raise SpecInvalid([SpecError(where, f"no stack file can be named {shown}: {exc.strerror}")]) from None
+
+
 def read_config(path: Path) -> dict[str, Any]:
     """The `config:` map of one stack file, unresolved."""
-    if not path.is_file():
+    if not is_stack_file(path):
         raise SpecInvalid([SpecError("", f"stack file {path} does not exist")])
     doc = read_yaml(path) or {}
     plain_values(doc, "", str(path))
@@ -55,6 +66,9 @@ def plain_values(value: Any, where: str, source: str) -> None:
     elif isinstance(value, list):
         for index, item in enumerate(value):
             plain_values(item, f"{where}[{index}]", source)
+    elif isinstance(value, float) and not math.isfinite(value):
+        # YAML's .inf/.nan would pass every `<=` check and print as JSON's non-standard Infinity/NaN.
+        raise SpecInvalid([SpecError(where, f"{value} is not a finite number")], source)
     elif value is not None and not isinstance(value, (str, int, float, bool)):
         kind = {"date": "a date", "datetime": "a date and time", "bytes": "binary data", "set": "a set"}.get(
             type(value).__name__, f"a {type(value).__name__}"
@@ -91,7 +105,7 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
             message = f"{parent!r} is not a stack name in stacks/ ({STACK_NAME_HELP})"
             raise SpecInvalid([SpecError(EXTENDS, message)])
         path = stack_path(stacks_dir, parent)
-        if not path.is_file():
+        if not is_stack_file(path, EXTENDS):
             known = ", ".join(stack_names(stacks_dir))
             raise SpecInvalid([SpecError(EXTENDS, f"no stack {parent!r} in {stacks_dir}; known: {known}")])
         base = resolve_extends(read_config(path), stacks_dir, (*chain, parent))
@@ -104,6 +118,10 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
         child = {k: v for k, v in section.items() if k != EXTENDS}
         merged = merge(base, {**config, key: child})
         merged[key] = merge(base.get(key, {}), child)
+        if POLICY_KEY in base and POLICY_KEY in config:  # a child only tightens the policy of the stack it extends
+            from ..plan.policy_settings import inherited_policy
+
+            merged[POLICY_KEY] = inherited_policy(base[POLICY_KEY], config[POLICY_KEY], POLICY_KEY)
         return merged
     return config
 

@@ -8,6 +8,7 @@ from typing import Annotated, Any, TypeVar, Union
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from .errors import SpecError, SpecInvalid, field_path
+from .pattern_words import pattern_in_words
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -20,6 +21,10 @@ def _message(error: Mapping[str, Any], unknown: str) -> str:
         return unknown
     if error["type"] == "missing":
         return "required field is missing"
+    if error["type"] == "bool_type":
+        return "must be true or false"
+    if error["type"] == "string_pattern_mismatch":
+        return pattern_in_words(str(error["ctx"]["pattern"]))
     return str(error["msg"])
 
 

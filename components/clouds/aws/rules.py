@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ...spec.errors import SpecError
 from .spec import KMS_KEY_ONLY_ARN
-from .subnets import private_subnet_cidrs
+from .subnets import MAX_ZONES, PUBLIC_PREFIX_EXTRA, SPLIT_BITS, private_subnet_cidrs
 
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
@@ -45,9 +45,16 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     cidr = cluster.spec.network.cidr
     if cidr is None:
         return
-    subnets = private_subnet_cidrs(cidr, len(cluster.spec.network.zones))
+    zones = len(cluster.spec.network.zones)
+    if zones > MAX_ZONES:  # the split's limit, not the network's size: a bigger network would not help
+        yield SpecError("network.zones", f"{zones} zones, but a VPC gpufleet creates holds a private subnet for at "
+                                         f"most {MAX_ZONES}; list at most {MAX_ZONES} zones")
+        return
+    subnets = private_subnet_cidrs(cidr, zones)
     if subnets is None:
-        yield SpecError("network.cidr", f"{cidr} is too small to split into private subnets; use a /16")
+        largest = 28 - SPLIT_BITS - PUBLIC_PREFIX_EXTRA
+        yield SpecError("network.cidr", f"{cidr} is too small to split into private and public subnets; use a "
+                                        f"/{largest} or larger (e.g. a /16)")
         return
     usable = cluster.usable_addresses(subnets[0])
     for zone, needed in sorted(cluster.addresses_at_max().items()):
