@@ -25,10 +25,13 @@ def check_images(
     stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
 ) -> list[dict[str, str]]:
     from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
+    from .lock.check import check_downloads
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
     if profile is not None and profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; images/lock.yaml has: {known}")])
     problems = check_lock(lock, on, required_regions=regions_in_use(stacks_dir), profile=profile)
+    problems += [found for name in ([profile] if profile else sorted(lock.profiles))
+                 for found in check_downloads(lock.profiles[name])]
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]

@@ -55,6 +55,9 @@ def _bake(tmp_path: Path, missing: str = "", hwe_survives: bool = False) -> tupl
         _stub(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
     _stub(bin_dir / "apt-get", APT_GET.replace("[[ $1 == purge ]]", "false") if hwe_survives else APT_GET)
     _stub(bin_dir / "dpkg-query", DPKG_QUERY)
+    # gpg --show-keys reports microsoft.asc as the key the lock pins (common.sh fetch_key).
+    _stub(bin_dir / "gpg", '#!/bin/bash\necho "pub:-:4096:1:0:0:::-:"\n'
+                           'echo "fpr:::::::::BC528686B50D79E339D3721CEB3E94ADBE1229CF:"\n')
     _stub(bin_dir / "modinfo", MODINFO)
     _stub(bin_dir / "debconf-set-selections", '#!/bin/bash\necho "debconf-set-selections $(cat)" >> "$STUB_LOG"\n')
     env_file = tmp_path / "azure.env"

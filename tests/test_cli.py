@@ -186,10 +186,14 @@ def test_fork_refuses_invalid_result(stacks_dir: Path) -> None:
     assert not (stacks_dir / "Pulumi.bad.yaml").exists()
 
 
-def test_images_check_passes_on_shipped_lock() -> None:
+def test_images_check_on_shipped_lock_refuses_only_its_unverifiable_downloads() -> None:
+    """No source publishes eRDMA's sha256 or the FSx key's fingerprint: the shipped lock's only problems, which the
+    bake refuses too (tests/test_installer.py)."""
     result = invoke("images", "check", "--format", "json")
-    assert result.exit_code == 0, result.output
-    assert json.loads(result.output)["problems"] == []
+    assert result.exit_code == 1, result.output
+    found = {(p["profile"], p["field"]) for p in json.loads(result.output)["problems"]}
+    assert found == {(profile, field) for profile in ("cuda12.8-r580", "cuda13.0-r580")
+                     for field in ("fabric.alicloud.erdma.sha256", "agents.aws.lustre_client.key_fingerprint")}
 
 
 def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:

@@ -20,9 +20,23 @@ STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "debco
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
+EFA_KEY = "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"  # the lock's, from the EC2 user guide
+MICROSOFT_KEY = "BC528686B50D79E339D3721CEB3E94ADBE1229CF"
+# Stand-ins for what the lock cannot pin from a source yet (eRDMA's sha256, the FSx key's fingerprint): the bake refuses
+# without them (test_unverified_downloads_stop_the_bake_naming_the_field); the other tests supply them to go on.
+STAND_INS = {"ERDMA_SHA256": "0" * 64, "LUSTRE_CLIENT_KEY_FINGERPRINT": "F" * 40}
 GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
-echo "[GNUPG:] VALIDSIG {AWS_CLI_KEY} 2026-01-01 0 4 0 1 10 00 {AWS_CLI_KEY}"
+key={AWS_CLI_KEY}
+[[ $* == *efa* ]] && key={EFA_KEY}
+echo "[GNUPG:] VALIDSIG $key 2026-01-01 0 4 0 1 10 00 $key"
+"""
+# gpg --show-keys: the pinned key for each key file the bake fetches.
+GPG_STUB = f"""#!/bin/bash
+echo "gpg $*" >> "$STUB_LOG"
+case ${{!#}} in *microsoft.asc) fpr={MICROSOFT_KEY} ;; *) fpr={"F" * 40} ;; esac
+echo "pub:-:4096:1:0000000000000000:0:::-:::scESC::::::23::0:"
+echo "fpr:::::::::$fpr:"
 """
 PYTHON_STUB = """#!/bin/bash
 echo "python3 ${*: -2}" >> "$STUB_LOG"
@@ -58,6 +72,7 @@ def stubbed(tmp_path):
         _executable(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
     _executable(bin_dir / "tar", TAR_STUB)
     _executable(bin_dir / "gpgv", GPGV_STUB)
+    _executable(bin_dir / "gpg", GPG_STUB)
     _executable(bin_dir / "python3", PYTHON_STUB)
     # The Azure bake boots the Lustre client's supported LTS kernel (tests/test_azure_lustre_client.py).
     (tmp_path / "root/boot").mkdir(parents=True)
@@ -75,10 +90,12 @@ def stubbed(tmp_path):
     return tmp_path, env, log
 
 
-def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580") -> tuple[int, list[str], str]:
+def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580",
+             stand_ins: bool = True) -> tuple[int, list[str], str]:
     tmp_path, env, log = stubbed
     env_file = tmp_path / f"{cloud}.env"
-    env_file.write_text(render_install_env(load_lock().profiles[profile], cloud))
+    extra = "".join(f"{key}={value}\n" for key, value in STAND_INS.items()) if stand_ins else ""
+    env_file.write_text(render_install_env(load_lock().profiles[profile], cloud) + extra)
     done = subprocess.run(
         ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), *args],
         env=env, capture_output=True, text=True, timeout=60, check=False,
@@ -104,11 +121,13 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     # One image serves NVSwitch and PCIe types: the node bootstrap starts the fabric manager per group.
     assert "systemctl enable nvidia-fabricmanager" not in calls
     assert "systemctl disable nvidia-fabricmanager" in calls
-    curl = [c for c in calls if c.startswith("curl ") and "efa" in c]
-    assert len(curl) == 1 and curl[0].endswith("https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz")
-    assert "efa_installer.sh -y" in calls
-    # 1.51.0 has no published sha256 in the lock: checksums are the cuda-keyring's, the CloudWatch agent's and the
-    # nvidia-ml-py wheel's.
+    efa = "https://efa-installer.amazonaws.com/aws-efa-installer-1.51.0.tar.gz"
+    curl = [c.rsplit(" ", 1)[1] for c in calls if c.startswith("curl ") and "efa" in c]
+    assert curl == [efa, efa + ".sig", "https://efa-installer.amazonaws.com/aws-efa-installer.key"]
+    # No published sha256 for 1.51.0: AWS's signature by the lock's key is checked before the installer runs.
+    checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv ") and c.endswith("efa.tar.gz"))
+    assert checked < calls.index("efa_installer.sh -y")
+    # Checksums are the cuda-keyring's, the CloudWatch agent's and the nvidia-ml-py wheel's.
     assert len([c for c in calls if c.startswith("sha256sum")]) == 3
     assert "systemctl enable nvidia-dcgm" in calls
 
@@ -157,7 +176,7 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
 def test_alicloud_installs_erdma(stubbed):
     rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
     assert rc == 0, err
-    erdma = "http://mirrors.cloud.aliyuncs.com/erdma/erdma_installer-1.5.9.tar.gz"
+    erdma = "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.9.tar.gz"
     assert any(c.startswith("curl ") and c.endswith(erdma) for c in calls)
     assert "install.sh --batch" in calls
     assert "systemctl enable nvidia-fabricmanager" not in calls
@@ -224,7 +243,7 @@ def test_aws_installs_the_cli_only_after_its_signature_checks(stubbed):
     assert rc == 0, err
     zip_url = "https://awscli.amazonaws.com/awscli-exe-linux-x86_64-2.36.11.zip"
     fetched = next(i for i, c in enumerate(calls) if c.startswith("curl ") and c.endswith(zip_url))
-    checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv --status-fd 1 --keyring "))
+    checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv --status-fd 1 --keyring ") and "awscliv2" in c)
     installed = next(i for i, c in enumerate(calls) if c.startswith("aws/install --install-dir "))
     assert fetched < checked < installed
     assert any(c.startswith("curl ") and c.endswith(zip_url + ".sig") for c in calls)
@@ -287,3 +306,34 @@ def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerpr
     assert verify(fingerprint).returncode == 0
     refused = verify(AWS_CLI_KEY)
     assert refused.returncode == 2 and f"file: no good signature by {AWS_CLI_KEY}" in refused.stderr
+
+
+@pytest.mark.parametrize(("cloud", "missing", "message"), [
+    ("alicloud", "ERDMA_SHA256",
+     "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.9.tar.gz: the lock pins no sha256 for it"),
+    ("aws", "LUSTRE_CLIENT_KEY_FINGERPRINT", "fsx-ubuntu-public-key.asc: the lock pins no key_fingerprint"),
+])
+def test_unverified_downloads_stop_the_bake_naming_the_field(stubbed, cloud, missing, message):
+    """The shipped lock pins neither (no source publishes them): the bake stops before fetching or running them."""
+    rc, calls, err = _install(stubbed, cloud, "--nvswitch", "no", stand_ins=False)
+    assert rc == 2 and message in err, err
+    assert not any("erdma" in c or "fsx-ubuntu" in c for c in calls if c.startswith("curl "))
+    assert "install.sh --batch" not in calls and not any("lustre-client-modules" in c for c in calls)
+
+
+def test_a_signing_key_with_another_fingerprint_stops_the_bake(stubbed):
+    tmp_path, _, _ = stubbed
+    (tmp_path / "bin" / "gpg").write_text(GPG_STUB.replace(MICROSOFT_KEY, "0" * 40))
+    rc, calls, err = _install(stubbed, "azure", "--nvswitch", "no", profile="cuda13.0-r580")
+    assert rc == 2 and f"microsoft.asc: key {'0' * 40} is not {MICROSOFT_KEY}" in err, err
+    assert not (tmp_path / "root/usr/share/keyrings/microsoft.asc").exists()
+    assert not any("amlfs-lustre-client-dkms" in c for c in calls)
+
+
+def test_fetch_without_a_hash_fails_closed(stubbed):
+    """common.sh's fetch itself: no sha256, no download."""
+    tmp_path, env, log = stubbed
+    done = subprocess.run(["bash", "-c", f'source "{INSTALL}/common.sh"; fetch https://example.invalid/x "$1" ""', "_",
+                           str(tmp_path / "x")], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 2 and "https://example.invalid/x: the lock pins no sha256" in done.stderr
+    assert not log.exists()

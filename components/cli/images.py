@@ -32,12 +32,15 @@ def images_check(
         problems = check_images(stacks_dir, when, profile, lock_file)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
+    # The file judged: the --lock given, else the shipped lock (named relative to the repository).
+    lock_name = str(lock_file) if lock_file else "images/lock.yaml"
     if fmt is Format.json:
-        emit_json({"ok": not problems, "on": when.isoformat(), "problems": problems})
+        emit_json({"ok": not problems, "lock": lock_name, "on": when.isoformat(), "problems": problems})
     elif problems:
         out.print(_problem_table(problems))
+        err.print(f"error: {lock_name}: {len(problems)} problem(s) on {when.isoformat()}")
     else:
-        out.print(f"images/lock.yaml: every profile passes on {when.isoformat()}")
+        out.print(f"{lock_name}: every profile passes on {when.isoformat()}")
     raise typer.Exit(1 if problems else 0)
 
 

@@ -164,6 +164,18 @@ def _check_modules(profile: Profile, catalog: Catalog) -> list[LockProblem]:
     ]
 
 
+def check_downloads(profile: Profile) -> list[LockProblem]:
+    """Every download the bake makes is checked (images/install/common.sh fetch, fetch_signed, fetch_key refuse the
+    rest): the problem names the field the bake would stop on. `images check` (the gate before a bake) runs it;
+    plans do not, so a cloud whose vendor publishes no hash still plans while its bake refuses."""
+    components = {"cuda_keyring": profile.cuda_keyring}
+    for group, by_cloud in (("fabric", profile.fabric), ("agents", profile.agents)):
+        components.update({f"{group}.{cloud}.{name}": c
+                           for cloud, found in by_cloud.items() for name, c in found.items()})
+    return [LockProblem(profile.name, f"{path}.{missing[0]}", f"{missing[1]}: the bake refuses an unverified download")
+            for path, component in sorted(components.items()) if (missing := component.unverified())]
+
+
 def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
     problems = []
     for cloud, regions in sorted(profile.images.items()):

@@ -51,7 +51,8 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         values[f"{prefix}_VERSION"] = component.version
         for suffix, value in (("URL", component.url), ("SHA256", component.sha256),
                               ("SIGNATURE_URL", component.signature_url), ("PGP_KEY_URL", component.pgp_key_url),
-                              ("PGP_FINGERPRINT", component.pgp_fingerprint)):
+                              ("PGP_FINGERPRINT", component.pgp_fingerprint),
+                              ("KEY_URL", component.key_url), ("KEY_FINGERPRINT", component.key_fingerprint)):
             if value:
                 values[f"{prefix}_{suffix}"] = value
     header = f"# gpufleet install pins: profile {profile.name}, cloud {cloud} (rendered from images/lock.yaml)\n"

@@ -14,14 +14,14 @@ trap 'rm -rf "$work"' EXIT
 
 case "$GPUFLEET_CLOUD" in
     aws)
-        require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL
+        require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL LUSTRE_CLIENT_KEY_URL
         fetch "$CLOUDWATCH_AGENT_URL" "$work/amazon-cloudwatch-agent.deb" "${CLOUDWATCH_AGENT_SHA256:-}"
         apt_install "$work/amazon-cloudwatch-agent.deb"
         # FSx user guide, install-lustre-client: AWS's key and repository, modules for the running kernel
-        # (apt reads an armored .asc key in signed-by).
+        # (apt reads an armored .asc key in signed-by); the key is kept only if it is the lock's fingerprint.
         key=/usr/share/keyrings/fsx-ubuntu-public-key.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
-        fetch "$LUSTRE_CLIENT_URL/fsx-ubuntu-public-key.asc" "${GPUFLEET_ROOT:-}$key"
+        fetch_key "$LUSTRE_CLIENT_KEY_URL" "${GPUFLEET_ROOT:-}$key" "${LUSTRE_CLIENT_KEY_FINGERPRINT:-}"
         echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
         apt_get update
@@ -30,10 +30,8 @@ case "$GPUFLEET_CLOUD" in
         apt_install "lustre-client-modules-$(uname -r)" lustre-client-modules-aws
         # The AWS CLI v2 the node scripts call (lifecycle actions, metrics, instance health), checked by its signature.
         require AWS_CLI_URL AWS_CLI_SIGNATURE_URL AWS_CLI_PGP_KEY_URL AWS_CLI_PGP_FINGERPRINT
-        fetch "$AWS_CLI_URL" "$work/awscliv2.zip"
-        fetch "$AWS_CLI_SIGNATURE_URL" "$work/awscliv2.sig"
-        fetch "$AWS_CLI_PGP_KEY_URL" "$work/aws-cli.asc"
-        verify_signature "$work/awscliv2.zip" "$work/awscliv2.sig" "$work/aws-cli.asc" "$AWS_CLI_PGP_FINGERPRINT"
+        fetch_signed "$AWS_CLI_URL" "$work/awscliv2.zip" "$AWS_CLI_SIGNATURE_URL" "$AWS_CLI_PGP_KEY_URL" \
+            "$AWS_CLI_PGP_FINGERPRINT"
         unzip_to "$work/awscliv2.zip" "$work"
         "$work/aws/install" --install-dir "${GPUFLEET_ROOT:-}/usr/local/aws-cli" \
             --bin-dir "${GPUFLEET_ROOT:-}/usr/local/bin"
@@ -47,7 +45,7 @@ case "$GPUFLEET_CLOUD" in
         ;;
     azure)
         # AMLFS client-install.md: Ubuntu 22.04 clients on 5.15.0-*-azure only; the image boots HWE. Boot LTS, held.
-        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL LUSTRE_KERNEL_VERSION
+        require AMLFS_LUSTRE_CLIENT_VERSION AMLFS_LUSTRE_CLIENT_URL AMLFS_LUSTRE_CLIENT_KEY_URL LUSTRE_KERNEL_VERSION
         apt_get update
         lts=(linux-image-azure-lts-22.04 linux-headers-azure-lts-22.04)
         apt_install "${lts[@]}"
@@ -63,7 +61,7 @@ case "$GPUFLEET_CLOUD" in
         apt_get purge -y "${stale[@]}"
         key=/usr/share/keyrings/microsoft.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
-        fetch https://packages.microsoft.com/keys/microsoft.asc "${GPUFLEET_ROOT:-}$key"
+        fetch_key "$AMLFS_LUSTRE_CLIENT_KEY_URL" "${GPUFLEET_ROOT:-}$key" "${AMLFS_LUSTRE_CLIENT_KEY_FINGERPRINT:-}"
         echo "deb [arch=amd64 signed-by=$key] $AMLFS_LUSTRE_CLIENT_URL/ jammy main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/amlfs.list"
         apt_get update

@@ -15,26 +15,50 @@ require() {
     done
 }
 
-# fetch URL DEST [SHA256]: download over TLS, verify the checksum when the lock publishes one.
+# fetch URL DEST SHA256: download over TLS and check the lock's sha256. Fails closed: nothing is fetched without one
+# (fetch_signed checks a vendor signature instead, fetch_key a key's fingerprint).
 fetch() {
     local url=$1 dest=$2 sha=${3:-}
+    [[ -n "$sha" ]] || die "${url}: the lock pins no sha256 for it (nor a signature and key): refusing to use it"
     curl -fsSL --retry 3 -o "$dest" "$url"
-    if [[ -n "$sha" ]]; then
-        # A here-string, not a pipe: no SIGPIPE under pipefail when the reader exits early.
-        sha256sum --check --strict - <<<"${sha}  ${dest}"
-    fi
+    # A here-string, not a pipe: no SIGPIPE under pipefail when the reader exits early.
+    sha256sum --check --strict - <<<"${sha}  ${dest}"
+}
+
+# fetch_signed URL DEST SIG_URL KEY_URL FINGERPRINT: download URL and its detached signature; the key's fingerprint
+# (computed by gpgv, not read from the download) must be the lock's.
+fetch_signed() {
+    local url=$1 dest=$2 sig_url=$3 key_url=$4 fingerprint=$5
+    [[ -n "$sig_url" && -n "$key_url" && -n "$fingerprint" ]] \
+        || die "${url}: the lock pins no signature_url, pgp_key_url and pgp_fingerprint for it: refusing to use it"
+    curl -fsSL --retry 3 -o "$dest" "$url"
+    curl -fsSL --retry 3 -o "$dest.sig" "$sig_url"
+    curl -fsSL --retry 3 -o "$dest.key" "$key_url"
+    verify_signature "$dest" "$dest.sig" "$dest.key" "$fingerprint"
+}
+
+# fetch_key URL DEST FINGERPRINT: an apt repository's signing key, kept only when its one primary key is the lock's.
+fetch_key() {
+    local url=$1 dest=$2 fingerprint=$3 found
+    [[ -n "$fingerprint" ]] || die "${url}: the lock pins no key_fingerprint for this signing key: refusing to trust it"
+    curl -fsSL --retry 3 -o "$dest" "$url"
+    found=$(gpg --show-keys --with-colons "$dest" 2>/dev/null | awk -F: '$1 == "pub" {p = 1} $1 == "fpr" && p {print $10; p = 0}')
+    [[ "$found" == "$fingerprint" ]] || { rm -f "$dest"; die "${url}: key ${found:-unreadable} is not ${fingerprint}"; }
 }
 
 # verify_signature FILE SIG KEY FINGERPRINT: SIG must be a good signature of FILE by the primary key FINGERPRINT
-# (KEY armored). gpgv: apt depends on it, so every Ubuntu has it; it reads binary keys only, and exits 0 for an
-# expired key too, so its VALIDSIG line is what is checked.
+# (KEY armored or binary). gpgv: apt depends on it, so every Ubuntu has it; it reads binary keys only, and exits 0 for
+# an expired key too, so its VALIDSIG line is what is checked.
 verify_signature() {
     local file=$1 sig=$2 key=$3 fingerprint=$4 keyring status
     keyring=$(mktemp)
-    # The armor's body: its base64 lines, less headers (Key: value) and the checksum (=...).
+    # An armored key's body: its base64 lines, less headers (Key: value) and the checksum (=...).
     python3 -c 'import base64, sys
-body = open(sys.argv[1]).read().split("-----")[2].splitlines()
-sys.stdout.buffer.write(base64.b64decode("".join(w for w in body if w and ":" not in w and w[0] != "=")))' \
+data = open(sys.argv[1], "rb").read()
+if data.startswith(b"-----"):
+    body = data.decode().split("-----")[2].splitlines()
+    data = base64.b64decode("".join(w for w in body if w and ":" not in w and w[0] != "="))
+sys.stdout.buffer.write(data)' \
         "$key" >"$keyring"
     status=$(gpgv --status-fd 1 --keyring "$keyring" "$sig" "$file" 2>/dev/null) || true
     rm -f "$keyring"

@@ -13,7 +13,9 @@ trap 'rm -rf "$work"' EXIT
 case "$GPUFLEET_CLOUD" in
     aws)
         require EFA_INSTALLER_VERSION EFA_INSTALLER_URL AWS_OFI_NCCL_VERSION
-        fetch "$EFA_INSTALLER_URL" "$work/efa.tar.gz" "${EFA_INSTALLER_SHA256:-}"
+        # AWS signs each installer tarball (EC2 user guide, "Verify the EFA installer using a GPG signature").
+        fetch_signed "$EFA_INSTALLER_URL" "$work/efa.tar.gz" "${EFA_INSTALLER_SIGNATURE_URL:-}" \
+            "${EFA_INSTALLER_PGP_KEY_URL:-}" "${EFA_INSTALLER_PGP_FINGERPRINT:-}"
         tar -xzf "$work/efa.tar.gz" -C "$work"
         # The installer bundles aws-ofi-nccl (AWS_OFI_NCCL_VERSION records which one it carries).
         (cd "$work/aws-efa-installer" && ./efa_installer.sh -y)
