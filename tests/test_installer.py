@@ -16,7 +16,7 @@ REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"
 # Every apt-get call waits for the dpkg lock (common.sh apt_get).
 APT = "apt-get -o DPkg::Lock::Timeout=600 "
-STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "debconf-set-selections", "modinfo")
+STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "modinfo")
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
@@ -71,6 +71,9 @@ def stubbed(tmp_path):
     for name in STUBS:
         _executable(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
     _executable(bin_dir / "tar", TAR_STUB)
+    # Reads its stdin as the real one does: a stub that exits first breaks the script's pipe (SIGPIPE, exit 141).
+    _executable(bin_dir / "debconf-set-selections",
+                '#!/bin/bash\necho "debconf-set-selections $(cat)" >> "$STUB_LOG"\n')
     _executable(bin_dir / "gpgv", GPGV_STUB)
     _executable(bin_dir / "gpg", GPG_STUB)
     _executable(bin_dir / "python3", PYTHON_STUB)
