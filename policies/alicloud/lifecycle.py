@@ -26,18 +26,25 @@ FIX = (
 )
 
 
+def _target_problems(target: object, why_unset: str, fix: str) -> Iterator[str]:
+    """A hook's notification_arn: set (else `why_unset`) and an ESS notification target; unknown offline passes."""
+    if target is UNKNOWN:
+        return
+    if not target:
+        yield f"notification_arn is not set: {why_unset}; {fix}"
+    elif not isinstance(target, str) or not NOTIFICATION_ARN.match(target):
+        yield f"notification_arn {target!r} is not an ESS notification target; {fix}"
+
+
 def check_scale_out_gated(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     if get(props, "lifecycleTransition") != "SCALE_OUT":
         return
-    target = get(props, "notificationArn")
-    if target is not UNKNOWN:
-        if not target:
-            yield (
-                "notification_arn is not set: ESS gives the lifecycle action token to the notification target "
-                f"only, so no node check can complete this scale-out hook; {FIX}"
-            )
-        elif not isinstance(target, str) or not NOTIFICATION_ARN.match(target):
-            yield f"notification_arn {target!r} is not an ESS notification target; {FIX}"
+    yield from _target_problems(
+        get(props, "notificationArn"),
+        "ESS gives the lifecycle action token to the notification target only, so no node check can complete this "
+        "scale-out hook",
+        FIX,
+    )
     result = get(props, "defaultResult")
     if result is not UNKNOWN and result in (None, "CONTINUE"):
         shown = "not set (ESS defaults to CONTINUE)" if result is None else "CONTINUE"
@@ -56,16 +63,12 @@ CHECKPOINT_FIX = (
 def check_scale_in_notifies(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     if get(props, "lifecycleTransition") != "SCALE_IN":
         return
-    target = get(props, "notificationArn")
-    if target is UNKNOWN:
-        return
-    if not target:
-        yield (
-            "notification_arn is not set: nothing tells a leaving node it is being removed, so the hook only "
-            f"delays the release and the checkpoint never runs; {CHECKPOINT_FIX}"
-        )
-    elif not isinstance(target, str) or not NOTIFICATION_ARN.match(target):
-        yield f"notification_arn {target!r} is not an ESS notification target; {CHECKPOINT_FIX}"
+    yield from _target_problems(
+        get(props, "notificationArn"),
+        "nothing tells a leaving node it is being removed, so the hook only delays the release and the checkpoint "
+        "never runs",
+        CHECKPOINT_FIX,
+    )
 
 
 RULES: list[Rule] = [
