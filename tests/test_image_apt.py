@@ -8,6 +8,7 @@ NVIDIA drivers: only the driver pinning package (its apt preferences) keeps the 
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -97,9 +98,12 @@ def test_a_keyring_whose_sha256_differs_is_never_installed(tmp_path):
 
 
 def _mutated(tmp_path: Path, old: str, new: str) -> Path:
+    """A changed gpu-stack.sh in a copy of images/install (it sources common.sh beside it). Never in the checkout:
+    the image bundle packs every file there, and a plan made meanwhile in another test worker would carry it."""
     text = GPU_STACK.read_text()
     assert old in text
-    script = GPU_STACK.parent / f".{tmp_path.name}-gpu-stack.sh"  # beside common.sh, which it sources
+    install = shutil.copytree(GPU_STACK.parent, tmp_path / "install")
+    script = install / GPU_STACK.name
     script.write_text(text.replace(old, new))
     return script
 
@@ -112,11 +116,7 @@ def _mutated(tmp_path: Path, old: str, new: str) -> Path:
 ])
 def test_the_harness_catches_an_unpinned_or_wrong_repository_install(tmp_path, old, new, found):
     box, env_file = _world(tmp_path)
-    script = _mutated(tmp_path, old, new)
-    try:
-        done = _run(box, env_file, script)
-    finally:
-        script.unlink()
+    done = _run(box, env_file, _mutated(tmp_path, old, new))
     assert done.returncode == 0, done.stderr
     assert any(found in problem for problem in pin_problems(box))
 
@@ -124,10 +124,7 @@ def test_the_harness_catches_an_unpinned_or_wrong_repository_install(tmp_path, o
 def test_the_harness_catches_an_install_before_its_repository_exists(tmp_path):
     box, env_file = _world(tmp_path)
     script = _mutated(tmp_path, 'apt_install "$work/cuda-keyring.deb"\napt_get update\n', "apt_get update\n")
-    try:
-        done = _run(box, env_file, script)
-    finally:
-        script.unlink()
+    done = _run(box, env_file, script)
     assert done.returncode != 0
     assert "Unable to locate package nvidia-driver-pinning-580.95.05" in done.stderr
 
