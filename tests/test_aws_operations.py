@@ -262,6 +262,6 @@ def test_clouds_refuse_each_option_they_have_not_built_by_name(stack, path) -> N
     OPTIONS[path](cluster)
     cloud = cluster["cloud"]
     gap = backend(cloud).operation_gaps.get(OPERATION[path])
-    not_yet = f"not built on {cloud} yet (issue 14); remove it for now"
+    not_yet = f"not built on {cloud} yet; remove it for now"
     expected = f"not available on {cloud}: {gap}; remove it" if gap else not_yet
     assert (path, expected) in _errors(cluster)

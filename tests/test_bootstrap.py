@@ -100,7 +100,7 @@ def test_runcmd_enables_and_starts_every_unit():
 
 
 def test_settings_quote_hostile_values_for_the_shell(tmp_path):
-    hook = "echo $HOME; touch /tmp/pwned `id` 'q' \"d\""
+    hook = "echo $HOME; touch /tmp/pwned `id` 'q' \"d\""  # machine-path-ok: a hostile hook string
     cfg = config("azure", checkpoint_hook=hook, cluster="a'b")
     root = install(render_user_data(cfg), tmp_path)
     printed = subprocess.run(

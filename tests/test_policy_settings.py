@@ -130,7 +130,8 @@ def test_a_raised_floor_holds_however_the_stack_writes_the_rule(tmp_path: Path, 
 
 def test_organisation_can_require_a_budget_and_a_stack_cannot_switch_it_off(tmp_path: Path) -> None:
     with organisation_file(tmp_path, "settings:\n  hourly-budget: {budgetRequired: true}\n"):
-        refused({"hourly-budget": {"budgetRequired": False}}, f"{POLICY_KEY}.hourly-budget.budgetRequired")
+        message = refused({"hourly-budget": {"budgetRequired": False}}, f"{POLICY_KEY}.hourly-budget.budgetRequired")
+        assert "cannot be switched off" in message
 
 
 def test_organisation_setting_of_a_derived_value_is_refused(tmp_path: Path) -> None:

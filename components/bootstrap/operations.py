@@ -1,4 +1,4 @@
-"""What a node runs to be operated (issue 14): GPU metrics to the cloud's monitoring, the DCGM error watch that
+"""What a node runs to be operated: GPU metrics to the cloud's monitoring, the DCGM error watch that
 takes a broken node out of its scaling group, and the shared dataset file system's mount.
 
 gpufleet-gpu-health reads DCGM's fields every minute, publishes them and takes the node out on an error the GPU

@@ -49,7 +49,7 @@ class CloudBackend(Protocol):
     capacities: frozenset[str]
     """The node group `capacity` kinds the cloud offers."""
     operations: frozenset[str]
-    """The issue 14 options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
+    """The operations options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
     setting another one stops before any resource."""
     operation_gaps: Mapping[str, str]
     """Why an option not in `operations` cannot be built on this cloud (the provider or service lacks it), by

@@ -151,7 +151,7 @@ def plain_mount_directory(value: str) -> str:
 
 class SharedStorage(StrictModel):
     """A shared dataset file system every node mounts: FSx for Lustre on AWS, Azure Managed Lustre on Azure (CPFS
-    follows with issue 14). Encrypted with the stack's key, reachable only from the node security group."""
+    is a provider gap on Alibaba). Encrypted with the stack's key, reachable only from the node security group."""
 
     kind: Literal["lustre"] = Field("lustre", description="lustre: the cloud's managed Lustre service")
     capacity_tib: float = Field(

@@ -1,8 +1,9 @@
 """One judgement of a mount path a stack names (storage.scratch_mount, storage.shared.mount, any later one).
 
 A file system mounted over a system directory hands the node to whoever can write that file system: shared
-storage at /etc/cron.d runs their jobs as root, at /root/.ssh admits their keys, scratch at /etc/gpufleet
-rewrites the node check. So a mount is refused at, under or above (shadowing) any directory below.
+storage over the cron directory runs their jobs as root, over root's .ssh admits their keys, scratch over
+gpufleet's own configuration rewrites the node check. So a mount is refused at, under or above (shadowing)
+any directory below.
 """
 
 from __future__ import annotations

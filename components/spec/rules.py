@@ -312,7 +312,7 @@ def log_retention_the_cloud_keeps(cluster: ResolvedCluster) -> Iterator[SpecErro
 
 
 def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:
-    """(operation, field path) of each issue 14 option the stack sets: monitoring, idle, budget alerts, shared
+    """(operation, field path) of each operations option the stack sets: monitoring, idle, budget alerts, shared
     storage. A default the stack did not write (monitoring.gpu_metrics) is not counted as set."""
     spec = cluster.spec
     if "monitoring" in spec.model_fields_set:
@@ -336,7 +336,7 @@ def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
         if operation in gaps:
             yield SpecError(path, f"not available on {cloud}: {gaps[operation]}; remove it")
         elif operation not in built:
-            yield SpecError(path, f"not built on {cloud} yet (issue 14); remove it for now")
+            yield SpecError(path, f"not built on {cloud} yet; remove it for now")
 
 
 @group_check

@@ -1,4 +1,4 @@
-"""Alibaba Cloud operations rules (issue 14): GPU metrics on every node group, alarms that notify someone or act,
+"""Alibaba Cloud operations rules: GPU metrics on every node group, alarms that notify someone or act,
 a contact group gpufleet creates that holds someone, and a shared NAS/CPFS file system on the customer key and
 reachable only from the nodes' vSwitches.
 

@@ -1,4 +1,4 @@
-"""AWS operations rules (issue 14): GPU metrics on every node group, alarms that notify someone, and a shared
+"""AWS operations rules: GPU metrics on every node group, alarms that notify someone, and a shared
 file system on the customer key and reachable only from the nodes.
 
 Every check skips values it cannot see (unknown during preview) and fails only on known-bad values.

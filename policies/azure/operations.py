@@ -1,4 +1,4 @@
-"""Azure operations rules (issue 14): GPU metrics on every scale set, metric alerts that notify someone, and a shared
+"""Azure operations rules: GPU metrics on every scale set, metric alerts that notify someone, and a shared
 Azure Managed Lustre file system on a customer key and reachable only from the node subnet.
 
 Every check skips values it cannot see (unknown during preview) and fails only on known-bad values.

@@ -154,7 +154,7 @@ def key_policy(
         # The statement AWS documents for an EventBridge rule's target topic under a customer key, with no
         # condition (AWS re:Post knowledge center, sns-not-getting-eventbridge-notification: events.amazonaws.com,
         # kms:Decrypt and kms:GenerateDataKey); an aws:SourceAccount condition here is one EventBridge's delivery
-        # may not meet (issue 27; not confirmed on a real account). The topic policy scopes publishing to the
+        # may not meet (not confirmed on a real account). The topic policy scopes publishing to the
         # stack's own rule (interruptions.py, aws:SourceArn).
         statements.append(
             {

@@ -107,7 +107,9 @@ def _network(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleS
 
 def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileArgs:
     keys = (
-        [compute.SshPublicKeyArgs(path=f"/home/{ADMIN_USER}/.ssh/authorized_keys", key_data=args.admin_ssh_public_key)]
+        # The admin's key file on the VM, where Azure's Linux agent writes it.
+        [compute.SshPublicKeyArgs(path=f"/home/{ADMIN_USER}/.ssh/authorized_keys",  # machine-path-ok
+                                  key_data=args.admin_ssh_public_key)]
         if args.admin_ssh_public_key
         else []
     )
