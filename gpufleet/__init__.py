@@ -1,0 +1,1 @@
+"""The gpufleet application: CLI, stack files, offline engine, policy runner, reports, preflight."""

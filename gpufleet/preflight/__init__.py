@@ -1,0 +1,1 @@
+"""`gpufleet preflight`: read-only questions to the account that an offline plan cannot answer."""
