@@ -1,5 +1,5 @@
 """Pulumi entry point: everything lives in components/; this only runs the program."""
 
-from components.program import build
+from gpufleet.program import build
 
 build()

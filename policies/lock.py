@@ -1,4 +1,4 @@
-"""Access to the image lock (components.lock): id shapes and unbaked-image tags at import (constants only),
+"""Access to the image lock (gpufleet.lock): id shapes and unbaked-image tags at import (constants only),
 the lock file itself lazily, only when a rule needs it."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from types import ModuleType
 
 
 def lock_module() -> ModuleType:
-    """components.lock, imported lazily so that importing the rules reads no file."""
-    return importlib.import_module("components.lock")
+    """gpufleet.lock, imported lazily so that importing the rules reads no file."""
+    return importlib.import_module("gpufleet.lock")
 
 
 def unpinned(cloud: str, image: str, what: str, fix: str) -> str | None:

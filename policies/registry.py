@@ -1,6 +1,6 @@
 """Every rule of the pack, in a stable order: each cloud's rules, then the common ones.
 
-The cloud list is the project's one (components.clouds.registry): every cloud has a package
+The cloud list is the project's one (gpufleet.clouds.registry): every cloud has a package
 policies/<cloud>/ exporting POLICIES (its rules and its readers); the common rules read through the
 merged readers. Nothing here names a cloud.
 """
@@ -13,7 +13,7 @@ from typing import Any
 
 from pulumi_policy import Policy
 
-from components.clouds.registry import CLOUDS as CLOUD_NAMES
+from gpufleet.clouds.registry import CLOUDS as CLOUD_NAMES
 
 from . import common
 from .cloud import RDMA_REQUIRED_TYPES, CloudPolicies, Readers

@@ -13,9 +13,9 @@ import yaml
 from conftest import SHIPPED_STACKS, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
+from gpufleet.cli import app
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.record import RecordedResource
 
 VMSS = "azure-native:compute:VirtualMachineScaleSet"
 DES = "azure-native:compute:DiskEncryptionSet"

@@ -31,7 +31,7 @@ def stacks_dir(tmp_path: Path) -> Path:
 
 def read_cluster(stack: str) -> dict[str, Any]:
     """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text)."""
-    from components.yaml_model import read_yaml
+    from gpufleet.yaml_model import read_yaml
 
     return read_yaml(SHIPPED_STACKS / f"Pulumi.{stack}.yaml")["config"]["gpufleet:cluster"]
 
@@ -50,8 +50,8 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
 @pytest.fixture(scope="session")
 def shipped_plans() -> dict[str, Any]:
     """Each shipped stack's plan (cluster and image stacks), made once per test session."""
-    from components.plan.planner import plan_stack
-    from components.spec import stack_names, stack_path
+    from gpufleet.plan.planner import plan_stack
+    from gpufleet.stackfile import stack_names, stack_path
 
     return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in stack_names(SHIPPED_STACKS)}
 
@@ -70,7 +70,7 @@ def one(plan: Any, typ: str) -> Any:
 
 def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The type of every resource the offline engine is asked to register from now on, in order."""
-    from components.plan.engine import RecordingMonitor
+    from gpufleet.plan.engine import RecordingMonitor
 
     seen: list[str] = []
     original = RecordingMonitor.RegisterResource
@@ -86,7 +86,7 @@ def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Write an organisation policy file (floors, exceptions) that plans read instead of the shipped one."""
-    from components.plan import policy_floor
+    from gpufleet.plan import policy_floor
 
     def write(text: str) -> None:
         path = tmp_path / "organisation.yaml"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.plan.policy_runner import run_policies
-from components.plan.record import RecordedResource
+from gpufleet.plan.policy_runner import run_policies
+from gpufleet.plan.record import RecordedResource
 from policies.registry import RULES_BY_NAME
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

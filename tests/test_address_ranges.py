@@ -13,9 +13,9 @@ from conftest import read_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
-from components.spec.address_ranges import MAX_PUBLIC_PREFIX, NON_PUBLIC, public_addresses
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
+from gpufleet.stackfile.address_ranges import MAX_PUBLIC_PREFIX, NON_PUBLIC, public_addresses
 
 Net = IPv4Network | IPv6Network
 

@@ -13,10 +13,10 @@ import pytest
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
-from components.resolve import resolve_cluster
+from gpufleet.cli import app
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.record import RecordedResource
+from gpufleet.resolve import resolve_cluster
 
 CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"

@@ -16,13 +16,13 @@ import yaml
 from conftest import SHIPPED_STACKS, of_type, one, registered_types
 from typer.testing import CliRunner
 
-from components import program
-from components.cli import app
-from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
-from components.lock.bundle import installer_parts
-from components.plan.engine import STACK_TYPE, run_program
-from components.plan.planner import plan_stack
-from components.spec import SpecInvalid, load_stack
+from gpufleet import program
+from gpufleet.cli import app
+from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
+from gpufleet.lock.bundle import installer_parts
+from gpufleet.plan.engine import STACK_TYPE, run_program
+from gpufleet.plan.planner import plan_stack
+from gpufleet.stackfile import SpecInvalid, load_stack
 
 STACK = SHIPPED_STACKS / "Pulumi.alicloud-images.yaml"
 COMPONENT = "alicloud:ecs/ecsImageComponent:EcsImageComponent"
@@ -103,7 +103,7 @@ def test_pipeline_builds_the_components_and_copies_to_the_other_regions() -> Non
 def system_images(monkeypatch: pytest.MonkeyPatch, system: list[dict], own: list[dict] | None = None) -> list[dict]:
     """Answer ecs.getImages: `system` for owners=system, `own` (in cn-beijing only) for owners=self; returns the
     queries asked."""
-    from components.plan.mocks import OfflineMocks
+    from gpufleet.plan.mock_dispatch import OfflineMocks
 
     original, asked = OfflineMocks.call, []
 
@@ -282,7 +282,7 @@ def test_pin_refuses_empty_or_malformed_alicloud_outputs(tmp_path: Path, change:
     ],
 )
 def test_lock_base_image_is_null_only_when_unconfirmed_with_a_note(entry: dict, message: str) -> None:
-    from components.lock.model import BaseImage
+    from gpufleet.lock.model import BaseImage
 
     with pytest.raises(ValueError, match=re.escape(message)):
         BaseImage.model_validate(entry)

@@ -8,8 +8,8 @@ from functools import cache
 
 from conftest import SHIPPED_STACKS, of_type, one
 
-from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.record import RecordedResource
 
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
 CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"

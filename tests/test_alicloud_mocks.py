@@ -6,8 +6,8 @@ import re
 
 from conftest import SHIPPED_STACKS
 
-from components.clouds.alicloud import mocks
-from components.plan.planner import plan_stack
+from gpufleet.clouds.alicloud import mock_answers as mocks
+from gpufleet.plan.planner import plan_stack
 
 SHAPES = {
     "alicloud:vpc/network:Network": r"^vpc-[0-9a-z]{21}$",

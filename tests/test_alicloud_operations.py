@@ -18,9 +18,9 @@ from bootstrap_node import Node, config, xid_lines
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.bootstrap.operations import GpuMetrics
-from components.plan.planner import PlanResult, plan_stack
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 TRAIN = "alicloud-train-ebmgn8v"
 INFER = "alicloud-infer-gn7i"

@@ -21,8 +21,8 @@ from components.clouds.alicloud.lifecycle import (
     GATE_WAIT_SECONDS,
     LAUNCH_HOOK_TIMEOUT,
 )
-from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.record import RecordedResource
 
 TEMPLATE = "alicloud:oos/template:Template"
 HOOK = "alicloud:ess/lifecycleHook:LifecycleHook"

@@ -12,8 +12,8 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
-from components.plan.planner import PlanResult, plan_stack
-from components.spec import SpecInvalid
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.stackfile import SpecInvalid
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
-from components.plan.planner import PlanResult, plan_stack
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 
@@ -130,7 +130,7 @@ def test_a_type_the_catalog_marks_not_offered_in_the_region_exits_2_naming_it(tm
 
 
 def test_every_type_of_the_shipped_templates_is_offered_in_their_region() -> None:
-    from components.catalog import load_catalog
+    from gpufleet.catalog import load_catalog
 
     catalog = load_catalog()
     for stack in ("aws-train-p5", "aws-infer-g6e"):

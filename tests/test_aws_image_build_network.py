@@ -13,8 +13,8 @@ from conftest import SHIPPED_STACKS, of_type
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
-from components import cli
-from components.plan.planner import PlanResult, plan_stack
+from gpufleet import cli
+from gpufleet.plan.planner import PlanResult, plan_stack
 
 INFRA = "aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration"
 SG = "aws:ec2/securityGroup:SecurityGroup"

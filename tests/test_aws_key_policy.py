@@ -13,9 +13,9 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
-from components.plan.planner import PlanResult, plan_stack
-from components.plan.record import RecordedResource
-from components.spec import SpecInvalid
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.record import RecordedResource
+from gpufleet.stackfile import SpecInvalid
 
 KEY = "aws:kms/key:Key"
 SLR = "aws:iam/serviceLinkedRole:ServiceLinkedRole"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from components.plan.record import RecordedResource
+from gpufleet.plan.record import RecordedResource
 
 ACCOUNT = "123456789012"
 

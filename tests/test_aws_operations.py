@@ -15,12 +15,12 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
+from components.bootstrap.cloud_init import GPU_HEALTH_CLOUD_PART
 from components.bootstrap.operations import CLOUDWATCH_AGENT_CONFIG
-from components.bootstrap.render import GPU_HEALTH_CLOUD_PART
-from components.clouds.registry import backend
-from components.plan.planner import PlanResult, plan_stack
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.clouds.registry import backend
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"

@@ -16,9 +16,9 @@ import yaml
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components import cli
 from components.clouds.aws.lifecycle import BOOT_SECONDS, CHECK_RUN_SECONDS, COMPLETE_SECONDS
-from components.plan.planner import PlanResult, plan_stack
+from gpufleet import cli
+from gpufleet.plan.planner import PlanResult, plan_stack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"

@@ -26,7 +26,7 @@ from azure_plans import (
 from conftest import of_type
 from typer.testing import CliRunner
 
-from components.cli import app
+from gpufleet.cli import app
 
 CRYPTO_SERVICE_ENCRYPTION_USER = "e147488a-f6f5-4113-8e2d-b22465e65bf6"
 

@@ -12,10 +12,10 @@ from conftest import SHIPPED_STACKS
 from test_azure_image_pipeline import TEMPLATE, args, build, one
 from test_images_spec import images_stack, refused
 
-from components.catalog import load_catalog
 from components.clouds.azure.gallery_replicas import replicas_per_region, zone_regions
-from components.clouds.azure.spec import AzureImagesSpec
-from components.plan.planner import plan_stack
+from gpufleet.catalog import load_catalog
+from gpufleet.clouds.azure.stack_model import AzureImagesSpec
+from gpufleet.plan.planner import plan_stack
 
 
 def target_regions(path: Path) -> list[dict]:

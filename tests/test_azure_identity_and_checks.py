@@ -16,11 +16,11 @@ import pytest
 from azure_plans import DES, ROLE, TRAIN, VMSS, one, plan_variant, shipped, variant
 from conftest import of_type
 
-from components.catalog import load_catalog
-from components.clouds.azure import mocks
 from components.clouds.azure.lifecycle import terminate_notice
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.catalog import load_catalog
+from gpufleet.clouds.azure import mock_answers as mocks
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 SUB = "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590"
 CONTAINER = f"{SUB}/resourceGroups/data/providers/Microsoft.Storage/storageAccounts/datasets/blobServices/default" \
@@ -131,7 +131,7 @@ def test_terminate_notice_is_the_grace_clamped_to_azures_bounds(grace: int, time
 
 
 def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import components.program as program
+    import gpufleet.program as program
     from components.clouds.azure.cluster import refuse_without_admin_key
 
     monkeypatch.setattr(program, "running_offline", lambda: False)
@@ -145,7 +145,7 @@ def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.Monke
 
 
 def test_a_real_deploy_of_the_unbaked_azure_image_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import components.program as program
+    import gpufleet.program as program
 
     monkeypatch.setattr(program, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError, match="has no baked azure image in eastus"):

@@ -14,13 +14,13 @@ import pytest
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
-from components.cli import app
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
-from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-from components.lock.bundle import IMAGE_CHECK, installer_command
-from components.plan.engine import run_program
-from components.plan.planner import plan_stack
-from components.plan.record import RecordedResource
+from gpufleet.cli import app
+from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
+from gpufleet.lock.bundle import IMAGE_CHECK, installer_command
+from gpufleet.plan.engine import run_program
+from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.record import RecordedResource
 
 PARENT = "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"
 TEMPLATE = "azure-native:virtualmachineimages:VirtualMachineImageTemplate"

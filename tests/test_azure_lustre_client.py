@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import shellcheck
 
-from components.lock import load_lock, render_install_env
+from gpufleet.lock import load_lock, render_install_env
 
 AGENTS = Path(__file__).resolve().parents[1] / "images" / "install" / "agents.sh"
 HWE, LTS = "6.8.0-1041-azure", "5.15.0-1089-azure"

@@ -24,7 +24,7 @@ from pulumi.dynamic.dynamic import serialize_provider
 
 from components.clouds.azure.identity import MONITORING_METRICS_PUBLISHER
 from components.clouds.azure.metric_seed import SEED_TYPE, MetricSeedProvider, SeedTimeout, seed_id
-from components.clouds.azure.mocks import CLIENT, new_resource
+from gpufleet.clouds.azure.mock_answers import CLIENT, new_resource
 
 SLEEP = "time:index/sleep:Sleep"
 SCALE_SET = ("/subscriptions/11111111-1111-4111-8111-111111111111/resourceGroups/rg/providers/"

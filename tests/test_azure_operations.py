@@ -13,11 +13,11 @@ from azure_plans import AUTOSCALE, INFER, NSG, TRAIN, VMSS, cloud_init, node_set
 from bootstrap_node import Node, config, xid_lines
 from conftest import of_type
 
+from components.bootstrap.cloud_init import gpu_health_script
 from components.bootstrap.operations import GpuMetrics
-from components.bootstrap.render import gpu_health_script
-from components.clouds.azure import mocks
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.clouds.azure import mock_answers as mocks
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 ALERT = "azure-native:monitor:MetricAlert"
 AMLFS = "azure-native:storagecache:AmlFilesystem"

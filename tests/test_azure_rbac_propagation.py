@@ -10,7 +10,7 @@ from conftest import of_type
 from test_azure_image_pipeline import GRANT, TEMPLATE, args, build
 
 from components.clouds.azure.storage import RBAC_PROPAGATION
-from components.plan.record import RecordedResource
+from gpufleet.plan.record import RecordedResource
 
 SLEEP = "time:index/sleep:Sleep"
 AMLFS = "azure-native:storagecache:AmlFilesystem"

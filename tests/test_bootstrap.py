@@ -26,7 +26,7 @@ def test_render_is_deterministic(cloud):
 @pytest.mark.parametrize("cloud", ["aws", "azure", "alicloud"])
 @pytest.mark.parametrize("changes", [{}, {"scratch": "none", "scratch_mount": ""}, {"checkpoint_hook": "a: 'b'\n\tc"}])
 def test_libyaml_emitter_writes_the_bytes_of_the_pure_one(monkeypatch, cloud, changes):
-    from components.bootstrap import render
+    from components.bootstrap import cloud_init as render
 
     fast = render_user_data(config(cloud, **changes))
     monkeypatch.setattr(render, "_LiteralDumper", render._literal_dumper(yaml.SafeDumper))

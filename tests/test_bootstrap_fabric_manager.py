@@ -13,7 +13,7 @@ from azure_plans import INFER, TRAIN, VMSS, cloud_init, one, shipped
 from bootstrap_node import A100, H100, config, node_files
 
 from components.bootstrap import BootstrapError, render_user_data
-from components.bootstrap.render import node_script
+from components.bootstrap.cloud_init import node_script
 
 FM = "nvidia-fabricmanager.service"
 

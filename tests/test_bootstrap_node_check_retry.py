@@ -7,7 +7,7 @@ import configparser
 
 from bootstrap_node import Node, config
 
-from components.bootstrap.render import node_script
+from components.bootstrap.cloud_init import node_script
 
 AWS_IMDS = {"/latest/api/token": "tok-1", "/meta-data/instance-id": "i-0abc"}
 # Fails on its first run (the fabric manager still training the fabric), passes from the second on.

@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from test_policy_settings import organisation_file
 from typer.testing import CliRunner
 
-from components.catalog import load_catalog
-from components.cli import app
-from components.plan.planner import plan_stack
+from gpufleet.catalog import load_catalog
+from gpufleet.cli import app
+from gpufleet.plan.planner import plan_stack
 
 QUICK = settings(max_examples=12, deadline=None, database=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -7,8 +7,8 @@ import io
 import subprocess
 import tarfile
 
-from components.lock import load_lock
-from components.lock.bundle import pack
+from gpufleet.lock import load_lock
+from gpufleet.lock.bundle import pack
 
 
 def test_packed_scripts_keep_their_shebang_lose_their_comments_and_still_parse(tmp_path) -> None:

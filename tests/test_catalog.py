@@ -10,9 +10,9 @@ from pathlib import Path
 import pydantic
 import pytest
 
-from components.catalog import CLOUDS, InstanceType, load_catalog
-from components.lock import load_lock
-from components.spec import SpecInvalid
+from gpufleet.catalog import CLOUDS, InstanceType, load_catalog
+from gpufleet.lock import load_lock
+from gpufleet.stackfile import SpecInvalid
 
 CATALOG = load_catalog()
 ALL_ROWS = CATALOG.instances()

@@ -15,8 +15,8 @@ import pytest
 from conftest import REPO, shellcheck
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.yaml_model import read_yaml
+from gpufleet.cli import app
+from gpufleet.yaml_model import read_yaml
 
 WORKFLOWS = sorted((REPO / "examples" / "github").glob("*.yml"))
 EXPRESSION = re.compile(r"\$\{\{.*?\}\}")

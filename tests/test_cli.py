@@ -10,8 +10,8 @@ import yaml
 from conftest import SHIPPED_STACKS, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.spec import stack_names
+from gpufleet.cli import app
+from gpufleet.stackfile import stack_names
 
 runner = CliRunner()
 
@@ -197,7 +197,7 @@ def test_images_check_on_shipped_lock_refuses_only_its_unverifiable_downloads() 
 
 
 def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:
-    from components.lock import DEFAULT_LOCK_PATH
+    from gpufleet.lock import DEFAULT_LOCK_PATH
 
     lock = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
     lock["profiles"]["cuda12.8-r580"]["fabric_manager"] = "580.82.07"

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from components import cli
-from components.plan import planner
+from gpufleet import cli
+from gpufleet.plan import planner
 
 
 def run_main(monkeypatch: pytest.MonkeyPatch, *args: str) -> int:

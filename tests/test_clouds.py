@@ -11,14 +11,14 @@ from typing import Any
 import pytest
 from conftest import REPO, read_cluster
 
-from components.catalog import load_catalog
-from components.clouds.registry import CLOUDS, backend, cloud_of_resource_type
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.catalog import load_catalog
+from gpufleet.clouds.registry import CLOUDS, backend, cloud_of_resource_type
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
-# The modules the backend protocol is built from: every cloud folder has them.
-SEAM_MODULES = {"__init__.py", "backend.py", "rules.py", "spec.py"}
-AWS_ONLY = (REPO / "components" / "clouds" / "aws", REPO / "policies" / "aws")
+# The modules the backend protocol is built from: every cloud's application folder has them.
+SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "names.py", "mock_answers.py"}
+AWS_ONLY = (REPO / "components" / "clouds" / "aws", REPO / "gpufleet" / "clouds" / "aws", REPO / "policies" / "aws")
 
 
 def azure_cluster(**network: Any) -> dict[str, Any]:
@@ -38,7 +38,7 @@ def errors_of(raw: dict[str, Any]) -> list[str]:
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_every_cloud_has_a_folder_with_the_seam_modules_and_a_backend(cloud: str) -> None:
-    folder = REPO / "components" / "clouds" / cloud
+    folder = REPO / "gpufleet" / "clouds" / cloud
     assert SEAM_MODULES <= {path.name for path in folder.glob("*.py")}
     registered = backend(cloud)
     assert registered.name == cloud
@@ -89,7 +89,7 @@ def test_capacity_block_exists_on_aws_only() -> None:
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_every_cloud_publishes_its_limits_with_sources(cloud: str) -> None:
-    path = REPO / "components" / "catalog" / "data" / f"{cloud}.yaml"
+    path = REPO / "gpufleet" / "catalog" / "data" / f"{cloud}.yaml"
     assert "subnet_reserved_addresses:" in path.read_text()
     assert isinstance(load_catalog().limit(cloud, "user_data_max_bytes"), int)
 
@@ -127,10 +127,10 @@ def _imports(path: Path) -> set[str]:
 
 # Per cloud: the folders that may import its code, and the module prefixes that are its code.
 CLOUD_ONLY = {
-    "aws": (AWS_ONLY, ("pulumi_aws", "components.clouds.aws", "policies.aws")),
+    "aws": (AWS_ONLY, ("pulumi_aws", "components.clouds.aws", "gpufleet.clouds.aws", "policies.aws")),
     "azure": (
-        (REPO / "components" / "clouds" / "azure", REPO / "policies" / "azure"),
-        ("pulumi_azure_native", "components.clouds.azure", "policies.azure"),
+        (REPO / "components" / "clouds" / "azure", REPO / "gpufleet" / "clouds" / "azure", REPO / "policies" / "azure"),
+        ("pulumi_azure_native", "components.clouds.azure", "gpufleet.clouds.azure", "policies.azure"),
     ),
 }
 
@@ -139,7 +139,7 @@ CLOUD_ONLY = {
 def test_no_module_outside_a_clouds_folders_imports_its_code(cloud: str) -> None:
     folders, prefixes = CLOUD_ONLY[cloud]
     offenders = []
-    for path in [*REPO.glob("components/**/*.py"), *REPO.glob("policies/**/*.py")]:
+    for path in [*REPO.glob("gpufleet/**/*.py"), *REPO.glob("components/**/*.py"), *REPO.glob("policies/**/*.py")]:
         if any(path.is_relative_to(folder) for folder in folders):
             continue
         found = [m for m in _imports(path) if m.startswith(prefixes)]
@@ -149,9 +149,9 @@ def test_no_module_outside_a_clouds_folders_imports_its_code(cloud: str) -> None
 
 
 def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -> None:
-    import components.lock.loader as loader
-    import components.program as program
-    from components.plan.planner import plan_stack
+    import gpufleet.lock.loader as loader
+    import gpufleet.program as program
+    from gpufleet.plan.planner import plan_stack
 
     parsed: list[object] = []
     resolved: list[object] = []

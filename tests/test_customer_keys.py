@@ -12,8 +12,8 @@ from conftest import read_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid, validate_images
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid, validate_images
 
 DISTRIBUTION = "aws:imagebuilder/distributionConfiguration:DistributionConfiguration"
 SETTINGS = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -18,19 +18,21 @@ import pytest
 from conftest import REPO, read_cluster
 from typer.testing import CliRunner
 
-from components.catalog import load_catalog
-from components.catalog.pricing import hourly_cost
-from components.cli import app
-from components.plan.diff import SECRET, Side, diff_stack, secret_key
-from components.plan.diff_refs import DiffReport, diff_against
-from components.plan.engine import run_program
-from components.plan.git_base import plan_in_tree
-from components.report.diff import markdown_diff
-from components.spec import SpecInvalid
+from gpufleet.catalog import load_catalog
+from gpufleet.catalog.pricing import hourly_cost
+from gpufleet.cli import app
+from gpufleet.plan.compare import SECRET, Side, diff_stack, secret_key
+from gpufleet.plan.diff_refs import DiffReport, diff_against
+from gpufleet.plan.engine import run_program
+from gpufleet.plan.git_base import plan_in_tree
+from gpufleet.report.diff_view import markdown_diff
+from gpufleet.stackfile import SpecInvalid
 
 STACK = "aws-train-p5"
 ADDED, REMOVED = "aws-infer-copy", "azure-infer-a100"
-PROJECT_FILES = ("components", "policies", "images", "stacks", "Pulumi.yaml", "__main__.py", "pyproject.toml")
+PROJECT_FILES = (
+    "gpufleet", "components", "policies", "images", "stacks", "Pulumi.yaml", "__main__.py", "pyproject.toml",
+)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -71,9 +73,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def gpufleet(repo: Path, *args: str, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI as a user runs it in that repository: its own `components`, found from the current directory."""
+    """The CLI as a user runs it in that repository: its own `gpufleet`, found from the current directory."""
     env = {**os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {})}
-    return subprocess.run([sys.executable, "-m", "components", *args], cwd=repo, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "gpufleet", *args], cwd=repo, env=env, capture_output=True,
                           text=True, timeout=600, check=False)
 
 

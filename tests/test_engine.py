@@ -6,9 +6,9 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.plan.engine import DuplicateUrn, run_program
-from components.plan.mocks import UnansweredInvoke
-from components.plan.record import RecordedResource
+from gpufleet.plan.engine import DuplicateUrn, run_program
+from gpufleet.plan.mock_dispatch import UnansweredInvoke
+from gpufleet.plan.record import RecordedResource
 
 
 class Pair(pulumi.ComponentResource):
@@ -121,8 +121,8 @@ def test_one_name_under_two_parents_is_two_urns() -> None:
 def test_duplicate_urn_exits_2_from_gpufleet_plan(monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 
-    from components import cli
-    from components.plan import planner
+    from gpufleet import cli
+    from gpufleet.plan import planner
 
     def twice(prepared: object = None) -> None:
         Pair("train")
@@ -184,7 +184,7 @@ def test_shipped_stacks_edges_resolve_to_recorded_resources(shipped_plans) -> No
 def test_plan_tree_nests_every_resource_under_its_parent(shipped_plans) -> None:
     from rich.console import Console
 
-    from components.render import resource_tree
+    from gpufleet.report.tables import resource_tree
 
     for stack, plan in shipped_plans.items():
         console = Console(width=400, record=True, color_system=None)
@@ -229,7 +229,7 @@ def test_unanswered_invoke_fails_loudly() -> None:
 
 
 def test_pulumi_new_template_stack_starts_from_named_stack() -> None:
-    from components.program import build
+    from gpufleet.program import build
 
     resources = run_program(build, {"gpufleet:template": "aws-infer-g6e", "gpufleet:cloud": "aws",
                                     "gpufleet:region": "us-east-1", "aws:region": "us-east-1"},
@@ -253,7 +253,7 @@ def test_aliases_are_dropped_offline_and_urns_stay(monkeypatch: pytest.MonkeyPat
     # azure-native declares an alias per API version; offline there is no state for them to map.
     import pulumi_azure_native as azure
 
-    from components.plan.engine import RecordingMonitor
+    from gpufleet.plan.engine import RecordingMonitor
 
     sent: dict[str, int] = {}
     register = RecordingMonitor.RegisterResource

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from test_policy_settings import organisation_file
 from typer.testing import CliRunner
 
-from components import cli
-from components.spec.pattern_words import PATTERN_WORDS
-from components.stack_schema import stack_file_json_schema
-from components.yaml_model import read_yaml
+from gpufleet import cli
+from gpufleet.stackfile.json_schema import stack_file_json_schema
+from gpufleet.stackfile.pattern_words import PATTERN_WORDS
+from gpufleet.yaml_model import read_yaml
 
 FUZZ = settings(max_examples=15, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

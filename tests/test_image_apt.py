@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from apt_sandbox import AptSandbox, build_deb, dpkg_installs, flat_repository, sha256, stub_dir
 
-from components.lock import load_lock, render_install_env
+from gpufleet.lock import load_lock, render_install_env
 
 GPU_STACK = Path(__file__).resolve().parents[1] / "images" / "install" / "gpu-stack.sh"
 PROFILE = load_lock().profiles["cuda12.8-r580"]

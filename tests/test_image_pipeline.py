@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from components.clouds.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs, _amis_by_region
-from components.plan.engine import run_program
-from components.plan.record import RecordedResource
+from gpufleet.plan.engine import run_program
+from gpufleet.plan.record import RecordedResource
 
 AMI = "ami-0123456789abcdef0"
 PARTS = ["mkdir -p /opt/gpufleet/bundle && printf %s 'aGVsbG8K' > /opt/gpufleet/bundle/000",

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
+from gpufleet.cli import app
+from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
 
 runner = CliRunner()
 PROFILE = "cuda12.8-r580"

@@ -12,9 +12,9 @@ import yaml
 from conftest import SHIPPED_STACKS, of_type, one
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.clouds.registry import CLOUDS, backend
-from components.plan.planner import plan_stack
+from gpufleet.cli import app
+from gpufleet.clouds.registry import CLOUDS, backend
+from gpufleet.plan.planner import plan_stack
 
 STACK = {"aws": "aws-images", "azure": "azure-images", "alicloud": "alicloud-images"}
 UNKNOWN = "unknown field; check its spelling against `gpufleet schema --images`"
@@ -96,7 +96,7 @@ def test_a_build_type_missing_from_the_catalog_is_refused(tmp_path: Path, cloud:
                                                           path: str, name: str) -> None:
     output = refused(images_stack(tmp_path, cloud, **{field: value}))
     assert f"{path}: unknown build type '{name}' for {cloud}; use one of: " in output
-    assert f"components/catalog/data/{cloud}.yaml" in output
+    assert f"gpufleet/catalog/data/{cloud}.yaml" in output
 
 
 @pytest.mark.parametrize("cloud", CLOUDS)

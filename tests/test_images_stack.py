@@ -15,9 +15,9 @@ import yaml
 from conftest import SHIPPED_STACKS
 
 from components.clouds.aws.image_pipeline import build_documents, component_document
-from components.lock import load_lock
-from components.lock.bundle import BUNDLE_DIR, PARTS_DIR, installer_command, installer_parts, pack
-from components.plan.planner import plan_stack
+from gpufleet.lock import load_lock
+from gpufleet.lock.bundle import BUNDLE_DIR, PARTS_DIR, installer_command, installer_parts, pack
+from gpufleet.plan.planner import plan_stack
 
 COMPONENT = "aws:imagebuilder/component:Component"
 

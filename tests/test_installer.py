@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from conftest import shellcheck
 
-from components.lock import load_lock, render_install_env
+from gpufleet.lock import load_lock, render_install_env
 
 REPO = Path(__file__).resolve().parents[1]
 INSTALL = REPO / "images" / "install"

@@ -9,14 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.lock import (
-    DEFAULT_LOCK_PATH,
-    LockError,
-    LockProblem,
-    check_lock,
-    load_lock,
-    render_install_env,
-)
+from gpufleet.lock import DEFAULT_LOCK_PATH, LockError, LockProblem, check_lock, load_lock, render_install_env
 
 PROFILE = "cuda12.8-r580"
 RAW = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())

@@ -8,8 +8,8 @@ from datetime import date
 import pytest
 import yaml
 
-from components.lock import DEFAULT_LOCK_PATH, check_lock
-from components.lock.model import Lock
+from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock
+from gpufleet.lock.model import Lock
 
 PROFILE = "cuda12.8-r580"
 ON = date(2026, 1, 1)

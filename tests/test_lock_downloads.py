@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.lock import DEFAULT_LOCK_PATH
+from gpufleet.cli import app
+from gpufleet.lock import DEFAULT_LOCK_PATH
 
 PROFILE = "cuda12.8-r580"
 

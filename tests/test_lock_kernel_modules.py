@@ -10,9 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from components.catalog import DATA_DIR, load_catalog
-from components.lock import DEFAULT_LOCK_PATH, check_lock
-from components.lock.model import Lock
+from gpufleet.catalog import DATA_DIR, load_catalog
+from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock
+from gpufleet.lock.model import Lock
 
 ON = date(2026, 1, 1)
 V100 = {"gpu": {"model": "V100", "architecture": "volta", "count": 8, "memory_gb": 16}, "vcpu": 64,

@@ -10,9 +10,9 @@ from conftest import read_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
-from components.spec.mounts import SYSTEM_DIRECTORIES
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
+from gpufleet.stackfile.mounts import SYSTEM_DIRECTORIES
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SHARED = {"kind": "lustre", "capacity_tib": 1.2}

@@ -16,9 +16,9 @@ import pytest
 from conftest import SHIPPED_STACKS
 from ruamel.yaml import YAML
 
-from components.clouds.naming import WIDER_THAN_STACK, NameTable, fit
-from components.plan.planner import PlanResult, plan_stack
-from components.yaml_model import read_yaml
+from gpufleet.clouds.naming import WIDER_THAN_STACK, NameTable, fit
+from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.yaml_model import read_yaml
 
 LONG = "research-train-eastus2-abcdefghi"  # 32 characters: the most NAME_PATTERN allows
 GROUP = "h100-spot-fall"  # with LONG, the longest `<cluster>-<group>` the spec takes (rules.MAX_DERIVED_NAME)
@@ -32,7 +32,7 @@ IMAGE_STACKS = ("aws-images", "azure-images", "alicloud-images")
 
 
 def table(cloud: str) -> NameTable:
-    return importlib.import_module(f"components.clouds.{cloud}.names").NAMES
+    return importlib.import_module(f"gpufleet.clouds.{cloud}.names").NAMES
 
 
 def name_inputs(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
@@ -157,7 +157,7 @@ def test_a_cluster_name_longer_than_every_table_fits_is_refused_naming_the_field
     naming `name`, before any resource."""
     from typer.testing import CliRunner
 
-    from components.cli import app
+    from gpufleet.cli import app
 
     config = long_named("azure-train-ndh100")
     config["gpufleet:cluster"]["name"] = LONG + "x"

@@ -1,5 +1,5 @@
 """The image carries every command the node scripts run (issue 27.1): the rendered node scripts of every cloud,
-parsed with shfmt, against components/lock/node_tools.py, and the image check that enforces it on a bake."""
+parsed with shfmt, against gpufleet/lock/node_tools.py, and the image check that enforces it on a bake."""
 
 from __future__ import annotations
 
@@ -14,9 +14,9 @@ from shell_commands import commands, node_commands
 
 from components.bootstrap import gate_command, render_user_data
 from components.bootstrap.operations import GpuMetrics
-from components.lock import load_lock, render_install_env
-from components.lock.bundle import BUNDLE_DIR, IMAGE_CHECK
-from components.lock.node_tools import BASE_OS, INSTALLED, installed_tools
+from gpufleet.lock import load_lock, render_install_env
+from gpufleet.lock.bundle import BUNDLE_DIR, IMAGE_CHECK
+from gpufleet.lock.node_tools import BASE_OS, INSTALLED, installed_tools
 
 INSTALL = Path(__file__).resolve().parents[1] / "images" / "install"
 CLOUDS = ("aws", "azure", "alicloud")
@@ -60,7 +60,7 @@ def _node_needs(cloud: str) -> set[str]:
 def test_every_command_a_node_script_runs_is_on_the_image(cloud):
     missing = _node_needs(cloud) - installed_tools(cloud)
     assert not missing, f"{cloud}: node scripts run {sorted(missing)}, which neither the base image nor " \
-                        "images/install provides (components/lock/node_tools.py)"
+                        "images/install provides (gpufleet/lock/node_tools.py)"
 
 
 def test_aws_nodes_need_the_cli_and_the_agent():

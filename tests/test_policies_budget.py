@@ -7,10 +7,10 @@ from pathlib import Path
 
 from conftest import read_cluster, write_stack
 
-from components.catalog import Price, hourly_cost, load_catalog
-from components.plan.planner import plan_stack
-from components.plan.policy_runner import run_policies
-from components.plan.record import RecordedResource
+from gpufleet.catalog import Price, hourly_cost, load_catalog
+from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.policy_runner import run_policies
+from gpufleet.plan.record import RecordedResource
 from policies.registry import RULES_BY_NAME
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from stack_rule_args import ASG, FLEET, LT, SG, messages, res, run, urn
 
-from components.plan.record import RecordedResource
+from gpufleet.plan.record import RecordedResource
 
 
 def test_required_tags():
@@ -123,7 +123,7 @@ class Problem:
 
 @pytest.fixture
 def lock(monkeypatch):
-    module = types.ModuleType("components.lock")
+    module = types.ModuleType("gpufleet.lock")
     state: dict[str, Any] = {"problems": [], "calls": []}
 
     class LockError(Exception):
@@ -136,7 +136,7 @@ def lock(monkeypatch):
     module.load_lock = lambda path=None: object()
     module.check_lock = check_lock
     module.LockError = LockError
-    monkeypatch.setitem(sys.modules, "components.lock", module)
+    monkeypatch.setitem(sys.modules, "gpufleet.lock", module)
     return state
 
 

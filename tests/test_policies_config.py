@@ -12,9 +12,9 @@ import pytest
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.plan import planner
-from components.plan.planner import plan_stack
+from gpufleet.cli import app
+from gpufleet.plan import planner
+from gpufleet.plan.planner import plan_stack
 from policies.common import image_lock
 
 STACKS = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in SHIPPED_STACKS.glob("Pulumi.*.yaml"))

@@ -7,11 +7,11 @@ import dataclasses
 
 from conftest import SHIPPED_STACKS
 
-from components.plan.planner import plan_stack
-from components.plan.policy_config import policy_pack_config
-from components.plan.policy_runner import run_policies
-from components.resolve import resolve_cluster
-from components.spec import load_stack
+from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.policy_config import policy_pack_config
+from gpufleet.plan.policy_runner import run_policies
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import load_stack
 
 
 def recorded(stack: str):

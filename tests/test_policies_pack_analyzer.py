@@ -31,13 +31,13 @@ from pack_venv import POLICIES, build_pack_venv
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 
-from components.plan.planner import PROJECT, plan_stack
-from components.plan.policy_config import policy_pack_config
-from components.plan.policy_runner import resolve_config, run_policies
-from components.plan.record import RecordedResource
-from components.program import prepare
-from components.spec import load_stack, stack_names, stack_path
-from components.yaml_model import read_yaml
+from gpufleet.plan.planner import PROJECT, plan_stack
+from gpufleet.plan.policy_config import policy_pack_config
+from gpufleet.plan.policy_runner import resolve_config, run_policies
+from gpufleet.plan.record import RecordedResource
+from gpufleet.program import prepare
+from gpufleet.stackfile import load_stack, stack_names, stack_path
+from gpufleet.yaml_model import read_yaml
 from policies.registry import ALL_POLICIES
 
 # The CLI passes its engine's gRPC address; pulumi.policy only parses it (the pack never dials the engine).

@@ -17,7 +17,7 @@ from pack_venv import REPO, pack_requirements
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
-OWN = ("components", "images", "policies")
+OWN = ("gpufleet", "components", "images", "policies")
 ENTRY = "policies.__main__"
 
 
@@ -61,11 +61,11 @@ def loaded_at_import() -> list[str]:
     """The project's modules that importing the pack's registry loads, in a fresh interpreter: this resolves the
     imports a static read cannot (policies/registry.py imports each cloud's package by a computed name)."""
     # The pack prepares the stack it checks (policies/stack_settings.py), which runs every cloud's spec checks
-    # (components/clouds/<cloud>/rules.py, reached through the backend, which is loaded by name).
+    # (gpufleet/clouds/<cloud>/checks.py, reached through the backend, which is loaded by name).
     script = (
         "import sys, importlib, policies.registry, policies.stack_settings; "
-        "from components.clouds.registry import CLOUDS; "
-        "[importlib.import_module(f'components.clouds.{cloud}.rules') for cloud in CLOUDS]; "
+        "from gpufleet.clouds.registry import CLOUDS; "
+        "[importlib.import_module(f'gpufleet.clouds.{cloud}.checks') for cloud in CLOUDS]; "
         f"print(*sorted(m for m in sys.modules if m.split('.')[0] in {OWN!r}))"
     )
     out = subprocess.run([sys.executable, "-c", script], cwd=REPO, check=True, capture_output=True, text=True)
@@ -123,11 +123,11 @@ def project_ranges() -> dict[str, Requirement]:
     return {str(canonicalize_name(r.name)): r for r in map(Requirement, dependencies)}
 
 
-def test_closure_follows_lazy_and_computed_imports_into_components() -> None:
+def test_closure_follows_lazy_and_computed_imports_into_the_application() -> None:
     closure = third_party_closure()
-    # components.lock is imported by name inside a function (policies/lock.py); its models need pydantic and
-    # components.yaml_model needs ruamel.yaml: both only reachable through the project's own modules.
-    assert "components.yaml_model" in closure["ruamel.yaml"]
+    # gpufleet.lock is imported by name inside a function (policies/lock.py); its models need pydantic and
+    # gpufleet.yaml_model needs ruamel.yaml: both only reachable through the project's own modules.
+    assert "gpufleet.yaml_model" in closure["ruamel.yaml"]
     assert "policies.__main__" in closure["pulumi_policy"]
     assert {"policies.aws", "policies.azure", "policies.alicloud"} <= set(loaded_at_import())
     assert "pulumi_aws" not in {name.split(".")[0] for name in closure}  # the pack needs no provider SDK

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from components.catalog import CLOUDS as CATALOG_CLOUDS
-from components.plan.policy_runner import policy_catalog, run_policies
-from components.plan.record import RecordedResource
+from gpufleet.catalog import CLOUDS as CATALOG_CLOUDS
+from gpufleet.plan.policy_runner import policy_catalog, run_policies
+from gpufleet.plan.record import RecordedResource
 from policies import alicloud, common
 from policies import azure as azure_policies
 from policies.aws import encryption, exposure, fabric, identity, images, logs, operations, spot

@@ -9,7 +9,7 @@ from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOp
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, unknown_checking_proxy
 from stack_rule_args import ASG, LT, PG, SG, messages, res, urn
 
-from components.plan.record import RecordedResource
+from gpufleet.plan.record import RecordedResource
 from policies.registry import RULES_BY_NAME
 
 SPOT_PATTERN = json.dumps({"source": ["aws.ec2"], "detail-type": ["EC2 Spot Instance Interruption Warning"]})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from components import cli
+from gpufleet import cli
 
 BODY = "config:\n  aws:region: us-east-1\n  gpufleet:policy: {policy}\n  gpufleet:cluster: {{extends: aws-train-p5}}\n"
 

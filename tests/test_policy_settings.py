@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from components import cli
-from components.plan import policy_floor
-from components.plan.policy_config import policy_pack_config
-from components.plan.policy_settings import TIGHTER
-from components.program import prepare
-from components.spec import POLICY_KEY, SpecInvalid, load_stack, stack_path
+from gpufleet import cli
+from gpufleet.plan import policy_floor
+from gpufleet.plan.policy_config import policy_pack_config
+from gpufleet.plan.policy_settings import TIGHTER
+from gpufleet.program import prepare
+from gpufleet.stackfile import POLICY_KEY, SpecInvalid, load_stack, stack_path
 from policies.registry import RULES
 
 QUICK = settings(max_examples=40, deadline=None, database=None,

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from components import cli, collector
-from components.plan.planner import plan_stack
-from components.program import prepare
-from components.spec import CLUSTER_KEY, SpecInvalid
+from gpufleet import cli, collector
+from gpufleet.plan.planner import plan_stack
+from gpufleet.program import prepare
+from gpufleet.stackfile import CLUSTER_KEY, SpecInvalid
 
 CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")
                   if "gpufleet:cluster" in yaml.safe_load(p.read_text())["config"])
@@ -146,7 +146,7 @@ def test_valid_variations_plan_in_full(tmp_path_factory, cloud: str, data: st.Da
 
 def test_plans_are_identical_across_hash_seeds() -> None:
     script = (
-        "import json, sys; from pathlib import Path; from components.plan.planner import plan_stack; "
+        "import json, sys; from pathlib import Path; from gpufleet.plan.planner import plan_stack; "
         "print(json.dumps([plan_stack(Path(f'stacks/Pulumi.{s}.yaml'), Path('stacks')).to_json() "
         "for s in sys.argv[1:]], sort_keys=True))"
     )

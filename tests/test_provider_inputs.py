@@ -12,7 +12,7 @@ import pytest
 from pulumi._types import _py_properties
 from test_names import LONG, long_named, plan_config
 
-from components.plan.planner import PlanResult
+from gpufleet.plan.planner import PlanResult
 
 # Type-token package -> the Python SDK package that declares it.
 SDKS = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "alicloud": "pulumi_alicloud",

@@ -13,10 +13,10 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from components import cli
-from components.catalog import load_catalog
-from components.cli import quote as quote_cli
-from components.spec import load_stack
+from gpufleet import cli
+from gpufleet.catalog import load_catalog
+from gpufleet.cli import quote as quote_cli
+from gpufleet.stackfile import load_stack
 
 CATALOG = load_catalog()
 

@@ -16,9 +16,9 @@ import pytest
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components import cli
-from components.catalog import load_catalog
-from components.plan.planner import PlanResult, plan_stack
+from gpufleet import cli
+from gpufleet.catalog import load_catalog
+from gpufleet.plan.planner import PlanResult, plan_stack
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"

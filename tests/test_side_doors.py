@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from components import cli
-from components.spec.stackfile import read_config
+from gpufleet import cli
+from gpufleet.stackfile.read import read_config
 
 SETTINGS = settings(max_examples=25, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
@@ -113,7 +113,7 @@ def test_diff_base_runs_the_ref_without_credentials(tmp_path: Path, monkeypatch:
                                                      secrets: dict[str, str]) -> None:
     import subprocess
 
-    from components.plan import git_base
+    from gpufleet.plan import git_base
 
     seen: dict[str, str] = {}
 

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from conftest import read_cluster
 
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
-from components.spec.models import ClusterSpec
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
+from gpufleet.stackfile.models import ClusterSpec
 
 
 def validate_cluster(raw: dict[str, Any]) -> ClusterSpec:

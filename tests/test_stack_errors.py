@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from components import cli
-from components.spec.stackfile import read_config
+from gpufleet import cli
+from gpufleet.stackfile.read import read_config
 
 
 def plan(tmp_path: Path, stacks_dir: Path, body: str) -> tuple[int, str]:

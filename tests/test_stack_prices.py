@@ -10,10 +10,10 @@ from pathlib import Path
 from conftest import read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components.catalog import load_catalog
-from components.cli import app
-from components.plan.planner import plan_stack
-from components.plan.policy_runner import run_policies
+from gpufleet.catalog import load_catalog
+from gpufleet.cli import app
+from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.policy_runner import run_policies
 from policies.registry import RULES_BY_NAME
 
 NEGOTIATED = "enterprise agreement 2025-06, rate card line 14"

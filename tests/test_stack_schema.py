@@ -12,9 +12,9 @@ from conftest import REPO, SHIPPED_STACKS
 from jsonschema import Draft202012Validator
 from typer.testing import CliRunner
 
-from components.cli import app
-from components.spec import stack_names, stack_path
-from components.yaml_model import read_yaml
+from gpufleet.cli import app
+from gpufleet.stackfile import stack_names, stack_path
+from gpufleet.yaml_model import read_yaml
 
 SCHEMA_FILE = REPO / "schemas" / "stack-file.schema.json"
 REGENERATE = "run `gpufleet schema --stack-file > schemas/stack-file.schema.json`"

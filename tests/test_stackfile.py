@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.spec import SpecInvalid, load_stack
+from gpufleet.stackfile import SpecInvalid, load_stack
 
 
 def write(directory: Path, name: str, config: dict) -> Path:

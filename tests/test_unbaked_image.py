@@ -10,12 +10,12 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS, registered_types
 
-from components import program
-from components.lock import DEFAULT_LOCK_PATH, loader
-from components.plan.engine import STACK_TYPE, run_program
-from components.plan.mocks import OfflineMocks
-from components.plan.planner import plan_stack
-from components.spec import SpecInvalid, load_stack
+from gpufleet import program
+from gpufleet.lock import DEFAULT_LOCK_PATH, loader
+from gpufleet.plan.engine import STACK_TYPE, run_program
+from gpufleet.plan.mock_dispatch import OfflineMocks
+from gpufleet.plan.planner import plan_stack
+from gpufleet.stackfile import SpecInvalid, load_stack
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 BAKED_AMI = "ami-0123456789abcdef0"

@@ -11,8 +11,8 @@ from conftest import read_cluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from components.resolve import resolve_cluster
-from components.spec import SpecInvalid
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import SpecInvalid
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 RAM_POLICY = "alicloud:ram/policy:Policy"

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO
 
-from components import yaml_libyaml
-from components.spec import SpecInvalid
-from components.yaml_model import parse_yaml, read_yaml
+from gpufleet import yaml_libyaml
+from gpufleet.stackfile import SpecInvalid
+from gpufleet.yaml_model import parse_yaml, read_yaml
 
 pytestmark = pytest.mark.skipif(not yaml_libyaml.AVAILABLE, reason="PyYAML built without libyaml")
 

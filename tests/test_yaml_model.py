@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from components.spec import SpecInvalid, load_stack
-from components.yaml_model import MAX_BYTES, MAX_DEPTH, read_yaml
+from gpufleet.stackfile import SpecInvalid, load_stack
+from gpufleet.yaml_model import MAX_BYTES, MAX_DEPTH, read_yaml
 
 
 def refused(path: Path) -> list[str]:

@@ -30,9 +30,9 @@
   cloud's run-command service runs on the node: the same checkpoint, once per node whoever asks first.
 """
 
-from components.bootstrap.config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
-from components.bootstrap.gate import checkpoint_command, gate_command
-from components.bootstrap.render import expect_document, render_user_data, user_data_limit
+from .cloud_init import expect_document, render_user_data, user_data_limit
+from .config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
+from .gate import checkpoint_command, gate_command
 
 __all__ = [
     "LifecycleHooks",

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
-from ..catalog.model import FabricKind
-from ..clouds.registry import CLOUDS, Cloud
+from gpufleet.catalog.model import FabricKind
+from gpufleet.clouds.registry import CLOUDS, Cloud
 
 if TYPE_CHECKING:
     from .operations import GpuMetrics, SharedMount

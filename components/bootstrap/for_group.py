@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from .config import BootstrapConfig, ExpectedType
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
 
 def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_settings: Any) -> BootstrapConfig:

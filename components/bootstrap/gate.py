@@ -12,8 +12,8 @@ runs `checkpoint_command` the same way: the stack's checkpoint hook, once, then 
 
 from __future__ import annotations
 
+from .cloud_init import node_script
 from .config import BootstrapError
-from .render import node_script
 
 
 def gate_command(wait_seconds: int) -> str:

@@ -1,1 +1,1 @@
-"""One sub-package per cloud, each with the same module names, registered in components.clouds.registry."""
+"""One sub-package per cloud, each with the same module names, registered in gpufleet.clouds.registry."""

@@ -11,7 +11,7 @@ die() {
 require() {
     local name
     for name in "$@"; do
-        [[ -n "${!name:-}" ]] || die "missing pin ${name} (render it with components.lock.render_install_env)"
+        [[ -n "${!name:-}" ]] || die "missing pin ${name} (render it with gpufleet.lock.render_install_env)"
     done
 }
 

@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Bake one gpufleet image: pinned GPU stack, the cloud's fabric stack, and the node check.
 # Usage: install.sh --env FILE (--instance-type TYPE | --nvswitch yes|no)
-#   FILE: pins rendered from images/lock.yaml by components.lock.render_install_env(profile, cloud).
+#   FILE: pins rendered from images/lock.yaml by gpufleet.lock.render_install_env(profile, cloud).
 #   NVSwitch is read from --nvswitch, else from whether TYPE is in NVSWITCH_INSTANCE_TYPES.
 set -euo pipefail
 here=$(dirname "${BASH_SOURCE[0]}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.spec.address_ranges import parse_range, too_wide
+from gpufleet.stackfile.address_ranges import parse_range, too_wide
 
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, as_int, get
@@ -75,7 +75,7 @@ def _exposed(protocol: Any, port_range: Any) -> str | None:
 def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     if get(props, "type") != "ingress" or get(props, "policy") == "drop":
         return
-    # Judged by the public space the ranges cover (components/spec/address_ranges.py), not by their spelling.
+    # Judged by the public space the ranges cover (gpufleet/stackfile/address_ranges.py), not by their spelling.
     nets = [net for value in (get(props, "cidrIp"), get(props, "ipv6CidrIp")) if (net := parse_range(value))]
     exposed = _exposed(get(props, "ipProtocol"), get(props, "portRange"))
     wide = too_wide(nets) if exposed else None

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
+from gpufleet.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
 
 from ..lock import lock_module, unpinned
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule

@@ -25,7 +25,7 @@ from .resource_types import (
     VSWITCH,
 )
 
-# The node script that publishes the DCGM fields to CloudMonitor (components.bootstrap.render).
+# The node script that publishes the DCGM fields to CloudMonitor (components.bootstrap.cloud_init).
 GPU_METRICS_MARK = "/usr/local/sbin/gpufleet-gpu-health"
 # nas.FileSystem encrypt_type: 2 is a user-managed KMS key (0 none, 1 NAS-managed).
 CUSTOMER_KEY = 2

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.spec.keys import provider_managed
+from gpufleet.stackfile.keys import provider_managed
 
 from ..meta import MANDATORY, Config, NotApplicable, Props, Rule, resource_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.spec.address_ranges import parse_range, too_wide
+from gpufleet.stackfile.address_ranges import parse_range, too_wide
 
 from ..meta import MANDATORY, Config, Finding, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
@@ -65,7 +65,7 @@ def _ranges(*values: Any) -> list[Any]:
 
 
 def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
-    # Judged by the public space the ranges cover together (components/spec/address_ranges.py), so a group's
+    # Judged by the public space the ranges cover together (gpufleet/stackfile/address_ranges.py), so a group's
     # rules that split the internet between them (0.0.0.0/1 + 128.0.0.0/1) count as one.
     hint = "allow only network.admin_cidrs (or use SSM Session Manager) instead"
     if resource_type == SECURITY_GROUP:

@@ -72,7 +72,7 @@ def _efa_layout_problems(props: dict[str, Any], expected: int, instance_type: st
 
 
 def _catalog_efa_count(instance_type: str) -> int | None:
-    from components.catalog import load_catalog  # the catalog reads data files: only when a rule runs
+    from gpufleet.catalog import load_catalog  # the catalog reads data files: only when a rule runs
 
     found = load_catalog().get("aws", instance_type)
     if found is None or found.fabric.kind != "efa" or found.fabric.interfaces <= 0:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.spec.buckets import wildcard_bucket
+from gpufleet.stackfile.buckets import wildcard_bucket
 
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule
 from ..props import JsonError, get

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
-from components.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
+from gpufleet.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
+from gpufleet.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, next_steps
 
 from ..lock import lock_module, unpinned
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
@@ -16,7 +16,7 @@ from .resource_types import IMAGE_RECIPE, LAUNCH_TEMPLATE
 
 
 def _unbaked_tags(props: Props) -> dict[str, Any] | None:
-    """The launch template's tags when they mark its image profile unbaked (components.lock.status)."""
+    """The launch template's tags when they mark its image profile unbaked (gpufleet.lock.status)."""
     tags = get(props, "tags")
     return tags if isinstance(tags, dict) and tags.get(STATUS_TAG) == UNBAKED else None
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.spec.address_ranges import parse_range, too_wide
+from gpufleet.stackfile.address_ranges import parse_range, too_wide
 
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule
 from ..props import UNKNOWN, get, items
 from .resource_types import NIC, NSG, SECURITY_RULE, VM_PROFILE, VMSS
 
 # NSG source tags that mean "anywhere"; address prefixes are judged by what they cover
-# (components/spec/address_ranges.py), so 0.0.0.0/1 + 128.0.0.0/1 in one rule is the internet too.
+# (gpufleet/stackfile/address_ranges.py), so 0.0.0.0/1 + 128.0.0.0/1 in one rule is the internet too.
 INTERNET = ("*", "internet", "any")
 ADMIN_PORTS = (22, 3389)
 

@@ -16,7 +16,7 @@ from .resource_types import AUTOSCALE, VMSS, VNET
 
 
 def _catalog() -> Any:
-    from components.catalog import load_catalog  # the catalog reads data files: only when a rule runs
+    from gpufleet.catalog import load_catalog  # the catalog reads data files: only when a rule runs
 
     return load_catalog()
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from components.lock.image_ids import EXPECTED_SHAPE
-from components.lock.status import STATUS_TAG, UNBAKED
+from gpufleet.lock.image_ids import EXPECTED_SHAPE
+from gpufleet.lock.status import STATUS_TAG, UNBAKED
 
 from ..lock import lock_module, unpinned
 from ..meta import MANDATORY, Config, Props, Rule, resource_rule

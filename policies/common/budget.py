@@ -1,6 +1,6 @@
 """hourly-budget: the on-demand cost of every node group at max size stays within the hourly budget.
 
-Prices come through components.catalog.hourly_cost, the function the plan summary uses, so the rule and
+Prices come through gpufleet.catalog.hourly_cost, the function the plan summary uses, so the rule and
 `gpufleet plan`'s max_on_demand agree: the stack's own price for a type (`prices` in `gpufleet:cluster`,
 carried in the config as a group's `prices`) wins over the catalog snapshot. A group that cannot be priced
 fails the rule: a budget that leaves a group out is not checked. The worst case: gpufleet writes each node
@@ -148,8 +148,8 @@ def check_hourly_budget(stack: Stack, config: Config, readers: Readers) -> Itera
         PricedGroup(size, None) for size in readers.group_sizes(stack)
     ]
     # The catalog reads data files: imported only when the rule runs.
-    from components.catalog import load_catalog
-    from components.catalog.pricing import hourly_cost, most_expensive, unit_price
+    from gpufleet.catalog import load_catalog
+    from gpufleet.catalog.pricing import hourly_cost, most_expensive, unit_price
 
     catalog = load_catalog()
     total, parts, unpriced = 0.0, [], []

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from conftest import REPO, SHIPPED_STACKS
 
-PLAN = "from components.cli import main; main()"
+PLAN = "from gpufleet.cli import main; main()"
 
 
 @dataclass(frozen=True)

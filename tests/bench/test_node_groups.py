@@ -29,7 +29,7 @@ POLICY_SHARE = """
 import gc, json, sys, time
 from pathlib import Path
 from components import collector
-from components.plan import planner
+from gpufleet.plan import planner
 
 spent = []
 real = planner.run_policies

@@ -27,7 +27,7 @@ RUNS = 7
 TARGET = 1.3
 FLOOR = """
 import pulumi, pulumi_aws as aws
-from components.plan.engine import run_program
+from gpufleet.plan.engine import run_program
 run_program(lambda: aws.ec2.Vpc("v", cidr_block="10.0.0.0/16"), {}, project="gpufleet", stack="bench",
             region="us-east-1", zones=["us-east-1a"])
 """

@@ -31,10 +31,11 @@ import json
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.clouds.alicloud.names import CONTACT, NAMES
+from gpufleet.clouds.naming import fit
+from gpufleet.stackfile.models import Idle, LowUtilisation
+
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
-from ...spec.models import Idle, LowUtilisation
-from ..naming import fit
-from .names import CONTACT, NAMES
 
 PERIOD_SECONDS = 60
 # Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).

@@ -8,11 +8,12 @@ from dataclasses import replace
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.lock.status import image_tags
+from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
-from ...lock.status import image_tags
-from ...resolve import ResolvedCluster, ResolvedGroup
 from ...tags import resource_tags
 from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group
 from .eri import ERDMA_MTU, eri_count

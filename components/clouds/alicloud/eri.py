@@ -8,7 +8,7 @@ count per type is the catalog's fabric.interfaces (DescribeInstanceTypes.EriQuan
 
 from __future__ import annotations
 
-from ...catalog import InstanceType
+from gpufleet.catalog import InstanceType
 
 STANDARD = "Standard"
 HIGH_PERFORMANCE = "HighPerformance"

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..naming import fit
-from .names import NAMES, POLICY, ROLE
+from gpufleet.clouds.alicloud.names import NAMES, POLICY, ROLE
+from gpufleet.clouds.naming import fit
 
 ECS_SERVICE = "ecs.aliyuncs.com"
 

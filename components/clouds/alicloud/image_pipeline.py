@@ -17,8 +17,8 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ...lock.bundle import IMAGE_CHECK, content_version
-from ...lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
+from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
 
 # Image names: 2-64 characters, starting with a letter (CreateImagePipeline ImageName is a name prefix).
 PROFILE = re.compile(r"^[A-Za-z0-9][-_A-Za-z0-9.]{0,40}$")
@@ -37,10 +37,10 @@ class AlicloudImagePipelineArgs:
     parent_image: pulumi.Input[str] | None
     """The lock's base image of the build region: a dated public image name or a custom image id, or an output
     resolving to one (looked up at bake time). None where the lock has it unconfirmed: the pipeline is then recorded
-    without a base image (offline plans only; a real run is refused by components.program before any resource)."""
+    without a base image (offline plans only; a real run is refused by gpufleet.program before any resource)."""
     installer_parts: list[str]
     """One-line shell commands the build runs as root in order, one component each
-    (components.lock.bundle.installer_parts): the last installs."""
+    (gpufleet.lock.bundle.installer_parts): the last installs."""
     regions: list[str]
     """The first is the build region (where the pipeline runs); the image is copied to the others."""
     instance_type: str
@@ -139,7 +139,7 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
             f"{name}-pipeline",
             name=f"gpufleet-{args.profile}",
             # An unconfirmed base is left out, not invented: the SDK checks the argument is given, so it travels
-            # as an output that resolves to nothing; a real run never gets here (components.program refuses it).
+            # as an output that resolves to nothing; a real run never gets here (gpufleet.program refuses it).
             base_image=args.parent_image or pulumi.Output.from_input(None),
             base_image_type="IMAGE",
             # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).

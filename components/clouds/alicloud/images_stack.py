@@ -14,12 +14,13 @@ import re
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ...lock import load_lock
-from ...lock.bundle import installer_parts
-from ...lock.model import BaseImage
+from gpufleet.clouds.alicloud.stack_model import AlicloudImagesSpec
+from gpufleet.lock import load_lock
+from gpufleet.lock.bundle import installer_parts
+from gpufleet.lock.model import BaseImage
+
 from ...tags import resource_tags
 from .image_pipeline import AlicloudImagePipeline, AlicloudImagePipelineArgs, image_name
-from .spec import AlicloudImagesSpec
 
 
 def build_alicloud_images(spec: AlicloudImagesSpec) -> dict[str, pulumi.Output]:
@@ -63,7 +64,7 @@ def resolve_base_image(base: BaseImage | None) -> pulumi.Input[str] | None:
     def newest(images: list[dict[str, str]]) -> str | None:
         # The provider's name_regex is Go's (unanchored unless written so); the lock's is anchored, and checked again.
         named = [i["id"] for i in images if re.fullmatch(pattern, i["name"]) and re.fullmatch(pattern, i["id"])]
-        from ...program import running_offline  # program imports the cloud backends: read it when used
+        from gpufleet.program import running_offline
 
         if named:
             return named[0]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ..naming import fit
-from .names import NAMES, PROJECT
+from gpufleet.clouds.alicloud.names import NAMES, PROJECT
+from gpufleet.clouds.naming import fit
 
 INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
 

@@ -29,13 +29,14 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_alicloud as alicloud
 
-from ...catalog import InstanceType
-from ...lock.status import PROFILE_TAG
-from ...spec import NodeGroup
+from gpufleet.catalog import InstanceType
+from gpufleet.clouds.alicloud.names import CONFIGURATION, NAMES
+from gpufleet.clouds.naming import fit
+from gpufleet.lock.status import PROFILE_TAG
+from gpufleet.stackfile import NodeGroup
+
 from ..hooks import GroupHooks
-from ..naming import fit
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
-from .names import CONFIGURATION, NAMES
 from .scale_out_gate import AlicloudScaleOutGate
 
 DISK_CATEGORY = "cloud_essd"

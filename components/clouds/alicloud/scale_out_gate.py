@@ -29,11 +29,12 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.clouds.alicloud.names import NAMES, POLICY, ROLE
+from gpufleet.clouds.naming import fit
+
 from ...bootstrap import checkpoint_command, gate_command
-from ..naming import fit
 from .identity import scaling_group_arn, service_trust_document
 from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS, checkpoint_command_timeout
-from .names import NAMES, POLICY, ROLE
 
 OOS_SERVICE = "oos.aliyuncs.com"
 # What the template runs and calls, and nothing else (the public template's list).

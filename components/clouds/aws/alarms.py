@@ -14,8 +14,9 @@ import json
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.stackfile.models import Idle, LowUtilisation
+
 from ...bootstrap.operations import GPU_UTILISATION_METRIC
-from ...spec.models import Idle, LowUtilisation
 from .identity import METRICS_NAMESPACE
 
 PERIOD_SECONDS = 60

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ...spec.models import Budget
+from gpufleet.stackfile.models import Budget
 
 CLUSTER_TAG = "gpufleet:cluster"
 

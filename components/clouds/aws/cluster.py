@@ -7,11 +7,12 @@ from dataclasses import replace
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.lock.status import image_tags
+from gpufleet.resolve import ResolvedCluster
+
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
-from ...lock.status import image_tags
-from ...resolve import ResolvedCluster
 from ...tags import resource_tags
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget

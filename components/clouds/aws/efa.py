@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog import InstanceType
+from gpufleet.catalog import InstanceType
 
 
 @dataclass(frozen=True)

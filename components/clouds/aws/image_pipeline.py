@@ -11,9 +11,10 @@ import pulumi
 import pulumi_aws as aws
 import yaml
 
-from ...lock.bundle import IMAGE_CHECK, content_version
-from ...lock.image_ids import AWS_REGION as REGION
-from ...lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
+from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.image_ids import AWS_REGION as REGION
+from gpufleet.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
+
 from .build_network import BuildNetworkArgs, build_network
 from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant, key_policy
 
@@ -26,7 +27,7 @@ MANAGED_POLICIES = (
 # Clusters launch the AMIs through these roles, which must decrypt the image key's snapshots.
 LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
 # CreateComponent `data`: "Length Constraints: Minimum length of 1. Maximum length of 16000." (Image Builder API
-# reference); the installer comes in parts (components.lock.bundle.installer_parts), one component each.
+# reference); the installer comes in parts (gpufleet.lock.bundle.installer_parts), one component each.
 MAX_COMPONENT_DATA = 16_000
 
 
@@ -49,7 +50,7 @@ class AwsImagePipelineArgs:
     image ARN with an explicit version, or an `ssm:` parameter that Image Builder resolves at build time.
     Wildcard versions (x.x.x), `resolve:ssm:` and "latest" aliases are refused."""
     installer_parts: list[str]
-    """Shell commands the build runs in order, one component each (components.lock.bundle.installer_parts): the
+    """Shell commands the build runs in order, one component each (gpufleet.lock.bundle.installer_parts): the
     last installs and is checked on the build and test instances."""
     regions: list[str]
     """Distribution regions; the first is the build region, where the pipeline and its key live."""

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import pulumi
 
-from ...lock import load_lock
-from ...lock.bundle import installer_parts
+from gpufleet.clouds.aws.stack_model import AwsImagesSpec
+from gpufleet.lock import load_lock
+from gpufleet.lock.bundle import installer_parts
+
 from ...tags import resource_tags
 from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
-from .spec import AwsImagesSpec
 
 
 def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_aws as aws
 
-from ..naming import fit
+from gpufleet.clouds.naming import fit
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from ...catalog import InstanceType
-from ...lock.status import PROFILE_TAG
+from gpufleet.catalog import InstanceType
+from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
+from gpufleet.lock.status import PROFILE_TAG
+
 from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
-from .spec import AwsNodeGroupSettings
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -42,7 +43,7 @@ class NodeGroupArgs:
     image_id: str | None
     """AMI id from images/lock.yaml; None while the profile is unbaked there (the template then sets none)."""
     image_tags: dict[str, str]
-    """Launch-template tags naming the image profile and its lock status (components.lock.status)."""
+    """Launch-template tags naming the image profile and its lock status (gpufleet.lock.status)."""
     subnet_ids: list[pulumi.Input[str]]
     """Private subnets; exactly one for RDMA groups."""
     security_group_id: pulumi.Input[str]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from ...spec.models import SharedStorage
+from gpufleet.stackfile.models import SharedStorage
 
 # FSx for Lustre user guide, "File system access control with Amazon VPC": LNET on 988, and 1018-1023.
 LUSTRE_PORTS = ((988, 988), (1018, 1023))

@@ -14,11 +14,12 @@ from __future__ import annotations
 import pulumi
 from pulumi_azure_native import monitor
 
+from gpufleet.clouds.azure.names import NAMES
+from gpufleet.clouds.naming import fit
+from gpufleet.stackfile.models import Idle, LowUtilisation
+
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
-from ...spec.models import Idle, LowUtilisation
-from ..naming import fit
 from .identity import METRICS_NAMESPACE
-from .names import NAMES
 
 SHORT_NAME_MAX = NAMES.limit("azure-native:monitor:ActionGroup", "groupShortName")  # the SMS sender
 SINGLE_RESOURCE = "Microsoft.Azure.Monitor.SingleResourceMultipleMetricCriteria"

@@ -8,19 +8,20 @@ from dataclasses import replace
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
 
+from gpufleet.clouds.azure.names import GROUP, NAMES
+from gpufleet.clouds.naming import fit
+from gpufleet.lock.status import image_tags
+from gpufleet.resolve import ResolvedCluster
+
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
-from ...lock.status import image_tags
-from ...resolve import ResolvedCluster
 from ...tags import resource_tags
-from ..naming import fit
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
 from .lifecycle import HEALTH_PORT, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
-from .names import GROUP, NAMES
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
 from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
@@ -44,7 +45,7 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
-    from ...program import running_offline
+    from gpufleet.program import running_offline
 
     if resolved.spec.admin_ssh_public_key is None and not running_offline():
         raise pulumi.RunError(

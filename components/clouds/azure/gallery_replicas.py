@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from ...catalog import Catalog
+from gpufleet.catalog import Catalog
 
 ZONE_REDUNDANT = "Standard_ZRS"
 LOCALLY_REDUNDANT = "Standard_LRS"  # the service's default; the only choice where a region has no zones

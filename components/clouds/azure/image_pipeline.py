@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_azure_native as azure
 
-from ...lock.bundle import IMAGE_CHECK, content_version
-from ...lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
-from ..naming import fit
+from gpufleet.clouds.azure.names import NAMES
+from gpufleet.clouds.naming import fit
+from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
+
 from .gallery_replicas import LOCALLY_REDUNDANT, ZONE_REDUNDANT
-from .names import NAMES
 from .storage import propagated
 
 # The gallery image definition carries the profile in its name (letters, digits, '.', '-', '_').

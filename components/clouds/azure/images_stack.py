@@ -11,13 +11,14 @@ import re
 
 import pulumi
 
-from ...catalog import load_catalog
-from ...lock import load_lock
-from ...lock.bundle import installer_command
+from gpufleet.catalog import load_catalog
+from gpufleet.clouds.azure.stack_model import AzureImagesSpec
+from gpufleet.lock import load_lock
+from gpufleet.lock.bundle import installer_command
+
 from ...tags import resource_tags
 from .gallery_replicas import replicas_per_region, zone_regions
 from .image_pipeline import AzureImagePipeline, AzureImagePipelineArgs
-from .spec import AzureImagesSpec
 
 
 def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:

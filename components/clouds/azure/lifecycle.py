@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...catalog import Catalog
+from gpufleet.catalog import Catalog
 
 # The bootstrap serves the node check result here (components/bootstrap/scripts/health-endpoint.py).
 HEALTH_PORT = 9180

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...catalog import Catalog
+from gpufleet.catalog import Catalog
 
 SKU_PREFIX = "AMLFS-Durable-Premium-"  # the SKU names carry the tier's MB/s per TiB
 _TIER = re.compile(r"^(\d+):(\d+)-(\d+)/(\d+)$")

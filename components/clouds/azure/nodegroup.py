@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
+from gpufleet.stackfile import NodeGroup
+
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
-from ...spec import NodeGroup
 from .alarms import idle_rule
 from .identity import METRICS_NAMESPACE
 from .lifecycle import HEALTH_EXTENSION, REPAIR_GRACE, TerminateNotice, health_settings
@@ -63,7 +64,7 @@ class NodeGroupArgs:
     terminate_notice: TerminateNotice
     tags: dict[str, str]
     image_tags: dict[str, str]
-    """Scale-set tags naming the image profile and its lock status (components.lock.status)."""
+    """Scale-set tags naming the image profile and its lock status (gpufleet.lock.status)."""
     deployer: tuple[pulumi.Input[str], str]
     """Who runs the deploy (getClientConfig's objectId, identity.deployer_principal_type): with `idle` it seeds the
     metric the rule reads."""

@@ -16,7 +16,8 @@ from ipaddress import IPv4Network
 import pulumi
 from pulumi_azure_native import authorization, keyvault, managedidentity, network, storagecache
 
-from ...spec.models import SharedStorage
+from gpufleet.stackfile.models import SharedStorage
+
 from .lustre_sizes import Tier
 from .storage import (
     CRYPTO_SERVICE_ENCRYPTION_USER,

@@ -14,8 +14,8 @@ import pulumi
 from pulumi_azure_native import authorization, compute, keyvault
 from pulumiverse_time import Sleep
 
-from ..naming import fit
-from .names import NAMES, VAULT
+from gpufleet.clouds.azure.names import NAMES, VAULT
+from gpufleet.clouds.naming import fit
 
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 CRYPTO_SERVICE_ENCRYPTION_USER = "e147488a-f6f5-4113-8e2d-b22465e65bf6"

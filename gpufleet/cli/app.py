@@ -1,0 +1,92 @@
+"""What every `gpufleet` command shares: the Typer apps, the two consoles, output formats and input errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ..stackfile import SpecInvalid, stack_names, stack_path
+from ..stackfile.read import STACK_NAME
+
+app = typer.Typer(
+    help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins. "
+    "Exit status: 0 clean, 1 a mandatory policy failed, 2 invalid input, 3 an internal error "
+    "(add --debug anywhere for its traceback).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", no_args_is_help=True)
+app.add_typer(images_app, name="images")
+
+out = Console()
+# Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
+err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+DEFAULT_STACKS = Path(__file__).resolve().parents[2] / "stacks"
+StacksDir = Annotated[Path, typer.Option("--stacks-dir", help="Directory of Pulumi.<stack>.yaml files.")]
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+
+
+FormatOpt = Annotated[Format, typer.Option("--format", help="table for people, json for machines.")]
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    sarif = "sarif"
+
+
+ReportFormatOpt = Annotated[ReportFormat, typer.Option(
+    "--format",
+    help="table for people, json for machines (the plan document), markdown for pull requests (job summary, PR "
+    "comment), sarif (SARIF 2.1.0) for code scanning. The exit status is the same in every format.",
+)]
+
+
+def emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+
+
+def fail_invalid(invalid: SpecInvalid) -> None:
+    err.print(f"error: {invalid}")
+    raise typer.Exit(2)
+
+
+def existing_stack(stacks_dir: Path, name: str) -> Path:
+    """The file of stack NAME in stacks_dir, or exit 2 naming the stacks that exist."""
+    path = stack_path(stacks_dir, name) if STACK_NAME.fullmatch(name) else None
+    if path is None or not path.is_file():
+        err.print(f"error: no stack {name!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")
+        raise typer.Exit(2)
+    return path
+
+
+@contextmanager
+def progress(total: int) -> Iterator[Callable[[], None]]:
+    """A progress bar on stderr when it is a terminal (and only then: CI logs get the lines alone); yields the
+    function that marks one more item done."""
+    if not err.is_terminal:
+        yield lambda: None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
+        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+    ) as bar:
+        task = bar.add_task("stacks", total=total)
+        yield lambda: bar.advance(task)

@@ -1,0 +1,76 @@
+"""Commands for writing stacks: the instance catalog, the stack schema, and fork."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from ..stackfile import SpecInvalid
+from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, err, existing_stack, fail_invalid, out
+
+
+@app.command()
+def catalog(
+    cloud: Annotated[str | None, typer.Option("--cloud", help="aws | azure | alicloud")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", help="GPU model, e.g. H100")] = None,
+    fmt: FormatOpt = Format.table,
+) -> None:
+    """Instance facts, fabric and prices, with their sources."""
+    from ..catalog import CLOUDS, load_catalog
+    from ..report.tables import catalog_table
+
+    if cloud is not None and cloud not in CLOUDS:
+        err.print(f"error: --cloud must be one of {', '.join(CLOUDS)}, got {cloud!r}")
+        raise typer.Exit(2)
+    instances = load_catalog().instances(cloud, gpu)
+    if fmt is Format.json:
+        emit_json([i.model_dump(mode="json") for i in instances])
+    else:
+        out.print(catalog_table(instances))
+
+
+@app.command()
+def schema(
+    images: Annotated[bool, typer.Option("--images", help="The schema of `gpufleet:images` (an image stack).")] = False,
+    stack_file: Annotated[bool, typer.Option(
+        "--stack-file", help="Schema of a whole stack file (Pulumi's keys, provider keys, every gpufleet key), "
+        "as checked in at schemas/stack-file.schema.json.")] = False,
+) -> None:
+    """JSON Schema of `gpufleet:cluster` (one branch per cloud, chosen by `cloud`), of `gpufleet:images`, or of a
+    whole stack file, for editors (yaml-language-server)."""
+    if stack_file:
+        from ..stackfile.json_schema import stack_file_json_schema
+
+        emit_json(stack_file_json_schema())
+        return
+    from ..resolve import cluster_json_schema
+    from ..stackfile.image_stack import images_json_schema
+
+    emit_json(images_json_schema() if images else cluster_json_schema())
+
+
+@app.command()
+def fork(
+    template: Annotated[str, typer.Argument(help="Stack to extend, e.g. aws-train-p5.")],
+    new: Annotated[str, typer.Argument(help="Name of the new stack.")],
+    settings: Annotated[list[str] | None, typer.Option("--set", help="path=value override, repeatable.")] = None,
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""
+    from ..fork import fork as fork_stack
+
+    existing_stack(stacks_dir, template)
+    try:
+        path, result = fork_stack(template, new, settings or [], stacks_dir)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    if result.mandatory_failed:
+        # Written (the user edits it from here), but it would not deploy: say which rules fail and exit 1.
+        violations = result.policies.get("violations", [])
+        failed = sorted({v["policy"] for v in violations if v["level"] == "mandatory"})
+        err.print(f"wrote {path}, but it fails mandatory policies: {', '.join(failed)}; see "
+                  f"`gpufleet plan --stack {new}` and fix it before `pulumi up`", highlight=False)
+        raise typer.Exit(result.exit_code)
+    out.print(f"wrote {path}\nnext:\n  gpufleet plan --stack {new}\n  pulumi stack init {new}\n"
+              f"  pulumi up --stack {new} --policy-pack policies", highlight=False)

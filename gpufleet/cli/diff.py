@@ -1,0 +1,62 @@
+"""`gpufleet diff`: the offline plan of each stack at a git ref against the work tree's."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from ..stackfile import SpecInvalid
+from .app import DEFAULT_STACKS, app, emit_json, err, fail_invalid, out, progress
+
+
+class DiffFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+
+
+@app.command()
+def diff(
+    base: Annotated[str, typer.Option("--base", help="Git ref to compare with (a branch, tag, commit, HEAD~1). "
+                                    "Runs that ref's own code on this machine (in a git archive export, "
+                                    "with a scrubbed environment: no cloud credentials); diff only refs you trust.")]
+    = "HEAD",
+    stack: Annotated[str | None, typer.Option("--stack", help="Diff this stack only.")] = None,
+    all_stacks: Annotated[bool, typer.Option("--all", help="Diff every stack on either side (the default).")]
+    = False,
+    fmt: Annotated[DiffFormat, typer.Option("--format", help="table for people, json for machines, markdown for "
+                                                            "a pull request.")] = DiffFormat.table,
+) -> None:
+    """Plan each stack at git ref BASE (with BASE's code and stacks) and in the work tree, offline, and print
+    per stack: resources added, removed and changed (input paths, before -> after, secrets masked), GPU and
+    USD/h deltas (unpriced stays unpriced), violations new and fixed, exit status before and after.
+
+    BASE's code executes on this machine (a git archive export, its environment scrubbed of credentials and
+    tokens): diff only refs you trust.
+
+    Exit status (the work tree's verdict; a base that does not plan is reported, not fatal):
+    0 no mandatory violation in the work tree;
+    1 a stack in the work tree fails a mandatory policy, as `gpufleet plan`;
+    2 invalid input: not a git work tree, unknown ref or stack, a stack file invalid in the work tree;
+    3 an internal error.
+    """
+    from ..plan.diff_refs import diff_against
+    from ..report.diff_view import markdown_diff, print_diff
+
+    if stack is not None and all_stacks:
+        err.print("error: give --stack NAME or --all, not both")
+        raise typer.Exit(2)
+    try:
+        report = diff_against(DEFAULT_STACKS.parent, base, [stack] if stack is not None else None, progress)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    if fmt is DiffFormat.json:
+        emit_json(report.to_json())
+    elif fmt is DiffFormat.markdown:
+        sys.stdout.write(markdown_diff(report))
+    else:
+        print_diff(out, report)
+    raise typer.Exit(report.exit_code)

@@ -1,0 +1,81 @@
+"""`gpufleet images`: check and pin the image lock."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ..stackfile import SpecInvalid
+from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, images_app, out
+
+
+@images_app.command("check")
+def images_check(
+    profile: Annotated[str | None, typer.Option("--profile", help="Check one profile only.")] = None,
+    on: Annotated[str | None, typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
+    lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
+    fmt: FormatOpt = Format.table,
+    stacks_dir: StacksDir = DEFAULT_STACKS,
+) -> None:
+    """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions."""
+    from ..images_check import check_images
+
+    try:
+        when = date.fromisoformat(on) if on else date.today()
+    except ValueError:
+        err.print(f"error: --on must be a date like 2026-11-21, got {on!r}")
+        raise typer.Exit(2) from None
+    try:
+        problems = check_images(stacks_dir, when, profile, lock_file)
+    except SpecInvalid as invalid:
+        fail_invalid(invalid)
+    # The file judged: the --lock given, else the shipped lock (named relative to the repository).
+    lock_name = str(lock_file) if lock_file else "images/lock.yaml"
+    if fmt is Format.json:
+        emit_json({"ok": not problems, "lock": lock_name, "on": when.isoformat(), "problems": problems})
+    elif problems:
+        out.print(_problem_table(problems))
+        err.print(f"error: {lock_name}: {len(problems)} problem(s) on {when.isoformat()}")
+    else:
+        out.print(f"{lock_name}: every profile passes on {when.isoformat()}")
+    raise typer.Exit(1 if problems else 0)
+
+
+@images_app.command("pin")
+def images_pin(
+    stack: Annotated[str, typer.Option("--stack", help="The image stack whose bake to pin, e.g. aws-images.")],
+    outputs: Annotated[Path | None, typer.Option(
+        "--outputs", help="Its outputs as `pulumi stack output --json` prints them (default: run that); their "
+        "`stack` must be --stack.")] = None,
+    lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
+) -> None:
+    """Write the image ids a bake produced (the image stack's outputs) into images/lock.yaml; nothing else changes."""
+    from ..lock import DEFAULT_LOCK_PATH
+    from ..lock.pin import PinError, parse_json, pin, stack_outputs
+
+    try:
+        if outputs is None:
+            raw = stack_outputs(stack)
+        elif not outputs.is_file():
+            raise PinError(f"--outputs: {outputs} is not a readable file")
+        else:
+            raw = parse_json(outputs.read_text(), f"--outputs {outputs}")
+        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw, stack)
+    except PinError as exc:
+        err.print(f"error: {exc}", highlight=False, markup=False)
+        raise typer.Exit(2) from None
+    for p in pinned:
+        out.print(f"pinned {p.profile} {p.cloud}/{p.region}: {p.image_id} (was {p.previous or 'unbaked'})",
+                  highlight=False)
+    out.print("next: gpufleet images check, then gpufleet plan / pulumi up of the clusters on this profile",
+              highlight=False)
+
+
+def _problem_table(problems: list[dict[str, str]]) -> Any:
+    from ..report.tables import table
+
+    return table("Image lock problems", ["profile", "field", "problem"],
+                 [(p["profile"], p["field"], p["message"]) for p in problems])

@@ -1,0 +1,1 @@
+"""Alibaba Cloud: the backend, stack-file models, stack checks, resource names and offline answers."""

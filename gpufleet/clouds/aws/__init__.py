@@ -1,0 +1,1 @@
+"""AWS: the backend, stack-file models, stack checks, resource names and offline answers."""

@@ -1,0 +1,149 @@
+"""The protocol every cloud backend implements; the program, the resolve step and the planner use only this."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
+from .naming import fit
+
+if TYPE_CHECKING:
+    from ..catalog import InstanceType
+    from ..resolve import ResolvedCluster
+    from ..stackfile.errors import SpecError
+
+    ClusterCheck = Callable[[ResolvedCluster], Iterator[SpecError]]
+
+
+@dataclass(frozen=True)
+class FabricGroup:
+    """The one group an RDMA fabric reaches across (an InfiniBand scale set, a LowLatency deployment set), capped
+    by a published limit of the catalog."""
+
+    kind: str
+    """What the group is, for messages."""
+    limit: str
+    """Name of the catalog limit (`limits:` in catalog/data/C.yaml) giving the most nodes one group holds."""
+    takes_spot: bool
+    """Whether spot nodes may be in the group."""
+
+
+class CloudBackend(Protocol):
+    """What a cloud supplies: its stack-file model and checks, fabric facts, components and offline answers."""
+
+    name: str
+    """The `cloud` value of a stack file: aws, azure, alicloud."""
+    provider: str
+    """Prefix of the provider's resource type tokens (aws, azure-native, alicloud)."""
+    region_key: str
+    """The provider's own config key for the region (aws:region, azure-native:location, alicloud:region)."""
+    spec_model: type[ClusterSpec]
+    """The cloud's `gpufleet:cluster` model: network, identity and storage settings only it has."""
+    images_model: type[ImagesSpec]
+    """The cloud's `gpufleet:images` model: the settings its image pipeline takes (build machine, key)."""
+    checks: Sequence[ClusterCheck]
+    """Cross-field checks only this cloud needs, run after the shared ones, before any resource."""
+    capacities: frozenset[str]
+    """The node group `capacity` kinds the cloud offers."""
+    operations: frozenset[str]
+    """The operations options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
+    setting another one stops before any resource."""
+    operation_gaps: Mapping[str, str]
+    """Why an option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
+    option; the refusal says so instead of "not built yet"."""
+
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
+        ...
+
+    def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
+        """Private addresses one node takes from its subnet."""
+        ...
+
+    def zone_pattern(self, region: str) -> str | None:
+        """Regular expression every zone name of `region` matches; None where the stack model fixes zones."""
+        ...
+
+    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
+        """Names a group's resources must have before they exist (scaling group, hooks), by role."""
+        ...
+
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        """The capped group nodes of this type must share to reach each other at fabric speed; None where the
+        cloud publishes no such cap (an EFA placement group)."""
+        ...
+
+    def default_zone(self, region: str) -> str | None:
+        """A zone every account has in `region`, for forks into a region no stack uses yet; None where zone
+        names do not follow from the region."""
+        ...
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        """Register the cluster's resources (under `pulumi up` or the offline engine); returns stack outputs."""
+        ...
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        """Register the image pipeline of an image stack; returns stack outputs."""
+        ...
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        """Offline engine: the id and computed outputs the provider would return, in its shapes."""
+        ...
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        """Offline engine: the answer to an invoke from local data, or None where there is none."""
+        ...
+
+
+class BackendDefaults:
+    """What the clouds share; a backend overrides what differs. A cloud without a component yet stops the
+    stack before any resource, naming what is missing."""
+
+    name: str
+    scaling_group_name_max: int | None = None
+    """The cloud's limit on a scaling group's name (its names table); None: no cut."""
+    operations: frozenset[str] = frozenset()
+    operation_gaps: Mapping[str, str] = MappingProxyType({})
+
+    def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
+        return instance.fabric.interfaces if rdma else 0
+
+    def zone_pattern(self, region: str) -> str | None:
+        return None
+
+    def fabric_group(self, instance: InstanceType) -> FabricGroup | None:
+        return None
+
+    def default_zone(self, region: str) -> str | None:
+        return None
+
+    def priced_type(self, spec: ClusterSpec, group: NodeGroup,
+                    types: tuple[InstanceType | None, ...]) -> InstanceType | None:
+        """The type a group's cost is computed at: its primary, which the scaling service launches first."""
+        return types[0]
+
+    def group_names(self, spec: ClusterSpec, group_name: str) -> Mapping[str, str]:
+        """`gpufleet-<cluster>-<environment>-<group>`, cut to the cloud's limit: known before the group exists, so
+        policies can name it."""
+        base = f"gpufleet-{spec.name}-{spec.environment}-{group_name}"
+        return {"scaling_group": fit(base, self.scaling_group_name_max)}
+
+    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
+        raise self._not_built_yet("cluster component")
+
+    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
+        raise self._not_built_yet("image pipeline")
+
+    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+        raise LookupError(f"no offline {self.name} answers for {typ} yet: add components/clouds/{self.name}/mocks.py")
+
+    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+        return None
+
+    def _not_built_yet(self, what: str) -> Exception:
+        import pulumi
+
+        return pulumi.RunError(f"cloud {self.name!r} has no {what} yet; aws is supported")

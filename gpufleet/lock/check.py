@@ -1,0 +1,241 @@
+"""Checks over a loaded lock: every rule `gpufleet images check` enforces, each with a precise message."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date
+
+from ..catalog import Catalog, load_catalog
+from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
+from .model import Lock, Profile
+from .versions import cuda_minor, driver_branch, version_key
+
+
+@dataclass(frozen=True)
+class LockProblem:
+    profile: str
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.profile}: {self.field}: {self.message}"
+
+
+def _versions(profile: Profile) -> dict[str, str]:
+    """Every pinned version and image id of a profile, by field path."""
+    found = {
+        "driver": profile.driver,
+        "fabric_manager": profile.fabric_manager,
+        "cuda": profile.cuda,
+        "nccl": profile.nccl,
+        "dcgm": profile.dcgm,
+        "driver_pinning_package": profile.driver_pinning_package,
+        "nodecheck.nvidia_ml_py": profile.nodecheck.nvidia_ml_py,
+    }
+    found.update({f"apt.{pkg}": version for pkg, version in profile.apt.items()})
+    for cloud, components in profile.fabric.items():
+        for name, component in components.items():
+            found[f"fabric.{cloud}.{name}.version"] = component.version
+            if component.url:
+                found[f"fabric.{cloud}.{name}.url"] = component.url
+    for cloud, regions in profile.images.items():
+        found.update({f"images.{cloud}.{region}": e.id for region, e in regions.items() if e.id is not None})
+    return found
+
+
+def _check_latest(profile: Profile) -> list[LockProblem]:
+    return [
+        LockProblem(profile.name, field, f"'{value}' says 'latest': pin an exact version")
+        for field, value in _versions(profile).items()
+        if "latest" in value.lower()
+    ]
+
+
+def _check_numeric(profile: Profile) -> list[LockProblem]:
+    problems = []
+    for field in ("driver", "fabric_manager", "cuda"):
+        value = getattr(profile, field)
+        try:
+            version_key(value)
+        except ValueError:
+            problems.append(LockProblem(profile.name, field, f"'{value}' is not a dotted numeric version"))
+    return problems
+
+
+def _check_driver(lock: Lock, profile: Profile, on: date) -> list[LockProblem]:
+    name, driver = profile.name, profile.driver
+    problems = []
+    if profile.fabric_manager != driver:
+        problems.append(LockProblem(
+            name, "fabric_manager",
+            f"fabric manager {profile.fabric_manager} differs from driver {driver}: "
+            "it must equal the driver exactly or it refuses to start",
+        ))
+    minor = cuda_minor(profile.cuda)
+    minimum = lock.cuda_minimum_driver.versions.get(minor)
+    if minimum is None:
+        problems.append(LockProblem(name, "cuda", f"no minimum driver recorded for CUDA {minor}"))
+    elif version_key(driver) < version_key(minimum):
+        problems.append(LockProblem(
+            name, "driver", f"driver {driver} is below the minimum {minimum} for CUDA {minor}",
+        ))
+    branch_name = driver_branch(driver)
+    branch = lock.driver_branches.branches.get(branch_name)
+    if branch is None:
+        problems.append(LockProblem(
+            name, "driver", f"driver {driver} is on unknown branch {branch_name.upper()} (not in driver_branches)",
+        ))
+    elif not branch.supported:
+        problems.append(LockProblem(
+            name, "driver", f"driver {driver} is on branch {branch_name.upper()}, out of the support matrix",
+        ))
+    elif branch.eol is not None and on > branch.eol:
+        problems.append(LockProblem(
+            name, "driver",
+            f"driver branch {branch_name.upper()} reached end of life on {branch.eol.isoformat()} "
+            f"(checked for {on.isoformat()})",
+        ))
+    return problems
+
+
+def _driver_cuda_major(lock: Lock, driver: str) -> str | None:
+    """The CUDA major of the driver's user-mode driver: the newest CUDA release whose minimum driver it meets
+    (r580 ships CUDA 13.0's, per the lock's CUDA release notes table)."""
+    met = [cuda for cuda, minimum in lock.cuda_minimum_driver.versions.items()
+           if version_key(driver) >= version_key(minimum)]
+    return max(met, key=version_key).split(".")[0] if met else None
+
+
+def _check_apt(lock: Lock, profile: Profile) -> list[LockProblem]:
+    """The apt pins the bake installs agree with the profile's labels: the fabric manager package is the driver's
+    version, NCCL is the profile's NCCL built for its CUDA major, DCGM's CUDA flavour is the driver's CUDA major
+    (NVIDIA's DCGM install guide installs datacenter-gpu-manager-4-cuda<the CUDA major nvidia-smi reports>), the toolkit
+    package is the profile's CUDA, the pinning package the driver's."""
+    name, problems = profile.name, []
+    cuda_major = profile.cuda.split(".")[0]
+    driver_major = _driver_cuda_major(lock, profile.driver)
+    for package, version in sorted(profile.apt.items()):
+        upstream = version.split(":", 1)[-1].rsplit("-", 1)[0]
+        wrong = None
+        if package == "nvidia-fabricmanager" and upstream != profile.driver:
+            wrong = f"is {upstream}, the driver is {profile.driver}: the fabric manager must equal it"
+        elif package in ("libnccl2", "libnccl-dev"):
+            built = re.fullmatch(r"(?P<nccl>[0-9.]+)-\d+\+cuda(?P<major>\d+)\.\d+", version, re.ASCII)
+            if built is None or built["nccl"] != profile.nccl or built["major"] != cuda_major:
+                wrong = f"is not NCCL {profile.nccl} built for CUDA {cuda_major} (VERSION-N+cuda{cuda_major}.M)"
+        elif (flavour := re.fullmatch(r"datacenter-gpu-manager-4-cuda(\d+)", package, re.ASCII)) and \
+                flavour[1] != driver_major:
+            wrong = (f"is DCGM's CUDA {flavour[1]} flavour; driver {profile.driver} runs CUDA {driver_major}: "
+                     f"install datacenter-gpu-manager-4-cuda{driver_major}")
+        elif package.startswith("datacenter-gpu-manager-4-") and upstream != profile.dcgm:
+            wrong = f"is {upstream}, the profile's DCGM is {profile.dcgm}"
+        elif (toolkit := re.fullmatch(r"cuda-toolkit-(\d+)-(\d+)", package, re.ASCII)) and (
+                f"{toolkit[1]}.{toolkit[2]}" != cuda_minor(profile.cuda) or upstream != profile.cuda):
+            wrong = f"is not CUDA {profile.cuda}"
+        if wrong:
+            problems.append(LockProblem(name, f"apt.{package}", f"{version} {wrong}"))
+    if profile.driver_pinning_package != f"nvidia-driver-pinning-{profile.driver}":
+        problems.append(LockProblem(name, "driver_pinning_package",
+                                    f"{profile.driver_pinning_package} does not pin driver {profile.driver}"))
+    return problems
+
+
+# Architectures each kernel module flavour drives: the open modules Turing and newer (NVIDIA/open-gpu-kernel-modules
+# README, "Compatible GPUs"); the proprietary ones up to Hopper, Blackwell needing the open ones (NVIDIA driver
+# installation guide, "Kernel modules"). Azure/azhpc-images installs the proprietary modules for V100 for this reason.
+MODULE_ARCHITECTURES: dict[str, frozenset[str]] = {
+    "open": frozenset({"turing", "ampere", "ada", "hopper", "blackwell"}),
+    "proprietary": frozenset({"volta", "turing", "ampere", "ada", "hopper"}),
+}
+
+
+def _check_modules(profile: Profile, catalog: Catalog) -> list[LockProblem]:
+    """Every catalog GPU of every cloud the profile has images for must be one its kernel modules drive."""
+    drives = MODULE_ARCHITECTURES[profile.kernel_modules]
+    return [
+        LockProblem(profile.name, "kernel_modules",
+                    f"{cloud} {name} has {inst.gpu.model} ({inst.gpu.architecture}), which the "
+                    f"{profile.kernel_modules} kernel modules do not drive: drop it from the catalog or bake a "
+                    "profile whose modules do")
+        for cloud in sorted(profile.images) for name in catalog.names(cloud)
+        if (inst := catalog.get(cloud, name)) and inst.gpu.architecture not in drives
+    ]
+
+
+def check_downloads(profile: Profile) -> list[LockProblem]:
+    """Every download the bake makes is checked (images/install/common.sh fetch, fetch_signed, fetch_key refuse the
+    rest): the problem names the field the bake would stop on. `images check` (the gate before a bake) runs it;
+    plans do not, so a cloud whose vendor publishes no hash still plans while its bake refuses."""
+    components = {"cuda_keyring": profile.cuda_keyring}
+    for group, by_cloud in (("fabric", profile.fabric), ("agents", profile.agents)):
+        components.update({f"{group}.{cloud}.{name}": c
+                           for cloud, found in by_cloud.items() for name, c in found.items()})
+    return [LockProblem(profile.name, f"{path}.{missing[0]}", f"{missing[1]}: the bake refuses an unverified download")
+            for path, component in sorted(components.items()) if (missing := component.unverified())]
+
+
+def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
+    problems = []
+    for cloud, regions in sorted(profile.images.items()):
+        for region, entry in sorted(regions.items()):
+            # An unbaked entry (id null, status unbaked) is sound: plans show it, deploys refuse it.
+            image = entry.id
+            if image is not None and "latest" not in image.lower() and not is_valid_image_id(cloud, image):
+                problems.append(LockProblem(
+                    profile.name, f"images.{cloud}.{region}",
+                    f"'{image}' is not a valid {cloud} image id: expected {EXPECTED_SHAPE[cloud]}",
+                ))
+    for cloud, regions in sorted(required_regions.items()):
+        for region in sorted(set(regions) - set(profile.images.get(cloud, {}))):
+            problems.append(LockProblem(
+                profile.name, f"images.{cloud}.{region}", f"no image for required region {cloud}/{region}",
+            ))
+    return problems
+
+
+def _check_base_images(lock: Lock) -> list[LockProblem]:
+    return [
+        LockProblem("base_images", f"base_images.{cloud}.{region}.parent_image",
+                    f"'{base.parent_image}' is not a pinnable {cloud} parent image: expected "
+                    f"{EXPECTED_PARENT_SHAPE.get(cloud, 'a cloud with an image pipeline (aws)')}")
+        for cloud, regions in sorted(lock.base_images.items())
+        for region, base in sorted(regions.items())
+        # An unconfirmed (null) base is not a problem of the lock, as an unbaked image is not: `pulumi up` refuses it.
+        if base.parent_image is not None
+        and ("latest" in base.parent_image.lower() or not is_valid_parent_image(cloud, base.parent_image))
+    ]
+
+
+def check_lock(
+    lock: Lock,
+    on: date,
+    required_regions: dict[str, set[str]] | None = None,
+    profile: str | None = None,
+    catalog: Catalog | None = None,
+) -> list[LockProblem]:
+    """Every problem in the lock (or in one profile of it) as of date `on`; empty when the lock is sound.
+
+    required_regions defaults to the lock's own `required_regions`, catalog to the shipped instance catalog.
+    """
+    catalog = catalog if catalog is not None else load_catalog()
+    regions = (
+        required_regions if required_regions is not None
+        else {cloud: set(names) for cloud, names in lock.required_regions.items()}
+    )
+    if profile is not None and profile not in lock.profiles:
+        known = ", ".join(sorted(lock.profiles)) or "none"
+        return [LockProblem(profile, "profile", f"no such profile in the lock (known: {known})")]
+    names = [profile] if profile is not None else sorted(lock.profiles)
+    problems: list[LockProblem] = _check_base_images(lock)
+    for name in names:
+        body = lock.profiles[name]
+        problems += _check_latest(body)
+        numeric = _check_numeric(body)
+        problems += numeric
+        if not numeric:
+            problems += _check_driver(lock, body, on)
+            problems += _check_apt(lock, body)
+        problems += _check_modules(body, catalog)
+        problems += _check_images(body, regions)
+    return problems

@@ -1,0 +1,58 @@
+"""Render a profile's pins as the env file images/install/install.sh reads (KEY='value' lines, bash-safe)."""
+
+from __future__ import annotations
+
+import shlex
+
+from ..catalog import load_catalog
+from .model import FABRIC_COMPONENTS, Profile
+from .node_tools import installed_tools
+
+_FABRIC_PREFIX = {
+    "efa_installer": "EFA_INSTALLER",
+    "aws_ofi_nccl": "AWS_OFI_NCCL",
+    "doca": "DOCA",
+    "erdma": "ERDMA",
+}
+
+
+def _nvswitch_types(cloud: str) -> list[str]:
+    catalog = load_catalog()
+    return [name for name in catalog.names(cloud) if (inst := catalog.get(cloud, name)) and inst.nvswitch]
+
+
+def render_install_env(profile: Profile, cloud: str) -> str:
+    """The env file for installing `profile` on `cloud`; raises ValueError when the profile lacks that cloud."""
+    if cloud not in FABRIC_COMPONENTS:
+        raise ValueError(f"cloud: unknown cloud '{cloud}' (expected one of {sorted(FABRIC_COMPONENTS)})")
+    if cloud not in profile.fabric:
+        raise ValueError(f"profiles.{profile.name}.fabric.{cloud}: the profile has no fabric stack for {cloud}")
+    values: dict[str, str] = {
+        "GPUFLEET_PROFILE": profile.name,
+        "GPUFLEET_CLOUD": cloud,
+        "DRIVER_VERSION": profile.driver,
+        "DRIVER_PINNING_PACKAGE": profile.driver_pinning_package,
+        "FABRIC_MANAGER_VERSION": profile.fabric_manager,
+        "CUDA_VERSION": profile.cuda,
+        "NCCL_VERSION": profile.nccl,
+        "DCGM_VERSION": profile.dcgm,
+        "APT_PINS": " ".join(f"{pkg}={version}" for pkg, version in sorted(profile.apt.items())),
+        "NVIDIA_ML_PY_VERSION": profile.nodecheck.nvidia_ml_py,
+        "NVIDIA_ML_PY_URL": profile.nodecheck.nvidia_ml_py_url,
+        "NVIDIA_ML_PY_SHA256": profile.nodecheck.nvidia_ml_py_sha256,
+        "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
+        # What the image check (gpufleet.lock.bundle.image_check) finds on the baked image.
+        "NODE_TOOLS": " ".join(sorted(installed_tools(cloud))),
+    }
+    components = {"cuda_keyring": profile.cuda_keyring, **profile.fabric[cloud], **profile.agents.get(cloud, {})}
+    for name, component in sorted(components.items()):
+        prefix = _FABRIC_PREFIX.get(name, name.upper())
+        values[f"{prefix}_VERSION"] = component.version
+        for suffix, value in (("URL", component.url), ("SHA256", component.sha256),
+                              ("SIGNATURE_URL", component.signature_url), ("PGP_KEY_URL", component.pgp_key_url),
+                              ("PGP_FINGERPRINT", component.pgp_fingerprint),
+                              ("KEY_URL", component.key_url), ("KEY_FINGERPRINT", component.key_fingerprint)):
+            if value:
+                values[f"{prefix}_{suffix}"] = value
+    header = f"# gpufleet install pins: profile {profile.name}, cloud {cloud} (rendered from images/lock.yaml)\n"
+    return header + "".join(f"{key}={shlex.quote(value)}\n" for key, value in values.items())

@@ -1,0 +1,233 @@
+"""Typed view of images/lock.yaml: profiles of pinned driver/CUDA stacks and the images that carry them."""
+
+from __future__ import annotations
+
+import re
+from datetime import date
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from ..yaml_model import StrictModel
+
+# The fabric stack components each cloud's installer needs.
+FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
+    "aws": ("efa_installer", "aws_ofi_nccl"),
+    "azure": ("doca",),
+    "alicloud": ("erdma",),
+}
+
+
+class FabricComponent(StrictModel):
+    """One piece of a cloud's RDMA stack (EFA installer, aws-ofi-nccl, DOCA-OFED, eRDMA)."""
+
+    version: str = Field(..., min_length=1)
+    url: str | None = None
+    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    bundled_in: str | None = Field(None, description="installed by this other component, not on its own")
+    signature_url: str | None = Field(None, description="detached PGP signature of url (verified with gpgv)")
+    pgp_key_url: str | None = Field(None, description="where the signing key is fetched (trusted by fingerprint)")
+    pgp_fingerprint: str | None = Field(
+        None, pattern=r"^[0-9A-F]{40}$", description="primary key that must have made signature_url's signature"
+    )
+    key_url: str | None = Field(None, description="an apt repository's signing key (url is the repository)")
+    key_fingerprint: str | None = Field(
+        None, pattern=r"^[0-9A-F]{40}$", description="the one primary key key_url must hold (null: unconfirmed)"
+    )
+    unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
+
+    def unverified(self) -> tuple[str, str] | None:
+        """The missing field and why the bake would refuse this component's download (None: it is checked). A fetched
+        file needs a sha256 or a signature by a pinned key; an apt repository (key_url) a pinned key fingerprint."""
+        if self.key_url is not None:
+            return None if self.key_fingerprint else ("key_fingerprint", f"key_url {self.key_url} has no fingerprint")
+        if self.url is None or self.sha256 or self.pgp_fingerprint:
+            return None
+        return "sha256", f"url {self.url} has no sha256, nor signature_url with pgp_key_url and pgp_fingerprint"
+
+    @model_validator(mode="after")
+    def _signature_names_its_key(self) -> FabricComponent:
+        if not (self.signature_url is None) == (self.pgp_fingerprint is None) == (self.pgp_key_url is None):
+            raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
+                             "against one key")
+        return self
+
+
+class NodecheckPins(StrictModel):
+    """The node check's one third-party module, fetched as a wheel and checked by its sha256 (no pip on the base
+    image: the bake unpacks the pure-Python wheel with python3's zipfile)."""
+
+    nvidia_ml_py: str = Field(..., min_length=1)
+    nvidia_ml_py_url: str = Field(..., pattern=r"^https://.+\.whl$")
+    nvidia_ml_py_sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$")
+
+
+class ImageEntry(StrictModel):
+    """The image of one profile in one cloud region: a baked id, or null with status unbaked."""
+
+    id: str | None = Field(..., description="the baked image id; null until a bake is pinned")
+    status: Literal["baked", "unbaked"] = Field("baked", description="unbaked: no image exists yet")
+    stack: str | None = Field(None, description="the image stack (stacks/Pulumi.<stack>.yaml) that bakes it")
+    base_image: str | None = Field(None, description="the base image the bake started from (written by pin)")
+    note: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_id(cls, raw: Any) -> Any:
+        """A bare string is a baked id."""
+        return {"id": raw} if isinstance(raw, str) else raw
+
+    @model_validator(mode="after")
+    def _id_matches_status(self) -> ImageEntry:
+        if self.id is None and self.status != "unbaked":
+            raise ValueError("id is null: set status: unbaked (and the stack that bakes it) or pin a baked id")
+        if self.id is not None and self.status == "unbaked":
+            raise ValueError(f"status is unbaked but id is {self.id!r}: an unbaked image has id null")
+        return self
+
+
+class Profile(StrictModel):
+    """One pinned stack: driver, fabric manager, CUDA, NCCL, DCGM, fabric per cloud, images per region."""
+
+    name: str
+    driver: str = Field(..., min_length=1)
+    fabric_manager: str = Field(..., min_length=1)
+    cuda: str = Field(..., min_length=1)
+    nccl: str = Field(..., min_length=1)
+    dcgm: str = Field(..., min_length=1)
+    apt: dict[str, str] = Field(..., min_length=1, description="Ubuntu package -> exact version to pin")
+    driver_pinning_package: str = Field(..., min_length=1)
+    kernel_modules: Literal["open", "proprietary"] = Field(
+        ..., description="the driver's kernel module flavour the bake installs (nvidia-open: open)")
+    cuda_keyring: FabricComponent = Field(
+        ..., description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
+    )
+    nodecheck: NodecheckPins
+    fabric: dict[str, dict[str, FabricComponent]]
+    agents: dict[str, dict[str, FabricComponent]] = Field(
+        default_factory=dict, description="cloud -> node agents the image carries (CloudWatch agent, Lustre client)"
+    )
+    images: dict[str, dict[str, ImageEntry]] = Field(..., description="cloud -> region -> image")
+    sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
+
+    @model_validator(mode="after")
+    def _fabric_complete(self) -> Profile:
+        for cloud, components in self.fabric.items():
+            if cloud not in FABRIC_COMPONENTS:
+                raise ValueError(f"fabric.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")
+            missing = [c for c in FABRIC_COMPONENTS[cloud] if c not in components]
+            if missing:
+                raise ValueError(f"fabric.{cloud}: missing {', '.join(missing)}")
+        if self.cuda_keyring.sha256 is None:
+            raise ValueError("cuda_keyring.sha256: the keyring decides which repository apt trusts: pin its sha256")
+        for cloud in self.images:
+            if cloud not in FABRIC_COMPONENTS:
+                raise ValueError(f"images.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")
+        return self
+
+
+class DriverBranch(StrictModel):
+    kind: Literal["lts", "production", "new-feature", "unsupported"]
+    supported: bool
+    eol: date | None = None
+    note: str | None = None
+
+
+class DriverBranches(StrictModel):
+    source: str = Field(..., min_length=3)
+    branches: dict[str, DriverBranch]
+
+
+class CudaMinimumDriver(StrictModel):
+    source: str = Field(..., min_length=3)
+    versions: dict[str, str] = Field(..., description="CUDA major.minor -> minimum Linux driver")
+
+
+class BaseImage(StrictModel):
+    """The OS image a pipeline bakes on, per cloud and build region (gpufleet.lock.image_ids: parent shapes).
+
+    A reference nobody could confirm is still offered is null with status unconfirmed and a note saying how
+    to confirm one: image stacks plan with it, a real `pulumi up` refuses them (gpufleet.program). Status
+    resolved: the image stack looks the newest of the cloud's own images whose name fully matches `name_regex`
+    up when it bakes (as Image Builder resolves an ssm: parameter) and exports it; `images pin` records it."""
+
+    parent_image: str | None = Field(..., description="AMI id, image ARN, ssm: parameter, URN or image name")
+    status: Literal["pinned", "unconfirmed", "resolved"] = Field(
+        "pinned", description="unconfirmed: parent_image is null; resolved: looked up by name_regex at bake time")
+    name_regex: str | None = Field(None, description="resolved only: the cloud's own image names it may take")
+    os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
+    source: str | None = Field(None, description="where the reference was read")
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _null_is_unconfirmed(self) -> BaseImage:
+        if self.status == "resolved" or self.name_regex is not None:
+            if self.status != "resolved" or self.parent_image is not None or not self.name_regex:
+                raise ValueError("status resolved goes with a name_regex and a null parent_image (looked up at bake)")
+            # Anchored and ASCII: a look-alike or suffixed name must not match.
+            if not (self.name_regex.startswith("^") and self.name_regex.endswith("$")) or not self.name_regex.isascii():
+                raise ValueError(f"name_regex: {self.name_regex!r} must be ASCII and anchored with ^ and $")
+            try:
+                re.compile(self.name_regex)
+            except re.error as err:
+                raise ValueError(f"name_regex: {self.name_regex!r} is not a regular expression ({err})") from None
+            return self
+        if self.parent_image is None and (self.status != "unconfirmed" or not self.note):
+            raise ValueError("parent_image is null: set status: unconfirmed and a note saying how to confirm one")
+        if self.parent_image is not None and self.status == "unconfirmed":
+            raise ValueError(f"status is unconfirmed but parent_image is {self.parent_image!r}: null it or pin it")
+        return self
+
+
+class Lock(StrictModel):
+    schema_: int = Field(..., alias="schema")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _profiles_know_their_name(cls, raw: Any) -> Any:
+        """A profile's name is its key: copied in so a Profile knows its own name."""
+        if isinstance(raw, dict) and isinstance(raw.get("profiles"), dict):
+            named = {name: {"name": name, **body} if isinstance(body, dict) else body
+                     for name, body in raw["profiles"].items()}
+            return {**raw, "profiles": named}
+        return raw
+
+    cuda_minimum_driver: CudaMinimumDriver
+    driver_branches: DriverBranches
+    required_regions: dict[str, list[str]] = Field(default_factory=dict)
+    base_images: dict[str, dict[str, BaseImage]] = Field(
+        default_factory=dict, description="cloud -> region -> the OS image pipelines bake on"
+    )
+    profiles: dict[str, Profile]
+
+    def base_image_entry(self, cloud: str, region: str) -> BaseImage | None:
+        """The lock's base image entry for a build region (pinned or unconfirmed), or None where it has none."""
+        return self.base_images.get(cloud, {}).get(region)
+
+    def base_image(self, cloud: str, region: str) -> str | None:
+        """The pinned parent image of a build region; None where there is no entry, it is unconfirmed, or it is
+        resolved at bake time (base_image_entry(...).name_regex)."""
+        found = self.base_image_entry(cloud, region)
+        return found.parent_image if found else None
+
+    def image_entry(self, profile: str, cloud: str, region: str) -> ImageEntry | None:
+        """The lock's entry for this profile, cloud and region (baked or not), or None where it has none."""
+        found = self.profiles.get(profile)
+        return found.images.get(cloud, {}).get(region) if found else None
+
+    def image_id(self, profile: str, cloud: str, region: str) -> str | None:
+        """The baked image to boot, or None where the lock has no entry or the entry is unbaked."""
+        entry = self.image_entry(profile, cloud, region)
+        return entry.id if entry else None
+
+    def regions(self, cloud: str) -> list[str]:
+        """Every region the lock covers for a cloud: the required ones and any a profile has an image entry for."""
+        found = set(self.required_regions.get(cloud, []))
+        found.update(region for profile in self.profiles.values() for region in profile.images.get(cloud, {}))
+        return sorted(found)
+
+    def image_ids(self, cloud: str) -> set[str]:
+        """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
+        (policies use it to allow only locked images)."""
+        baked = {e.id for p in self.profiles.values() for e in p.images.get(cloud, {}).values() if e.id}
+        return baked | {base.parent_image for base in self.base_images.get(cloud, {}).values() if base.parent_image}

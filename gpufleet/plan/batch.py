@@ -1,0 +1,95 @@
+"""Plan many stacks (`plan --all`): in worker processes when there are enough stacks and CPUs, else in this one.
+
+Outcomes come back in the order of the names given, whatever order the workers finish in, so the output of a
+batch is the same on every machine. A stack never ends the batch: an invalid one is exit 2 and an internal
+error exit 3 for that stack, the others are still planned. Workers are spawned (not forked: the parent may
+hold gRPC and asyncio state) and import what they need themselves.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from collections.abc import Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from .. import collector
+from ..stackfile import SpecInvalid, stack_path
+
+EXIT_INTERNAL = 3
+# A worker starts by importing the provider SDKs again (one to two seconds): below this many stacks that costs
+# more than planning them here.
+PARALLEL_FROM = 4
+
+
+@dataclass(frozen=True)
+class StackOutcome:
+    """One stack of a batch: its exit status and either its plan (`--format json` document) or its error."""
+
+    name: str
+    path: Path
+    exit_code: int
+    plan: dict[str, Any] | None
+    error: str | None
+
+
+def plan_one(stacks_dir: Path, name: str) -> StackOutcome:
+    """Plan stack NAME of stacks_dir; never raises for the stack's sake (exit 2 invalid, exit 3 internal)."""
+    # Imported here: a parent that only hands stacks to workers never loads the engine and the provider SDKs.
+    from .planner import EXIT_INVALID, plan_stack
+
+    path = stack_path(stacks_dir, name)
+    try:
+        result = plan_stack(path, stacks_dir)
+        outcome = StackOutcome(name, path, result.exit_code, result.to_json(), None)
+    except SpecInvalid as invalid:
+        outcome = StackOutcome(name, path, EXIT_INVALID, None, str(invalid))
+    except Exception as exc:  # one stack's internal error is that stack's exit 3, not the batch's end
+        outcome = StackOutcome(name, path, EXIT_INTERNAL, None, f"internal error: {type(exc).__name__}: {exc}")
+    collector.collect_after_stack()
+    return outcome
+
+
+def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None) -> Iterator[StackOutcome]:
+    """Plan `names` of stacks_dir with up to `workers` processes (default: the CPU count), yielding in order."""
+    workers = min(workers or os.cpu_count() or 1, len(names))
+    if workers < 2 or len(names) < PARALLEL_FROM:
+        for name in names:
+            yield plan_one(stacks_dir, name)
+        return
+    pool = _pool(workers)
+    try:
+        futures = [pool.submit(plan_one, stacks_dir, name) for name in names]
+        for name, future in zip(names, futures, strict=True):
+            yield _result(future, stacks_dir, name)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_start_worker)
+
+
+def _start_worker() -> None:
+    gc.disable()  # a worker is a command like any other (gpufleet/collector.py); plan_one collects per stack
+
+
+def _result(future: Future[StackOutcome], stacks_dir: Path, name: str) -> StackOutcome:
+    try:
+        return future.result()
+    except BrokenProcessPool:
+        # A worker died (a crash in native code, the kernel's OOM killer) and took the pool with it: every stack
+        # it left unplanned is planned again in a process of its own, so only the one that kills it fails.
+        with _pool(1) as alone:
+            try:
+                return alone.submit(plan_one, stacks_dir, name).result()
+            except BrokenProcessPool:
+                return StackOutcome(
+                    name, stack_path(stacks_dir, name), EXIT_INTERNAL, None,
+                    "internal error: the process planning this stack ended abruptly (crash or out of memory)",
+                )

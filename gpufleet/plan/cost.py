@@ -1,0 +1,70 @@
+"""GPU counts and hourly cost of a cluster spec from the catalog's price snapshots, or the stack's own
+prices where it gives them (listed in `stack_priced`, with the source the stack named)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..catalog import InstanceType
+from ..resolve import ResolvedCluster
+from ..stackfile.models import StackPrice
+
+
+@dataclass
+class Summary:
+    gpus: dict[str, int]
+    hourly_usd: dict[str, float | None]
+    """None throughout when a group has no price: a partial sum would read as the cluster's cost."""
+    node_groups: list[dict]
+    unpriced: list[str] = field(default_factory=list)
+    stack_priced: list[str] = field(default_factory=list)
+    """Every type of a group the stack's `prices` prices, beside the catalog's price for it (_beside_catalog)."""
+
+    def to_json(self) -> dict:
+        out: dict = {"gpus": self.gpus, "hourly_usd": self.hourly_usd, "node_groups": self.node_groups}
+        if self.unpriced:
+            out["unpriced"] = self.unpriced
+        if self.stack_priced:
+            out["stack_priced"] = self.stack_priced
+        return out
+
+
+def _beside_catalog(group: str, name: str, row: InstanceType | None, given: StackPrice, region: str) -> str:
+    """A stack-supplied price with the catalog's for the same type beside it, so a reviewer sees the difference."""
+    listed = row.price(region) if row is not None else None
+    catalog = (f"catalog {listed.on_demand:g} USD/h" if listed is not None and listed.on_demand is not None
+               else f"no catalog price in {region}")
+    return f"{group}: {name} priced by the stack at {given.on_demand:g} USD/h ({given.source}); {catalog}"
+
+
+def summarize(cluster: ResolvedCluster) -> Summary:
+    """Desired on-demand, desired expected (spot where it is used and published) and max on-demand."""
+    spec = cluster.spec
+    gpus = {"min": 0, "desired": 0, "max": 0}
+    hourly = {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0}
+    groups: list[dict] = []
+    unpriced: list[str] = []
+    stack_priced: list[str] = []
+    for resolved in cluster.groups:
+        group, inst = resolved.spec, resolved.primary
+        if inst is None:
+            continue
+        for key in gpus:
+            gpus[key] += getattr(group.size, key) * inst.gpu.count
+        groups.append({"name": group.name, "instance_type": inst.name, "fabric": resolved.fabric,
+                       "interfaces": resolved.interfaces,
+                       "capacity": group.capacity, "size": group.size.model_dump()})
+        stack_priced += [_beside_catalog(group.name, name, row, spec.prices[name], spec.region)
+                         for name, row in zip(group.instance_types, resolved.types, strict=True) if name in spec.prices]
+        if resolved.cost is None:
+            unpriced.append(f"{inst.name} in {spec.region}")
+            continue
+        for key in hourly:
+            hourly[key] += getattr(resolved.cost, key)
+    return Summary(
+        gpus=gpus,
+        hourly_usd={key: None if unpriced else round(value, 4) for key, value in hourly.items()},
+        node_groups=groups,
+        unpriced=unpriced,
+        stack_priced=stack_priced,
+    )

@@ -1,0 +1,95 @@
+"""`gpufleet diff`: plan stacks at a base git ref and in the work tree, and compare them stack by stack.
+
+The work tree is the project whose code is running (its `stacks/`, planned in this process as `gpufleet
+plan` does); the base is the same project exported at the ref and planned by the ref's own code
+(git_base.py). Base plans run in worker threads, each a subprocess, while this process plans the work tree.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..stackfile import SpecError, SpecInvalid, stack_names, stack_path
+from .compare import Side, StackDiff, diff_stack
+from .git_base import EXIT_INVALID, base_stacks, exported_tree, plan_in_tree, resolve_ref
+from .planner import plan_stack
+
+EXIT_INTERNAL = 3
+Tracker = Callable[[int], AbstractContextManager[Callable[[], None]]]
+"""Given the number of stacks, a context yielding the function called as each stack is compared."""
+
+
+@contextmanager
+def untracked(total: int) -> Iterator[Callable[[], None]]:
+    yield lambda: None
+
+
+@dataclass
+class DiffReport:
+    base_ref: str
+    base_commit: str
+    stacks: list[StackDiff]
+
+    @property
+    def exit_code(self) -> int:
+        """The work tree's verdict, as `gpufleet plan --all` gives it: 1 when a stack there fails a mandatory
+        policy, 2 when one is invalid; a stack removed in the work tree counts as clean."""
+        return max((_work_tree_exit(s.after) for s in self.stacks), default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"base": {"ref": self.base_ref, "commit": self.base_commit}, "exit_code": self.exit_code,
+                "stacks": [s.to_json() for s in self.stacks]}
+
+
+def _work_tree_exit(side: Side) -> int:
+    if side.state == "absent":
+        return 0
+    if side.state == "invalid":
+        return EXIT_INVALID
+    return side.exit_code if side.exit_code is not None else EXIT_INTERNAL
+
+
+def plan_work_tree(stacks_dir: Path, stack: str) -> Side:
+    """Plan STACK of the work tree in this process; an internal error propagates (exit 3, as plan)."""
+    path = stack_path(stacks_dir, stack)
+    if not path.is_file():
+        return Side("absent")
+    try:
+        result = plan_stack(path, stacks_dir)
+    except SpecInvalid as invalid:
+        return Side("invalid", EXIT_INVALID, error=str(invalid))
+    return Side("planned", result.exit_code, plan=result.to_json(show_secrets=True))  # compared, then masked
+
+
+def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked) -> DiffReport:
+    """Diff STACKS (default: every stack on either side) of the project at `root` against git ref `base`.
+
+    SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, or a named stack
+    exists on neither side."""
+    commit = resolve_ref(root, base)
+    work_stacks = root / "stacks"
+    with exported_tree(root, commit) as tree:
+        at_base = set(base_stacks(tree))
+        at_work = set(stack_names(work_stacks)) if work_stacks.is_dir() else set()
+        names = sorted(at_base | at_work) if stacks is None else stacks
+        missing = [name for name in names if name not in at_base | at_work]
+        if missing:
+            raise SpecInvalid([SpecError("--stack", f"no stack {name!r} at {base} or in the work tree; known: "
+                                         f"{', '.join(sorted(at_base | at_work))}") for name in missing])
+        workers = max(1, (os.cpu_count() or 2) - 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool, track(len(names)) as advance:
+            before: dict[str, Future[Side]] = {
+                name: pool.submit(plan_in_tree, tree, name) for name in names if name in at_base
+            }
+            diffs = []
+            for name in names:
+                after = plan_work_tree(work_stacks, name)
+                diffs.append(diff_stack(name, before[name].result() if name in before else Side("absent"), after))
+                advance()
+    return DiffReport(base, commit, diffs)

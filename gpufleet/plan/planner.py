@@ -1,0 +1,94 @@
+"""`gpufleet plan`: stack file -> validated spec -> program under the mock engine -> policies -> summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pulumi
+
+from components.bootstrap import BootstrapError
+
+from ..program import build, prepare
+from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
+from .cost import summarize
+from .engine import run_program
+from .policy_config import policy_pack_config, user_policy
+from .policy_floor import exceptions_in_use, organisation
+from .policy_runner import PolicyConfigError, run_policies
+from .record import RecordedResource
+
+PROJECT = "gpufleet"
+EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
+
+
+@dataclass
+class PlanResult:
+    stack: str
+    cloud: str
+    region: str
+    resources: list[RecordedResource]
+    policies: dict[str, Any]
+    summary: dict[str, Any]
+    mandatory_failed: bool
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_POLICY if self.mandatory_failed else EXIT_CLEAN
+
+    def to_json(self, show_secrets: bool = False) -> dict[str, Any]:
+        return {
+            "stack": self.stack,
+            "cloud": self.cloud,
+            "region": self.region,
+            "resources": [r.to_json(show_secrets) for r in self.resources],
+            "policies": self.policies,
+            "summary": self.summary,
+        }
+
+
+def stack_name(path: Path) -> str:
+    return path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+
+
+def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
+    """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid."""
+    config = load_stack(path, stacks_dir)
+    name = stack_name(path)
+    prepared = prepare(config)
+    if isinstance(prepared, ImagesSpec):
+        cloud, region, zones = prepared.cloud, prepared.regions[0], []
+        summary = {"gpus": {"min": 0, "desired": 0, "max": 0},
+                   "hourly_usd": {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0},
+                   "node_groups": []}
+    else:
+        spec = prepared.spec
+        cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
+        summary = summarize(prepared).to_json()
+    try:
+        resources = run_program(
+            lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
+        )
+    except pulumi.RunError as exc:
+        raise SpecInvalid([SpecError("", str(exc))]) from None
+    except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)
+        raise SpecInvalid([SpecError("node_groups", str(exc))]) from None
+    try:
+        pack_config = policy_pack_config(config, prepared, name)
+        report = run_policies(resources, pack_config)
+    except PolicyConfigError as exc:
+        # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
+        raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
+    return PlanResult(
+        stack=name,
+        cloud=cloud,
+        region=region,
+        resources=resources,
+        policies={**report.to_json(), "exceptions": exceptions_in_use(
+            user_policy(config), name, date.today(), organisation()
+        )},
+        summary=summary,
+        mandatory_failed=report.has_mandatory,
+    )

@@ -1,0 +1,111 @@
+"""Rich tables for people; the JSON forms live with the data they print.
+
+Cells and names come from stack files and policy messages: they are printed as text, never as markup."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+from rich.tree import Tree
+
+from ..catalog import InstanceType
+from ..plan.planner import PlanResult
+from ..plan.record import RecordedResource
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+    out = Table(title=Text(title), title_justify="left")
+    for column in columns:
+        out.add_column(column)
+    for row in rows:
+        out.add_row(*[Text("" if cell is None else str(cell)) for cell in row])
+    return out
+
+
+def catalog_table(instances: list[InstanceType], region: str | None = None) -> Table:
+    def price(inst: InstanceType) -> str:
+        shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" if p.offered else f"{r} not offered"
+                 for r, p in sorted(inst.prices.items()) if region is None or r == region]
+        return "\n".join(shown)
+
+    return table(
+        "GPU instance catalog (USD/h on-demand/spot, snapshots: see `--format json` for sources)",
+        ["cloud", "type", "GPUs", "GPU mem", "fabric", "interfaces", "NVSwitch", "prices"],
+        [
+            (i.cloud, i.name, f"{i.gpu.count}x {i.gpu.model}", i.gpu.memory_gb, i.fabric.kind, i.fabric.interfaces,
+             "yes" if i.nvswitch else "no", price(i))
+            for i in instances
+        ],
+    )
+
+
+def print_plan(console: Console, plan: PlanResult) -> None:
+    console.print(resource_tree(plan))
+    summary = plan.summary
+    if summary["node_groups"]:
+        print_capacity(console, summary)
+    print_policies(console, plan.policies)
+
+
+def resource_tree(plan: PlanResult) -> Tree:
+    """Every resource under its parent; those parented to the stack (or to nothing) at the top."""
+    tree = Tree(f"[bold]{escape(plan.stack)}[/] ({plan.cloud}, {escape(plan.region)}): {len(plan.resources)} resources")
+    recorded = {r.urn for r in plan.resources}
+    children: dict[str | None, list[RecordedResource]] = {}
+    for resource in sorted(plan.resources, key=lambda r: (r.type, r.name)):
+        parent = resource.parent if resource.parent in recorded else None
+        children.setdefault(parent, []).append(resource)
+
+    def add(node: Tree, parent: str | None) -> None:
+        for resource in children.get(parent, []):
+            add(node.add(f"{resource.type} [dim]{escape(resource.name)}[/]"), resource.urn)
+
+    add(tree, None)
+    return tree
+
+
+def print_capacity(console: Console, summary: dict[str, Any]) -> None:
+    console.print(
+        table(
+            "Node groups",
+            ["group", "type", "capacity", "size min/desired/max", "fabric", "interfaces"],
+            [
+                (g["name"], g["instance_type"], g["capacity"],
+                 f"{g['size']['min']}/{g['size']['desired']}/{g['size']['max']}", g["fabric"], g["interfaces"])
+                for g in summary["node_groups"]
+            ],
+        )
+    )
+    gpus, cost = summary["gpus"], summary["hourly_usd"]
+    hourly = ("USD/h unknown (a group is unpriced)" if cost["max_on_demand"] is None else
+              f"USD/h desired on-demand {cost['desired_on_demand']:.2f}, desired expected "
+              f"{cost['desired_expected']:.2f}, max on-demand {cost['max_on_demand']:.2f}")
+    console.print(f"GPUs min/desired/max: {gpus['min']}/{gpus['desired']}/{gpus['max']}   {hourly}")
+    for missing in summary.get("unpriced", []):
+        console.print(f"[yellow]no published price for {escape(missing)}: give one under prices[/]")
+    for priced in summary.get("stack_priced", []):
+        console.print(f"[dim]{escape(priced)}[/]")
+
+
+def print_policies(console: Console, policies: dict[str, Any]) -> None:
+    for granted in policies.get("exceptions", []):
+        console.print(
+            f"[yellow]exception[/]: {escape(granted['rule'])} allowed at {granted['level']} until "
+            f"{granted['expires']}: {escape(granted['reason'])} (policies/organisation.yaml)"
+        )
+    violations = policies["violations"]
+    if not violations:
+        console.print(f"Policies: {policies['evaluated']} evaluated, no violations")
+        return
+    console.print(
+        table(
+            f"Policies: {policies['evaluated']} evaluated, {len(violations)} violation(s)",
+            ["policy", "level", "resource", "message"],
+            [(v["policy"], v["level"], (v.get("urn") or "stack").split("::")[-1], v["message"]) for v in violations],
+        )
+    )

@@ -1,0 +1,93 @@
+"""Validate a `gpufleet:images` value: the cloud's model (a discriminated union on `cloud`, built from the
+registered backends), then its values against the cloud's naming, the catalog and the image lock.
+
+The provider's region key (aws:region...) is checked against regions[0] with the cluster's `region` in
+gpufleet.program.prepare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+from ..clouds.registry import CLOUDS, backend
+from ..lock.image_ids import is_valid_region
+from .checks import regions_of_the_cloud, tags_within_limits
+from .errors import SpecError, SpecInvalid
+from .models import ImagesSpec
+from .validate import discriminated_union, parse_with
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
+
+    from ..catalog import Catalog
+    from ..lock.model import Lock
+
+UNKNOWN_IMAGES_FIELD = "unknown field; check its spelling against `gpufleet schema --images`"
+
+
+@cache
+def _images_adapter() -> TypeAdapter[Any]:
+    return discriminated_union([backend(cloud).images_model for cloud in CLOUDS])
+
+
+def images_json_schema() -> dict[str, Any]:
+    """JSON Schema of `gpufleet:images`: one branch per cloud, chosen by `cloud`."""
+    return {"title": "gpufleet:images", **_images_adapter().json_schema()}
+
+
+def _profile_covers_the_regions(spec: ImagesSpec, lock: Lock) -> Iterator[SpecError]:
+    """`images pin` writes only regions the profile lists, and the build starts from the lock's base image."""
+    profile = lock.profiles.get(spec.profile)
+    if profile is None:
+        known = ", ".join(sorted(lock.profiles))
+        yield SpecError("profile", f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}")
+        return
+    listed = profile.images.get(spec.cloud, {})
+    for i, region in enumerate(spec.regions):
+        if is_valid_region(spec.cloud, region) and region not in listed:
+            yield SpecError(
+                f"regions[{i}]",
+                f"profile {spec.profile!r} has no {spec.cloud} entry for {region} in images/lock.yaml, so its image "
+                f"could not be pinned; add `{region}: {{id: null, status: unbaked}}` under "
+                f"profiles.{spec.profile}.images.{spec.cloud} first",
+            )
+    # An unconfirmed (null) base image plans; a real run refuses it (gpufleet.program).
+    build = spec.regions[0]
+    if is_valid_region(spec.cloud, build) and lock.base_image_entry(spec.cloud, build) is None:
+        message = f"images/lock.yaml pins no base image for {spec.cloud} in {build}; add base_images"
+        yield SpecError("regions[0]", message)
+
+
+def _build_types_known(spec: ImagesSpec, catalog: Catalog) -> Iterator[SpecError]:
+    known = catalog.build_type_names(spec.cloud)
+    for field, name in spec.build_types():
+        if name not in known:
+            yield SpecError(
+                field,
+                f"unknown build type {name!r} for {spec.cloud}; use one of: {', '.join(known[:12])} "
+                f"(build_types and instances in gpufleet/catalog/data/{spec.cloud}.yaml)",
+            )
+
+
+def validate_images(raw: Any, lock: Lock | None = None, catalog: Catalog | None = None) -> ImagesSpec:
+    """Validate a `gpufleet:images` value; SpecInvalid lists every problem, by field."""
+    spec: ImagesSpec = parse_with(_images_adapter(), raw, CLOUDS, unknown=UNKNOWN_IMAGES_FIELD)
+    if lock is None:
+        from ..lock import load_lock  # read only when an image stack is validated
+
+        lock = load_lock()
+    if catalog is None:
+        from ..catalog import load_catalog
+
+        catalog = load_catalog()
+    errors = [
+        *regions_of_the_cloud(spec.cloud, ((f"regions[{i}]", region) for i, region in enumerate(spec.regions))),
+        *_profile_covers_the_regions(spec, lock),
+        *_build_types_known(spec, catalog),
+        *tags_within_limits(catalog.limits(spec.cloud), spec.cloud, spec.tags),
+    ]
+    if errors:
+        raise SpecInvalid(errors)
+    return spec
