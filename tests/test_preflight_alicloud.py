@@ -253,6 +253,15 @@ def test_brought_alarm_contact_group_missing_blocks(replay):
     (finding,) = run()
     assert (finding.check, finding.field, finding.blocking) == ("alicloud-alarms", "monitoring.alarms.target", True)
     assert "no alarm contact group 'gpu-oncall'" in finding.says
+    replay.answer("DescribeContactGroupList", "DescribeContactGroupList.none")  # HTTP 200 ResourceNotFound: no group
+    (finding,) = run()
+    assert finding.blocking and "(0 groups listed" in finding.says
+
+
+def test_contact_group_refusal_inside_http_200_stops_preflight(replay):
+    replay.answer("DescribeContactGroupList", "DescribeContactGroupList.refused")
+    with pytest.raises(PreflightUnavailable, match=r"cms DescribeContactGroupList refused: InvalidParameter"):
+        run()
 
 
 # Image stacks --------------------------------------------------------------------------------------------------------

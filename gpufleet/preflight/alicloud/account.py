@@ -12,7 +12,8 @@ dew-serverless/acs-sdk-php data/<product>/<version>/api-docs.json):
 - ECS DescribeImages (alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeimages): ImageId,
   Status (default filter Available only), ImageOwnerAlias system | self | others | marketplace; Images.Image[].
 - CloudMonitor DescribeContactGroupList (alibabacloud.com/help/en/cms/developer-reference/
-  api-cms-2019-01-01-describecontactgrouplist): ContactGroupList.ContactGroup[].Name, Total; PageNumber/PageSize.
+  api-cms-2019-01-01-describecontactgrouplist): ContactGroupList.ContactGroup[].Name, Total; PageNumber/PageSize;
+  its error codes include ResourceNotFound with HTTP 200 (Success false).
 ECS encrypts disks with a customer key through AliyunECSDiskEncryptDefaultRole, authorised once per account
 (components/clouds/alicloud/storage.py); every gpufleet node disk is encrypted.
 """
@@ -29,7 +30,7 @@ from alibabacloud_ecs20140526 import models as ecs
 from alibabacloud_kms20160120 import models as kms
 from alibabacloud_ram20150501 import models as ram
 
-from ..findings import Finding
+from ..findings import Finding, PreflightUnavailable
 
 if TYPE_CHECKING:
     from components.resolve import ResolvedCluster
@@ -44,6 +45,7 @@ ROLE_MISSING = ("EntityNotExist.Role",)
 KEY_MISSING = ("Forbidden.KeyNotFound", "Forbidden.AliasNotFound")
 INSTANCE_MISSING = ("Forbidden.DKMSInstanceNotFound", "Forbidden.ResourceNotFound")
 PAGE = 100  # DescribeImages and DescribeContactGroupList page size
+CONTACTS_NONE = "ResourceNotFound"  # DescribeContactGroupList's HTTP 200 error code: the account has no contact group
 
 
 def checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Check]:
@@ -181,6 +183,10 @@ def contact_group(name: str, clients: AlicloudClients) -> list[Finding]:
     while True:
         body = clients.call("cms", "DescribeContactGroupList", cms.DescribeContactGroupListRequest(
             page_number=page, page_size=PAGE)) or {}
+        if body.get("Success") is False and body.get("Code") != CONTACTS_NONE:
+            # CloudMonitor may refuse inside an HTTP 200 (Success false, Code, Message).
+            raise PreflightUnavailable(f"cms DescribeContactGroupList refused: {body.get('Code')} "
+                                       f"({body.get('Message')}); fix what it names and run preflight again")
         groups = body.get("ContactGroupList", {}).get("ContactGroup", [])
         names += [g.get("Name", "") for g in groups]
         if name in names or not groups or page * PAGE >= int(body.get("Total") or 0):
