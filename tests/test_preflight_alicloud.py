@@ -11,8 +11,10 @@ from alicloud_replay import Replay, clients
 
 from components.lock import load_lock
 from components.lock.model import ImageEntry
+from components.program import STACKS_DIR, prepare
 from components.resolve import resolve_cluster
 from components.spec import validate_images
+from components.spec.stackfile import load_stack, stack_path
 from gpufleet.preflight.alicloud import preflight
 from gpufleet.preflight.findings import Finding, PreflightUnavailable
 
@@ -219,6 +221,7 @@ def test_brought_node_role_that_does_not_fit_blocks(replay, answer, says):
 
 @pytest.mark.parametrize(("answer", "says"), [
     ("DescribeKey.missing", "no key 'key-wlc66c2fa1dw0gjn6jx3r'"),
+    ("DescribeKey.malformed", "no key 'key-wlc66c2fa1dw0gjn6jx3r'"),
     ("DescribeKey.pending-deletion", "is PendingDeletion, not Enabled"),
 ])
 def test_brought_key_that_cannot_encrypt_blocks(replay, answer, says):
@@ -262,6 +265,29 @@ def test_contact_group_refusal_inside_http_200_stops_preflight(replay):
     replay.answer("DescribeContactGroupList", "DescribeContactGroupList.refused")
     with pytest.raises(PreflightUnavailable, match=r"cms DescribeContactGroupList refused: InvalidParameter"):
         run()
+
+
+# Shipped stacks ------------------------------------------------------------------------------------------------------
+
+def test_shipped_inference_stack_created_network_and_placeholder_key(replay):
+    """The shipped template as a user forks it: a network gpufleet creates (nothing brought to ask about), gn7i spot
+    over two zones, and the key placeholder, which KMS refuses as a KeyId."""
+    config = load_stack(stack_path(STACKS_DIR, "alicloud-infer-gn7i"), STACKS_DIR)
+    prepared = prepare(config)
+    replay.answer("DescribeAccountAttributes", "DescribeAccountAttributes.beijing")
+    replay.answer("DescribeAvailableResource", "DescribeAvailableResource.gn7i")
+    replay.answer("ListProductQuotas", "ListProductQuotas.none")
+    replay.answer("DescribeKey", "DescribeKey.malformed")
+    findings = preflight(prepared, clients("cn-beijing"))
+    assert [(f.check, f.field, f.blocking) for f in findings] == [
+        ("alicloud-quota", "node_groups[0].instance_types[0]", False),  # no per-type quota row: said, not checked
+        ("alicloud-key", "storage.kms_key", True),
+    ]
+    assert "'REPLACE-with-your-kms-key-id'" in findings[1].says
+    asked = {action for action, _ in replay.calls}
+    assert not asked & {"DescribeVpcs", "DescribeVSwitchAttributes", "DescribeSecurityGroupAttribute",
+                        "DescribeContactGroupList", "DescribeInstanceTypes"}
+    assert {p.get("SpotStrategy") for a, p in replay.calls if a == "DescribeAvailableResource"} == {"SpotAsPriceGo"}
 
 
 # Image stacks --------------------------------------------------------------------------------------------------------

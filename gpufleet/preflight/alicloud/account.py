@@ -3,7 +3,8 @@
 API references (response shapes also in Alibaba's OpenAPI metadata for each product, mirrored in
 dew-serverless/acs-sdk-php data/<product>/<version>/api-docs.json):
 - KMS DescribeKey (alibabacloud.com/help/en/kms/developer-reference/api-kms-2016-01-20-describekey):
-  KeyMetadata.KeyState (Enabled, Disabled, PendingDeletion, ...), KeyUsage; 404 Forbidden.KeyNotFound.
+  KeyMetadata.KeyState (Enabled, Disabled, PendingDeletion, ...), KeyUsage; 404 Forbidden.KeyNotFound, 400
+  InvalidParameter.
 - KMS GetKmsInstance (.../api-kms-2016-01-20-getkmsinstance): KmsInstance.Status Uninitialized | Connecting |
   Connected | Disconnected | Error; KMS answers a missing instance Forbidden.DKMSInstanceNotFound (CreateKey 403) or
   Forbidden.ResourceNotFound (404, the secrets operations).
@@ -42,7 +43,8 @@ Check = Callable[[], list[Finding]]
 DISK_ENCRYPTION_ROLE = "AliyunECSDiskEncryptDefaultRole"
 ECS_SERVICE = "ecs.aliyuncs.com"
 ROLE_MISSING = ("EntityNotExist.Role",)
-KEY_MISSING = ("Forbidden.KeyNotFound", "Forbidden.AliasNotFound")
+# DescribeKey takes KeyId alone, so its 400 InvalidParameter is a KeyId no key can have (the shipped placeholder).
+KEY_MISSING = ("Forbidden.KeyNotFound", "Forbidden.AliasNotFound", "InvalidParameter")
 INSTANCE_MISSING = ("Forbidden.DKMSInstanceNotFound", "Forbidden.ResourceNotFound")
 PAGE = 100  # DescribeImages and DescribeContactGroupList page size
 CONTACTS_NONE = "ResourceNotFound"  # DescribeContactGroupList's HTTP 200 error code: the account has no contact group
@@ -85,8 +87,7 @@ def disk_key(key_id: str, clients: AlicloudClients) -> list[Finding]:
     field = "storage.kms_key"
     if body is None:
         return [Finding("alicloud-key", field, True,
-                        f"KMS in {clients.region} has no key {key_id!r} visible to this account (DescribeKey: "
-                        "Forbidden.KeyNotFound)",
+                        f"KMS in {clients.region} has no key {key_id!r} visible to this account (DescribeKey)",
                         f"give the id of a KMS key in {clients.region}, or storage.kms_key: create with "
                         "storage.dkms_instance_id")]
     meta: dict[str, Any] = body.get("KeyMetadata", {})
