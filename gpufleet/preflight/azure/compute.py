@@ -22,7 +22,8 @@ from .clients import AzureClients, Memo, ask
 
 REGIONAL = "cores"
 SPOT = "lowPriorityCores"
-QUOTA_FIX = "request it in the Azure portal (Quotas > Compute, region {region}: {quota}) or lower size.max"
+QUOTA_FIX = ("request a limit of at least {limit:,} vCPUs for {quota} in {region} (Azure portal: Quotas > Compute), "
+             "or lower size.max")
 
 
 @dataclass(frozen=True)
@@ -213,12 +214,11 @@ def _quota(compute: Compute, region: str, placements: list[Placement]) -> Iterat
             yield Finding("azure-quota", need.field, True,
                           f"the compute quotas of {region} list no {need.quota} quota, so none of its "
                           f"{need.vcpus} vCPUs can start ({parts})",
-                          QUOTA_FIX.format(region=region, quota=need.quota) + f": at least {need.vcpus} vCPUs")
+                          QUOTA_FIX.format(limit=need.vcpus, quota=need.quota, region=region))
         elif need.vcpus > quota.free:
             yield Finding(
                 "azure-quota", need.field, True,
                 f"{quota.shown} ({quota.name}) in {region}: limit {quota.limit:,}, {quota.used:,} in use, "
-                f"{quota.free:,} free; size.max needs {need.vcpus:,} ({parts})",
-                QUOTA_FIX.format(region=region, quota=quota.shown)
-                + f": a limit of at least {quota.used + need.vcpus:,}",
+                f"{quota.free:,} free (in use counts nodes this stack already runs); size.max needs {need.vcpus:,} ({parts})",
+                QUOTA_FIX.format(limit=quota.used + need.vcpus, quota=quota.shown, region=region),
             )
