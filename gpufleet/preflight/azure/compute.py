@@ -219,6 +219,7 @@ def _quota(compute: Compute, region: str, placements: list[Placement]) -> Iterat
             yield Finding(
                 "azure-quota", need.field, True,
                 f"{quota.shown} ({quota.name}) in {region}: limit {quota.limit:,}, {quota.used:,} in use, "
-                f"{quota.free:,} free (in use counts nodes this stack already runs); size.max needs {need.vcpus:,} ({parts})",
+                f"{quota.free:,} free (in use counts nodes this stack already runs); size.max needs "
+                f"{need.vcpus:,} ({parts})",
                 QUOTA_FIX.format(limit=quota.used + need.vcpus, quota=quota.shown, region=region),
             )
