@@ -87,7 +87,9 @@ def _sku(raw: object, region: str) -> Sku:
     restricted: set[str] = set()
     for restriction in getattr(raw, "restrictions", None) or []:
         info = restriction.restriction_info
-        places = {p.lower() for p in [*(restriction.values or []), *((info.locations if info else None) or [])]}
+        # `values` is values_property: the SDK's models are mappings, whose .values() is the dict method.
+        listed = [*(restriction.values_property or []), *((info.locations if info else None) or [])]
+        places = {p.lower() for p in listed}
         if region not in places:
             continue
         if restriction.type == "Location":
