@@ -4,6 +4,7 @@ credential. Every request must be a read; anything unanswered fails the test wit
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import threading
@@ -17,14 +18,19 @@ from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline.transport import HttpTransport
 from azure.core.rest._requests_basic import RestRequestsTransportResponse
+from conftest import read_cluster
 
-from gpufleet.preflight.azure import AzureClients, make_clients
+from components.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.preflight.azure import AzureClients, make_clients, preflight
+from gpufleet.preflight.azure.account import cluster_providers
+from gpufleet.preflight.findings import Finding
 
 FIXTURES = Path(__file__).parent / "data" / "preflight" / "azure"
 SUBSCRIPTION = "6f1c7e52-3d4b-4c1a-9a3e-0d2b8c5e7f10"
 OTHER_SUBSCRIPTION = "0b7d2f4e-8a15-4c33-b6e9-5f2a1c3d9e80"
 RG = f"/subscriptions/{SUBSCRIPTION}/resourceGroups"
 TINY_BACKOFF = 0.001
+TRAIN, INFER = "azure-train-ndh100", "azure-infer-a100"
 
 
 def fixture(name: str, **values: str) -> dict[str, Any]:
@@ -122,3 +128,48 @@ class TestCredential:
 def clients(replay: Replay, credential: Any = None) -> AzureClients:
     return make_clients(SUBSCRIPTION, credential or TestCredential(), transport_factory=lambda: replay,
                         backoff=TINY_BACKOFF, credential_source="the test credential")
+
+
+def cluster(stack: str = TRAIN, group: dict[str, Any] | None = None, **changes: Any) -> ResolvedCluster:
+    raw = copy.deepcopy(read_cluster(stack))
+    raw.update(changes)
+    raw["node_groups"][0].update(group or {})
+    return resolve_cluster(raw)
+
+
+def account(stack: ResolvedCluster, skus: str = "skus-eastus", usages: str | dict[str, Any] = "usages-eastus",
+            feature: str = "feature-encryptionathost-registered", **provider_states: str) -> Replay:
+    """A subscription answering every call the stack needs: registered providers unless provider_states says
+    otherwise (namespace with dots as underscores -> fixture), the feature, the SKU and usage lists."""
+    replay = Replay()
+    for namespace in cluster_providers(stack):
+        state = provider_states.get(namespace.replace(".", "_"), "provider-registered")
+        replay.add(fixture(state, namespace=namespace))
+    replay.add(fixture(feature)).add(fixture(skus))
+    replay.add(usages if isinstance(usages, dict) else fixture(usages))
+    return replay
+
+
+def usages_with(change: dict[str, tuple[int, int] | None]) -> dict[str, Any]:
+    """The recorded usages with quotas changed to (in use, limit), or removed (None)."""
+    recorded = fixture("usages-eastus")
+    kept = []
+    for usage in recorded["body"]["value"]:
+        name = usage["name"]["value"]
+        if name in change and change[name] is None:
+            continue
+        if name in change:
+            usage["currentValue"], usage["limit"] = change[name]
+        kept.append(usage)
+    recorded["body"]["value"] = kept
+    return recorded
+
+
+def run(stack: ResolvedCluster, replay: Replay, credential: Any = None) -> list[Finding]:
+    return preflight(stack, clients(replay, credential))
+
+
+def only(findings: list[Finding], check: str) -> Finding:
+    found = [f for f in findings if f.check == check]
+    assert len(found) == 1, findings
+    return found[0]

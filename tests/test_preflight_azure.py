@@ -4,69 +4,19 @@ test_preflight_azure_brought.py."""
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
 import pytest
 from azure.core.exceptions import ServiceResponseTimeoutError
-from azure_replay import SUBSCRIPTION, Replay, TestCredential, clients, fixture
+from azure_replay import INFER, SUBSCRIPTION, TRAIN, TestCredential, account, cluster, fixture, only, run, usages_with
 from conftest import read_cluster
 
-from components.resolve import ResolvedCluster, resolve_cluster
-from gpufleet.preflight.azure import preflight
-from gpufleet.preflight.azure.account import cluster_providers
 from gpufleet.preflight.azure.clients import RETRIES, default_subscription
-from gpufleet.preflight.findings import Finding, PreflightUnavailable
+from gpufleet.preflight.findings import PreflightUnavailable
 
-TRAIN, INFER = "azure-train-ndh100", "azure-infer-a100"
 USAGES = f"GET /subscriptions/{SUBSCRIPTION}/providers/Microsoft.Compute/locations/eastus/usages"
 FEATURE = "features/EncryptionAtHost"
-
-
-def cluster(stack: str = TRAIN, group: dict[str, Any] | None = None, **changes: Any) -> ResolvedCluster:
-    raw = copy.deepcopy(read_cluster(stack))
-    raw.update(changes)
-    raw["node_groups"][0].update(group or {})
-    return resolve_cluster(raw)
-
-
-def account(stack: ResolvedCluster, skus: str = "skus-eastus", usages: str | dict[str, Any] = "usages-eastus",
-            feature: str = "feature-encryptionathost-registered", **provider_states: str) -> Replay:
-    """A subscription answering every call the stack needs: registered providers unless provider_states says
-    otherwise (namespace with dots as underscores -> fixture), the feature, the SKU and usage lists."""
-    replay = Replay()
-    for namespace in cluster_providers(stack):
-        state = provider_states.get(namespace.replace(".", "_"), "provider-registered")
-        replay.add(fixture(state, namespace=namespace))
-    replay.add(fixture(feature)).add(fixture(skus))
-    replay.add(usages if isinstance(usages, dict) else fixture(usages))
-    return replay
-
-
-def usages_with(change: dict[str, tuple[int, int] | None]) -> dict[str, Any]:
-    """The recorded usages with quotas changed to (in use, limit), or removed (None)."""
-    recorded = fixture("usages-eastus")
-    kept = []
-    for usage in recorded["body"]["value"]:
-        name = usage["name"]["value"]
-        if name in change and change[name] is None:
-            continue
-        if name in change:
-            usage["currentValue"], usage["limit"] = change[name]
-        kept.append(usage)
-    recorded["body"]["value"] = kept
-    return recorded
-
-
-def run(stack: ResolvedCluster, replay: Replay, credential: Any = None) -> list[Finding]:
-    return preflight(stack, clients(replay, credential))
-
-
-def only(findings: list[Finding], check: str) -> Finding:
-    found = [f for f in findings if f.check == check]
-    assert len(found) == 1, findings
-    return found[0]
 
 
 def test_a_clean_account_has_no_findings_and_every_call_reads() -> None:

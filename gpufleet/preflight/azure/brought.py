@@ -148,7 +148,8 @@ def _reservation(clients: AzureClients, cluster: ResolvedCluster, group: Resolve
         sku = (reservation.sku if reservation is not None else None)
         if sku is not None and (sku.name or "").lower() == size.lower():
             reserved += int(sku.capacity or 0)
-            reservation_zones.update(reservation.zones or [])
+            # GenericResource models no `zones`; the SDK's models are mappings of the JSON body, which has them.
+            reservation_zones.update(reservation.get("zones") or [])
     if reserved == 0:
         yield Finding("azure-reservation", field, True, f"the reservation group reserves no {size}",
                       f"add a capacity reservation of {size} to the group, or use capacity: on-demand")
