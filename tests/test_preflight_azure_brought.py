@@ -145,6 +145,18 @@ def test_a_disabled_or_missing_key_version_is_refused() -> None:
     assert "has no key disks with version" in only(run(stack, replay), "azure-key").says
 
 
+def test_a_brought_key_for_managed_lustre_must_be_rsa_2048() -> None:
+    raw = copy.deepcopy(read_cluster(TRAIN))  # storage.shared with a created network, and a brought key
+    raw["storage"] = {**raw["storage"], "kms_key": KEY_URL, "key_vault_id": VAULT}
+    stack = resolve_cluster(raw)
+    replay = account(stack).add(fixture("vault")).add(fixture("key-version"))
+    finding = only(run(stack, replay), "azure-key")
+    assert finding.field == "storage.kms_key" and "RSA 3072; Azure Managed Lustre" in finding.says
+    key = fixture("key-version")
+    key["body"]["properties"]["keySize"] = 2048
+    assert run(stack, replay.add(key)) == []
+
+
 def reserved(size: str = "Standard_NC24ads_A100_v4") -> tuple[ResolvedCluster, Replay]:
     stack = cluster(INFER, group={"capacity": "reservation", "reservation_id": RESERVATIONS, "idle": None})
     # On demand, the 8 x 24 vCPUs count against the family: give it room.
@@ -164,6 +176,18 @@ def test_a_reservation_group_without_the_size_is_refused() -> None:
     stack, replay = reserved("Standard_D8s_v5")
     finding = only(run(stack, replay), "azure-reservation")
     assert finding.field == "node_groups[0].reservation_id" and "reserves no Standard_NC24ads_A100_v4" in finding.says
+
+
+def test_a_reservation_short_of_size_max_is_advisory_and_one_in_another_zone_refused() -> None:
+    stack, replay = reserved()
+    short = fixture("capacity-reservation")
+    short["body"]["sku"]["capacity"] = 4
+    finding = only(run(stack, replay.add(short)), "azure-reservation")
+    assert not finding.blocking and finding.field == "node_groups[0].size.max" and "4 nodes would run" in finding.says
+    elsewhere = fixture("capacity-reservation")
+    elsewhere["body"]["zones"] = ["2"]
+    finding = only(run(stack, replay.add(elsewhere)), "azure-reservation")
+    assert finding.blocking and "in zones 2, the node group in 1" in finding.says
 
 
 def baked_lock(tmp_path: Path) -> Any:

@@ -177,7 +177,8 @@ def ask(clients: AzureClients, what: str, call: Callable[[], T]) -> T:
                 f"access denied reading {what} ({_reason(error)}) in subscription {clients.subscription_id}: give the "
                 "signed-in identity Reader on the subscription (and on brought resources elsewhere)"
             ) from None
-        raise PreflightUnavailable(f"Azure answered HTTP {status} reading {what} ({_reason(error)})") from None
+        hint = "; check the stack's region and the ids it names" if status in (400, 404) else ""
+        raise PreflightUnavailable(f"Azure answered HTTP {status} reading {what} ({_reason(error)}){hint}") from None
     except (ServiceRequestError, ServiceResponseError) as error:
         raise PreflightUnavailable(
             f"no answer from Azure Resource Manager reading {what} ({_first_line(error)}) within "
