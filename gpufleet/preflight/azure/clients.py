@@ -9,6 +9,7 @@ preflight never writes. What is unregistered becomes a finding instead (account.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -145,6 +146,8 @@ def default_clients() -> AzureClients:
     """Clients from the user's usual credential chain (DefaultAzureCredential) for their default subscription."""
     from azure.identity import DefaultAzureCredential
 
+    # The chain logs each credential it could not use as a warning; ask() reports the failure once, with the fix.
+    logging.getLogger("azure.identity").setLevel(logging.ERROR)
     return make_clients(default_subscription(), DefaultAzureCredential())
 
 
