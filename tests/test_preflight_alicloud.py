@@ -9,14 +9,14 @@ import pytest
 import responses
 from alicloud_replay import Replay, clients
 
-from components.lock import load_lock
-from components.lock.model import ImageEntry
-from components.program import STACKS_DIR, prepare
-from components.resolve import resolve_cluster
-from components.spec import validate_images
-from components.spec.stackfile import load_stack, stack_path
+from gpufleet.lock import load_lock
+from gpufleet.lock.model import ImageEntry
 from gpufleet.preflight.alicloud import preflight
 from gpufleet.preflight.findings import Finding, PreflightUnavailable
+from gpufleet.program import STACKS_DIR, prepare
+from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile import validate_images
+from gpufleet.stackfile.read import load_stack, stack_path
 
 REGION = "cn-wulanchabu"
 # A training stack that brings everything it can: each brought id is asked about.

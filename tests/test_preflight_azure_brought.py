@@ -23,12 +23,12 @@ from azure_replay import (
 )
 from conftest import SHIPPED_STACKS, read_cluster
 
-from components.lock import load_lock
-from components.resolve import ResolvedCluster, resolve_cluster
-from components.spec import validate_images
-from components.yaml_model import read_yaml
+from gpufleet.lock import load_lock
 from gpufleet.preflight.azure import preflight
 from gpufleet.preflight.azure.account import IMAGE_PROVIDERS
+from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.stackfile import validate_images
+from gpufleet.yaml_model import read_yaml
 
 ML = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/ml-rg"
 NET = f"/subscriptions/{SUBSCRIPTION}/resourceGroups/net-rg/providers/Microsoft.Network/virtualNetworks/hub"

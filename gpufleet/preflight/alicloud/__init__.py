@@ -11,9 +11,9 @@ from . import account, capacity, network
 from .clients import AlicloudClients, Retry, make_clients
 
 if TYPE_CHECKING:
-    from components.program import Prepared
-    from components.resolve import ResolvedCluster
-    from components.spec import ImagesSpec
+    from gpufleet.program import Prepared
+    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.stackfile import ImagesSpec
 
 __all__ = ["AlicloudClients", "Retry", "make_clients", "preflight"]
 
@@ -21,7 +21,7 @@ __all__ = ["AlicloudClients", "Retry", "make_clients", "preflight"]
 def preflight(prepared: Prepared, clients: AlicloudClients | None = None) -> list[Finding]:
     """Findings for an Alibaba Cloud cluster or image stack, in check order; PreflightUnavailable when the account
     cannot be asked (no or refused credentials, access denied, unknown region, no answer)."""
-    from components.resolve import ResolvedCluster
+    from gpufleet.resolve import ResolvedCluster
 
     if isinstance(prepared, ResolvedCluster):
         clients = clients or make_clients(prepared.spec.region)
@@ -36,7 +36,7 @@ def _cluster_checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[
 
 def images_stack(spec: ImagesSpec, clients: AlicloudClients) -> list[Finding]:
     """The build instance type offered in the build region, and the base image the bake resolves there."""
-    from components.lock import load_lock
+    from gpufleet.lock import load_lock
 
     region = spec.regions[0]
     findings: list[Finding] = []

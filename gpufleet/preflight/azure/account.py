@@ -18,8 +18,8 @@ from ..findings import Finding
 from .clients import AzureClients, ask
 
 if TYPE_CHECKING:
-    from components.resolve import ResolvedCluster
-    from components.spec import ImagesSpec
+    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.stackfile import ImagesSpec
 
 # VM Image Builder's providers (azure-compute-docs virtual-machines/linux/image-builder.md, "Register the providers"),
 # and the identity the image stack creates for it (components/clouds/azure/image_pipeline.py).

@@ -1,5 +1,5 @@
 """Azure Resource Manager ids, read the way ARM writes them: /subscriptions/S/resourceGroups/G/providers/NS/type/name
-[/type/name...]. The stack's validation checked their shape already (components/clouds/azure/spec.py)."""
+[/type/name...]. The stack's validation checked their shape already (gpufleet/clouds/azure/stack_model.py)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.lock.image_ids import AZURE_GALLERY_VERSION, AZURE_URN
+from gpufleet.lock.image_ids import AZURE_GALLERY_VERSION, AZURE_URN
 
 from ..concurrent import Check
 from ..findings import Finding
@@ -22,8 +22,8 @@ from .brought import get_by_id
 from .clients import AzureClients, ask_or_missing
 
 if TYPE_CHECKING:
-    from components.resolve import ResolvedCluster
-    from components.spec import ImagesSpec
+    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.stackfile import ImagesSpec
 
 GALLERY_API = "2024-03-03"
 
@@ -38,7 +38,7 @@ def cluster_image_checks(clients: AzureClients, cluster: ResolvedCluster) -> lis
 
 
 def images_stack_checks(clients: AzureClients, spec: ImagesSpec) -> list[Check]:
-    from components.lock import load_lock
+    from gpufleet.lock import load_lock
 
     build = spec.regions[0]
     base = load_lock().base_image("azure", build)

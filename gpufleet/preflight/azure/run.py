@@ -14,14 +14,14 @@ from .images import cluster_image_checks, images_stack_checks
 from .network import network_checks
 
 if TYPE_CHECKING:
-    from components.program import Prepared
-    from components.resolve import ResolvedCluster
-    from components.spec import ImagesSpec
+    from gpufleet.program import Prepared
+    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.stackfile import ImagesSpec
 
 
 def preflight(prepared: Prepared, clients: AzureClients | None = None) -> list[Finding]:
     """Findings of every check, in a stable order; PreflightUnavailable when Azure cannot be asked."""
-    from components.resolve import ResolvedCluster
+    from gpufleet.resolve import ResolvedCluster
 
     clients = clients or default_clients()
     compute = Compute(clients, Memo())
