@@ -94,15 +94,10 @@ def test_recipe_pins_the_parent_and_encrypts_root_with_the_key():
                            key=lambda c: c.name != "img-recipe-part0")
     assert recipe.property_dependencies["blockDeviceMappings"] == (key.urn,)
     assert sorted(recipe.property_dependencies["components"]) == sorted((part.urn, install.urn))
-    # The ARNs in the shapes KMS and Image Builder return (the build region's multi-Region key); the part first.
-    assert mapping["ebs"]["kmsKeyId"].startswith("arn:aws:kms:us-east-1:123456789012:key/mrk-")
+    # The bundle part runs before the installer: a component ARN carries the component's auto-name (its shape is the
+    # mock tests' concern), so the order shows in which name each entry holds.
     first, second = recipe.inputs["components"]
-    for entry, component, name in ((first, part, "part0"), (second, install, "install")):
-        assert re.fullmatch(
-            rf"arn:aws:imagebuilder:us-east-1:123456789012:component/img-recipe-{name}-[0-9a-f]{{7}}/"
-            + re.escape(component.inputs["version"]) + "/1",
-            entry["componentArn"],
-        )
+    assert part.name in first["componentArn"] and install.name in second["componentArn"]
 
 
 def test_created_key_rotates_and_waits_thirty_days():
@@ -116,7 +111,6 @@ def test_created_key_rotates_and_waits_thirty_days():
     primary = plan.one("aws:kms/key:Key")
     for replica in replicas.values():
         assert replica.property_dependencies["primaryKeyArn"] == (primary.urn,)
-        assert re.fullmatch(r"arn:aws:kms:us-east-1:123456789012:key/mrk-[0-9a-f]{32}", replica.inputs["primaryKeyArn"])
 
 
 def test_component_runs_the_installer():
