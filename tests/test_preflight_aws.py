@@ -385,3 +385,33 @@ def test_a_timeout_is_retried_then_stops_preflight_naming_the_call() -> None:
             pytest.raises(PreflightUnavailable, match="EC2 DescribeVpcs did not answer"):
         brought.check_vpc(clients, "vpc-0123456789abcdef0")
     assert len(calls) == ATTEMPTS
+
+
+# --- image stacks ---------------------------------------------------------------------------------------------------
+
+def images_spec(**changes: Any) -> Any:
+    from components.spec import validate_images
+
+    raw = {"name": "images", "cloud": "aws", "regions": ["us-east-1", "us-west-2"], "profile": "cuda12.8-r580",
+           "build_instance_types": ["g5.2xlarge"], "kms_key": "create", **changes}
+    return validate_images(raw)
+
+
+def test_an_image_build_zone_without_any_build_type_blocks() -> None:
+    # moto's us-east-1 offers g5.2xlarge in 1a to 1d and 1f, not 1e.
+    with moto_account() as clients:
+        failing = preflight(images_spec(network={"zone": "us-east-1e"}), clients)
+        passing = preflight(images_spec(network={"zone": "us-east-1a"}), clients)
+    assert [(f.field, f.blocking) for f in failing] == [("build_instance_types[0]", True)]
+    assert passing == []
+
+
+def test_image_keys_must_exist_in_their_regions() -> None:
+    with moto_account() as clients:
+        build = clients("kms").create_key()["KeyMetadata"]["Arn"]
+        replica = clients("kms", "us-west-2").create_key()["KeyMetadata"]["Arn"]
+        assert preflight(images_spec(kms_key=build, replica_kms_keys={"us-west-2": replica}), clients) == []
+        gone = replica.replace(replica.rsplit("/", 1)[-1], "0b4e6c5a-1f0e-4d1c-9f5e-2a3b4c5d6e7f")
+        findings = preflight(images_spec(kms_key=build, replica_kms_keys={"us-west-2": gone}), clients)
+    assert [(f.field, f.blocking) for f in findings] == [("replica_kms_keys.us-west-2", True)]
+    assert "us-west-2" in findings[0].says
