@@ -27,10 +27,19 @@ from moto.servicequotas.models import ServiceQuotasBackend
 from components.lock import load_lock
 from components.lock.model import ImageEntry
 from components.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.preflight.aws import quotas
 from gpufleet.preflight.aws.clients import CONFIG, AwsClients
 
 REGION = "us-east-1"
 PROFILE = "cuda12.8-r580"
+NAMES = {q.code: q.names[0] for q in (quotas.P_ON_DEMAND, quotas.G_ON_DEMAND, quotas.G_SPOT, quotas.P2_TO_P4_SPOT)}
+
+
+def on_demand_group(**changes: Any) -> dict[str, Any]:
+    """aws-train-p5's group on-demand: 16 x p5.48xlarge (192 vCPUs each) at size.max."""
+    group = {"name": "h100", "instance_types": ["p5.48xlarge"], "size": {"min": 0, "desired": 2, "max": 16},
+             "capacity": "on-demand", "rdma": "required"}
+    return {**group, **changes}
 
 
 def patch_quotas(monkeypatch: pytest.MonkeyPatch, quotas: dict[str, tuple[str, float]]) -> None:
