@@ -124,3 +124,16 @@ def test_image_keys_must_exist_in_their_regions() -> None:
         findings = preflight(images_spec(kms_key=build, replica_kms_keys={"us-west-2": gone}), clients)
     assert [(f.field, f.blocking) for f in findings] == [("replica_kms_keys.us-west-2", True)]
     assert "us-west-2" in findings[0].says
+
+
+def test_an_expired_sso_session_stops_preflight_naming_the_call() -> None:
+    from botocore.exceptions import UnauthorizedSSOTokenError
+
+    def hook(service: str, client: Any) -> None:
+        def refuse(**_: Any) -> None:
+            raise UnauthorizedSSOTokenError()
+
+        client.meta.events.register("before-send.ec2.DescribeVpcs", refuse)
+
+    with moto_account(hook=hook) as clients, pytest.raises(PreflightUnavailable, match="EC2 DescribeVpcs could not"):
+        brought.check_vpc(clients, "vpc-0123456789abcdef0")

@@ -22,6 +22,7 @@ from botocore.exceptions import (
     CredentialRetrievalError,
     EndpointConnectionError,
     NoCredentialsError,
+    ParamValidationError,
     PartialCredentialsError,
     ReadTimeoutError,
     TokenRetrievalError,
@@ -134,6 +135,11 @@ def ask(clients: AwsClients, service: str, operation: str, *, missing: tuple[str
         raise PreflightUnavailable(
             f"{_call(client, operation)} did not answer after {ATTEMPTS} attempts ({exc}): check the network, a proxy "
             f"(HTTPS_PROXY) and that {region or clients.region} is a region the account uses, then run again") from None
+    except ParamValidationError:
+        raise  # a request this program built wrong: an internal error (exit 3), not the user's to fix
+    except BotoCoreError as exc:  # an SSO session that expired, a credential process that failed, ...
+        raise PreflightUnavailable(f"{_call(client, operation)} could not be sent ({exc}); fix the AWS "
+                                   "configuration it names and run preflight again") from None
 
 
 def _call(client: Any, operation: str) -> str:
