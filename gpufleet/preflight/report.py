@@ -7,8 +7,9 @@ from collections.abc import Sequence
 
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
 
-from components.render import table
 from components.report.markdown import fenced, md_table, md_text
 
 from .runner import PreflightOutcome
@@ -20,6 +21,18 @@ COLUMNS = ["", "check", "field", "what the account says", "fix"]
 def _rows(outcome: PreflightOutcome) -> list[tuple[str, str, str, str, str]]:
     return [("blocking" if f.blocking else "advisory", f.check, f.field, f.says, f.fix)
             for f in sorted(outcome.findings, key=lambda f: (not f.blocking, f.check, f.field))]
+
+
+def findings_table(outcome: PreflightOutcome) -> Table:
+    """Level, check and field stacked in the first column so the account's answer and the fix get the width; cells
+    fold rather than cut, so a command in the fix is printed whole on a narrow terminal."""
+    table = Table(title=Text("preflight findings"), title_justify="left", show_lines=True)
+    table.add_column("finding", overflow="fold", max_width=34)
+    table.add_column("what the account says", overflow="fold", ratio=1)
+    table.add_column("fix", overflow="fold", ratio=1)
+    for level, check, field, says, fix in _rows(outcome):
+        table.add_row(Text(f"{level}\n{check}\n{field}"), Text(says), Text(fix))
+    return table
 
 
 def headline(outcome: PreflightOutcome) -> str:
@@ -37,7 +50,7 @@ def print_outcome(console: Console, errors: Console, outcome: PreflightOutcome) 
         errors.print(f"error: {outcome.error}")
         return
     if outcome.findings:
-        console.print(table("preflight findings", COLUMNS, _rows(outcome)))
+        console.print(findings_table(outcome))
     else:
         console.print("The account answered every question as the stack needs.")
 

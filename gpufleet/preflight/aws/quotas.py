@@ -139,8 +139,8 @@ def check_quota(clients: AwsClients, quota: Quota, spot: bool, demand: Demand) -
     found = answer["Quota"]
     name, value = found.get("QuotaName", ""), found.get("Value")
     if name not in quota.names or value is None:
-        return [Finding(CHECK, field_path, False,
-                        f"quota {quota.code} is named {name!r} in this account, not {quota.names[0]!r}; not checked",
+        why = f"is named {name!r} here, not {quota.names[0]!r}" if name not in quota.names else "has no value here"
+        return [Finding(CHECK, field_path, False, f"quota {quota.code} {why}; not checked",
                         f"check the {market} vCPU quota of these instances in the Service Quotas console")]
     if value >= demand.vcpus:
         return []
