@@ -10,6 +10,7 @@ model (`stubbed`).
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -23,6 +24,7 @@ from moto import mock_aws
 from moto.core.botocore_stubber import MockRawResponse
 from moto.servicequotas.exceptions import NoSuchResource
 from moto.servicequotas.models import ServiceQuotasBackend
+from moto.servicequotas.responses import ServiceQuotasResponse
 
 from components.lock import load_lock
 from components.lock.model import ImageEntry
@@ -33,6 +35,8 @@ from gpufleet.preflight.aws.clients import CONFIG, AwsClients
 REGION = "us-east-1"
 PROFILE = "cuda12.8-r580"
 NAMES = {q.code: q.names[0] for q in (quotas.P_ON_DEMAND, quotas.G_ON_DEMAND, quotas.G_SPOT, quotas.P2_TO_P4_SPOT)}
+# The code an account would give the P5 spot quota (found there by name; no source gave the real one).
+P5_SPOT_TEST_CODE = "L-0000TEST"
 
 
 def on_demand_group(**changes: Any) -> dict[str, Any]:
@@ -43,17 +47,26 @@ def on_demand_group(**changes: Any) -> dict[str, Any]:
 
 
 def patch_quotas(monkeypatch: pytest.MonkeyPatch, quotas: dict[str, tuple[str, float]]) -> None:
-    """EC2 quotas by code: (QuotaName, Value); any other code is NoSuchResourceException, as for a region
-    without it."""
+    """EC2 quotas by code: (QuotaName, Value), for GetServiceQuota and ListServiceQuotas (which moto lacks: added
+    to its response class, answered in the API's shape); any other code is NoSuchResourceException."""
+
+    def quota(code: str) -> dict[str, Any]:
+        name, value = quotas[code]
+        return {"ServiceCode": "ec2", "QuotaCode": code, "QuotaName": name, "Value": value,
+                "Unit": "None", "Adjustable": True, "GlobalQuota": False}
 
     def get_service_quota(self: ServiceQuotasBackend, service_code: str, quota_code: str) -> dict[str, Any]:
         if service_code != "ec2" or quota_code not in quotas:
             raise NoSuchResource
-        name, value = quotas[quota_code]
-        return {"ServiceCode": "ec2", "QuotaCode": quota_code, "QuotaName": name, "Value": value,
-                "Unit": "None", "Adjustable": True, "GlobalQuota": False}
+        return quota(quota_code)
+
+    def list_service_quotas(self: ServiceQuotasResponse) -> str:
+        if json.loads(self.body).get("ServiceCode") != "ec2":
+            raise NoSuchResource
+        return json.dumps({"Quotas": [quota(code) for code in sorted(quotas)]})
 
     monkeypatch.setattr(ServiceQuotasBackend, "get_service_quota", get_service_quota)
+    monkeypatch.setattr(ServiceQuotasResponse, "list_service_quotas", list_service_quotas, raising=False)
 
 
 def real_client(service: str, region: str = REGION) -> Any:

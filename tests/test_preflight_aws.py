@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from aws_preflight_account import (  # noqa: F401  (moto: the module's account, a fixture)
     NAMES,
+    P5_SPOT_TEST_CODE,
     REGION,
     baked_lock,
     cost_tag_client,
@@ -82,10 +83,19 @@ def test_spot_and_on_demand_quotas_are_separate(monkeypatch: pytest.MonkeyPatch)
     assert quota_findings(monkeypatch, {G_ON_DEMAND: 384, G_SPOT: 1152}, [group]) == []
 
 
-def test_a_family_without_a_cited_code_is_advisory_not_guessed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_p5_spot_quota_is_found_by_its_documented_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    groups = [on_demand_group(capacity="spot", on_demand_base=1)]  # 1 on-demand, 15 spot p5.48xlarge
+    names = {**NAMES, P5_SPOT_TEST_CODE: quotas.P5_SPOT.names[0]}
+    failing = quota_findings(monkeypatch, {P_ON_DEMAND: 192, P5_SPOT_TEST_CODE: 1536}, groups, names)
+    assert [(f.field, f.blocking) for f in failing] == [("node_groups[0].size.max", True)]
+    assert P5_SPOT_TEST_CODE in failing[0].says and "2,880" in failing[0].says
+    assert quota_findings(monkeypatch, {P_ON_DEMAND: 192, P5_SPOT_TEST_CODE: 2880}, groups, names) == []
+
+
+def test_a_quota_the_account_lists_under_no_known_name_is_advisory(monkeypatch: pytest.MonkeyPatch) -> None:
     findings = quota_findings(monkeypatch, {P_ON_DEMAND: 3072}, [on_demand_group(capacity="spot")])
     assert [(f.field, f.blocking) for f in findings] == [("node_groups[0].size.max", False)]
-    assert "not checked" in findings[0].says and "P5 spot" in findings[0].says
+    assert "not checked" in findings[0].says and "All P5 Spot Instance Requests" in findings[0].says
 
 
 def test_a_code_answering_another_name_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:

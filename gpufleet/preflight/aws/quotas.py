@@ -9,14 +9,15 @@ reservation's count with size.max).
 Quota codes are checked against the name the API gives them: a code whose QuotaName is not one listed here is
 reported as not checked rather than judged (AWS has renamed and split quotas: the EC2 User Guide's Spot table
 now lists "All P4, P3 and P2 Spot Instance Requests" and "All P5 Spot Instance Requests" where it listed "All P
-Spot Instance Requests").
+Spot Instance Requests"). A quota whose code no source gave is looked up by its documented name in the account's
+own list (ListServiceQuotas), never by a guessed code.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..findings import Finding
 from .clients import AwsClients, ask
@@ -31,7 +32,8 @@ RESERVED = ("capacity-block", "reservation")
 
 @dataclass(frozen=True)
 class Quota:
-    code: str
+    code: str | None
+    """None: no source gave the code; the quota is found by name in the account's ListServiceQuotas."""
     names: tuple[str, ...]
     """The QuotaName values this code carries (EC2 User Guide quota tables; the Service Quotas console)."""
 
@@ -41,12 +43,13 @@ class Quota:
 # EC2 list (SkyPilot's quota guide, docs/source/cloud-setup/quota.rst, quotes "Running On-Demand P instances" and
 # "All P Spot Instance Requests" from it). Codes: as the Service Quotas console and public quota tooling give them
 # (e.g. `aws service-quotas get-service-quota --service-code ec2 --quota-code L-DB2E81BA`); the API's QuotaName
-# confirms each one before it is judged. The All P5 Spot Instance Requests code was found in no source: p5 spot
-# demand is reported as not checked.
+# confirms each one before it is judged. No source gave the code of "All P5 Spot Instance Requests" (named in the
+# EC2 User Guide's Spot table): it is found by that name.
 G_ON_DEMAND = Quota("L-DB2E81BA", ("Running On-Demand G and VT instances",))
 G_SPOT = Quota("L-3819A6DF", ("All G and VT Spot Instance Requests",))
 P_ON_DEMAND = Quota("L-417A185B", ("Running On-Demand P instances",))
 P2_TO_P4_SPOT = Quota("L-7212CCBC", ("All P4, P3 and P2 Spot Instance Requests", "All P Spot Instance Requests"))
+P5_SPOT = Quota(None, ("All P5 Spot Instance Requests",))
 
 _FAMILY = re.compile(r"^([a-z]+)(\d+)")
 
@@ -72,7 +75,7 @@ def quota_for(instance_type: str, spot: bool) -> Quota | None:
     if kind in ("P", "P5"):
         if not spot:
             return P_ON_DEMAND
-        return P2_TO_P4_SPOT if kind == "P" else None
+        return P2_TO_P4_SPOT if kind == "P" else P5_SPOT
     return None
 
 
@@ -127,28 +130,44 @@ def demands(cluster: ResolvedCluster) -> tuple[dict[tuple[Quota, bool], Demand],
     return needed, unchecked
 
 
+def by_name(clients: AwsClients, names: tuple[str, ...]) -> dict[str, Any] | None:
+    """The account's EC2 quota carrying one of `names` (ListServiceQuotas, every page), or None."""
+    params: dict[str, Any] = {"ServiceCode": "ec2"}
+    while True:
+        answer = ask(clients, "service-quotas", "list_service_quotas", missing=("NoSuchResourceException",),
+                     **params) or {}
+        found = next((q for q in answer.get("Quotas", []) if q.get("QuotaName") in names), None)
+        if found is not None or not answer.get("NextToken"):
+            return found
+        params["NextToken"] = answer["NextToken"]
+
+
 def check_quota(clients: AwsClients, quota: Quota, spot: bool, demand: Demand) -> list[Finding]:
     """One quota against the demand on it: blocking when its value is below the vCPUs size.max needs."""
-    answer = ask(clients, "service-quotas", "get_service_quota", missing=("NoSuchResourceException",),
-                 ServiceCode="ec2", QuotaCode=quota.code)
+    if quota.code is None:
+        found = by_name(clients, quota.names)
+    else:
+        answer = ask(clients, "service-quotas", "get_service_quota", missing=("NoSuchResourceException",),
+                     ServiceCode="ec2", QuotaCode=quota.code)
+        found = answer["Quota"] if answer else None
     field_path, market = demand.groups[0], "spot" if spot else "on-demand"
-    if answer is None:
+    if found is None:
+        which = f"{quota.code} ({quota.names[0]})" if quota.code else repr(quota.names[0])
         return [Finding(CHECK, field_path, False,
-                        f"Service Quotas has no quota {quota.code} ({quota.names[0]}) in {clients.region}; not checked",
+                        f"Service Quotas has no EC2 quota {which} in {clients.region}; not checked",
                         f"check the {market} vCPU quota of these instances in the Service Quotas console")]
-    found = answer["Quota"]
-    name, value = found.get("QuotaName", ""), found.get("Value")
+    name, value, code = found.get("QuotaName", ""), found.get("Value"), found.get("QuotaCode", quota.code)
     if name not in quota.names or value is None:
         why = f"is named {name!r} here, not {quota.names[0]!r}" if name not in quota.names else "has no value here"
-        return [Finding(CHECK, field_path, False, f"quota {quota.code} {why}; not checked",
+        return [Finding(CHECK, field_path, False, f"quota {code} {why}; not checked",
                         f"check the {market} vCPU quota of these instances in the Service Quotas console")]
     if value >= demand.vcpus:
         return []
     groups = "; ".join(demand.parts)
     return [Finding(
         CHECK, field_path, True,
-        f"{name} ({quota.code}) is {value:,.0f} vCPUs in {clients.region}; size.max needs {demand.vcpus:,} "
+        f"{name} ({code}) is {value:,.0f} vCPUs in {clients.region}; size.max needs {demand.vcpus:,} "
         f"({groups}), before what already runs in the account",
         f"request {demand.vcpus:,} vCPUs: aws service-quotas request-service-quota-increase --region "
-        f"{clients.region} --service-code ec2 --quota-code {quota.code} --desired-value {demand.vcpus}; "
+        f"{clients.region} --service-code ec2 --quota-code {code} --desired-value {demand.vcpus}; "
         "or lower size.max")]
