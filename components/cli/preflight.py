@@ -11,10 +11,17 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ..spec import stack_names
-from .app import DEFAULT_STACKS, ReportFormat, ReportFormatOpt, StacksDir, app, emit_json, err, existing_stack, out
+from .app import DEFAULT_STACKS, ReportFormat, StacksDir, app, emit_json, err, existing_stack, out
 
 if TYPE_CHECKING:
     from gpufleet.preflight.runner import PreflightOutcome
+
+FormatOpt = Annotated[ReportFormat, typer.Option(
+    "--format",
+    help="table for people; json: per stack {stack, cloud, region, exit, findings [{check, field, blocking, says, "
+    "fix}], blocking, advisory, error} (a list with --all); markdown for a job summary or PR comment; sarif "
+    "(SARIF 2.1.0) with each finding on its field's line. The exit status is the same in every format.",
+)]
 
 
 @app.command()
@@ -22,7 +29,7 @@ def preflight(
     stack: Annotated[str | None, typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")] = None,
     stack_file: Annotated[Path | None, typer.Option("--stack-file", help="Path to a stack file.")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the stacks directory.")] = False,
-    fmt: ReportFormatOpt = ReportFormat.table,
+    fmt: FormatOpt = ReportFormat.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Before `pulumi up`: plan offline, then ask the account read-only (quotas, types offered in the zones,
