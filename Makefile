@@ -9,7 +9,7 @@ STACK ?= aws-train-p5
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,preflight]'
 	touch $@
 
 plan: $(BIN)/gpufleet

@@ -11,7 +11,7 @@ import pulumi
 
 from components.bootstrap import BootstrapError
 
-from ..program import build, prepare
+from ..program import Prepared, build, prepare
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
@@ -55,6 +55,12 @@ def stack_name(path: Path) -> str:
 
 def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid."""
+    return plan_and_prepared(path, stacks_dir)[0]
+
+
+def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanResult, Prepared]:
+    """The plan of one stack file and the validated stack it was built from (what `preflight` asks the account
+    about); raises SpecInvalid like plan_stack."""
     config = load_stack(path, stacks_dir)
     name = stack_name(path)
     prepared = prepare(config)
@@ -81,7 +87,7 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
         raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
-    return PlanResult(
+    result = PlanResult(
         stack=name,
         cloud=cloud,
         region=region,
@@ -92,3 +98,4 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
         summary=summary,
         mandatory_failed=report.has_mandatory,
     )
+    return result, prepared

@@ -59,7 +59,8 @@ INVALID_RULE = {
 }
 
 
-def _location(path: Path, root: Path, line: int | None) -> dict[str, Any]:
+def file_location(path: Path, root: Path, line: int | None) -> dict[str, Any]:
+    """A SARIF location: the file relative to %SRCROOT% (else its file URI), and the line where one is known."""
     resolved = path.resolve()
     if resolved.is_relative_to(root):
         artifact = {"uri": resolved.relative_to(root).as_posix(), "uriBaseId": SRCROOT}
@@ -81,7 +82,7 @@ def _lines(path: Path) -> StackFileLines | None:
 def _violation_result(violation: Mapping[str, Any], outcome: StackOutcome, plan: Mapping[str, Any],
                       lines: StackFileLines | None, root: Path, index: int | None) -> dict[str, Any]:
     found = lines.locate(violation_field(violation, plan, lines)) if lines is not None else None
-    location = _location(outcome.path, root, found[1] if found else None)
+    location = file_location(outcome.path, root, found[1] if found else None)
     urn = violation.get("urn") or ""
     if urn:
         location["logicalLocations"] = [{"fullyQualifiedName": urn, "kind": "resource"}]
@@ -111,7 +112,7 @@ def _exception_notes(outcome: StackOutcome, lines: StackFileLines | None, root: 
             "level": "note",
             "message": {"text": f"{outcome.name}: exception in force: {granted['rule']} allowed at {granted['level']} "
                                 f"until {granted['expires']}: {granted['reason']} (policies/organisation.yaml)"},
-            "locations": [_location(outcome.path, root, line)],
+            "locations": [file_location(outcome.path, root, line)],
         }
         if granted["rule"] in index:
             note["associatedRule"] = {"id": granted["rule"], "index": index[granted["rule"]]}
@@ -133,7 +134,7 @@ def sarif_log(outcomes: Sequence[StackOutcome], catalog: Sequence[Mapping[str, A
                 "ruleIndex": index[INVALID_STACK],
                 "level": "error",
                 "message": {"text": f"{outcome.name}: {outcome.error or 'invalid stack file'}"},
-                "locations": [_location(outcome.path, root, None)],
+                "locations": [file_location(outcome.path, root, None)],
                 "properties": {"stack": outcome.name},
             })
             continue
