@@ -225,3 +225,22 @@ def test_all_reports_every_stack_and_exits_with_the_worst(monkeypatch: pytest.Mo
 def test_exactly_one_stack_selector(args: list[str]) -> None:
     result = invoke(*args)
     assert result.exit_code == 2 and "exactly one of" in result.stderr
+
+
+def test_no_alibaba_credentials_is_one_sentence_without_the_sdks_tracebacks(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    # alibabacloud_credentials logs every failed source of its chain with a traceback through a stream handler
+    # of its own; the user must read only the reason and the fix.
+    import responses
+
+    for name in ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABA_CLOUD_SECURITY_TOKEN",
+                 "ALIBABA_CLOUD_CREDENTIALS_FILE", "ALIBABA_CLOUD_PROFILE", "ALIBABA_CLOUD_ROLE_ARN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with responses.RequestsMock(assert_all_requests_are_fired=False):  # the instance metadata service: unreachable
+        result = invoke("--stack", "alicloud-infer-gn7i")
+    printed = capfd.readouterr()
+    assert result.exit_code == 2
+    assert "no Alibaba Cloud credentials" in result.output + printed.err
+    assert "Traceback" not in result.output + printed.err + printed.out
