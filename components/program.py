@@ -23,6 +23,7 @@ from .spec import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, v
 from .spec.stackfile import resolve_extends
 
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
+PROJECT = "gpufleet"  # Pulumi.yaml's name
 
 
 def read_section(key: str) -> object | None:

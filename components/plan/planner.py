@@ -10,16 +10,15 @@ from typing import Any
 import pulumi
 
 from ..bootstrap import BootstrapError
-from ..program import build, prepare
+from ..program import PROJECT, build, prepare
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
 from .policy_config import policy_pack_config, user_policy
-from .policy_floor import exceptions_in_use, organisation
+from .policy_floor import bound_stack, exceptions_in_use, organisation
 from .policy_runner import PolicyConfigError, run_policies
 from .record import RecordedResource
 
-PROJECT = "gpufleet"
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 
 
@@ -56,6 +55,7 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid."""
     config = load_stack(path, stacks_dir)
     name = stack_name(path)
+    bound = bound_stack(path)  # organisation exceptions bind to the project's own stack file only
     prepared = prepare(config)
     if isinstance(prepared, ImagesSpec):
         cloud, region, zones = prepared.cloud, prepared.regions[0], []
@@ -75,7 +75,7 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
     except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)
         raise SpecInvalid([SpecError("node_groups", str(exc))]) from None
     try:
-        pack_config = policy_pack_config(config, prepared, name)
+        pack_config = policy_pack_config(config, prepared, bound)
         report = run_policies(resources, pack_config)
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
@@ -86,7 +86,7 @@ def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
         region=region,
         resources=resources,
         policies={**report.to_json(), "exceptions": exceptions_in_use(
-            user_policy(config), name, date.today(), organisation()
+            user_policy(config), bound, date.today(), organisation()
         )},
         summary=summary,
         mandatory_failed=report.has_mandatory,

@@ -62,12 +62,14 @@ def user_policy(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def policy_pack_config(
-    config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str, today: date | None = None
+    config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str | None,
+    today: date | None = None,
 ) -> dict[str, Any]:
     """Settings in layers, each only tightening the one before (policy_settings.tighten): the organisation's,
     the ones the spec derives, then the stack's `gpufleet:policy`, which is refused (exit 2) where it would loosen.
     Levels: the stack's own, checked against the organisation's floors (a level below one needs an exception),
-    else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's."""
+    else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's.
+    `stack`: the name organisation exceptions may grant (policy_floor.bound_stack), None for none."""
     user = user_policy(config)
     org = organisation()
     exceptions_in_use(user, stack, today or date.today(), org)
