@@ -153,3 +153,31 @@ def test_private_tags_pass() -> None:
              _inbound("office", ["198.51.99.0/24"])]
     nsg = res(NSG, "nsg", {"securityRules": rules})
     assert refusals("azure", [nsg], "inbound") == []
+
+
+def test_only_a_stack_with_managed_lustre_admits_azure_monitor_and_cannot_widen_it() -> None:
+    """AzureMonitor into the Lustre subnet is Microsoft's documented requirement: the allowance is derived from the
+    spec (shared storage on Azure), names that one tag, and a stack cannot write it."""
+    import copy
+
+    import pytest
+    from conftest import read_cluster
+
+    from components.plan.policy_config import policy_pack_config
+    from components.program import prepare
+    from components.spec import SpecInvalid
+
+    def pack(stack: str, **policy: Any) -> dict[str, Any]:
+        config = {"azure-native:location": read_cluster(stack)["region"], "gpufleet:cluster": read_cluster(stack),
+                  **({"gpufleet:policy": policy} if policy else {})}
+        return policy_pack_config(copy.deepcopy(config), prepare(copy.deepcopy(config)), None)
+
+    assert pack("azure-train-ndh100")["azure-no-internet-admin-inbound"]["allowedServiceTags"] == ["AzureMonitor"]
+    assert "azure-no-internet-admin-inbound" not in pack("azure-infer-a100")
+    with pytest.raises(SpecInvalid, match="derived from the stack's spec"):
+        pack("azure-train-ndh100", **{"azure-no-internet-admin-inbound": {"allowedServiceTags": ["AzureCloud"]}})
+    nsg = res(NSG, "nsg", {"securityRules": [_inbound("monitor", ["AzureMonitor"]), _inbound("cloud", ["AzureCloud"])]})
+    settings = {"azure-no-internet-admin-inbound": {"allowedServiceTags": ["AzureMonitor"]}}
+    report = run_policies([nsg], settings, [rule.policy for rule in RULES if rule.name in settings])
+    (violation,) = report.violations
+    assert "AzureCloud (public address space)" in violation.message and "AzureMonitor (public" not in violation.message

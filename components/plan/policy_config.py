@@ -44,6 +44,11 @@ def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str,
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
+    if spec.cloud == "azure" and spec.storage.shared is not None:
+        # Azure Managed Lustre's subnet admits AzureMonitor on any TCP port (Microsoft's configure-network-security-
+        # group.md, inbound rule 112; components/clouds/azure/shared_storage.py): that service tag, and only with it.
+        for rule in ("azure-no-internet-admin-inbound", "azure-admin-inbound-per-group"):
+            settings[rule] = {"allowedServiceTags": ["AzureMonitor"]}
     # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
     required = sorted({t for g in prepared.groups if g.rdma for t in g.spec.instance_types})
     settings.update(rdma_required_config(required))

@@ -89,6 +89,8 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("allowed-instance-types", "types"): FEWER_OF,
     ("azure-role-assignments-scoped", "allowedRoleDefinitionIds"): FEWER_GRANTS,
     ("aws-log-retention", "minimumDays"): HIGHER,
+    ("azure-no-internet-admin-inbound", "allowedServiceTags"): DERIVED,
+    ("azure-admin-inbound-per-group", "allowedServiceTags"): DERIVED,
     # More types on the mandatory EFA rule checks more; the advisory one checks the types not listed, so its list
     # is the stack's (derived) one.
     ("aws-efa-interface-count", "rdmaRequiredInstanceTypes"): MORE,
