@@ -36,12 +36,12 @@ class PlanResult:
     def exit_code(self) -> int:
         return EXIT_POLICY if self.mandatory_failed else EXIT_CLEAN
 
-    def to_json(self, show_secrets: bool = False) -> dict[str, Any]:
+    def to_json(self, show_secrets: bool = False, digest_key: bytes | None = None) -> dict[str, Any]:
         return {
             "stack": self.stack,
             "cloud": self.cloud,
             "region": self.region,
-            "resources": [r.to_json(show_secrets) for r in self.resources],
+            "resources": [r.to_json(show_secrets, digest_key) for r in self.resources],
             "policies": self.policies,
             "summary": self.summary,
         }
