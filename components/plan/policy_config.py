@@ -14,6 +14,8 @@ from policies.registry import RULES_BY_NAME, rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
+from ..spec.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts
+from ..spec.rules import stack_accounts
 from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
 from .policy_settings import tighten
 
@@ -31,16 +33,24 @@ def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, A
     return entry
 
 
+def _own_accounts(accounts: frozenset[str]) -> dict[str, dict[str, Any]]:
+    """The stack's accounts for the key-account rule, where it names any (else the rule cannot compare)."""
+    return {KEY_ACCOUNT_RULE: {STACK_ACCOUNTS: sorted(accounts)}} if accounts else {}
+
+
 def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:
     if isinstance(prepared, ImagesSpec):
         regions = {prepared.cloud: list(prepared.regions)}
-        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions}}
+        # An image stack's brought build key names its account; the replicas must be of it (spec: replica_kms_keys).
+        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions},
+                **_own_accounts(arn_accounts(getattr(prepared, "kms_key", None)))}
     if prepared is None:
         return {}
     spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(prepared, g) for g in prepared.groups]},
+        **_own_accounts(stack_accounts(spec)),
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
@@ -87,7 +97,9 @@ def policy_pack_config(
         if name not in RULES_BY_NAME or not (given is None or isinstance(given, (str, dict))):
             merged[name] = given  # "all", an unknown rule or a malformed entry: resolve_config names the problem
             continue
-        settings = tighten(name, {}, org.settings.get(name, {}), f"organisation settings.{name}", refuse=False)
+        # The organisation's settings are the first layer, as written (checked when the file is read): its grants
+        # (FEWER_GRANTS) are what a stack may narrow, so they must not be combined with an empty layer before them.
+        settings = {key: value for key, value in org.settings.get(name, {}).items() if value is not None}
         settings = tighten(name, settings, derived.get(name, {}), name, refuse=False)
         if isinstance(given, dict):
             settings = tighten(name, settings, given, f"{POLICY_KEY}.{name}")

@@ -90,6 +90,8 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("azure-role-assignments-scoped", "allowedRoleDefinitionIds"): FEWER_GRANTS,
     ("aws-log-retention", "minimumDays"): HIGHER,
     ("azure-no-internet-admin-inbound", "allowedServiceTags"): DERIVED,
+    ("customer-key-account", "stackAccounts"): DERIVED,
+    ("customer-key-account", "allowedKeyAccounts"): FEWER_GRANTS,
     ("azure-admin-inbound-per-group", "allowedServiceTags"): DERIVED,
     # More types on the mandatory EFA rule checks more; the advisory one checks the types not listed, so its list
     # is the stack's (derived) one.
@@ -159,8 +161,8 @@ def check_organisation_settings(settings: Mapping[str, Mapping[str, Any]]) -> No
     problems = [SpecError(f"settings.{rule}.{key}", "is derived from each stack's spec; the organisation cannot set it")
                 for rule, given in settings.items() for key in given if TIGHTER.get((rule, key)) is DERIVED]
     for rule, given in settings.items():
-        try:
-            tighten(rule, {}, given, f"settings.{rule}")
+        try:  # the first layer: nothing to loosen, only names and types to check
+            tighten(rule, {}, given, f"settings.{rule}", refuse=False)
         except SpecInvalid as invalid:
             problems += invalid.errors
     if problems:
