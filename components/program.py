@@ -64,6 +64,10 @@ def prepare(config: Mapping[str, Any]) -> Prepared:
         if config.get(key) is not None and not isinstance(config[key], dict):
             raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
     prepared: Prepared
+    if config.get(CLUSTER_KEY) is not None and config.get(IMAGES_KEY) is not None:
+        # One stack is one thing: a second section would sit in the file unbuilt and unjudged.
+        raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build), "
+                                               "not both")])
     if config.get(CLUSTER_KEY) is not None:
         prepared = resolve_cluster(config[CLUSTER_KEY])
         cloud, region, field = prepared.spec.cloud, prepared.spec.region, f"{CLUSTER_KEY}.region"

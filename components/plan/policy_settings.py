@@ -120,6 +120,12 @@ def _same(left: Any, right: Any) -> bool:
     return _key(left) == _key(right)
 
 
+def _default(rule: str, key: str) -> Any:
+    """The pack's own default of a rule's setting (its config schema), or None."""
+    schema = RULES_BY_NAME[rule].policy.config_schema
+    return (schema.properties.get(key) or {}).get("default") if schema is not None else None
+
+
 def tighten(
     rule: str, base: Mapping[str, Any], given: Mapping[str, Any], where: str, *, refuse: bool = True
 ) -> dict[str, Any]:
@@ -144,9 +150,12 @@ def tighten(
         except PolicyConfigError as exc:
             problems.append(SpecError(f"{where}.{key}", str(exc).split(": ", 1)[-1]))
             continue
-        combined = direction.combine(base.get(key), value)
+        # A setting no earlier layer gives holds the pack's default, which a stack may only tighten too (a minimum
+        # retention of 1 day is looser than the default 30 however few layers came before).
+        earlier = base.get(key, None if direction is DERIVED or direction.additive else _default(rule, key))
+        combined = direction.combine(earlier, value)
         if refuse and not direction.additive and not _same(combined, value):
-            shown = base.get(key)
+            shown = earlier
             problems.append(SpecError(f"{where}.{key}", direction.refused.format(given=value, base=shown)))
             continue
         merged[key] = combined

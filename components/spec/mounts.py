@@ -12,10 +12,13 @@ import posixpath
 
 # Directories the operating system, the cloud agents and gpufleet's bootstrap read as trusted (FHS 3.0 plus the
 # paths components/bootstrap writes). A mount may not be one of them, lie under one, or contain one (a mount at
-# /opt hides /opt/gpufleet and /opt/aws). /tmp, /mnt, /data, /scratch and the like stay free.
+# /opt hides /opt/gpufleet and /opt/aws). /tmp, /mnt, /data, /scratch and the like stay free. /opt/amazon holds what
+# the EFA installer (images/install/fabric.sh) puts on every AWS node: libfabric in /opt/amazon/efa, Open MPI in
+# /opt/amazon/openmpi, the NCCL plugin beside them (Amazon EC2 User Guide, "Get started with EFA and NCCL":
+# /opt/amazon/efa/bin/fi_info, /opt/amazon/openmpi/bin/mpirun): a file system there feeds every job's NCCL its code.
 SYSTEM_DIRECTORIES = (
     "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/root", "/run", "/sbin",
-    "/snap", "/sys", "/usr", "/var", "/opt/aws", "/opt/gpufleet",
+    "/snap", "/sys", "/usr", "/var", "/opt/aws", "/opt/amazon", "/opt/gpufleet",
 )
 # Mounting over a home directory's .ssh (any user's, at any depth) replaces its authorized_keys; over /home, all.
 SSH_DIRECTORY = ".ssh"
