@@ -157,3 +157,26 @@ def test_a_plan_with_a_granted_key_passes_the_rule(tmp_path: Path, organisation:
     organisation("settings: {}\n")
     with pytest.raises(SpecInvalid, match="account 444455556666"):
         plan_stack(path)
+
+
+@SETTINGS
+@given(st.sampled_from([("aws-train-p5", "aws:allowedAccountIds", "arn:aws:kms:us-east-1:{a}:key/" + KEY_ID, 12),
+                        ("alicloud-train-ebmgn8v", "alicloud:accountId", "acs:kms:{r}:{a}:key/key-abc", 16)]),
+       st.data())
+def test_a_provider_account_setting_names_the_stacks_account(
+    tmp_path: Path, organisation: Any, case: tuple[str, str, str, int], data: Any
+) -> None:
+    """A stack that names no ARN of its own still names its account to its provider: keys are judged against it."""
+    stack, key_name, template, digits = case
+    own, other = data.draw(st.lists(st.from_regex(rf"[1-9][0-9]{{{digits - 1}}}", fullmatch=True), min_size=2,
+                                     max_size=2, unique=True))
+    organisation("settings: {}\n")
+    raw = copy.deepcopy(read_cluster(stack))
+    raw["storage"]["kms_key"] = template.format(a=other, r=raw["region"])
+    provider = {key_name: [own] if key_name.startswith("aws") else own}
+    path = write_stack(tmp_path, "acct", raw, **provider)
+    with pytest.raises(SpecInvalid, match=f"storage.kms_key: .*account {other}"):
+        plan_stack(path)
+    raw["storage"]["kms_key"] = template.format(a=own, r=raw["region"])
+    config = {f"{raw['cloud']}:region": raw["region"], "gpufleet:cluster": raw, **provider}
+    assert policy_pack_config(config, prepare(copy.deepcopy(config)), None)[RULE]["stackAccounts"] == [own]

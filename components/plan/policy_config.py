@@ -14,7 +14,7 @@ from policies.registry import RULES_BY_NAME, rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..spec import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
-from ..spec.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts
+from ..spec.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts
 from ..spec.rules import stack_accounts
 from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
 from .policy_settings import tighten
@@ -38,19 +38,22 @@ def _own_accounts(accounts: frozenset[str]) -> dict[str, dict[str, Any]]:
     return {KEY_ACCOUNT_RULE: {STACK_ACCOUNTS: sorted(accounts)}} if accounts else {}
 
 
-def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:
+def derived_settings(
+    prepared: ResolvedCluster | ImagesSpec | None, accounts: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
+    """`accounts`: the ones the stack's provider settings name (keys.provider_accounts)."""
     if isinstance(prepared, ImagesSpec):
         regions = {prepared.cloud: list(prepared.regions)}
-        # An image stack's brought build key names its account; the replicas must be of it (spec: replica_kms_keys).
-        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions},
-                **_own_accounts(arn_accounts(getattr(prepared, "kms_key", None)))}
+        # The provider's account, else the brought build key's: the replicas must be of it (spec: replica_kms_keys).
+        own = accounts or arn_accounts(getattr(prepared, "kms_key", None))
+        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions}, **_own_accounts(own)}
     if prepared is None:
         return {}
     spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(prepared, g) for g in prepared.groups]},
-        **_own_accounts(stack_accounts(spec)),
+        **_own_accounts(stack_accounts(spec) | accounts),
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
@@ -88,7 +91,7 @@ def policy_pack_config(
     user = user_policy(config)
     org = organisation()
     exceptions_in_use(user, stack, today or date.today(), org)
-    derived = derived_settings(prepared)
+    derived = derived_settings(prepared, provider_accounts(config))
     floors = raised_floors(org)
     all_level = requested_level(user.get("all"))
     merged: dict[str, Any] = {}

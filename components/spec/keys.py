@@ -13,7 +13,10 @@ the pack's customer-key-account rule (policies/common/key_accounts.py).
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 # Alias prefixes the providers reserve for the keys they manage for their services (data encrypted with them is
 # not under the customer's key policy, rotation or revocation):
@@ -34,6 +37,9 @@ _AZURE_ID = re.compile(r"^/subscriptions/(?P<account>[0-9a-fA-F]{8}-[0-9a-fA-F]{
 # A key reference a resource may carry: a KMS key or alias ARN (AWS, Alibaba) or a Key Vault's resource id (Azure).
 KEY_REFERENCE = re.compile(r"^(?:(?:arn:aws(?:-[a-z]+)*|acs):kms:[a-z0-9-]*:\d*:|/subscriptions/[^/]+/resourceGroups/"
                            r"[^/]+/providers/Microsoft\.KeyVault/vaults/)", re.IGNORECASE)
+# Provider settings a stack file names its own account with (pulumi-aws config allowedAccountIds: the provider refuses
+# any other account; pulumi-azure-native subscriptionId; pulumi-alicloud accountId; each package's config/vars.py).
+PROVIDER_ACCOUNT_KEYS = ("aws:allowedAccountIds", "azure-native:subscriptionId", "alicloud:accountId")
 # The organisation setting that grants key accounts beyond the stack's own (policies/organisation.yaml).
 KEY_ACCOUNT_RULE, ALLOWED_KEY_ACCOUNTS, STACK_ACCOUNTS = "customer-key-account", "allowedKeyAccounts", "stackAccounts"
 
@@ -99,3 +105,18 @@ def arn_accounts(*values: object) -> frozenset[str]:
     data the stack reads, possibly of another account, not the stack itself)."""
     return frozenset(m["account"].lower() for v in values
                      if isinstance(v, str) and (m := _ANY_ARN.match(v.strip()) or _AZURE_ID.match(v.strip())))
+
+
+def provider_accounts(config: Mapping[str, Any]) -> frozenset[str]:
+    """The accounts the stack's provider settings name (a list, or the JSON or comma-separated text the CLI sends)."""
+    found: set[str] = set()
+    for key in PROVIDER_ACCOUNT_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value.strip().startswith("["):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                pass
+        items = value if isinstance(value, list) else str(value).split(",") if value is not None else []
+        found.update(str(item).strip().lower() for item in items if str(item).strip())
+    return frozenset(found)
