@@ -152,6 +152,12 @@ def tighten(
             continue
         # A setting no earlier layer gives holds the pack's default, which a stack may only tighten too (a minimum
         # retention of 1 day is looser than the default 30 however few layers came before).
+        if refuse and direction is DERIVED and key not in base:
+            # Nothing derived here (an Azure stack without Managed Lustre has no service tag to allow): still the
+            # spec's to say, so a stack's value is refused, not taken as the derivation.
+            problems.append(SpecError(f"{where}.{key}", "is derived from the stack's spec, which gives none here; a "
+                                                        "stack cannot set it"))
+            continue
         earlier = base.get(key, None if direction is DERIVED or direction.additive else _default(rule, key))
         combined = direction.combine(earlier, value)
         if refuse and not direction.additive and not _same(combined, value):
