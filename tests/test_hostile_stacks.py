@@ -91,8 +91,8 @@ CASES: dict[str, tuple[str, int, str]] = {
                                "max: 100}, capacity: on-demand, rdma: required}]"), 1, "hourly-budget"),
     # mounts: no system directory, however written
     "efa-libraries": (aws(storage(shared="/opt/amazon/efa")), 2, "/opt/amazon"),
-    "shared-tmp": (aws(storage(shared="/tmp")), 2, "storage.shared.mount"),
-    "root-ssh": (aws(storage(scratch="/root/.ssh")), 2, "SSH keys"),
+    "shared-tmp": (aws(storage(shared="/tmp")), 2, "storage.shared.mount"),  # machine-path-ok: a node path
+    "root-ssh": (aws(storage(scratch="/root/.ssh")), 2, "SSH keys"),  # machine-path-ok: a node path
     "cron-by-dots": (aws(storage(scratch="/data/../etc/cron.d")), 2, "/etc"),
     # side doors
     "cluster-and-images": (aws("", extra="  gpufleet:images: {name: i, cloud: aws, regions: [us-east-1], profile: "

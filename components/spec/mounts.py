@@ -26,7 +26,7 @@ SSH_DIRECTORY = ".ssh"
 # elsewhere plant the links and files root's jobs then follow (the kernel's protected_symlinks guards only sticky,
 # world-writable directories, and the file system's root has the file system's own mode). Node-local scratch may
 # sit there: only the node writes it.
-SHARED_ONLY = ("/tmp",)
+SHARED_ONLY = ("/tmp",)  # machine-path-ok: a node directory
 
 
 def normal(path: str) -> str:
