@@ -20,9 +20,12 @@ from .lock import load_lock
 from .lock.status import next_steps
 from .resolve import ResolvedCluster, resolve_cluster
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, validate_images
+from .stackfile.checks import stack_accounts
+from .stackfile.keys import PROVIDER_ACCOUNT_KEYS, account_problem, provider_accounts
 from .stackfile.read import resolve_extends
 
 STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
+PROJECT = "gpufleet"  # Pulumi.yaml's name
 
 
 def read_section(key: str) -> object | None:
@@ -30,11 +33,11 @@ def read_section(key: str) -> object | None:
     return pulumi.Config(namespace).get_object(name)
 
 
-def provider_regions() -> dict[str, str]:
-    """Each cloud's provider region key that the stack sets (aws:region...), as the Pulumi CLI passes it."""
+def provider_settings() -> dict[str, str]:
+    """Each cloud's provider region key (aws:region...) and account key (aws:allowedAccountIds...) that the stack
+    sets, as the Pulumi CLI passes them."""
     found = {}
-    for cloud in CLOUDS:
-        key = backend(cloud).region_key
+    for key in (*(backend(cloud).region_key for cloud in CLOUDS), *PROVIDER_ACCOUNT_KEYS):
         namespace, _, name = key.partition(":")
         if (value := pulumi.Config(namespace).get(name)) is not None:
             found[key] = value
@@ -63,6 +66,10 @@ def prepare(config: Mapping[str, Any]) -> Prepared:
         if config.get(key) is not None and not isinstance(config[key], dict):
             raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
     prepared: Prepared
+    if config.get(CLUSTER_KEY) is not None and config.get(IMAGES_KEY) is not None:
+        # One stack is one thing: a second section would sit in the file unbuilt and unjudged.
+        raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build), "
+                                               "not both")])
     if config.get(CLUSTER_KEY) is not None:
         prepared = resolve_cluster(config[CLUSTER_KEY])
         cloud, region, field = prepared.spec.cloud, prepared.spec.region, f"{CLUSTER_KEY}.region"
@@ -76,7 +83,27 @@ def prepare(config: Mapping[str, Any]) -> Prepared:
     given = config.get(key)
     if given is not None and given != region:
         raise SpecInvalid([SpecError(key, f"is {given!r} but {field} is {region!r}; set both to the same region")])
+    problems = provider_account_problems(prepared, provider_accounts(config))
+    if problems:
+        raise SpecInvalid(problems)
     return prepared
+
+
+def provider_account_problems(prepared: Prepared, accounts: frozenset[str]) -> list[SpecError]:
+    """Brought keys of another account than the one the stack's provider settings name (the provider deploys there
+    and nowhere else), unless the organisation grants it: the spec's own check compares with the ARNs it names."""
+    if not accounts:
+        return []
+    if isinstance(prepared, ImagesSpec):
+        keys = {"kms_key": getattr(prepared, "kms_key", None),
+                **{f"replica_kms_keys.{r}": k for r, k in (getattr(prepared, "replica_kms_keys", None) or {}).items()}}
+    else:
+        own = accounts | stack_accounts(prepared.spec)
+        keys = {"storage.kms_key": prepared.spec.storage.kms_key,
+                "storage.key_vault_id": getattr(prepared.spec.storage, "key_vault_id", None)}
+        accounts = own
+    return [SpecError(field, problem) for field, key in keys.items()
+            if isinstance(key, str) and key != "create" and (problem := account_problem(key, accounts))]
 
 
 def build(prepared: Prepared | None = None) -> None:
@@ -88,7 +115,7 @@ def build(prepared: Prepared | None = None) -> None:
         if prepared is None:
             config = {key: value for key in (CLUSTER_KEY, IMAGES_KEY) if (value := read_section(key)) is not None}
             # The provider keys join before `extends` is resolved: it refuses a base's provider key this stack lacks.
-            config = resolve_extends({**(config or from_template()), **provider_regions()}, STACKS_DIR)
+            config = resolve_extends({**(config or from_template()), **provider_settings()}, STACKS_DIR)
             prepared = prepare(config)
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None

@@ -121,3 +121,14 @@ def test_spellings_of_the_internet(spelling: str) -> None:
 def test_spec_names_the_field_and_the_reason() -> None:
     (error,) = _spec_errors([ip_network("0.0.0.0/1"), ip_network("128.0.0.0/1")])
     assert "0.0.0.0/1, 128.0.0.0/1 open SSH to" in error and "more than a /24 holds" in error
+
+
+@SETTINGS
+@given(_public(4), st.sampled_from(["::ffff:0:0", "64:ff9b::"]))
+def test_ipv6_ranges_carrying_ipv4_are_judged_as_ipv4(net: Net, prefix: str) -> None:
+    """IPv4-mapped and NAT64 prefixes carry IPv4 addresses: a /96 of them is the whole IPv4 internet, not 2**32 IPv6
+    addresses under the /64 limit."""
+    base = int(ip_network(f"{prefix}/96").network_address)
+    embedded = ip_network((base + int(net.network_address), 96 + net.prefixlen))
+    for case in (_aws_group([embedded]), _azure_rule([embedded]), _alicloud_rule(embedded)):
+        assert _fires(case), (case, embedded)

@@ -234,7 +234,8 @@ def test_vswitch_too_small_for_max_nodes_times_their_addresses_exits_2(tmp_path:
     cluster["node_groups"][0]["size"]["max"] = 20  # 20 nodes x (1 + 2 ERIs) + the NAT gateway = 61
     result = plan_json(tmp_path, cluster)
     assert result.exit_code == 2
-    assert "network.cidr: the vSwitch in cn-wulanchabu-c" in result.stderr and "61 addresses" in result.stderr
+    assert "network.cidr: 10.42.0.0/24 is too small: the vSwitch in cn-wulanchabu-c" in result.stderr
+    assert "cannot hold 61 addresses" in result.stderr and "use a /23 or larger" in result.stderr
 
 
 def test_eri_configuration_passes_the_providers_create_checks() -> None:

@@ -100,7 +100,8 @@ def test_brought_identity_key_and_resource_group_are_used_not_created(tmp_path: 
         ({"storage": {"kms_key": "https://kv1.vault.azure.net/keys/k/0123456789abcdef0123456789abcdef"}},
          "storage.key_vault_id: a brought kms_key needs the resource id of its vault"),
         ({"network": {"cidr": "10.42.0.0/25"}, "group": {"size": {"min": 0, "desired": 2, "max": 60}}},
-         "network.cidr: the node subnet 10.42.0.0/26 (59 usable addresses) cannot hold 60 nodes"),
+         "network.cidr: 10.42.0.0/25 is too small: the node subnet (26-bit prefix, 59 usable addresses) cannot hold 60 "
+         "nodes at max size; use a /24 or larger"),
         ({"group": {"capacity": "spot", "on_demand_base": 1}},
          "node_groups[0].on_demand_base: an InfiniBand group is one Uniform scale set, all Spot or all Regular"),
         ({"group": {"capacity": "reservation", "reservation_id": "/x", "rdma": "off",

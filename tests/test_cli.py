@@ -115,7 +115,7 @@ def test_invalid_combinations_exit_2(tmp_path: Path) -> None:
     cases = {
         "node_groups[0].zone: an RDMA group must sit in exactly one zone": {"zones": ["us-east-1a", "us-east-1b"]},
         "node_groups[0].reservation_id: capacity capacity-block needs": {"capacity": "capacity-block"},
-        "network.cidr: the private subnet in us-east-1a": {"cidr": "10.0.0.0/22"},
+        "network.cidr: 10.0.0.0/22 is too small: the private subnet in us-east-1a": {"cidr": "10.0.0.0/22"},
     }
     for message, change in cases.items():
         cluster = copy.deepcopy(read_cluster("aws-train-p5"))

@@ -25,11 +25,14 @@ from gpufleet.plan.compare import SECRET, Side, diff_stack, secret_key
 from gpufleet.plan.diff_refs import DiffReport, diff_against
 from gpufleet.plan.engine import run_program
 from gpufleet.plan.git_base import plan_in_tree
+from gpufleet.plan.record import SHOW_SECRETS_ENV
+from gpufleet.plan.secret_values import SECRET_DIGEST_ENV, digested
 from gpufleet.report.diff_view import markdown_diff
 from gpufleet.stackfile import SpecInvalid
 
 STACK = "aws-train-p5"
 ADDED, REMOVED = "aws-infer-copy", "azure-infer-a100"
+DIGEST_KEY = b"a key drawn for one diff run"
 PROJECT_FILES = (
     "gpufleet", "components", "policies", "images", "stacks", "Pulumi.yaml", "__main__.py", "pyproject.toml",
 )
@@ -160,8 +163,8 @@ def _recorded(value: Any) -> dict[str, Any]:
                           tags={"adminPassword": value, "secretName": "db"})
 
     resources = run_program(program, {}, project="gpufleet", stack="s", region="us-east-1", zones=["us-east-1a"])
-    # As diff compares them: revealed (base: GPUFLEET_SHOW_SECRETS in its subprocess), masked only when shown.
-    return {"resources": [r.to_json(show_secrets=True) for r in resources], "summary": {},
+    # As diff compares them: secrets as digests under the run's key, on both sides.
+    return {"resources": [r.to_json(digest_key=DIGEST_KEY) for r in resources], "summary": {},
             "policies": {"violations": []}}
 
 
@@ -182,6 +185,55 @@ def test_secrets_change_without_their_values() -> None:
         ('tags.adminPassword', SECRET, SECRET), ("value", SECRET, SECRET)]
     for shown in (json.dumps(result.to_json()), markdown_diff(DiffReport("b", "0" * 40, [result]))):
         assert "hunter2" not in shown and "correct horse" not in shown
+
+
+@pytest.mark.parametrize("value", ["hunter2", "correct horse", "x"])
+def test_the_compared_plans_carry_no_secret_in_clear(value: str) -> None:
+    """What diff compares (and the base ref's planner prints across the process boundary) holds digests, equal for
+    equal secrets under one key, different under another key or for another secret."""
+    plan = _recorded(value)
+    assert value not in json.dumps(plan)
+    assert plan == _recorded(value) and plan != _recorded(value + "!")
+    [parameter] = plan["resources"]
+    assert parameter["inputs"]["value"].startswith("[secret:") and parameter["inputs"]["tags"]["adminPassword"] != value
+    assert parameter["inputs"]["tags"]["secretName"] == "db"  # a name pointing at a secret is shown
+    assert digested({"value": value, "token": value}, b"another key") != digested({"value": value, "token": value},
+                                                                                   DIGEST_KEY)
+
+
+def test_the_base_plan_runs_with_secrets_masked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The base ref's planner is never asked to show secrets: it gets a digest key, not GPUFLEET_SHOW_SECRETS."""
+    from gpufleet.plan import git_base
+
+    seen: dict[str, str] = {}
+
+    def fake_run(*args: object, env: dict[str, str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        seen.update(env)
+        return subprocess.CompletedProcess([], 2, "", "error: stop here")
+
+    monkeypatch.setenv(SHOW_SECRETS_ENV, "1")
+    monkeypatch.setattr(git_base.subprocess, "run", fake_run)
+    git_base.plan_in_tree(tmp_path, STACK, "k" * 64)
+    assert SHOW_SECRETS_ENV not in seen and seen[SECRET_DIGEST_ENV] == "k" * 64
+
+
+def test_plan_json_under_a_digest_key_shows_no_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpufleet plan --format json` as the base side runs it: every secret-named input a digest, none in clear."""
+    cluster = read_cluster(STACK)
+    cluster["bootstrap"] = {**cluster.get("bootstrap", {}), "checkpoint_hook": "echo token"}
+    monkeypatch.setenv(SECRET_DIGEST_ENV, "k" * 64)
+    result = CliRunner().invoke(app, ["plan", "--stack", STACK, "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    found = [v for r in json.loads(result.stdout)["resources"] for k, v in _leaves(r["inputs"]) if secret_key(k)]
+    assert all(isinstance(v, str) and v.startswith("[secret:") for v in found), found
+
+
+def _leaves(value: Any, key: str = "") -> list[tuple[str, Any]]:
+    if isinstance(value, dict):
+        return [(k, v) for k, v in value.items()] + [x for k, v in value.items() for x in _leaves(v, k)]
+    if isinstance(value, list):
+        return [x for item in value for x in _leaves(item, key)]
+    return []
 
 
 def test_secret_names_are_credentials_not_references() -> None:

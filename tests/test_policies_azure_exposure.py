@@ -21,7 +21,7 @@ def inbound(source: str, ports: str, **extra: object) -> dict:
 ])
 def test_internet_inbound_to_admin_ports_fails(source: str, ports: str, exposed: str) -> None:
     (message,) = validate("azure-no-internet-admin-inbound", NSG, {"securityRules": [inbound(source, ports)]})
-    assert f"allows {exposed} inbound from the internet" in message
+    assert f"allows {exposed} inbound from {source}" in message and "public" in message
 
 
 def test_admin_cidr_deny_rules_and_https_pass() -> None:

@@ -32,6 +32,7 @@ def policy_config(
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
     from ..plan.policy_config import policy_pack_config
+    from ..plan.policy_floor import bound_stack
     from ..program import prepare
     from ..stackfile import load_stack
 
@@ -39,7 +40,7 @@ def policy_config(
     try:
         config = load_stack(path, stacks_dir)
         prepared = prepare(config)  # as `gpufleet plan` does, so both print the same pack config
-        pack_config = policy_pack_config(config, prepared, stack)
+        pack_config = policy_pack_config(config, prepared, bound_stack(path))
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     emit_json(pack_config)

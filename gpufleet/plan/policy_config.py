@@ -14,6 +14,8 @@ from policies.registry import RULES_BY_NAME, rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
+from ..stackfile.checks import stack_accounts
+from ..stackfile.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts
 from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
 from .policy_settings import tighten
 
@@ -31,19 +33,35 @@ def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, A
     return entry
 
 
-def derived_settings(prepared: ResolvedCluster | ImagesSpec | None) -> dict[str, dict[str, Any]]:
+def _own_accounts(accounts: frozenset[str]) -> dict[str, dict[str, Any]]:
+    """The stack's accounts for the key-account rule, where it names any (else the rule cannot compare)."""
+    return {KEY_ACCOUNT_RULE: {STACK_ACCOUNTS: sorted(accounts)}} if accounts else {}
+
+
+def derived_settings(
+    prepared: ResolvedCluster | ImagesSpec | None, accounts: frozenset[str] = frozenset()
+) -> dict[str, dict[str, Any]]:
+    """`accounts`: the ones the stack's provider settings name (keys.provider_accounts)."""
     if isinstance(prepared, ImagesSpec):
         regions = {prepared.cloud: list(prepared.regions)}
-        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions}}
+        # The provider's account, else the brought build key's: the replicas must be of it (spec: replica_kms_keys).
+        own = accounts or arn_accounts(getattr(prepared, "kms_key", None))
+        return {"image-lock-valid": {"profile": prepared.profile, "requiredRegions": regions}, **_own_accounts(own)}
     if prepared is None:
         return {}
     spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(prepared, g) for g in prepared.groups]},
+        **_own_accounts(stack_accounts(spec) | accounts),
     }
     if spec.budget.max_hourly_usd is not None:
         settings["hourly-budget"]["maxHourlyUsd"] = spec.budget.max_hourly_usd
+    if spec.cloud == "azure" and spec.storage.shared is not None:
+        # Azure Managed Lustre's subnet admits AzureMonitor on any TCP port (Microsoft's configure-network-security-
+        # group.md, inbound rule 112; components/clouds/azure/shared_storage.py): that service tag, and only with it.
+        for rule in ("azure-no-internet-admin-inbound", "azure-admin-inbound-per-group"):
+            settings[rule] = {"allowedServiceTags": ["AzureMonitor"]}
     # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
     required = sorted({t for g in prepared.groups if g.rdma for t in g.spec.instance_types})
     settings.update(rdma_required_config(required))
@@ -62,16 +80,18 @@ def user_policy(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def policy_pack_config(
-    config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str, today: date | None = None
+    config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str | None,
+    today: date | None = None,
 ) -> dict[str, Any]:
     """Settings in layers, each only tightening the one before (policy_settings.tighten): the organisation's,
     the ones the spec derives, then the stack's `gpufleet:policy`, which is refused (exit 2) where it would loosen.
     Levels: the stack's own, checked against the organisation's floors (a level below one needs an exception),
-    else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's."""
+    else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's.
+    `stack`: the name organisation exceptions may grant (policy_floor.bound_stack), None for none."""
     user = user_policy(config)
     org = organisation()
     exceptions_in_use(user, stack, today or date.today(), org)
-    derived = derived_settings(prepared)
+    derived = derived_settings(prepared, provider_accounts(config))
     floors = raised_floors(org)
     all_level = requested_level(user.get("all"))
     merged: dict[str, Any] = {}
@@ -80,7 +100,9 @@ def policy_pack_config(
         if name not in RULES_BY_NAME or not (given is None or isinstance(given, (str, dict))):
             merged[name] = given  # "all", an unknown rule or a malformed entry: resolve_config names the problem
             continue
-        settings = tighten(name, {}, org.settings.get(name, {}), f"organisation settings.{name}", refuse=False)
+        # The organisation's settings are the first layer, as written (checked when the file is read): its grants
+        # (FEWER_GRANTS) are what a stack may narrow, so they must not be combined with an empty layer before them.
+        settings = {key: value for key, value in org.settings.get(name, {}).items() if value is not None}
         settings = tighten(name, settings, derived.get(name, {}), name, refuse=False)
         if isinstance(given, dict):
             settings = tighten(name, settings, given, f"{POLICY_KEY}.{name}")

@@ -2,6 +2,8 @@
 
 A stack cannot switch off the gate that checks it: a level below a rule's floor needs an exception in the
 organisation file naming the rule, the stack, a reason and an expiry date; exceptions in use are reported.
+An exception binds to a stack file of the organisation file's own project (<project>/stacks/Pulumi.<stack>.yaml
+beside <project>/policies/organisation.yaml), not to a name: a file of that name anywhere else gets none.
 """
 
 from __future__ import annotations
@@ -57,6 +59,22 @@ def organisation() -> Organisation:
     return found
 
 
+def project_stacks() -> Path:
+    """The stacks directory of the organisation file's project."""
+    return ORGANISATION_FILE.parent.parent / "stacks"
+
+
+def bound_stack(path: Path) -> str | None:
+    """The stack name organisation exceptions may grant for the file at `path`: its name when it is the project's
+    own stacks/Pulumi.<name>.yaml, else None (a copy elsewhere, another stacks directory, another file name)."""
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    own = project_stacks() / f"Pulumi.{name}.yaml"
+    try:
+        return name if path.name == own.name and path.resolve() == own.resolve() else None
+    except OSError:  # a path the file system refuses to resolve is not the project's file
+        return None
+
+
 def floor(rule: str, org: Organisation) -> str:
     return org.floors.get(rule) or RULES_BY_NAME[rule].policy.enforcement_level.value
 
@@ -74,8 +92,11 @@ def raised_floors(org: Organisation) -> dict[str, str]:
             if RANK[level] > RANK[RULES_BY_NAME[rule].policy.enforcement_level.value]}
 
 
-def exceptions_in_use(user: dict[str, Any], stack: str, today: date, org: Organisation) -> list[dict[str, str]]:
-    """The exceptions the stack's levels rely on; SpecInvalid (exit 2) for a level below a floor without one."""
+def exceptions_in_use(
+    user: dict[str, Any], stack: str | None, today: date, org: Organisation
+) -> list[dict[str, str]]:
+    """The exceptions the stack's levels rely on; SpecInvalid (exit 2) for a level below a floor without one.
+    `stack`: the name exceptions may grant (bound_stack), None for a file outside the project's stacks/."""
     used: dict[str, PolicyException] = {}
     problems = []
     for name, entry in user.items():
@@ -86,7 +107,8 @@ def exceptions_in_use(user: dict[str, Any], stack: str, today: date, org: Organi
             if RANK[level] >= RANK[lowest]:
                 continue
             grants = [
-                e for e in org.exceptions if e.rule == rule and stack in e.stacks and RANK[e.level] <= RANK[level]
+                e for e in org.exceptions
+                if e.rule == rule and stack is not None and stack in e.stacks and RANK[e.level] <= RANK[level]
             ]
             valid = [e for e in grants if e.expires >= today]
             if valid:
@@ -94,6 +116,12 @@ def exceptions_in_use(user: dict[str, Any], stack: str, today: date, org: Organi
             elif grants:
                 problems.append(SpecError(f"{POLICY_KEY}.{name}", f"the exception for {rule} expired on "
                                                                   f"{grants[0].expires}; renew it or keep {lowest}"))
+            elif stack is None and any(e.rule == rule for e in org.exceptions):
+                problems.append(SpecError(
+                    f"{POLICY_KEY}.{name}",
+                    f"{level} is below the organisation floor of {rule} ({lowest}); its exceptions apply only to the "
+                    "project's own stack files (stacks/Pulumi.<stack>.yaml), and this file is not one",
+                ))
             else:
                 problems.append(SpecError(
                     f"{POLICY_KEY}.{name}",

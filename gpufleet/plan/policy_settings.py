@@ -89,6 +89,10 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("allowed-instance-types", "types"): FEWER_OF,
     ("azure-role-assignments-scoped", "allowedRoleDefinitionIds"): FEWER_GRANTS,
     ("aws-log-retention", "minimumDays"): HIGHER,
+    ("azure-no-internet-admin-inbound", "allowedServiceTags"): DERIVED,
+    ("customer-key-account", "stackAccounts"): DERIVED,
+    ("customer-key-account", "allowedKeyAccounts"): FEWER_GRANTS,
+    ("azure-admin-inbound-per-group", "allowedServiceTags"): DERIVED,
     # More types on the mandatory EFA rule checks more; the advisory one checks the types not listed, so its list
     # is the stack's (derived) one.
     ("aws-efa-interface-count", "rdmaRequiredInstanceTypes"): MORE,
@@ -116,6 +120,12 @@ def _same(left: Any, right: Any) -> bool:
     return _key(left) == _key(right)
 
 
+def _default(rule: str, key: str) -> Any:
+    """The pack's own default of a rule's setting (its config schema), or None."""
+    schema = RULES_BY_NAME[rule].policy.config_schema
+    return (schema.properties.get(key) or {}).get("default") if schema is not None else None
+
+
 def tighten(
     rule: str, base: Mapping[str, Any], given: Mapping[str, Any], where: str, *, refuse: bool = True
 ) -> dict[str, Any]:
@@ -140,9 +150,18 @@ def tighten(
         except PolicyConfigError as exc:
             problems.append(SpecError(f"{where}.{key}", str(exc).split(": ", 1)[-1]))
             continue
-        combined = direction.combine(base.get(key), value)
+        # A setting no earlier layer gives holds the pack's default, which a stack may only tighten too (a minimum
+        # retention of 1 day is looser than the default 30 however few layers came before).
+        if refuse and direction is DERIVED and key not in base:
+            # Nothing derived here (an Azure stack without Managed Lustre has no service tag to allow): still the
+            # spec's to say, so a stack's value is refused, not taken as the derivation.
+            problems.append(SpecError(f"{where}.{key}", "is derived from the stack's spec, which gives none here; a "
+                                                        "stack cannot set it"))
+            continue
+        earlier = base.get(key, None if direction is DERIVED or direction.additive else _default(rule, key))
+        combined = direction.combine(earlier, value)
         if refuse and not direction.additive and not _same(combined, value):
-            shown = base.get(key)
+            shown = earlier
             problems.append(SpecError(f"{where}.{key}", direction.refused.format(given=value, base=shown)))
             continue
         merged[key] = combined
@@ -157,8 +176,8 @@ def check_organisation_settings(settings: Mapping[str, Mapping[str, Any]]) -> No
     problems = [SpecError(f"settings.{rule}.{key}", "is derived from each stack's spec; the organisation cannot set it")
                 for rule, given in settings.items() for key in given if TIGHTER.get((rule, key)) is DERIVED]
     for rule, given in settings.items():
-        try:
-            tighten(rule, {}, given, f"settings.{rule}")
+        try:  # the first layer: nothing to loosen, only names and types to check
+            tighten(rule, {}, given, f"settings.{rule}", refuse=False)
         except SpecInvalid as invalid:
             problems += invalid.errors
     if problems:

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from ..lock.image_ids import EXPECTED_REGION, is_valid_region
 from .errors import SpecError
-from .keys import arn_accounts, key_problem
+from .keys import account_problem, arn_accounts, key_problem
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
+    from .models import ClusterSpec
 
 # RFC 1918 private address space: node networks live here.
 PRIVATE_SPACE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"), IPv4Network("192.168.0.0/16"))
@@ -353,18 +354,28 @@ def idle_can_scale_down(cluster: ResolvedCluster, group: ResolvedGroup) -> Itera
         )
 
 
-@check
-def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    # A brought key: the customer's, in the stack's region, and in the account the stack's other ARNs name.
-    spec = cluster.spec
-    if spec.storage.kms_key == "create":
-        return
+def stack_accounts(spec: ClusterSpec) -> frozenset[str]:
+    """The accounts (subscriptions) the stack names as its own: its identity's ARNs and ids, its alarm target."""
     identity = getattr(spec, "identity", None)
     named = [*(identity.model_dump().values() if identity is not None else ()),
              spec.monitoring.alarms.target if spec.monitoring.alarms else None]
-    problem = key_problem(spec.cloud, spec.storage.kms_key, spec.region, arn_accounts(*named))
+    return arn_accounts(*named)
+
+
+@check
+def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # A brought key: the customer's, in the stack's region, and in the account the stack's other ARNs name (or one
+    # the organisation grants); on Azure the brought key's vault says its subscription.
+    spec = cluster.spec
+    if spec.storage.kms_key == "create":
+        return
+    accounts = stack_accounts(spec)
+    problem = key_problem(spec.cloud, spec.storage.kms_key, spec.region, accounts)
     if problem:
         yield SpecError("storage.kms_key", problem)
+    vault = getattr(spec.storage, "key_vault_id", None)
+    if vault and (problem := account_problem(vault, accounts)):
+        yield SpecError("storage.key_vault_id", problem)
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:

@@ -139,9 +139,9 @@ class Network(StrictModel):
 MOUNT_PATTERN = r"^/[A-Za-z0-9._/-]*$"
 
 
-def plain_mount_directory(value: str) -> str:
+def plain_mount_directory(value: str, shared: bool = False) -> str:
     """A mount path of its own: not a system directory (spec/mounts.py), written in its plain form."""
-    problem = mount_problem(value)
+    problem = mount_problem(value, shared)
     if problem:
         raise ValueError(problem)
     if normal(value) != value:
@@ -177,7 +177,7 @@ class SharedStorage(StrictModel):
     @field_validator("mount")
     @classmethod
     def _mount_of_its_own(cls, value: str) -> str:
-        return plain_mount_directory(value)
+        return plain_mount_directory(value, shared=True)
 
     @property
     def capacity_gib(self) -> int | None:

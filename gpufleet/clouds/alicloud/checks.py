@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from components.clouds.alicloud.eri import eri_count
-from components.clouds.alicloud.vswitches import NAT_ADDRESSES, vswitch_cidrs
+from components.clouds.alicloud.vswitches import MAX_ZONES, NAT_ADDRESSES, SMALLEST_PREFIX, SPLIT_BITS
 
 from ...stackfile.errors import SpecError
+from ..network_fit import Split, size_problems
 
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
@@ -22,22 +23,18 @@ def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     net = cluster.spec.network
     if net.cidr is None:
         return
-    cidrs = vswitch_cidrs(net.cidr, len(net.zones))
-    if cidrs is None:
-        yield SpecError("network.cidr", f"{net.cidr} cannot be split into {len(net.zones)} vSwitches; use a /16 "
-                        "and at most four zones")
+    if len(net.zones) > MAX_ZONES:  # the split's limit, not the network's size: a bigger network would not help
+        yield SpecError("network.zones", f"{len(net.zones)} zones, but a VPC gpufleet creates holds a vSwitch for at "
+                                         f"most {MAX_ZONES}; list at most {MAX_ZONES} zones")
         return
-    usable = cluster.usable_addresses(cidrs[0])
     demand = cluster.addresses_at_max()
     demand[net.zones[0]] = demand.get(net.zones[0], 0) + NAT_ADDRESSES  # the NAT gateway sits in the first
-    for zone, needed in sorted(demand.items()):
-        if needed > usable:
-            yield SpecError(
-                "network.cidr",
-                f"the vSwitch in {zone} ({cidrs[0].prefixlen}-bit prefix, {usable} usable addresses) cannot hold "
-                f"{needed} addresses (nodes at max size x addresses per node, ERIs included); widen network.cidr "
-                "or lower size.max",
-            )
+    split = Split("vSwitches", "vSwitch", SPLIT_BITS, SMALLEST_PREFIX - SPLIT_BITS,
+                  int(cluster.catalog.limit("alicloud", "subnet_reserved_addresses")),
+                  int(cluster.catalog.limits("alicloud").get("network_prefix_min") or 0))
+    for problem in size_problems(split, net.cidr, demand,
+                                 "addresses (nodes at max size x addresses per node, ERIs included)"):
+        yield SpecError("network.cidr", problem)
 
 
 def low_latency_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
