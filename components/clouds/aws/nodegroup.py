@@ -199,6 +199,34 @@ class AwsNodeGroup(pulumi.ComponentResource):
             for inst, template in type_templates
         ]
 
+    def _mixed_instances(
+        self,
+        args: NodeGroupArgs,
+        spot: bool,
+        type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]],
+        primary: aws.ec2.LaunchTemplate,
+    ) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
+        """On-demand base and spot above it over the primary template, with an override per type."""
+        group = args.group
+        return aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_allocation_strategy=ON_DEMAND_ALLOCATION,
+                on_demand_base_capacity=group.on_demand_base if spot else 0,
+                on_demand_percentage_above_base_capacity=0 if spot else 100,
+                spot_allocation_strategy=SPOT_ALLOCATION,
+                # "" caps spot at the on-demand price.
+                spot_max_price=f"{group.spot_max_price:.4f}" if group.spot_max_price else "",
+            ),
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=primary.id,
+                    # The explicit version, never $Latest: instance refresh only fires on a version change.
+                    version=primary.latest_version.apply(str),
+                ),
+                overrides=self._overrides(type_templates, primary),
+            ),
+        )
+
     def _autoscaling_group(
         self,
         name: str,
@@ -208,33 +236,15 @@ class AwsNodeGroup(pulumi.ComponentResource):
     ) -> aws.autoscaling.Group:
         group = args.group
         spot = group.capacity in ("spot", "mixed")
-        reserved = group.capacity in RESERVED
         mixed = None
         launch_template = None
-        if reserved:
+        if group.capacity in RESERVED:
             # A reservation is for one type: the launch template targets it directly.
             launch_template = aws.autoscaling.GroupLaunchTemplateArgs(
                 id=primary.id, version=primary.latest_version.apply(str)
             )
         else:
-            mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
-                instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                    on_demand_allocation_strategy=ON_DEMAND_ALLOCATION,
-                    on_demand_base_capacity=group.on_demand_base if spot else 0,
-                    on_demand_percentage_above_base_capacity=0 if spot else 100,
-                    spot_allocation_strategy=SPOT_ALLOCATION,
-                    # "" caps spot at the on-demand price.
-                    spot_max_price=f"{group.spot_max_price:.4f}" if group.spot_max_price else "",
-                ),
-                launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
-                    launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                        launch_template_id=primary.id,
-                        # The explicit version, never $Latest: instance refresh only fires on a version change.
-                        version=primary.latest_version.apply(str),
-                    ),
-                    overrides=self._overrides(type_templates, primary),
-                ),
-            )
+            mixed = self._mixed_instances(args, spot, type_templates, primary)
         hooks = [args.hooks.launch, args.hooks.terminate]
         asg = aws.autoscaling.Group(
             f"{name}-asg",
