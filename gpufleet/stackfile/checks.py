@@ -333,10 +333,8 @@ def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
     # Refused rather than ignored: a stack must never believe it has alarms or a budget alert it does not.
     cloud, built, gaps = cluster.spec.cloud, cluster.backend.operations, cluster.backend.operation_gaps
     for operation, path in operations_in_use(cluster):
-        if operation in gaps:
+        if operation not in built:
             yield SpecError(path, f"not available on {cloud}: {gaps[operation]}; remove it")
-        elif operation not in built:
-            yield SpecError(path, f"not built on {cloud} yet; remove it for now")
 
 
 @group_check
