@@ -91,8 +91,8 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("aws-log-retention", "minimumDays"): HIGHER,
     # More types on the mandatory EFA rule checks more; the advisory one checks the types not listed, so its list
     # is the stack's (derived) one.
-    ("aws-efa-interface-count", "rdmaRequiredInstanceTypes"): MORE,
-    ("aws-efa-interface-count-advisory", "rdmaRequiredInstanceTypes"): DERIVED,
+    ("aws-efa-interface-count", "rdmaInUseInstanceTypes"): MORE,
+    ("aws-efa-interface-count-advisory", "rdmaInUseInstanceTypes"): DERIVED,
 }
 
 
