@@ -1,4 +1,4 @@
-"""Issue 14 on AWS as the engine records it: GPU metrics in the bootstrap, alarms per group with their target,
+"""AWS operations options as the engine records them: GPU metrics in the bootstrap, alarms per group with their target,
 idle scale-down on the GPU metric, the budget, and the shared Lustre file system on the stack key behind a
 security group open to the nodes only; and the options refused by name where they are not built."""
 
