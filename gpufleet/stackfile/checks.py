@@ -1,7 +1,7 @@
 """Cross-field checks every cloud shares, run on the resolved cluster before any resource.
 
 One small function per check; each returns the problems it found, naming the field path and the fix.
-Checks only one cloud needs live in components/clouds/<cloud>/rules.py and run after these.
+Checks only one cloud needs live in gpufleet/clouds/<cloud>/checks.py and run after these.
 """
 
 from __future__ import annotations
