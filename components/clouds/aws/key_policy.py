@@ -109,10 +109,11 @@ def _role_statements(role: ServiceRole, principal: dict[str, str], condition: di
 def key_policy(
     account_id: str,
     roles: Sequence[ServiceRole],
-    log_group: LogGroupGrant | None = None,
+    *,
+    log_group: LogGroupGrant | None,
+    role_patterns: Sequence[ServiceRole],
     events: bool = False,
     publishers: Sequence[str] = (),
-    role_patterns: Sequence[ServiceRole] = (),
 ) -> str:
     """The key policy: IAM administers the key; each role, the log group and EventBridge may use it;
     publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it. role_patterns:
