@@ -72,9 +72,9 @@ class ResolvedGroup:
     def known_types(self) -> list[InstanceType]:
         return [t for t in self.types if t is not None]
 
-    def path(self, field: str = "") -> str:
-        """Field path of this group in the stack file, e.g. node_groups[1].size."""
-        return f"node_groups[{self.index}]" + (f".{field}" if field else "")
+    def path(self, field: str) -> str:
+        """Field path of a field of this group in the stack file, e.g. node_groups[1].size."""
+        return f"node_groups[{self.index}].{field}"
 
 
 @dataclass(frozen=True)
