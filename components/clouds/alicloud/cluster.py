@@ -1,4 +1,4 @@
-"""The Alibaba Cloud GPU cluster: a list of steps (network, key, alarm target, GPU metrics group, identity,
+"""The Alibaba Cloud GPU cluster: a list of steps (network, key, identity, alarm target, GPU metrics group,
 interruption events, scale-out gate, node groups, then starting the gated groups), each a `create_*` function below
 whose resources are children of the cluster."""
 
@@ -31,38 +31,6 @@ from .storage import cluster_key
 METRICS_GROUP_ID_PLACEHOLDER = "0" * 20
 
 
-def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
-    """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
-    service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
-    ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
-    eris = eri_count(group.known_types[0], group.rdma)
-    name, spec = group.names["scaling_group"], resolved.spec
-    metrics = GpuMetrics(
-        METRICS_GROUP_ID_PLACEHOLDER, name, spec.region,
-        scaling_group=name if group.spec.provisioner == "autoscaling" else None,
-    ) if spec.monitoring.gpu_metrics else None
-    return group_bootstrap(
-        resolved,
-        group,
-        checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
-        fabric_mtu=ERDMA_MTU if eris else None,
-        metadata_guard=bool(eris),
-        gpu_metrics=metrics,
-    )
-
-
-def _user_data(cfg: BootstrapConfig, metrics_group_id: pulumi.Output[str] | None) -> pulumi.Input[str]:
-    """Rendered once with the placeholder (an oversized user data stops here, before any resource), then with the
-    application group's id."""
-    text = render_user_data(cfg)
-    metrics = cfg.gpu_metrics
-    if metrics is None or metrics_group_id is None:
-        return text
-    return metrics_group_id.apply(
-        lambda group_id: render_user_data(replace(cfg, gpu_metrics=replace(metrics, namespace=group_id)))
-    )
-
-
 class AlicloudGpuCluster(pulumi.ComponentResource):
     """A GPU cluster in one region from a validated spec and a locked image profile."""
 
@@ -72,9 +40,9 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         account = alicloud.get_caller_identity_output(opts=scope.invoke()).account_id
         network = create_network(scope)
         key_id = create_key(scope)
+        identity = create_identity(scope, account)
         contact = create_alarm_target(scope)
         gpu_metrics = create_gpu_metrics(scope, contact)
-        identity = create_identity(scope, account)
         rule = create_interruption_events(scope, account, contact)
         gate = create_scale_out_gate(scope, account)
         groups = create_groups(scope, network, key_id, identity, gate, gpu_metrics, contact, account)
@@ -108,6 +76,8 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
 
 @dataclass(frozen=True)
 class ClusterNetwork:
+    """What the nodes live in, created or brought."""
+
     vpc_id: pulumi.Output[str]
     vswitch_ids: dict[str, pulumi.Output[str]]
     """vSwitch per zone."""
@@ -117,6 +87,8 @@ class ClusterNetwork:
 
 @dataclass(frozen=True)
 class NodeIdentity:
+    """What the nodes run as."""
+
     role_name: pulumi.Output[str]
     created: AlicloudNodeIdentity | None
     """The created role, whose grants on the scaling groups follow them; None when the stack brings a role."""
@@ -149,6 +121,21 @@ def create_key(scope: ClusterScope) -> pulumi.Output[str]:
     return cluster_key(scope.name, instance, scope.prod, scope.tags, scope.child).id
 
 
+def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
+    """The node RAM role, or the brought role."""
+    spec = scope.spec
+    if spec.identity.ram_role_name:
+        return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
+    identity = AlicloudNodeIdentity(
+        f"{scope.name}-node",
+        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags,
+                         oss_read_prefixes=list(spec.identity.oss_read_prefixes),
+                         gpu_metrics=spec.monitoring.gpu_metrics),
+        opts=scope.child,
+    )
+    return NodeIdentity(identity.role_name, identity)
+
+
 def create_alarm_target(scope: ClusterScope) -> pulumi.Input[str] | None:
     """The contact group alarms and interruption notices go to: created with its recipients, or brought (a
     name); None without alarms."""
@@ -165,21 +152,6 @@ def create_gpu_metrics(scope: ClusterScope, contact: pulumi.Input[str] | None) -
     if not scope.spec.monitoring.gpu_metrics:
         return None
     return metrics_group(scope.name, scope.spec.region, contact, scope.tags, scope.child)
-
-
-def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
-    """The node RAM role, or the brought role."""
-    spec = scope.spec
-    if spec.identity.ram_role_name:
-        return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
-    identity = AlicloudNodeIdentity(
-        f"{scope.name}-node",
-        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags,
-                         oss_read_prefixes=list(spec.identity.oss_read_prefixes),
-                         gpu_metrics=spec.monitoring.gpu_metrics),
-        opts=scope.child,
-    )
-    return NodeIdentity(identity.role_name, identity)
 
 
 def create_interruption_events(
@@ -254,6 +226,38 @@ def create_groups(
         _group_operations(scope, group, node_group, gpu_metrics, contact, account)
         groups[group.name] = node_group
     return groups
+
+
+def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
+    """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
+    service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
+    ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
+    eris = eri_count(group.known_types[0], group.rdma)
+    name, spec = group.names["scaling_group"], resolved.spec
+    metrics = GpuMetrics(
+        METRICS_GROUP_ID_PLACEHOLDER, name, spec.region,
+        scaling_group=name if group.spec.provisioner == "autoscaling" else None,
+    ) if spec.monitoring.gpu_metrics else None
+    return group_bootstrap(
+        resolved,
+        group,
+        checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
+        fabric_mtu=ERDMA_MTU if eris else None,
+        metadata_guard=bool(eris),
+        gpu_metrics=metrics,
+    )
+
+
+def _user_data(cfg: BootstrapConfig, metrics_group_id: pulumi.Output[str] | None) -> pulumi.Input[str]:
+    """Rendered once with the placeholder (an oversized user data stops here, before any resource), then with the
+    application group's id."""
+    text = render_user_data(cfg)
+    metrics = cfg.gpu_metrics
+    if metrics is None or metrics_group_id is None:
+        return text
+    return metrics_group_id.apply(
+        lambda group_id: render_user_data(replace(cfg, gpu_metrics=replace(metrics, namespace=group_id)))
+    )
 
 
 def _group_operations(

@@ -103,6 +103,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
 
 @dataclass(frozen=True)
 class ClusterNetwork:
+    """What the nodes and the file system live in, created or brought."""
+
     vpc_id: pulumi.Output[str]
     subnet_ids: dict[str, pulumi.Output[str]]
     """Private subnet per zone."""
@@ -122,6 +124,8 @@ class ClusterKey:
 
 @dataclass(frozen=True)
 class NodeIdentity:
+    """What the nodes run as."""
+
     instance_profile_arn: pulumi.Output[str]
     role_arn: pulumi.Output[str] | None
     """None when the stack brings its instance profile."""
@@ -129,6 +133,8 @@ class NodeIdentity:
 
 @dataclass(frozen=True)
 class SharedFileSystem:
+    """The file system and the mount every node renders once its names are known."""
+
     file_system_id: pulumi.Output[str]
     mount: pulumi.Output[SharedMount]
 

@@ -85,6 +85,28 @@ def _interface_args(
     ]
 
 
+def _initial_hook(hook: Hook) -> aws.autoscaling.GroupInitialLifecycleHookArgs:
+    return aws.autoscaling.GroupInitialLifecycleHookArgs(
+        name=hook.name,
+        lifecycle_transition=hook.transition,
+        heartbeat_timeout=hook.heartbeat_timeout,
+        default_result=hook.default_result,
+    )
+
+
+def _instance_refresh(mode: str) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
+    """Rolling replacement on `instance_refresh: rolling`. pulumi_aws 7.51 (autoscaling/group.py, _inputs.py
+    triggers): "If this block is configured, start an Instance Refresh when this Auto Scaling group is updated",
+    always on a launch template change; without it running nodes, and the jobs on them, stay until replaced by choice
+    (instance_refresh: none)."""
+    if mode != "rolling":
+        return None
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
+    )
+
+
 class AwsNodeGroup(pulumi.ComponentResource):
     """One node group: its placement group, launch templates and Auto Scaling group or EC2 Fleet."""
 
@@ -265,24 +287,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             # created and before a separate hook resource could exist: so the group is created with
             # them, and the LifecycleHook resources below own them afterwards (AWS applies initial
             # hooks only at creation, hence ignore_changes).
-            initial_lifecycle_hooks=[
-                aws.autoscaling.GroupInitialLifecycleHookArgs(
-                    name=hook.name,
-                    lifecycle_transition=hook.transition,
-                    heartbeat_timeout=hook.heartbeat_timeout,
-                    default_result=hook.default_result,
-                )
-                for hook in hooks
-            ],
-            # "If this block is configured, start an Instance Refresh when this Auto Scaling group is updated",
-            # always on a launch template change (pulumi_aws 7.51 autoscaling/group.py, _inputs.py triggers): without
-            # it running nodes, and the jobs on them, stay until replaced by choice (instance_refresh: none).
-            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
-                strategy="Rolling",
-                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
-            )
-            if group.instance_refresh == "rolling"
-            else None,
+            initial_lifecycle_hooks=[_initial_hook(hook) for hook in hooks],
+            instance_refresh=_instance_refresh(group.instance_refresh),
             tags=[
                 aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
                 for key, value in args.tags.items()

@@ -119,12 +119,16 @@ Client = pulumi.Output[authorization.GetClientConfigResult]
 
 @dataclass(frozen=True)
 class ClusterResourceGroup:
+    """The group every resource of the cluster goes in, created or brought."""
+
     name: pulumi.Output[str]
     id: pulumi.Output[str]
 
 
 @dataclass(frozen=True)
 class NodeIdentity:
+    """What the nodes run as."""
+
     identity_id: pulumi.Output[str]
     principal_id: pulumi.Output[str] | None
     """None for a brought identity: it gets no role from gpufleet."""
@@ -132,6 +136,8 @@ class NodeIdentity:
 
 @dataclass(frozen=True)
 class SharedFileSystem:
+    """The file system and the mount every node renders once its address is known."""
+
     file_system_id: pulumi.Output[str]
     mount: pulumi.Output[SharedMount]
 
