@@ -33,7 +33,6 @@ class GroupCost:
     groups, the most expensive: CloudBackend.priced_type) (catalog.pricing.hourly_cost): the stack's price for the
     type when `prices` gives one, else the catalog snapshot."""
 
-    min_on_demand: float
     desired_on_demand: float
     desired_expected: float
     """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
@@ -73,9 +72,9 @@ class ResolvedGroup:
     def known_types(self) -> list[InstanceType]:
         return [t for t in self.types if t is not None]
 
-    def path(self, field: str = "") -> str:
-        """Field path of this group in the stack file, e.g. node_groups[1].size."""
-        return f"node_groups[{self.index}]" + (f".{field}" if field else "")
+    def path(self, field: str) -> str:
+        """Field path of a field of this group in the stack file, e.g. node_groups[1].size."""
+        return f"node_groups[{self.index}].{field}"
 
 
 @dataclass(frozen=True)
@@ -135,17 +134,17 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
 def _cost(
     priced: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
 ) -> GroupCost | None:
-    """Min and desired at the backend's priced type (what launches first); max at the group's most expensive type,
-    the worst case a budget covers (catalog.most_expensive)."""
+    """Desired at the backend's priced type (what launches first); max at the group's most expensive type, the
+    worst case a budget covers (catalog.most_expensive)."""
     size, stack_price = group.size, spec.prices.get(priced.name)
     spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(priced, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
-    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
-    costs.append(hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None)
+    desired = hourly_cost(priced, spec.region, size.desired, 0, stack_price)
     expected = hourly_cost(priced, spec.region, size.desired, spot, stack_price)
-    if expected is None or any(cost is None for cost in costs):
+    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
+    maximum = hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None
+    if desired is None or expected is None or maximum is None:
         return None
-    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
+    return GroupCost(desired, expected, maximum)
 
 
 @cache

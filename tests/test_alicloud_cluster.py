@@ -284,7 +284,7 @@ def test_a_cost_optimised_group_is_priced_at_its_dearest_type() -> None:
     assert group.cost is not None and group.cost.max_on_demand == 4 * 30.0
     (on_demand,) = resolve_cluster(_eight_gpu_spot_group(prices, capacity="on-demand")).groups
     # PRIORITY launches the primary first, but a fallback provisions the whole group when the primary has no
-    # capacity: the budget's worst case is the dearest type at size.max on every cloud (issue 20 item 5).
+    # capacity: the budget's worst case is the dearest type at size.max on every cloud.
     assert on_demand.cost is not None and on_demand.cost.max_on_demand == 4 * 30.0
     assert on_demand.cost.desired_on_demand == 1 * 20.0  # what launches first
     del prices["ecs.gn7e-c16g1.32xlarge"]

@@ -1,4 +1,4 @@
-"""Issue 14 on Alibaba Cloud as the engine records it: gpufleet-gpu-health in the bootstrap publishing into the
+"""Alibaba Cloud operations options as the engine records them: gpufleet-gpu-health in the bootstrap publishing into the
 cluster's CloudMonitor application group, alarm rules per group with their contact group, the node role's grants,
 idle scale-down by an ESS alarm task on the GPU metric; budget alerts and CPFS refused by name with the gap; and
 the node script's Alibaba part under stubs."""

@@ -1,4 +1,4 @@
-"""Issue 27: what a first real deploy of the AWS templates needs, as the engine records it (metrics reach
+"""What a first real deploy of the AWS templates needs, as the engine records it (metrics reach
 CloudWatch, alarms reach a person, reserved capacity is used, storage mounts, the node side of training)."""
 
 from __future__ import annotations

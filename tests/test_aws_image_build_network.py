@@ -1,4 +1,4 @@
-"""Issue 27 item 9: the AWS image bake runs where organisations run it, without the default VPC: in a created
+"""The AWS image bake runs where organisations run it, without the default VPC: in a created
 private subnet with NAT egress and a build security group that admits nothing inbound, or in a brought subnet and
 security group."""
 

@@ -1,4 +1,4 @@
-"""Issue 27 item 8: the node side of a training group on AWS, as the engine records it: the boot check's retries
+"""The node side of a training group on AWS, as the engine records it: the boot check's retries
 inside the launch hook's hold, checkpoint writes and customer-key reads on the node role, and a launch template
 change that does not roll running training nodes."""
 

@@ -1,4 +1,4 @@
-"""The Azure cluster as the engine records it (issue 10, "Checked by"): scale sets, disk encryption, network,
+"""The Azure cluster as the engine records it: scale sets, disk encryption, network,
 autoscale, spot, and the stack errors that stop a plan before any resource."""
 
 from __future__ import annotations

@@ -120,6 +120,17 @@ def test_azure_checks(changes: dict, expected: str | None) -> None:
     assert any(e.startswith(expected) for e in errors_of(cluster)), errors_of(cluster)
 
 
+@pytest.mark.parametrize("key", [
+    "https://kv1.vault.azure.net/disks",  # no key name: the key's role scope could not be derived
+    "https://kv1.vault.azure.net/keys/disks",  # no version: the Disk Encryption Set starts from one
+    "https://kv1.example.com/keys/disks/0123456789abcdef0123456789abcdef",  # not a Key Vault
+])
+def test_a_brought_key_must_be_a_versioned_key_vault_key_id(key: str) -> None:
+    vault = f"{SUB}/resourceGroups/shared/providers/Microsoft.KeyVault/vaults/kv1"
+    errors = errors_of(variant(storage={"kms_key": key, "key_vault_id": vault}))
+    assert any(e.startswith("storage.kms_key:") for e in errors), errors
+
+
 def test_reservation_on_an_ib_group_names_the_single_placement_group() -> None:
     cluster = variant(group={"capacity": "reservation", "reservation_id": "/x",
                              "instance_types": ["Standard_NC24ads_A100_v4"], "rdma": "required"})

@@ -1,6 +1,7 @@
-"""Issue 14 on Azure as the engine records it: GPU metrics in the bootstrap and the publisher role on the scale set,
-alerts per group with their action group, idle scale-in on the GPU metric, the Consumption budget, and Azure Managed
-Lustre on a key from the vault in a subnet open to the node subnet only; sizes Azure does not sell exit 2."""
+"""Azure operations options as the engine records them: GPU metrics in the bootstrap and the publisher role on the
+scale set, alerts per group with their action group, idle scale-in on the GPU metric, the Consumption budget, and
+Azure Managed Lustre on a key from the vault in a subnet open to the node subnet only; sizes Azure does not sell
+exit 2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 27 item 8: the boot node check starts after the GPU services it reads, and a check that finds drift right
+"""The boot node check starts after the GPU services it reads, and a check that finds drift right
 after boot is run again for a bounded time before the launch hook is completed with ABANDON."""
 
 from __future__ import annotations

@@ -222,7 +222,7 @@ def test_policy_config_carries_stack_settings(stacks_dir: Path) -> None:
         "maxHourlyUsd": 900, "region": "us-east-1",
         "nodeGroups": [{"name": "h100", "cloud": "aws", "instanceTypes": ["p5.48xlarge"], "maxSize": 16}],
     }
-    assert config["aws-efa-interface-count"] == {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]}
+    assert config["aws-efa-interface-count"] == {"rdmaInUseInstanceTypes": ["p5.48xlarge"]}
     assert config["image-lock-valid"]["profile"] == "cuda12.8-r580"
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS
 
-from components.clouds.aws.image_pipeline import build_documents, component_document
+from components.clouds.aws.image_documents import build_documents, component_document
 from gpufleet.lock import load_lock
 from gpufleet.lock.bundle import BUNDLE_DIR, PARTS_DIR, installer_command, installer_parts, pack
 from gpufleet.plan.planner import plan_stack

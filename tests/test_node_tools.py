@@ -1,4 +1,4 @@
-"""The image carries every command the node scripts run (issue 27.1): the rendered node scripts of every cloud,
+"""The image carries every command the node scripts run: the rendered node scripts of every cloud,
 parsed with shfmt, against gpufleet/lock/node_tools.py, and the image check that enforces it on a bake."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""AWS EFA interface count rules: mandatory for RDMA-required types, advisory for the rest.
+"""AWS EFA interface count rules: mandatory for the types of groups that run RDMA, advisory for
+the rest.
 
 Each fires on a bad resource and passes a good one, through the SDK's own argument types.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from aws_rule_args import LT, efa_interfaces, validate
 
-REQUIRED = {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]}
+REQUIRED = {"rdmaInUseInstanceTypes": ["p5.48xlarge"]}
 
 
 def test_efa_full_layout_passes():
@@ -36,14 +37,14 @@ def test_efa_duplicate_card_and_missing_primary_fail():
 def test_efa_required_on_type_without_efa_fails():
     props = {"instanceType": "g4dn.xlarge", "networkInterfaces": []}
     (message,) = validate(
-        "aws-efa-interface-count", LT, props, {"rdmaRequiredInstanceTypes": ["g4dn.xlarge"]}
+        "aws-efa-interface-count", LT, props, {"rdmaInUseInstanceTypes": ["g4dn.xlarge"]}
     )
-    assert "no EFA in the catalog, yet RDMA is required" in message
+    assert "no EFA in the catalog, yet its group runs RDMA" in message
 
 
 def test_efa_count_rules_split_required_and_other_types():
     props = {"instanceType": "p5.48xlarge", "networkInterfaces": []}
-    assert validate("aws-efa-interface-count", LT, props, {"rdmaRequiredInstanceTypes": []}) == []
-    (message,) = validate("aws-efa-interface-count-advisory", LT, props, {"rdmaRequiredInstanceTypes": []})
+    assert validate("aws-efa-interface-count", LT, props, {"rdmaInUseInstanceTypes": []}) == []
+    (message,) = validate("aws-efa-interface-count-advisory", LT, props, {"rdmaInUseInstanceTypes": []})
     assert "takes 32 EFA interfaces but the template declares 0" in message
     assert validate("aws-efa-interface-count-advisory", LT, props, REQUIRED) == []

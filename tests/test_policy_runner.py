@@ -19,7 +19,7 @@ from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNO
 
 from gpufleet.plan.policy_runner import PolicyConfigError, policy_catalog, resolve_config, run_policies
 from gpufleet.plan.record import RecordedResource
-from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_required_config
+from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_in_use_config
 
 ROOT = Path(__file__).resolve().parent.parent
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -110,15 +110,15 @@ def test_bad_config_names_the_field(config, expected):
 def test_schema_defaults_and_settings_reach_the_rule():
     settings = resolve_config(ALL_POLICIES, {"required-tags": {"keys": ["team"]}})
     assert settings["required-tags"].properties == {"keys": ["team"]}
-    assert settings["aws-efa-interface-count"].properties == {"rdmaRequiredInstanceTypes": []}
+    assert settings["aws-efa-interface-count"].properties == {"rdmaInUseInstanceTypes": []}
     assert settings["hourly-budget"].properties == {"budgetRequired": False, "pricesAtLeastCatalog": False}
 
 
-def test_rdma_required_config_feeds_both_count_rules():
-    config = rdma_required_config(["p5.48xlarge", "p5.48xlarge"])
+def test_rdma_in_use_config_feeds_both_count_rules():
+    config = rdma_in_use_config(["p5.48xlarge", "p5.48xlarge"])
     assert config == {
-        "aws-efa-interface-count": {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]},
-        "aws-efa-interface-count-advisory": {"rdmaRequiredInstanceTypes": ["p5.48xlarge"]},
+        "aws-efa-interface-count": {"rdmaInUseInstanceTypes": ["p5.48xlarge"]},
+        "aws-efa-interface-count-advisory": {"rdmaInUseInstanceTypes": ["p5.48xlarge"]},
     }
     lt = template(instanceType="p5.48xlarge", networkInterfaces=[])
     rules = [RULES_BY_NAME[name].policy for name in config]

@@ -78,7 +78,7 @@ def test_a_lower_budget_tightens(budget: float) -> None:
 
 derived_settings = st.sampled_from([
     ("hourly-budget", "nodeGroups"), ("hourly-budget", "region"), ("image-lock-valid", "profile"),
-    ("aws-efa-interface-count-advisory", "rdmaRequiredInstanceTypes"),
+    ("aws-efa-interface-count-advisory", "rdmaInUseInstanceTypes"),
 ])
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=8),
                            lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner,

@@ -1,5 +1,5 @@
-"""Every input the program registers is one the installed provider SDK declares for that resource type (issue 19,
-checked by: a plan of every shipped stack and of a 32-character name variant has no unknown input). The SDK's Args
+"""Every input the program registers is one the installed provider SDK declares for that resource type (a plan
+of every shipped stack and of a 32-character name variant has no unknown input). The SDK's Args
 class is the authority: its properties carry the engine's camelCase names."""
 
 from __future__ import annotations

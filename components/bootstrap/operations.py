@@ -34,21 +34,6 @@ NVIDIA_GPU_MEASUREMENTS = (
     "temperature_gpu",
 )
 GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
-# What gpufleet-gpu-health publishes (namespace as the agent's; dimension NodeGroup).
-HEALTH_METRICS = {
-    "gpu_xid_errors": "XIDs the driver logged since the last minute (kernel log, NVRM: Xid)",
-    "gpu_fatal_xid_errors": "of those, XIDs that need the node replaced (48, 64, 74, 79, 95, 119, 120)",
-    "gpu_ecc_uncorrectable": "double-bit volatile ECC errors, all GPUs (DCGM field 311)",
-    "gpu_row_remap_failures": "GPUs whose row remapping failed (DCGM field 395)",
-    "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
-    "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
-    "nodecheck_failed": "1 when the node check failed on this node, else 0",
-    # Azure and Alibaba Cloud only (on AWS the CloudWatch agent's nvidia_gpu measurements carry these):
-    "gpu_utilization": "average GPU utilisation of the node, percent (DCGM field 203)",
-    "gpu_memory_used_mib": "frame buffer used, all GPUs, MiB (DCGM field 252)",
-    "gpu_power_draw_watts": "power draw, all GPUs, W (DCGM field 155)",
-    "gpu_temperature_max": "hottest GPU, degrees C (DCGM field 150)",
-}
 GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
 
 

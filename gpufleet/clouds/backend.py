@@ -49,11 +49,11 @@ class CloudBackend(Protocol):
     capacities: frozenset[str]
     """The node group `capacity` kinds the cloud offers."""
     operations: frozenset[str]
-    """The operations options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
-    setting another one stops before any resource."""
+    """The operations options built for the cloud (monitoring, idle, alarm_emails, budget_alerts, shared_storage);
+    a stack setting another one stops before any resource."""
     operation_gaps: Mapping[str, str]
-    """Why an option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
-    option; the refusal says so instead of "not built yet"."""
+    """Why each option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
+    option; the refusal says so. Every option is in exactly one of the two."""
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
@@ -99,13 +99,11 @@ class CloudBackend(Protocol):
 
 
 class BackendDefaults:
-    """What the clouds share; a backend overrides what differs. A cloud without a component yet stops the
-    stack before any resource, naming what is missing."""
+    """What the clouds share; a backend overrides what differs and supplies the rest of CloudBackend."""
 
     name: str
-    scaling_group_name_max: int | None = None
+    scaling_group_name_max: int | None
     """The cloud's limit on a scaling group's name (its names table); None: no cut."""
-    operations: frozenset[str] = frozenset()
     operation_gaps: Mapping[str, str] = MappingProxyType({})
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
@@ -130,20 +128,3 @@ class BackendDefaults:
         policies can name it."""
         base = f"gpufleet-{spec.name}-{spec.environment}-{group_name}"
         return {"scaling_group": fit(base, self.scaling_group_name_max)}
-
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        raise self._not_built_yet("cluster component")
-
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
-        raise self._not_built_yet("image pipeline")
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        raise LookupError(f"no offline {self.name} answers for {typ} yet: add components/clouds/{self.name}/mocks.py")
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        return None
-
-    def _not_built_yet(self, what: str) -> Exception:
-        import pulumi
-
-        return pulumi.RunError(f"cloud {self.name!r} has no {what} yet; aws is supported")

@@ -1,5 +1,5 @@
 """The policy pack's config for a stack: `gpufleet:policy` from the stack file, plus the settings the
-spec implies (budget, region, node groups at max size, image profile, RDMA-required types).
+spec implies (budget, region, node groups at max size, image profile, the types of groups that run RDMA).
 
 The result has the shape the Pulumi CLI takes with `--policy-pack-config`, so `gpufleet policy-config`
 can write the same file for a real `pulumi preview --policy-pack policies`.
@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from policies.registry import RULES_BY_NAME, rdma_required_config
+from policies.registry import RULES_BY_NAME, rdma_in_use_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
@@ -63,8 +63,7 @@ def derived_settings(
         for rule in ("azure-no-internet-admin-inbound", "azure-admin-inbound-per-group"):
             settings[rule] = {"allowedServiceTags": ["AzureMonitor"]}
     # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
-    required = sorted({t for g in prepared.groups if g.rdma for t in g.spec.instance_types})
-    settings.update(rdma_required_config(required))
+    settings.update(rdma_in_use_config(t for g in prepared.groups if g.rdma for t in g.spec.instance_types))
     return settings
 
 

@@ -95,8 +95,8 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("azure-admin-inbound-per-group", "allowedServiceTags"): DERIVED,
     # More types on the mandatory EFA rule checks more; the advisory one checks the types not listed, so its list
     # is the stack's (derived) one.
-    ("aws-efa-interface-count", "rdmaRequiredInstanceTypes"): MORE,
-    ("aws-efa-interface-count-advisory", "rdmaRequiredInstanceTypes"): DERIVED,
+    ("aws-efa-interface-count", "rdmaInUseInstanceTypes"): MORE,
+    ("aws-efa-interface-count-advisory", "rdmaInUseInstanceTypes"): DERIVED,
 }
 
 

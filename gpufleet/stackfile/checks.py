@@ -1,7 +1,7 @@
 """Cross-field checks every cloud shares, run on the resolved cluster before any resource.
 
 One small function per check; each returns the problems it found, naming the field path and the fix.
-Checks only one cloud needs live in components/clouds/<cloud>/rules.py and run after these.
+Checks only one cloud needs live in gpufleet/clouds/<cloud>/checks.py and run after these.
 """
 
 from __future__ import annotations
@@ -334,10 +334,8 @@ def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
     # Refused rather than ignored: a stack must never believe it has alarms or a budget alert it does not.
     cloud, built, gaps = cluster.spec.cloud, cluster.backend.operations, cluster.backend.operation_gaps
     for operation, path in operations_in_use(cluster):
-        if operation in gaps:
+        if operation not in built:
             yield SpecError(path, f"not available on {cloud}: {gaps[operation]}; remove it")
-        elif operation not in built:
-            yield SpecError(path, f"not built on {cloud} yet; remove it for now")
 
 
 @group_check
