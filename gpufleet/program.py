@@ -117,7 +117,7 @@ def running_offline() -> bool:
 def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
     """Stop a real preview or deploy whose image profile has no baked image in its region yet."""
     spec = cluster.spec
-    entry = cluster.lock.image_entry(spec.image, spec.cloud, spec.region)
+    entry = cluster.image
     if entry is None or entry.id is not None or running_offline():
         return
     raise pulumi.RunError(

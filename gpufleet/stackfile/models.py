@@ -92,6 +92,11 @@ class NodeGroup(StrictModel):
             raise ValueError("instance types repeat; list each once, primary first")
         return value
 
+    @property
+    def spot(self) -> bool:
+        """Spot nodes may run in the group: capacity spot, or mixed (spot above on_demand_base)."""
+        return self.capacity in ("spot", "mixed")
+
 
 class Network(StrictModel):
     """Settings every cloud's network has; each cloud's model adds the ids of a network brought instead.

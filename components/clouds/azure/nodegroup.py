@@ -136,7 +136,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
         super().__init__("gpufleet:azure:NodeGroup", name, None, opts)
         group = args.group
         uniform = args.rdma
-        spot = group.capacity == "spot"
+        spot = group.spot
         restores = spot and group.idle is None
         profile = compute.VirtualMachineScaleSetVMProfileArgs(
             storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(

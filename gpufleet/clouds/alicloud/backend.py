@@ -52,7 +52,7 @@ class AlicloudBackend(BackendDefaults):
         # A COST_OPTIMIZED group (spot and mixed, nodegroup.py) launches its types in ascending vCPU unit price, not
         # primary first (Auto Scaling "scaling policy" docs), so any of them may run: price it at the dearest, and
         # unknown (None) when one is unpriced or unknown.
-        if group.capacity not in ("spot", "mixed") or len(types) == 1:
+        if not group.spot or len(types) == 1:
             return types[0]
         priced = [(hourly_cost(t, spec.region, 1, 0, spec.prices.get(t.name)), t) for t in types if t is not None]
         if len(priced) < len(types) or any(cost is None for cost, _ in priced):

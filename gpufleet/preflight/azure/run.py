@@ -40,7 +40,7 @@ def placements(cluster: ResolvedCluster) -> list[Placement]:
         found.append(Placement(
             size=spec.instance_types[0],
             count=spec.size.max,
-            spot=spec.capacity == "spot",
+            spot=spec.spot,
             zones=group.zones,
             size_field=group.path("instance_types[0]"),
             count_field=group.path("size.max"),
