@@ -15,7 +15,9 @@ from typing import Any
 
 import pulumi
 
-from .clouds.registry import CLOUDS, backend
+from .clouds.lookup import backend
+from .clouds.program import cloud_program
+from .clouds.registry import CLOUDS
 from .lock import load_lock
 from .lock.status import next_steps
 from .resolve import ResolvedCluster, resolve_cluster
@@ -94,10 +96,10 @@ def build(prepared: Prepared | None = None) -> None:
         raise pulumi.RunError(str(invalid)) from None
     if isinstance(prepared, ImagesSpec):
         refuse_unconfirmed_base_image(prepared)
-        outputs = backend(prepared.cloud).build_images(prepared)
+        outputs = cloud_program(prepared.cloud).build_images(prepared)
     else:
         refuse_unbaked_image(prepared)
-        outputs = prepared.backend.build_cluster(prepared)
+        outputs = cloud_program(prepared.spec.cloud).build_cluster(prepared)
     for key, value in outputs.items():
         pulumi.export(key, value)
 

@@ -17,7 +17,8 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import TypeAdapter
 
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
-from .clouds.registry import CLOUDS, backend
+from .clouds.lookup import backend
+from .clouds.registry import CLOUDS
 from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import discriminated_union, parse_with
