@@ -15,6 +15,8 @@ from typing import Any
 
 import pulumi
 
+from components import runtime
+
 from .clouds.lookup import backend
 from .clouds.program import cloud_program
 from .clouds.registry import CLOUDS
@@ -104,23 +106,11 @@ def build(prepared: Prepared | None = None) -> None:
         pulumi.export(key, value)
 
 
-def running_offline() -> bool:
-    """True under a Pulumi mock monitor (gpufleet's offline engine, unit tests), False under the Pulumi CLI.
-
-    The CLI's engine connects a gRPC monitor; the mocks install the SDK's MockMonitor. A config key would
-    not do: a stack file could set it and skip the refusal on a real deploy. `is_dry_run` would not either:
-    `pulumi preview` is a dry run against the real engine.
-    """
-    from pulumi.runtime.mocks import MockMonitor
-
-    return isinstance(pulumi.runtime.settings.get_monitor(), MockMonitor)
-
-
 def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
     """Stop a real preview or deploy whose image profile has no baked image in its region yet."""
     spec = cluster.spec
     entry = cluster.image
-    if entry is None or entry.id is not None or running_offline():
+    if entry is None or entry.id is not None or runtime.running_offline():
         return
     raise pulumi.RunError(
         f"image profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} "
@@ -132,7 +122,7 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
     """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
     base = load_lock().base_image_entry(spec.cloud, spec.regions[0])
-    if base is None or base.status != "unconfirmed" or running_offline():
+    if base is None or base.status != "unconfirmed" or runtime.running_offline():
         return
     raise pulumi.RunError(
         f"images/lock.yaml base_images.{spec.cloud}.{spec.regions[0]}: parent_image is null (status "

@@ -33,7 +33,7 @@ from gpufleet.catalog import InstanceType
 from gpufleet.clouds.alicloud.names import CONFIGURATION, NAMES
 from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import PROFILE_TAG
-from gpufleet.stackfile import NodeGroup
+from gpufleet.stackfile.models import NodeGroup
 
 from ..hooks import GroupHooks
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count

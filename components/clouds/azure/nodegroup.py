@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
-from gpufleet.stackfile import NodeGroup
+from gpufleet.stackfile.models import NodeGroup
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from .alarms import idle_rule
