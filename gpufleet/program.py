@@ -9,10 +9,6 @@ unconfirmed (null in the lock) is treated the same way: it plans, and a real run
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
-
 import pulumi
 
 from components import runtime
@@ -22,11 +18,11 @@ from .clouds.program import cloud_program
 from .clouds.registry import CLOUDS
 from .lock import load_lock
 from .lock.status import next_steps
-from .resolve import ResolvedCluster, resolve_cluster
-from .stackfile import CLUSTER_KEY, IMAGES_KEY, ImagesSpec, SpecError, SpecInvalid, validate_images
-from .stackfile.read import resolve_extends
-
-STACKS_DIR = Path(__file__).resolve().parent.parent / "stacks"
+from .prepare import Prepared, prepare
+from .resolve import ResolvedCluster
+from .stackfile.errors import SpecInvalid
+from .stackfile.models import CLUSTER_KEY, IMAGES_KEY, ImagesSpec
+from .stackfile.read import STACKS_DIR, resolve_extends
 
 
 def read_section(key: str) -> object | None:
@@ -56,31 +52,6 @@ def from_template() -> dict[str, object]:
         if (value := settings.get(key)) is not None:
             cluster[key] = value
     return {CLUSTER_KEY: cluster}
-
-
-Prepared = ResolvedCluster | ImagesSpec
-
-
-def prepare(config: Mapping[str, Any]) -> Prepared:
-    """The stack's config (extends resolved) validated once: a resolved cluster or an image stack."""
-    for key in (CLUSTER_KEY, IMAGES_KEY):
-        if config.get(key) is not None and not isinstance(config[key], dict):
-            raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
-    prepared: Prepared
-    if config.get(CLUSTER_KEY) is not None:
-        prepared = resolve_cluster(config[CLUSTER_KEY])
-        cloud, region, field = prepared.spec.cloud, prepared.spec.region, f"{CLUSTER_KEY}.region"
-    elif config.get(IMAGES_KEY) is not None:
-        prepared = validate_images(config[IMAGES_KEY])
-        cloud, region, field = prepared.cloud, prepared.regions[0], f"{IMAGES_KEY}.regions[0]"
-    else:
-        raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
-    # The provider deploys where its own region key says: a different one would build the cluster elsewhere.
-    key = backend(cloud).region_key
-    given = config.get(key)
-    if given is not None and given != region:
-        raise SpecInvalid([SpecError(key, f"is {given!r} but {field} is {region!r}; set both to the same region")])
-    return prepared
 
 
 def build(prepared: Prepared | None = None) -> None:

@@ -86,7 +86,7 @@ def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 @pytest.fixture
 def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Write an organisation policy file (floors, exceptions) that plans read instead of the shipped one."""
-    from gpufleet.plan import policy_floor
+    from gpufleet.pack_config import floor as policy_floor
 
     def write(text: str) -> None:
         path = tmp_path / "organisation.yaml"

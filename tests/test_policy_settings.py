@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpufleet import cli
-from gpufleet.plan import policy_floor
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.plan.policy_settings import TIGHTER
-from gpufleet.program import prepare
+from gpufleet.pack_config import floor as policy_floor
+from gpufleet.pack_config.derive import policy_pack_config
+from gpufleet.pack_config.tighten import TIGHTER
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import POLICY_KEY, SpecInvalid, load_stack, stack_path
 from policies.registry import RULES
 

@@ -11,13 +11,15 @@ import pulumi
 
 from components.bootstrap import BootstrapError
 
-from ..program import build, prepare
+from ..pack_config.derive import policy_pack_config, user_policy
+from ..pack_config.floor import exceptions_in_use, organisation
+from ..pack_config.settings import PolicyConfigError
+from ..prepare import prepare
+from ..program import build
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
 from .cost import summarize
 from .engine import run_program
-from .policy_config import policy_pack_config, user_policy
-from .policy_floor import exceptions_in_use, organisation
-from .policy_runner import PolicyConfigError, run_policies
+from .policy_runner import run_policies
 from .record import RecordedResource
 
 PROJECT = "gpufleet"

@@ -2,7 +2,7 @@
 registered backends), then its values against the cloud's naming, the catalog and the image lock.
 
 The provider's region key (aws:region...) is checked against regions[0] with the cluster's `region` in
-gpufleet.program.prepare.
+gpufleet.prepare.prepare.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from .images import cluster_image_checks, images_stack_checks
 from .network import network_checks
 
 if TYPE_CHECKING:
-    from gpufleet.program import Prepared
+    from gpufleet.prepare import Prepared
     from gpufleet.resolve import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 

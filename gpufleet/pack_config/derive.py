@@ -13,9 +13,11 @@ from typing import Any
 from policies.registry import RULES_BY_NAME, rdma_required_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
-from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
-from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
-from .policy_settings import tighten
+from ..stackfile.errors import SpecError, SpecInvalid
+from ..stackfile.models import POLICY_KEY, ImagesSpec
+from .floor import exceptions_in_use, organisation, raised_floors
+from .settings import requested_level
+from .tighten import tighten
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
@@ -64,7 +66,7 @@ def user_policy(config: dict[str, Any]) -> dict[str, Any]:
 def policy_pack_config(
     config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str, today: date | None = None
 ) -> dict[str, Any]:
-    """Settings in layers, each only tightening the one before (policy_settings.tighten): the organisation's,
+    """Settings in layers, each only tightening the one before (tighten.tighten): the organisation's,
     the ones the spec derives, then the stack's `gpufleet:policy`, which is refused (exit 2) where it would loosen.
     Levels: the stack's own, checked against the organisation's floors (a level below one needs an exception),
     else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's."""

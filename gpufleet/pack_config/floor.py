@@ -15,12 +15,13 @@ from pydantic import Field
 
 from policies.registry import RULES_BY_NAME
 
-from ..stackfile import POLICY_KEY, SpecError, SpecInvalid
+from ..stackfile.errors import SpecError, SpecInvalid
+from ..stackfile.models import POLICY_KEY
 from ..yaml_model import StrictModel, load_yaml_model
-from .policy_settings import check_organisation_settings
+from .settings import RANK, requested_level
+from .tighten import check_organisation_settings
 
 ORGANISATION_FILE = Path(__file__).resolve().parents[2] / "policies" / "organisation.yaml"
-RANK = {"disabled": 0, "advisory": 1, "remediate": 2, "mandatory": 2}
 Level = Literal["advisory", "mandatory", "remediate", "disabled"]
 
 
@@ -59,12 +60,6 @@ def organisation() -> Organisation:
 
 def floor(rule: str, org: Organisation) -> str:
     return org.floors.get(rule) or RULES_BY_NAME[rule].policy.enforcement_level.value
-
-
-def requested_level(entry: Any) -> str | None:
-    """The level a `gpufleet:policy` entry asks for (a level, or a map's enforcementLevel); None when it names none."""
-    level = entry.get("enforcementLevel") if isinstance(entry, dict) else entry
-    return level if isinstance(level, str) and level in RANK else None
 
 
 def raised_floors(org: Organisation) -> dict[str, str]:
