@@ -189,6 +189,22 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def shortest_cycle(graph: dict[str, set[str]], component: list[str]) -> list[str]:
+    """One shortest cycle through the component's first member, as a path back to it (for the message)."""
+    start, members = component[0], set(component)
+    paths = {start: [start]}
+    todo = [start]
+    while todo:
+        node = todo.pop(0)
+        for target in sorted(graph[node] & members):
+            if target == start:
+                return [*paths[node], start]
+            if target not in paths:
+                paths[target] = [*paths[node], target]
+                todo.append(target)
+    return component
+
+
 def test_every_module_has_one_layer() -> None:
     _, problems = layers_of(sorted(project_modules()))
     assert not problems, "\n".join(problems)
@@ -202,7 +218,8 @@ def test_no_import_by_a_computed_name_beyond_the_declared_ones() -> None:
 def test_the_import_graph_has_no_cycle() -> None:
     graph, _ = import_graph()
     found = cycles(graph)
-    assert not found, "import cycles:\n" + "\n".join(" <-> ".join(cycle) for cycle in found)
+    shown = [f"{' -> '.join(shortest_cycle(graph, c))} ({len(c)} modules in the knot: {', '.join(c)})" for c in found]
+    assert not found, "import cycles:\n" + "\n".join(shown)
 
 
 def test_no_module_imports_from_a_higher_layer() -> None:
@@ -224,4 +241,6 @@ def test_the_checks_see_what_they_must() -> None:
     assert "gpufleet.clouds.aws.backend" in graph["gpufleet.clouds.lookup"]  # by computed name, declared
     assert "gpufleet.lock" in graph["policies.lock"]  # import_module("gpufleet.lock")
     assert "gpufleet.resolve" not in graph["gpufleet.clouds.backend"]  # under TYPE_CHECKING only
-    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    knot = {"a": {"b"}, "b": {"c", "a"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(knot) == [["a", "b", "c"]]
+    assert shortest_cycle(knot, ["a", "b", "c"]) == ["a", "b", "a"]
