@@ -72,7 +72,7 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
-        image = resolved.lock.image_entry(spec.image, "alicloud", spec.region)
+        image = resolved.image
         assert image is not None, "the spec check makes sure the lock has an entry for the region"
         net = spec.network
         network = AlicloudNetwork(
@@ -96,9 +96,10 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         monitoring = spec.monitoring
         alarms = monitoring.alarms
         contact: pulumi.Input[str] | None = None
-        if alarms is not None:
-            contact = (contact_group(name, spec.region, list(alarms.emails), child).id if alarms.target == "create"
-                       else alarms.target)
+        if resolved.alarm_target_mode == "create":  # for alarms: budget alerts are not offered on Alibaba Cloud
+            contact = contact_group(name, spec.region, list(alarms.emails) if alarms else [], child).id
+        elif resolved.alarm_target_mode == "bring" and alarms is not None:
+            contact = alarms.target
         gpu_metrics = metrics_group(name, spec.region, contact, tags, child) if monitoring.gpu_metrics else None
         identity = None
         if spec.identity.ram_role_name:
@@ -113,7 +114,7 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             )
             role_name = identity.role_name
         rule = None
-        if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
+        if any(g.spot for g in spec.node_groups):
             rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, contact, tags,
                                      child)
 

@@ -59,13 +59,13 @@ class AwsGpuCluster(pulumi.ComponentResource):
         resolved: ResolvedCluster,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        spec, lock = resolved.spec, resolved.lock
+        spec = resolved.spec
         name = spec.name
         super().__init__("gpufleet:aws:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         tags = resource_tags(spec.tags, spec.name, spec.environment)
         prod = spec.environment == "prod"
-        image = lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
+        image = resolved.image  # the spec check made sure it exists
 
         network = AwsNetwork(
             f"{name}-net",
@@ -81,12 +81,10 @@ class AwsGpuCluster(pulumi.ComponentResource):
             opts=child,
         )
         log_group_name = f"/gpufleet/{name}/{spec.environment}"
-        spot = any(g.capacity in ("spot", "mixed") for g in spec.node_groups)
+        spot = any(g.spot for g in spec.node_groups)
         monitoring, budget = spec.monitoring, spec.budget
         alarms = monitoring.alarms
-        # The alarm topic exists when alarms or budget alerts need one and no topic is brought.
-        notify = alarms is not None or bool(budget.alert_at_percent)
-        create_topic = notify and (alarms is None or alarms.target == "create")
+        create_topic = resolved.alarm_target_mode == "create"
         # The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default.
         asg_role_arn: pulumi.Output[str] | None = None
         if spec.storage.kms_key == "create":
@@ -177,7 +175,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         alarm_target: pulumi.Output[str] | None = None
         if create_topic:
             alarm_target = alarm_topic(name, key_arn, account, list(alarms.emails) if alarms else [], tags, child).arn
-        elif notify and alarms is not None:
+        elif resolved.alarm_target_mode == "bring" and alarms is not None:
             alarm_target = pulumi.Output.from_input(alarms.target)
         if budget.alert_at_percent and alarm_target is not None:
             cost_budget(name, spec.name, budget, alarm_target, tags, child)

@@ -13,6 +13,7 @@ from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import image_tags
 from gpufleet.resolve import ResolvedCluster
 
+from ... import runtime
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
@@ -45,9 +46,7 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
-    from gpufleet.program import running_offline
-
-    if resolved.spec.admin_ssh_public_key is None and not running_offline():
+    if resolved.spec.admin_ssh_public_key is None and not runtime.running_offline():
         raise pulumi.RunError(
             "admin_ssh_public_key is unset: Azure needs a public key for a Linux scale set without a password; "
             "set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)"
@@ -75,7 +74,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
     """The Azure Managed Lustre file system; None without storage.shared."""
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
-        spec, lock = resolved.spec, resolved.lock
+        spec = resolved.spec
         name = spec.name
         refuse_without_admin_key(resolved)
         super().__init__("gpufleet:azure:Cluster", name, None, opts)
@@ -151,15 +150,15 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
         monitoring, budget, alarms = spec.monitoring, spec.budget, spec.monitoring.alarms
         target: pulumi.Output[str] | None = None
-        if alarms is not None and alarms.target != "create":
+        if resolved.alarm_target_mode == "bring" and alarms is not None:
             target = pulumi.Output.from_input(alarms.target)
-        elif alarms is not None or budget.alert_at_percent:
+        elif resolved.alarm_target_mode == "create":
             target = action_group(name, group_name, list(alarms.emails) if alarms else [], tags, child).id
         if budget.alert_at_percent and target is not None:
             cost_budget(name, group_id, budget, target, child)
         shared_mount = self._shared_file_system(resolved, network, encryption, group_name, client, tags, child)
 
-        entry = lock.image_entry(spec.image, "azure", spec.region)  # the spec check made sure it exists
+        entry = resolved.image  # the spec check made sure it exists
         notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, resolved.catalog)
         groups: dict[str, AzureNodeGroup] = {}
         for resolved_group in resolved.groups:
