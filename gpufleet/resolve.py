@@ -1,8 +1,9 @@
 """Resolve a stack's `gpufleet:cluster` once: the validated spec plus everything derived from it.
 
-Spec checks, the cloud backends, the plan summary and the policy pack config all read a ResolvedCluster;
-none of them works out again which catalog rows a group uses, whether it runs RDMA, over which fabric and
-how many interfaces, in which zones, or under which names.
+Spec checks, the components, the bootstrap, the plan summary, preflight and the policy pack config all read a
+ResolvedCluster; none of them works out again which catalog rows a group uses, whether it runs RDMA, over which
+fabric and how many interfaces per type, in which zones, under which names, the lock's profile and image entry,
+or whether alarms need a target created or one brought. Whether a group runs spot is its model's (NodeGroup.spot).
 """
 
 from __future__ import annotations
