@@ -155,17 +155,17 @@ def test_no_module_outside_a_clouds_folders_imports_its_code(cloud: str) -> None
 
 def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -> None:
     import gpufleet.lock.loader as loader
-    import gpufleet.program as program
+    import gpufleet.prepare as prepare
     from gpufleet.plan.planner import plan_stack
 
     parsed: list[object] = []
     resolved: list[object] = []
-    real_load, real_resolve = loader.load_yaml_model, program.resolve_cluster
+    real_load, real_resolve = loader.load_yaml_model, prepare.resolve_cluster
     monkeypatch.setattr(loader, "_LOADED", {})
     monkeypatch.setattr(
         loader, "load_yaml_model", lambda path, model, **kw: parsed.append(path) or real_load(path, model, **kw)
     )
-    monkeypatch.setattr(program, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
+    monkeypatch.setattr(prepare, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
     plan = plan_stack(REPO / "stacks" / "Pulumi.aws-train-p5.yaml", REPO / "stacks")
     assert plan.policies["evaluated"] > 0
     assert len(parsed) == 1 and len(resolved) == 1
