@@ -6,9 +6,9 @@ AnalyzerStackConfigureRequest{Stack, Project, Config}; pkg/engine/update.go: Get
 ReconcilePolicyPackConfig, then Configure, which runs with or without --policy-pack-config). pulumi_policy's
 servicer keeps only the stack's tags from ConfigureStack, so the servicer below also keeps its config and, in
 Configure, replaces what the CLI reconciled with the settings `gpufleet policy-config` derives for the stack
-(gpufleet/plan/policy_config.py, the code `gpufleet plan` runs). A --policy-pack-config file may still tighten
+(gpufleet/pack_config/derive.py, the code `gpufleet plan` runs). A --policy-pack-config file may still tighten
 them: an entry that differs from the pack's own defaults is laid on as one more layer that only tightens
-(policy_settings.tighten); one that would loosen stops the run.
+(gpufleet.pack_config.tighten); one that would loosen stops the run.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import policy as sdk
 
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.plan.policy_floor import RANK, bound_stack
-from gpufleet.plan.policy_runner import PolicySetting, resolve_config
-from gpufleet.plan.policy_settings import tighten
-from gpufleet.program import PROJECT, STACKS_DIR, prepare
+from gpufleet.pack_config.derive import policy_pack_config
+from gpufleet.pack_config.floor import bound_stack
+from gpufleet.pack_config.settings import RANK, PolicySetting, resolve_config
+from gpufleet.pack_config.tighten import tighten
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_path
-from gpufleet.stackfile.read import resolve_extends
+from gpufleet.stackfile.read import PROJECT, STACKS_DIR, resolve_extends
 
 from .registry import ALL_POLICIES
 

@@ -162,9 +162,9 @@ def test_only_a_stack_with_managed_lustre_admits_azure_monitor_and_cannot_widen_
 
     import pytest
     from conftest import read_cluster
-
     from gpufleet.plan.policy_config import policy_pack_config
-    from gpufleet.program import prepare
+
+    from gpufleet.prepare import prepare
     from gpufleet.stackfile import SpecInvalid
 
     def pack(stack: str, **policy: Any) -> dict[str, Any]:

@@ -16,6 +16,7 @@ import yaml
 from conftest import SHIPPED_STACKS, of_type, one, registered_types
 from typer.testing import CliRunner
 
+from components import runtime
 from gpufleet import program
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock, loader
@@ -140,7 +141,7 @@ def test_base_image_is_the_newest_system_image_the_locks_pattern_names(monkeypat
 def test_real_run_with_no_matching_system_image_fails_naming_the_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
     system_images(monkeypatch, [{"id": "ubuntu_20_04_x64_20G_alibase_20250101.vhd",
                                  "name": "ubuntu_20_04_x64_20G_alibase_20250101.vhd"}])
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(Exception, match="no Available system image matches"):
         exports_of_a_plan(monkeypatch)
 
@@ -198,7 +199,7 @@ def test_images_export_only_what_this_execution_made_per_region(monkeypatch: pyt
 
 def test_real_run_refuses_an_unconfirmed_base_image_before_any_resource(
         monkeypatch: pytest.MonkeyPatch, unconfirmed_base: None) -> None:
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     seen = registered_types(monkeypatch)
     with pytest.raises(pulumi.RunError) as refused:
         run_program(program.build, load_stack(STACK, SHIPPED_STACKS), project="gpufleet", stack="alicloud-images",
@@ -212,7 +213,7 @@ def test_real_run_refuses_an_unconfirmed_base_image_before_any_resource(
 
 
 def test_real_run_of_a_pinned_base_image_is_not_refused(monkeypatch: pytest.MonkeyPatch, pinned_base: str) -> None:
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     assert one(plan_stack(STACK, SHIPPED_STACKS), PIPELINE).inputs["baseImage"] == pinned_base
 
 

@@ -17,7 +17,7 @@ from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.bootstrap.cloud_init import GPU_HEALTH_CLOUD_PART
 from components.bootstrap.operations import CLOUDWATCH_AGENT_CONFIG
-from gpufleet.clouds.registry import backend
+from gpufleet.clouds.lookup import backend
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid

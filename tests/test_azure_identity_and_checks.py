@@ -143,10 +143,10 @@ def test_terminate_notice_is_the_grace_clamped_to_azures_bounds(grace: int, time
 
 
 def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    import gpufleet.program as program
+    from components import runtime
     from components.clouds.azure.cluster import refuse_without_admin_key
 
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError, match="admin_ssh_public_key is unset"):
         refuse_without_admin_key(resolve_cluster(variant()))
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -158,8 +158,9 @@ def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.Monke
 
 def test_a_real_deploy_of_the_unbaked_azure_image_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     import gpufleet.program as program
+    from components import runtime
 
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError, match="has no baked azure image in eastus"):
         program.refuse_unbaked_image(resolve_cluster(variant()))
 

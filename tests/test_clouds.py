@@ -12,12 +12,14 @@ import pytest
 from conftest import REPO, read_cluster
 
 from gpufleet.catalog import load_catalog
-from gpufleet.clouds.registry import CLOUDS, backend, cloud_of_resource_type
+from gpufleet.clouds.lookup import backend, cloud_of_resource_type
+from gpufleet.clouds.program import cloud_program
+from gpufleet.clouds.registry import CLOUDS
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid
 
-# The modules the backend protocol is built from: every cloud's application folder has them.
-SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "names.py", "mock_answers.py"}
+# The modules the backend and program protocols are built from: every cloud's application folder has them.
+SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "names.py", "program.py", "mock_answers.py"}
 AWS_ONLY = (REPO / "components" / "clouds" / "aws", REPO / "gpufleet" / "clouds" / "aws", REPO / "policies" / "aws")
 
 
@@ -45,6 +47,9 @@ def test_every_cloud_has_a_folder_with_the_seam_modules_and_a_backend(cloud: str
     assert registered.spec_model.model_fields["cloud"].annotation.__args__ == (cloud,)
     assert registered.images_model.model_fields["cloud"].annotation.__args__ == (cloud,)
     assert cloud_of_resource_type(f"{registered.provider}:some/type:Type") == cloud
+    program = cloud_program(cloud)
+    assert all(callable(getattr(program, name)) for name in ("build_cluster", "build_images", "mock_resource",
+                                                             "mock_invoke"))
 
 
 def test_unknown_cloud_is_refused_with_the_list() -> None:
@@ -150,17 +155,17 @@ def test_no_module_outside_a_clouds_folders_imports_its_code(cloud: str) -> None
 
 def test_a_plan_parses_the_lock_once_and_validates_the_stack_once(monkeypatch) -> None:
     import gpufleet.lock.loader as loader
-    import gpufleet.program as program
+    import gpufleet.prepare as prepare
     from gpufleet.plan.planner import plan_stack
 
     parsed: list[object] = []
     resolved: list[object] = []
-    real_load, real_resolve = loader.load_yaml_model, program.resolve_cluster
+    real_load, real_resolve = loader.load_yaml_model, prepare.resolve_cluster
     monkeypatch.setattr(loader, "_LOADED", {})
     monkeypatch.setattr(
         loader, "load_yaml_model", lambda path, model, **kw: parsed.append(path) or real_load(path, model, **kw)
     )
-    monkeypatch.setattr(program, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
+    monkeypatch.setattr(prepare, "resolve_cluster", lambda raw: resolved.append(raw) or real_resolve(raw))
     plan = plan_stack(REPO / "stacks" / "Pulumi.aws-train-p5.yaml", REPO / "stacks")
     assert plan.policies["evaluated"] > 0
     assert len(parsed) == 1 and len(resolved) == 1

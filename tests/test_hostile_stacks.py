@@ -114,7 +114,8 @@ CASES: dict[str, tuple[str, int, str]] = {
 def hostile(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The shipped stacks and each crafted file in one stacks directory, under an organisation file of its project
     that requires team and cost-center tags and grants the stack `prod` one exception."""
-    from gpufleet.plan import policy_floor
+    from gpufleet import organisation_file
+    from gpufleet.pack_config import floor as policy_floor
 
     root = tmp_path_factory.mktemp("project")
     shutil.copytree(Path(__file__).resolve().parent.parent / "stacks", root / "stacks")
@@ -124,7 +125,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Any:
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text(body)
     with pytest.MonkeyPatch.context() as patch:
         policy_floor.organisation.cache_clear()
-        patch.setattr(policy_floor, "ORGANISATION_FILE", root / "policies" / "organisation.yaml")
+        patch.setattr(organisation_file, "ORGANISATION_FILE", root / "policies" / "organisation.yaml")
         yield root
     policy_floor.organisation.cache_clear()
 

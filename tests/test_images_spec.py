@@ -13,7 +13,8 @@ from conftest import SHIPPED_STACKS, of_type, one
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
-from gpufleet.clouds.registry import CLOUDS, backend
+from gpufleet.clouds.lookup import backend
+from gpufleet.clouds.registry import CLOUDS
 from gpufleet.plan.planner import plan_stack
 
 STACK = {"aws": "aws-images", "azure": "azure-images", "alicloud": "alicloud-images"}

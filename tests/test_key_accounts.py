@@ -15,9 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from stack_rule_args import messages, res
 
+from gpufleet.pack_config.derive import policy_pack_config
 from gpufleet.plan.planner import plan_stack
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.program import prepare
+from gpufleet.prepare import prepare
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid, validate_images
 

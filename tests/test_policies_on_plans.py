@@ -7,8 +7,8 @@ import dataclasses
 
 from conftest import SHIPPED_STACKS
 
+from gpufleet.pack_config.derive import policy_pack_config
 from gpufleet.plan.planner import plan_stack
-from gpufleet.plan.policy_config import policy_pack_config
 from gpufleet.plan.policy_runner import run_policies
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import load_stack

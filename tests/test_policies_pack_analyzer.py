@@ -31,11 +31,12 @@ from pack_venv import POLICIES, build_pack_venv
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
 
+from gpufleet.pack_config.derive import policy_pack_config
+from gpufleet.pack_config.settings import resolve_config
 from gpufleet.plan.planner import PROJECT, plan_stack
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.plan.policy_runner import resolve_config, run_policies
+from gpufleet.plan.policy_runner import run_policies
 from gpufleet.plan.record import RecordedResource
-from gpufleet.program import prepare
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import load_stack, stack_names, stack_path
 from gpufleet.yaml_model import read_yaml
 from policies.registry import ALL_POLICIES

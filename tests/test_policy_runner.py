@@ -17,7 +17,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 
-from gpufleet.plan.policy_runner import PolicyConfigError, policy_catalog, resolve_config, run_policies
+from gpufleet.pack_config.settings import PolicyConfigError, resolve_config
+from gpufleet.plan.policy_runner import policy_catalog, run_policies
 from gpufleet.plan.record import RecordedResource
 from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_in_use_config
 
@@ -248,9 +249,9 @@ def test_main_builds_the_pack_from_the_registry(monkeypatch):
 def test_views_shared_across_policies_change_no_verdict(stack):
     # One run shares each resource's plain view among the policies (props.shared_reads); a run per policy
     # builds them afresh, as the Pulumi CLI's analyzer does. A rule that wrote into a view would differ here.
+    from gpufleet.pack_config.derive import policy_pack_config
     from gpufleet.plan.planner import plan_stack
-    from gpufleet.plan.policy_config import policy_pack_config
-    from gpufleet.program import prepare
+    from gpufleet.prepare import prepare
     from gpufleet.stackfile import load_stack
 
     path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"

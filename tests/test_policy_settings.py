@@ -17,10 +17,11 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gpufleet import cli
-from gpufleet.plan import policy_floor
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.plan.policy_settings import TIGHTER
-from gpufleet.program import prepare
+from gpufleet import organisation_file as organisation_module
+from gpufleet.pack_config import floor as policy_floor
+from gpufleet.pack_config.derive import policy_pack_config
+from gpufleet.pack_config.tighten import TIGHTER
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import POLICY_KEY, SpecInvalid, load_stack, stack_path
 from policies.registry import RULES
 
@@ -41,7 +42,7 @@ def organisation_file(tmp_path: Path, text: str) -> Iterator[None]:
     path.write_text(text)
     with pytest.MonkeyPatch.context() as patch:
         policy_floor.organisation.cache_clear()
-        patch.setattr(policy_floor, "ORGANISATION_FILE", path)
+        patch.setattr(organisation_module, "ORGANISATION_FILE", path)
         try:
             yield
         finally:

@@ -13,10 +13,10 @@ from gpufleet.lock import load_lock
 from gpufleet.lock.model import ImageEntry
 from gpufleet.preflight.alicloud import preflight
 from gpufleet.preflight.findings import Finding, PreflightUnavailable
-from gpufleet.program import STACKS_DIR, prepare
+from gpufleet.prepare import prepare
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import validate_images
-from gpufleet.stackfile.read import load_stack, stack_path
+from gpufleet.stackfile.read import STACKS_DIR, load_stack, stack_path
 
 REGION = "cn-wulanchabu"
 # A training stack that brings everything it can: each brought id is asked about.

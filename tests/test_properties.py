@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from gpufleet import cli, collector
 from gpufleet.plan.planner import plan_stack
-from gpufleet.program import prepare
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, SpecInvalid
 
 CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")

@@ -10,6 +10,7 @@ import pytest
 import yaml
 from conftest import SHIPPED_STACKS, registered_types
 
+from components import runtime
 from gpufleet import program
 from gpufleet.lock import DEFAULT_LOCK_PATH, loader
 from gpufleet.plan.engine import STACK_TYPE, run_program
@@ -66,7 +67,7 @@ def test_plan_of_a_baked_profile_boots_the_pinned_id(baked_lock: str) -> None:
 
 
 def test_real_run_refuses_the_unbaked_profile_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     seen = registered_types(monkeypatch)
     config = load_stack(TRAIN, SHIPPED_STACKS)
     with pytest.raises(pulumi.RunError) as refused:
@@ -82,14 +83,14 @@ def test_real_run_refuses_the_unbaked_profile_before_any_resource(monkeypatch: p
 
 
 def test_real_run_of_a_baked_profile_is_not_refused(monkeypatch: pytest.MonkeyPatch, baked_lock: str) -> None:
-    monkeypatch.setattr(program, "running_offline", lambda: False)
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
     plan = plan_stack(TRAIN, SHIPPED_STACKS)
     assert {t.inputs["imageId"] for t in templates(plan)} == {baked_lock}
 
 
 def test_offline_is_told_by_the_monitor_not_by_config(monkeypatch: pytest.MonkeyPatch) -> None:
     pulumi.runtime.set_mocks(OfflineMocks(region="us-east-1", zones=["us-east-1a"]), preview=True)
-    assert program.running_offline()
+    assert runtime.running_offline()
     # The Pulumi CLI's engine hands the program a gRPC monitor stub, not a MockMonitor.
     monkeypatch.setattr(pulumi.runtime.settings, "get_monitor", lambda: object())
-    assert not program.running_offline()
+    assert not runtime.running_offline()

@@ -15,7 +15,8 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
     """The lock profile, what the node check expects of each of the group's types, and the stack's storage
     and checkpoint settings; `cloud_settings` (e.g. lifecycle, checkpoint_grace_seconds) override or add."""
     spec = cluster.spec
-    profile = cluster.lock.profiles[spec.image]
+    profile = cluster.profile
+    assert profile is not None, "the spec checks refuse a profile the lock lacks"
     settings: dict[str, Any] = {
         "cloud": spec.cloud,
         "cluster": spec.name,
@@ -29,10 +30,11 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
                 gpu_model=t.gpu.model,
                 gpu_count=t.gpu.count,
                 nvswitch=t.nvswitch,
-                fabric=t.fabric.kind if group.rdma and t.fabric.interfaces else "none",
-                fabric_interfaces=t.fabric.interfaces if group.rdma else 0,
+                fabric=fabric.kind,
+                fabric_interfaces=fabric.interfaces,
             )
-            for t in group.known_types
+            for t, fabric in zip(group.types, group.fabrics, strict=True)
+            if t is not None
         },
         "scratch": spec.storage.scratch,
         "scratch_mount": spec.storage.scratch_mount,

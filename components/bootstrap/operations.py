@@ -18,9 +18,6 @@ from typing import Any
 
 from .config import BootstrapError
 
-# Per bootstrap setting, the clouds whose node scripts carry it out (gpu-health-<cloud>.sh: publish, mark_unhealthy).
-OPERATIONS_CLOUDS = {"gpu_metrics": ("aws", "alicloud", "azure"), "shared_mount": ("aws", "azure")}
-
 CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
 CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
 # The agent's nvidia_gpu measurements (CloudWatch user guide, CloudWatch-Agent-NVIDIA-GPU); CloudWatch names
@@ -66,14 +63,13 @@ class SharedMount:
     dns_name: str
     mount_name: str
     mount: str
+    """storage.shared.mount, checked by its pydantic model (SharedStorage)."""
 
     def validate(self) -> None:
-        for field in ("dns_name", "mount_name", "mount"):
+        for field in ("dns_name", "mount_name"):  # the file system's outputs
             value = getattr(self, field)
             if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
                 raise BootstrapError(f"shared_mount.{field}: must be a non-empty string without spaces, got {value!r}")
-        if not self.mount.startswith("/") or self.mount == "/":
-            raise BootstrapError(f"shared_mount.mount: must be an absolute path other than /, got {self.mount!r}")
 
 
 def cloudwatch_agent_config(metrics: GpuMetrics) -> dict[str, Any]:

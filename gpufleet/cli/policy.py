@@ -31,9 +31,9 @@ def policy_config(
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
-    from ..plan.policy_config import policy_pack_config
-    from ..plan.policy_floor import bound_stack
-    from ..program import prepare
+    from ..pack_config.derive import policy_pack_config
+    from ..pack_config.floor import bound_stack
+    from ..prepare import prepare
     from ..stackfile import load_stack
 
     path = existing_stack(stacks_dir, stack)

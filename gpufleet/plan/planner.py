@@ -11,13 +11,16 @@ import pulumi
 
 from components.bootstrap import BootstrapError
 
-from ..program import PROJECT, Prepared, build, prepare
+from ..pack_config.derive import policy_pack_config, user_policy
+from ..pack_config.floor import bound_stack, exceptions_in_use, organisation
+from ..pack_config.settings import PolicyConfigError
+from ..prepare import Prepared, prepare
+from ..program import build
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
+from ..stackfile.read import PROJECT
 from .cost import summarize
 from .engine import run_program
-from .policy_config import policy_pack_config, user_policy
-from .policy_floor import bound_stack, exceptions_in_use, organisation
-from .policy_runner import PolicyConfigError, run_policies
+from .policy_runner import run_policies
 from .record import RecordedResource
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2

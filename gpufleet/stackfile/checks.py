@@ -179,7 +179,7 @@ def spot_price_capped(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterato
     cap, region = group.spec.spot_max_price, cluster.spec.region
     if cap is None:
         return
-    if group.spec.capacity not in ("spot", "mixed"):
+    if not group.spec.spot:
         yield SpecError(group.path("spot_max_price"), "applies to capacity spot or mixed only; remove it")
         return
     for row in group.known_types:
@@ -198,7 +198,7 @@ def image_profile_known(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if spec.image not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         yield SpecError("image", f"unknown image profile {spec.image!r}; images/lock.yaml has: {known}")
-    elif lock.image_entry(spec.image, spec.cloud, spec.region) is None:  # unbaked entries plan
+    elif cluster.image is None:  # unbaked entries plan
         yield SpecError(
             "image",
             f"profile {spec.image!r} has no {spec.cloud} image in {spec.region}; bake one "

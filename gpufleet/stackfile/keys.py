@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..organisation_file import ALLOWED_KEY_ACCOUNTS, KEY_ACCOUNT_RULE, granted_key_accounts
+
 # Alias prefixes the providers reserve for the keys they manage for their services (data encrypted with them is
 # not under the customer's key policy, rotation or revocation):
 # AWS: "The alias/aws/ prefix is reserved for AWS managed key" (KMS Developer Guide, Create aliases,
@@ -41,7 +43,7 @@ KEY_REFERENCE = re.compile(r"^(?:(?:arn:aws(?:-[a-z]+)*|acs):kms:[a-z0-9-]*:\d*:
 # any other account; pulumi-azure-native subscriptionId; pulumi-alicloud accountId; each package's config/vars.py).
 PROVIDER_ACCOUNT_KEYS = ("aws:allowedAccountIds", "azure-native:subscriptionId", "alicloud:accountId")
 # The organisation setting that grants key accounts beyond the stack's own (policies/organisation.yaml).
-KEY_ACCOUNT_RULE, ALLOWED_KEY_ACCOUNTS, STACK_ACCOUNTS = "customer-key-account", "allowedKeyAccounts", "stackAccounts"
+STACK_ACCOUNTS = "stackAccounts"
 
 
 def provider_managed(cloud: str, key: object) -> bool:
@@ -84,20 +86,13 @@ def account_problem(reference: str, accounts: frozenset[str], allowed: frozenset
     """Why a key (or vault) of another account than the stack's cannot hold its data, or None: `accounts` are the
     stack's (none known: nothing to compare), `allowed` the accounts the organisation grants besides."""
     account = key_account(reference)
-    granted = organisation_key_accounts() if allowed is None else allowed
+    granted = granted_key_accounts() if allowed is None else allowed
     if account is None or not accounts or account in accounts | granted:
         return None
     return (f"{reference!r} is a key of account {account}, not the stack's ({', '.join(sorted(accounts))}): use a "
             f"key of the stack's own account, or have the organisation grant {account} in policies/organisation.yaml "
             f"(settings.{KEY_ACCOUNT_RULE}.{ALLOWED_KEY_ACCOUNTS})")
 
-
-def organisation_key_accounts() -> frozenset[str]:
-    """The accounts policies/organisation.yaml grants every stack's keys besides the stack's own."""
-    from ..plan.policy_floor import organisation  # the organisation file is the plan layer's; read once per process
-
-    granted = organisation().settings.get(KEY_ACCOUNT_RULE, {}).get(ALLOWED_KEY_ACCOUNTS) or []
-    return frozenset(str(account).lower() for account in granted)
 
 
 def arn_accounts(*values: object) -> frozenset[str]:

@@ -12,6 +12,11 @@ from ..yaml_model import StrictModel
 from .address_ranges import too_wide
 from .mounts import mount_problem, normal
 
+# The stack config keys gpufleet reads (the Pulumi project's namespace).
+CLUSTER_KEY = "gpufleet:cluster"
+IMAGES_KEY = "gpufleet:images"
+POLICY_KEY = "gpufleet:policy"
+
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
 RdmaMode = Literal["auto", "required", "off"]
@@ -91,6 +96,11 @@ class NodeGroup(StrictModel):
         if len(set(value)) != len(value):
             raise ValueError("instance types repeat; list each once, primary first")
         return value
+
+    @property
+    def spot(self) -> bool:
+        """Spot nodes may run in the group: capacity spot, or mixed (spot above on_demand_base)."""
+        return self.capacity in ("spot", "mixed")
 
 
 class Network(StrictModel):

@@ -72,6 +72,8 @@ def _efa_layout_problems(props: dict[str, Any], expected: int, instance_type: st
 
 
 def _catalog_efa_count(instance_type: str) -> int | None:
+    """What the type takes, from the catalog: deliberately not the program's resolved interface count, so a
+    template the program (or anyone's program) gets wrong is judged against the published fact, not itself."""
     from gpufleet.catalog import load_catalog  # the catalog reads data files: only when a rule runs
 
     found = load_catalog().get("aws", instance_type)

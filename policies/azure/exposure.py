@@ -18,7 +18,7 @@ from .resource_types import NIC, NSG, SECURITY_RULE, VM_PROFILE, VMSS
 # platform's health probe address, 168.63.129.16). Every other tag is public space: Internet, `*` and Any, and the
 # service tags (AzureCloud, AzureCloud.westeurope, Storage...) that cover Azure's public addresses.
 PRIVATE_TAGS = frozenset({"virtualnetwork", "azureloadbalancer"})
-# Service tags a stack's own managed services need inbound, derived from its spec (gpufleet/plan/policy_config.py),
+# Service tags a stack's own managed services need inbound, derived from its spec (gpufleet/pack_config/derive.py),
 # never set by the stack or the organisation: Azure Managed Lustre's subnet admits AzureMonitor on any TCP port
 # (configure-network-security-group.md, inbound rule 112).
 ALLOWED_SERVICE_TAGS = "allowedServiceTags"

@@ -2,7 +2,7 @@
 organisation grants (policies/organisation.yaml `settings: {customer-key-account: {allowedKeyAccounts: [...]}}`).
 
 The stack's accounts are derived from its spec (the ARNs and resource ids it names as its own: an instance profile,
-an alarm topic, an Azure identity; gpufleet/plan/policy_config.py), the same set the spec judges its keys by
+an alarm topic, an Azure identity; gpufleet/pack_config/derive.py), the same set the spec judges its keys by
 (gpufleet/stackfile/keys.py), so the pack holds without the spec. A key is any KMS key or alias ARN (AWS, Alibaba
 Cloud) or Key Vault resource id (Azure) among a resource's inputs that no other resource of the stack provides:
 keys the stack creates are its own by construction (and unknown until created).

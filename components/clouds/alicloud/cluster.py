@@ -140,9 +140,10 @@ def create_alarm_target(scope: ClusterScope) -> pulumi.Input[str] | None:
     """The contact group alarms and interruption notices go to: created with its recipients, or brought (a
     name); None without alarms."""
     alarms = scope.spec.monitoring.alarms
-    if alarms is None:
+    mode = scope.resolved.alarm_target_mode
+    if alarms is None or mode is None:  # budget alerts are not offered on Alibaba Cloud: only alarms notify
         return None
-    if alarms.target != "create":
+    if mode == "bring":
         return alarms.target
     return contact_group(scope.name, scope.spec.region, list(alarms.emails), scope.child).id
 
@@ -159,7 +160,7 @@ def create_interruption_events(
 ) -> alicloud.cms.EventRule | None:
     """The event rule keeping spot interruption notices and notifying the contact group; None without spot."""
     spec = scope.spec
-    if not any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
+    if not any(g.spot for g in spec.node_groups):
         return None
     return interruption_rule(scope.name, spec.region, account, spec.monitoring.log_retention_days, contact,
                              scope.tags, scope.child)
@@ -189,7 +190,7 @@ def create_groups(
     """One ESS scaling group or Auto Provisioning Group per node group (in a LowLatency deployment set where the
     stack asks), each with its alarms and idle scale-down."""
     spec, name = scope.spec, scope.name
-    image = scope.resolved.lock.image_entry(spec.image, "alicloud", spec.region)
+    image = scope.resolved.image
     assert image is not None, "the spec check makes sure the lock has an entry for the region"
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
     groups: dict[str, AlicloudNodeGroup] = {}

@@ -139,21 +139,6 @@ class SharedFileSystem:
     mount: pulumi.Output[SharedMount]
 
 
-def _spot(spec: ClusterSpec) -> bool:
-    return any(g.capacity in ("spot", "mixed") for g in spec.node_groups)
-
-
-def _notifies(spec: ClusterSpec) -> bool:
-    """Alarms or budget alerts need a target."""
-    return spec.monitoring.alarms is not None or bool(spec.budget.alert_at_percent)
-
-
-def _creates_alarm_topic(spec: ClusterSpec) -> bool:
-    """The alarm topic exists when alarms or budget alerts need one and no topic is brought."""
-    alarms = spec.monitoring.alarms
-    return _notifies(spec) and (alarms is None or alarms.target == "create")
-
-
 def _log_group_name(spec: ClusterSpec) -> str:
     return f"/gpufleet/{spec.name}/{spec.environment}"
 
@@ -200,11 +185,11 @@ def create_key(scope: ClusterScope) -> ClusterKey:
         LogGroupGrant(region=spec.region, name=_log_group_name(spec)),
         roles.named,
         create_roles=roles.create,
-        events=_spot(spec),
+        events=any(g.spot for g in spec.node_groups),
         protect=scope.prod,
         tags=scope.tags,
         opts=scope.child,
-        publishers=TOPIC_PUBLISHERS if _creates_alarm_topic(spec) else (),
+        publishers=TOPIC_PUBLISHERS if scope.resolved.alarm_target_mode == "create" else (),
         role_patterns=roles.patterns,
     )
     autoscaling_role_arn = created[AUTOSCALING.service].arn if roles.named[0].suffix is not None else None
@@ -261,7 +246,7 @@ def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, acc
 
 def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str]) -> pulumi.Output[str] | None:
     """The topic of spot interruption and rebalance events; None without spot groups."""
-    if not _spot(scope.spec):
+    if not any(g.spot for g in scope.spec.node_groups):
         return None
     return interruption_topic(scope.name, key_arn, scope.tags, scope.child).arn
 
@@ -271,10 +256,11 @@ def create_alarm_target(
 ) -> pulumi.Output[str] | None:
     """The topic alarms and the budget notify: created (with its recipients) or brought; None without either."""
     alarms = scope.spec.monitoring.alarms
-    if _creates_alarm_topic(scope.spec):
+    mode = scope.resolved.alarm_target_mode
+    if mode == "create":
         emails = list(alarms.emails) if alarms else []
         return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child).arn
-    if _notifies(scope.spec) and alarms is not None:
+    if mode == "bring" and alarms is not None:
         return pulumi.Output.from_input(alarms.target)
     return None
 
@@ -314,7 +300,7 @@ def create_groups(
 ) -> dict[str, AwsNodeGroup]:
     """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down."""
     spec, name = scope.spec, scope.name
-    image = scope.resolved.lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
+    image = scope.resolved.image  # the spec check made sure it exists
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
     groups: dict[str, AwsNodeGroup] = {}
     for resolved_group in scope.resolved.groups:

@@ -257,7 +257,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         primary: aws.ec2.LaunchTemplate,
     ) -> aws.autoscaling.Group:
         group = args.group
-        spot = group.capacity in ("spot", "mixed")
+        spot = group.spot
         mixed = None
         launch_template = None
         if group.capacity in RESERVED:
@@ -316,7 +316,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         self, name: str, args: NodeGroupArgs, type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]]
     ) -> aws.ec2.Fleet:
         group = args.group
-        spot = group.capacity in ("spot", "mixed")
+        spot = group.spot
         # Priority follows instance_types: the primary 0, each fallback after it.
         by_template: dict[int, tuple[aws.ec2.LaunchTemplate, list[tuple[int, InstanceType]]]] = {}
         for priority, (inst, template) in enumerate(type_templates):

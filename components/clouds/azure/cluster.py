@@ -13,6 +13,7 @@ from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import image_tags
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
+from ... import runtime
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
@@ -45,9 +46,7 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
-    from gpufleet.program import running_offline
-
-    if resolved.spec.admin_ssh_public_key is None and not running_offline():
+    if resolved.spec.admin_ssh_public_key is None and not runtime.running_offline():
         raise pulumi.RunError(
             "admin_ssh_public_key is unset: Azure needs a public key for a Linux scale set without a password; "
             "set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)"
@@ -223,10 +222,10 @@ def create_identity(scope: ClusterScope, group_name: pulumi.Output[str], client:
 def create_alarm_target(scope: ClusterScope, group_name: pulumi.Output[str]) -> pulumi.Output[str] | None:
     """The action group alerts and the budget notify: brought, or created with its recipients; None without
     either."""
-    alarms, budget = scope.spec.monitoring.alarms, scope.spec.budget
-    if alarms is not None and alarms.target != "create":
+    alarms, mode = scope.spec.monitoring.alarms, scope.resolved.alarm_target_mode
+    if mode == "bring" and alarms is not None:
         return pulumi.Output.from_input(alarms.target)
-    if alarms is not None or budget.alert_at_percent:
+    if mode == "create":
         return action_group(scope.name, group_name, list(alarms.emails) if alarms else [], scope.tags, scope.child).id
     return None
 
@@ -277,7 +276,7 @@ def create_groups(
 ) -> dict[str, AzureNodeGroup]:
     """One VM scale set per node group, each with its metrics grant and alerts."""
     spec, name, storage = scope.spec, scope.name, scope.spec.storage
-    entry = scope.resolved.lock.image_entry(spec.image, "azure", spec.region)  # the spec check made sure it exists
+    entry = scope.resolved.image  # the spec check made sure it exists
     notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, scope.resolved.catalog)
     groups: dict[str, AzureNodeGroup] = {}
     for resolved_group in scope.resolved.groups:

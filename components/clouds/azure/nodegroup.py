@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
-from gpufleet.stackfile import NodeGroup
+from gpufleet.stackfile.models import NodeGroup
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from .alarms import idle_rule
@@ -130,7 +130,7 @@ def _vm_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetVMProfileA
     """What every VM of the set runs: image and disks, network, OS, priority, reservation, terminate notice and the
     health extension."""
     group, uniform = args.group, args.rdma
-    spot = group.capacity == "spot"
+    spot = group.spot
     return compute.VirtualMachineScaleSetVMProfileArgs(
         storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
             image_reference=args.image, os_disk=_os_disk(args, uniform)
@@ -183,7 +183,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
     def __init__(self, name: str, args: NodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:NodeGroup", name, None, opts)
         # A Spot group without `idle` keeps its count through Spot Try & Restore, which autoscale would disable.
-        restores = args.group.capacity == "spot" and args.group.idle is None
+        restores = args.group.spot and args.group.idle is None
         scale_set = self._scale_set(name, args, restores)
         if not restores:
             self._autoscale(name, args, scale_set)
@@ -195,7 +195,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
         """The scale set: Uniform with one placement group for InfiniBand, Flexible otherwise; automatic repairs;
         Spot Try & Restore where `restores`."""
         group, uniform = args.group, args.rdma
-        spot = group.capacity == "spot"
+        spot = group.spot
         return compute.VirtualMachineScaleSet(
             f"{name}-vmss",
             vm_scale_set_name=args.scale_set_name,

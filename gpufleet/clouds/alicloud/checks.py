@@ -47,7 +47,7 @@ def low_latency_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
         if group is None:
             yield SpecError(field, f"{name!r} is not a node group; use one of {sorted(by_name)}")
             continue
-        if group.spec.capacity in ("spot", "mixed"):
+        if group.spec.spot:
             yield SpecError(group.path("capacity"), f"{group.spec.capacity}: a LowLatency deployment set cannot "
                             "hold spot (preemptible) instances; use on-demand or leave it out of low_latency_groups")
         if group.spec.size.max > most:
@@ -81,7 +81,7 @@ def cost_optimised_fallbacks_alike(cluster: ResolvedCluster) -> Iterator[SpecErr
     size counts nodes, not GPUs. Such fallbacks are refused (launch_template_overrides weighted_capacity would count
     capacity in weights, which the group's size and the node check do not)."""
     for group in cluster.groups:
-        if group.spec.capacity not in ("spot", "mixed") or group.spec.provisioner != "autoscaling":
+        if not group.spec.spot or group.spec.provisioner != "autoscaling":
             continue
         known = group.known_types
         if not known:
@@ -111,7 +111,7 @@ CONTACT_GROUP_NAME = r"[A-Za-z0-9._-]{1,64}"
 
 def alarm_target_is_a_contact_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms = cluster.spec.monitoring.alarms
-    if alarms is None or alarms.target == "create":
+    if alarms is None or cluster.alarm_target_mode != "bring":
         return
     if not re.fullmatch(CONTACT_GROUP_NAME, alarms.target):
         yield SpecError(

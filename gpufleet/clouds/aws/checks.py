@@ -89,7 +89,7 @@ def lustre_size_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
 
 def alarm_target_is_a_topic(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms, region = cluster.spec.monitoring.alarms, cluster.spec.region
-    if alarms is None or alarms.target == "create":
+    if alarms is None or cluster.alarm_target_mode != "bring":
         return
     if not re.fullmatch(rf"arn:aws[a-z-]*:sns:{re.escape(region)}:\d{{12}}:[A-Za-z0-9_-]{{1,256}}", alarms.target):
         yield SpecError(

@@ -197,7 +197,7 @@ def alarms_fit_azure_monitor(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms = cluster.spec.monitoring.alarms
     if alarms is None:
         return
-    if alarms.target != "create" and not ACTION_GROUP_ID.match(alarms.target):
+    if cluster.alarm_target_mode == "bring" and not ACTION_GROUP_ID.match(alarms.target):
         yield SpecError(
             "monitoring.alarms.target",
             f"{alarms.target!r} is not an action group id (/subscriptions/S/resourceGroups/RG/providers/"

@@ -18,8 +18,8 @@ from typing import Any
 
 from policies.registry import RULES_BY_NAME
 
-from ..stackfile import SpecError, SpecInvalid
-from .policy_runner import PolicyConfigError, check_property
+from ..stackfile.errors import SpecError, SpecInvalid
+from .settings import RANK, PolicyConfigError, check_property, requested_level
 
 
 @dataclass(frozen=True)
@@ -190,8 +190,6 @@ def inherited_policy(base: Any, child: Any, where: str) -> Any:
     base's required tags). Malformed maps are left to user_policy/resolve_config to name."""
     if not isinstance(base, dict) or not isinstance(child, dict):
         return child
-    from .policy_floor import RANK, requested_level
-
     merged = dict(base)
     problems = []
     for name, entry in child.items():

@@ -13,11 +13,13 @@ from typing import Any
 from policies.registry import RULES_BY_NAME, rdma_in_use_config
 
 from ..resolve import ResolvedCluster, ResolvedGroup
-from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid
 from ..stackfile.checks import stack_accounts
+from ..stackfile.errors import SpecError, SpecInvalid
 from ..stackfile.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts
-from .policy_floor import exceptions_in_use, organisation, raised_floors, requested_level
-from .policy_settings import tighten
+from ..stackfile.models import POLICY_KEY, ImagesSpec
+from .floor import exceptions_in_use, organisation, raised_floors
+from .settings import requested_level
+from .tighten import tighten
 
 
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
@@ -82,7 +84,7 @@ def policy_pack_config(
     config: dict[str, Any], prepared: ResolvedCluster | ImagesSpec | None, stack: str | None,
     today: date | None = None,
 ) -> dict[str, Any]:
-    """Settings in layers, each only tightening the one before (policy_settings.tighten): the organisation's,
+    """Settings in layers, each only tightening the one before (tighten.tighten): the organisation's,
     the ones the spec derives, then the stack's `gpufleet:policy`, which is refused (exit 2) where it would loosen.
     Levels: the stack's own, checked against the organisation's floors (a level below one needs an exception),
     else the organisation's raised floor, however the stack writes the rule ({}, null), else the pack's.

@@ -17,12 +17,13 @@ from pydantic import Field
 
 from policies.registry import RULES_BY_NAME
 
-from ..stackfile import POLICY_KEY, SpecError, SpecInvalid
+from .. import organisation_file
+from ..stackfile.errors import SpecError, SpecInvalid
+from ..stackfile.models import POLICY_KEY
 from ..yaml_model import StrictModel, load_yaml_model
-from .policy_settings import check_organisation_settings
+from .settings import RANK, requested_level
+from .tighten import check_organisation_settings
 
-ORGANISATION_FILE = Path(__file__).resolve().parents[2] / "policies" / "organisation.yaml"
-RANK = {"disabled": 0, "advisory": 1, "remediate": 2, "mandatory": 2}
 Level = Literal["advisory", "mandatory", "remediate", "disabled"]
 
 
@@ -47,7 +48,7 @@ class Organisation(StrictModel):
 @cache
 def organisation() -> Organisation:
     """The organisation file, read once per process."""
-    path = ORGANISATION_FILE
+    path = organisation_file.ORGANISATION_FILE
     found = load_yaml_model(path, Organisation, trusted=True)
     unknown = sorted({*found.floors, *found.settings, *(e.rule for e in found.exceptions)} - set(RULES_BY_NAME))
     if unknown:
@@ -61,7 +62,7 @@ def organisation() -> Organisation:
 
 def project_stacks() -> Path:
     """The stacks directory of the organisation file's project."""
-    return ORGANISATION_FILE.parent.parent / "stacks"
+    return organisation_file.ORGANISATION_FILE.parent.parent / "stacks"
 
 
 def bound_stack(path: Path) -> str | None:
@@ -77,12 +78,6 @@ def bound_stack(path: Path) -> str | None:
 
 def floor(rule: str, org: Organisation) -> str:
     return org.floors.get(rule) or RULES_BY_NAME[rule].policy.enforcement_level.value
-
-
-def requested_level(entry: Any) -> str | None:
-    """The level a `gpufleet:policy` entry asks for (a level, or a map's enforcementLevel); None when it names none."""
-    level = entry.get("enforcementLevel") if isinstance(entry, dict) else entry
-    return level if isinstance(level, str) and level in RANK else None
 
 
 def raised_floors(org: Organisation) -> dict[str, str]:
