@@ -19,11 +19,12 @@ KEY_ACCOUNT_RULE, ALLOWED_KEY_ACCOUNTS = "customer-key-account", "allowedKeyAcco
 
 def granted_key_accounts() -> frozenset[str]:
     """The accounts the organisation file grants every stack's keys besides the stack's own (lower case)."""
-    return _granted(ORGANISATION_FILE)
+    return granted_key_accounts_in(ORGANISATION_FILE)
 
 
 @cache
-def _granted(path: Path) -> frozenset[str]:
+def granted_key_accounts_in(path: Path) -> frozenset[str]:
+    """The same, read from `path` once per process."""
     found = read_yaml(path, trusted=True) if path.is_file() else None
     settings = found.get("settings") if isinstance(found, dict) else None
     rule = settings.get(KEY_ACCOUNT_RULE) if isinstance(settings, dict) else None

@@ -96,7 +96,9 @@ def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
         path.parent.mkdir(exist_ok=True)
         path.write_text(text)
         policy_floor.organisation.cache_clear()
+        organisation_file.granted_key_accounts_in.cache_clear()
         monkeypatch.setattr(organisation_file, "ORGANISATION_FILE", path)
 
     yield write
     policy_floor.organisation.cache_clear()
+    organisation_file.granted_key_accounts_in.cache_clear()

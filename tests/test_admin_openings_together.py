@@ -162,8 +162,8 @@ def test_only_a_stack_with_managed_lustre_admits_azure_monitor_and_cannot_widen_
 
     import pytest
     from conftest import read_cluster
-    from gpufleet.plan.policy_config import policy_pack_config
 
+    from gpufleet.pack_config.derive import policy_pack_config
     from gpufleet.prepare import prepare
     from gpufleet.stackfile import SpecInvalid
 

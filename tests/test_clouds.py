@@ -20,7 +20,10 @@ from gpufleet.stackfile import SpecInvalid
 
 # The modules the backend and program protocols are built from: every cloud's application folder has them.
 SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "names.py", "program.py", "mock_answers.py"}
-AWS_ONLY = (REPO / "components" / "clouds" / "aws", REPO / "gpufleet" / "clouds" / "aws", REPO / "policies" / "aws")
+AWS_ONLY = (
+    REPO / "components" / "clouds" / "aws", REPO / "gpufleet" / "clouds" / "aws", REPO / "gpufleet" / "preflight" / "aws",
+    REPO / "policies" / "aws",
+)
 
 
 def azure_cluster(**network: Any) -> dict[str, Any]:
@@ -134,7 +137,8 @@ def _imports(path: Path) -> set[str]:
 CLOUD_ONLY = {
     "aws": (AWS_ONLY, ("pulumi_aws", "components.clouds.aws", "gpufleet.clouds.aws", "policies.aws")),
     "azure": (
-        (REPO / "components" / "clouds" / "azure", REPO / "gpufleet" / "clouds" / "azure", REPO / "policies" / "azure"),
+        (REPO / "components" / "clouds" / "azure", REPO / "gpufleet" / "clouds" / "azure", REPO / "gpufleet" / "preflight" / "azure",
+         REPO / "policies" / "azure"),
         ("pulumi_azure_native", "components.clouds.azure", "gpufleet.clouds.azure", "policies.azure"),
     ),
 }

@@ -125,9 +125,11 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Any:
         (root / "stacks" / f"Pulumi.{name}.yaml").write_text(body)
     with pytest.MonkeyPatch.context() as patch:
         policy_floor.organisation.cache_clear()
+        organisation_file.granted_key_accounts_in.cache_clear()
         patch.setattr(organisation_file, "ORGANISATION_FILE", root / "policies" / "organisation.yaml")
         yield root
     policy_floor.organisation.cache_clear()
+    organisation_file.granted_key_accounts_in.cache_clear()
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -29,6 +29,7 @@ COMPUTED = {
     "gpufleet.clouds.lookup": [f"gpufleet.clouds.{cloud}.backend" for cloud in CLOUDS],
     "gpufleet.clouds.program": [f"gpufleet.clouds.{cloud}.program" for cloud in CLOUDS],
     "policies.registry": [f"policies.{cloud}" for cloud in CLOUDS],
+    "gpufleet.preflight.runner": [f"gpufleet.preflight.{cloud}" for cloud in CLOUDS],
 }
 
 

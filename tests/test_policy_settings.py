@@ -42,11 +42,13 @@ def organisation_file(tmp_path: Path, text: str) -> Iterator[None]:
     path.write_text(text)
     with pytest.MonkeyPatch.context() as patch:
         policy_floor.organisation.cache_clear()
+        organisation_module.granted_key_accounts_in.cache_clear()
         patch.setattr(organisation_module, "ORGANISATION_FILE", path)
         try:
             yield
         finally:
             policy_floor.organisation.cache_clear()
+        organisation_module.granted_key_accounts_in.cache_clear()
 
 
 def refused(policy: Any, field: str) -> str:

@@ -7,6 +7,8 @@ _AZURE_ID = "an Azure resource id: /subscriptions/<subscription id>/resourceGrou
 PATTERN_WORDS: dict[str, str] = {
     r"\S": "must contain something other than spaces",
     r"^(create|https://.+)$": "must be `create` or an https:// URL",
+    r"^create$|^https://[-a-zA-Z0-9]{3,24}\.vault\.azure\.net/keys/[-a-zA-Z0-9]{1,127}/[0-9a-f]{32}$":
+        "must be `create` or a versioned Key Vault key id: https://<vault>.vault.azure.net/keys/<key>/<32 hex version>",
     r"^(ssh-rsa|ssh-ed25519|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/=]+( .*)?$":
         "must be an OpenSSH public key line: ssh-ed25519, ssh-rsa or ecdsa-sha2-nistpNNN, a space, the base64 key",
     r"^/[A-Za-z0-9._/-]*$": "must be an absolute path of letters, digits, '.', '_', '-' and '/' (e.g. /data)",
