@@ -20,10 +20,14 @@ from gpufleet.stackfile import SpecInvalid
 
 # The modules the backend and program protocols are built from: every cloud's application folder has them.
 SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "names.py", "program.py", "mock_answers.py"}
-AWS_ONLY = (
-    REPO / "components" / "clouds" / "aws", REPO / "gpufleet" / "clouds" / "aws", REPO / "gpufleet" / "preflight" / "aws",
-    REPO / "policies" / "aws",
-)
+
+
+def cloud_folders(cloud: str) -> tuple[Path, ...]:
+    """The folders that hold a cloud's code: its components, its application part, its preflight part, its rules."""
+    return tuple(REPO / top / cloud for top in ("components/clouds", "gpufleet/clouds", "gpufleet/preflight", "policies"))
+
+
+AWS_ONLY = cloud_folders("aws")
 
 
 def azure_cluster(**network: Any) -> dict[str, Any]:
@@ -137,8 +141,7 @@ def _imports(path: Path) -> set[str]:
 CLOUD_ONLY = {
     "aws": (AWS_ONLY, ("pulumi_aws", "components.clouds.aws", "gpufleet.clouds.aws", "policies.aws")),
     "azure": (
-        (REPO / "components" / "clouds" / "azure", REPO / "gpufleet" / "clouds" / "azure", REPO / "gpufleet" / "preflight" / "azure",
-         REPO / "policies" / "azure"),
+        cloud_folders("azure"),
         ("pulumi_azure_native", "components.clouds.azure", "gpufleet.clouds.azure", "policies.azure"),
     ),
 }
