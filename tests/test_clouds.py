@@ -24,7 +24,8 @@ SEAM_MODULES = {"__init__.py", "backend.py", "checks.py", "stack_model.py", "nam
 
 def cloud_folders(cloud: str) -> tuple[Path, ...]:
     """The folders that hold a cloud's code: its components, its application part, its preflight part, its rules."""
-    return tuple(REPO / top / cloud for top in ("components/clouds", "gpufleet/clouds", "gpufleet/preflight", "policies"))
+    tops = ("components/clouds", "gpufleet/clouds", "gpufleet/preflight", "policies")
+    return tuple(REPO / top / cloud for top in tops)
 
 
 AWS_ONLY = cloud_folders("aws")
