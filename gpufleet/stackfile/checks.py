@@ -370,3 +370,7 @@ def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
     """Every problem the shared checks and then the cloud's own checks find."""
     return [error for fn in (*CHECKS, *cluster.backend.checks) for error in fn(cluster)]
+
+
+# The gpu_sharing checks register themselves with group_check; imported last, once the registry exists.
+from . import sharing_checks  # noqa: E402, F401
