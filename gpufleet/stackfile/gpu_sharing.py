@@ -47,3 +47,8 @@ class GpuSharing(StrictModel):
         if self.replicas is not None and self.mode != "time-slicing":
             raise ValueError(f"replicas applies to mode time-slicing only, not {self.mode}; remove it")
         return self
+
+    def in_cluster_fields(self) -> dict[str, str | int | None]:
+        """The sharing fields of components.kubernetes.InClusterGroup (sharing_mode, mig_profile,
+        time_slicing_replicas), as the cluster's in-cluster objects read them."""
+        return {"sharing_mode": self.mode, "mig_profile": self.mig_profile, "time_slicing_replicas": self.replicas}
