@@ -107,6 +107,15 @@ def test_types_with_the_same_devices_share_a_group() -> None:
     assert len(resolve_cluster(cluster).groups[0].types) == 2
 
 
+def test_mig_is_not_built_on_alibaba_cloud_yet() -> None:
+    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
+    cluster["node_groups"][0].update(instance_types=["ecs.gn7e-c16g1.32xlarge"], rdma="off",
+                                     gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
+    errors = _errors(cluster)
+    assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
+    assert "not built on alicloud yet" in errors["node_groups[0].gpu_sharing.mode"]
+
+
 def test_time_slicing_on_an_rdma_group_is_refused(on_kubernetes) -> None:
     errors = _errors(_with("aws-train-p5", gpu_sharing={"mode": "time-slicing", "replicas": 4}))
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
