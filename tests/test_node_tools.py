@@ -34,8 +34,10 @@ CLOUD_OPTIONS: dict[str, dict[str, object]] = {
 
 def _everything_on(cloud: str) -> str:
     """User data with every optional script the cloud can render: GPU metrics, scratch, MIG and the cloud's own."""
+    # A MIG group never uses RDMA, and its types share one MIG layout: on AWS two at most (p5 and p4de).
     mig = MigLayout("all-balanced", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})
-    expected = {name: replace(e, mig_devices=mig.per_gpu) for name, e in config(cloud).expected.items()}
+    expected = {name: replace(e, fabric="none", fabric_interfaces=0, mig_devices=mig.per_gpu)
+                for name, e in list(config(cloud).expected.items())[:2]}
     return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"), mig=mig,
                                    expected=expected, **CLOUD_OPTIONS[cloud]))
 
