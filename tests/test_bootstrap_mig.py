@@ -4,6 +4,7 @@ takes from a resolved stack."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 import subprocess
@@ -13,13 +14,15 @@ from pathlib import Path
 import pytest
 import yaml
 from bootstrap_node import A100, Node, config, node_files
-from conftest import read_cluster, shellcheck, write_stack
+from conftest import of_type, read_cluster, shellcheck, write_stack
 from typer.testing import CliRunner
 
 from components.bootstrap import BootstrapError, MigLayout, render_user_data
 from components.bootstrap.cloud_init import MIG_DROP_IN
 from components.bootstrap.for_group import group_bootstrap
+from components.clouds.aws.lifecycle import BOOT_SECONDS, CHECK_RUN_SECONDS, COMPLETE_SECONDS
 from gpufleet.cli import app
+from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import resolve_cluster
 
 BALANCED = MigLayout("all-balanced", {"3g.20gb": 1, "2g.10gb": 1, "1g.5gb": 2})
@@ -204,3 +207,19 @@ def test_a_mig_stack_plans(stacks_dir, stack, group):
     write_stack(stacks_dir, "mig", _mig_cluster(stack, **group))
     result = CliRunner().invoke(app, ["plan", "--stack", "mig", "--stacks-dir", str(stacks_dir), "--format", "json"])
     assert result.exit_code == 0, result.output
+
+
+def test_a_mig_node_boots_twice_inside_the_aws_launch_hold(stacks_dir):
+    """The first boot reboots once: the boot check's retries fit what the hold leaves after two boots."""
+    write_stack(stacks_dir, "mig", _mig_cluster("aws-train-p5", rdma="off",
+                                                gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
+    plan = plan_stack(stacks_dir / "Pulumi.mig.yaml", stacks_dir)
+    (hook,) = [r for r in of_type(plan, "aws:autoscaling/lifecycleHook:LifecycleHook")
+               if r.inputs["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"]
+    for template in of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate"):
+        files = node_files(base64.b64decode(template.inputs["userData"]).decode())
+        settings = dict(line.split("=", 1) for line in files["/etc/gpufleet/bootstrap.env"]["content"].splitlines()
+                        if "=" in line and not line.startswith("#"))
+        retry = int(settings["GPUFLEET_NODECHECK_RETRY_SECONDS"])
+        assert retry > 0
+        assert 2 * BOOT_SECONDS + retry + CHECK_RUN_SECONDS + COMPLETE_SECONDS <= hook.inputs["heartbeatTimeout"]

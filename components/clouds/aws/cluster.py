@@ -20,7 +20,7 @@ from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
-from .lifecycle import NODE_CHECK_RETRY_SECONDS, group_hooks
+from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
@@ -193,7 +193,8 @@ class AwsGpuCluster(pulumi.ComponentResource):
                 resolved_group,
                 checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
                 lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"]) if hooked else None,
-                node_check_retry_seconds=NODE_CHECK_RETRY_SECONDS if hooked else 0,
+                node_check_retry_seconds=node_check_retry_seconds(group.gpu_sharing.mode == "mig")
+                if hooked else 0,
                 gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
                 if monitoring.gpu_metrics
                 else None,
