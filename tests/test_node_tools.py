@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ import yaml
 from bootstrap_node import config, node_files
 from shell_commands import commands, node_commands
 
-from components.bootstrap import gate_command, render_user_data
+from components.bootstrap import MigLayout, gate_command, render_user_data
 from components.bootstrap.operations import GpuMetrics
 from gpufleet.lock import load_lock, render_install_env
 from gpufleet.lock.bundle import BUNDLE_DIR, IMAGE_CHECK
@@ -32,9 +33,13 @@ CLOUD_OPTIONS: dict[str, dict[str, object]] = {
 
 
 def _everything_on(cloud: str) -> str:
-    """User data with every optional script the cloud can render: GPU metrics, scratch and the cloud's own."""
-    return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"),
-                                   **CLOUD_OPTIONS[cloud]))
+    """User data with every optional script the cloud can render: GPU metrics, scratch, MIG and the cloud's own."""
+    # A MIG group never uses RDMA, and its types share one MIG layout: on AWS two at most (p5 and p4de).
+    mig = MigLayout("all-balanced", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})
+    expected = {name: replace(e, fabric="none", fabric_interfaces=0, mig_devices=mig.per_gpu)
+                for name, e in list(config(cloud).expected.items())[:2]}
+    return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"), mig=mig,
+                                   expected=expected, **CLOUD_OPTIONS[cloud]))
 
 
 def _node_needs(cloud: str) -> set[str]:
@@ -61,6 +66,11 @@ def test_every_command_a_node_script_runs_is_on_the_image(cloud):
     missing = _node_needs(cloud) - installed_tools(cloud)
     assert not missing, f"{cloud}: node scripts run {sorted(missing)}, which neither the base image nor " \
                         "images/install provides (gpufleet/lock/node_tools.py)"
+
+
+def test_mig_groups_need_nvidia_smi():
+    assert {"nvidia-smi", "awk", "systemctl", "sleep"} <= _node_needs("azure")
+    assert "/usr/local/sbin/gpufleet-mig" in node_files(_everything_on("azure"))
 
 
 def test_aws_nodes_need_the_cli_and_the_agent():

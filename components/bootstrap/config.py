@@ -10,10 +10,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, get_args
 
+from gpufleet.catalog.mig import MAX_DEVICES_PER_GPU
 from gpufleet.catalog.model import FabricKind
 from gpufleet.clouds.lookup import backend
 from gpufleet.clouds.registry import CLOUDS, Cloud
 from gpufleet.stackfile.models import ScratchMode
+
+from .mig import MigLayout
 
 if TYPE_CHECKING:
     from .operations import GpuMetrics, SharedMount
@@ -47,6 +50,8 @@ class ExpectedType:
     """RDMA fabric in use: efa, infiniband, erdma, roce, or none."""
     fabric_interfaces: int
     """RDMA interfaces the node must show; 0 with fabric none."""
+    mig_devices: int = 0
+    """MIG devices the node check counts on each GPU; 0: MIG is not applied (whole GPUs, not checked)."""
 
     def validate(self, where: str) -> None:
         _require_text(f"{where}.gpu_model", self.gpu_model)
@@ -64,15 +69,21 @@ class ExpectedType:
                 f"{where}.fabric_interfaces: {interfaces} does not fit fabric {self.fabric!r} "
                 "(none takes 0 interfaces, a fabric at least 1)"
             )
+        mig = self.mig_devices
+        if not isinstance(mig, int) or isinstance(mig, bool) or not 0 <= mig <= MAX_DEVICES_PER_GPU:
+            raise BootstrapError(f"{where}.mig_devices: must be an integer 0-{MAX_DEVICES_PER_GPU}, got {mig!r}")
 
     def to_json(self) -> dict[str, object]:
-        return {
+        document: dict[str, object] = {
             "gpu_model": self.gpu_model,
             "gpu_count": self.gpu_count,
             "nvswitch": self.nvswitch,
             "fabric": self.fabric,
             "fabric_interfaces": self.fabric_interfaces,
         }
+        if self.mig_devices:  # only where MIG is applied: a whole-GPU node's expectation is unchanged
+            document["mig_devices"] = self.mig_devices
+        return document
 
 
 @dataclass(frozen=True)
@@ -137,6 +148,8 @@ class BootstrapConfig:
     launch hook holds the node, the cloud keeps it inside the hook's timeout (clouds/aws/lifecycle.py)."""
     node_check_retry_interval: int = 30
     """Seconds between two boot node checks while retrying."""
+    mig: MigLayout | None = None
+    """Partition every GPU at boot, before the node check (scripts/mig.sh); None: whole GPUs."""
 
     def __post_init__(self) -> None:
         if not self.expected:
@@ -173,6 +186,7 @@ class BootstrapConfig:
                 "of their own"
             )
         self._validate_operations()
+        self._validate_mig()
 
         port = self.health_port
         if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):
@@ -182,6 +196,22 @@ class BootstrapConfig:
     def nvswitch(self) -> bool:
         """The group's types have NVSwitches: the node runs the fabric manager (the image leaves it disabled)."""
         return all(e.nvswitch for e in self.expected.values())
+
+    def _validate_mig(self) -> None:
+        want = 0
+        if self.mig is not None:
+            if not isinstance(self.mig, MigLayout):
+                raise BootstrapError("mig: must be a MigLayout")
+            problem = self.mig.problem()
+            if problem:
+                raise BootstrapError(problem)
+            want = self.mig.per_gpu
+        wrong = sorted(t for t, e in self.expected.items() if e.mig_devices != want)
+        if wrong:
+            raise BootstrapError(
+                f"expected[{wrong[0]}].mig_devices: the node check must count the {want} MIG devices per GPU the boot "
+                f"creates ({'profile ' + self.mig.profile if self.mig else 'no MIG'})"
+            )
 
     def _validate_operations(self) -> None:
         for field, operation in OPERATION_OF.items():

@@ -20,6 +20,7 @@ BASE_OS: dict[str, str] = {
     "curl": "curl",
     "date": "coreutils",
     "flock": "util-linux",
+    "grep": "grep",
     "ip": "iproute2",
     "iptables": "iptables",
     "journalctl": "systemd",
@@ -49,9 +50,11 @@ INSTALLED: dict[str, dict[str, tuple[str, str]]] = {
         "aliyun": ("agents.sh", 'tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun'),
     },
 }
-# On every cloud: DCGM's dcgmi (the lock's datacenter-gpu-manager-4-core) and the node check's wrapper.
+# On every cloud: DCGM's dcgmi (the lock's datacenter-gpu-manager-4-core), nvidia-smi (the driver's utilities, which
+# nvidia-open installs at the pinned driver version; MIG groups' boot script runs it) and the node check's wrapper.
 for _tools in INSTALLED.values():
     _tools["dcgmi"] = ("gpu-stack.sh", 'apt_install nvidia-open "${pins[@]}"')
+    _tools["nvidia-smi"] = ("gpu-stack.sh", 'apt_install nvidia-open "${pins[@]}"')
     _tools["gpufleet-nodecheck"] = ("nodecheck.sh", '"$root/usr/local/bin/gpufleet-nodecheck"')
 
 

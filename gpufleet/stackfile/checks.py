@@ -7,11 +7,12 @@ Checks only one cloud needs live in gpufleet/clouds/<cloud>/checks.py and run af
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from ..lock.image_ids import EXPECTED_REGION, is_valid_region
+from .check_registry import CHECKS, check, group_check
 from .errors import SpecError
 from .keys import account_problem, arn_accounts, key_problem
 
@@ -23,29 +24,6 @@ if TYPE_CHECKING:
 PRIVATE_SPACE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"), IPv4Network("192.168.0.0/16"))
 # Longest derived name `<cluster>-<group>`: Azure scale set names stop at 64 and child names add suffixes.
 MAX_DERIVED_NAME = 48
-
-Check = Callable[["ResolvedCluster"], Iterator[SpecError]]
-GroupCheck = Callable[["ResolvedCluster", "ResolvedGroup"], Iterator[SpecError]]
-CHECKS: list[Check] = []
-
-
-def check(fn: Check) -> Check:
-    """Register a check of the whole cluster."""
-    CHECKS.append(fn)
-    return fn
-
-
-def group_check(fn: GroupCheck) -> GroupCheck:
-    """Register a check that runs once per node group."""
-
-    def each_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
-        for group in cluster.groups:
-            yield from fn(cluster, group)
-
-    each_group.__name__ = fn.__name__
-    CHECKS.append(each_group)
-    return fn
-
 
 @group_check
 def instance_types_known(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
@@ -379,3 +357,7 @@ def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
     """Every problem the shared checks and then the cloud's own checks find."""
     return [error for fn in (*CHECKS, *cluster.backend.checks) for error in fn(cluster)]
+
+
+# The gpu_sharing checks register after the ones above, so errors keep this order.
+from . import sharing_checks  # noqa: E402, F401

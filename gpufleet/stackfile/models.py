@@ -10,6 +10,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
 from .address_ranges import too_wide
+from .gpu_sharing import GpuSharing
 from .mounts import mount_problem, normal
 
 # The stack config keys gpufleet reads (the Pulumi project's namespace).
@@ -89,6 +90,9 @@ class NodeGroup(StrictModel):
         None, description="RDMA groups: the one zone to use; defaults to network.zones when it has exactly one"
     )
     idle: Idle | None = Field(None, description="scale to size.min when GPUs stay idle; unset: never (the default)")
+    gpu_sharing: GpuSharing = Field(
+        default_factory=GpuSharing, description="whole GPUs (the default), MIG partitions, or Kubernetes time-slicing"
+    )
 
     @field_validator("instance_types")
     @classmethod

@@ -23,7 +23,7 @@ from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
-from .lifecycle import NODE_CHECK_RETRY_SECONDS, group_hooks
+from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
@@ -343,7 +343,9 @@ def _user_data(
         resolved_group,
         checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
         lifecycle=hooks.for_node(spec.region, scaling_group) if hooked else None,
-        node_check_retry_seconds=NODE_CHECK_RETRY_SECONDS if hooked else 0,
+        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig")
+        if hooked
+        else 0,
         gpu_metrics=GpuMetrics(METRICS_NAMESPACE, scaling_group, spec.region) if spec.monitoring.gpu_metrics else None,
     )
     if shared is None or spec.storage.shared is None:
