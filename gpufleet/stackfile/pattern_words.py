@@ -25,6 +25,8 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[-A-Za-z0-9_.()]{1,90}$": "must be 1 to 90 letters, digits, '-', '_', '.', '(' or ')'",
     r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
     r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$": "must be an e-mail address (name@example.com)",
+    r"^all-([1-7]g\.[0-9]+gb|balanced)$":
+        "must be a MIG configuration name: all-<N>g.<M>gb (e.g. all-1g.10gb) or all-balanced",
     r"^[A-Za-z0-9.-]{1,64}$": "must be 1 to 64 letters, digits, '.' or '-'",
     r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$":
         "must be 2 to 32 lower-case letters, digits and dashes, starting with a letter and not ending with a dash",
