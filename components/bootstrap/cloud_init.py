@@ -203,7 +203,7 @@ def _literal_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
     return dumper
 
 
-# libyaml's emitter when PyYAML has it: the same bytes (tests/test_bootstrap.py) at a tenth of the time, which
+# libyaml's emitter when PyYAML has it: the same bytes (test_bootstrap.py) at a tenth of the time, which
 # counts once per node group.
 _LiteralDumper = _literal_dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 

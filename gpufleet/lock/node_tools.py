@@ -1,7 +1,7 @@
 """Every command the node scripts run (components/bootstrap/scripts, as the bootstrap renders them) and what puts
 it on the image: the Ubuntu 22.04 server image itself, or one of images/install/*.sh.
 
-tests/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
+tests/images/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
 shell parser and fails on one this table does not provide, so a new tool in a node script fails CI, not a node.
 The image check (bundle.image_check) runs `command -v` on each of a cloud's tools on the build VM and on a fresh
 VM of the image, so a base-image assumption below that stops holding fails the bake, not the first boot.

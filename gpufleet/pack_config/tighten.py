@@ -5,7 +5,7 @@ the settings derived from the stack's spec (budget, node groups at max, image pr
 stack's own `gpufleet:policy`, and under the Pulumi CLI a `--policy-pack-config` file. A later layer may
 only tighten what the earlier ones give: a lower budget, more required tags, fewer allowed types. A
 setting the stack's spec derives cannot be written at all (the spec is where it changes). The direction
-of every setting is data (TIGHTER below); tests/test_policy_settings.py checks every setting the pack
+of every setting is data (TIGHTER below); test_policy_settings.py checks every setting the pack
 takes is listed, so a new one cannot slip through as "the stack's value wins".
 """
 

@@ -1,5 +1,5 @@
 """Each text pattern a stack field takes, in words: a refused value is told what the field looks like, never the
-regular expression. tests/test_fuzz_leftovers.py checks every pattern of `gpufleet schema` is listed here."""
+regular expression. test_fuzz_leftovers.py checks every pattern of `gpufleet schema` is listed here."""
 
 from __future__ import annotations
 
