@@ -17,7 +17,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 
-from gpufleet.plan.policy_runner import PolicyConfigError, policy_catalog, resolve_config, run_policies
+from gpufleet.plan.policy_catalog import policy_catalog
+from gpufleet.plan.policy_runner import PolicyConfigError, resolve_config, run_policies
 from gpufleet.plan.record import RecordedResource
 from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_required_config
 

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
-
-from pulumi.runtime.rpc import is_rpc_secret
 
 SHOW_SECRETS_ENV = "GPUFLEET_SHOW_SECRETS"
 """Set to 1 to print secret inputs in the plan JSON (`gpufleet plan --show-secrets`)."""
@@ -15,12 +14,19 @@ SECRET = "[secret]"
 
 def without_secrets(value: Any) -> Any:
     """The value with every engine-marked secret inside it replaced by SECRET."""
-    if is_rpc_secret(value):
+    # The SDK's own marker test, imported on use: the CLI reads SHOW_SECRETS_ENV here before any plan loads the SDK.
+    from pulumi.runtime.rpc import is_rpc_secret
+
+    return _masked(value, is_rpc_secret)
+
+
+def _masked(value: Any, is_secret: Callable[[Any], bool]) -> Any:
+    if is_secret(value):
         return SECRET
     if isinstance(value, dict):
-        return {key: without_secrets(item) for key, item in value.items()}
+        return {key: _masked(item, is_secret) for key, item in value.items()}
     if isinstance(value, list):
-        return [without_secrets(item) for item in value]
+        return [_masked(item, is_secret) for item in value]
     return value
 
 
