@@ -2,30 +2,25 @@
 
 `resource_rule` and `stack_rule` build the policy objects from plain check functions: the check sees
 plain data (see props.py) and yields messages; the wrapper reports them. The same objects run under the
-Pulumi CLI and under the offline runner.
+Pulumi CLI and under the offline runner. A rule's catalog entry is plain data and its policy object is built
+from the policy SDK on first use, so listing the rules (`gpufleet policies`) loads neither the SDK nor Pulumi.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
-
-from pulumi_policy import (
-    EnforcementLevel,
-    Policy,
-    PolicyConfigSchema,
-    ReportViolation,
-    ResourceValidationArgs,
-    ResourceValidationPolicy,
-    StackValidationArgs,
-    StackValidationPolicy,
-)
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from .props import once, plain
 
-MANDATORY = EnforcementLevel.MANDATORY
-ADVISORY = EnforcementLevel.ADVISORY
+if TYPE_CHECKING:
+    from pulumi_policy import Policy, ReportViolation, ResourceValidationArgs, StackValidationArgs
+
+# The values of pulumi_policy.EnforcementLevel (pulumi_policy/policy.py); a rule's policy gets the SDK's member.
+MANDATORY = "mandatory"
+ADVISORY = "advisory"
 
 Props = dict[str, Any]  # a resource's properties as plain data (props.plain)
 Config = Mapping[str, Any]  # a rule's settings from the pack config
@@ -41,44 +36,58 @@ class NotApplicable(Exception):
 
 
 @dataclass(frozen=True)
-class Rule:
-    """A policy and its catalog entry."""
+class ConfigSchema:
+    """A rule's settings (JSON Schema per property), as pulumi_policy.PolicyConfigSchema carries them."""
 
-    policy: Policy
+    properties: dict[str, dict[str, Any]]
+
+
+@dataclass(frozen=True, eq=False)  # one object per rule: compared and hashed by identity
+class Rule:
+    """A rule's catalog entry (plain data) and its policy, built from the SDK when first read."""
+
+    name: str
+    description: str
+    level: str
+    kind: str  # "resource" or "stack"
     cloud: str
     resource_types: tuple[str, ...]
+    validate: Callable[..., None] = field(repr=False, compare=False)
+    config_schema: ConfigSchema | None = None
     cis: str | None = None
     checkov: tuple[str, ...] = ()
 
-    @property
-    def name(self) -> str:
-        return self.policy.name
+    @cached_property
+    def policy(self) -> Policy:
+        """The ResourceValidationPolicy or StackValidationPolicy the pack serves; one object per rule."""
+        from pulumi_policy import (
+            EnforcementLevel,
+            PolicyConfigSchema,
+            ResourceValidationPolicy,
+            StackValidationPolicy,
+        )
 
-    @property
-    def level(self) -> str:
-        level = self.policy.enforcement_level
-        return level.value if level is not None else ADVISORY.value
-
-    @property
-    def kind(self) -> str:
-        return "stack" if isinstance(self.policy, StackValidationPolicy) else "resource"
+        kind = StackValidationPolicy if self.kind == "stack" else ResourceValidationPolicy
+        schema = PolicyConfigSchema(properties=self.config_schema.properties) if self.config_schema else None
+        return kind(name=self.name, description=self.description, validate=self.validate,
+                    enforcement_level=EnforcementLevel(self.level), config_schema=schema)
 
 
-def config_schema(properties: dict[str, dict[str, Any]]) -> PolicyConfigSchema:
-    return PolicyConfigSchema(properties=properties)
+def config_schema(properties: dict[str, dict[str, Any]]) -> ConfigSchema:
+    return ConfigSchema(properties)
 
 
 def resource_rule(
     name: str,
     description: str,
-    level: EnforcementLevel,
+    level: str,
     cloud: str,
     types: Iterable[str],
     check: ResourceCheck,
     *,
     cis: str | None = None,
     checkov: tuple[str, ...] = (),
-    schema: PolicyConfigSchema | None = None,
+    schema: ConfigSchema | None = None,
 ) -> Rule:
     """A ResourceValidationPolicy that runs `check(type, props, config)` on resources of `types`."""
     wanted = tuple(types)
@@ -94,10 +103,7 @@ def resource_rule(
         for message in messages:
             report_violation(message, None)
 
-    policy = ResourceValidationPolicy(
-        name=name, description=description, validate=validate, enforcement_level=level, config_schema=schema
-    )
-    return Rule(policy, cloud, wanted, cis, checkov)
+    return Rule(name, description, level, "resource", cloud, wanted, validate, schema, cis, checkov)
 
 
 def _plain_props(props: Any) -> Props:
@@ -179,14 +185,14 @@ StackCheck = Callable[[Stack, Config], Iterable[Finding]]
 def stack_rule(
     name: str,
     description: str,
-    level: EnforcementLevel,
+    level: str,
     cloud: str,
     types: Iterable[str],
     check: StackCheck,
     *,
     cis: str | None = None,
     checkov: tuple[str, ...] = (),
-    schema: PolicyConfigSchema | None = None,
+    schema: ConfigSchema | None = None,
 ) -> Rule:
     """A StackValidationPolicy that runs `check(stack, config)`, which yields (urn or None, message)."""
 
@@ -199,7 +205,4 @@ def stack_rule(
         for urn, message in found:
             report_violation(message, urn)
 
-    policy = StackValidationPolicy(
-        name=name, description=description, validate=validate, enforcement_level=level, config_schema=schema
-    )
-    return Rule(policy, cloud, tuple(types), cis, checkov)
+    return Rule(name, description, level, "stack", cloud, tuple(types), validate, schema, cis, checkov)

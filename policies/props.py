@@ -3,7 +3,8 @@
 During `pulumi preview` the policy SDK hands rules proxies that raise `UnknownValueError` when a value
 is not known yet. `plain` turns those proxies into ordinary dicts and lists with `UNKNOWN` in place of
 every unknown value, so a rule can look at everything it can see and skip what it cannot: rules fail
-only on what is known to be wrong.
+only on what is known to be wrong. The SDK's names are read when the first proxy is converted: the rule
+modules import this one, and listing the rules must not load the SDK.
 """
 
 from __future__ import annotations
@@ -14,15 +15,8 @@ import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
+from functools import cache
 from typing import Any, TypeVar
-
-from pulumi_policy import proxy
-from pulumi_policy.proxy import UnknownValueError
-
-# The SDK's placeholders for values unknown during preview: UNKNOWN_STRING_VALUE, UNKNOWN_NUMBER_VALUE...
-_SENTINELS = frozenset(
-    getattr(proxy, name) for name in dir(proxy) if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
-)
 
 
 class _Unknown:
@@ -42,28 +36,41 @@ class _Unknown:
 UNKNOWN: Any = _Unknown()
 
 
-def is_unknown(value: Any) -> bool:
-    return value is UNKNOWN or (isinstance(value, str) and value in _SENTINELS)
+@cache
+def _sdk_unknowns() -> tuple[frozenset[str], type[Exception]]:
+    """The SDK's placeholders for values unknown during preview (UNKNOWN_STRING_VALUE, UNKNOWN_NUMBER_VALUE...)
+    and the error its proxies raise on reading one."""
+    from pulumi_policy import proxy
+
+    sentinels = frozenset(
+        getattr(proxy, name) for name in dir(proxy) if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
+    )
+    return sentinels, proxy.UnknownValueError
 
 
 def plain(value: Any) -> Any:
     """Deep copy of `value` as dicts and lists, with UNKNOWN for every unknown value."""
-    if is_unknown(value):
+    sentinels, unknown_error = _sdk_unknowns()
+    return _plain(value, sentinels, unknown_error)
+
+
+def _plain(value: Any, sentinels: frozenset[str], unknown_error: type[Exception]) -> Any:
+    if value is UNKNOWN or (isinstance(value, str) and value in sentinels):
         return UNKNOWN
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key in list(iter(value)):
             try:
-                out[key] = plain(value[key])
-            except UnknownValueError:
+                out[key] = _plain(value[key], sentinels, unknown_error)
+            except unknown_error:
                 out[key] = UNKNOWN
         return out
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         items: list[Any] = []
         for index in range(len(value)):
             try:
-                items.append(plain(value[index]))
-            except UnknownValueError:
+                items.append(_plain(value[index], sentinels, unknown_error))
+            except unknown_error:
                 items.append(UNKNOWN)
         return items
     return value

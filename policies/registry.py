@@ -9,9 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from importlib import import_module
-from typing import Any
-
-from pulumi_policy import Policy
+from typing import TYPE_CHECKING, Any
 
 from gpufleet.clouds.registry import CLOUDS as CLOUD_NAMES
 
@@ -22,15 +20,29 @@ from .meta import Rule
 CLOUDS: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in CLOUD_NAMES)
 READERS: Readers = Readers.merge(cloud.readers for cloud in CLOUDS)
 RULES: list[Rule] = [*(rule for cloud in CLOUDS for rule in cloud.rules), *common.rules(READERS)]
-ALL_POLICIES: list[Policy] = [rule.policy for rule in RULES]
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 
 if len(RULES_BY_NAME) != len(RULES):
     raise RuntimeError("policy names must be unique")
 
+if TYPE_CHECKING:
+    from pulumi_policy import Policy
+
+    ALL_POLICIES: list[Policy]
+
+
+def __getattr__(name: str) -> Any:
+    """ALL_POLICIES, the pack's policy objects, built from the policy SDK on first read: the rule catalog
+    (RULES) is plain data, so `gpufleet policies` never loads the SDK."""
+    if name != "ALL_POLICIES":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    policies = [rule.policy for rule in RULES]
+    globals()[name] = policies  # read once: later reads find the module attribute
+    return policies
+
 
 def _reads_rdma_types(rule: Rule) -> bool:
-    schema = rule.policy.config_schema
+    schema = rule.config_schema
     return schema is not None and RDMA_IN_USE_TYPES in schema.properties
 
 

@@ -1,4 +1,8 @@
-"""What every `gpufleet` command shares: the Typer apps, the two consoles, output formats and input errors."""
+"""What every `gpufleet` command shares: the Typer apps, the two consoles, output formats and input errors.
+
+Every command module imports what it works with inside its command function: importing the CLI (for --help,
+or for a command that only reads the catalog) must not load the stack models, the engine or the Pulumi SDKs.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 
-from ..stackfile import SpecInvalid, stack_names, stack_path
-from ..stackfile.read import STACK_NAME
+if TYPE_CHECKING:
+    from ..stackfile import SpecInvalid
 
 app = typer.Typer(
     help="GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins. "
@@ -67,6 +71,9 @@ def fail_invalid(invalid: SpecInvalid) -> None:
 
 def existing_stack(stacks_dir: Path, name: str) -> Path:
     """The file of stack NAME in stacks_dir, or exit 2 naming the stacks that exist."""
+    from ..stackfile import stack_names, stack_path
+    from ..stackfile.read import STACK_NAME
+
     path = stack_path(stacks_dir, name) if STACK_NAME.fullmatch(name) else None
     if path is None or not path.is_file():
         err.print(f"error: no stack {name!r} in {stacks_dir}; known: {', '.join(stack_names(stacks_dir))}")

@@ -6,7 +6,6 @@ from typing import Annotated
 
 import typer
 
-from ..stackfile import SpecInvalid
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, err, existing_stack, fail_invalid, out
 
 
@@ -62,6 +61,7 @@ def fork(
 ) -> None:
     """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""
     from ..fork import fork as fork_stack
+    from ..stackfile import SpecInvalid
 
     existing_stack(stacks_dir, template)
     try:

@@ -8,7 +8,6 @@ from typing import Annotated
 
 import typer
 
-from ..stackfile import SpecInvalid
 from .app import DEFAULT_STACKS, app, emit_json, err, fail_invalid, out, progress
 
 
@@ -45,6 +44,7 @@ def diff(
     """
     from ..plan.diff_refs import diff_against
     from ..report.diff_view import markdown_diff, print_diff
+    from ..stackfile import SpecInvalid
 
     if stack is not None and all_stacks:
         err.print("error: give --stack NAME or --all, not both")

@@ -8,7 +8,6 @@ from typing import Annotated, Any
 
 import typer
 
-from ..stackfile import SpecInvalid
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, images_app, out
 
 
@@ -22,6 +21,7 @@ def images_check(
 ) -> None:
     """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions."""
     from ..images_check import check_images
+    from ..stackfile import SpecInvalid
 
     try:
         when = date.fromisoformat(on) if on else date.today()

@@ -6,14 +6,11 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ..plan.batch import StackOutcome
 from ..plan.record import SHOW_SECRETS_ENV
-from ..plan.secret_values import SECRET_DIGEST_ENV
-from ..stackfile import SpecInvalid, stack_names
 from .app import (
     DEFAULT_STACKS,
     ReportFormat,
@@ -26,6 +23,9 @@ from .app import (
     out,
     progress,
 )
+
+if TYPE_CHECKING:
+    from ..plan.batch import StackOutcome
 
 REPORTS = (ReportFormat.markdown, ReportFormat.sarif)
 
@@ -47,8 +47,10 @@ def plan(
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
     if all_stacks:
         raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
+    from ..plan.batch import StackOutcome
     from ..plan.planner import EXIT_INVALID, plan_stack, stack_name
     from ..report.tables import print_plan
+    from ..stackfile import SpecInvalid
 
     if (stack is None) == (stack_file is None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
@@ -62,6 +64,8 @@ def plan(
             emit_report(fmt, [StackOutcome(stack_name(path), path, EXIT_INVALID, None, str(invalid))])
         raise typer.Exit(EXIT_INVALID) from None
     if fmt is ReportFormat.json:
+        from ..plan.secret_values import SECRET_DIGEST_ENV
+
         digest = os.environ.get(SECRET_DIGEST_ENV)  # set by `gpufleet diff` for a base ref's plan
         emit_json(result.to_json(show_secrets, digest.encode() if digest else None))
     elif fmt is ReportFormat.table:
@@ -73,7 +77,7 @@ def plan(
 
 def emit_report(fmt: ReportFormat, outcomes: Sequence[StackOutcome]) -> None:
     """Print the Markdown summary or the SARIF log of the outcomes on stdout."""
-    from ..plan.policy_runner import policy_catalog
+    from ..plan.policy_catalog import policy_catalog
     from ..report.markdown import markdown_report
     from ..report.sarif import repository_root, sarif_log
 
@@ -86,6 +90,7 @@ def emit_report(fmt: ReportFormat, outcomes: Sequence[StackOutcome]) -> None:
 
 def plan_all(stacks_dir: Path, fmt: ReportFormat, jobs: int | None = None) -> int:
     from ..plan.batch import plan_stacks
+    from ..stackfile import stack_names
 
     names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
     if not names:

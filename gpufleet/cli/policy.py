@@ -6,14 +6,13 @@ from typing import Annotated
 
 import typer
 
-from ..stackfile import SpecInvalid
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, existing_stack, fail_invalid, out
 
 
 @app.command()
 def policies(fmt: FormatOpt = Format.table) -> None:
     """Every rule of the policy pack: name, level, cloud, resource types, CIS / Checkov match."""
-    from ..plan.policy_runner import policy_catalog
+    from ..plan.policy_catalog import policy_catalog
     from ..report.tables import table
 
     rules = policy_catalog()
@@ -34,7 +33,7 @@ def policy_config(
     from ..pack_config.derive import policy_pack_config
     from ..pack_config.floor import bound_stack
     from ..prepare import prepare
-    from ..stackfile import load_stack
+    from ..stackfile import SpecInvalid, load_stack
 
     path = existing_stack(stacks_dir, stack)
     try:

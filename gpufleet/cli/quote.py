@@ -9,7 +9,6 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..stackfile import SpecError, SpecInvalid
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, fail_invalid, out
 
 
@@ -52,6 +51,7 @@ def quote(
     from ..clouds.registry import CLOUDS
     from ..lock import load_lock
     from ..quote_fork import fork_line
+    from ..stackfile import SpecError, SpecInvalid
 
     lock = load_lock()
     lock_regions = {c: lock.regions(c) for c in CLOUDS}

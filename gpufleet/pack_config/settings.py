@@ -6,9 +6,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pulumi_policy import Policy
+if TYPE_CHECKING:  # read as data only: `gpufleet policies` and `schema` start without the policy SDK
+    from pulumi_policy import Policy
 
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 RANK = {"disabled": 0, "advisory": 1, "remediate": 2, "mandatory": 2}

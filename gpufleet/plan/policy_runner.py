@@ -28,7 +28,7 @@ from pulumi_policy import (
 from pulumi_policy.policy import _NotApplicableError  # the SDK exposes no public name for not_applicable
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from ..pack_config.settings import LEVELS, resolve_config
+from ..pack_config.settings import resolve_config
 from .record import RecordedResource
 
 
@@ -57,24 +57,6 @@ class PolicyReport:
         return {"evaluated": self.evaluated, "violations": [v.to_json() for v in self.violations]}
 
 
-def config_json_schema(policies: Sequence[Policy]) -> dict[str, Any]:
-    """JSON Schema of a pack config that resolve_config accepts: per policy (or "all") a level, or a map of
-    `enforcementLevel` and the policy's own settings. Nothing is required: unset settings keep their defaults."""
-    level = {"enum": list(LEVELS)}
-
-    def entry(policy: Policy | None) -> dict[str, Any]:
-        settings = policy.config_schema.properties if policy is not None and policy.config_schema else {}
-        described = {"description": policy.description} if policy is not None and policy.description else {}
-        return {**described, "anyOf": [level, {
-            "type": "object", "additionalProperties": False,
-            "properties": {"enforcementLevel": level, **copy.deepcopy(settings)},
-        }]}
-
-    return {
-        "type": "object",
-        "additionalProperties": False,
-        "properties": {"all": entry(None), **{policy.name: entry(policy) for policy in policies}},
-    }
 
 
 def _options(resource: RecordedResource) -> PolicyResourceOptions:
@@ -211,21 +193,3 @@ def _call(
             Violation(policy.name, "advisory", urn, f"can't run policy during preview: {exc.message}")
         )
 
-
-def policy_catalog() -> list[dict[str, Any]]:
-    """One row per rule, for `gpufleet policies` and policies/README.md."""
-    from policies.registry import RULES
-
-    return [
-        {
-            "name": rule.name,
-            "level": rule.level,
-            "kind": rule.kind,
-            "cloud": rule.cloud,
-            "resource_types": list(rule.resource_types),
-            "description": rule.policy.description,
-            "cis": rule.cis,
-            "checkov": list(rule.checkov),
-        }
-        for rule in RULES
-    ]

@@ -14,8 +14,6 @@ import json
 import re
 from typing import Any
 
-from pulumi.runtime.rpc import is_rpc_secret
-
 SECRET = "[secret]"
 """How a secret input prints: the Pulumi CLI's own rendering of a secret in a preview."""
 SECRET_DIGEST_ENV = "GPUFLEET_SECRET_DIGEST"
@@ -71,3 +69,11 @@ def digested(value: Any, key: bytes) -> Any:
     if isinstance(value, list):
         return [digested(item, key) for item in value]
     return value
+
+
+def is_rpc_secret(value: Any) -> bool:
+    """The SDK's own test for an engine-marked secret, imported on use: the CLI reads this module's names before any
+    plan loads the SDK, and commands that do not plan never load it."""
+    from pulumi.runtime.rpc import is_rpc_secret as sdk_is_rpc_secret
+
+    return sdk_is_rpc_secret(value)

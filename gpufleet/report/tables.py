@@ -5,7 +5,7 @@ Cells and names come from stack files and policy messages: they are printed as t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -13,9 +13,10 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..catalog import InstanceType, MigFacts
-from ..plan.planner import PlanResult
-from ..plan.record import RecordedResource
+if TYPE_CHECKING:  # types only: `catalog`, `quote` and `policies` print tables without loading the planner
+    from ..catalog import InstanceType, MigFacts
+    from ..plan.planner import PlanResult
+    from ..plan.record import RecordedResource
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:

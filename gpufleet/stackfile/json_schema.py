@@ -14,7 +14,7 @@ from typing import Any
 
 from ..clouds.lookup import backend
 from ..clouds.registry import CLOUDS
-from ..plan.policy_runner import config_json_schema
+from ..plan.policy_catalog import config_json_schema
 from ..resolve import cluster_json_schema
 from . import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY
 from .image_stack import images_json_schema
@@ -117,10 +117,10 @@ def stack_file_json_schema() -> dict[str, Any]:
                               (IMAGES_KEY, "images", images_json_schema())):
         sections[key], added = _section(name, schema)
         defs.update(added)
-    from policies.registry import ALL_POLICIES
+    from policies.registry import RULES
 
     policy = {
-        **config_json_schema(ALL_POLICIES),
+        **config_json_schema(RULES),
         "title": POLICY_KEY,
         "description": "pack config for this stack (the --policy-pack-config shape): a level per policy or its "
         "settings; may tighten the organisation floor, lower it only through a listed exception",

@@ -10,7 +10,8 @@ import pytest
 from conftest import REPO
 
 from gpufleet.catalog import CLOUDS as CATALOG_CLOUDS
-from gpufleet.plan.policy_runner import policy_catalog, run_policies
+from gpufleet.plan.policy_catalog import policy_catalog
+from gpufleet.plan.policy_runner import run_policies
 from gpufleet.plan.record import RecordedResource
 from policies import alicloud, common
 from policies import azure as azure_policies

@@ -18,7 +18,8 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, UNKNOWN_OBJECT_VALUE, UNKNOWN_STRING_VALUE
 
 from gpufleet.pack_config.settings import PolicyConfigError, resolve_config
-from gpufleet.plan.policy_runner import policy_catalog, run_policies
+from gpufleet.plan.policy_catalog import policy_catalog
+from gpufleet.plan.policy_runner import run_policies
 from gpufleet.plan.record import RecordedResource
 from policies.registry import ALL_POLICIES, RULES, RULES_BY_NAME, rdma_in_use_config
 

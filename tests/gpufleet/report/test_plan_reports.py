@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from gpufleet.cli import app
 from gpufleet.plan.batch import StackOutcome
 from gpufleet.plan.planner import plan_stack
-from gpufleet.plan.policy_runner import policy_catalog
+from gpufleet.plan.policy_catalog import policy_catalog
 from gpufleet.report.markdown import markdown_report, md_table, stack_section
 from gpufleet.report.sarif import INVALID_STACK
 from gpufleet.report.stack_lines import stack_file_lines
