@@ -103,7 +103,8 @@ def test_gpu_daemons_follow_every_group_and_tolerate_their_taints():
                        ("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery")):
         spec = pod_spec(workload(plan, kind, name))
         terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        assert [t["matchExpressions"][0]["values"] for t in terms] == [["p5.48xlarge"], ["g6e.12xlarge", "g6e.24xlarge"]]
+        types = [t["matchExpressions"][0]["values"] for t in terms]
+        assert types == [["p5.48xlarge"], ["g6e.12xlarge", "g6e.24xlarge"]]
         assert DEDICATED in spec["tolerations"]
     worker = pod_spec(workload(plan, "DaemonSet", "nfd-worker"))
     assert DEDICATED in worker["tolerations"]
