@@ -45,10 +45,38 @@ def crd_schema(crds: Iterable[Obj], api_version: str, kind: str) -> Obj | None:
     return None
 
 
+class UnknownField(ValueError):
+    """A field the CRD's schema does not declare: the API server prunes it (`kubectl --validate=strict` refuses)."""
+
+
+def unknown_fields(value: Any, schema: Obj, path: str = "") -> list[str]:
+    """Paths in `value` that a structural schema neither declares nor keeps (x-kubernetes-preserve-unknown-fields)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    found: list[str] = []
+    if isinstance(value, dict) and "properties" in schema:
+        for key, item in value.items():
+            if key not in schema["properties"]:
+                found.append(f"{path}.{key}")
+            else:
+                found += unknown_fields(item, schema["properties"][key], f"{path}.{key}")
+    elif isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        for key, item in value.items():
+            found += unknown_fields(item, schema["additionalProperties"], f"{path}.{key}")
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            found += unknown_fields(item, schema["items"], f"{path}[{index}]")
+    return found
+
+
 def validate(obj: Obj, version: str, crds: Iterable[Obj] = ()) -> None:
-    """Raise when the API server of `version` would refuse `obj` (unknown fields included)."""
+    """Raise when the API server of `version` would refuse `obj`, or drop a field of it: built-in kinds strictly
+    against the official schema; custom resources against their CRD's schema, undeclared fields refused."""
     schema = crd_schema(list(crds), obj["apiVersion"], obj["kind"])
-    if schema is not None:
-        jsonschema.validate(obj, schema)
+    if schema is None:
+        kubernetes_validate.validate(obj, version, strict=True)
         return
-    kubernetes_validate.validate(obj, version, strict=True)
+    jsonschema.validate(obj, schema)
+    unknown = unknown_fields({k: v for k, v in obj.items() if k != "metadata"}, schema)
+    if unknown:
+        raise UnknownField(f"{obj['kind']} {obj['metadata']['name']}: {', '.join(unknown)} not in its CRD's schema")
