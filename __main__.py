@@ -1,4 +1,4 @@
-"""Pulumi entry point: everything lives in components/; this only runs the program."""
+"""Pulumi entry point: the application is gpufleet/, the Pulumi components components/; this only runs the program."""
 
 from gpufleet.program import build
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from ruamel.yaml import YAML
 
-from .clouds.registry import CLOUDS, backend
+from .clouds.lookup import backend
+from .clouds.registry import CLOUDS
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
 from .stackfile.errors import split_field_path
 from .stackfile.read import EXTENDS, STACK_NAME, plain_values

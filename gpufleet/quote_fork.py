@@ -12,7 +12,7 @@ from typing import Any
 
 from .catalog import load_catalog
 from .catalog.quote import Capacity, QuoteRow
-from .clouds.registry import backend
+from .clouds.lookup import backend
 from .stackfile import CLUSTER_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 from .stackfile.models import NAME_PATTERN
 

@@ -1,8 +1,9 @@
 """Resolve a stack's `gpufleet:cluster` once: the validated spec plus everything derived from it.
 
-Spec checks, the cloud backends, the plan summary and the policy pack config all read a ResolvedCluster;
-none of them works out again which catalog rows a group uses, whether it runs RDMA, over which fabric and
-how many interfaces, in which zones, or under which names.
+Spec checks, the components, the bootstrap, the plan summary, preflight and the policy pack config all read a
+ResolvedCluster; none of them works out again which catalog rows a group uses, whether it runs RDMA, over which
+fabric and how many interfaces per type, in which zones, under which names, the lock's profile and image entry,
+or whether alarms need a target created or one brought. Whether a group runs spot is its model's (NodeGroup.spot).
 """
 
 from __future__ import annotations
@@ -12,19 +13,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from ipaddress import IPv4Network
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import TypeAdapter
 
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
-from .clouds.registry import CLOUDS, backend
+from .clouds.lookup import backend
+from .clouds.registry import CLOUDS
 from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import discriminated_union, parse_with
 
 if TYPE_CHECKING:
     from .clouds.backend import CloudBackend
-    from .lock.model import Lock
+    from .lock.model import ImageEntry, Lock, Profile
 
 
 @dataclass(frozen=True)
@@ -33,12 +35,24 @@ class GroupCost:
     groups, the most expensive: CloudBackend.priced_type) (catalog.pricing.hourly_cost): the stack's price for the
     type when `prices` gives one, else the catalog snapshot."""
 
-    min_on_demand: float
     desired_on_demand: float
     desired_expected: float
     """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
     max_on_demand: float
     """What the budget is checked against: size.max at the group's most expensive type (catalog.most_expensive)."""
+
+
+@dataclass(frozen=True)
+class FabricInUse:
+    """The RDMA fabric a node of one instance type uses in its group, as the cloud's backend counts it."""
+
+    kind: str
+    """efa, infiniband, erdma, roce; none without RDMA (or on a type without interfaces)."""
+    interfaces: int
+    """RDMA interfaces (EFA, IB HCAs, ERIs) the node must show; 0 with kind none."""
+
+
+NO_FABRIC = FabricInUse("none", 0)
 
 
 @dataclass(frozen=True)
@@ -51,10 +65,8 @@ class ResolvedGroup:
     """Catalog row of each of spec.instance_types, in order; None for a type the catalog lacks."""
     rdma: bool
     """RDMA in use: required, or auto on a primary type with a fabric."""
-    fabric: str
-    """Fabric kind in use (efa, infiniband, erdma, roce) or none."""
-    interfaces: int
-    """RDMA interfaces per node in use (0 without RDMA)."""
+    fabrics: tuple[FabricInUse, ...]
+    """The fabric a node of each of spec.instance_types uses, in order (none for a type the catalog lacks)."""
     zones: tuple[str, ...]
     names: Mapping[str, str]
     """Names the group's resources need before they exist (e.g. scaling_group), by role."""
@@ -70,12 +82,22 @@ class ResolvedGroup:
         return self.types[0]
 
     @property
+    def fabric(self) -> str:
+        """Fabric kind the primary type uses (efa, infiniband, erdma, roce) or none."""
+        return self.fabrics[0].kind
+
+    @property
+    def interfaces(self) -> int:
+        """RDMA interfaces per node of the primary type in use (0 without RDMA)."""
+        return self.fabrics[0].interfaces
+
+    @property
     def known_types(self) -> list[InstanceType]:
         return [t for t in self.types if t is not None]
 
-    def path(self, field: str = "") -> str:
-        """Field path of this group in the stack file, e.g. node_groups[1].size."""
-        return f"node_groups[{self.index}]" + (f".{field}" if field else "")
+    def path(self, field: str) -> str:
+        """Field path of a field of this group in the stack file, e.g. node_groups[1].size."""
+        return f"node_groups[{self.index}].{field}"
 
 
 @dataclass(frozen=True)
@@ -88,6 +110,29 @@ class ResolvedCluster:
     @property
     def backend(self) -> CloudBackend:
         return backend(self.spec.cloud)
+
+    @property
+    def profile(self) -> Profile | None:
+        """The lock's profile the stack names (spec.image); None only for a stack the checks refuse."""
+        return self.lock.profiles.get(self.spec.image)
+
+    @property
+    def image(self) -> ImageEntry | None:
+        """The lock's image of that profile for the stack's cloud and region, baked (an id) or not (id null, with
+        the stack that bakes it); None only for a stack the checks refuse."""
+        return self.lock.image_entry(self.spec.image, self.spec.cloud, self.spec.region)
+
+    @property
+    def alarm_target_mode(self) -> Literal["create", "bring"] | None:
+        """How alarms and budget alerts reach people: "bring" when monitoring.alarms.target names the cloud's
+        notification target, "create" when alarms or budget alerts need one and none is brought (the stack's own
+        topic / action group / contact group, with the alarm emails as recipients), None when nothing notifies."""
+        alarms = self.spec.monitoring.alarms
+        if alarms is not None and alarms.target != "create":
+            return "bring"
+        if alarms is not None or self.spec.budget.alert_at_percent:
+            return "create"
+        return None
 
     def addresses_at_max(self, per_zone: bool = True) -> dict[str, int]:
         """Private addresses the node groups take at max size, per zone ("" for a regional group): a group
@@ -118,34 +163,37 @@ def _group(spec: ClusterSpec, index: int, group: NodeGroup, cloud: CloudBackend,
     types = tuple(catalog.get(spec.cloud, name) for name in group.instance_types)
     primary = types[0]
     rdma = group.rdma != "off" and (group.rdma == "required" or (primary is not None and primary.rdma))
-    in_use = cloud.interfaces_in_use(primary, rdma) if primary is not None else 0
     return ResolvedGroup(
         index=index,
         spec=group,
         types=types,
         rdma=rdma,
-        fabric=primary.fabric.kind if primary is not None and in_use else "none",
-        interfaces=in_use,
+        fabrics=tuple(_fabric(cloud, t, rdma) for t in types),
         zones=_zones(spec, group, rdma),
         names=cloud.group_names(spec, group.name),
         cost=_cost(priced, types, spec, group) if (priced := cloud.priced_type(spec, group, types)) else None,
     )
 
 
+def _fabric(cloud: CloudBackend, instance: InstanceType | None, rdma: bool) -> FabricInUse:
+    in_use = cloud.interfaces_in_use(instance, rdma) if instance is not None else 0
+    return FabricInUse(instance.fabric.kind, in_use) if instance is not None and in_use else NO_FABRIC
+
+
 def _cost(
     priced: InstanceType, types: tuple[InstanceType | None, ...], spec: ClusterSpec, group: NodeGroup
 ) -> GroupCost | None:
-    """Min and desired at the backend's priced type (what launches first); max at the group's most expensive type,
-    the worst case a budget covers (catalog.most_expensive)."""
+    """Desired at the backend's priced type (what launches first); max at the group's most expensive type, the
+    worst case a budget covers (catalog.most_expensive)."""
     size, stack_price = group.size, spec.prices.get(priced.name)
-    spot = max(0, size.desired - group.on_demand_base) if group.capacity in ("spot", "mixed") else 0
-    costs = [hourly_cost(priced, spec.region, count, 0, stack_price) for count in (size.min, size.desired)]
-    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
-    costs.append(hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None)
+    spot = max(0, size.desired - group.on_demand_base) if group.spot else 0
+    desired = hourly_cost(priced, spec.region, size.desired, 0, stack_price)
     expected = hourly_cost(priced, spec.region, size.desired, spot, stack_price)
-    if expected is None or any(cost is None for cost in costs):
+    worst = most_expensive(list(zip(group.instance_types, types, strict=True)), spec.region, spec.prices)
+    maximum = hourly_cost(worst[1], spec.region, size.max, 0, worst[2]) if worst is not None else None
+    if desired is None or expected is None or maximum is None:
         return None
-    return GroupCost(*costs[:2], expected, costs[2])  # type: ignore[arg-type]
+    return GroupCost(desired, expected, maximum)
 
 
 @cache

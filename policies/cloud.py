@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from .meta import Node, Rule, Stack
 from .props import get
 
-# Pack config key of the rules that judge RDMA wiring: the instance types of `rdma: required` groups.
-RDMA_REQUIRED_TYPES = "rdmaRequiredInstanceTypes"
+# Pack config key of the rules that judge RDMA wiring: the instance types of groups that run RDMA (`rdma: required`,
+# or `auto` on a type with a fabric), as the resolved cluster says.
+RDMA_IN_USE_TYPES = "rdmaInUseInstanceTypes"
 
 
 @dataclass(frozen=True)

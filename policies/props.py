@@ -151,19 +151,6 @@ def as_int(value: Any) -> int | None:
     return None
 
 
-def as_number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value.strip())
-        except ValueError:
-            return None
-    return None
-
-
 class JsonError(ValueError):
     """A property that must hold JSON does not parse."""
 

@@ -16,14 +16,13 @@ from pulumi_policy import Policy
 
 from gpufleet.clouds.registry import CLOUDS as CLOUD_NAMES
 
-from . import common
-from .cloud import RDMA_REQUIRED_TYPES, CloudPolicies, Readers
+from . import common, kubernetes
+from .cloud import RDMA_IN_USE_TYPES, CloudPolicies, Readers
 from .meta import Rule
 
 CLOUDS: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in CLOUD_NAMES)
 # Folders of rules that hold on every cloud, loaded as a cloud's folder is.
-SHARED_FOLDERS: tuple[str, ...] = ("kubernetes",)
-SHARED: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in SHARED_FOLDERS)
+SHARED: tuple[CloudPolicies, ...] = (kubernetes.POLICIES,)
 READERS: Readers = Readers.merge(part.readers for part in (*CLOUDS, *SHARED))
 RULES: list[Rule] = [*(rule for part in (*CLOUDS, *SHARED) for rule in part.rules), *common.rules(READERS)]
 ALL_POLICIES: list[Policy] = [rule.policy for rule in RULES]
@@ -35,14 +34,14 @@ if len(RULES_BY_NAME) != len(RULES):
 
 def _reads_rdma_types(rule: Rule) -> bool:
     schema = rule.policy.config_schema
-    return schema is not None and RDMA_REQUIRED_TYPES in schema.properties
+    return schema is not None and RDMA_IN_USE_TYPES in schema.properties
 
 
-def rdma_required_config(instance_types: Iterable[str]) -> dict[str, dict[str, Any]]:
-    """Pack config naming the instance types of `rdma: required` node groups, for every rule that reads it.
+def rdma_in_use_config(instance_types: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Pack config naming the instance types of node groups that run RDMA, for every rule that reads it.
 
     On AWS both EFA count rules read the list: the mandatory one checks those types, the advisory one
     the rest (CrossGuard fixes one level per rule).
     """
     listed = sorted(set(instance_types))
-    return {rule.name: {RDMA_REQUIRED_TYPES: listed} for rule in RULES if _reads_rdma_types(rule)}
+    return {rule.name: {RDMA_IN_USE_TYPES: listed} for rule in RULES if _reads_rdma_types(rule)}

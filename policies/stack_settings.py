@@ -6,9 +6,9 @@ AnalyzerStackConfigureRequest{Stack, Project, Config}; pkg/engine/update.go: Get
 ReconcilePolicyPackConfig, then Configure, which runs with or without --policy-pack-config). pulumi_policy's
 servicer keeps only the stack's tags from ConfigureStack, so the servicer below also keeps its config and, in
 Configure, replaces what the CLI reconciled with the settings `gpufleet policy-config` derives for the stack
-(gpufleet/plan/policy_config.py, the code `gpufleet plan` runs). A --policy-pack-config file may still tighten
+(gpufleet/pack_config/derive.py, the code `gpufleet plan` runs). A --policy-pack-config file may still tighten
 them: an entry that differs from the pack's own defaults is laid on as one more layer that only tightens
-(policy_settings.tighten); one that would loosen stops the run.
+(gpufleet.pack_config.tighten); one that would loosen stops the run.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ from typing import Any
 from pulumi.runtime.proto import analyzer_pb2
 from pulumi_policy import policy as sdk
 
-from gpufleet.plan.policy_config import policy_pack_config
-from gpufleet.plan.policy_floor import RANK
-from gpufleet.plan.policy_runner import PolicySetting, resolve_config
-from gpufleet.plan.policy_settings import tighten
-from gpufleet.program import STACKS_DIR, prepare
+from gpufleet.pack_config.derive import policy_pack_config
+from gpufleet.pack_config.floor import bound_stack
+from gpufleet.pack_config.settings import RANK, PolicySetting, resolve_config
+from gpufleet.pack_config.tighten import tighten
+from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_path
-from gpufleet.stackfile.read import resolve_extends
+from gpufleet.stackfile.read import PROJECT, STACKS_DIR, resolve_extends
 
 from .registry import ALL_POLICIES
 
@@ -57,12 +57,26 @@ def stack_config(stack: str, sent: Mapping[str, str]) -> dict[str, Any] | None:
     return load_stack(path, STACKS_DIR) if stack and path.is_file() else None
 
 
-def derived_settings(stack: str, sent: Mapping[str, str]) -> dict[str, PolicySetting] | None:
+def _gpufleet_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if key.startswith("gpufleet:")}
+
+
+def bound_name(stack: str, project: str, config: Mapping[str, Any]) -> str | None:
+    """The stack name organisation exceptions may grant: only for this project's stack whose file in this checkout's
+    stacks/ says what the CLI sent (another project's stack of the same name, or a file changed elsewhere, gets
+    none: an exception binds to the project's stack file, policy_floor.bound_stack)."""
+    path = stack_path(STACKS_DIR, stack) if stack else None
+    if project != PROJECT or path is None or not path.is_file() or bound_stack(path) is None:
+        return None
+    return stack if _gpufleet_keys(load_stack(path, STACKS_DIR)) == _gpufleet_keys(config) else None
+
+
+def derived_settings(stack: str, sent: Mapping[str, str], project: str = PROJECT) -> dict[str, PolicySetting] | None:
     """Each policy's level and settings for the stack, as `gpufleet plan` runs them; None for a non-gpufleet stack."""
     config = stack_config(stack, sent)
     if config is None:
         return None
-    return resolve_config(ALL_POLICIES, policy_pack_config(config, prepare(config), stack))
+    return resolve_config(ALL_POLICIES, policy_pack_config(config, prepare(config), bound_name(stack, project, config)))
 
 
 def tightened(derived: dict[str, PolicySetting], given: dict[str, PolicySetting]) -> dict[str, PolicySetting]:
@@ -81,14 +95,14 @@ def tightened(derived: dict[str, PolicySetting], given: dict[str, PolicySetting]
 class DerivingServicer(sdk._PolicyAnalyzerServicer):  # the SDK serves the pack through this class only
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._stack, self._sent = "", {}
+        self._stack, self._project, self._sent = "", "", {}
 
     def ConfigureStack(self, request: Any, context: Any) -> Any:  # noqa: N802 (the gRPC method's name)
-        self._stack, self._sent = request.stack, dict(request.config)
+        self._stack, self._project, self._sent = request.stack, request.project, dict(request.config)
         return super().ConfigureStack(request, context)
 
     def Configure(self, request: Any, context: Any) -> Any:  # noqa: N802
-        derived = derived_settings(self._stack, self._sent)
+        derived = derived_settings(self._stack, self._sent, self._project)
         if derived is not None:
             given = {name: PolicySetting(analyzer_pb2.EnforcementLevel.Name(entry.enforcementLevel).lower(),
                                          _plain(entry.properties))

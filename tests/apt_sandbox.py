@@ -1,4 +1,4 @@
-"""A sandbox root for running install scripts under the real apt-get and dpkg (issue 19; reusable for any script).
+"""A sandbox root for running install scripts under the real apt-get and dpkg (reusable for any script).
 
 Nothing is stubbed on the package path: apt-get resolves with its own solver and pins (APT_CONFIG points it at
 the sandbox's etc/apt, lists and dpkg status), and dpkg installs for real under the sandbox root (DPKG_ROOT and

@@ -85,14 +85,20 @@ def registered_types(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 @pytest.fixture
 def organisation(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    """Write an organisation policy file (floors, exceptions) that plans read instead of the shipped one."""
-    from gpufleet.plan import policy_floor
+    """Write an organisation policy file (floors, exceptions) that plans read instead of the shipped one. It sits at
+    tmp_path/policies/organisation.yaml, so its project's stacks are tmp_path/stacks (the `stacks_dir` fixture):
+    exceptions bind to the stack files of the organisation file's own project."""
+    from gpufleet import organisation_file
+    from gpufleet.pack_config import floor as policy_floor
 
     def write(text: str) -> None:
-        path = tmp_path / "organisation.yaml"
+        path = tmp_path / "policies" / "organisation.yaml"
+        path.parent.mkdir(exist_ok=True)
         path.write_text(text)
         policy_floor.organisation.cache_clear()
-        monkeypatch.setattr(policy_floor, "ORGANISATION_FILE", path)
+        organisation_file.granted_key_accounts_in.cache_clear()
+        monkeypatch.setattr(organisation_file, "ORGANISATION_FILE", path)
 
     yield write
     policy_floor.organisation.cache_clear()
+    organisation_file.granted_key_accounts_in.cache_clear()

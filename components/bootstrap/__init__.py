@@ -21,6 +21,9 @@
   lifecycle action token to a notification target only (Alibaba Cloud ESS), the launch hook is
   completed from outside instead: ``gate_command`` (gate.py) is what the cloud's run-command service
   runs on the new node, waiting for this unit's result and checking the node again;
+- MIG groups only: ``gpufleet-mig`` runs first in gpufleet-health.service (a drop-in), at every boot: enables MIG
+  mode (rebooting once where the change waits for a GPU reset) and creates the group's MIG devices on every GPU;
+  the node check counts them (expect.json ``mig_devices`` per GPU). Why each step: mig.py;
 - ``gpufleet-spot-watcher.service``: polls the cloud's interruption notices every 5 s and runs
   checkpoint_hook at most once per kind of notice (rebalance, interruption), for at most
   checkpoint_grace_seconds (on AWS the terminate hook's timeout); on AWS, when the
@@ -33,9 +36,11 @@
 from .cloud_init import expect_document, render_user_data, user_data_limit
 from .config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
 from .gate import checkpoint_command, gate_command
+from .mig import MigLayout
 
 __all__ = [
     "LifecycleHooks",
+    "MigLayout",
     "checkpoint_command",
     "BootstrapConfig",
     "BootstrapError",

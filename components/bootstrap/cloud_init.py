@@ -84,6 +84,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         "GPUFLEET_METRICS_NAMESPACE": cfg.gpu_metrics.namespace if cfg.gpu_metrics else "",
         "GPUFLEET_METRICS_GROUP": cfg.gpu_metrics.group_dimension if cfg.gpu_metrics else "",
     }
+    if cfg.mig:  # only where MIG is applied: a whole-GPU node's settings are unchanged
+        values["GPUFLEET_MIG_DEVICES"] = cfg.mig.instances
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
         "# shellcheck shell=bash disable=SC2034",
@@ -97,8 +99,16 @@ def _metrics_scaling_group(cfg: BootstrapConfig) -> str:
     return (cfg.gpu_metrics.scaling_group if cfg.gpu_metrics else None) or ""
 
 
+# MIG groups: the boot script runs first in the node check's unit, so after what the node check waits for
+# (persistence mode, the fabric manager); "-": its failure leaves the verdict to the node check, which counts the
+# MIG devices and so fails the node (components/bootstrap/mig.py).
+MIG_DROP_IN = "[Service]\nExecStartPre=-/usr/local/sbin/gpufleet-mig\n"
+
+
 def _file(path: str, content: str, permissions: str) -> dict[str, str]:
-    return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+    # No `owner`: cloud-init writes files as root:root unless told otherwise (cc_write_files DEFAULT_OWNER), and
+    # every entry's bytes count against the user data cap.
+    return {"path": path, "permissions": permissions, "content": content}
 
 
 def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
@@ -108,6 +118,13 @@ def _packed_file(path: str, content: str, permissions: str) -> dict[str, str]:
 
 
 @functools.lru_cache(maxsize=32)  # the same few static scripts in every node group
+def _unit(name: str) -> dict[str, str]:
+    """A unit file of scripts/, gzipped where that makes it shorter (a unit with long comments)."""
+    content = node_script(name)
+    packed = _packed_file(f"{UNITS}/{name}", content, "0644")
+    return packed if len(packed["content"]) < len(content) else _file(f"{UNITS}/{name}", content, "0644")
+
+
 def _gz_b64(content: str) -> str:
     """mtime 0 keeps the bytes identical across renders."""
     return base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
@@ -121,7 +138,7 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
         _packed_file(f"{LIB}/common.sh", node_script("common.sh"), "0644"),
         _packed_file(f"{SBIN}/gpufleet-health", node_script("health.sh"), "0755"),
         _packed_file(f"{SBIN}/gpufleet-spot-watcher", node_script("spot-watcher.sh"), "0755"),
-        _file(f"{UNITS}/gpufleet-health.service", node_script("gpufleet-health.service"), "0644"),
+        _unit("gpufleet-health.service"),
         _file(f"{UNITS}/gpufleet-spot-watcher.service", node_script("gpufleet-spot-watcher.service"), "0644"),
     ]
     units = ["gpufleet-health.service", "gpufleet-spot-watcher.service"]
@@ -135,6 +152,11 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _file(f"{UNITS}/gpufleet-scratch.service", node_script("gpufleet-scratch.service"), "0644"),
         ]
         units.insert(0, "gpufleet-scratch.service")
+    if cfg.mig:
+        files += [
+            _packed_file(f"{SBIN}/gpufleet-mig", node_script("mig.sh"), "0755"),
+            _file(f"{UNITS}/gpufleet-health.service.d/mig.conf", MIG_DROP_IN, "0644"),
+        ]
     if cfg.health_port:
         files += [
             _packed_file(f"{SBIN}/gpufleet-health-endpoint", node_script("health-endpoint.py"), "0755"),
@@ -181,7 +203,7 @@ def _literal_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
     return dumper
 
 
-# libyaml's emitter when PyYAML has it: the same bytes (tests/test_bootstrap.py) at a tenth of the time, which
+# libyaml's emitter when PyYAML has it: the same bytes (test_bootstrap.py) at a tenth of the time, which
 # counts once per node group.
 _LiteralDumper = _literal_dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
 

@@ -1,20 +1,30 @@
-"""What a node group's bootstrap needs to know, validated on construction."""
+"""What a node group's bootstrap needs to know, validated on construction.
+
+Values a stack file gives (cloud, names, scratch, mounts, checkpoint hook) and the lock's versions arrive checked
+by their pydantic models; what is checked here is what the program derives: the expected types, hooks, ports,
+retries, and that the cloud does what a setting asks of its node scripts (its backend's capabilities)."""
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, get_args
 
+from gpufleet.catalog.mig import MAX_DEVICES_PER_GPU
 from gpufleet.catalog.model import FabricKind
+from gpufleet.clouds.lookup import backend
 from gpufleet.clouds.registry import CLOUDS, Cloud
+from gpufleet.stackfile.models import ScratchMode
+
+from .mig import MigLayout
 
 if TYPE_CHECKING:
     from .operations import GpuMetrics, SharedMount
 
 FABRICS = get_args(FabricKind)
-SCRATCH_MODES = ("raid0", "none")
+# Each setting of the node's operations, by the backend operation whose node scripts carry it out
+# (gpu-health-<cloud>.sh: publish, mark_unhealthy; the Lustre mount).
+OPERATION_OF = {"gpu_metrics": "monitoring", "shared_mount": "shared_storage"}
 
 
 class BootstrapError(ValueError):
@@ -40,6 +50,8 @@ class ExpectedType:
     """RDMA fabric in use: efa, infiniband, erdma, roce, or none."""
     fabric_interfaces: int
     """RDMA interfaces the node must show; 0 with fabric none."""
+    mig_devices: int = 0
+    """MIG devices the node check counts on each GPU; 0: MIG is not applied (whole GPUs, not checked)."""
 
     def validate(self, where: str) -> None:
         _require_text(f"{where}.gpu_model", self.gpu_model)
@@ -57,27 +69,28 @@ class ExpectedType:
                 f"{where}.fabric_interfaces: {interfaces} does not fit fabric {self.fabric!r} "
                 "(none takes 0 interfaces, a fabric at least 1)"
             )
+        mig = self.mig_devices
+        if not isinstance(mig, int) or isinstance(mig, bool) or not 0 <= mig <= MAX_DEVICES_PER_GPU:
+            raise BootstrapError(f"{where}.mig_devices: must be an integer 0-{MAX_DEVICES_PER_GPU}, got {mig!r}")
 
     def to_json(self) -> dict[str, object]:
-        return {
+        document: dict[str, object] = {
             "gpu_model": self.gpu_model,
             "gpu_count": self.gpu_count,
             "nvswitch": self.nvswitch,
             "fabric": self.fabric,
             "fabric_interfaces": self.fabric_interfaces,
         }
-
-
-# Clouds whose node scripts (scripts/common.sh) complete scaling-group lifecycle hooks themselves. Alibaba Cloud
-# is not one: ESS gives the lifecycle action token to the hook's notification target only, so its scale-out hook
-# is completed by an OOS execution that runs gate.py's command on the node (clouds/alicloud/scale_out_gate.py),
-# and its scale-in hook by one that runs gate.py's checkpoint command there first.
-LIFECYCLE_CLOUDS = ("aws",)
+        if self.mig_devices:  # only where MIG is applied: a whole-GPU node's expectation is unchanged
+            document["mig_devices"] = self.mig_devices
+        return document
 
 
 @dataclass(frozen=True)
 class LifecycleHooks:
-    """The scaling group and lifecycle hooks a node completes (the node scripts do so on LIFECYCLE_CLOUDS)."""
+    """The scaling group and lifecycle hooks a node completes (scripts/common.sh), on a cloud whose backend says
+    node_completes_hooks. Alibaba Cloud's does not: ESS gives the lifecycle action token to the hook's notification
+    target only, so an OOS execution runs gate.py's commands on the node (clouds/alicloud/scale_out_gate.py)."""
 
     region: str
     """Region of the group, for the cloud's CLI."""
@@ -109,7 +122,7 @@ class BootstrapConfig:
     """Fabric manager version the node check expects (equal to the driver)."""
     expected: Mapping[str, ExpectedType]
     """Per instance type of the group: what the node check expects."""
-    scratch: Literal["raid0", "none"]
+    scratch: ScratchMode
     """raid0: stripe the local NVMe disks at scratch_mount; none: leave them."""
     scratch_mount: str
     """Absolute mount path of the scratch array."""
@@ -135,12 +148,10 @@ class BootstrapConfig:
     launch hook holds the node, the cloud keeps it inside the hook's timeout (clouds/aws/lifecycle.py)."""
     node_check_retry_interval: int = 30
     """Seconds between two boot node checks while retrying."""
+    mig: MigLayout | None = None
+    """Partition every GPU at boot, before the node check (scripts/mig.sh); None: whole GPUs."""
 
     def __post_init__(self) -> None:
-        if self.cloud not in CLOUDS:
-            raise BootstrapError(f"cloud: must be one of {', '.join(CLOUDS)}, got {self.cloud!r}")
-        for field in ("cluster", "node_group", "image_profile", "driver", "cuda", "fabric_manager"):
-            _require_text(field, getattr(self, field))
         if not self.expected:
             raise BootstrapError("expected: needs at least one instance type")
         for instance_type, expectation in self.expected.items():
@@ -148,12 +159,6 @@ class BootstrapConfig:
             if not isinstance(expectation, ExpectedType):
                 raise BootstrapError(f"expected[{instance_type}]: must be an ExpectedType")
             expectation.validate(f"expected[{instance_type}]")
-        if self.scratch not in SCRATCH_MODES:
-            raise BootstrapError(f"scratch: must be raid0 or none, got {self.scratch!r}")
-        if self.scratch == "raid0":
-            self._validate_scratch_mount()
-        if self.checkpoint_hook is not None:
-            _require_text("checkpoint_hook", self.checkpoint_hook)
         grace = self.checkpoint_grace_seconds
         if not isinstance(grace, int) or isinstance(grace, bool) or grace < 1:
             raise BootstrapError(f"checkpoint_grace_seconds: must be an integer >= 1, got {grace!r}")
@@ -166,8 +171,9 @@ class BootstrapConfig:
         if mtu is not None and (not isinstance(mtu, int) or isinstance(mtu, bool) or not 1280 <= mtu <= 9000):
             raise BootstrapError(f"fabric_mtu: must be an integer from 1280 to 9000, got {mtu!r}")
         if self.lifecycle is not None:
-            if self.cloud not in LIFECYCLE_CLOUDS:
-                raise BootstrapError(f"lifecycle: only for cloud {', '.join(LIFECYCLE_CLOUDS)}, not {self.cloud}")
+            if not backend(self.cloud).node_completes_hooks:
+                hooked = [cloud for cloud in CLOUDS if backend(cloud).node_completes_hooks]
+                raise BootstrapError(f"lifecycle: only for cloud {', '.join(hooked)}, not {self.cloud}")
             for field in ("region", "group_name", "launch_hook", "terminate_hook"):
                 _require_text(f"lifecycle.{field}", getattr(self.lifecycle, field))
 
@@ -180,6 +186,7 @@ class BootstrapConfig:
                 "of their own"
             )
         self._validate_operations()
+        self._validate_mig()
 
         port = self.health_port
         if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):
@@ -190,21 +197,28 @@ class BootstrapConfig:
         """The group's types have NVSwitches: the node runs the fabric manager (the image leaves it disabled)."""
         return all(e.nvswitch for e in self.expected.values())
 
-    def _validate_operations(self) -> None:
-        from .operations import OPERATIONS_CLOUDS
+    def _validate_mig(self) -> None:
+        want = 0
+        if self.mig is not None:
+            if not isinstance(self.mig, MigLayout):
+                raise BootstrapError("mig: must be a MigLayout")
+            problem = self.mig.problem()
+            if problem:
+                raise BootstrapError(problem)
+            want = self.mig.per_gpu
+        wrong = sorted(t for t, e in self.expected.items() if e.mig_devices != want)
+        if wrong:
+            raise BootstrapError(
+                f"expected[{wrong[0]}].mig_devices: the node check must count the {want} MIG devices per GPU the boot "
+                f"creates ({'profile ' + self.mig.profile if self.mig else 'no MIG'})"
+            )
 
-        for field in ("gpu_metrics", "shared_mount"):
+    def _validate_operations(self) -> None:
+        for field, operation in OPERATION_OF.items():
             value = getattr(self, field)
             if value is None:
                 continue
-            clouds = OPERATIONS_CLOUDS[field]
-            if self.cloud not in clouds:
+            if operation not in backend(self.cloud).operations:
+                clouds = [cloud for cloud in CLOUDS if operation in backend(cloud).operations]
                 raise BootstrapError(f"{field}: only for cloud {', '.join(clouds)}, not {self.cloud}")
             value.validate()
-
-    def _validate_scratch_mount(self) -> None:
-        mount = self.scratch_mount
-        if not isinstance(mount, str) or not mount.startswith("/") or mount == "/":
-            raise BootstrapError(f"scratch_mount: must be an absolute path other than /, got {mount!r}")
-        if posixpath.normpath(mount) != mount or any(c.isspace() for c in mount):
-            raise BootstrapError(f"scratch_mount: must be a normalised path without spaces, got {mount!r}")

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from gpufleet.catalog import load_mig_facts
+
 from .config import BootstrapConfig, ExpectedType
+from .mig import MigLayout
 
 if TYPE_CHECKING:
     from gpufleet.resolve import ResolvedCluster, ResolvedGroup
@@ -15,7 +18,9 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
     """The lock profile, what the node check expects of each of the group's types, and the stack's storage
     and checkpoint settings; `cloud_settings` (e.g. lifecycle, checkpoint_grace_seconds) override or add."""
     spec = cluster.spec
-    profile = cluster.lock.profiles[spec.image]
+    profile = cluster.profile
+    assert profile is not None, "the spec checks refuse a profile the lock lacks"
+    mig = mig_layout(group)
     settings: dict[str, Any] = {
         "cloud": spec.cloud,
         "cluster": spec.name,
@@ -29,14 +34,29 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
                 gpu_model=t.gpu.model,
                 gpu_count=t.gpu.count,
                 nvswitch=t.nvswitch,
-                fabric=t.fabric.kind if group.rdma and t.fabric.interfaces else "none",
-                fabric_interfaces=t.fabric.interfaces if group.rdma else 0,
+                fabric=fabric.kind,
+                fabric_interfaces=fabric.interfaces,
+                mig_devices=mig.per_gpu if mig else 0,
             )
-            for t in group.known_types
+            for t, fabric in zip(group.types, group.fabrics, strict=True)
+            if t is not None
         },
         "scratch": spec.storage.scratch,
         "scratch_mount": spec.storage.scratch_mount,
         "checkpoint_hook": spec.bootstrap.checkpoint_hook,
         "checkpoint_grace_seconds": spec.bootstrap.checkpoint_grace_seconds,
+        "mig": mig,
     }
     return BootstrapConfig(**{**settings, **cloud_settings})
+
+
+def mig_layout(group: ResolvedGroup) -> MigLayout | None:
+    """The MIG devices the group's nodes create on each GPU; None for whole GPUs. The stack checks
+    (gpufleet/stackfile/sharing_checks.py) have made sure every type of the group makes the same ones."""
+    sharing = group.spec.gpu_sharing
+    primary = group.primary
+    if sharing.mode != "mig" or sharing.mig_profile is None or primary is None:
+        return None
+    facts = load_mig_facts().of(primary.gpu)
+    devices = facts.devices(sharing.mig_profile) if facts else None
+    return MigLayout(sharing.mig_profile, devices) if devices else None

@@ -18,9 +18,6 @@ from typing import Any
 
 from .config import BootstrapError
 
-# Per bootstrap setting, the clouds whose node scripts carry it out (gpu-health-<cloud>.sh: publish, mark_unhealthy).
-OPERATIONS_CLOUDS = {"gpu_metrics": ("aws", "alicloud", "azure"), "shared_mount": ("aws", "azure")}
-
 CLOUDWATCH_AGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/gpufleet.json"
 CLOUDWATCH_AGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
 # The agent's nvidia_gpu measurements (CloudWatch user guide, CloudWatch-Agent-NVIDIA-GPU); CloudWatch names
@@ -34,21 +31,6 @@ NVIDIA_GPU_MEASUREMENTS = (
     "temperature_gpu",
 )
 GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
-# What gpufleet-gpu-health publishes (namespace as the agent's; dimension NodeGroup).
-HEALTH_METRICS = {
-    "gpu_xid_errors": "XIDs the driver logged since the last minute (kernel log, NVRM: Xid)",
-    "gpu_fatal_xid_errors": "of those, XIDs that need the node replaced (48, 64, 74, 79, 95, 119, 120)",
-    "gpu_ecc_uncorrectable": "double-bit volatile ECC errors, all GPUs (DCGM field 311)",
-    "gpu_row_remap_failures": "GPUs whose row remapping failed (DCGM field 395)",
-    "gpu_uncorrectable_remapped_rows": "rows remapped for uncorrectable errors, all GPUs (DCGM field 393)",
-    "gpu_nvlink_crc_errors": "NVLink flow-control CRC errors, all GPUs (DCGM field 409)",
-    "nodecheck_failed": "1 when the node check failed on this node, else 0",
-    # Azure and Alibaba Cloud only (on AWS the CloudWatch agent's nvidia_gpu measurements carry these):
-    "gpu_utilization": "average GPU utilisation of the node, percent (DCGM field 203)",
-    "gpu_memory_used_mib": "frame buffer used, all GPUs, MiB (DCGM field 252)",
-    "gpu_power_draw_watts": "power draw, all GPUs, W (DCGM field 155)",
-    "gpu_temperature_max": "hottest GPU, degrees C (DCGM field 150)",
-}
 GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
 
 
@@ -81,14 +63,13 @@ class SharedMount:
     dns_name: str
     mount_name: str
     mount: str
+    """storage.shared.mount, checked by its pydantic model (SharedStorage)."""
 
     def validate(self) -> None:
-        for field in ("dns_name", "mount_name", "mount"):
+        for field in ("dns_name", "mount_name"):  # the file system's outputs
             value = getattr(self, field)
             if not isinstance(value, str) or not value.strip() or any(c.isspace() for c in value):
                 raise BootstrapError(f"shared_mount.{field}: must be a non-empty string without spaces, got {value!r}")
-        if not self.mount.startswith("/") or self.mount == "/":
-            raise BootstrapError(f"shared_mount.mount: must be an absolute path other than /, got {self.mount!r}")
 
 
 def cloudwatch_agent_config(metrics: GpuMetrics) -> dict[str, Any]:

@@ -10,7 +10,6 @@ keys through unchanged), so every object shows in a plan with its inputs, as `ku
 from __future__ import annotations
 
 import copy
-import importlib
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pulumi
+import pulumi_kubernetes
 import yaml
 
 MANIFESTS = Path(__file__).resolve().parent / "manifests"
@@ -102,10 +102,10 @@ def containers(obj: Obj) -> list[Obj]:
 
 
 def _class_of(api_version: str, kind: str) -> type[pulumi.CustomResource]:
+    """pulumi_kubernetes.<group's first label, `core` for the core group>.<version>.<kind>."""
     group, _, version = api_version.rpartition("/")
-    package = group.split(".")[0] if group else "core"
-    module = importlib.import_module(f"pulumi_kubernetes.{package}.{version}")
-    found = getattr(module, kind, None)
+    package = getattr(pulumi_kubernetes, group.split(".")[0] if group else "core", None)
+    found = getattr(getattr(package, version, None), kind, None)
     if found is None:
         raise LookupError(f"pulumi_kubernetes has no class for {api_version} {kind}")
     return found

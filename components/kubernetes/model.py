@@ -9,10 +9,6 @@ import pulumi
 
 FABRICS = ("efa", "infiniband", "erdma", "none")
 SHARING_MODES = ("none", "mig", "time-slicing")
-# The node label the device plugin's config manager reads to pick a node's config from the plugin's ConfigMap
-# (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin templates: NODE_LABEL); a node without it gets the
-# `default` config (whole GPUs).
-DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 # component -> (namespace, service account) of the components that call the cloud's API: the cloud side grants each
 # its role (EKS Pod Identity). Cluster Autoscaler resizes the Auto Scaling groups (AWS only: AKS and ACK scale
 # their node pools themselves).

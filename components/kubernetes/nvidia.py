@@ -1,10 +1,11 @@
 """The NVIDIA device plugin with GPU feature discovery, and the node-feature-discovery release they need.
 
 From the rendered chart (manifests/nvidia-device-plugin.yaml) and NFD's default overlay
-(manifests/node-feature-discovery.yaml). Set here: the pinned image; one device-plugin config per node group that
-shares its GPUs, in the chart's ConfigMap, picked on each node by its DEVICE_PLUGIN_CONFIG_LABEL (whole GPUs, the
-`default` config, elsewhere); an affinity onto the groups' nodes in place of the chart's NFD-label affinity (the
-plugin need not wait for NFD's labels); the groups' taints tolerated by the daemons that must run on their nodes.
+(manifests/node-feature-discovery.yaml). Set here: the pinned image; the chart's ConfigMap holds the default config
+(whole GPUs) and one per node group that shares its GPUs, which each node picks by the label its group carries
+(gpu_sharing.config_map_data, gpu_sharing.sharing_labels: the cloud side puts the labels on the nodes); an
+affinity onto the groups' nodes in place of the chart's NFD-label affinity (the plugin need not wait for NFD's
+labels); the groups' taints tolerated by the daemons that must run on their nodes.
 """
 
 from __future__ import annotations
@@ -12,35 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 
-import yaml
-
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import gpu_sharing
 from .manifests import Obj, containers, find, pod_spec, read_manifest
-from .model import DEVICE_PLUGIN_CONFIG_LABEL, InClusterGroup
+from .model import InClusterGroup
 from .placement import add_tolerations, groups_affinity, taint_tolerations
 
 NAMESPACE = "nvidia-device-plugin"
 CONFIG_MAP = "nvdp-nvidia-device-plugin-configs"
 DAEMONSETS = ("nvdp-nvidia-device-plugin", "nvdp-nvidia-device-plugin-gpu-feature-discovery")
 NFD_WORKER = "nfd-worker"
-
-
-def node_labels(group: InClusterGroup) -> dict[str, str]:
-    """The labels the cloud side must put on a group's nodes for these components: the device-plugin config name,
-    on groups that share their GPUs (MIG or time-slicing)."""
-    return {DEVICE_PLUGIN_CONFIG_LABEL: group.name} if gpu_sharing.device_plugin_config(group) is not None else {}
-
-
-def plugin_configs(groups: tuple[InClusterGroup, ...], default: str) -> dict[str, str]:
-    """The ConfigMap's data: the chart's `default` config (whole GPUs) and one config file per sharing group."""
-    data = {"default": default}
-    for group in groups:
-        config = gpu_sharing.device_plugin_config(group)
-        if config is not None:
-            data[group.name] = yaml.safe_dump(config, sort_keys=False).rstrip("\n")
-    return data
 
 
 def _namespace(name: str) -> Obj:
@@ -52,7 +35,7 @@ def device_plugin_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCo
     objects = read_manifest("nvidia-device-plugin").fresh()
     image = pins.nvidia_device_plugin.images["k8s-device-plugin"].reference
     config_map = find(objects, "ConfigMap", CONFIG_MAP)
-    config_map["data"] = plugin_configs(groups, config_map["data"]["default"])
+    config_map["data"] = gpu_sharing.config_map_data(groups)
     # Rolls the daemons when a group's config changes, as the chart's checksum/config annotation does.
     checksum = hashlib.sha256(json.dumps(config_map["data"], sort_keys=True).encode()).hexdigest()
     for name in DAEMONSETS:

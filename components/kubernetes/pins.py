@@ -9,6 +9,7 @@ import pulumi
 from gpufleet.lock import load_lock
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
+from .. import runtime
 from .manifests import Obj, containers
 
 LOCK_FIELD = "images/lock.yaml kubernetes_components"
@@ -31,11 +32,9 @@ def images_of(objects: Iterable[Obj]) -> set[str]:
 def refuse_unconfirmed(objects: Iterable[Obj], pins: KubernetesComponents) -> None:
     """Stop a real preview or deploy that would run an image the lock pins by tag only; the offline plan goes on
     (the image shows by tag and an advisory rule names it), as an unbaked node image does."""
-    from gpufleet.program import running_offline
-
     notes = pins.unconfirmed_images()
     missing = sorted(image for image in images_of(objects) if image in notes)
-    if not missing or running_offline():
+    if not missing or runtime.running_offline():
         return
     reasons = "; ".join(f"{image}: {notes[image]}" for image in missing)
     raise pulumi.RunError(

@@ -7,14 +7,15 @@ from pathlib import Path
 
 from ..clouds.registry import CLOUDS, Cloud
 from ..yaml_model import load_yaml_model
+from .mig import MigFacts, MigGpu, load_mig_facts
 from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
 from .pricing import hourly_cost, most_expensive
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
-    "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "Price",
-    "hourly_cost", "load_catalog", "most_expensive",
+    "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "MigFacts",
+    "MigGpu", "Price", "hourly_cost", "load_catalog", "load_mig_facts", "most_expensive",
 ]
 
 

@@ -25,9 +25,7 @@ class HourlyPrice(Protocol):
     def spot(self) -> float | None: ...
 
 
-def unit_price(
-    instance: InstanceType | None, region: str, stack_price: HourlyPrice | None = None
-) -> HourlyPrice | None:
+def unit_price(instance: InstanceType | None, region: str, stack_price: HourlyPrice | None) -> HourlyPrice | None:
     """The stack's price for the type when it gives one, else the catalog's snapshot in `region`, else None."""
     if stack_price is not None:
         return stack_price

@@ -12,7 +12,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from ..clouds.registry import CLOUDS, backend
+from ..clouds.lookup import backend
+from ..clouds.registry import CLOUDS
 from ..stackfile.errors import SpecError, SpecInvalid
 from . import Catalog, InstanceType, hourly_cost
 

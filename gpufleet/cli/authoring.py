@@ -17,17 +17,20 @@ def catalog(
     fmt: FormatOpt = Format.table,
 ) -> None:
     """Instance facts, fabric and prices, with their sources."""
-    from ..catalog import CLOUDS, load_catalog
+    from ..catalog import CLOUDS, load_catalog, load_mig_facts
     from ..report.tables import catalog_table
 
     if cloud is not None and cloud not in CLOUDS:
         err.print(f"error: --cloud must be one of {', '.join(CLOUDS)}, got {cloud!r}")
         raise typer.Exit(2)
     instances = load_catalog().instances(cloud, gpu)
+    mig = load_mig_facts()
     if fmt is Format.json:
-        emit_json([i.model_dump(mode="json") for i in instances])
+        # The GPU's MIG profiles (mig.yaml) beside its other facts; empty where the GPU has no MIG.
+        emit_json([{**row, "gpu": {**row["gpu"], "mig_profiles": sorted(facts.profiles) if facts else []}}
+                   for i in instances for row in [i.model_dump(mode="json")] for facts in [mig.of(i.gpu)]])
     else:
-        out.print(catalog_table(instances))
+        out.print(catalog_table(instances, mig=mig))
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -11,6 +12,7 @@ import typer
 
 from ..plan.batch import StackOutcome
 from ..plan.record import SHOW_SECRETS_ENV
+from ..plan.secret_values import SECRET_DIGEST_ENV
 from ..stackfile import SpecInvalid, stack_names
 from .app import (
     DEFAULT_STACKS,
@@ -60,7 +62,8 @@ def plan(
             emit_report(fmt, [StackOutcome(stack_name(path), path, EXIT_INVALID, None, str(invalid))])
         raise typer.Exit(EXIT_INVALID) from None
     if fmt is ReportFormat.json:
-        emit_json(result.to_json(show_secrets))
+        digest = os.environ.get(SECRET_DIGEST_ENV)  # set by `gpufleet diff` for a base ref's plan
+        emit_json(result.to_json(show_secrets, digest.encode() if digest else None))
     elif fmt is ReportFormat.table:
         print_plan(out, result)
     else:

@@ -31,15 +31,16 @@ def policy_config(
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
-    from ..plan.policy_config import policy_pack_config
-    from ..program import prepare
+    from ..pack_config.derive import policy_pack_config
+    from ..pack_config.floor import bound_stack
+    from ..prepare import prepare
     from ..stackfile import load_stack
 
     path = existing_stack(stacks_dir, stack)
     try:
         config = load_stack(path, stacks_dir)
         prepared = prepare(config)  # as `gpufleet plan` does, so both print the same pack config
-        pack_config = policy_pack_config(config, prepared, stack)
+        pack_config = policy_pack_config(config, prepared, bound_stack(path))
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     emit_json(pack_config)

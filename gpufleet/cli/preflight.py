@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,6 +38,10 @@ def preflight(
     blocks, 1 a blocking finding, 2 invalid stack / no credentials / access refused, 3 internal error."""
     from gpufleet.preflight.runner import preflight_stack
 
+    # The SDKs log each failed credential source with a traceback (alibabacloud_credentials gives its logger
+    # "credentials" a stream handler of its own); what stops preflight is said once, in words, by the cloud's part.
+    logging.getLogger().addHandler(logging.NullHandler())
+    logging.getLogger("credentials").disabled = True
     if all_stacks == (stack is not None or stack_file is not None) or (stack is not None and stack_file is not None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)

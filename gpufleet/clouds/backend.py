@@ -1,11 +1,13 @@
-"""The protocol every cloud backend implements; the program, the resolve step and the planner use only this."""
+"""What a cloud is and can do: the protocol every cloud's backend implements (its stack-file models and checks,
+capabilities, fabric facts, names). Resolve, the checks, the bootstrap and the commands read only this; building
+resources and answering the offline engine is the cloud's program (gpufleet.clouds.program)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 from .naming import fit
@@ -49,11 +51,15 @@ class CloudBackend(Protocol):
     capacities: frozenset[str]
     """The node group `capacity` kinds the cloud offers."""
     operations: frozenset[str]
-    """The operations options built for the cloud (monitoring, idle, budget_alerts, shared_storage); a stack
-    setting another one stops before any resource."""
+    """The operations options built for the cloud (monitoring, idle, alarm_emails, budget_alerts, shared_storage);
+    a stack setting another one stops before any resource."""
     operation_gaps: Mapping[str, str]
-    """Why an option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
-    option; the refusal says so instead of "not built yet"."""
+    """Why each option not in `operations` cannot be built on this cloud (the provider or service lacks it), by
+    option; the refusal says so. Every option is in exactly one of the two."""
+    node_completes_hooks: bool
+    """Whether a node completes its scaling group's lifecycle hooks itself (the bootstrap's node scripts do so with
+    the cloud's CLI); False where the cloud gives the action token only to a notification target (Alibaba ESS: a
+    runbook completes it) or holds no hook."""
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         """RDMA interfaces (EFA, IB HCAs, ERIs) a node of this type uses; 0 without RDMA."""
@@ -81,32 +87,15 @@ class CloudBackend(Protocol):
         names do not follow from the region."""
         ...
 
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        """Register the cluster's resources (under `pulumi up` or the offline engine); returns stack outputs."""
-        ...
-
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
-        """Register the image pipeline of an image stack; returns stack outputs."""
-        ...
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        """Offline engine: the id and computed outputs the provider would return, in its shapes."""
-        ...
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        """Offline engine: the answer to an invoke from local data, or None where there is none."""
-        ...
-
 
 class BackendDefaults:
-    """What the clouds share; a backend overrides what differs. A cloud without a component yet stops the
-    stack before any resource, naming what is missing."""
+    """What the clouds share; a backend overrides what differs and supplies the rest of CloudBackend."""
 
     name: str
-    scaling_group_name_max: int | None = None
+    scaling_group_name_max: int | None
     """The cloud's limit on a scaling group's name (its names table); None: no cut."""
-    operations: frozenset[str] = frozenset()
     operation_gaps: Mapping[str, str] = MappingProxyType({})
+    node_completes_hooks = False
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return instance.fabric.interfaces if rdma else 0
@@ -130,20 +119,3 @@ class BackendDefaults:
         policies can name it."""
         base = f"gpufleet-{spec.name}-{spec.environment}-{group_name}"
         return {"scaling_group": fit(base, self.scaling_group_name_max)}
-
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        raise self._not_built_yet("cluster component")
-
-    def build_images(self, spec: ImagesSpec) -> Mapping[str, Any]:
-        raise self._not_built_yet("image pipeline")
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        raise LookupError(f"no offline {self.name} answers for {typ} yet: add components/clouds/{self.name}/mocks.py")
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        return None
-
-    def _not_built_yet(self, what: str) -> Exception:
-        import pulumi
-
-        return pulumi.RunError(f"cloud {self.name!r} has no {what} yet; aws is supported")

@@ -1,7 +1,7 @@
 """Every command the node scripts run (components/bootstrap/scripts, as the bootstrap renders them) and what puts
 it on the image: the Ubuntu 22.04 server image itself, or one of images/install/*.sh.
 
-tests/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
+tests/images/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
 shell parser and fails on one this table does not provide, so a new tool in a node script fails CI, not a node.
 The image check (bundle.image_check) runs `command -v` on each of a cloud's tools on the build VM and on a fresh
 VM of the image, so a base-image assumption below that stops holding fails the bake, not the first boot.
@@ -20,6 +20,7 @@ BASE_OS: dict[str, str] = {
     "curl": "curl",
     "date": "coreutils",
     "flock": "util-linux",
+    "grep": "grep",
     "ip": "iproute2",
     "iptables": "iptables",
     "journalctl": "systemd",
@@ -49,9 +50,11 @@ INSTALLED: dict[str, dict[str, tuple[str, str]]] = {
         "aliyun": ("agents.sh", 'tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun'),
     },
 }
-# On every cloud: DCGM's dcgmi (the lock's datacenter-gpu-manager-4-core) and the node check's wrapper.
+# On every cloud: DCGM's dcgmi (the lock's datacenter-gpu-manager-4-core), nvidia-smi (the driver's utilities, which
+# nvidia-open installs at the pinned driver version; MIG groups' boot script runs it) and the node check's wrapper.
 for _tools in INSTALLED.values():
     _tools["dcgmi"] = ("gpu-stack.sh", 'apt_install nvidia-open "${pins[@]}"')
+    _tools["nvidia-smi"] = ("gpu-stack.sh", 'apt_install nvidia-open "${pins[@]}"')
     _tools["gpufleet-nodecheck"] = ("nodecheck.sh", '"$root/usr/local/bin/gpufleet-nodecheck"')
 
 

@@ -14,18 +14,8 @@ from typing import Any
 
 from pulumi.runtime.rpc import is_rpc_secret
 
-from .record import SECRET
+from .secret_values import SECRET, is_secret_text, secret_key
 
-# Key names whose value is a credential. Matched on the name's last words (camelCase, snake_case, dashes
-# and colons split), so `adminPassword`, `client_secret`, `sasToken`, `privateKey` are masked while names
-# that only point at a secret or set a policy about one (`secretName`, `kmsKeyId`, `httpTokens`,
-# `sshPublicKey`) are not: those are the values a reviewer needs to see.
-_SECRET_LAST_WORDS = frozenset({"password", "passwd", "passphrase", "secret", "token", "credential", "credentials"})
-_SECRET_LAST_PAIRS = frozenset({
-    ("private", "key"), ("key", "material"), ("secret", "key"), ("shared", "key"), ("access", "key"),
-    ("connection", "string"), ("primary", "key"), ("secondary", "key"),
-})
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ABSENT = object()
 
@@ -33,12 +23,6 @@ _ABSENT = object()
 _OPTIONS = ("protect", "ignore_changes")
 _HOURLY_KEYS = ("desired_on_demand", "desired_expected", "max_on_demand")
 _GPU_KEYS = ("min", "desired", "max")
-
-
-def secret_key(name: str) -> bool:
-    """Whether an input key's name says its value is a credential (see _SECRET_LAST_WORDS)."""
-    words = [w.lower() for w in _WORD.findall(name)]
-    return bool(words) and (words[-1] in _SECRET_LAST_WORDS or tuple(words[-2:]) in _SECRET_LAST_PAIRS)
 
 
 @dataclass(frozen=True)
@@ -65,7 +49,7 @@ def _path(parent: str, key: str | int) -> str:
 
 def _masked(value: Any) -> Any:
     """The value with every engine-marked secret inside it replaced by SECRET."""
-    if is_rpc_secret(value):
+    if is_rpc_secret(value) or is_secret_text(value):
         return SECRET
     if isinstance(value, dict):
         return {k: SECRET if secret_key(k) else _masked(v) for k, v in value.items()}
@@ -82,7 +66,9 @@ def value_changes(before: Any, after: Any, path: str = "") -> list[ValueChange]:
         kind = "added" if before is _ABSENT else "removed"
         return [ValueChange(path, kind, None if before is _ABSENT else _masked(before),
                             None if after is _ABSENT else _masked(after))]
-    if is_rpc_secret(before) or is_rpc_secret(after):
+    if is_secret_text(before) and is_secret_text(after) and SECRET in (before, after):
+        return []  # a plan that masks (a ref older than digests) cannot say whether the secret changed
+    if is_rpc_secret(before) or is_rpc_secret(after) or is_secret_text(before) or is_secret_text(after):
         return [ValueChange(path, "changed", SECRET, SECRET)]
     if isinstance(before, dict) and isinstance(after, dict):
         changes: list[ValueChange] = []

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from secrets import token_hex
 from typing import Any
 
 from ..stackfile import SpecError, SpecInvalid, stack_names, stack_path
@@ -55,8 +56,9 @@ def _work_tree_exit(side: Side) -> int:
     return side.exit_code if side.exit_code is not None else EXIT_INTERNAL
 
 
-def plan_work_tree(stacks_dir: Path, stack: str) -> Side:
-    """Plan STACK of the work tree in this process; an internal error propagates (exit 3, as plan)."""
+def plan_work_tree(stacks_dir: Path, stack: str, digest_key: str) -> Side:
+    """Plan STACK of the work tree in this process, secrets as digests under `digest_key` as the base prints them;
+    an internal error propagates (exit 3, as plan)."""
     path = stack_path(stacks_dir, stack)
     if not path.is_file():
         return Side("absent")
@@ -64,7 +66,7 @@ def plan_work_tree(stacks_dir: Path, stack: str) -> Side:
         result = plan_stack(path, stacks_dir)
     except SpecInvalid as invalid:
         return Side("invalid", EXIT_INVALID, error=str(invalid))
-    return Side("planned", result.exit_code, plan=result.to_json(show_secrets=True))  # compared, then masked
+    return Side("planned", result.exit_code, plan=result.to_json(digest_key=digest_key.encode()))
 
 
 def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked) -> DiffReport:
@@ -73,6 +75,9 @@ def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: 
     SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, or a named stack
     exists on neither side."""
     commit = resolve_ref(root, base)
+    # One key per run: both sides print each secret as its digest under it, so a changed secret shows as changed
+    # while neither plan (the base's crosses a process boundary) carries a secret in clear.
+    digest_key = token_hex(32)
     work_stacks = root / "stacks"
     with exported_tree(root, commit) as tree:
         at_base = set(base_stacks(tree))
@@ -85,11 +90,11 @@ def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: 
         workers = max(1, (os.cpu_count() or 2) - 1)
         with ThreadPoolExecutor(max_workers=workers) as pool, track(len(names)) as advance:
             before: dict[str, Future[Side]] = {
-                name: pool.submit(plan_in_tree, tree, name) for name in names if name in at_base
+                name: pool.submit(plan_in_tree, tree, name, digest_key) for name in names if name in at_base
             }
             diffs = []
             for name in names:
-                after = plan_work_tree(work_stacks, name)
+                after = plan_work_tree(work_stacks, name, digest_key)
                 diffs.append(diff_stack(name, before[name].result() if name in before else Side("absent"), after))
                 advance()
     return DiffReport(base, commit, diffs)

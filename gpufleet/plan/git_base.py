@@ -14,9 +14,9 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-from gpufleet.plan.compare import Side
-from gpufleet.plan.record import SHOW_SECRETS_ENV
-from gpufleet.stackfile import SpecError, SpecInvalid, stack_names
+from ..stackfile import SpecError, SpecInvalid, stack_names
+from .compare import Side
+from .secret_values import SECRET_DIGEST_ENV
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 PLAN_TIMEOUT_S = 600
@@ -113,11 +113,13 @@ def planning_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if kept(k)}
 
 
-def plan_in_tree(tree: Path, stack: str) -> Side:
+def plan_in_tree(tree: Path, stack: str, digest_key: str | None = None) -> Side:
     """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there.
-    That code runs here: it gets the scrubbed environment of `planning_environment`, never credentials."""
+    That code runs here: it gets the scrubbed environment of `planning_environment`, never credentials, and
+    prints secrets masked, or as digests under `digest_key` (secret_values: compared here, never in clear)."""
     env = planning_environment(os.environ)
-    env[SHOW_SECRETS_ENV] = "1"  # compared here and masked in the diff; refs before the flag print them anyway
+    if digest_key is not None:
+        env[SECRET_DIGEST_ENV] = digest_key
     done = subprocess.run(
         [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json"],
         cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S, check=False,

@@ -1,8 +1,8 @@
 """Answers the offline engine gives in place of the clouds: ids, computed outputs and invokes.
 
 This module only dispatches: each cloud's answers (id and ARN shapes, invokes) live in its own
-`components/clouds/<cloud>/mocks.py`, reached through the cloud's backend, chosen by the provider prefix
-of the type or invoke token.
+`gpufleet/clouds/<cloud>/mock_answers.py`, reached through the cloud's program (gpufleet.clouds.program), chosen
+by the provider prefix of the type or invoke token.
 Answers are derived from the resource's type and name, so two plans of one stack are identical. An
 invoke with no local answer fails loudly rather than returning something a real run would not.
 """
@@ -14,8 +14,9 @@ from typing import Any
 
 import pulumi
 
+from ..clouds.lookup import cloud_of_resource_type
 from ..clouds.mock_ids import guid
-from ..clouds.registry import backend, cloud_of_resource_type
+from ..clouds.program import cloud_program
 from . import kubernetes_answers
 
 PROVIDER_TYPE = "pulumi:providers:"
@@ -68,12 +69,12 @@ class OfflineMocks(pulumi.runtime.Mocks):
         cloud = _cloud_of(args.typ)
         if cloud is None:
             raise LookupError(f"the offline engine has no answers for {args.typ}: its provider is no registered cloud")
-        physical, outputs = backend(cloud).mock_resource(args.typ, args.name, dict(args.inputs), self.region)
+        physical, outputs = cloud_program(cloud).mock_resource(args.typ, args.name, dict(args.inputs), self.region)
         return physical, {**args.inputs, **outputs}
 
     def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
         cloud = cloud_of_resource_type(args.token)
-        answer = backend(cloud).mock_invoke(args.token, self.region, self.zones) if cloud else None
+        answer = cloud_program(cloud).mock_invoke(args.token, self.region, self.zones) if cloud else None
         if answer is None:
             raise UnansweredInvoke(f"the offline engine has no local answer for invoke {args.token}")
         return answer

@@ -11,16 +11,18 @@ import pulumi
 
 from components.bootstrap import BootstrapError
 
-from ..program import Prepared, build, prepare
+from ..pack_config.derive import policy_pack_config, user_policy
+from ..pack_config.floor import bound_stack, exceptions_in_use, organisation
+from ..pack_config.settings import PolicyConfigError
+from ..prepare import Prepared, prepare
+from ..program import build
 from ..stackfile import POLICY_KEY, ImagesSpec, SpecError, SpecInvalid, load_stack
+from ..stackfile.read import PROJECT
 from .cost import summarize
 from .engine import run_program
-from .policy_config import policy_pack_config, user_policy
-from .policy_floor import exceptions_in_use, organisation
-from .policy_runner import PolicyConfigError, run_policies
+from .policy_runner import run_policies
 from .record import RecordedResource
 
-PROJECT = "gpufleet"
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 
 
@@ -38,12 +40,12 @@ class PlanResult:
     def exit_code(self) -> int:
         return EXIT_POLICY if self.mandatory_failed else EXIT_CLEAN
 
-    def to_json(self, show_secrets: bool = False) -> dict[str, Any]:
+    def to_json(self, show_secrets: bool = False, digest_key: bytes | None = None) -> dict[str, Any]:
         return {
             "stack": self.stack,
             "cloud": self.cloud,
             "region": self.region,
-            "resources": [r.to_json(show_secrets) for r in self.resources],
+            "resources": [r.to_json(show_secrets, digest_key) for r in self.resources],
             "policies": self.policies,
             "summary": self.summary,
         }
@@ -63,6 +65,7 @@ def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanR
     about); raises SpecInvalid like plan_stack."""
     config = load_stack(path, stacks_dir)
     name = stack_name(path)
+    bound = bound_stack(path)  # organisation exceptions bind to the project's own stack file only
     prepared = prepare(config)
     if isinstance(prepared, ImagesSpec):
         cloud, region, zones = prepared.cloud, prepared.regions[0], []
@@ -82,7 +85,7 @@ def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanR
     except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)
         raise SpecInvalid([SpecError("node_groups", str(exc))]) from None
     try:
-        pack_config = policy_pack_config(config, prepared, name)
+        pack_config = policy_pack_config(config, prepared, bound)
         report = run_policies(resources, pack_config)
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
@@ -93,7 +96,7 @@ def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanR
         region=region,
         resources=resources,
         policies={**report.to_json(), "exceptions": exceptions_in_use(
-            user_policy(config), name, date.today(), organisation()
+            user_policy(config), bound, date.today(), organisation()
         )},
         summary=summary,
         mandatory_failed=report.has_mandatory,

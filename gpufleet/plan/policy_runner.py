@@ -28,21 +28,8 @@ from pulumi_policy import (
 from pulumi_policy.policy import _NotApplicableError  # the SDK exposes no public name for not_applicable
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
+from ..pack_config.settings import LEVELS, resolve_config
 from .record import RecordedResource
-
-LEVELS = ("advisory", "mandatory", "remediate", "disabled")
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "array": (list, tuple),
-    "string": (str,),
-    "number": (int, float),
-    "integer": (int,),
-    "boolean": (bool,),
-    "object": (dict,),
-}
-
-
-class PolicyConfigError(ValueError):
-    """The policy config is malformed: the message names the field and the reason."""
 
 
 @dataclass(frozen=True, order=True)
@@ -70,34 +57,6 @@ class PolicyReport:
         return {"evaluated": self.evaluated, "violations": [v.to_json() for v in self.violations]}
 
 
-@dataclass(frozen=True)
-class PolicySetting:
-    level: str
-    properties: dict[str, Any]
-
-
-def _level(value: Any, where: str) -> str:
-    if isinstance(value, str) and value in LEVELS:
-        return value
-    raise PolicyConfigError(f"{where}: {value!r} is not an enforcement level (one of {', '.join(LEVELS)})")
-
-
-def check_property(policy: Policy, key: str, value: Any, where: str) -> None:
-    """PolicyConfigError unless `value` has the type the policy's schema gives `key`."""
-    schema = policy.config_schema.properties if policy.config_schema else {}
-    if key not in schema:
-        known = ", ".join(sorted(schema)) or "none"
-        raise PolicyConfigError(f"{where}.{key}: {policy.name} takes no such setting (settings: {known})")
-    expected = schema[key].get("type")
-    types = _JSON_TYPES.get(expected, ())
-    if types and (not isinstance(value, types) or (isinstance(value, bool) and expected != "boolean")):
-        raise PolicyConfigError(f"{where}.{key}: expected {expected}, got {type(value).__name__}")
-    if expected == "array" and "items" in schema[key]:
-        item_types = _JSON_TYPES.get(schema[key]["items"].get("type"), ())
-        if item_types and any(not isinstance(item, item_types) for item in value):
-            raise PolicyConfigError(f"{where}.{key}: every item must be a {schema[key]['items']['type']}")
-
-
 def config_json_schema(policies: Sequence[Policy]) -> dict[str, Any]:
     """JSON Schema of a pack config that resolve_config accepts: per policy (or "all") a level, or a map of
     `enforcementLevel` and the policy's own settings. Nothing is required: unset settings keep their defaults."""
@@ -116,52 +75,6 @@ def config_json_schema(policies: Sequence[Policy]) -> dict[str, Any]:
         "additionalProperties": False,
         "properties": {"all": entry(None), **{policy.name: entry(policy) for policy in policies}},
     }
-
-
-def resolve_config(policies: Sequence[Policy], config: Mapping[str, Any] | None) -> dict[str, PolicySetting]:
-    """Each policy's level and properties, with the precedence of the Pulumi CLI.
-
-    Level: the policy's own entry, else "all", else the policy's default. Properties: the schema's
-    defaults overlaid with the entry's settings.
-    """
-    config = config or {}
-    if not isinstance(config, Mapping):
-        raise PolicyConfigError(
-            f"policy config: expected a mapping of policy name to settings, got {type(config).__name__}"
-        )
-    by_name = {policy.name: policy for policy in policies}
-    unknown = sorted(set(config) - set(by_name) - {"all"})
-    if unknown:
-        raise PolicyConfigError(f"policy config.{unknown[0]}: no such policy in the pack")
-    all_level = None
-    if "all" in config:
-        raw = config["all"]
-        raw = raw.get("enforcementLevel") if isinstance(raw, Mapping) else raw
-        all_level = _level(raw, "policy config.all")
-    settings = {}
-    for policy in policies:
-        where = f"policy config.{policy.name}"
-        entry = config.get(policy.name)
-        level, properties = None, {}
-        if isinstance(entry, str):
-            level = _level(entry, where)
-        elif isinstance(entry, Mapping):
-            if "enforcementLevel" in entry:
-                level = _level(entry["enforcementLevel"], f"{where}.enforcementLevel")
-            for key, value in entry.items():
-                if key != "enforcementLevel":
-                    check_property(policy, key, value, where)
-                    properties[key] = copy.deepcopy(value)
-        elif entry is not None:
-            raise PolicyConfigError(f"{where}: expected a level or a mapping, got {type(entry).__name__}")
-        default = policy.enforcement_level.value if policy.enforcement_level is not None else "advisory"
-        defaults = {
-            key: copy.deepcopy(spec["default"])
-            for key, spec in (policy.config_schema.properties if policy.config_schema else {}).items()
-            if "default" in spec
-        }
-        settings[policy.name] = PolicySetting(level or all_level or default, {**defaults, **properties})
-    return settings
 
 
 def _options(resource: RecordedResource) -> PolicyResourceOptions:

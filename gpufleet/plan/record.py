@@ -5,23 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pulumi.runtime.rpc import is_rpc_secret
+from .secret_values import digested, without_secrets
 
 SHOW_SECRETS_ENV = "GPUFLEET_SHOW_SECRETS"
 """Set to 1 to print secret inputs in the plan JSON (`gpufleet plan --show-secrets`)."""
-SECRET = "[secret]"
-"""How a secret input prints: the Pulumi CLI's own rendering of a secret in a preview."""
-
-
-def without_secrets(value: Any) -> Any:
-    """The value with every engine-marked secret inside it replaced by SECRET."""
-    if is_rpc_secret(value):
-        return SECRET
-    if isinstance(value, dict):
-        return {key: without_secrets(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [without_secrets(item) for item in value]
-    return value
 
 
 @dataclass(frozen=True)
@@ -41,8 +28,11 @@ class RecordedResource:
     registered_outputs: tuple[str, ...] = ()
     """Names a component passed to register_outputs (what its callers may read)."""
 
-    def to_json(self, show_secrets: bool = False) -> dict[str, Any]:
-        """The plan JSON entry; secret inputs print as SECRET unless show_secrets (as `pulumi preview`)."""
+    def to_json(self, show_secrets: bool = False, digest_key: bytes | None = None) -> dict[str, Any]:
+        """The plan JSON entry; secret inputs print as SECRET unless show_secrets (as `pulumi preview`), or as
+        keyed digests with `digest_key` (secret_values.digested: what `gpufleet diff` compares)."""
+        inputs = (self.inputs if show_secrets else digested(self.inputs, digest_key) if digest_key is not None
+                  else without_secrets(self.inputs))
         return {
             "urn": self.urn,
             "type": self.type,
@@ -53,5 +43,5 @@ class RecordedResource:
             "property_dependencies": {key: list(urns) for key, urns in self.property_dependencies.items()},
             "protect": self.protect,
             "ignore_changes": list(self.ignore_changes),
-            "inputs": self.inputs if show_secrets else without_secrets(self.inputs),
+            "inputs": inputs,
         }

@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from ..catalog import InstanceType
+from ..catalog import InstanceType, MigFacts
 from ..plan.planner import PlanResult
 from ..plan.record import RecordedResource
 
@@ -27,7 +27,11 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
     return out
 
 
-def catalog_table(instances: list[InstanceType], region: str | None = None) -> Table:
+def catalog_table(instances: list[InstanceType], region: str | None = None, mig: MigFacts | None = None) -> Table:
+    def has_mig(inst: InstanceType) -> str:
+        facts = mig.of(inst.gpu) if mig else None
+        return "?" if facts is None else "yes" if facts.mig else "no"
+
     def price(inst: InstanceType) -> str:
         shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" if p.offered else f"{r} not offered"
                  for r, p in sorted(inst.prices.items()) if region is None or r == region]
@@ -35,10 +39,10 @@ def catalog_table(instances: list[InstanceType], region: str | None = None) -> T
 
     return table(
         "GPU instance catalog (USD/h on-demand/spot, snapshots: see `--format json` for sources)",
-        ["cloud", "type", "GPUs", "GPU mem", "fabric", "interfaces", "NVSwitch", "prices"],
+        ["cloud", "type", "GPUs", "GPU mem", *(["MIG"] if mig else []), "fabric", "interfaces", "NVSwitch", "prices"],
         [
-            (i.cloud, i.name, f"{i.gpu.count}x {i.gpu.model}", i.gpu.memory_gb, i.fabric.kind, i.fabric.interfaces,
-             "yes" if i.nvswitch else "no", price(i))
+            (i.cloud, i.name, f"{i.gpu.count}x {i.gpu.model}", i.gpu.memory_gb, *([has_mig(i)] if mig else []),
+             i.fabric.kind, i.fabric.interfaces, "yes" if i.nvswitch else "no", price(i))
             for i in instances
         ],
     )

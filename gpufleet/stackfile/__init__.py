@@ -2,8 +2,8 @@
 
 from .errors import SpecError, SpecInvalid
 from .image_stack import validate_images
-from .models import ClusterSpec, ImagesSpec, NodeGroup
-from .read import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_names, stack_path
+from .models import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, ClusterSpec, ImagesSpec, NodeGroup
+from .read import load_stack, stack_names, stack_path
 
 __all__ = [
     "CLUSTER_KEY", "IMAGES_KEY", "POLICY_KEY", "ClusterSpec", "ImagesSpec", "NodeGroup", "SpecError",

@@ -7,6 +7,9 @@ Public space is every address outside the special-purpose ranges below (IANA IPv
 Address Registries: RFC 1918 private, RFC 6598 shared, RFC 4193 unique local, loopback, link local,
 documentation, benchmarking, multicast, reserved). A set of ranges is too wide when, after merging overlaps,
 it covers more public addresses of one family than one range of the limit prefix does: the set counts as one.
+IPv6 ranges that stand for IPv4 addresses (IPv4-mapped ::ffff:0:0/96, RFC 4291; the NAT64 well-known prefix
+64:ff9b::/96, RFC 6052; both in the IANA IPv6 registry) are judged as the IPv4 addresses they carry, so
+::ffff:0:0/96 is all of IPv4, not 2**32 IPv6 addresses under the /64 limit.
 """
 
 from __future__ import annotations
@@ -30,6 +33,24 @@ NON_PUBLIC: dict[int, tuple[Net, ...]] = {
         "::/127", "100::/64", "2001:db8::/32", "fc00::/7", "fe80::/10", "ff00::/8",
     )),
 }
+
+
+# IPv6 prefixes whose last 32 bits are an IPv4 address.
+IPV4_EMBEDDING = (IPv6Network("::ffff:0:0/96"), IPv6Network("64:ff9b::/96"))
+
+
+def as_ipv4(net: Net) -> list[Net]:
+    """`net` with the part of it inside an IPv4-embedding IPv6 prefix replaced by the IPv4 range it carries."""
+    if net.version == 4:
+        return [net]
+    out: list[Net] = [net]
+    for prefix in IPV4_EMBEDDING:
+        if prefix.subnet_of(net):  # type: ignore[arg-type]
+            out.append(IPv4Network("0.0.0.0/0"))
+        elif net.subnet_of(prefix):  # type: ignore[arg-type]
+            low = int(net.network_address) & 0xFFFFFFFF
+            return [IPv4Network((low, 32 - (128 - net.prefixlen)))]
+    return out
 
 
 def parse_range(text: object) -> Net | None:
@@ -56,7 +77,7 @@ def public_addresses(net: Net) -> int:
 def too_wide(ranges: Iterable[Net]) -> str | None:
     """How much public space the set covers when that is too much ("3,702,258,688 public IPv4 addresses, more
     than a /24 holds"), per address family; None when the set stays within the limits."""
-    ranges = list(ranges)
+    ranges = [part for net in ranges for part in as_ipv4(net)]
     reasons: list[str] = []
     for version in (4, 6):
         merged = collapse_addresses(net for net in ranges if net.version == version)  # type: ignore[type-var]

@@ -1,50 +1,29 @@
 """Cross-field checks every cloud shares, run on the resolved cluster before any resource.
 
 One small function per check; each returns the problems it found, naming the field path and the fix.
-Checks only one cloud needs live in components/clouds/<cloud>/rules.py and run after these.
+Checks only one cloud needs live in gpufleet/clouds/<cloud>/checks.py and run after these.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from ..lock.image_ids import EXPECTED_REGION, is_valid_region
+from .check_registry import CHECKS, check, group_check
 from .errors import SpecError
-from .keys import arn_accounts, key_problem
+from .keys import account_problem, arn_accounts, key_problem
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
+    from .models import ClusterSpec
 
 # RFC 1918 private address space: node networks live here.
 PRIVATE_SPACE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"), IPv4Network("192.168.0.0/16"))
 # Longest derived name `<cluster>-<group>`: Azure scale set names stop at 64 and child names add suffixes.
 MAX_DERIVED_NAME = 48
-
-Check = Callable[["ResolvedCluster"], Iterator[SpecError]]
-GroupCheck = Callable[["ResolvedCluster", "ResolvedGroup"], Iterator[SpecError]]
-CHECKS: list[Check] = []
-
-
-def check(fn: Check) -> Check:
-    """Register a check of the whole cluster."""
-    CHECKS.append(fn)
-    return fn
-
-
-def group_check(fn: GroupCheck) -> GroupCheck:
-    """Register a check that runs once per node group."""
-
-    def each_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
-        for group in cluster.groups:
-            yield from fn(cluster, group)
-
-    each_group.__name__ = fn.__name__
-    CHECKS.append(each_group)
-    return fn
-
 
 @group_check
 def instance_types_known(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
@@ -178,7 +157,7 @@ def spot_price_capped(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterato
     cap, region = group.spec.spot_max_price, cluster.spec.region
     if cap is None:
         return
-    if group.spec.capacity not in ("spot", "mixed"):
+    if not group.spec.spot:
         yield SpecError(group.path("spot_max_price"), "applies to capacity spot or mixed only; remove it")
         return
     for row in group.known_types:
@@ -197,7 +176,7 @@ def image_profile_known(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if spec.image not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         yield SpecError("image", f"unknown image profile {spec.image!r}; images/lock.yaml has: {known}")
-    elif lock.image_entry(spec.image, spec.cloud, spec.region) is None:  # unbaked entries plan
+    elif cluster.image is None:  # unbaked entries plan
         yield SpecError(
             "image",
             f"profile {spec.image!r} has no {spec.cloud} image in {spec.region}; bake one "
@@ -333,10 +312,8 @@ def operations_built(cluster: ResolvedCluster) -> Iterator[SpecError]:
     # Refused rather than ignored: a stack must never believe it has alarms or a budget alert it does not.
     cloud, built, gaps = cluster.spec.cloud, cluster.backend.operations, cluster.backend.operation_gaps
     for operation, path in operations_in_use(cluster):
-        if operation in gaps:
+        if operation not in built:
             yield SpecError(path, f"not available on {cloud}: {gaps[operation]}; remove it")
-        elif operation not in built:
-            yield SpecError(path, f"not built on {cloud} yet; remove it for now")
 
 
 @group_check
@@ -353,20 +330,34 @@ def idle_can_scale_down(cluster: ResolvedCluster, group: ResolvedGroup) -> Itera
         )
 
 
-@check
-def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    # A brought key: the customer's, in the stack's region, and in the account the stack's other ARNs name.
-    spec = cluster.spec
-    if spec.storage.kms_key == "create":
-        return
+def stack_accounts(spec: ClusterSpec) -> frozenset[str]:
+    """The accounts (subscriptions) the stack names as its own: its identity's ARNs and ids, its alarm target."""
     identity = getattr(spec, "identity", None)
     named = [*(identity.model_dump().values() if identity is not None else ()),
              spec.monitoring.alarms.target if spec.monitoring.alarms else None]
-    problem = key_problem(spec.cloud, spec.storage.kms_key, spec.region, arn_accounts(*named))
+    return arn_accounts(*named)
+
+
+@check
+def key_of_the_stack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # A brought key: the customer's, in the stack's region, and in the account the stack's other ARNs name (or one
+    # the organisation grants); on Azure the brought key's vault says its subscription.
+    spec = cluster.spec
+    if spec.storage.kms_key == "create":
+        return
+    accounts = stack_accounts(spec)
+    problem = key_problem(spec.cloud, spec.storage.kms_key, spec.region, accounts)
     if problem:
         yield SpecError("storage.kms_key", problem)
+    vault = getattr(spec.storage, "key_vault_id", None)
+    if vault and (problem := account_problem(vault, accounts)):
+        yield SpecError("storage.key_vault_id", problem)
 
 
 def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
     """Every problem the shared checks and then the cloud's own checks find."""
     return [error for fn in (*CHECKS, *cluster.backend.checks) for error in fn(cluster)]
+
+
+# The gpu_sharing checks register after the ones above, so errors keep this order.
+from . import sharing_checks  # noqa: E402, F401

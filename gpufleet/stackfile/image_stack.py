@@ -2,7 +2,7 @@
 registered backends), then its values against the cloud's naming, the catalog and the image lock.
 
 The provider's region key (aws:region...) is checked against regions[0] with the cluster's `region` in
-gpufleet.program.prepare.
+gpufleet.prepare.prepare.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Iterator
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
-from ..clouds.registry import CLOUDS, backend
+from ..clouds.lookup import backend
+from ..clouds.registry import CLOUDS
 from ..lock.image_ids import is_valid_region
 from .checks import regions_of_the_cloud, tags_within_limits
 from .errors import SpecError, SpecInvalid

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..clouds.registry import CLOUDS, backend
+from ..clouds.lookup import backend
+from ..clouds.registry import CLOUDS
 from ..plan.policy_runner import config_json_schema
 from ..resolve import cluster_json_schema
 from . import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY

@@ -10,7 +10,13 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
 from .address_ranges import too_wide
+from .gpu_sharing import GpuSharing
 from .mounts import mount_problem, normal
+
+# The stack config keys gpufleet reads (the Pulumi project's namespace).
+CLUSTER_KEY = "gpufleet:cluster"
+IMAGES_KEY = "gpufleet:images"
+POLICY_KEY = "gpufleet:policy"
 
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
@@ -84,6 +90,9 @@ class NodeGroup(StrictModel):
         None, description="RDMA groups: the one zone to use; defaults to network.zones when it has exactly one"
     )
     idle: Idle | None = Field(None, description="scale to size.min when GPUs stay idle; unset: never (the default)")
+    gpu_sharing: GpuSharing = Field(
+        default_factory=GpuSharing, description="whole GPUs (the default), MIG partitions, or Kubernetes time-slicing"
+    )
 
     @field_validator("instance_types")
     @classmethod
@@ -91,6 +100,11 @@ class NodeGroup(StrictModel):
         if len(set(value)) != len(value):
             raise ValueError("instance types repeat; list each once, primary first")
         return value
+
+    @property
+    def spot(self) -> bool:
+        """Spot nodes may run in the group: capacity spot, or mixed (spot above on_demand_base)."""
+        return self.capacity in ("spot", "mixed")
 
 
 class Network(StrictModel):
@@ -139,9 +153,9 @@ class Network(StrictModel):
 MOUNT_PATTERN = r"^/[A-Za-z0-9._/-]*$"
 
 
-def plain_mount_directory(value: str) -> str:
+def plain_mount_directory(value: str, shared: bool = False) -> str:
     """A mount path of its own: not a system directory (spec/mounts.py), written in its plain form."""
-    problem = mount_problem(value)
+    problem = mount_problem(value, shared)
     if problem:
         raise ValueError(problem)
     if normal(value) != value:
@@ -177,7 +191,7 @@ class SharedStorage(StrictModel):
     @field_validator("mount")
     @classmethod
     def _mount_of_its_own(cls, value: str) -> str:
-        return plain_mount_directory(value)
+        return plain_mount_directory(value, shared=True)
 
     @property
     def capacity_gib(self) -> int | None:

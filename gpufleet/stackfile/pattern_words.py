@@ -1,5 +1,5 @@
 """Each text pattern a stack field takes, in words: a refused value is told what the field looks like, never the
-regular expression. tests/test_fuzz_leftovers.py checks every pattern of `gpufleet schema` is listed here."""
+regular expression. test_fuzz_leftovers.py checks every pattern of `gpufleet schema` is listed here."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ _AZURE_ID = "an Azure resource id: /subscriptions/<subscription id>/resourceGrou
 PATTERN_WORDS: dict[str, str] = {
     r"\S": "must contain something other than spaces",
     r"^(create|https://.+)$": "must be `create` or an https:// URL",
+    r"^create$|^https://[-a-zA-Z0-9]{3,24}\.vault\.azure\.net/keys/[-a-zA-Z0-9]{1,127}/[0-9a-f]{32}$":
+        "must be `create` or a versioned Key Vault key id: https://<vault>.vault.azure.net/keys/<key>/<32 hex version>",
     r"^(ssh-rsa|ssh-ed25519|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/=]+( .*)?$":
         "must be an OpenSSH public key line: ssh-ed25519, ssh-rsa or ecdsa-sha2-nistpNNN, a space, the base64 key",
     r"^/[A-Za-z0-9._/-]*$": "must be an absolute path of letters, digits, '.', '_', '-' and '/' (e.g. /data)",
@@ -23,6 +25,8 @@ PATTERN_WORDS: dict[str, str] = {
     r"^[-A-Za-z0-9_.()]{1,90}$": "must be 1 to 90 letters, digits, '-', '_', '.', '(' or ')'",
     r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
     r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$": "must be an e-mail address (name@example.com)",
+    r"^all-([1-7]g\.[0-9]+gb|balanced)$":
+        "must be a MIG configuration name: all-<N>g.<M>gb (e.g. all-1g.10gb) or all-balanced",
     r"^[A-Za-z0-9.-]{1,64}$": "must be 1 to 64 letters, digits, '.' or '-'",
     r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$":
         "must be 2 to 32 lower-case letters, digits and dashes, starting with a letter and not ending with a dash",

@@ -9,10 +9,11 @@ from typing import Any
 
 from ..yaml_model import read_yaml
 from .errors import SpecError, SpecInvalid
+from .models import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY
 
-CLUSTER_KEY = "gpufleet:cluster"
-IMAGES_KEY = "gpufleet:images"
-POLICY_KEY = "gpufleet:policy"
+STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
+PROJECT = "gpufleet"  # Pulumi.yaml's name: the project every shipped stack belongs to
+"""The checkout's stack files: what `pulumi up` and the policy pack read a stack from."""
 EXTENDS = "extends"
 # A template extends a base, a fork extends a template: a few levels are plenty, a long chain is a mistake.
 MAX_EXTENDS = 8
@@ -119,7 +120,7 @@ def resolve_extends(config: dict[str, Any], stacks_dir: Path, chain: tuple[str, 
         merged = merge(base, {**config, key: child})
         merged[key] = merge(base.get(key, {}), child)
         if POLICY_KEY in base and POLICY_KEY in config:  # a child only tightens the policy of the stack it extends
-            from ..plan.policy_settings import inherited_policy
+            from ..pack_config.tighten import inherited_policy
 
             merged[POLICY_KEY] = inherited_policy(base[POLICY_KEY], config[POLICY_KEY], POLICY_KEY)
         return merged

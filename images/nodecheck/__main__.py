@@ -59,7 +59,7 @@ def main(
     else:
         checks = [
             Check("instance_type", True, instance_type, instance_type),
-            *gpu_checks(expect, inst, read_gpus(nvml)),
+            *gpu_checks(expect, inst, read_gpus(nvml, mig=inst.mig_devices > 0)),
             *fabric_manager_checks(expect, inst, run),
             *rdma_checks(inst, args.sysfs_root),
             *scratch_check(expect, args.proc_root),

@@ -46,6 +46,23 @@ def gpu_checks(expect: Expectation, inst: InstanceExpectation, gpus: GpuReport) 
         Check("ecc_uncorrectable", not ecc, 0, ecc or 0),
         Check("persistence_mode", len(gpus.persistence) == len(gpus.names) and not off, "on for every GPU",
               {"off": off} if off else f"on for {len(gpus.persistence)} of {len(gpus.names)}"),
+        *mig_checks(inst, gpus),
+    ]
+
+
+def mig_checks(inst: InstanceExpectation, gpus: GpuReport) -> list[Check]:
+    """MIG groups only: MIG mode on every GPU and the boot's devices on each (components/bootstrap/mig.py)."""
+    if not inst.mig_devices:
+        return []
+    off = sorted(i for i, on in gpus.mig_enabled.items() if not on)
+    wrong = {str(i): n for i, n in gpus.mig_devices.items() if n != inst.mig_devices}
+    total = sum(gpus.mig_devices.values())
+    return [
+        Check("mig_mode", len(gpus.mig_enabled) == len(gpus.names) and not off, "enabled on every GPU",
+              {"off": off} if off else f"enabled on {len(gpus.mig_enabled)} of {len(gpus.names)}"),
+        Check("mig_devices", not wrong and total == inst.mig_devices * inst.gpu_count,
+              {"per_gpu": inst.mig_devices, "total": inst.mig_devices * inst.gpu_count},
+              {"total": total, **({"per_gpu": wrong} if wrong else {})}),
     ]
 
 

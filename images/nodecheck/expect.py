@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FABRICS = ("efa", "infiniband", "erdma", "roce", "none")
+# A GPU has at most 7 MIG instances (NVIDIA MIG user guide, Supported GPUs).
+MAX_MIG_DEVICES = 7
 
 
 class ExpectationError(ValueError):
@@ -20,6 +22,7 @@ class InstanceExpectation:
     nvswitch: bool
     fabric: str
     fabric_interfaces: int
+    mig_devices: int = 0  # MIG devices per GPU; absent or 0: MIG is not applied and not checked
 
 
 @dataclass(frozen=True)
@@ -54,12 +57,16 @@ def _instance(name: str, raw: object) -> InstanceExpectation:
     interfaces = _field(raw, "fabric_interfaces", int, where)
     if count < 1 or interfaces < 0:
         raise ExpectationError(f"{where}gpu_count/fabric_interfaces: must be >= 1 / >= 0")
+    mig = _field(raw, "mig_devices", int, where) if "mig_devices" in raw else 0
+    if not 0 <= mig <= MAX_MIG_DEVICES:
+        raise ExpectationError(f"{where}mig_devices: must be 0 to {MAX_MIG_DEVICES}, got {mig}")
     return InstanceExpectation(
         gpu_model=_field(raw, "gpu_model", str, where),
         gpu_count=count,
         nvswitch=_field(raw, "nvswitch", bool, where),
         fabric=fabric,
         fabric_interfaces=interfaces,
+        mig_devices=mig,
     )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,6 +15,10 @@ class GpuReport:
     uncorrectable_ecc: dict[int, int | None] = field(default_factory=dict)
     # device index -> persistence mode on (nvmlDeviceGetPersistenceMode == NVML_FEATURE_ENABLED).
     persistence: dict[int, bool] = field(default_factory=dict)
+    # Read only where MIG is expected: device index -> MIG mode current (nvmlDeviceGetMigMode) is enabled, and
+    # -> MIG devices present (nvmlDeviceGetMigDeviceHandleByIndex over nvmlDeviceGetMaxMigDeviceCount slots).
+    mig_enabled: dict[int, bool] = field(default_factory=dict)
+    mig_devices: dict[int, int] = field(default_factory=dict)
     error: str | None = None
 
 
@@ -32,8 +37,27 @@ def _uncorrectable(nvml: ModuleType, handle: object) -> int | None:
     return total
 
 
-def read_gpus(nvml: ModuleType | None = None) -> GpuReport:
-    """Query NVML; any NVML failure becomes GpuReport.error instead of a traceback."""
+def _mig_devices(nvml: ModuleType, handle: object) -> int:
+    found = 0
+    for slot in range(nvml.nvmlDeviceGetMaxMigDeviceCount(handle)):
+        try:
+            nvml.nvmlDeviceGetMigDeviceHandleByIndex(handle, slot)
+        except nvml.NVMLError_NotFound:  # an empty slot (nvml.h: NVML_ERROR_NOT_FOUND)
+            continue
+        found += 1
+    return found
+
+
+def _mig(nvml: ModuleType, handles: list[object]) -> dict[str, dict[int, Any]]:
+    """GpuReport's MIG fields; a GPU whose MIG mode is off has no MIG devices to look for."""
+    enabled = {i: nvml.nvmlDeviceGetMigMode(h)[0] == nvml.NVML_DEVICE_MIG_ENABLE for i, h in enumerate(handles)}
+    devices = {i: _mig_devices(nvml, h) if enabled[i] else 0 for i, h in enumerate(handles)}
+    return {"mig_enabled": enabled, "mig_devices": devices}
+
+
+def read_gpus(nvml: ModuleType | None = None, mig: bool = False) -> GpuReport:
+    """Query NVML; any NVML failure becomes GpuReport.error instead of a traceback. `mig`: read MIG mode and
+    devices too (only where the expectation has MIG, so a whole-GPU node is read as before)."""
     if nvml is None:
         try:
             import pynvml as nvml  # noqa: PLC0415 - lazy: the node check must start without NVML
@@ -52,6 +76,7 @@ def read_gpus(nvml: ModuleType | None = None) -> GpuReport:
             uncorrectable_ecc={i: _uncorrectable(nvml, h) for i, h in enumerate(handles)},
             persistence={i: nvml.nvmlDeviceGetPersistenceMode(h) == nvml.NVML_FEATURE_ENABLED
                          for i, h in enumerate(handles)},
+            **(_mig(nvml, handles) if mig else {}),
         )
     except nvml.NVMLError as err:
         return GpuReport(driver=None, error=f"NVML query failed: {err}")

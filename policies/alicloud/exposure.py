@@ -13,11 +13,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpufleet.stackfile.address_ranges import parse_range, too_wide
+from gpufleet.stackfile.address_ranges import parse_range
 
-from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
+from ..admin_openings import Opening, described, group_of, groups_too_wide, verdict
+from ..meta import ADVISORY, MANDATORY, Config, Finding, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, get
-from .resource_types import INSTANCE, LAUNCH_TEMPLATE, NODE_TYPES, SCALING_CONFIGURATION, SECURITY_GROUP_RULE
+from .resource_types import (
+    INSTANCE,
+    LAUNCH_TEMPLATE,
+    NODE_TYPES,
+    SCALING_CONFIGURATION,
+    SECURITY_GROUP,
+    SECURITY_GROUP_RULE,
+)
 
 ADMIN_PORTS = (22, 3389)
 
@@ -72,18 +80,32 @@ def _exposed(protocol: Any, port_range: Any) -> str | None:
     return f"port {' and '.join(hit)}" if hit else None
 
 
-def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+def openings(props: Props, urn: str) -> list[Opening]:
+    """The admin opening one accept ingress rule declares, if it opens admin ports to an address range."""
     if get(props, "type") != "ingress" or get(props, "policy") == "drop":
-        return
-    # Judged by the public space the ranges cover (gpufleet/stackfile/address_ranges.py), not by their spelling.
-    nets = [net for value in (get(props, "cidrIp"), get(props, "ipv6CidrIp")) if (net := parse_range(value))]
+        return []
+    nets = tuple(net for value in (get(props, "cidrIp"), get(props, "ipv6CidrIp")) if (net := parse_range(value)))
     exposed = _exposed(get(props, "ipProtocol"), get(props, "portRange"))
-    wide = too_wide(nets) if exposed else None
+    return [Opening(urn, "the rule", exposed, tuple(map(str, nets)), nets)] if exposed and nets else []
+
+
+HINT = "allow only network.admin_cidrs (or use Cloud Assistant / a bastion) instead"
+
+
+def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    # Judged by the public space the ranges cover (gpufleet/stackfile/address_ranges.py), not by their spelling.
+    found = openings(props, "")
+    wide = verdict(found)
     if wide:
-        yield (
-            f"the rule opens {exposed} to {', '.join(map(str, nets))}: {wide}: allow only network.admin_cidrs (or "
-            "use Cloud Assistant / a bastion) instead"
-        )
+        yield f"{described(found)}: {wide}: {HINT}"
+
+
+def check_admin_ingress_per_group(stack: Stack, config: Config) -> Iterator[Finding]:
+    # One rule resource per admin CIDR: only the rules of a group together say what the group opens.
+    by_group: dict[str, list[Opening]] = {}
+    for node in stack.of_type(SECURITY_GROUP_RULE):
+        by_group.setdefault(group_of(node, "securityGroupId"), []).extend(openings(node.props, node.urn))
+    yield from groups_too_wide(stack, by_group, HINT)
 
 
 def check_no_public_ip(resource_type: str, props: Props, config: Config) -> Iterator[str]:
@@ -124,6 +146,15 @@ RULES: list[Rule] = [
         [SECURITY_GROUP_RULE],
         check_public_admin_ingress,
         checkov=("CKV_ALI_2", "CKV_ALI_3"),
+    ),
+    stack_rule(
+        "alicloud-admin-ingress-per-group",
+        "The ingress rules of one security group together open SSH (22), RDP (3389) or all ports to no more public "
+        "address space than a /24 (IPv4) or /64 (IPv6).",
+        MANDATORY,
+        "alicloud",
+        [SECURITY_GROUP, SECURITY_GROUP_RULE],
+        check_admin_ingress_per_group,
     ),
     resource_rule(
         "alicloud-no-public-ip",

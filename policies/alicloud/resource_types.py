@@ -13,7 +13,6 @@ SECURITY_GROUP_RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
 VSWITCH = "alicloud:vpc/switch:Switch"
 RAM_POLICY = "alicloud:ram/policy:Policy"
 EVENT_RULE = "alicloud:cms/eventRule:EventRule"
-IMAGE_PIPELINE = "alicloud:ecs/ecsImagePipeline:EcsImagePipeline"
 
 # Resources that launch nodes: where disks, metadata options, public bandwidth and the image are set.
 NODE_TYPES = (SCALING_CONFIGURATION, LAUNCH_TEMPLATE, INSTANCE)

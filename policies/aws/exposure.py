@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from gpufleet.stackfile.address_ranges import parse_range, too_wide
+from gpufleet.stackfile.address_ranges import parse_range
 
+from ..admin_openings import Opening, described, group_of, groups_too_wide, verdict
 from ..meta import MANDATORY, Config, Finding, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, get, items
 from .resource_types import (
@@ -58,40 +59,56 @@ def _ports_exposed(protocol: Any, from_port: Any, to_port: Any) -> str | None:
     return f"port {' and '.join(hit)}" if hit else None
 
 
-def _ranges(*values: Any) -> list[Any]:
-    """The address ranges among CIDR values (lists or single values; unknown and unreadable ones skipped)."""
-    listed = [item for value in values for item in (value if isinstance(value, list) else [value])]
-    return [net for item in listed if (net := parse_range(item)) is not None]
+def _listed(*values: Any) -> list[Any]:
+    """The items of CIDR values (lists or single values)."""
+    return [item for value in values for item in (value if isinstance(value, list) else [value])]
+
+
+def _opening(urn: str, where: str, exposed: str | None, *values: Any) -> list[Opening]:
+    """The rule as an Opening when it opens admin ports to some address range (unknown and unreadable ones skipped)."""
+    nets = tuple(net for item in _listed(*values) if (net := parse_range(item)) is not None)
+    return [Opening(urn, where, exposed, tuple(map(str, nets)), nets)] if exposed and nets else []
+
+
+def openings(resource_type: str, props: Props, urn: str) -> list[Opening]:
+    """The admin openings a security group's inline ingress, or one ingress rule resource, declares."""
+    if resource_type == SECURITY_GROUP:
+        rules = items(props, "ingress")
+        return [
+            found
+            for index, rule in enumerate(rules if isinstance(rules, list) else [])
+            for found in _opening(urn, f"ingress[{index}]",
+                                  _ports_exposed(get(rule, "protocol"), get(rule, "fromPort"), get(rule, "toPort")),
+                                  get(rule, "cidrBlocks"), get(rule, "ipv6CidrBlocks"))
+        ]
+    if resource_type == SECURITY_GROUP_RULE:
+        if get(props, "type") != "ingress":
+            return []
+        exposed = _ports_exposed(get(props, "protocol"), get(props, "fromPort"), get(props, "toPort"))
+        return _opening(urn, "the rule", exposed, get(props, "cidrBlocks"), get(props, "ipv6CidrBlocks"))
+    exposed = _ports_exposed(get(props, "ipProtocol"), get(props, "fromPort"), get(props, "toPort"))
+    return _opening(urn, "the rule", exposed, get(props, "cidrIpv4"), get(props, "cidrIpv6"))
+
+
+HINT = "allow only network.admin_cidrs (or use SSM Session Manager) instead"
 
 
 def check_public_admin_ingress(resource_type: str, props: Props, config: Config) -> Iterator[str]:
     # Judged by the public space the ranges cover together (gpufleet/stackfile/address_ranges.py), so a group's
     # rules that split the internet between them (0.0.0.0/1 + 128.0.0.0/1) count as one.
-    hint = "allow only network.admin_cidrs (or use SSM Session Manager) instead"
-    if resource_type == SECURITY_GROUP:
-        rules = items(props, "ingress")
-        exposed_rules = [
-            (index, exposed, _ranges(get(rule, "cidrBlocks"), get(rule, "ipv6CidrBlocks")))
-            for index, rule in enumerate(rules if isinstance(rules, list) else [])
-            if (exposed := _ports_exposed(get(rule, "protocol"), get(rule, "fromPort"), get(rule, "toPort")))
-        ]
-        wide = too_wide([net for _, _, nets in exposed_rules for net in nets])
-        if wide:
-            opened = "; ".join(f"ingress[{index}] opens {exposed} to {', '.join(map(str, nets))}"
-                               for index, exposed, nets in exposed_rules if nets)
-            yield f"{opened}: together {wide}: {hint}"
-        return
-    if resource_type == SECURITY_GROUP_RULE:
-        if get(props, "type") != "ingress":
-            return
-        nets = _ranges(get(props, "cidrBlocks"), get(props, "ipv6CidrBlocks"))
-        exposed = _ports_exposed(get(props, "protocol"), get(props, "fromPort"), get(props, "toPort"))
-    else:
-        nets = _ranges(get(props, "cidrIpv4"), get(props, "cidrIpv6"))
-        exposed = _ports_exposed(get(props, "ipProtocol"), get(props, "fromPort"), get(props, "toPort"))
-    wide = too_wide(nets) if exposed else None
+    found = openings(resource_type, props, "")
+    wide = verdict(found)
     if wide:
-        yield f"the rule opens {exposed} to {', '.join(map(str, nets))}: {wide}: {hint}"
+        together = "together " if len(found) > 1 else ""
+        yield f"{described(found)}: {together}{wide}: {HINT}"
+
+
+def check_admin_ingress_per_group(stack: Stack, config: Config) -> Iterator[Finding]:
+    by_group: dict[str, list[Opening]] = {}
+    for node in stack.of_type(SECURITY_GROUP, SECURITY_GROUP_RULE, VPC_INGRESS_RULE):
+        group = node.urn if node.type == SECURITY_GROUP else group_of(node, "securityGroupId")
+        by_group.setdefault(group, []).extend(openings(node.type, node.props, node.urn))
+    yield from groups_too_wide(stack, by_group, HINT)
 
 
 def check_no_public_ip(resource_type: str, props: Props, config: Config) -> Iterator[str]:
@@ -168,6 +185,16 @@ RULES: list[Rule] = [
         check_public_admin_ingress,
         cis="5.2, 5.3 (v3.0.0)",
         checkov=("CKV_AWS_24", "CKV_AWS_25", "CKV_AWS_277"),
+    ),
+    stack_rule(
+        "aws-admin-ingress-per-group",
+        "The ingress rules of one security group (inline and separate rule resources) together open SSH (22), RDP "
+        "(3389) or all ports to no more public address space than a /24 (IPv4) or /64 (IPv6).",
+        MANDATORY,
+        "aws",
+        [SECURITY_GROUP, SECURITY_GROUP_RULE, VPC_INGRESS_RULE],
+        check_admin_ingress_per_group,
+        cis="5.2, 5.3 (v3.0.0)",
     ),
     resource_rule(
         "aws-no-public-ip",

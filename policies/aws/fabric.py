@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..cloud import RDMA_REQUIRED_TYPES
+from ..cloud import RDMA_IN_USE_TYPES
 from ..meta import (
     ADVISORY,
     MANDATORY,
@@ -72,6 +72,8 @@ def _efa_layout_problems(props: dict[str, Any], expected: int, instance_type: st
 
 
 def _catalog_efa_count(instance_type: str) -> int | None:
+    """What the type takes, from the catalog: deliberately not the program's resolved interface count, so a
+    template the program (or anyone's program) gets wrong is judged against the published fact, not itself."""
     from gpufleet.catalog import load_catalog  # the catalog reads data files: only when a rule runs
 
     found = load_catalog().get("aws", instance_type)
@@ -80,18 +82,18 @@ def _catalog_efa_count(instance_type: str) -> int | None:
     return found.fabric.interfaces
 
 
-def _efa_count_check(required: bool) -> Any:
+def _efa_count_check(in_use: bool) -> Any:
     def check(resource_type: str, props: dict[str, Any], config: Mapping[str, Any]) -> Iterator[str]:
         instance_type = get(props, "instanceType")
         if not isinstance(instance_type, str):
             raise NotApplicable("the launch template names no known instance type")
-        listed = instance_type in (config.get(RDMA_REQUIRED_TYPES) or [])
-        if listed != required:
+        listed = instance_type in (config.get(RDMA_IN_USE_TYPES) or [])
+        if listed != in_use:
             return
         expected = _catalog_efa_count(instance_type)
         if expected is None:
-            if required:
-                yield f"{instance_type} has no EFA in the catalog, yet RDMA is required: pick an EFA type"
+            if in_use:
+                yield f"{instance_type} has no EFA in the catalog, yet its group runs RDMA: pick an EFA type"
             return
         yield from _efa_layout_problems(props, expected, instance_type)
 
@@ -249,11 +251,12 @@ def check_efa_single_subnet(stack: Stack, config: Mapping[str, Any]) -> Iterator
 
 _RDMA_SCHEMA = config_schema(
     {
-        RDMA_REQUIRED_TYPES: {
+        RDMA_IN_USE_TYPES: {
             "type": "array",
             "items": {"type": "string"},
             "default": [],
-            "description": "instance types of node groups with rdma: required (the mandatory rule's)",
+            "description": "instance types of node groups that run RDMA (the mandatory rule's; the advisory rule "
+            "checks the rest)",
         },
     }
 )
@@ -261,20 +264,20 @@ _RDMA_SCHEMA = config_schema(
 RULES: list[Rule] = [
     resource_rule(
         "aws-efa-interface-count",
-        "Launch templates of RDMA-required node groups declare every EFA interface the instance type takes.",
+        "Launch templates of node groups that run RDMA declare every EFA interface the instance type takes.",
         MANDATORY,
         "aws",
         [LAUNCH_TEMPLATE],
-        _efa_count_check(required=True),
+        _efa_count_check(in_use=True),
         schema=_RDMA_SCHEMA,
     ),
     resource_rule(
         "aws-efa-interface-count-advisory",
-        "Launch templates of EFA-capable types (RDMA not required) declare every EFA interface it takes.",
+        "Launch templates of EFA-capable types not running RDMA declare every EFA interface the type takes.",
         ADVISORY,
         "aws",
         [LAUNCH_TEMPLATE],
-        _efa_count_check(required=False),
+        _efa_count_check(in_use=False),
         schema=_RDMA_SCHEMA,
     ),
     stack_rule(

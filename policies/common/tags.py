@@ -9,16 +9,22 @@ from ..meta import MANDATORY, Config, Finding, NotApplicable, Rule, Stack, confi
 from ..props import UNKNOWN, get
 
 
+def _blank(value: Any) -> bool:
+    """A known tag value that says nothing (empty or spaces): a cost report cannot allocate by it."""
+    return value is None or (isinstance(value, str) and not value.strip())
+
+
 def _tag_keys(tags: Any) -> set[str] | None:
-    """Keys of a `tags` property: a mapping, or AWS ASG's list of {key, value}; None when unknown."""
+    """Keys of a `tags` property with a value (a mapping, or AWS ASG's list of {key, value}); None when unknown.
+    A key whose value is blank counts as absent."""
     if tags is UNKNOWN:
         return None
     if isinstance(tags, dict):
-        return set(tags)
+        return {key for key, value in tags.items() if not _blank(value)}
     if isinstance(tags, list):
         if any(not isinstance(tag, dict) or get(tag, "key") is UNKNOWN for tag in tags):
             return None
-        return {tag["key"] for tag in tags if isinstance(tag.get("key"), str)}
+        return {tag["key"] for tag in tags if isinstance(tag.get("key"), str) and not _blank(tag.get("value"))}
     return set()
 
 
@@ -37,8 +43,8 @@ def check_required_tags(stack: Stack, config: Config) -> Iterator[Finding]:
             yield (
                 node.urn,
                 (
-                    f"missing required tags {', '.join(missing)}: add them to the cluster's tags "
-                    "(gpufleet:cluster.tags) so every resource carries them"
+                    f"missing required tags {', '.join(missing)} (a blank value counts as missing): add them to the "
+                    "cluster's tags (gpufleet:cluster.tags) so every resource carries them"
                 ),
             )
 

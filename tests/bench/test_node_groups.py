@@ -1,4 +1,4 @@
-"""Cost of node groups (issue 12 item 8b, 8c): `make bench`, not part of `make test`.
+"""Cost of node groups: `make bench`, not part of `make test`.
 
 b) Each extra node group: `gpufleet plan` of a 1-group and an N-group stack (aws-train-p5 with N p5 groups),
    timed in the same rounds; the marginal cost per group as a share of the 1-group plan. Printed beside it: the

@@ -1,4 +1,4 @@
-"""`plan --all` over 30 stacks in worker processes against one process (issue 12 item 8, issue 13 item 6):
+"""`plan --all` over 30 stacks in worker processes against one process:
 `make bench`, not part of `make test`. Wall time here: parallel workers save wall time, not CPU time."""
 
 from __future__ import annotations

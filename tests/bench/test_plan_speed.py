@@ -1,4 +1,4 @@
-"""Plan speed against the import floor (issue 12 item 8a): `make bench`, not part of `make test`.
+"""Plan speed against the import floor: `make bench`, not part of `make test`.
 
 Floor: a fresh interpreter that imports the providers the plan uses, sets the same mock engine and registers one
 resource; subject: a fresh interpreter running `gpufleet plan --stack S --format json`; both timed in the same

@@ -3,7 +3,7 @@ failures, node-check failures, low utilisation), the contact group they notify, 
 min through an ESS alarm task.
 
 Metric source: gpufleet-gpu-health publishes CloudMonitor custom metrics (PutCustomMetric) into the cluster's
-application group with the dimension NodeGroup (components.bootstrap.operations names them). A node with a fatal
+application group with the dimension NodeGroup (bootstrap/scripts/gpu-health.sh; README, Operate). A node with a fatal
 XID, uncorrectable ECC, a row-remap failure or a failed node check marks itself unhealthy in its ESS group
 (SetInstanceHealth), which releases and replaces it; these alarms tell people. The XID metrics are counts of the
 XIDs the kernel logged in each minute (gpu-health.sh), so an alarm clears once they stop.

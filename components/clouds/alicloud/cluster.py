@@ -1,9 +1,10 @@
-"""The Alibaba Cloud GPU cluster: network, KMS key, RAM role, security group, interruption events, the scale-out
-gate, node groups, and their GPU metrics, alarms and idle scale-down."""
+"""The Alibaba Cloud GPU cluster: a list of steps (network, key, identity, alarm target, GPU metrics group,
+interruption events, scale-out gate, node groups, then starting the gated groups), each a `create_*` function below
+whose resources are children of the cluster."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_alicloud as alicloud
@@ -14,7 +15,7 @@ from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
-from ...tags import resource_tags
+from ..scope import ClusterScope
 from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group
 from .eri import ERDMA_MTU, eri_count
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
@@ -28,6 +29,204 @@ from .storage import cluster_key
 
 # Of the length of a CloudMonitor application group id, for the user data size check before the group exists.
 METRICS_GROUP_ID_PLACEHOLDER = "0" * 20
+
+
+class AlicloudGpuCluster(pulumi.ComponentResource):
+    """A GPU cluster in one region from a validated spec and a locked image profile."""
+
+    def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:alicloud:Cluster", resolved.spec.name, None, opts)
+        scope = ClusterScope.of(resolved, self)
+        account = alicloud.get_caller_identity_output(opts=scope.invoke()).account_id
+        network = create_network(scope)
+        key_id = create_key(scope)
+        identity = create_identity(scope, account)
+        contact = create_alarm_target(scope)
+        gpu_metrics = create_gpu_metrics(scope, contact)
+        rule = create_interruption_events(scope, account, contact)
+        gate = create_scale_out_gate(scope, account)
+        groups = create_groups(scope, network, key_id, identity, gate, gpu_metrics, contact, account)
+        start_groups(scope, groups, identity, gate)
+
+        self.group_ids = {n: g.group_id for n, g in groups.items()}
+        self.security_group_id = network.security_group_id
+        self.role_name = identity.role_name
+        self.key_id = key_id
+        self.vswitch_ids = network.vswitch_ids
+        self.vpc_id = network.vpc_id
+        self.interruption_rule = rule.rule_name if rule else None
+        self.metrics_group_id = gpu_metrics.id if gpu_metrics else None
+        self.alarm_contact_group = pulumi.Output.from_input(contact) if contact is not None else None
+        self.register_outputs(self.exports())
+
+    def exports(self) -> dict[str, object]:
+        """The stack outputs, by name: what callers and `pulumi stack output` read."""
+        return {
+            "group_ids": self.group_ids,
+            "security_group_id": self.security_group_id,
+            "role_name": self.role_name,
+            "key_id": self.key_id,
+            "vswitch_ids": self.vswitch_ids,
+            "vpc_id": self.vpc_id,
+            "interruption_rule": self.interruption_rule,
+            "metrics_group_id": self.metrics_group_id,
+            "alarm_contact_group": self.alarm_contact_group,
+        }
+
+
+@dataclass(frozen=True)
+class ClusterNetwork:
+    """What the nodes live in, created or brought."""
+
+    vpc_id: pulumi.Output[str]
+    vswitch_ids: dict[str, pulumi.Output[str]]
+    """vSwitch per zone."""
+    security_group_id: pulumi.Output[str]
+    """The node security group, created or brought."""
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """What the nodes run as."""
+
+    role_name: pulumi.Output[str]
+    created: AlicloudNodeIdentity | None
+    """The created role, whose grants on the scaling groups follow them; None when the stack brings a role."""
+
+
+def create_network(scope: ClusterScope) -> ClusterNetwork:
+    """The VPC and vSwitches (created or brought) and the node security group."""
+    net, name = scope.spec.network, scope.name
+    network = AlicloudNetwork(
+        f"{name}-net",
+        AlicloudNetworkArgs(zones=list(net.zones), tags=scope.tags, cidr=net.cidr, vpc_id=net.vpc_id,
+                            vswitch_ids=list(net.vswitch_ids)),
+        opts=scope.child,
+    )
+    if net.security_group_id:
+        security_group_id = pulumi.Output.from_input(net.security_group_id)
+    else:
+        admin = [str(c) for c in net.admin_cidrs]
+        security_group_id = node_security_group(name, network.vpc_id, admin, scope.tags, scope.child).id
+    return ClusterNetwork(network.vpc_id, network.vswitch_ids, security_group_id)
+
+
+def create_key(scope: ClusterScope) -> pulumi.Output[str]:
+    """The cluster key in the stack's KMS instance, or the brought key."""
+    storage = scope.spec.storage
+    if storage.kms_key != "create":
+        return pulumi.Output.from_input(storage.kms_key)
+    instance = storage.dkms_instance_id
+    assert instance is not None, "the spec check requires a KMS instance for a created key"
+    return cluster_key(scope.name, instance, scope.prod, scope.tags, scope.child).id
+
+
+def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
+    """The node RAM role, or the brought role."""
+    spec = scope.spec
+    if spec.identity.ram_role_name:
+        return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
+    identity = AlicloudNodeIdentity(
+        f"{scope.name}-node",
+        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags,
+                         oss_read_prefixes=list(spec.identity.oss_read_prefixes),
+                         gpu_metrics=spec.monitoring.gpu_metrics),
+        opts=scope.child,
+    )
+    return NodeIdentity(identity.role_name, identity)
+
+
+def create_alarm_target(scope: ClusterScope) -> pulumi.Input[str] | None:
+    """The contact group alarms and interruption notices go to: created with its recipients, or brought (a
+    name); None without alarms."""
+    alarms = scope.spec.monitoring.alarms
+    mode = scope.resolved.alarm_target_mode
+    if alarms is None or mode is None:  # budget alerts are not offered on Alibaba Cloud: only alarms notify
+        return None
+    if mode == "bring":
+        return alarms.target
+    return contact_group(scope.name, scope.spec.region, list(alarms.emails), scope.child).id
+
+
+def create_gpu_metrics(scope: ClusterScope, contact: pulumi.Input[str] | None) -> alicloud.cms.MonitorGroup | None:
+    """The application group the nodes publish their GPU metrics into; None without monitoring.gpu_metrics."""
+    if not scope.spec.monitoring.gpu_metrics:
+        return None
+    return metrics_group(scope.name, scope.spec.region, contact, scope.tags, scope.child)
+
+
+def create_interruption_events(
+    scope: ClusterScope, account: pulumi.Output[str], contact: pulumi.Input[str] | None
+) -> alicloud.cms.EventRule | None:
+    """The event rule keeping spot interruption notices and notifying the contact group; None without spot."""
+    spec = scope.spec
+    if not any(g.spot for g in spec.node_groups):
+        return None
+    return interruption_rule(scope.name, spec.region, account, spec.monitoring.log_retention_days, contact,
+                             scope.tags, scope.child)
+
+
+def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> AlicloudScaleOutGate | None:
+    """The runbooks that gate new ESS nodes on the node check and checkpoint leaving ones; None without ESS groups."""
+    spec = scope.spec
+    scaled = [g for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
+    if not scaled:
+        return None
+    return AlicloudScaleOutGate(
+        f"{scope.name}-scale-out-gate",
+        ScaleOutGateArgs(cluster=scope.name, region=spec.region, account_id=account, tags=scope.tags,
+                         checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
+                         concurrency=max(g.spec.size.max for g in scaled),
+                         sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
+        opts=scope.child,
+    )
+
+
+def create_groups(
+    scope: ClusterScope, network: ClusterNetwork, key_id: pulumi.Output[str], identity: NodeIdentity,
+    gate: AlicloudScaleOutGate | None, gpu_metrics: alicloud.cms.MonitorGroup | None,
+    contact: pulumi.Input[str] | None, account: pulumi.Output[str],
+) -> dict[str, AlicloudNodeGroup]:
+    """One ESS scaling group or Auto Provisioning Group per node group (in a LowLatency deployment set where the
+    stack asks), each with its alarms and idle scale-down."""
+    spec, name = scope.spec, scope.name
+    image = scope.resolved.image
+    assert image is not None, "the spec check makes sure the lock has an entry for the region"
+    hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
+    groups: dict[str, AlicloudNodeGroup] = {}
+    for group in scope.resolved.groups:
+        deployment_set = None
+        if group.name in spec.low_latency_groups:
+            deployment_set = alicloud.ecs.EcsDeploymentSet(
+                f"{name}-{group.name}-ds", deployment_set_name=f"{name}-{group.name}", strategy="LowLatency",
+                opts=scope.child,
+            ).id
+        node_group = AlicloudNodeGroup(
+            f"{name}-{group.name}",
+            NodeGroupArgs(
+                group=group.spec,
+                types=group.known_types,
+                rdma=group.rdma,
+                group_name=group.names["scaling_group"],
+                image_id=image.id,
+                image_tags=image_tags(spec.image, image),
+                vswitch_ids=[network.vswitch_ids[zone] for zone in group.zones],
+                security_group_id=network.security_group_id,
+                role_name=identity.role_name,
+                key_id=key_id,
+                root_volume_gb=spec.storage.root_volume_gb,
+                user_data=_user_data(_bootstrap(scope.resolved, group), gpu_metrics.id if gpu_metrics else None),
+                hooks=hooks,
+                tags=scope.tags,
+                deployment_set_id=deployment_set,
+                launch_notification_arn=gate.notification_arn if gate else None,
+                terminate_notification_arn=gate.checkpoint_arn if gate else None,
+            ),
+            opts=scope.child,
+        )
+        _group_operations(scope, group, node_group, gpu_metrics, contact, account)
+        groups[group.name] = node_group
+    return groups
 
 
 def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
@@ -62,140 +261,30 @@ def _user_data(cfg: BootstrapConfig, metrics_group_id: pulumi.Output[str] | None
     )
 
 
-class AlicloudGpuCluster(pulumi.ComponentResource):
-    """A GPU cluster in one region from a validated spec and a locked image profile."""
+def _group_operations(
+    scope: ClusterScope, group: ResolvedGroup, node_group: AlicloudNodeGroup,
+    gpu_metrics: alicloud.cms.MonitorGroup | None, contact: pulumi.Input[str] | None, account: pulumi.Output[str],
+) -> None:
+    """The group's alarms and its idle scale-down (ESS groups only), children of the group."""
+    name, alarms = f"{scope.name}-{group.name}", scope.spec.monitoring.alarms
+    group_opts = pulumi.ResourceOptions(parent=node_group)
+    if gpu_metrics is not None and alarms is not None and contact is not None:
+        group_alarms(name, group.names["scaling_group"], gpu_metrics, account, alarms.low_utilisation, contact,
+                     group_opts)
+    if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
+        idle_scale_down(name, node_group.group_id, group.names["scaling_group"], gpu_metrics, group.spec.size.min,
+                        group.spec.idle, group_opts)
 
-    def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
-        spec = resolved.spec
-        name = spec.name
-        super().__init__("gpufleet:alicloud:Cluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        tags = resource_tags(spec.tags, spec.name, spec.environment)
-        prod = spec.environment == "prod"
-        image = resolved.lock.image_entry(spec.image, "alicloud", spec.region)
-        assert image is not None, "the spec check makes sure the lock has an entry for the region"
-        net = spec.network
-        network = AlicloudNetwork(
-            f"{name}-net",
-            AlicloudNetworkArgs(zones=list(net.zones), tags=tags, cidr=net.cidr, vpc_id=net.vpc_id,
-                                vswitch_ids=list(net.vswitch_ids)),
-            opts=child,
-        )
-        if spec.storage.kms_key == "create":
-            instance = spec.storage.dkms_instance_id
-            assert instance is not None, "the spec check requires a KMS instance for a created key"
-            key_id: pulumi.Output[str] = cluster_key(name, instance, prod, tags, child).id
-        else:
-            key_id = pulumi.Output.from_input(spec.storage.kms_key)
-        if net.security_group_id:
-            security_group_id = pulumi.Output.from_input(net.security_group_id)
-        else:
-            admin = [str(c) for c in net.admin_cidrs]
-            security_group_id = node_security_group(name, network.vpc_id, admin, tags, child).id
-        account = alicloud.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        monitoring = spec.monitoring
-        alarms = monitoring.alarms
-        contact: pulumi.Input[str] | None = None
-        if alarms is not None:
-            contact = (contact_group(name, spec.region, list(alarms.emails), child).id if alarms.target == "create"
-                       else alarms.target)
-        gpu_metrics = metrics_group(name, spec.region, contact, tags, child) if monitoring.gpu_metrics else None
-        identity = None
-        if spec.identity.ram_role_name:
-            role_name: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.ram_role_name)
-        else:
-            identity = AlicloudNodeIdentity(
-                f"{name}-node",
-                NodeIdentityArgs(account_id=account, region=spec.region, tags=tags,
-                                 oss_read_prefixes=list(spec.identity.oss_read_prefixes),
-                                 gpu_metrics=monitoring.gpu_metrics),
-                opts=child,
-            )
-            role_name = identity.role_name
-        rule = None
-        if any(g.capacity in ("spot", "mixed") for g in spec.node_groups):
-            rule = interruption_rule(name, spec.region, account, spec.monitoring.log_retention_days, contact, tags,
-                                     child)
 
-        hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
-        scaled = [g for g in resolved.groups if g.spec.provisioner == "autoscaling"]
-        gate = None
-        if scaled:
-            gate = AlicloudScaleOutGate(
-                f"{name}-scale-out-gate",
-                ScaleOutGateArgs(cluster=name, region=spec.region, account_id=account, tags=tags,
-                                 checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
-                                 concurrency=max(g.spec.size.max for g in scaled),
-                                 sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
-                opts=child,
-            )
-        groups: dict[str, AlicloudNodeGroup] = {}
-        for group in resolved.groups:
-            deployment_set = None
-            if group.name in spec.low_latency_groups:
-                deployment_set = alicloud.ecs.EcsDeploymentSet(
-                    f"{name}-{group.name}-ds", deployment_set_name=f"{name}-{group.name}", strategy="LowLatency",
-                    opts=child,
-                ).id
-            groups[group.name] = AlicloudNodeGroup(
-                f"{name}-{group.name}",
-                NodeGroupArgs(
-                    group=group.spec,
-                    types=group.known_types,
-                    rdma=group.rdma,
-                    group_name=group.names["scaling_group"],
-                    image_id=image.id,
-                    image_tags=image_tags(spec.image, image),
-                    vswitch_ids=[network.vswitch_ids[zone] for zone in group.zones],
-                    security_group_id=security_group_id,
-                    role_name=role_name,
-                    key_id=key_id,
-                    root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=_user_data(_bootstrap(resolved, group),
-                                         gpu_metrics.id if gpu_metrics else None),
-                    hooks=hooks,
-                    tags=tags,
-                    deployment_set_id=deployment_set,
-                    launch_notification_arn=gate.notification_arn if gate else None,
-                    terminate_notification_arn=gate.checkpoint_arn if gate else None,
-                ),
-                opts=child,
-            )
-            group_opts = pulumi.ResourceOptions(parent=groups[group.name])
-            if gpu_metrics is not None and alarms is not None and contact is not None:
-                group_alarms(f"{name}-{group.name}", group.names["scaling_group"], gpu_metrics, account,
-                             alarms.low_utilisation, contact, group_opts)
-            if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
-                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_id, group.names["scaling_group"],
-                                gpu_metrics, group.spec.size.min, group.spec.idle, group_opts)
-        scaled_ids = [groups[g.name].group_id for g in scaled]
-        grants: list[pulumi.Resource] = [identity.attach(scaled_ids)] if identity is not None else []
-        if gate is not None:
-            # The first nodes are gated and complete their hooks only with both roles' grants in place.
-            grants.append(gate.attach(scaled_ids))
-            for group in scaled:
-                groups[group.name].start(grants, gate)
-
-        self.group_ids = {n: g.group_id for n, g in groups.items()}
-        self.security_group_id = security_group_id
-        self.role_name = role_name
-        self.key_id = key_id
-        self.vswitch_ids = network.vswitch_ids
-        self.vpc_id = network.vpc_id
-        self.interruption_rule = rule.rule_name if rule else None
-        self.metrics_group_id = gpu_metrics.id if gpu_metrics else None
-        self.alarm_contact_group = pulumi.Output.from_input(contact) if contact is not None else None
-        self.register_outputs(self.exports())
-
-    def exports(self) -> dict[str, object]:
-        return {
-            "group_ids": self.group_ids,
-            "security_group_id": self.security_group_id,
-            "role_name": self.role_name,
-            "key_id": self.key_id,
-            "vswitch_ids": self.vswitch_ids,
-            "vpc_id": self.vpc_id,
-            "interruption_rule": self.interruption_rule,
-            "metrics_group_id": self.metrics_group_id,
-            "alarm_contact_group": self.alarm_contact_group,
-        }
+def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], identity: NodeIdentity,
+                 gate: AlicloudScaleOutGate | None) -> None:
+    """Grant the node and gate roles on the ESS groups, then size the gated groups: the first nodes are gated and
+    complete their hooks only with both roles' grants in place."""
+    scaled_ids = [groups[g.name].group_id for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
+    grants: list[pulumi.Resource] = [identity.created.attach(scaled_ids)] if identity.created is not None else []
+    if gate is None:
+        return
+    grants.append(gate.attach(scaled_ids))
+    for group in scope.resolved.groups:
+        if group.spec.provisioner == "autoscaling":
+            groups[group.name].start(grants, gate)

@@ -113,59 +113,8 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
     def __init__(self, name: str, args: AlicloudImagePipelineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:alicloud:ImagePipeline", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        build_region, *copies = args.regions
-        contents = component_contents(args.installer_parts)
-        last = len(contents) - 1
-        components = [
-            alicloud.ecs.EcsImageComponent(
-                f"{name}-install" if index == last else f"{name}-part{index}",
-                # A component name starts with an upper-case letter (CreateImageComponent Name).
-                image_component_name=f"Gpufleet-{args.profile}" + ("" if index == last else f"-part{index}"),
-                # Components are immutable per version: the same content is the same version.
-                component_version=content_version(content),
-                component_type="Build",
-                system_type="Linux",
-                content=content,
-                description=f"Install the pinned GPU driver stack of image profile {args.profile}, "
-                            f"part {index + 1} of {len(contents)}",
-                tags=args.tags,
-                opts=child,
-            )
-            for index, content in enumerate(contents)
-        ]
-        base_status = ("unconfirmed" if args.parent_image is None else
-                       "pinned" if isinstance(args.parent_image, str) else "resolved-at-bake")
-        pipeline = alicloud.ecs.EcsImagePipeline(
-            f"{name}-pipeline",
-            name=f"gpufleet-{args.profile}",
-            # An unconfirmed base is left out, not invented: the SDK checks the argument is given, so it travels
-            # as an output that resolves to nothing; a real run never gets here (gpufleet.program refuses it).
-            base_image=args.parent_image or pulumi.Output.from_input(None),
-            base_image_type="IMAGE",
-            # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).
-            build_content=pulumi.Output.all(*(c.id for c in components)).apply(
-                lambda ids: "".join(f"COMPONENT {i}\n" for i in ids)),
-            image_name=image_name(args.profile),
-            to_region_ids=copies or None,
-            instance_type=args.instance_type,
-            vswitch_id=args.vswitch_id,
-            internet_max_bandwidth_out=args.internet_max_bandwidth_out,
-            system_disk_size=args.system_disk_gb,
-            delete_instance_on_failure=True,
-            description=(
-                f"gpufleet image profile {args.profile}" if args.parent_image is not None else
-                f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
-                f"{build_region} in images/lock.yaml"
-            ),
-            tags={**args.tags, "gpufleet:base-image-status": base_status},
-            opts=child,
-        )
-        # The first bake; the pipeline rebakes later from the console or StartImagePipelineExecution.
-        execution = alicloud.ecs.ImagePipelineExecution(
-            f"{name}-bake",
-            image_pipeline_id=pipeline.id,
-            opts=child,
-        )
+        components = create_components(name, args, child)
+        pipeline, execution = create_pipeline(name, args, components, child)
 
         self.component_id = components[-1].id
         self.pipeline_id = pipeline.id
@@ -181,6 +130,69 @@ class AlicloudImagePipeline(pulumi.ComponentResource):
                 "images": self.images,
             }
         )
+
+
+def create_components(
+    name: str, args: AlicloudImagePipelineArgs, child: pulumi.ResourceOptions
+) -> list[alicloud.ecs.EcsImageComponent]:
+    """One image component per installer part, in run order; the last installs and checks."""
+    contents = component_contents(args.installer_parts)
+    last = len(contents) - 1
+    return [
+        alicloud.ecs.EcsImageComponent(
+            f"{name}-install" if index == last else f"{name}-part{index}",
+            # A component name starts with an upper-case letter (CreateImageComponent Name).
+            image_component_name=f"Gpufleet-{args.profile}" + ("" if index == last else f"-part{index}"),
+            # Components are immutable per version: the same content is the same version.
+            component_version=content_version(content),
+            component_type="Build",
+            system_type="Linux",
+            content=content,
+            description=f"Install the pinned GPU driver stack of image profile {args.profile}, "
+                        f"part {index + 1} of {len(contents)}",
+            tags=args.tags,
+            opts=child,
+        )
+        for index, content in enumerate(contents)
+    ]
+
+
+def create_pipeline(
+    name: str, args: AlicloudImagePipelineArgs, components: list[alicloud.ecs.EcsImageComponent],
+    child: pulumi.ResourceOptions,
+) -> tuple[alicloud.ecs.EcsImagePipeline, alicloud.ecs.ImagePipelineExecution]:
+    """The pipeline (image template) that runs the components and copies the image to the other regions, and the
+    first bake; the pipeline rebakes later from the console or StartImagePipelineExecution."""
+    build_region, *copies = args.regions
+    base_status = ("unconfirmed" if args.parent_image is None else
+                   "pinned" if isinstance(args.parent_image, str) else "resolved-at-bake")
+    pipeline = alicloud.ecs.EcsImagePipeline(
+        f"{name}-pipeline",
+        name=f"gpufleet-{args.profile}",
+        # An unconfirmed base is left out, not invented: the SDK checks the argument is given, so it travels
+        # as an output that resolves to nothing; a real run never gets here (gpufleet.program refuses it).
+        base_image=args.parent_image or pulumi.Output.from_input(None),
+        base_image_type="IMAGE",
+        # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).
+        build_content=pulumi.Output.all(*(c.id for c in components)).apply(
+            lambda ids: "".join(f"COMPONENT {i}\n" for i in ids)),
+        image_name=image_name(args.profile),
+        to_region_ids=copies or None,
+        instance_type=args.instance_type,
+        vswitch_id=args.vswitch_id,
+        internet_max_bandwidth_out=args.internet_max_bandwidth_out,
+        system_disk_size=args.system_disk_gb,
+        delete_instance_on_failure=True,
+        description=(
+            f"gpufleet image profile {args.profile}" if args.parent_image is not None else
+            f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
+            f"{build_region} in images/lock.yaml"
+        ),
+        tags={**args.tags, "gpufleet:base-image-status": base_status},
+        opts=child,
+    )
+    execution = alicloud.ecs.ImagePipelineExecution(f"{name}-bake", image_pipeline_id=pipeline.id, opts=child)
+    return pipeline, execution
 
 
 def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud.ecs.ImagePipelineExecution,

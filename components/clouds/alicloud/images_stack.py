@@ -19,6 +19,7 @@ from gpufleet.lock import load_lock
 from gpufleet.lock.bundle import installer_parts
 from gpufleet.lock.model import BaseImage
 
+from ... import runtime
 from ...tags import resource_tags
 from .image_pipeline import AlicloudImagePipeline, AlicloudImagePipelineArgs, image_name
 
@@ -64,11 +65,9 @@ def resolve_base_image(base: BaseImage | None) -> pulumi.Input[str] | None:
     def newest(images: list[dict[str, str]]) -> str | None:
         # The provider's name_regex is Go's (unanchored unless written so); the lock's is anchored, and checked again.
         named = [i["id"] for i in images if re.fullmatch(pattern, i["name"]) and re.fullmatch(pattern, i["id"])]
-        from gpufleet.program import running_offline
-
         if named:
             return named[0]
-        if running_offline():
+        if runtime.running_offline():
             return None  # the offline engine knows no image: the plan shows none rather than invent one
         raise ValueError(f"images/lock.yaml base_images: no Available system image matches {pattern!r}")
 

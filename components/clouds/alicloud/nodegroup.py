@@ -33,7 +33,7 @@ from gpufleet.catalog import InstanceType
 from gpufleet.clouds.alicloud.names import CONFIGURATION, NAMES
 from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import PROFILE_TAG
-from gpufleet.stackfile import NodeGroup
+from gpufleet.stackfile.models import NodeGroup
 
 from ..hooks import GroupHooks
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
@@ -69,7 +69,7 @@ class NodeGroupArgs:
 
 
 def spot_strategy(group: NodeGroup) -> str:
-    if group.capacity not in ("spot", "mixed"):
+    if not group.spot:
         return "NoSpot"
     return "SpotWithPriceLimit" if group.spot_max_price else "SpotAsPriceGo"
 
@@ -156,7 +156,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
 
     def _scaling_group(self, template: alicloud.ecs.EcsLaunchTemplate | None) -> alicloud.ess.ScalingGroup:
         args, group = self._args, self._args.group
-        spot = group.capacity in ("spot", "mixed")
+        spot = group.spot
         # Created enabled with a launch template: no nodes until the hooks exist (`start` sizes it then).
         return alicloud.ess.ScalingGroup(
             f"{self._name}-asg",
@@ -246,7 +246,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
 
     def _fleet(self, template: alicloud.ecs.EcsLaunchTemplate) -> alicloud.ecs.AutoProvisioningGroup:
         args, group = self._args, self._args.group
-        spot = group.capacity in ("spot", "mixed")
+        spot = group.spot
         desired = group.size.desired
         on_demand = min(group.on_demand_base if spot else desired, desired)
         return alicloud.ecs.AutoProvisioningGroup(

@@ -193,7 +193,7 @@ def capacity_template(role_name: str) -> str:
     return json.dumps(document, indent=2)
 
 
-def gate_policy_document(region: str, account_id: str, group_ids: list[str], sizes_groups: bool = False) -> str:
+def gate_policy_document(region: str, account_id: str, group_ids: list[str], sizes_groups: bool) -> str:
     """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account,
     and complete lifecycle actions of (and size) the cluster's own scaling groups."""
     statements = [

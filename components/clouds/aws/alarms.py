@@ -3,8 +3,9 @@ node-check failures, low utilisation), the encrypted topic they notify, and idle
 
 Metric sources: the CloudWatch agent's nvidia_gpu measurements aggregated per Auto Scaling group
 (dimension AutoScalingGroupName) and gpufleet-gpu-health's DCGM fields (dimension NodeGroup), both in
-identity.METRICS_NAMESPACE (components.bootstrap.operations documents the names). A node with a fatal XID,
-uncorrectable ECC or a failed node check marks itself unhealthy in its group; these alarms tell people.
+identity.METRICS_NAMESPACE (bootstrap/scripts/gpu-health.sh; README, Operate). A node with a fatal XID,
+uncorrectable ECC, a row-remap failure or a failed node check marks itself unhealthy in its Auto Scaling group;
+these alarms tell people.
 """
 
 from __future__ import annotations

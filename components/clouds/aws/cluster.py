@@ -1,26 +1,29 @@
-"""The AWS GPU cluster: network, key, identity, security group, interruption events, node groups."""
+"""The AWS GPU cluster: a list of steps (network, key, logs, identity, interruption events, alarm target, budget,
+shared storage, node groups), each a `create_*` function below whose resources are children of the cluster."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet.lock.status import image_tags
-from gpufleet.resolve import ResolvedCluster
+from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.stackfile.models import ClusterSpec
 
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
-from ...tags import resource_tags
+from ..hooks import GroupHooks
+from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
-from .lifecycle import NODE_CHECK_RETRY_SECONDS, group_hooks
+from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
@@ -54,201 +57,31 @@ class AwsGpuCluster(pulumi.ComponentResource):
     shared_file_system_id: pulumi.Output[str] | None
     """The FSx for Lustre file system; None without storage.shared."""
 
-    def __init__(
-        self,
-        resolved: ResolvedCluster,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        spec, lock = resolved.spec, resolved.lock
-        name = spec.name
-        super().__init__("gpufleet:aws:Cluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        tags = resource_tags(spec.tags, spec.name, spec.environment)
-        prod = spec.environment == "prod"
-        image = lock.image_entry(spec.image, "aws", spec.region)  # the spec check made sure it exists
-
-        network = AwsNetwork(
-            f"{name}-net",
-            AwsNetworkArgs(
-                region=spec.region,
-                zones=list(spec.network.zones),
-                tags=tags,
-                cidr=spec.network.cidr,
-                vpc_id=spec.network.vpc_id,
-                subnet_ids=list(spec.network.subnet_ids),
-                nat_per_zone=prod,
-            ),
-            opts=child,
-        )
-        log_group_name = f"/gpufleet/{name}/{spec.environment}"
-        spot = any(g.capacity in ("spot", "mixed") for g in spec.node_groups)
-        monitoring, budget = spec.monitoring, spec.budget
-        alarms = monitoring.alarms
-        # The alarm topic exists when alarms or budget alerts need one and no topic is brought.
-        notify = alarms is not None or bool(budget.alert_at_percent)
-        create_topic = notify and (alarms is None or alarms.target == "create")
-        # The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default.
-        asg_role_arn: pulumi.Output[str] | None = None
-        if spec.storage.kms_key == "create":
-            fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
-            suffix = role_suffix(name, spec.environment, spec.region)
-            roles = cluster_roles(spec.identity.service_linked_roles, suffix, fleet)
-            key, created = cluster_key(
-                name,
-                LogGroupGrant(region=spec.region, name=log_group_name),
-                roles.named,
-                create_roles=roles.create,
-                events=spot,
-                protect=prod,
-                tags=tags,
-                opts=child,
-                publishers=TOPIC_PUBLISHERS if create_topic else (),
-                role_patterns=roles.patterns,
-            )
-            key_arn: pulumi.Output[str] = key.arn
-            if roles.named[0].suffix is not None:
-                asg_role_arn = created[AUTOSCALING.service].arn
-        else:
-            key_arn = pulumi.Output.from_input(spec.storage.kms_key)
-        log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name=log_group_name,
-            retention_in_days=monitoring.log_retention_days,
-            kms_key_id=key_arn,
-            tags=tags,
-            opts=child,
-        )
-        shared = spec.storage.shared
-        lustre_sg = lustre_security_group(name, network.vpc_id, tags, child) if shared else None
-        if spec.network.security_group_id:
-            # A brought group must let its nodes out to the file system on the Lustre ports (README, Operate).
-            security_group_id = pulumi.Output.from_input(spec.network.security_group_id)
-        else:
-            admin = [str(c) for c in spec.network.admin_cidrs]
-            security_group_id = node_security_group(
-                name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None
-            ).id
-        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        if spec.network.cidr is not None:  # a brought VPC keeps its owner's flow logs
-            vpc_flow_log(name, network.vpc_id, log_group, account, spec.region, spec.identity.permissions_boundary,
-                         tags, child)
-        shared_mount: pulumi.Output[SharedMount] | None = None
-        file_system = None
-        if shared is not None and lustre_sg is not None:
-            rules = lustre_access(name, lustre_sg.id, security_group_id, child)
-            assert shared.capacity_gib is not None  # the AWS checks refused any other size
-            # The file servers sit in one zone: the RDMA groups' zone when there is one, else the first.
-            zone = next((g.zones[0] for g in resolved.groups if g.rdma), spec.network.zones[0])
-            file_system = lustre_file_system(
-                name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, prod, tags, child,
-                rules,
-            )
-            shared_mount = pulumi.Output.all(file_system.dns_name, file_system.mount_name).apply(
-                lambda v: SharedMount(dns_name=v[0], mount_name=v[1], mount=shared.mount)
-            )
-        if spec.identity.instance_profile_arn:
-            profile_arn: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.instance_profile_arn)
-            role_arn: pulumi.Output[str] | None = None
-        else:
-            identity = AwsNodeIdentity(
-                f"{name}-node",
-                NodeIdentityArgs(
-                    account_id=account,
-                    region=spec.region,
-                    log_group_arn=log_group.arn,
-                    group_names=[
-                        g.names["scaling_group"] for g in resolved.groups if g.spec.provisioner == "autoscaling"
-                    ],
-                    s3_read_prefixes=list(spec.identity.s3_read_prefixes),
-                    s3_write_prefixes=list(spec.identity.s3_write_prefixes),
-                    s3_kms_keys=list(spec.identity.s3_kms_keys),
-                    permissions_boundary=spec.identity.permissions_boundary,
-                    mark_unhealthy=monitoring.gpu_metrics,
-                    agent_tags=monitoring.gpu_metrics,
-                    tags=tags,
-                ),
-                opts=child,
-            )
-            profile_arn, role_arn = identity.instance_profile_arn, identity.role_arn
-        if spot:
-            topic_arn: pulumi.Output[str] | None = interruption_topic(name, key_arn, tags, child).arn
-        else:
-            topic_arn = None
-        alarm_target: pulumi.Output[str] | None = None
-        if create_topic:
-            alarm_target = alarm_topic(name, key_arn, account, list(alarms.emails) if alarms else [], tags, child).arn
-        elif notify and alarms is not None:
-            alarm_target = pulumi.Output.from_input(alarms.target)
-        if budget.alert_at_percent and alarm_target is not None:
-            cost_budget(name, spec.name, budget, alarm_target, tags, child)
-
-        hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
-        groups: dict[str, AwsNodeGroup] = {}
-        for resolved_group in resolved.groups:
-            group, types, rdma = resolved_group.spec, resolved_group.known_types, resolved_group.rdma
-            subnets = [network.subnet_ids[zone] for zone in resolved_group.zones]
-            hooked = group.provisioner == "autoscaling"
-            bootstrap = group_bootstrap(
-                resolved,
-                resolved_group,
-                checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
-                lifecycle=hooks.for_node(spec.region, resolved_group.names["scaling_group"]) if hooked else None,
-                node_check_retry_seconds=NODE_CHECK_RETRY_SECONDS if hooked else 0,
-                gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
-                if monitoring.gpu_metrics
-                else None,
-            )
-            # The mount needs the file system's DNS and mount names, known once it exists; rendering once with
-            # names of their full length first reports a user data over the limit before any resource.
-            if shared is not None:
-                render_user_data(replace(bootstrap, shared_mount=SharedMount(
-                    f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, shared.mount)))
-            user_data: pulumi.Input[str] = (
-                shared_mount.apply(lambda mount, cfg=bootstrap: render_user_data(replace(cfg, shared_mount=mount)))
-                if shared_mount is not None
-                else render_user_data(bootstrap)
-            )
-            groups[group.name] = AwsNodeGroup(
-                f"{name}-{group.name}",
-                NodeGroupArgs(
-                    group=group,
-                    types=types,
-                    rdma=rdma,
-                    asg_name=resolved_group.names["scaling_group"],
-                    image_id=image.id,
-                    image_tags=image_tags(spec.image, image),
-                    subnet_ids=subnets,
-                    security_group_id=security_group_id,
-                    instance_profile_arn=profile_arn,
-                    key_arn=key_arn,
-                    root_volume_gb=spec.storage.root_volume_gb,
-                    user_data=user_data,
-                    hooks=hooks,
-                    tags=tags,
-                    service_linked_role_arn=asg_role_arn,
-                ),
-                opts=child,
-            )
-            scaling = group.provisioner == "autoscaling"
-            group_opts = pulumi.ResourceOptions(parent=groups[group.name])
-            if alarms is not None and alarm_target is not None:
-                group_alarms(f"{name}-{group.name}", resolved_group.names["scaling_group"], scaling,
-                             alarms.low_utilisation, alarm_target, tags, group_opts)
-            if group.idle is not None and scaling:
-                idle_scale_down(f"{name}-{group.name}", groups[group.name].group_name,
-                                resolved_group.names["scaling_group"], group.size.min, group.idle, tags, group_opts)
+    def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__("gpufleet:aws:Cluster", resolved.spec.name, None, opts)
+        scope = ClusterScope.of(resolved, self)
+        account = aws.get_caller_identity_output(opts=scope.invoke()).account_id
+        network = create_network(scope)
+        key = create_key(scope)
+        log_group = create_logs(scope, network, key.arn, account)
+        identity = create_identity(scope, log_group, account)
+        interruption_topic_arn = create_interruption_events(scope, key.arn)
+        alarm_target = create_alarm_target(scope, key.arn, account)
+        create_budget(scope, alarm_target)
+        shared = create_shared_storage(scope, network, key.arn)
+        groups = create_groups(scope, network, key, identity, alarm_target, shared)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
         self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
-        self.security_group_id = security_group_id
-        self.role_arn = role_arn
-        self.instance_profile_arn = profile_arn
-        self.key_arn = key_arn
+        self.security_group_id = network.security_group_id
+        self.role_arn = identity.role_arn
+        self.instance_profile_arn = identity.instance_profile_arn
+        self.key_arn = key.arn
         self.subnet_ids = network.subnet_ids
         self.vpc_id = network.vpc_id
-        self.interruption_topic_arn = topic_arn
+        self.interruption_topic_arn = interruption_topic_arn
         self.alarm_topic_arn = alarm_target
-        self.shared_file_system_id = file_system.id if file_system else None
+        self.shared_file_system_id = shared.file_system_id if shared else None
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
@@ -266,3 +99,274 @@ class AwsGpuCluster(pulumi.ComponentResource):
             "alarm_topic_arn": self.alarm_topic_arn,
             "shared_file_system_id": self.shared_file_system_id,
         }
+
+
+@dataclass(frozen=True)
+class ClusterNetwork:
+    """What the nodes and the file system live in, created or brought."""
+
+    vpc_id: pulumi.Output[str]
+    subnet_ids: dict[str, pulumi.Output[str]]
+    """Private subnet per zone."""
+    security_group_id: pulumi.Output[str]
+    """The node security group, created or brought."""
+    lustre_security_group: aws.ec2.SecurityGroup | None
+    """The shared file system's group; None without storage.shared."""
+
+
+@dataclass(frozen=True)
+class ClusterKey:
+    arn: pulumi.Output[str]
+    """The KMS key, created or brought."""
+    autoscaling_role_arn: pulumi.Output[str] | None
+    """The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default."""
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """What the nodes run as."""
+
+    instance_profile_arn: pulumi.Output[str]
+    role_arn: pulumi.Output[str] | None
+    """None when the stack brings its instance profile."""
+
+
+@dataclass(frozen=True)
+class SharedFileSystem:
+    """The file system and the mount every node renders once its names are known."""
+
+    file_system_id: pulumi.Output[str]
+    mount: pulumi.Output[SharedMount]
+
+
+def _log_group_name(spec: ClusterSpec) -> str:
+    return f"/gpufleet/{spec.name}/{spec.environment}"
+
+
+def create_network(scope: ClusterScope) -> ClusterNetwork:
+    """The VPC and subnets (created or brought), the node security group and, with storage.shared, the file
+    system's group the node group admits."""
+    spec, name, tags, child = scope.spec, scope.name, scope.tags, scope.child
+    network = AwsNetwork(
+        f"{name}-net",
+        AwsNetworkArgs(
+            region=spec.region,
+            zones=list(spec.network.zones),
+            tags=tags,
+            cidr=spec.network.cidr,
+            vpc_id=spec.network.vpc_id,
+            subnet_ids=list(spec.network.subnet_ids),
+            nat_per_zone=scope.prod,
+        ),
+        opts=child,
+    )
+    lustre_sg = lustre_security_group(name, network.vpc_id, tags, child) if spec.storage.shared else None
+    if spec.network.security_group_id:
+        # A brought group must let its nodes out to the file system on the Lustre ports (README, Operate).
+        security_group_id = pulumi.Output.from_input(spec.network.security_group_id)
+    else:
+        admin = [str(c) for c in spec.network.admin_cidrs]
+        security_group_id = node_security_group(
+            name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None
+        ).id
+    return ClusterNetwork(network.vpc_id, network.subnet_ids, security_group_id, lustre_sg)
+
+
+def create_key(scope: ClusterScope) -> ClusterKey:
+    """The cluster key with the service-linked roles its policy names, or the brought key."""
+    spec, name = scope.spec, scope.name
+    if spec.storage.kms_key != "create":
+        return ClusterKey(pulumi.Output.from_input(spec.storage.kms_key), None)
+    fleet = any(g.provisioner == "fleet" for g in spec.node_groups)
+    suffix = role_suffix(name, spec.environment, spec.region)
+    roles = cluster_roles(spec.identity.service_linked_roles, suffix, fleet)
+    key, created = cluster_key(
+        name,
+        LogGroupGrant(region=spec.region, name=_log_group_name(spec)),
+        roles.named,
+        create_roles=roles.create,
+        events=any(g.spot for g in spec.node_groups),
+        protect=scope.prod,
+        tags=scope.tags,
+        opts=scope.child,
+        publishers=TOPIC_PUBLISHERS if scope.resolved.alarm_target_mode == "create" else (),
+        role_patterns=roles.patterns,
+    )
+    autoscaling_role_arn = created[AUTOSCALING.service].arn if roles.named[0].suffix is not None else None
+    return ClusterKey(key.arn, autoscaling_role_arn)
+
+
+def create_logs(
+    scope: ClusterScope, network: ClusterNetwork, key_arn: pulumi.Output[str], account: pulumi.Output[str]
+) -> aws.cloudwatch.LogGroup:
+    """The cluster's log group under the key, and the flow log of a created VPC into it (a brought VPC keeps its
+    owner's flow logs)."""
+    spec, name = scope.spec, scope.name
+    log_group = aws.cloudwatch.LogGroup(
+        f"{name}-logs",
+        name=_log_group_name(spec),
+        retention_in_days=spec.monitoring.log_retention_days,
+        kms_key_id=key_arn,
+        tags=scope.tags,
+        opts=scope.child,
+    )
+    if spec.network.cidr is not None:
+        vpc_flow_log(name, network.vpc_id, log_group, account, spec.region, spec.identity.permissions_boundary,
+                     scope.tags, scope.child)
+    return log_group
+
+
+def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, account: pulumi.Output[str]
+                    ) -> NodeIdentity:
+    """The node role and instance profile, or the brought instance profile."""
+    spec = scope.spec
+    if spec.identity.instance_profile_arn:
+        return NodeIdentity(pulumi.Output.from_input(spec.identity.instance_profile_arn), None)
+    identity = AwsNodeIdentity(
+        f"{scope.name}-node",
+        NodeIdentityArgs(
+            account_id=account,
+            region=spec.region,
+            log_group_arn=log_group.arn,
+            group_names=[
+                g.names["scaling_group"] for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"
+            ],
+            s3_read_prefixes=list(spec.identity.s3_read_prefixes),
+            s3_write_prefixes=list(spec.identity.s3_write_prefixes),
+            s3_kms_keys=list(spec.identity.s3_kms_keys),
+            permissions_boundary=spec.identity.permissions_boundary,
+            mark_unhealthy=spec.monitoring.gpu_metrics,
+            agent_tags=spec.monitoring.gpu_metrics,
+            tags=scope.tags,
+        ),
+        opts=scope.child,
+    )
+    return NodeIdentity(identity.instance_profile_arn, identity.role_arn)
+
+
+def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str]) -> pulumi.Output[str] | None:
+    """The topic of spot interruption and rebalance events; None without spot groups."""
+    if not any(g.spot for g in scope.spec.node_groups):
+        return None
+    return interruption_topic(scope.name, key_arn, scope.tags, scope.child).arn
+
+
+def create_alarm_target(
+    scope: ClusterScope, key_arn: pulumi.Output[str], account: pulumi.Output[str]
+) -> pulumi.Output[str] | None:
+    """The topic alarms and the budget notify: created (with its recipients) or brought; None without either."""
+    alarms = scope.spec.monitoring.alarms
+    mode = scope.resolved.alarm_target_mode
+    if mode == "create":
+        emails = list(alarms.emails) if alarms else []
+        return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child).arn
+    if mode == "bring" and alarms is not None:
+        return pulumi.Output.from_input(alarms.target)
+    return None
+
+
+def create_budget(scope: ClusterScope, alarm_target: pulumi.Output[str] | None) -> None:
+    """An AWS Budget notifying the alarm target at budget.alert_at_percent."""
+    budget = scope.spec.budget
+    if budget.alert_at_percent and alarm_target is not None:
+        cost_budget(scope.name, scope.name, budget, alarm_target, scope.tags, scope.child)
+
+
+def create_shared_storage(
+    scope: ClusterScope, network: ClusterNetwork, key_arn: pulumi.Output[str]
+) -> SharedFileSystem | None:
+    """FSx for Lustre behind its security group, and its mount; None without storage.shared."""
+    spec, name, lustre_sg = scope.spec, scope.name, network.lustre_security_group
+    shared = spec.storage.shared
+    if shared is None or lustre_sg is None:
+        return None
+    rules = lustre_access(name, lustre_sg.id, network.security_group_id, scope.child)
+    assert shared.capacity_gib is not None  # the AWS checks refused any other size
+    # The file servers sit in one zone: the RDMA groups' zone when there is one, else the first.
+    zone = next((g.zones[0] for g in scope.resolved.groups if g.rdma), spec.network.zones[0])
+    file_system = lustre_file_system(
+        name, shared, shared.capacity_gib, network.subnet_ids[zone], lustre_sg.id, key_arn, scope.prod, scope.tags,
+        scope.child, rules,
+    )
+    mount = pulumi.Output.all(file_system.dns_name, file_system.mount_name).apply(
+        lambda v: SharedMount(dns_name=v[0], mount_name=v[1], mount=shared.mount)
+    )
+    return SharedFileSystem(file_system.id, mount)
+
+
+def create_groups(
+    scope: ClusterScope, network: ClusterNetwork, key: ClusterKey, identity: NodeIdentity,
+    alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None,
+) -> dict[str, AwsNodeGroup]:
+    """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down."""
+    spec, name = scope.spec, scope.name
+    image = scope.resolved.image  # the spec check made sure it exists
+    hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
+    groups: dict[str, AwsNodeGroup] = {}
+    for resolved_group in scope.resolved.groups:
+        group = resolved_group.spec
+        node_group = AwsNodeGroup(
+            f"{name}-{group.name}",
+            NodeGroupArgs(
+                group=group,
+                types=resolved_group.known_types,
+                rdma=resolved_group.rdma,
+                asg_name=resolved_group.names["scaling_group"],
+                image_id=image.id,
+                image_tags=image_tags(spec.image, image),
+                subnet_ids=[network.subnet_ids[zone] for zone in resolved_group.zones],
+                security_group_id=network.security_group_id,
+                instance_profile_arn=identity.instance_profile_arn,
+                key_arn=key.arn,
+                root_volume_gb=spec.storage.root_volume_gb,
+                user_data=_user_data(scope, resolved_group, hooks, shared),
+                hooks=hooks,
+                tags=scope.tags,
+                service_linked_role_arn=key.autoscaling_role_arn,
+            ),
+            opts=scope.child,
+        )
+        _group_operations(scope, resolved_group, node_group, alarm_target)
+        groups[group.name] = node_group
+    return groups
+
+
+def _user_data(
+    scope: ClusterScope, resolved_group: ResolvedGroup, hooks: GroupHooks, shared: SharedFileSystem | None
+) -> pulumi.Input[str]:
+    """The group's cloud-init; with a shared file system, rendered once it is known."""
+    spec = scope.spec
+    hooked = resolved_group.spec.provisioner == "autoscaling"
+    scaling_group = resolved_group.names["scaling_group"]
+    bootstrap = group_bootstrap(
+        scope.resolved,
+        resolved_group,
+        checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
+        lifecycle=hooks.for_node(spec.region, scaling_group) if hooked else None,
+        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig")
+        if hooked
+        else 0,
+        gpu_metrics=GpuMetrics(METRICS_NAMESPACE, scaling_group, spec.region) if spec.monitoring.gpu_metrics else None,
+    )
+    if shared is None or spec.storage.shared is None:
+        return render_user_data(bootstrap)
+    # The mount needs the file system's DNS and mount names, known once it exists; rendering once with names of
+    # their full length first reports a user data over the limit before any resource.
+    render_user_data(replace(bootstrap, shared_mount=SharedMount(
+        f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, spec.storage.shared.mount)))
+    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
+
+
+def _group_operations(scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AwsNodeGroup,
+                      alarm_target: pulumi.Output[str] | None) -> None:
+    """The group's alarms and its idle scale-down (Auto Scaling groups only), children of the group."""
+    group, name = resolved_group.spec, f"{scope.name}-{resolved_group.spec.name}"
+    scaling_group = resolved_group.names["scaling_group"]
+    scaling = group.provisioner == "autoscaling"
+    alarms = scope.spec.monitoring.alarms
+    group_opts = pulumi.ResourceOptions(parent=node_group)
+    if alarms is not None and alarm_target is not None:
+        group_alarms(name, scaling_group, scaling, alarms.low_utilisation, alarm_target, scope.tags, group_opts)
+    if group.idle is not None and scaling:
+        idle_scale_down(name, node_group.group_name, scaling_group, group.size.min, group.idle, scope.tags,
+                        group_opts)

@@ -9,13 +9,13 @@ from ipaddress import IPv4Network
 
 import pulumi
 import pulumi_aws as aws
-import yaml
 
-from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.bundle import content_version
 from gpufleet.lock.image_ids import AWS_REGION as REGION
 from gpufleet.lock.image_ids import EXPECTED_PARENT_SHAPE, is_valid_parent_image
 
 from .build_network import BuildNetworkArgs, build_network
+from .image_documents import build_documents
 from .key_policy import AUTOSCALING, EC2_FLEET, LogGroupGrant, key_policy
 
 # The profile goes into the AMI name, whose allowed characters Image Builder restricts.
@@ -29,14 +29,6 @@ LAUNCH_ROLES = (AUTOSCALING, EC2_FLEET)
 # CreateComponent `data`: "Length Constraints: Minimum length of 1. Maximum length of 16000." (Image Builder API
 # reference); the installer comes in parts (gpufleet.lock.bundle.installer_parts), one component each.
 MAX_COMPONENT_DATA = 16_000
-
-
-class _NoAliasDumper(yaml.SafeDumper):
-    """Writes a repeated object out again instead of as an &anchor / *alias, which Image Builder's
-    component document parser does not take."""
-
-    def ignore_aliases(self, data: object) -> bool:
-        return True
 
 
 @dataclass(frozen=True)
@@ -115,51 +107,6 @@ class AwsImagePipelineArgs:
             raise ValueError(f"root_volume_gb: must be an integer >= 8, got {self.root_volume_gb!r}")
 
 
-def part_document(profile: str, index: int, command: str) -> dict[str, object]:
-    """The component of one bundle part that precedes the install: it only writes its slice."""
-    return {
-        "name": f"gpufleet-{profile}-part{index}",
-        "description": f"Part {index} of the installer bundle of image profile {profile}",
-        "schemaVersion": 1.0,
-        "phases": [{"name": "build", "steps": [
-            {"name": "WriteBundlePart", "action": "ExecuteBash", "inputs": {"commands": [command]}}]}],
-    }
-
-
-def component_document(profile: str, installer_script: str) -> dict[str, object]:
-    """The installing component: install, reboot, then check on build and test instances."""
-    check = [
-        {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
-    ]
-    return {
-        "name": f"gpufleet-{profile}",
-        "description": f"Install the pinned GPU driver stack of image profile {profile}",
-        "schemaVersion": 1.0,
-        "phases": [
-            {
-                "name": "build",
-                "steps": [
-                    {
-                        "name": "InstallDriverStack",
-                        "action": "ExecuteBash",
-                        "inputs": {"commands": [installer_script]},
-                    },
-                    {"name": "RebootIntoDriver", "action": "Reboot"},
-                ],
-            },
-            {"name": "validate", "steps": check},
-            {"name": "test", "steps": check},
-        ],
-    }
-
-
-def build_documents(profile: str, installer_parts: list[str]) -> list[str]:
-    """The recipe's component documents in run order, as YAML with every repeated part written out in full."""
-    *writes, install = installer_parts
-    documents = [*(part_document(profile, i, c) for i, c in enumerate(writes)), component_document(profile, install)]
-    return [yaml.dump(d, Dumper=_NoAliasDumper, sort_keys=False, width=1000) for d in documents]
-
-
 def _amis_by_region(resources: list[aws.imagebuilder.outputs.ImageOutputResource] | None) -> dict[str, str]:
     """Region -> AMI id from an image's output resources (empty until the build has run)."""
     return {
@@ -186,151 +133,15 @@ class AwsImagePipeline(pulumi.ComponentResource):
         super().__init__("gpufleet:aws:ImagePipeline", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         build_region = args.regions[0]
-        tags = dict(args.tags)
-
         # The build network's flow log lands in this group; a created key admits it by name (key_policy).
         log_group = LogGroupGrant(region=build_region, name=f"/gpufleet/{name}/image-build")
-        keys = self._keys(name, args, tags, child, log_group if args.build_network else None)
-        if args.build_network is not None:
-            cidr, zone = args.build_network
-            # A brought key's policy may not admit CloudWatch Logs: the flow log group then uses Logs' own keys.
-            key = keys[build_region] if args.kms_key_arn is None else None
-            subnet_id, group_id = build_network(
-                name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, key, tags), self
-            )
-            placement: tuple[pulumi.Input[str], list[pulumi.Input[str]]] = (subnet_id, [group_id])
-        else:
-            placement = (args.subnet_id or "", list(args.security_group_ids or []))
-
-        documents = build_documents(args.profile, args.installer_parts)
-        components = [
-            aws.imagebuilder.Component(
-                f"{name}-install" if index == len(documents) - 1 else f"{name}-part{index}",
-                platform="Linux",
-                version=content_version(data),
-                data=data,
-                description=f"gpufleet driver stack {args.profile}, part {index + 1} of {len(documents)}",
-                # The recipe's key: the build instance decrypts the component through Image Builder
-                # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
-                kms_key_id=keys[build_region],
-                region=build_region,
-                tags=tags,
-                opts=child,
-            )
-            for index, data in enumerate(documents)
-        ]
-        recipe = aws.imagebuilder.ImageRecipe(
-            f"{name}-recipe",
-            parent_image=args.parent_image,
-            version=content_version(args.parent_image, *documents, str(args.root_volume_gb), args.root_device_name),
-            # Image Builder runs a recipe's components in the order listed.
-            components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=c.arn) for c in components],
-            block_device_mappings=[
-                aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(
-                    device_name=args.root_device_name,
-                    ebs=aws.imagebuilder.ImageRecipeBlockDeviceMappingEbsArgs(
-                        volume_type="gp3",
-                        volume_size=args.root_volume_gb,
-                        encrypted="true",
-                        kms_key_id=keys[build_region],
-                        delete_on_termination="true",
-                    ),
-                )
-            ],
-            region=build_region,
-            tags=tags,
-            opts=child,
-        )
-
-        role = aws.iam.Role(
-            f"{name}-build-role",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "ec2.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                }
-            ),
-            description=f"Image Builder build instance for {args.profile}",
-            tags=tags,
-            opts=child,
-        )
-        attachments = [
-            aws.iam.RolePolicyAttachment(
-                f"{name}-build-{policy.rsplit('/', 1)[1]}", role=role.name, policy_arn=policy, opts=child
-            )
-            for policy in MANAGED_POLICIES
-        ]
-        profile = aws.iam.InstanceProfile(f"{name}-build-profile", role=role.name, tags=tags, opts=child)
-
-        infrastructure = aws.imagebuilder.InfrastructureConfiguration(
-            f"{name}-infrastructure",
-            instance_profile_name=profile.name,
-            instance_types=list(args.instance_types),
-            subnet_id=placement[0],
-            security_group_ids=placement[1],
-            instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
-                http_tokens="required",
-                http_put_response_hop_limit=2,
-            ),
-            terminate_instance_on_failure=True,
-            resource_tags=tags,
-            region=build_region,
-            tags=tags,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=attachments),
-        )
-        distribution = aws.imagebuilder.DistributionConfiguration(
-            f"{name}-distribution",
-            distributions=[
-                aws.imagebuilder.DistributionConfigurationDistributionArgs(
-                    region=region,
-                    ami_distribution_configuration=(
-                        aws.imagebuilder.DistributionConfigurationDistributionAmiDistributionConfigurationArgs(
-                            name=f"gpufleet-{args.profile}-{{{{ imagebuilder:buildDate }}}}",
-                            description=f"gpufleet image profile {args.profile}",
-                            kms_key_id=keys[region],
-                            ami_tags={**tags, "gpufleet:profile": args.profile},
-                        )
-                    ),
-                )
-                for region in args.regions
-            ],
-            region=build_region,
-            tags=tags,
-            opts=child,
-        )
-        # What the pipeline and the first bake build: the same recipe, builder and distribution.
-        build = {
-            "image_recipe_arn": recipe.arn,
-            "infrastructure_configuration_arn": infrastructure.arn,
-            "distribution_configuration_arn": distribution.arn,
-            "region": build_region,
-            "tags": tags,
-        }
-        pipeline = aws.imagebuilder.ImagePipeline(
-            f"{name}-pipeline",
-            image_tests_configuration=aws.imagebuilder.ImagePipelineImageTestsConfigurationArgs(
-                image_tests_enabled=True,
-            ),
-            description=f"gpufleet image profile {args.profile}",
-            opts=child,
-            **build,
-        )
-
-        # The bake: one build of the recipe when the stack is deployed, distributed to every region. Its
-        # output resources carry the AMI id per region; the pipeline above rebakes the same recipe later.
-        image = aws.imagebuilder.Image(
-            f"{name}-image",
-            image_tests_configuration=aws.imagebuilder.ImageImageTestsConfigurationArgs(image_tests_enabled=True),
-            **build,
-            # Driver, CUDA and fabric installs, a reboot and the image tests outlast the provider's default.
-            opts=pulumi.ResourceOptions(parent=self, custom_timeouts=pulumi.CustomTimeouts(create="3h")),
-        )
+        keys = create_keys(name, args, log_group if args.build_network else None, self)
+        placement = create_build_network(name, args, keys, log_group, self)
+        recipe = create_recipe(name, args, keys[build_region], child)
+        profile, attachments = create_build_identity(name, args, child)
+        infrastructure = create_infrastructure(name, args, profile, placement, attachments, self)
+        distribution = create_distribution(name, args, keys, child)
+        pipeline, image = create_pipeline(name, args, recipe, infrastructure, distribution, self)
 
         self.pipeline_arn = pipeline.arn
         self.recipe_arn = recipe.arn
@@ -347,45 +158,220 @@ class AwsImagePipeline(pulumi.ComponentResource):
             }
         )
 
-    def _keys(
-        self, name: str, args: AwsImagePipelineArgs, tags: dict[str, str], child: pulumi.ResourceOptions,
-        log_group: LogGroupGrant | None,
-    ) -> dict[str, pulumi.Input[str]]:
-        """The KMS key of each region: the caller's, or a created key and its replicas."""
-        build_region, *others = args.regions
-        if args.kms_key_arn is not None:
-            return {build_region: args.kms_key_arn, **{r: args.replica_kms_key_arns[r] for r in others}}
-        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
-        # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
-        # By ARN pattern: every cluster's own suffixed Auto Scaling role, made after this key, and roles that
-        # need not exist yet (a new account), so the bake creates no service-linked role.
-        policy = account.apply(
-            lambda account_id: key_policy(account_id, (), log_group=log_group, role_patterns=LAUNCH_ROLES)
-        )
-        key = aws.kms.Key(
-            f"{name}-key",
-            description=f"gpufleet AMIs of image profile {args.profile}",
-            enable_key_rotation=True,
+
+def create_keys(
+    name: str, args: AwsImagePipelineArgs, log_group: LogGroupGrant | None, parent: pulumi.Resource
+) -> dict[str, pulumi.Input[str]]:
+    """The KMS key of each region: the caller's, or a created key and its replicas."""
+    build_region, *others = args.regions
+    if args.kms_key_arn is not None:
+        return {build_region: args.kms_key_arn, **{r: args.replica_kms_key_arns[r] for r in others}}
+    child, tags = pulumi.ResourceOptions(parent=parent), dict(args.tags)
+    account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=parent)).account_id
+    # Without these statements (AWS's default policy) no Auto Scaling group or fleet can launch the AMIs.
+    # By ARN pattern: every cluster's own suffixed Auto Scaling role, made after this key, and roles that
+    # need not exist yet (a new account), so the bake creates no service-linked role.
+    policy = account.apply(
+        lambda account_id: key_policy(account_id, (), log_group=log_group, role_patterns=LAUNCH_ROLES)
+    )
+    key = aws.kms.Key(
+        f"{name}-key",
+        description=f"gpufleet AMIs of image profile {args.profile}",
+        enable_key_rotation=True,
+        deletion_window_in_days=30,
+        # A key is regional: AMIs copied to other regions use replicas of a multi-Region key.
+        multi_region=bool(others),
+        policy=policy,
+        region=build_region,
+        tags=tags,
+        opts=child,
+    )
+    keys: dict[str, pulumi.Input[str]] = {build_region: key.arn}
+    for region in others:
+        replica = aws.kms.ReplicaKey(
+            f"{name}-key-{region}",
+            primary_key_arn=key.arn,
+            description=f"gpufleet AMIs of image profile {args.profile} in {region}",
             deletion_window_in_days=30,
-            # A key is regional: AMIs copied to other regions use replicas of a multi-Region key.
-            multi_region=bool(others),
+            # A replica takes its own policy; clusters in its region launch the AMI copies under it.
             policy=policy,
+            region=region,
+            tags=tags,
+            opts=child,
+        )
+        keys[region] = replica.arn
+    return keys
+
+
+Placement = tuple[pulumi.Input[str], list[pulumi.Input[str]]]
+"""The build instance's subnet and security groups."""
+
+
+def create_build_network(
+    name: str, args: AwsImagePipelineArgs, keys: dict[str, pulumi.Input[str]], log_group: LogGroupGrant,
+    parent: pulumi.Resource,
+) -> Placement:
+    """The build network (private subnet, NAT, SSM endpoints, flow log), or the brought subnet and groups."""
+    if args.build_network is None:
+        return args.subnet_id or "", list(args.security_group_ids or [])
+    build_region = args.regions[0]
+    cidr, zone = args.build_network
+    # A brought key's policy may not admit CloudWatch Logs: the flow log group then uses Logs' own keys.
+    key = keys[build_region] if args.kms_key_arn is None else None
+    subnet_id, group_id = build_network(
+        name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, key, dict(args.tags)), parent
+    )
+    return subnet_id, [group_id]
+
+
+def create_recipe(
+    name: str, args: AwsImagePipelineArgs, key: pulumi.Input[str], child: pulumi.ResourceOptions
+) -> aws.imagebuilder.ImageRecipe:
+    """One component per installer part, in run order, and the recipe that lists them on an encrypted root."""
+    build_region, tags = args.regions[0], dict(args.tags)
+    documents = build_documents(args.profile, args.installer_parts)
+    components = [
+        aws.imagebuilder.Component(
+            f"{name}-install" if index == len(documents) - 1 else f"{name}-part{index}",
+            platform="Linux",
+            version=content_version(data),
+            data=data,
+            description=f"gpufleet driver stack {args.profile}, part {index + 1} of {len(documents)}",
+            # The recipe's key: the build instance decrypts the component through Image Builder
+            # (EC2InstanceProfileForImageBuilder: kms:Decrypt with the aws:imagebuilder:arn context key).
+            kms_key_id=key,
             region=build_region,
             tags=tags,
             opts=child,
         )
-        keys: dict[str, pulumi.Input[str]] = {build_region: key.arn}
-        for region in others:
-            replica = aws.kms.ReplicaKey(
-                f"{name}-key-{region}",
-                primary_key_arn=key.arn,
-                description=f"gpufleet AMIs of image profile {args.profile} in {region}",
-                deletion_window_in_days=30,
-                # A replica takes its own policy; clusters in its region launch the AMI copies under it.
-                policy=policy,
-                region=region,
-                tags=tags,
-                opts=child,
+        for index, data in enumerate(documents)
+    ]
+    return aws.imagebuilder.ImageRecipe(
+        f"{name}-recipe",
+        parent_image=args.parent_image,
+        version=content_version(args.parent_image, *documents, str(args.root_volume_gb), args.root_device_name),
+        # Image Builder runs a recipe's components in the order listed.
+        components=[aws.imagebuilder.ImageRecipeComponentArgs(component_arn=c.arn) for c in components],
+        block_device_mappings=[
+            aws.imagebuilder.ImageRecipeBlockDeviceMappingArgs(
+                device_name=args.root_device_name,
+                ebs=aws.imagebuilder.ImageRecipeBlockDeviceMappingEbsArgs(
+                    volume_type="gp3",
+                    volume_size=args.root_volume_gb,
+                    encrypted="true",
+                    kms_key_id=key,
+                    delete_on_termination="true",
+                ),
             )
-            keys[region] = replica.arn
-        return keys
+        ],
+        region=build_region,
+        tags=tags,
+        opts=child,
+    )
+
+
+def create_build_identity(
+    name: str, args: AwsImagePipelineArgs, child: pulumi.ResourceOptions
+) -> tuple[aws.iam.InstanceProfile, list[aws.iam.RolePolicyAttachment]]:
+    """The build instance's role with Image Builder's and SSM's managed policies, and its instance profile."""
+    tags = dict(args.tags)
+    trust = {"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    role = aws.iam.Role(
+        f"{name}-build-role",
+        assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": [trust]}),
+        description=f"Image Builder build instance for {args.profile}",
+        tags=tags,
+        opts=child,
+    )
+    attachments = [
+        aws.iam.RolePolicyAttachment(
+            f"{name}-build-{policy.rsplit('/', 1)[1]}", role=role.name, policy_arn=policy, opts=child
+        )
+        for policy in MANAGED_POLICIES
+    ]
+    return aws.iam.InstanceProfile(f"{name}-build-profile", role=role.name, tags=tags, opts=child), attachments
+
+
+def create_infrastructure(
+    name: str, args: AwsImagePipelineArgs, profile: aws.iam.InstanceProfile, placement: Placement,
+    attachments: list[aws.iam.RolePolicyAttachment], parent: pulumi.Resource,
+) -> aws.imagebuilder.InfrastructureConfiguration:
+    """Where and as what the build instance runs: its types, profile, subnet, groups and metadata tokens."""
+    tags = dict(args.tags)
+    return aws.imagebuilder.InfrastructureConfiguration(
+        f"{name}-infrastructure",
+        instance_profile_name=profile.name,
+        instance_types=list(args.instance_types),
+        subnet_id=placement[0],
+        security_group_ids=placement[1],
+        instance_metadata_options=aws.imagebuilder.InfrastructureConfigurationInstanceMetadataOptionsArgs(
+            http_tokens="required",
+            http_put_response_hop_limit=2,
+        ),
+        terminate_instance_on_failure=True,
+        resource_tags=tags,
+        region=args.regions[0],
+        tags=tags,
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=attachments),
+    )
+
+
+def create_distribution(
+    name: str, args: AwsImagePipelineArgs, keys: dict[str, pulumi.Input[str]], child: pulumi.ResourceOptions
+) -> aws.imagebuilder.DistributionConfiguration:
+    """The AMI in every region, encrypted with that region's key."""
+    tags = dict(args.tags)
+    return aws.imagebuilder.DistributionConfiguration(
+        f"{name}-distribution",
+        distributions=[
+            aws.imagebuilder.DistributionConfigurationDistributionArgs(
+                region=region,
+                ami_distribution_configuration=(
+                    aws.imagebuilder.DistributionConfigurationDistributionAmiDistributionConfigurationArgs(
+                        name=f"gpufleet-{args.profile}-{{{{ imagebuilder:buildDate }}}}",
+                        description=f"gpufleet image profile {args.profile}",
+                        kms_key_id=keys[region],
+                        ami_tags={**tags, "gpufleet:profile": args.profile},
+                    )
+                ),
+            )
+            for region in args.regions
+        ],
+        region=args.regions[0],
+        tags=tags,
+        opts=child,
+    )
+
+
+def create_pipeline(
+    name: str, args: AwsImagePipelineArgs, recipe: aws.imagebuilder.ImageRecipe,
+    infrastructure: aws.imagebuilder.InfrastructureConfiguration,
+    distribution: aws.imagebuilder.DistributionConfiguration, parent: pulumi.Resource,
+) -> tuple[aws.imagebuilder.ImagePipeline, aws.imagebuilder.Image]:
+    """The pipeline, and the bake: one build of the recipe when the stack is deployed, distributed to every
+    region. The image's output resources carry the AMI id per region; the pipeline rebakes the same recipe later."""
+    # What the pipeline and the first bake build: the same recipe, builder and distribution.
+    build = {
+        "image_recipe_arn": recipe.arn,
+        "infrastructure_configuration_arn": infrastructure.arn,
+        "distribution_configuration_arn": distribution.arn,
+        "region": args.regions[0],
+        "tags": dict(args.tags),
+    }
+    pipeline = aws.imagebuilder.ImagePipeline(
+        f"{name}-pipeline",
+        image_tests_configuration=aws.imagebuilder.ImagePipelineImageTestsConfigurationArgs(
+            image_tests_enabled=True,
+        ),
+        description=f"gpufleet image profile {args.profile}",
+        opts=pulumi.ResourceOptions(parent=parent),
+        **build,
+    )
+    image = aws.imagebuilder.Image(
+        f"{name}-image",
+        image_tests_configuration=aws.imagebuilder.ImageImageTestsConfigurationArgs(image_tests_enabled=True),
+        **build,
+        # Driver, CUDA and fabric installs, a reboot and the image tests outlast the provider's default.
+        opts=pulumi.ResourceOptions(parent=parent, custom_timeouts=pulumi.CustomTimeouts(create="3h")),
+    )
+    return pipeline, image

@@ -106,38 +106,12 @@ def _role_statements(role: ServiceRole, principal: dict[str, str], condition: di
     ]
 
 
-def key_policy(
-    account_id: str,
-    roles: Sequence[ServiceRole],
-    log_group: LogGroupGrant | None = None,
-    events: bool = False,
-    publishers: Sequence[str] = (),
-    role_patterns: Sequence[ServiceRole] = (),
-) -> str:
-    """The key policy: IAM administers the key; each role, the log group and EventBridge may use it;
-    publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it. role_patterns:
-    roles admitted by ARN (any_suffix_arn) under this account, whether or not they exist yet."""
-    statements: list[dict[str, object]] = [
-        {
-            # The default key policy: lets IAM policies in this account govern the key, so it never
-            # becomes unmanageable. Granted to the account root only.
-            "Sid": "AccountAdministersKeyThroughIam",
-            "Effect": "Allow",
-            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
-            "Action": "kms:*",
-            "Resource": "*",
-        }
-    ]
-    for role in roles:
-        statements += _role_statements(role, {"AWS": role.arn(account_id)}, {})
-    for role in role_patterns:
-        # KMS resolves a named principal when the policy is set, and refuses one that does not exist; a
-        # condition on aws:PrincipalArn (the role's ARN for a role: IAM user guide, global condition keys)
-        # within kms:CallerAccount admits the role whenever it comes to exist. Only the service assumes it.
-        statements += _role_statements(role, {"AWS": "*"}, {
-            "StringEquals": {"kms:CallerAccount": account_id},
-            "ArnLike": {"aws:PrincipalArn": role.any_suffix_arn(account_id)},
-        })
+def _service_statements(
+    account_id: str, log_group: LogGroupGrant | None, events: bool, publishers: Sequence[str]
+) -> list[dict[str, object]]:
+    """The services that use the key: CloudWatch Logs for the log group, EventBridge, the alarm topic's
+    publishers."""
+    statements: list[dict[str, object]] = []
     if log_group is not None:
         arn = f"arn:aws:logs:{log_group.region}:{account_id}:log-group:{log_group.name}"
         statements.append(
@@ -176,6 +150,43 @@ def key_policy(
                 "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
             }
         )
+    return statements
+
+
+def key_policy(
+    account_id: str,
+    roles: Sequence[ServiceRole],
+    *,
+    log_group: LogGroupGrant | None,
+    role_patterns: Sequence[ServiceRole],
+    events: bool = False,
+    publishers: Sequence[str] = (),
+) -> str:
+    """The key policy: IAM administers the key; each role, the log group and EventBridge may use it;
+    publishers (service principals of TOPIC_PUBLISHER_SIDS) publish to a topic under it. role_patterns:
+    roles admitted by ARN (any_suffix_arn) under this account, whether or not they exist yet."""
+    statements: list[dict[str, object]] = [
+        {
+            # The default key policy: lets IAM policies in this account govern the key, so it never
+            # becomes unmanageable. Granted to the account root only.
+            "Sid": "AccountAdministersKeyThroughIam",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        }
+    ]
+    for role in roles:
+        statements += _role_statements(role, {"AWS": role.arn(account_id)}, {})
+    for role in role_patterns:
+        # KMS resolves a named principal when the policy is set, and refuses one that does not exist; a
+        # condition on aws:PrincipalArn (the role's ARN for a role: IAM user guide, global condition keys)
+        # within kms:CallerAccount admits the role whenever it comes to exist. Only the service assumes it.
+        statements += _role_statements(role, {"AWS": "*"}, {
+            "StringEquals": {"kms:CallerAccount": account_id},
+            "ArnLike": {"aws:PrincipalArn": role.any_suffix_arn(account_id)},
+        })
+    statements += _service_statements(account_id, log_group, events, publishers)
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
 
 

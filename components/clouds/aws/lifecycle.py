@@ -18,6 +18,12 @@ COMPLETE_SECONDS = 30
 NODE_CHECK_RETRY_SECONDS = LAUNCH_HOOK_TIMEOUT - BOOT_SECONDS - CHECK_RUN_SECONDS - COMPLETE_SECONDS
 
 
+def node_check_retry_seconds(mig: bool) -> int:
+    """The boot check's retry window: a MIG node may boot twice inside the hold (its first boot reboots once to
+    turn MIG mode on: components/bootstrap/mig.py), so a second boot comes out of the window."""
+    return NODE_CHECK_RETRY_SECONDS - (BOOT_SECONDS if mig else 0)
+
+
 def group_hooks(checkpoint_grace_seconds: int) -> GroupHooks:
     """The hooks of every Auto Scaling node group; the terminate hook waits the stack's checkpoint grace."""
     return GroupHooks(

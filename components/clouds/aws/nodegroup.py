@@ -85,6 +85,28 @@ def _interface_args(
     ]
 
 
+def _initial_hook(hook: Hook) -> aws.autoscaling.GroupInitialLifecycleHookArgs:
+    return aws.autoscaling.GroupInitialLifecycleHookArgs(
+        name=hook.name,
+        lifecycle_transition=hook.transition,
+        heartbeat_timeout=hook.heartbeat_timeout,
+        default_result=hook.default_result,
+    )
+
+
+def _instance_refresh(mode: str) -> aws.autoscaling.GroupInstanceRefreshArgs | None:
+    """Rolling replacement on `instance_refresh: rolling`. pulumi_aws 7.51 (autoscaling/group.py, _inputs.py
+    triggers): "If this block is configured, start an Instance Refresh when this Auto Scaling group is updated",
+    always on a launch template change; without it running nodes, and the jobs on them, stay until replaced by choice
+    (instance_refresh: none)."""
+    if mode != "rolling":
+        return None
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
+    )
+
+
 class AwsNodeGroup(pulumi.ComponentResource):
     """One node group: its placement group, launch templates and Auto Scaling group or EC2 Fleet."""
 
@@ -199,6 +221,34 @@ class AwsNodeGroup(pulumi.ComponentResource):
             for inst, template in type_templates
         ]
 
+    def _mixed_instances(
+        self,
+        args: NodeGroupArgs,
+        spot: bool,
+        type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]],
+        primary: aws.ec2.LaunchTemplate,
+    ) -> aws.autoscaling.GroupMixedInstancesPolicyArgs:
+        """On-demand base and spot above it over the primary template, with an override per type."""
+        group = args.group
+        return aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_allocation_strategy=ON_DEMAND_ALLOCATION,
+                on_demand_base_capacity=group.on_demand_base if spot else 0,
+                on_demand_percentage_above_base_capacity=0 if spot else 100,
+                spot_allocation_strategy=SPOT_ALLOCATION,
+                # "" caps spot at the on-demand price.
+                spot_max_price=f"{group.spot_max_price:.4f}" if group.spot_max_price else "",
+            ),
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=primary.id,
+                    # The explicit version, never $Latest: instance refresh only fires on a version change.
+                    version=primary.latest_version.apply(str),
+                ),
+                overrides=self._overrides(type_templates, primary),
+            ),
+        )
+
     def _autoscaling_group(
         self,
         name: str,
@@ -207,34 +257,16 @@ class AwsNodeGroup(pulumi.ComponentResource):
         primary: aws.ec2.LaunchTemplate,
     ) -> aws.autoscaling.Group:
         group = args.group
-        spot = group.capacity in ("spot", "mixed")
-        reserved = group.capacity in RESERVED
+        spot = group.spot
         mixed = None
         launch_template = None
-        if reserved:
+        if group.capacity in RESERVED:
             # A reservation is for one type: the launch template targets it directly.
             launch_template = aws.autoscaling.GroupLaunchTemplateArgs(
                 id=primary.id, version=primary.latest_version.apply(str)
             )
         else:
-            mixed = aws.autoscaling.GroupMixedInstancesPolicyArgs(
-                instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                    on_demand_allocation_strategy=ON_DEMAND_ALLOCATION,
-                    on_demand_base_capacity=group.on_demand_base if spot else 0,
-                    on_demand_percentage_above_base_capacity=0 if spot else 100,
-                    spot_allocation_strategy=SPOT_ALLOCATION,
-                    # "" caps spot at the on-demand price.
-                    spot_max_price=f"{group.spot_max_price:.4f}" if group.spot_max_price else "",
-                ),
-                launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
-                    launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                        launch_template_id=primary.id,
-                        # The explicit version, never $Latest: instance refresh only fires on a version change.
-                        version=primary.latest_version.apply(str),
-                    ),
-                    overrides=self._overrides(type_templates, primary),
-                ),
-            )
+            mixed = self._mixed_instances(args, spot, type_templates, primary)
         hooks = [args.hooks.launch, args.hooks.terminate]
         asg = aws.autoscaling.Group(
             f"{name}-asg",
@@ -255,24 +287,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             # created and before a separate hook resource could exist: so the group is created with
             # them, and the LifecycleHook resources below own them afterwards (AWS applies initial
             # hooks only at creation, hence ignore_changes).
-            initial_lifecycle_hooks=[
-                aws.autoscaling.GroupInitialLifecycleHookArgs(
-                    name=hook.name,
-                    lifecycle_transition=hook.transition,
-                    heartbeat_timeout=hook.heartbeat_timeout,
-                    default_result=hook.default_result,
-                )
-                for hook in hooks
-            ],
-            # "If this block is configured, start an Instance Refresh when this Auto Scaling group is updated",
-            # always on a launch template change (pulumi_aws 7.51 autoscaling/group.py, _inputs.py triggers): without
-            # it running nodes, and the jobs on them, stay until replaced by choice (instance_refresh: none).
-            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
-                strategy="Rolling",
-                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(min_healthy_percentage=90),
-            )
-            if group.instance_refresh == "rolling"
-            else None,
+            initial_lifecycle_hooks=[_initial_hook(hook) for hook in hooks],
+            instance_refresh=_instance_refresh(group.instance_refresh),
             tags=[
                 aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
                 for key, value in args.tags.items()
@@ -300,7 +316,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         self, name: str, args: NodeGroupArgs, type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]]
     ) -> aws.ec2.Fleet:
         group = args.group
-        spot = group.capacity in ("spot", "mixed")
+        spot = group.spot
         # Priority follows instance_types: the primary 0, each fallback after it.
         by_template: dict[int, tuple[aws.ec2.LaunchTemplate, list[tuple[int, InstanceType]]]] = {}
         for priority, (inst, template) in enumerate(type_templates):

@@ -15,7 +15,7 @@ def node_security_group(
     admin_cidrs: list[str],
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
-    lustre_sg_id: pulumi.Input[str] | None = None,
+    lustre_sg_id: pulumi.Input[str] | None,
 ) -> aws.ec2.SecurityGroup:
     """EFA traffic is only allowed by a group that references itself for all protocols in and out
     (EC2 user guide, efa-start; ParallelCluster's EfaSecurityGroupValidator). lustre_sg_id: the shared

@@ -71,7 +71,7 @@ def lustre_access(
 def lustre_file_system(
     name: str, shared: SharedStorage, capacity_gib: int, subnet_id: pulumi.Input[str], lustre_sg_id: pulumi.Input[str],
     key_arn: pulumi.Input[str], protect: bool, tags: dict[str, str], opts: pulumi.ResourceOptions,
-    rules: list[pulumi.Resource] | None = None,
+    rules: list[pulumi.Resource],
 ) -> aws.fsx.LustreFileSystem:
     return aws.fsx.LustreFileSystem(
         f"{name}-shared",
@@ -86,5 +86,5 @@ def lustre_file_system(
         kms_key_id=key_arn,
         data_compression_type="LZ4",
         tags={**tags, "Name": f"{name}-shared"},
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=rules or [])),
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=rules)),
     )

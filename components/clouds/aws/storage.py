@@ -23,8 +23,8 @@ def cluster_key(
     protect: bool,
     tags: dict[str, str],
     opts: pulumi.ResourceOptions,
-    publishers: Sequence[str] = (),
-    role_patterns: Sequence[ServiceRole] = (),
+    publishers: Sequence[str],
+    role_patterns: Sequence[ServiceRole],
 ) -> tuple[aws.kms.Key, dict[str, aws.iam.ServiceLinkedRole]]:
     """The key, its alias, and (create_roles) the service-linked roles its policy names, made first; returns
     the key and the created roles by service. events: EventBridge publishes to a topic under this key (the
@@ -37,9 +37,9 @@ def cluster_key(
         description=f"gpufleet {name}: node volumes, logs and interruption topic",
         enable_key_rotation=True,
         deletion_window_in_days=DELETION_WINDOW_DAYS,
-        policy=identity.account_id.apply(
-            lambda account: key_policy(account, roles, log_group, events, publishers, role_patterns)
-        ),
+        policy=identity.account_id.apply(lambda account: key_policy(
+            account, roles, log_group=log_group, role_patterns=role_patterns, events=events, publishers=publishers
+        )),
         tags=tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=created)),
     )

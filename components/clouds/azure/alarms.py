@@ -2,11 +2,11 @@
 node-check failures, low utilisation), the action group they notify, and the idle rule of a scale set's autoscale
 setting.
 
-Metric source: gpufleet-gpu-health publishes the DCGM fields as custom metrics of the node's own scale set
-(namespace METRICS_NAMESPACE, dimension Instance; components.bootstrap.operations documents the names), through
-Azure Monitor's custom metrics REST API with the node identity (Monitoring Metrics Publisher on that scale set).
-A node with a fatal XID, uncorrectable ECC, a failed row remap or a failed node check reports itself unhealthy to
-the Application Health extension and automatic repairs replace it; these alerts tell people.
+Metric source: gpufleet-gpu-health (bootstrap/scripts/gpu-health.sh) publishes the DCGM fields as custom metrics of
+the node's own scale set (namespace METRICS_NAMESPACE, dimension Instance) through Azure Monitor's custom metrics
+REST API with the node identity (Monitoring Metrics Publisher on that scale set). A node with a fatal XID,
+uncorrectable ECC, a failed row remap or a failed node check reports itself unhealthy to the Application Health
+extension and automatic repairs replace it; these alerts tell people.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def group_alerts(
     opts: pulumi.ResourceOptions,
 ) -> list[monitor.MetricAlert]:
     """New and fatal XID, ECC, row-remap, node-check and low-utilisation alerts on one scale set's custom metrics.
-    Each description says what its metric is (components.bootstrap.operations.HEALTH_METRICS)."""
+    Each description says what its metric is."""
     common = (scale_set_id, resource_group_name, target, tags, opts)
     return [
         # gpu_xid_errors counts the XIDs the kernel logged in each minute (not the last one), summed over the nodes,

@@ -1,9 +1,9 @@
-"""The Azure GPU cluster: resource group, network, disk encryption, node identity, one scale set per group, and
-the operations options (GPU metrics, alerts, idle scale-in, budget, the shared Lustre file system)."""
+"""The Azure GPU cluster: a list of steps (resource group, network, key, identity, alarm target, budget, shared
+storage, node groups), each a `create_*` function below whose resources are children of the cluster."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
@@ -11,16 +11,17 @@ from pulumi_azure_native import authorization, compute, resources
 from gpufleet.clouds.azure.names import GROUP, NAMES
 from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import image_tags
-from gpufleet.resolve import ResolvedCluster
+from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
+from ... import runtime
 from ...bootstrap import render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
-from ...tags import resource_tags
+from ..scope import ClusterScope
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
-from .lifecycle import HEALTH_PORT, terminate_notice
+from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
@@ -45,9 +46,7 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
-    from gpufleet.program import running_offline
-
-    if resolved.spec.admin_ssh_public_key is None and not running_offline():
+    if resolved.spec.admin_ssh_public_key is None and not runtime.running_offline():
         raise pulumi.RunError(
             "admin_ssh_public_key is unset: Azure needs a public key for a Linux scale set without a password; "
             "set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)"
@@ -75,192 +74,29 @@ class AzureGpuCluster(pulumi.ComponentResource):
     """The Azure Managed Lustre file system; None without storage.shared."""
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
-        spec, lock = resolved.spec, resolved.lock
-        name = spec.name
         refuse_without_admin_key(resolved)
-        super().__init__("gpufleet:azure:Cluster", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        tags = resource_tags(spec.tags, spec.name, spec.environment)
-        location = spec.region
-        net = spec.network
-        client = authorization.get_client_config_output(opts=pulumi.InvokeOutputOptions(parent=self))
+        super().__init__("gpufleet:azure:Cluster", resolved.spec.name, None, opts)
+        scope = ClusterScope.of(resolved, self)
+        client = authorization.get_client_config_output(opts=scope.invoke())
+        group = create_resource_group(scope, client)
+        network = create_network(scope, group.name)
+        encryption = create_key(scope, group.name, client)
+        identity = create_identity(scope, group.name, client)
+        alarm_target = create_alarm_target(scope, group.name)
+        create_budget(scope, group.id, alarm_target)
+        shared = create_shared_storage(scope, network, encryption, group.name, client)
+        groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared)
 
-        if net.resource_group:
-            group_name: pulumi.Output[str] = pulumi.Output.from_input(net.resource_group)
-            group_id = pulumi.Output.concat(
-                "/subscriptions/", client.subscription_id, "/resourceGroups/", net.resource_group
-            )
-        else:
-            created_group = resources.ResourceGroup(
-                f"{name}-rg",
-                # Unique in the subscription, over every region: the region's hash keeps one name in two regions apart.
-                resource_group_name=fit(f"gpufleet-{name}-{spec.environment}", NAMES.limit(GROUP, "resourceGroupName"),
-                                        location),
-                location=location,
-                tags=tags,
-                opts=child,
-            )
-            group_name, group_id = created_group.name, created_group.id
-
-        network = AzureNetwork(
-            f"{name}-net",
-            AzureNetworkArgs(
-                resource_group_name=group_name,
-                location=location,
-                zones=list(net.zones),
-                admin_cidrs=[str(c) for c in net.admin_cidrs],
-                tags=tags,
-                cidr=net.cidr,
-                vnet_id=net.vnet_id,
-                subnet_id=net.subnet_id,
-            ),
-            opts=child,
-        )
-        storage = spec.storage
-        encryption = AzureDiskEncryption(
-            f"{name}-disk",
-            DiskEncryptionArgs(
-                resource_group_name=group_name,
-                location=location,
-                tenant_id=client.tenant_id,
-                subscription_id=client.subscription_id,
-                protect=spec.environment == "prod",
-                tags=tags,
-                key_url=None if storage.kms_key == "create" else storage.kms_key,
-                key_vault_id=storage.key_vault_id,
-            ),
-            opts=child,
-        )
-        principal_id: pulumi.Output[str] | None = None  # a brought identity gets no role from gpufleet
-        if spec.identity.identity_id:
-            identity_id: pulumi.Output[str] = pulumi.Output.from_input(spec.identity.identity_id)
-        else:
-            node_identity = AzureNodeIdentity(
-                f"{name}-node",
-                NodeIdentityArgs(
-                    resource_group_name=group_name,
-                    location=location,
-                    subscription_id=client.subscription_id,
-                    blob_read_containers=list(spec.identity.blob_read_containers),
-                    metrics_scope=spec.identity.metrics_scope,
-                    tags=tags,
-                ),
-                opts=child,
-            )
-            identity_id, principal_id = node_identity.identity_id, node_identity.principal_id
-
-        monitoring, budget, alarms = spec.monitoring, spec.budget, spec.monitoring.alarms
-        target: pulumi.Output[str] | None = None
-        if alarms is not None and alarms.target != "create":
-            target = pulumi.Output.from_input(alarms.target)
-        elif alarms is not None or budget.alert_at_percent:
-            target = action_group(name, group_name, list(alarms.emails) if alarms else [], tags, child).id
-        if budget.alert_at_percent and target is not None:
-            cost_budget(name, group_id, budget, target, child)
-        shared_mount = self._shared_file_system(resolved, network, encryption, group_name, client, tags, child)
-
-        entry = lock.image_entry(spec.image, "azure", spec.region)  # the spec check made sure it exists
-        notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, resolved.catalog)
-        groups: dict[str, AzureNodeGroup] = {}
-        for resolved_group in resolved.groups:
-            group, rdma = resolved_group.spec, resolved_group.rdma
-            bootstrap = group_bootstrap(
-                resolved,
-                resolved_group,
-                # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
-                checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
-                health_port=HEALTH_PORT,
-                gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], location)
-                if monitoring.gpu_metrics
-                else None,
-            )
-            user_data: pulumi.Input[str] = render_user_data(bootstrap)
-            if shared_mount is not None:
-                shared = spec.storage.shared
-                assert shared is not None
-                render_user_data(replace(bootstrap, shared_mount=SharedMount(
-                    LONGEST_ADDRESS, FILESYSTEM_NAME, shared.mount)))
-                user_data = shared_mount.apply(
-                    lambda mount, cfg=bootstrap: render_user_data(replace(cfg, shared_mount=mount))
-                )
-            groups[group.name] = AzureNodeGroup(
-                f"{name}-{group.name}",
-                NodeGroupArgs(
-                    group=group,
-                    rdma=rdma,
-                    scale_set_name=resolved_group.names["scaling_group"],
-                    resource_group_name=group_name,
-                    location=location,
-                    zones=list(resolved_group.zones),
-                    image=image_reference(entry.id if entry else None),
-                    subnet_id=network.subnet_id,
-                    identity_id=identity_id,
-                    disk_encryption_set_id=encryption.disk_encryption_set_id,
-                    disk_key_access=encryption.key_access,
-                    root_volume_gb=storage.root_volume_gb,
-                    encryption_at_host=storage.encryption_at_host,
-                    user_data=user_data,
-                    admin_ssh_public_key=spec.admin_ssh_public_key,
-                    terminate_notice=notice,
-                    tags=tags,
-                    image_tags=image_tags(spec.image, entry) if entry else {},
-                    deployer=(client.object_id, spec.identity.deployer_principal_type),
-                    subscription_id=client.subscription_id,
-                ),
-                opts=child,
-            )
-            node_group = groups[group.name]
-            group_opts = pulumi.ResourceOptions(parent=node_group)
-            if monitoring.gpu_metrics and principal_id is not None:
-                grant_metrics_publisher(f"{name}-{group.name}", node_group.scale_set_id, principal_id,
-                                        client.subscription_id, group_opts)
-            if alarms is not None and target is not None:
-                group_alerts(f"{name}-{group.name}", resolved_group.names["scaling_group"], node_group.scale_set_id,
-                             alarms.low_utilisation, group_name, target, tags, group_opts)
-
-        self.resource_group_name = group_name
+        self.resource_group_name = group.name
         self.vnet_id = network.vnet_id
         self.subnet_id = network.subnet_id
         self.scale_set_ids = {n: g.scale_set_id for n, g in groups.items()}
         self.disk_encryption_set_id = encryption.disk_encryption_set_id
         self.key_id = encryption.key_id
-        self.identity_id = identity_id
-        self.action_group_id = target
+        self.identity_id = identity.identity_id
+        self.action_group_id = alarm_target
+        self.shared_file_system_id = shared.file_system_id if shared else None
         self.register_outputs(self.exports())
-
-    def _shared_file_system(
-        self, resolved: ResolvedCluster, network: AzureNetwork, encryption: AzureDiskEncryption,
-        group_name: pulumi.Input[str], client: pulumi.Output[authorization.GetClientConfigResult],
-        tags: dict[str, str], opts: pulumi.ResourceOptions,
-    ) -> pulumi.Output[SharedMount] | None:
-        """Azure Managed Lustre and its mount, or None without storage.shared (the checks made sure it fits)."""
-        spec = resolved.spec
-        shared, cidr = spec.storage.shared, spec.network.cidr
-        self.shared_file_system_id = None
-        if shared is None or cidr is None or network.vnet_name is None or network.nat_gateway_id is None:
-            return None
-        catalog = resolved.catalog
-        tier, prefixlen = tier_of(catalog, shared.throughput_mb_per_tib), subnet_prefixlen(catalog, shared.capacity_tib)
-        node_cidr = node_subnet_cidr(cidr)
-        lustre_cidr = lustre_subnet_cidr(cidr, prefixlen) if prefixlen else None
-        assert tier is not None and node_cidr is not None and lustre_cidr is not None
-        brought = spec.storage.kms_key if spec.storage.kms_key != "create" else None
-        storage = AzureSharedStorage(
-            f"{spec.name}-shared",
-            LustreArgs(
-                shared=shared, tier=tier, resource_group_name=group_name, location=spec.region,
-                zone=spec.network.zones[0], vnet_name=network.vnet_name, nat_gateway_id=network.nat_gateway_id,
-                node_cidr=node_cidr, lustre_cidr=lustre_cidr, subscription_id=client.subscription_id,
-                vault_name=encryption.vault_name, vault_id=encryption.vault_id, brought_key_url=brought,
-                protect=spec.environment == "prod", tags=tags,
-            ),
-            int(catalog.limit("azure", "amlfs_key_size")),
-            opts,
-        )
-        self.shared_file_system_id = storage.file_system_id
-        return storage.mgs_address.apply(
-            lambda address: SharedMount(dns_name=address, mount_name=FILESYSTEM_NAME, mount=shared.mount)
-        )
 
     def exports(self) -> dict[str, object]:
         """The stack outputs, by name: what callers and `pulumi stack output` read."""
@@ -275,3 +111,242 @@ class AzureGpuCluster(pulumi.ComponentResource):
             "action_group_id": self.action_group_id,
             "shared_file_system_id": self.shared_file_system_id,
         }
+
+
+Client = pulumi.Output[authorization.GetClientConfigResult]
+
+
+@dataclass(frozen=True)
+class ClusterResourceGroup:
+    """The group every resource of the cluster goes in, created or brought."""
+
+    name: pulumi.Output[str]
+    id: pulumi.Output[str]
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """What the nodes run as."""
+
+    identity_id: pulumi.Output[str]
+    principal_id: pulumi.Output[str] | None
+    """None for a brought identity: it gets no role from gpufleet."""
+
+
+@dataclass(frozen=True)
+class SharedFileSystem:
+    """The file system and the mount every node renders once its address is known."""
+
+    file_system_id: pulumi.Output[str]
+    mount: pulumi.Output[SharedMount]
+
+
+def create_resource_group(scope: ClusterScope, client: Client) -> ClusterResourceGroup:
+    """The cluster's resource group, created or brought."""
+    spec, net = scope.spec, scope.spec.network
+    if net.resource_group:
+        group_id = pulumi.Output.concat(
+            "/subscriptions/", client.subscription_id, "/resourceGroups/", net.resource_group
+        )
+        return ClusterResourceGroup(pulumi.Output.from_input(net.resource_group), group_id)
+    created = resources.ResourceGroup(
+        f"{scope.name}-rg",
+        # Unique in the subscription, over every region: the region's hash keeps one name in two regions apart.
+        resource_group_name=fit(f"gpufleet-{spec.name}-{spec.environment}", NAMES.limit(GROUP, "resourceGroupName"),
+                                spec.region),
+        location=spec.region,
+        tags=scope.tags,
+        opts=scope.child,
+    )
+    return ClusterResourceGroup(created.name, created.id)
+
+
+def create_network(scope: ClusterScope, group_name: pulumi.Output[str]) -> AzureNetwork:
+    """The VNet, node subnet and its security group, created or brought."""
+    net = scope.spec.network
+    return AzureNetwork(
+        f"{scope.name}-net",
+        AzureNetworkArgs(
+            resource_group_name=group_name,
+            location=scope.spec.region,
+            zones=list(net.zones),
+            admin_cidrs=[str(c) for c in net.admin_cidrs],
+            tags=scope.tags,
+            cidr=net.cidr,
+            vnet_id=net.vnet_id,
+            subnet_id=net.subnet_id,
+        ),
+        opts=scope.child,
+    )
+
+
+def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Client) -> AzureDiskEncryption:
+    """The disk encryption set on a created vault key, or on the brought key."""
+    storage = scope.spec.storage
+    return AzureDiskEncryption(
+        f"{scope.name}-disk",
+        DiskEncryptionArgs(
+            resource_group_name=group_name,
+            location=scope.spec.region,
+            tenant_id=client.tenant_id,
+            subscription_id=client.subscription_id,
+            protect=scope.prod,
+            tags=scope.tags,
+            key_url=None if storage.kms_key == "create" else storage.kms_key,
+            key_vault_id=storage.key_vault_id,
+        ),
+        opts=scope.child,
+    )
+
+
+def create_identity(scope: ClusterScope, group_name: pulumi.Output[str], client: Client) -> NodeIdentity:
+    """The nodes' user-assigned identity with its roles, or the brought identity."""
+    identity = scope.spec.identity
+    if identity.identity_id:
+        return NodeIdentity(pulumi.Output.from_input(identity.identity_id), None)
+    created = AzureNodeIdentity(
+        f"{scope.name}-node",
+        NodeIdentityArgs(
+            resource_group_name=group_name,
+            location=scope.spec.region,
+            subscription_id=client.subscription_id,
+            blob_read_containers=list(identity.blob_read_containers),
+            metrics_scope=identity.metrics_scope,
+            tags=scope.tags,
+        ),
+        opts=scope.child,
+    )
+    return NodeIdentity(created.identity_id, created.principal_id)
+
+
+def create_alarm_target(scope: ClusterScope, group_name: pulumi.Output[str]) -> pulumi.Output[str] | None:
+    """The action group alerts and the budget notify: brought, or created with its recipients; None without
+    either."""
+    alarms, mode = scope.spec.monitoring.alarms, scope.resolved.alarm_target_mode
+    if mode == "bring" and alarms is not None:
+        return pulumi.Output.from_input(alarms.target)
+    if mode == "create":
+        return action_group(scope.name, group_name, list(alarms.emails) if alarms else [], scope.tags, scope.child).id
+    return None
+
+
+def create_budget(scope: ClusterScope, group_id: pulumi.Output[str], alarm_target: pulumi.Output[str] | None) -> None:
+    """A Consumption budget on the resource group notifying the alarm target at budget.alert_at_percent."""
+    budget = scope.spec.budget
+    if budget.alert_at_percent and alarm_target is not None:
+        cost_budget(scope.name, group_id, budget, alarm_target, scope.child)
+
+
+def create_shared_storage(
+    scope: ClusterScope, network: AzureNetwork, encryption: AzureDiskEncryption, group_name: pulumi.Output[str],
+    client: Client,
+) -> SharedFileSystem | None:
+    """Azure Managed Lustre and its mount, or None without storage.shared (the checks made sure it fits)."""
+    spec = scope.spec
+    shared, cidr = spec.storage.shared, spec.network.cidr
+    if shared is None or cidr is None or network.vnet_name is None or network.nat_gateway_id is None:
+        return None
+    catalog = scope.resolved.catalog
+    tier, prefixlen = tier_of(catalog, shared.throughput_mb_per_tib), subnet_prefixlen(catalog, shared.capacity_tib)
+    node_cidr = node_subnet_cidr(cidr)
+    lustre_cidr = lustre_subnet_cidr(cidr, prefixlen) if prefixlen else None
+    assert tier is not None and node_cidr is not None and lustre_cidr is not None
+    brought = spec.storage.kms_key if spec.storage.kms_key != "create" else None
+    storage = AzureSharedStorage(
+        f"{spec.name}-shared",
+        LustreArgs(
+            shared=shared, tier=tier, resource_group_name=group_name, location=spec.region,
+            zone=spec.network.zones[0], vnet_name=network.vnet_name, nat_gateway_id=network.nat_gateway_id,
+            node_cidr=node_cidr, lustre_cidr=lustre_cidr, subscription_id=client.subscription_id,
+            vault_name=encryption.vault_name, vault_id=encryption.vault_id, brought_key_url=brought,
+            protect=scope.prod, tags=scope.tags,
+        ),
+        int(catalog.limit("azure", "amlfs_key_size")),
+        scope.child,
+    )
+    mount = storage.mgs_address.apply(
+        lambda address: SharedMount(dns_name=address, mount_name=FILESYSTEM_NAME, mount=shared.mount)
+    )
+    return SharedFileSystem(storage.file_system_id, mount)
+
+
+def create_groups(
+    scope: ClusterScope, group_name: pulumi.Output[str], network: AzureNetwork, encryption: AzureDiskEncryption,
+    identity: NodeIdentity, client: Client, alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None,
+) -> dict[str, AzureNodeGroup]:
+    """One VM scale set per node group, each with its metrics grant and alerts."""
+    spec, name, storage = scope.spec, scope.name, scope.spec.storage
+    entry = scope.resolved.image  # the spec check made sure it exists
+    notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, scope.resolved.catalog)
+    groups: dict[str, AzureNodeGroup] = {}
+    for resolved_group in scope.resolved.groups:
+        group = resolved_group.spec
+        node_group = AzureNodeGroup(
+            f"{name}-{group.name}",
+            NodeGroupArgs(
+                group=group,
+                rdma=resolved_group.rdma,
+                scale_set_name=resolved_group.names["scaling_group"],
+                resource_group_name=group_name,
+                location=spec.region,
+                zones=list(resolved_group.zones),
+                image=image_reference(entry.id if entry else None),
+                subnet_id=network.subnet_id,
+                identity_id=identity.identity_id,
+                disk_encryption_set_id=encryption.disk_encryption_set_id,
+                disk_key_access=encryption.key_access,
+                root_volume_gb=storage.root_volume_gb,
+                encryption_at_host=storage.encryption_at_host,
+                user_data=_user_data(scope, resolved_group, notice, shared),
+                admin_ssh_public_key=spec.admin_ssh_public_key,
+                terminate_notice=notice,
+                tags=scope.tags,
+                image_tags=image_tags(spec.image, entry) if entry else {},
+                deployer=(client.object_id, spec.identity.deployer_principal_type),
+                subscription_id=client.subscription_id,
+            ),
+            opts=scope.child,
+        )
+        _group_operations(scope, resolved_group, node_group, group_name, identity, client, alarm_target)
+        groups[group.name] = node_group
+    return groups
+
+
+def _user_data(
+    scope: ClusterScope, resolved_group: ResolvedGroup, notice: TerminateNotice, shared: SharedFileSystem | None
+) -> pulumi.Input[str]:
+    """The group's cloud-init; with a shared file system, rendered once its address is known."""
+    spec = scope.spec
+    bootstrap = group_bootstrap(
+        scope.resolved,
+        resolved_group,
+        # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
+        checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
+        health_port=HEALTH_PORT,
+        gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
+        if spec.monitoring.gpu_metrics
+        else None,
+    )
+    user_data = render_user_data(bootstrap)
+    if shared is None or spec.storage.shared is None:
+        return user_data
+    render_user_data(replace(bootstrap, shared_mount=SharedMount(
+        LONGEST_ADDRESS, FILESYSTEM_NAME, spec.storage.shared.mount)))
+    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
+
+
+def _group_operations(
+    scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AzureNodeGroup, group_name: pulumi.Output[str],
+    identity: NodeIdentity, client: Client, alarm_target: pulumi.Output[str] | None,
+) -> None:
+    """The created identity's right to publish the group's metrics, and the group's alerts, children of the
+    group."""
+    name = f"{scope.name}-{resolved_group.spec.name}"
+    monitoring, alarms = scope.spec.monitoring, scope.spec.monitoring.alarms
+    group_opts = pulumi.ResourceOptions(parent=node_group)
+    if monitoring.gpu_metrics and identity.principal_id is not None:
+        grant_metrics_publisher(name, node_group.scale_set_id, identity.principal_id, client.subscription_id,
+                                group_opts)
+    if alarms is not None and alarm_target is not None:
+        group_alerts(name, resolved_group.names["scaling_group"], node_group.scale_set_id, alarms.low_utilisation,
+                     group_name, alarm_target, scope.tags, group_opts)

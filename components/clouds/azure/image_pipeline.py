@@ -119,129 +119,12 @@ class AzureImagePipeline(pulumi.ComponentResource):
     def __init__(self, name: str, args: AzureImagePipelineArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:ImagePipeline", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        location = args.regions[0]
-        tags = dict(args.tags)
-
-        group = azure.resources.ResourceGroup(f"{name}-rg", location=location, tags=tags, opts=child)
-        gallery = azure.compute.Gallery(
-            f"{name}-gallery",
-            gallery_name=args.gallery_name,
-            resource_group_name=group.name,
-            location=location,
-            description=f"gpufleet images ({args.profile})",
-            tags=tags,
-            opts=child,
-        )
-        definition = azure.compute.GalleryImage(
-            f"{name}-definition",
-            gallery_name=gallery.name,
-            gallery_image_name=f"gpufleet-{args.profile}",
-            resource_group_name=group.name,
-            location=location,
-            os_type=azure.compute.OperatingSystemTypes.LINUX,
-            os_state=azure.compute.OperatingSystemStateTypes.GENERALIZED,
-            # ND sizes boot Gen2 images only; the parent image is the Gen2 SKU.
-            hyper_v_generation=azure.compute.HyperVGeneration.V2,
-            architecture=azure.compute.Architecture.X64,
-            identifier=azure.compute.GalleryImageIdentifierArgs(
-                publisher="gpufleet", offer="gpu-node", sku=args.profile
-            ),
-            description=f"gpufleet image profile {args.profile}",
-            tags=tags,
-            opts=child,
-        )
-
-        identity = azure.managedidentity.UserAssignedIdentity(
-            f"{name}-identity", resource_group_name=group.name, location=location, tags=tags, opts=child
-        )
-        role = azure.authorization.RoleDefinition(
-            f"{name}-gallery-role",
-            scope=group.id,
-            assignable_scopes=[group.id],
-            # Unique in the tenant: the hash of the resource group id (subscription and group) keeps it this stack's.
-            role_name=group.id.apply(
-                lambda group_id: fit(f"gpufleet image distribution ({name}, {args.profile})", ROLE_NAME_MAX, group_id)
-            ),
-            description="Write image versions into one gpufleet Compute Gallery (VM Image Builder)",
-            role_type="CustomRole",
-            permissions=[azure.authorization.PermissionArgs(actions=list(GALLERY_ACTIONS))],
-            opts=child,
-        )
-        grant = azure.authorization.RoleAssignment(
-            f"{name}-gallery-grant",
-            principal_id=identity.principal_id,
-            principal_type=azure.authorization.PrincipalType.SERVICE_PRINCIPAL,
-            role_definition_id=role.id,
-            scope=gallery.id,
-            description="VM Image Builder distributes image versions into this gallery only",
-            opts=child,
-        )
-        # The service checks the identity's permissions on the gallery when the template is created (and the build
-        # distributes right after): the template waits until the custom role's assignment has propagated.
-        grant_ready = propagated(f"{name}-gallery-grant", grant, child)
-
-        install = customizer_command(args.installer_script)
-        # Explicit versioning (image-builder-json.md, galleryImageId ".../versions/<version>"): the version
-        # follows the parent image and the installer, so the same bake is the same version.
-        version = content_version(args.parent_image, install, str(args.os_disk_gb))
-        version_id = pulumi.Output.concat(definition.id, "/versions/", version)
-        template = azure.virtualmachineimages.VirtualMachineImageTemplate(
-            f"{name}-template",
-            resource_group_name=group.name,
-            location=location,
-            identity=azure.virtualmachineimages.ImageTemplateIdentityArgs(
-                type=azure.virtualmachineimages.ResourceIdentityType.USER_ASSIGNED,
-                user_assigned_identities=[identity.id],
-            ),
-            source=azure.virtualmachineimages.ImageTemplatePlatformImageSourceArgs(type="PlatformImage", **args.source),
-            customize=[
-                azure.virtualmachineimages.ImageTemplateShellCustomizerArgs(
-                    type="Shell", name="InstallDriverStack", inline=[install]
-                ),
-            ],
-            validate=azure.virtualmachineimages.ImageTemplatePropertiesValidateArgs(
-                continue_distribute_on_failure=False,
-                in_vm_validations=[
-                    azure.virtualmachineimages.ImageTemplateShellValidatorArgs(
-                        type="Shell", name="DriverAndNodeCheckPresent", inline=IMAGE_CHECK.splitlines()
-                    )
-                ],
-            ),
-            distribute=[
-                azure.virtualmachineimages.ImageTemplateSharedImageDistributorArgs(
-                    type="SharedImage",
-                    gallery_image_id=version_id,
-                    run_output_name=f"{args.profile.replace('.', '-')}-gallery",
-                    target_regions=[
-                        azure.virtualmachineimages.TargetRegionArgs(
-                            name=region,
-                            replica_count=args.replicas,
-                            storage_account_type=ZONE_REDUNDANT if region in args.zone_redundant_regions
-                            else LOCALLY_REDUNDANT,
-                        )
-                        for region in args.regions
-                    ],
-                    artifact_tags={
-                        **tags, "gpufleet:profile": args.profile, "gpufleet:parent-image": args.parent_image
-                    },
-                )
-            ],
-            vm_profile=azure.virtualmachineimages.ImageTemplateVmProfileArgs(
-                vm_size=args.vm_size, os_disk_size_gb=args.os_disk_gb
-            ),
-            build_timeout_in_minutes=BUILD_TIMEOUT_MINUTES,
-            # `pulumi up` bakes: the service starts a build when the template is created.
-            auto_run=azure.virtualmachineimages.ImageTemplateAutoRunArgs(
-                state=azure.virtualmachineimages.AutoRunState.AUTO_RUN_ENABLED
-            ),
-            managed_resource_tags=tags,
-            tags=tags,
-            # Image templates cannot be updated in place; a changed bake is a new template (and version).
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[grant_ready], replace_on_changes=["*"]),
-        )
+        gallery = create_gallery(name, args, child)
+        identity, grant_ready = create_build_identity(name, args, gallery, child)
+        template, version_id = create_pipeline(name, args, gallery, identity, grant_ready, self)
 
         self.template_id = template.id
-        self.gallery_image_id = definition.id
+        self.gallery_image_id = gallery.definition.id
         self.image_version_id = version_id
         self.build_status = template.last_run_status.apply(lambda status: status.run_state if status else None)
         self.register_outputs(
@@ -252,3 +135,139 @@ class AzureImagePipeline(pulumi.ComponentResource):
                 "build_status": self.build_status,
             }
         )
+
+
+@dataclass(frozen=True)
+class Gallery:
+    group: azure.resources.ResourceGroup
+    gallery: azure.compute.Gallery
+    definition: azure.compute.GalleryImage
+    """The profile's image definition the bake writes versions into."""
+
+
+def create_gallery(name: str, args: AzureImagePipelineArgs, child: pulumi.ResourceOptions) -> Gallery:
+    """The resource group, the Compute Gallery and the profile's Gen2 Linux image definition."""
+    location, tags = args.regions[0], dict(args.tags)
+    group = azure.resources.ResourceGroup(f"{name}-rg", location=location, tags=tags, opts=child)
+    gallery = azure.compute.Gallery(
+        f"{name}-gallery",
+        gallery_name=args.gallery_name,
+        resource_group_name=group.name,
+        location=location,
+        description=f"gpufleet images ({args.profile})",
+        tags=tags,
+        opts=child,
+    )
+    definition = azure.compute.GalleryImage(
+        f"{name}-definition",
+        gallery_name=gallery.name,
+        gallery_image_name=f"gpufleet-{args.profile}",
+        resource_group_name=group.name,
+        location=location,
+        os_type=azure.compute.OperatingSystemTypes.LINUX,
+        os_state=azure.compute.OperatingSystemStateTypes.GENERALIZED,
+        # ND sizes boot Gen2 images only; the parent image is the Gen2 SKU.
+        hyper_v_generation=azure.compute.HyperVGeneration.V2,
+        architecture=azure.compute.Architecture.X64,
+        identifier=azure.compute.GalleryImageIdentifierArgs(
+            publisher="gpufleet", offer="gpu-node", sku=args.profile
+        ),
+        description=f"gpufleet image profile {args.profile}",
+        tags=tags,
+        opts=child,
+    )
+    return Gallery(group, gallery, definition)
+
+
+def create_build_identity(
+    name: str, args: AzureImagePipelineArgs, gallery: Gallery, child: pulumi.ResourceOptions
+) -> tuple[azure.managedidentity.UserAssignedIdentity, pulumi.Resource]:
+    """The template's identity with a custom role holding only the gallery permissions a distribution needs,
+    assigned on the gallery; returns it and what waits for the assignment to propagate."""
+    group = gallery.group
+    identity = azure.managedidentity.UserAssignedIdentity(
+        f"{name}-identity", resource_group_name=group.name, location=args.regions[0], tags=dict(args.tags), opts=child
+    )
+    role = azure.authorization.RoleDefinition(
+        f"{name}-gallery-role",
+        scope=group.id,
+        assignable_scopes=[group.id],
+        # Unique in the tenant: the hash of the resource group id (subscription and group) keeps it this stack's.
+        role_name=group.id.apply(
+            lambda group_id: fit(f"gpufleet image distribution ({name}, {args.profile})", ROLE_NAME_MAX, group_id)
+        ),
+        description="Write image versions into one gpufleet Compute Gallery (VM Image Builder)",
+        role_type="CustomRole",
+        permissions=[azure.authorization.PermissionArgs(actions=list(GALLERY_ACTIONS))],
+        opts=child,
+    )
+    grant = azure.authorization.RoleAssignment(
+        f"{name}-gallery-grant",
+        principal_id=identity.principal_id,
+        principal_type=azure.authorization.PrincipalType.SERVICE_PRINCIPAL,
+        role_definition_id=role.id,
+        scope=gallery.gallery.id,
+        description="VM Image Builder distributes image versions into this gallery only",
+        opts=child,
+    )
+    # The service checks the identity's permissions on the gallery when the template is created (and the build
+    # distributes right after): the template waits until the custom role's assignment has propagated.
+    return identity, propagated(f"{name}-gallery-grant", grant, child)
+
+
+def create_pipeline(
+    name: str, args: AzureImagePipelineArgs, gallery: Gallery, identity: azure.managedidentity.UserAssignedIdentity,
+    grant_ready: pulumi.Resource, parent: pulumi.Resource,
+) -> tuple[azure.virtualmachineimages.VirtualMachineImageTemplate, pulumi.Output[str]]:
+    """The image template, which bakes when created, and the image version id it writes."""
+    vmi, tags = azure.virtualmachineimages, dict(args.tags)
+    install = customizer_command(args.installer_script)
+    # Explicit versioning (image-builder-json.md, galleryImageId ".../versions/<version>"): the version
+    # follows the parent image and the installer, so the same bake is the same version.
+    version = content_version(args.parent_image, install, str(args.os_disk_gb))
+    version_id = pulumi.Output.concat(gallery.definition.id, "/versions/", version)
+    template = vmi.VirtualMachineImageTemplate(
+        f"{name}-template",
+        resource_group_name=gallery.group.name,
+        location=args.regions[0],
+        identity=vmi.ImageTemplateIdentityArgs(
+            type=vmi.ResourceIdentityType.USER_ASSIGNED,
+            user_assigned_identities=[identity.id],
+        ),
+        source=vmi.ImageTemplatePlatformImageSourceArgs(type="PlatformImage", **args.source),
+        customize=[vmi.ImageTemplateShellCustomizerArgs(type="Shell", name="InstallDriverStack", inline=[install])],
+        validate=vmi.ImageTemplatePropertiesValidateArgs(
+            continue_distribute_on_failure=False,
+            in_vm_validations=[
+                vmi.ImageTemplateShellValidatorArgs(
+                    type="Shell", name="DriverAndNodeCheckPresent", inline=IMAGE_CHECK.splitlines()
+                )
+            ],
+        ),
+        distribute=[
+            vmi.ImageTemplateSharedImageDistributorArgs(
+                type="SharedImage",
+                gallery_image_id=version_id,
+                run_output_name=f"{args.profile.replace('.', '-')}-gallery",
+                target_regions=[
+                    vmi.TargetRegionArgs(
+                        name=region,
+                        replica_count=args.replicas,
+                        storage_account_type=ZONE_REDUNDANT if region in args.zone_redundant_regions
+                        else LOCALLY_REDUNDANT,
+                    )
+                    for region in args.regions
+                ],
+                artifact_tags={**tags, "gpufleet:profile": args.profile, "gpufleet:parent-image": args.parent_image},
+            )
+        ],
+        vm_profile=vmi.ImageTemplateVmProfileArgs(vm_size=args.vm_size, os_disk_size_gb=args.os_disk_gb),
+        build_timeout_in_minutes=BUILD_TIMEOUT_MINUTES,
+        # `pulumi up` bakes: the service starts a build when the template is created.
+        auto_run=vmi.ImageTemplateAutoRunArgs(state=vmi.AutoRunState.AUTO_RUN_ENABLED),
+        managed_resource_tags=tags,
+        tags=tags,
+        # Image templates cannot be updated in place; a changed bake is a new template (and version).
+        opts=pulumi.ResourceOptions(parent=parent, depends_on=[grant_ready], replace_on_changes=["*"]),
+    )
+    return template, version_id

@@ -42,8 +42,6 @@ class AzureNetwork(pulumi.ComponentResource):
 
     vnet_id: pulumi.Output[str]
     subnet_id: pulumi.Output[str]
-    nat_public_ip: pulumi.Output[str] | None
-    """Resource id of the NAT gateway's static public IP; None with a brought network."""
     vnet_name: pulumi.Output[str] | None
     """The created VNet's name, for subnets added beside the node subnet; None with a brought network."""
     nat_gateway_id: pulumi.Output[str] | None
@@ -54,7 +52,7 @@ class AzureNetwork(pulumi.ComponentResource):
         if args.cidr is None:
             self.vnet_id = pulumi.Output.from_input(args.vnet_id or "")
             self.subnet_id = pulumi.Output.from_input(args.subnet_id or "")
-            self.nat_public_ip = self.vnet_name = self.nat_gateway_id = None
+            self.vnet_name = self.nat_gateway_id = None
         else:
             self._create(name, args, args.cidr)
         self.register_outputs({"vnet_id": self.vnet_id, "subnet_id": self.subnet_id})
@@ -102,6 +100,5 @@ class AzureNetwork(pulumi.ComponentResource):
         )
         self.vnet_id = vnet.id
         self.subnet_id = subnet.id
-        self.nat_public_ip = public_ip.id
         self.vnet_name = vnet.name
         self.nat_gateway_id = nat.id

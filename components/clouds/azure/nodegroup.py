@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import compute, monitor
 
-from gpufleet.stackfile import NodeGroup
+from gpufleet.stackfile.models import NodeGroup
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
 from .alarms import idle_rule
@@ -126,6 +126,54 @@ def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileA
     )
 
 
+def _vm_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetVMProfileArgs:
+    """What every VM of the set runs: image and disks, network, OS, priority, reservation, terminate notice and the
+    health extension."""
+    group, uniform = args.group, args.rdma
+    spot = group.spot
+    return compute.VirtualMachineScaleSetVMProfileArgs(
+        storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
+            image_reference=args.image, os_disk=_os_disk(args, uniform)
+        ),
+        network_profile=_network(args, uniform),
+        os_profile=_os_profile(args),
+        security_profile=compute.SecurityProfileArgs(encryption_at_host=args.encryption_at_host),
+        diagnostics_profile=compute.DiagnosticsProfileArgs(
+            boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)  # managed storage: no account to secure
+        ),
+        priority="Spot" if spot else "Regular",
+        eviction_policy="Delete" if spot else None,
+        billing_profile=compute.BillingProfileArgs(max_price=group.spot_max_price or NO_PRICE_EVICTION)
+        if spot
+        else None,
+        capacity_reservation=compute.CapacityReservationProfileArgs(
+            capacity_reservation_group=compute.SubResourceArgs(id=group.reservation_id)
+        )
+        if group.capacity == "reservation"
+        else None,
+        # Azure allows no terminate notification on Spot VMs: they get the Preempt event instead.
+        scheduled_events_profile=None
+        if spot
+        else compute.ScheduledEventsProfileArgs(
+            terminate_notification_profile=compute.TerminateNotificationProfileArgs(
+                enable=True, not_before_timeout=args.terminate_notice.not_before_timeout
+            )
+        ),
+        extension_profile=compute.VirtualMachineScaleSetExtensionProfileArgs(
+            extensions=[
+                compute.VirtualMachineScaleSetExtensionArgs(
+                    name="health",
+                    publisher=HEALTH_EXTENSION["publisher"],
+                    type=HEALTH_EXTENSION["type"],
+                    type_handler_version=HEALTH_EXTENSION["version"],
+                    auto_upgrade_minor_version=True,
+                    settings=health_settings(),
+                )
+            ]
+        ),
+    )
+
+
 class AzureNodeGroup(pulumi.ComponentResource):
     """One scale set (Uniform for InfiniBand, Flexible otherwise) and the autoscale setting that sizes it."""
 
@@ -134,52 +182,21 @@ class AzureNodeGroup(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: NodeGroupArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:NodeGroup", name, None, opts)
-        group = args.group
-        uniform = args.rdma
-        spot = group.capacity == "spot"
-        restores = spot and group.idle is None
-        profile = compute.VirtualMachineScaleSetVMProfileArgs(
-            storage_profile=compute.VirtualMachineScaleSetStorageProfileArgs(
-                image_reference=args.image, os_disk=_os_disk(args, uniform)
-            ),
-            network_profile=_network(args, uniform),
-            os_profile=_os_profile(args),
-            security_profile=compute.SecurityProfileArgs(encryption_at_host=args.encryption_at_host),
-            diagnostics_profile=compute.DiagnosticsProfileArgs(
-                boot_diagnostics=compute.BootDiagnosticsArgs(enabled=True)  # managed storage: no account to secure
-            ),
-            priority="Spot" if spot else "Regular",
-            eviction_policy="Delete" if spot else None,
-            billing_profile=compute.BillingProfileArgs(max_price=group.spot_max_price or NO_PRICE_EVICTION)
-            if spot
-            else None,
-            capacity_reservation=compute.CapacityReservationProfileArgs(
-                capacity_reservation_group=compute.SubResourceArgs(id=group.reservation_id)
-            )
-            if group.capacity == "reservation"
-            else None,
-            # Azure allows no terminate notification on Spot VMs: they get the Preempt event instead.
-            scheduled_events_profile=None
-            if spot
-            else compute.ScheduledEventsProfileArgs(
-                terminate_notification_profile=compute.TerminateNotificationProfileArgs(
-                    enable=True, not_before_timeout=args.terminate_notice.not_before_timeout
-                )
-            ),
-            extension_profile=compute.VirtualMachineScaleSetExtensionProfileArgs(
-                extensions=[
-                    compute.VirtualMachineScaleSetExtensionArgs(
-                        name="health",
-                        publisher=HEALTH_EXTENSION["publisher"],
-                        type=HEALTH_EXTENSION["type"],
-                        type_handler_version=HEALTH_EXTENSION["version"],
-                        auto_upgrade_minor_version=True,
-                        settings=health_settings(),
-                    )
-                ]
-            ),
-        )
-        scale_set = compute.VirtualMachineScaleSet(
+        # A Spot group without `idle` keeps its count through Spot Try & Restore, which autoscale would disable.
+        restores = args.group.spot and args.group.idle is None
+        scale_set = self._scale_set(name, args, restores)
+        if not restores:
+            self._autoscale(name, args, scale_set)
+        self.scale_set_id = scale_set.id
+        self.scale_set_name = scale_set.name
+        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})
+
+    def _scale_set(self, name: str, args: NodeGroupArgs, restores: bool) -> compute.VirtualMachineScaleSet:
+        """The scale set: Uniform with one placement group for InfiniBand, Flexible otherwise; automatic repairs;
+        Spot Try & Restore where `restores`."""
+        group, uniform = args.group, args.rdma
+        spot = group.spot
+        return compute.VirtualMachineScaleSet(
             f"{name}-vmss",
             vm_scale_set_name=args.scale_set_name,
             resource_group_name=args.resource_group_name,
@@ -196,7 +213,7 @@ class AzureNodeGroup(pulumi.ComponentResource):
             identity=compute.VirtualMachineScaleSetIdentityArgs(
                 type="UserAssigned", user_assigned_identities=[args.identity_id]
             ),
-            virtual_machine_profile=profile,
+            virtual_machine_profile=_vm_profile(args),
             # A node that fails the node check reports Unhealthy and is replaced after the grace period.
             automatic_repairs_policy=compute.AutomaticRepairsPolicyArgs(
                 enabled=True, grace_period=REPAIR_GRACE, repair_action="Replace"
@@ -212,11 +229,6 @@ class AzureNodeGroup(pulumi.ComponentResource):
                 parent=self, depends_on=[args.disk_key_access], ignore_changes=["sku.capacity"]
             ),
         )
-        if not restores:
-            self._autoscale(name, args, scale_set)
-        self.scale_set_id = scale_set.id
-        self.scale_set_name = scale_set.name
-        self.register_outputs({"scale_set_id": self.scale_set_id, "scale_set_name": self.scale_set_name})
 
     def _autoscale(self, name: str, args: NodeGroupArgs, scale_set: compute.VirtualMachineScaleSet) -> None:
         """Bounds, and with `idle` the scale-in rule. A Spot group with `idle` keeps autoscale, and with it no Try

@@ -70,6 +70,74 @@ class DiskEncryptionArgs:
     """Brought: the resource id of the vault holding key_url."""
 
 
+def _vault_and_key(
+    name: str, args: DiskEncryptionArgs, opts: pulumi.ResourceOptions
+) -> tuple[keyvault.Vault, keyvault.Key]:
+    """A vault open to trusted Azure services only, and an RSA key in it that rotates yearly."""
+    common = {"resource_group_name": args.resource_group_name, "tags": args.tags}
+    vault = keyvault.Vault(
+        f"{name}-kv",
+        # Globally unique (a DNS name) and at most 24 characters: azure-native's autoname (the logical
+        # name and 8 random characters) overflows it, so the name is derived to fit, with the hash of the
+        # region, subscription and resource group.
+        vault_name=pulumi.Output.all(args.subscription_id, args.resource_group_name).apply(
+            lambda ids: fit(name, NAMES.limit(VAULT, "vaultName"), args.location, *ids)
+        ),
+        location=args.location,
+        properties=keyvault.VaultPropertiesArgs(
+            tenant_id=args.tenant_id,
+            sku=keyvault.SkuArgs(family="A", name="standard"),
+            enable_soft_delete=True,
+            soft_delete_retention_in_days=SOFT_DELETE_DAYS,
+            enable_purge_protection=True,  # irreversible; Azure requires it for disk encryption keys
+            enable_rbac_authorization=True,
+            network_acls=keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
+        ),
+        **common,
+        opts=opts,
+    )
+    key = keyvault.Key(
+        f"{name}-disks",
+        key_name="gpufleet-disks",
+        vault_name=vault.name,
+        properties=keyvault.KeyPropertiesArgs(
+            kty="RSA",
+            key_size=KEY_SIZE,
+            key_ops=["wrapKey", "unwrapKey"],
+            rotation_policy=keyvault.RotationPolicyArgs(
+                attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time=KEY_EXPIRES_AFTER),
+                lifetime_actions=[
+                    keyvault.LifetimeActionArgs(
+                        trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
+                        action=keyvault.ActionArgs(type="rotate"),
+                    )
+                ],
+            ),
+        ),
+        **common,
+        opts=opts,
+    )
+    return vault, key
+
+
+def _encryption_set(name: str, args: DiskEncryptionArgs, key_url: pulumi.Input[str], vault_id: pulumi.Input[str],
+                    opts: pulumi.ResourceOptions) -> compute.DiskEncryptionSet:
+    """The Disk Encryption Set on the key, following its newest version, with its own identity."""
+    common = {"resource_group_name": args.resource_group_name, "tags": args.tags}
+    return compute.DiskEncryptionSet(
+        f"{name}-des",
+        location=args.location,
+        encryption_type="EncryptionAtRestWithCustomerKey",
+        identity=compute.EncryptionSetIdentityArgs(type="SystemAssigned"),
+        active_key=compute.KeyForDiskEncryptionSetArgs(
+            key_url=key_url, source_vault=compute.SourceVaultArgs(id=vault_id)
+        ),
+        rotation_to_latest_key_version_enabled=True,
+        **common,
+        opts=opts,
+    )
+
+
 class AzureDiskEncryption(pulumi.ComponentResource):
     """`disk_encryption_set_id` is what every disk references; `key_access` is the wait after the DES's role on
     the key, which every disk's create depends on."""
@@ -86,50 +154,8 @@ class AzureDiskEncryption(pulumi.ComponentResource):
     def __init__(self, name: str, args: DiskEncryptionArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:azure:DiskEncryption", name, None, opts)
         kept = pulumi.ResourceOptions(parent=self, protect=args.protect)
-        common = {"resource_group_name": args.resource_group_name, "tags": args.tags}
         if args.key_url is None:
-            vault = keyvault.Vault(
-                f"{name}-kv",
-                # Globally unique (a DNS name) and at most 24 characters: azure-native's autoname (the logical
-                # name and 8 random characters) overflows it, so the name is derived to fit, with the hash of the
-                # region, subscription and resource group.
-                vault_name=pulumi.Output.all(args.subscription_id, args.resource_group_name).apply(
-                    lambda ids: fit(name, NAMES.limit(VAULT, "vaultName"), args.location, *ids)
-                ),
-                location=args.location,
-                properties=keyvault.VaultPropertiesArgs(
-                    tenant_id=args.tenant_id,
-                    sku=keyvault.SkuArgs(family="A", name="standard"),
-                    enable_soft_delete=True,
-                    soft_delete_retention_in_days=SOFT_DELETE_DAYS,
-                    enable_purge_protection=True,  # irreversible; Azure requires it for disk encryption keys
-                    enable_rbac_authorization=True,
-                    network_acls=keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
-                ),
-                **common,
-                opts=kept,
-            )
-            key = keyvault.Key(
-                f"{name}-disks",
-                key_name="gpufleet-disks",
-                vault_name=vault.name,
-                properties=keyvault.KeyPropertiesArgs(
-                    kty="RSA",
-                    key_size=KEY_SIZE,
-                    key_ops=["wrapKey", "unwrapKey"],
-                    rotation_policy=keyvault.RotationPolicyArgs(
-                        attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time=KEY_EXPIRES_AFTER),
-                        lifetime_actions=[
-                            keyvault.LifetimeActionArgs(
-                                trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
-                                action=keyvault.ActionArgs(type="rotate"),
-                            )
-                        ],
-                    ),
-                ),
-                **common,
-                opts=kept,
-            )
+            vault, key = _vault_and_key(name, args, kept)
             key_url: pulumi.Input[str] = key.key_uri_with_version
             vault_id: pulumi.Input[str] = vault.id
             # The role is scoped to the key's resource id, not the vault: the DES reaches no other key.
@@ -142,18 +168,7 @@ class AzureDiskEncryption(pulumi.ComponentResource):
             self.key_id = pulumi.Output.from_input(args.key_url)
             self.vault_name = None
         self.vault_id = pulumi.Output.from_input(vault_id)
-        des = compute.DiskEncryptionSet(
-            f"{name}-des",
-            location=args.location,
-            encryption_type="EncryptionAtRestWithCustomerKey",
-            identity=compute.EncryptionSetIdentityArgs(type="SystemAssigned"),
-            active_key=compute.KeyForDiskEncryptionSetArgs(
-                key_url=key_url, source_vault=compute.SourceVaultArgs(id=vault_id)
-            ),
-            rotation_to_latest_key_version_enabled=True,
-            **common,
-            opts=kept,
-        )
+        des = _encryption_set(name, args, key_url, vault_id, kept)
         key_role_assignment = authorization.RoleAssignment(
             f"{name}-des-key",
             scope=scope,

@@ -1,11 +1,10 @@
-"""Alibaba Cloud behind the backend protocol: ERI facts, ESS names, the cluster component and offline answers."""
+"""Alibaba Cloud behind the backend protocol: its stack models and checks, capabilities, ERI facts, ESS names."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from components.clouds.alicloud.eri import addresses_per_node, eri_count
 
@@ -17,7 +16,6 @@ from .stack_model import AlicloudClusterSpec, AlicloudImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
-    from ...resolve import ResolvedCluster
     from ...stackfile.models import ClusterSpec, NodeGroup
 
 
@@ -52,7 +50,7 @@ class AlicloudBackend(BackendDefaults):
         # A COST_OPTIMIZED group (spot and mixed, nodegroup.py) launches its types in ascending vCPU unit price, not
         # primary first (Auto Scaling "scaling policy" docs), so any of them may run: price it at the dearest, and
         # unknown (None) when one is unpriced or unknown.
-        if group.capacity not in ("spot", "mixed") or len(types) == 1:
+        if not group.spot or len(types) == 1:
             return types[0]
         priced = [(hourly_cost(t, spec.region, 1, 0, spec.prices.get(t.name)), t) for t in types if t is not None]
         if len(priced) < len(types) or any(cost is None for cost, _ in priced):
@@ -68,30 +66,6 @@ class AlicloudBackend(BackendDefaults):
         if eri_count(instance, rdma=True):
             return None
         return FabricGroup("LowLatency deployment set", "deployment_set_low_latency_max_instances", takes_spot=False)
-
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        from components.clouds.alicloud.cluster import (
-            AlicloudGpuCluster,
-        )  # pulumi_alicloud loads only when an Alibaba cluster is built
-
-        return AlicloudGpuCluster(resolved).exports()
-
-    def build_images(self, spec: AlicloudImagesSpec) -> Mapping[str, Any]:
-        from components.clouds.alicloud.images_stack import (
-            build_alicloud_images,
-        )  # pulumi_alicloud loads only when Alibaba images are built
-
-        return build_alicloud_images(spec)
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        from . import mock_answers as mocks
-
-        return mocks.new_resource(typ, name, inputs, region)
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        from . import mock_answers as mocks
-
-        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AlicloudBackend()

@@ -9,9 +9,10 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from components.clouds.alicloud.eri import eri_count
-from components.clouds.alicloud.vswitches import NAT_ADDRESSES, vswitch_cidrs
+from components.clouds.alicloud.vswitches import MAX_ZONES, NAT_ADDRESSES, SMALLEST_PREFIX, SPLIT_BITS
 
 from ...stackfile.errors import SpecError
+from ..network_fit import Split, size_problems
 
 if TYPE_CHECKING:
     from ...resolve import ResolvedCluster
@@ -22,22 +23,18 @@ def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     net = cluster.spec.network
     if net.cidr is None:
         return
-    cidrs = vswitch_cidrs(net.cidr, len(net.zones))
-    if cidrs is None:
-        yield SpecError("network.cidr", f"{net.cidr} cannot be split into {len(net.zones)} vSwitches; use a /16 "
-                        "and at most four zones")
+    if len(net.zones) > MAX_ZONES:  # the split's limit, not the network's size: a bigger network would not help
+        yield SpecError("network.zones", f"{len(net.zones)} zones, but a VPC gpufleet creates holds a vSwitch for at "
+                                         f"most {MAX_ZONES}; list at most {MAX_ZONES} zones")
         return
-    usable = cluster.usable_addresses(cidrs[0])
     demand = cluster.addresses_at_max()
     demand[net.zones[0]] = demand.get(net.zones[0], 0) + NAT_ADDRESSES  # the NAT gateway sits in the first
-    for zone, needed in sorted(demand.items()):
-        if needed > usable:
-            yield SpecError(
-                "network.cidr",
-                f"the vSwitch in {zone} ({cidrs[0].prefixlen}-bit prefix, {usable} usable addresses) cannot hold "
-                f"{needed} addresses (nodes at max size x addresses per node, ERIs included); widen network.cidr "
-                "or lower size.max",
-            )
+    split = Split("vSwitches", "vSwitch", SPLIT_BITS, SMALLEST_PREFIX - SPLIT_BITS,
+                  int(cluster.catalog.limit("alicloud", "subnet_reserved_addresses")),
+                  int(cluster.catalog.limits("alicloud").get("network_prefix_min") or 0))
+    for problem in size_problems(split, net.cidr, demand,
+                                 "addresses (nodes at max size x addresses per node, ERIs included)"):
+        yield SpecError("network.cidr", problem)
 
 
 def low_latency_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
@@ -50,7 +47,7 @@ def low_latency_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
         if group is None:
             yield SpecError(field, f"{name!r} is not a node group; use one of {sorted(by_name)}")
             continue
-        if group.spec.capacity in ("spot", "mixed"):
+        if group.spec.spot:
             yield SpecError(group.path("capacity"), f"{group.spec.capacity}: a LowLatency deployment set cannot "
                             "hold spot (preemptible) instances; use on-demand or leave it out of low_latency_groups")
         if group.spec.size.max > most:
@@ -84,7 +81,7 @@ def cost_optimised_fallbacks_alike(cluster: ResolvedCluster) -> Iterator[SpecErr
     size counts nodes, not GPUs. Such fallbacks are refused (launch_template_overrides weighted_capacity would count
     capacity in weights, which the group's size and the node check do not)."""
     for group in cluster.groups:
-        if group.spec.capacity not in ("spot", "mixed") or group.spec.provisioner != "autoscaling":
+        if not group.spec.spot or group.spec.provisioner != "autoscaling":
             continue
         known = group.known_types
         if not known:
@@ -114,7 +111,7 @@ CONTACT_GROUP_NAME = r"[A-Za-z0-9._-]{1,64}"
 
 def alarm_target_is_a_contact_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms = cluster.spec.monitoring.alarms
-    if alarms is None or alarms.target == "create":
+    if alarms is None or cluster.alarm_target_mode != "bring":
         return
     if not re.fullmatch(CONTACT_GROUP_NAME, alarms.target):
         yield SpecError(

@@ -1,6 +1,6 @@
 """Every name the Alibaba Cloud components give a resource, with Alibaba's rules (the provider SDK's documented
 argument text, which pulumi-alicloud copies from the API references, or the API reference itself). Checked against
-every plan by tests/test_names.py."""
+every plan by tests/components/clouds/test_names.py."""
 
 from __future__ import annotations
 

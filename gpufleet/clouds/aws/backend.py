@@ -1,10 +1,9 @@
-"""AWS behind the backend protocol: EFA layout, Auto Scaling names, the cluster and image components."""
+"""AWS behind the backend protocol: its stack models and checks, capabilities, EFA layout, Auto Scaling names."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from components.clouds.aws.efa import addresses_per_node, interface_layout
 
@@ -15,7 +14,6 @@ from .stack_model import AwsClusterSpec, AwsImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
-    from ...resolve import ResolvedCluster
 
 
 class AwsBackend(BackendDefaults):
@@ -28,6 +26,7 @@ class AwsBackend(BackendDefaults):
     checks = rules.CHECKS
     capacities = frozenset({"on-demand", "spot", "mixed", "capacity-block", "reservation"})
     operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage", "alarm_emails"})
+    node_completes_hooks = True  # the node scripts complete the launch and terminate hooks (bootstrap/scripts)
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return sum(slot.interface_type is not None for slot in interface_layout(instance, rdma))
@@ -42,27 +41,6 @@ class AwsBackend(BackendDefaults):
     def default_zone(self, region: str) -> str | None:
         # Zone names are the region code and a letter (us-west-2a); every region has an `a` zone.
         return f"{region}a"
-
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        from components.clouds.aws.cluster import AwsGpuCluster  # pulumi_aws loads only when an AWS cluster is built
-
-        return AwsGpuCluster(resolved).exports()
-
-    def build_images(self, spec: AwsImagesSpec) -> Mapping[str, Any]:
-        from components.clouds.aws.images_stack import build_aws_images
-
-        return build_aws_images(spec)
-
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        from . import mock_answers as mocks
-
-        return mocks.new_resource(typ, name, inputs, region)
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        from . import mock_answers as mocks
-
-        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AwsBackend()

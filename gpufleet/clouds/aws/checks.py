@@ -7,9 +7,10 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from components.clouds.aws.subnets import MAX_ZONES, PUBLIC_PREFIX_EXTRA, SPLIT_BITS, private_subnet_cidrs
+from components.clouds.aws.subnets import MAX_ZONES, PUBLIC_PREFIX_EXTRA, SPLIT_BITS
 
 from ...stackfile.errors import SpecError
+from ..network_fit import Split, size_problems
 from .stack_model import KMS_KEY_ONLY_ARN
 
 if TYPE_CHECKING:
@@ -51,20 +52,11 @@ def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
         yield SpecError("network.zones", f"{zones} zones, but a VPC gpufleet creates holds a private subnet for at "
                                          f"most {MAX_ZONES}; list at most {MAX_ZONES} zones")
         return
-    subnets = private_subnet_cidrs(cidr, zones)
-    if subnets is None:
-        largest = 28 - SPLIT_BITS - PUBLIC_PREFIX_EXTRA
-        yield SpecError("network.cidr", f"{cidr} is too small to split into private and public subnets; use a "
-                                        f"/{largest} or larger (e.g. a /16)")
-        return
-    usable = cluster.usable_addresses(subnets[0])
-    for zone, needed in sorted(cluster.addresses_at_max().items()):
-        if needed > usable:
-            yield SpecError(
-                "network.cidr",
-                f"the private subnet in {zone} ({subnets[0].prefixlen}-bit prefix, {usable} usable addresses) cannot "
-                f"hold {needed} node addresses at max size; widen network.cidr or lower size.max",
-            )
+    split = Split("private and public subnets", "private subnet", SPLIT_BITS, 28 - SPLIT_BITS - PUBLIC_PREFIX_EXTRA,
+                  int(cluster.catalog.limit("aws", "subnet_reserved_addresses")),
+                  int(cluster.catalog.limits("aws").get("network_prefix_min") or 0))
+    for problem in size_problems(split, cidr, cluster.addresses_at_max(), "node addresses at max size"):
+        yield SpecError("network.cidr", problem)
 
 
 def _numbers(text: int | str) -> list[int]:
@@ -97,7 +89,7 @@ def lustre_size_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
 
 def alarm_target_is_a_topic(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms, region = cluster.spec.monitoring.alarms, cluster.spec.region
-    if alarms is None or alarms.target == "create":
+    if alarms is None or cluster.alarm_target_mode != "bring":
         return
     if not re.fullmatch(rf"arn:aws[a-z-]*:sns:{re.escape(region)}:\d{{12}}:[A-Za-z0-9_-]{{1,256}}", alarms.target):
         yield SpecError(

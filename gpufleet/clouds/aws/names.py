@@ -1,6 +1,6 @@
 """Every name the AWS components give a resource (the rest are autonamed by the engine: the logical name and a
 random suffix, so IAM roles, budgets, alarms and security groups never collide across stacks), with AWS's rules.
-Checked against every plan by tests/test_names.py."""
+Checked against every plan by tests/components/clouds/test_names.py."""
 
 from __future__ import annotations
 

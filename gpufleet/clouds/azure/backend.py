@@ -1,9 +1,8 @@
-"""Azure behind the backend protocol: InfiniBand facts, scale set names, the cluster component, offline answers."""
+"""Azure behind the backend protocol: its stack models and checks, capabilities, InfiniBand facts, scale set names."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..backend import BackendDefaults, FabricGroup
 from . import checks as rules
@@ -12,7 +11,6 @@ from .stack_model import AzureClusterSpec, AzureImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
-    from ...resolve import ResolvedCluster
 
 
 class AzureBackend(BackendDefaults):
@@ -35,30 +33,6 @@ class AzureBackend(BackendDefaults):
         if instance.fabric.kind != "infiniband":
             return None
         return FabricGroup("InfiniBand scale set", "ib_scale_set_max_vms", takes_spot=True)
-
-    def build_images(self, spec: AzureImagesSpec) -> Mapping[str, Any]:
-        from components.clouds.azure.images_stack import (
-            build_azure_images,
-        )  # pulumi_azure_native loads only when Azure images are built
-
-        return build_azure_images(spec)
-
-    def build_cluster(self, resolved: ResolvedCluster) -> Mapping[str, Any]:
-        from components.clouds.azure.cluster import (
-            AzureGpuCluster,
-        )  # pulumi_azure_native loads only when an Azure cluster is built
-
-        return AzureGpuCluster(resolved).exports()
-
-    def mock_resource(self, typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
-        from . import mock_answers as mocks
-
-        return mocks.new_resource(typ, name, inputs, region)
-
-    def mock_invoke(self, token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
-        from . import mock_answers as mocks
-
-        return mocks.invoke(token, region, zones)
 
 
 BACKEND = AzureBackend()

@@ -11,9 +11,10 @@ from ipaddress import IPv4Network
 from typing import TYPE_CHECKING
 
 from components.clouds.azure.lustre_sizes import subnet_prefixlen, tier_of, tiers
-from components.clouds.azure.subnets import lustre_subnet_cidr, node_subnet_cidr
+from components.clouds.azure.subnets import NODE_SUBNET_BITS, SMALLEST_PREFIX, lustre_subnet_cidr
 
 from ...stackfile.errors import SpecError
+from ..network_fit import Split, size_problems
 
 RSA_KEY_MIN_BITS = 2048  # Azure's minimum for ssh-rsa admin keys (Compute API SshPublicKey.keyData)
 
@@ -126,19 +127,13 @@ def subnet_holds_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     cidr = cluster.spec.network.cidr
     if cidr is None:
         return
-    subnet = node_subnet_cidr(cidr)
-    if subnet is None:
-        yield SpecError("network.cidr", f"{cidr} is too small for a node subnet; use a /16 to /24")
-        return
-    usable = cluster.usable_addresses(subnet)
+    split = Split("a node subnet and a free half", "node subnet", NODE_SUBNET_BITS, SMALLEST_PREFIX - NODE_SUBNET_BITS,
+                  int(cluster.catalog.limit("azure", "subnet_reserved_addresses")),
+                  int(cluster.catalog.limits("azure").get("network_prefix_min") or 0))
     # One node subnet for every zone: every group's nodes at max size count against it.
-    needed = cluster.addresses_at_max(per_zone=False).get("", 0)
-    if needed > usable:
-        yield SpecError(
-            "network.cidr",
-            f"the node subnet {subnet} ({usable} usable addresses) cannot hold {needed} nodes at max size; "
-            "widen network.cidr or lower size.max",
-        )
+    needed = cluster.addresses_at_max(per_zone=False)
+    for problem in size_problems(split, cidr, needed, "nodes at max size"):
+        yield SpecError("network.cidr", problem)
 
 
 def _numbers(text: int | str) -> list[int]:
@@ -202,7 +197,7 @@ def alarms_fit_azure_monitor(cluster: ResolvedCluster) -> Iterator[SpecError]:
     alarms = cluster.spec.monitoring.alarms
     if alarms is None:
         return
-    if alarms.target != "create" and not ACTION_GROUP_ID.match(alarms.target):
+    if cluster.alarm_target_mode == "bring" and not ACTION_GROUP_ID.match(alarms.target):
         yield SpecError(
             "monitoring.alarms.target",
             f"{alarms.target!r} is not an action group id (/subscriptions/S/resourceGroups/RG/providers/"

@@ -1,6 +1,6 @@
 """Every name the Azure components give a resource (the rest are autonamed by azure-native: the logical name and a
 random suffix, cut by the provider only where the API spec declares a length), with Azure's rules. Checked against
-every plan by tests/test_names.py."""
+every plan by tests/components/clouds/test_names.py."""
 
 from __future__ import annotations
 

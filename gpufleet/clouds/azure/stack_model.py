@@ -54,7 +54,7 @@ class AzureStorageSettings(Storage):
 
     kms_key: str = Field(
         "create",
-        pattern=r"^(create|https://.+)$",
+        pattern=rf"^create$|{KEY_URL}",
         description="create | a Key Vault key id with its version (https://VAULT.vault.azure.net/keys/NAME/VERSION)",
     )
     key_vault_id: str | None = Field(

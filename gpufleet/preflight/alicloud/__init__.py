@@ -11,7 +11,7 @@ from . import account, capacity, network
 from .clients import AlicloudClients, Retry, make_clients
 
 if TYPE_CHECKING:
-    from gpufleet.program import Prepared
+    from gpufleet.prepare import Prepared
     from gpufleet.resolve import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 

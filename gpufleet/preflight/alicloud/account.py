@@ -60,11 +60,11 @@ def checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Check]:
         found.append(lambda: disk_key(spec.storage.kms_key, clients))
     if spec.identity.ram_role_name:
         found.append(lambda: node_role(spec.identity.ram_role_name, clients))
-    entry = cluster.lock.image_entry(spec.image, "alicloud", spec.region)
+    entry = cluster.image
     if entry is not None and entry.id:
         found.append(lambda: pinned_image("image", entry.id, f"image profile {spec.image}", clients))
     alarms = spec.monitoring.alarms
-    if alarms is not None and alarms.target != "create":
+    if alarms is not None and cluster.alarm_target_mode == "bring":
         found.append(lambda: contact_group(alarms.target, clients))
     return found
 

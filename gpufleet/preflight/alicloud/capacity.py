@@ -48,7 +48,7 @@ QUOTA_CENTER = "Quota Center (ECS quotas by instance type)"
 def nodes_by_billing(group: ResolvedGroup) -> tuple[int, int]:
     """(pay-as-you-go, spot) nodes at size.max: spot and mixed groups keep on_demand_base on pay-as-you-go."""
     size = group.spec.size.max
-    if group.spec.capacity not in ("spot", "mixed"):
+    if not group.spec.spot:
         return size, 0
     base = min(group.spec.on_demand_base, size)
     return base, size - base

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ..findings import Finding, PreflightUnavailable
 
 if TYPE_CHECKING:
-    from gpufleet.program import Prepared
+    from gpufleet.prepare import Prepared
     from gpufleet.resolve import ResolvedCluster
 
     from ..concurrent import Check

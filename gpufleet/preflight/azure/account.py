@@ -38,7 +38,7 @@ def cluster_providers(cluster: ResolvedCluster) -> dict[str, str]:
     if not spec.identity.identity_id or spec.storage.shared is not None:
         # the nodes' identity (unless brought), the file system's identity
         needed["Microsoft.ManagedIdentity"] = "storage.shared" if spec.identity.identity_id else "identity"
-    spot_restores = all(g.spec.capacity == "spot" and g.spec.idle is None for g in cluster.groups)
+    spot_restores = all(g.spec.spot and g.spec.idle is None for g in cluster.groups)
     if spec.monitoring.alarms is not None or spec.budget.alert_at_percent or not spot_restores:
         # autoscale settings (nodegroup.py), metric alerts and action groups (alarms.py)
         needed["Microsoft.Insights"] = "monitoring" if spec.monitoring.alarms is not None else "node_groups"

@@ -46,7 +46,7 @@ def brought_checks(clients: AzureClients, cluster: ResolvedCluster) -> list[Chec
     if spec.storage.kms_key != "create" and spec.storage.key_vault_id:
         checks.append(lambda: list(_disk_key(clients, cluster)))
     alarms = spec.monitoring.alarms
-    if alarms is not None and alarms.target != "create":
+    if alarms is not None and cluster.alarm_target_mode == "bring":
         checks.append(lambda: list(_exists(clients, "monitoring.alarms.target", alarms.target, ACTION_GROUP_API,
                                            "action group")))
     for i, container in enumerate(spec.identity.blob_read_containers):

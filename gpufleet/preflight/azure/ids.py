@@ -22,11 +22,6 @@ def parse(resource_id: str) -> ArmId | None:
     return ArmId(parts[1], parts[3], tuple(rest[1::2]))
 
 
-def same(a: str, b: str) -> bool:
-    """ARM ids compare without regard to case."""
-    return a.rstrip("/").lower() == b.rstrip("/").lower()
-
-
 def region_key(name: str) -> str:
     """A region as ARM names it in ids and filters ('East US' -> 'eastus'): gallery target regions come back as
     display names."""

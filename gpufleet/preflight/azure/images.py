@@ -30,7 +30,7 @@ GALLERY_API = "2024-03-03"
 
 def cluster_image_checks(clients: AzureClients, cluster: ResolvedCluster) -> list[Check]:
     spec = cluster.spec
-    entry = cluster.lock.image_entry(spec.image, "azure", spec.region)
+    entry = cluster.image
     if entry is None or entry.id is None:
         return []  # unbaked: the plan says so and a real deploy refuses it before any call
     where = f"images/lock.yaml profiles.{spec.image}.images.azure.{spec.region}"

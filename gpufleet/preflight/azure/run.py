@@ -14,7 +14,7 @@ from .images import cluster_image_checks, images_stack_checks
 from .network import network_checks
 
 if TYPE_CHECKING:
-    from gpufleet.program import Prepared
+    from gpufleet.prepare import Prepared
     from gpufleet.resolve import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 
@@ -40,7 +40,7 @@ def placements(cluster: ResolvedCluster) -> list[Placement]:
         found.append(Placement(
             size=spec.instance_types[0],
             count=spec.size.max,
-            spot=spec.capacity == "spot",
+            spot=spec.spot,
             zones=group.zones,
             size_field=group.path("instance_types[0]"),
             count_field=group.path("size.max"),

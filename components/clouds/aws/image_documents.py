@@ -1,0 +1,61 @@
+"""Image Builder component documents of an image profile: one per installer part that only writes its slice, then
+the installing component (install, reboot, check on the build and test instances)."""
+
+from __future__ import annotations
+
+import yaml
+
+from gpufleet.lock.bundle import IMAGE_CHECK
+
+
+class _NoAliasDumper(yaml.SafeDumper):
+    """Writes a repeated object out again instead of as an &anchor / *alias, which Image Builder's
+    component document parser does not take."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
+
+
+def part_document(profile: str, index: int, command: str) -> dict[str, object]:
+    """The component of one bundle part that precedes the install: it only writes its slice."""
+    return {
+        "name": f"gpufleet-{profile}-part{index}",
+        "description": f"Part {index} of the installer bundle of image profile {profile}",
+        "schemaVersion": 1.0,
+        "phases": [{"name": "build", "steps": [
+            {"name": "WriteBundlePart", "action": "ExecuteBash", "inputs": {"commands": [command]}}]}],
+    }
+
+
+def component_document(profile: str, installer_script: str) -> dict[str, object]:
+    """The installing component: install, reboot, then check on build and test instances."""
+    check = [
+        {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
+    ]
+    return {
+        "name": f"gpufleet-{profile}",
+        "description": f"Install the pinned GPU driver stack of image profile {profile}",
+        "schemaVersion": 1.0,
+        "phases": [
+            {
+                "name": "build",
+                "steps": [
+                    {
+                        "name": "InstallDriverStack",
+                        "action": "ExecuteBash",
+                        "inputs": {"commands": [installer_script]},
+                    },
+                    {"name": "RebootIntoDriver", "action": "Reboot"},
+                ],
+            },
+            {"name": "validate", "steps": check},
+            {"name": "test", "steps": check},
+        ],
+    }
+
+
+def build_documents(profile: str, installer_parts: list[str]) -> list[str]:
+    """The recipe's component documents in run order, as YAML with every repeated part written out in full."""
+    *writes, install = installer_parts
+    documents = [*(part_document(profile, i, c) for i, c in enumerate(writes)), component_document(profile, install)]
+    return [yaml.dump(d, Dumper=_NoAliasDumper, sort_keys=False, width=1000) for d in documents]

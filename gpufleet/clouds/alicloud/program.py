@@ -1,0 +1,36 @@
+"""Alibaba Cloud's part of the program: the cluster and image pipeline through components/clouds/alicloud, and the
+offline engine's answers (mock_answers.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ...resolve import ResolvedCluster
+    from .stack_model import AlicloudImagesSpec
+
+
+def build_cluster(resolved: ResolvedCluster) -> Mapping[str, Any]:
+    # pulumi_alicloud loads only when an Alibaba cluster is built
+    from components.clouds.alicloud.cluster import AlicloudGpuCluster
+
+    return AlicloudGpuCluster(resolved).exports()
+
+
+def build_images(spec: AlicloudImagesSpec) -> Mapping[str, Any]:
+    from components.clouds.alicloud.images_stack import build_alicloud_images
+
+    return build_alicloud_images(spec)
+
+
+def mock_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> tuple[str, dict[str, Any]]:
+    from . import mock_answers
+
+    return mock_answers.new_resource(typ, name, inputs, region)
+
+
+def mock_invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
+    from . import mock_answers
+
+    return mock_answers.invoke(token, region, zones)

@@ -1,0 +1,170 @@
+"""gpu-stack.sh under the real apt-get and dpkg (tests/apt_sandbox.py): NVIDIA's CUDA repository comes from the
+pinned cuda-keyring, and every package the lock pins installs from it at exactly its pinned version.
+
+The stand-in CUDA repository holds each pinned package at its pinned version and at a newer one, as NVIDIA's does:
+an unpinned install takes the newer. The base OS repository holds a newer nvidia-open, as Ubuntu's archive carries
+NVIDIA drivers: only the driver pinning package (its apt preferences) keeps the driver on NVIDIA's build.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from apt_sandbox import AptSandbox, build_deb, dpkg_installs, flat_repository, sha256, stub_dir
+from conftest import REPO
+
+from gpufleet.lock import load_lock, render_install_env
+
+GPU_STACK = REPO / "images" / "install" / "gpu-stack.sh"
+PROFILE = load_lock().profiles["cuda12.8-r580"]
+DRIVER_PACKAGE_VERSION = f"{PROFILE.driver}-1"
+KERNEL = "6.8.0-1015-aws"  # what the stand-in uname -r says the bake runs
+HEADERS = f"linux-headers-{KERNEL}"
+# The stand-in dkms reports NVIDIA's module built for a kernel once that kernel's headers and the driver are in.
+DKMS = (f'[[ "$*" == "status -m nvidia -v {PROFILE.driver} -k {KERNEL}" ]] || exit 0\n'
+        f'dpkg-query --admindir="$DPKG_ADMINDIR" -W {HEADERS} nvidia-open >/dev/null 2>&1 || exit 0\n'
+        f'echo "nvidia/{PROFILE.driver}, {KERNEL}, x86_64: installed"')
+
+
+def _newer(version: str) -> str:
+    return f"9:{version.rsplit(':', 1)[-1]}"
+
+
+def _world(tmp_path: Path, drop: str | None = None, locking: bool = False,
+           cloud: str = "aws") -> tuple[AptSandbox, Path]:
+    """The sandbox, its base OS repository (with the running kernel's headers), the CUDA repository and the
+    cuda-keyring that adds it."""
+    box = AptSandbox(tmp_path / "root", locking)
+    pinned = dict(PROFILE.apt)
+    cuda = {name: [_newer(v)] + ([] if name == drop else [v]) for name, v in pinned.items()}
+    cuda["nvidia-open"] = [DRIVER_PACKAGE_VERSION, "590.44.01-1"]  # a newer driver branch, as the repository has
+    cuda[PROFILE.driver_pinning_package] = ["1.0-1"]
+    # The stand-in pinning package pins the driver the way NVIDIA's describes (an apt preferences file; its real file
+    # name is not known here, and apt reads only names with no extension or .pref).
+    preferences = {"/etc/apt/preferences.d/nvidia-driver-pinning.pref":
+                   f"Package: nvidia-open nvidia-fabricmanager\nPin: version {PROFILE.driver}-*\nPin-Priority: 1000\n"}
+    repo = flat_repository(tmp_path / "cuda", cuda, "NVIDIA", {PROFILE.driver_pinning_package: preferences})
+    ubuntu = flat_repository(tmp_path / "ubuntu", {"nvidia-open": ["999.0-0ubuntu1"], HEADERS: ["6.8.0-1015.16"]},
+                             "Ubuntu")
+    (box.root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file://{ubuntu} /\n")
+    keyring = build_deb(tmp_path / "keyring", "cuda-keyring", PROFILE.cuda_keyring.version, {
+        "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list": f"deb [trusted=yes] file://{repo} /\n"})
+    pins = render_install_env(PROFILE, cloud)
+    pins += f"CUDA_KEYRING_URL=file://{keyring}\nCUDA_KEYRING_SHA256={sha256(keyring)}\n"
+    env_file = tmp_path / "pins.env"
+    env_file.write_text(pins)
+    return box, env_file
+
+
+def _run(box: AptSandbox, env_file: Path, script: Path = GPU_STACK,
+         dkms: str = DKMS) -> subprocess.CompletedProcess[str]:
+    stubs = stub_dir(box.root.parent / "stubs", ("systemctl",), {"uname": f"echo {KERNEL}", "dkms": dkms})
+    return subprocess.run(["bash", "-c", f'set -a; . "{env_file}"; set +a; exec bash "{script}" yes'],
+                          env=box.env(f"{stubs}:/usr/sbin:/usr/bin:/sbin:/bin"), capture_output=True, text=True,
+                          timeout=300, check=False)
+
+
+def pin_problems(box: AptSandbox) -> list[str]:
+    """Every lock pin the sandbox does not hold at its exact version, from NVIDIA's build, and held."""
+    installed, held = box.installed(), box.held()
+    wanted = {**PROFILE.apt, "nvidia-open": DRIVER_PACKAGE_VERSION, "cuda-keyring": PROFILE.cuda_keyring.version}
+    problems = [f"{name}: {installed.get(name)} installed, {version} pinned"
+                for name, version in sorted(wanted.items()) if installed.get(name) != version]
+    problems += [f"{name}: not held" for name in sorted({*PROFILE.apt, "nvidia-open"} - held)]
+    return problems
+
+
+def test_every_pinned_package_installs_at_its_version_from_nvidias_repository(tmp_path):
+    box, env_file = _world(tmp_path)
+    done = _run(box, env_file)
+    assert done.returncode == 0, done.stderr
+    assert pin_problems(box) == []
+
+
+def test_a_pinned_version_missing_from_the_repository_fails_the_bake(tmp_path):
+    box, env_file = _world(tmp_path, drop="libnccl2")
+    done = _run(box, env_file)
+    assert done.returncode != 0
+    assert "Version '2.28.9-1+cuda12.9' for 'libnccl2' was not found" in done.stderr
+
+
+def test_a_keyring_whose_sha256_differs_is_never_installed(tmp_path):
+    box, env_file = _world(tmp_path)
+    env_file.write_text(env_file.read_text() + f"CUDA_KEYRING_SHA256={'0' * 64}\n")
+    done = _run(box, env_file)
+    assert done.returncode != 0 and "cuda-keyring" not in box.installed()
+
+
+def _mutated(tmp_path: Path, old: str, new: str) -> Path:
+    """A changed gpu-stack.sh in a copy of images/install (it sources common.sh beside it). Never in the checkout:
+    the image bundle packs every file there, and a plan made meanwhile in another test worker would carry it."""
+    text = GPU_STACK.read_text()
+    assert old in text
+    install = shutil.copytree(GPU_STACK.parent, tmp_path / "install")
+    script = install / GPU_STACK.name
+    script.write_text(text.replace(old, new))
+    return script
+
+
+@pytest.mark.parametrize(("old", "new", "found"), [
+    # unpinned: the names without their versions take the newest
+    ('apt_install nvidia-open "${pins[@]}"', 'apt_install nvidia-open "${packages[@]}"', "9:"),
+    # no driver pinning package: nvidia-open comes from the base OS archive
+    ('apt_install "$DRIVER_PINNING_PACKAGE"\n', "", "999.0-0ubuntu1"),
+])
+def test_the_harness_catches_an_unpinned_or_wrong_repository_install(tmp_path, old, new, found):
+    box, env_file = _world(tmp_path)
+    done = _run(box, env_file, _mutated(tmp_path, old, new))
+    assert done.returncode == 0, done.stderr
+    assert any(found in problem for problem in pin_problems(box))
+
+
+def test_the_harness_catches_an_install_before_its_repository_exists(tmp_path):
+    box, env_file = _world(tmp_path)
+    script = _mutated(tmp_path, 'apt_install "$work/cuda-keyring.deb"\napt_get update\n', "apt_get update\n")
+    done = _run(box, env_file, script)
+    assert done.returncode != 0
+    assert "Unable to locate package nvidia-driver-pinning-580.95.05" in done.stderr
+
+
+def test_the_running_kernels_headers_install_before_the_driver_and_dkms_built_it(tmp_path):
+    box, env_file = _world(tmp_path)
+    done = _run(box, env_file)
+    assert done.returncode == 0, done.stderr
+    order = dpkg_installs(box)
+    assert order.index(HEADERS) < order.index("nvidia-open"), order
+
+
+def test_a_module_dkms_did_not_build_for_the_running_kernel_fails_the_bake(tmp_path):
+    box, env_file = _world(tmp_path)
+    done = _run(box, env_file, dkms="exit 0")  # dkms lists no module
+    assert done.returncode == 2
+    assert f"the nvidia {PROFILE.driver} module is not installed for kernel {KERNEL}" in done.stderr
+
+
+def test_the_bake_waits_for_a_held_dpkg_lock_instead_of_failing(tmp_path):
+    box, env_file = _world(tmp_path, locking=True)
+    holder = box.hold_dpkg_lock(4)
+    try:
+        done = _run(box, env_file)
+    finally:
+        holder.wait()
+    assert done.returncode == 0, done.stderr
+    assert "Waiting for cache lock" in done.stderr or "Waiting for cache lock" in done.stdout
+    assert pin_problems(box) == []
+
+
+@pytest.mark.parametrize("cloud", ["aws", "azure"])
+def test_the_image_starts_persistenced_in_persistence_mode_and_azure_loads_peermem(tmp_path, cloud):
+    box, env_file = _world(tmp_path, cloud=cloud)
+    done = _run(box, env_file)
+    assert done.returncode == 0, done.stderr
+    # /etc/systemd/system overrides the packaged unit (--no-persistence-mode, no [Install]: enable did nothing).
+    unit = (box.root / "etc/systemd/system/nvidia-persistenced.service").read_text()
+    assert "--persistence-mode" in unit.split("ExecStart=", 1)[1].splitlines()[0]
+    assert "WantedBy=multi-user.target" in unit.split("[Install]", 1)[1]
+    peermem = box.root / "etc/modules-load.d/nvidia-peermem.conf"
+    assert (peermem.read_text() == "nvidia-peermem\n") if cloud == "azure" else not peermem.exists()
