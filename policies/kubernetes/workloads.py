@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..props import UNKNOWN, get
+from ..props import get
 
 POD = "kubernetes:core/v1:Pod"
 TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
@@ -55,4 +55,4 @@ def workload_name(props: dict[str, Any]) -> str:
     namespace = get(props, "metadata", "namespace")
     name = get(props, "metadata", "name")
     namespace = namespace if isinstance(namespace, str) and namespace else "default"
-    return f"{namespace}/{name if isinstance(name, str) and name is not UNKNOWN else '(unnamed)'}"
+    return f"{namespace}/{name if isinstance(name, str) and name else '(unnamed)'}"
