@@ -11,6 +11,7 @@ import pytest
 from aws_rule_args import validate
 from conftest import REPO
 from kubernetes_objects import EFA, SHARED, build
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from gpufleet.plan.policy_runner import run_policies
 from policies.registry import RULES_BY_NAME
@@ -129,3 +130,8 @@ def test_kubernetes_rules_know_no_cloud():
         text = path.read_text()
         assert not re.search(r"[\"'](aws|azure-native|alicloud):", text), path.name
         assert not re.search(r"^from \.\.(aws|azure|alicloud)\b", text, re.M), path.name
+
+
+def test_a_workload_whose_name_is_not_known_yet_is_left_alone():
+    obj = daemonset("kube-system", UNKNOWN_STRING_VALUE, securityContext={"privileged": True})
+    assert validate("kubernetes-no-privileged-pods", DS, obj) == []
