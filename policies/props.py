@@ -48,6 +48,11 @@ def _sdk_unknowns() -> tuple[frozenset[str], type[Exception]]:
     return sentinels, proxy.UnknownValueError
 
 
+def is_unknown(value: Any) -> bool:
+    """Whether `value` is not known yet: UNKNOWN, or one of the SDK's preview placeholders."""
+    return value is UNKNOWN or (isinstance(value, str) and value in _sdk_unknowns()[0])
+
+
 def plain(value: Any) -> Any:
     """Deep copy of `value` as dicts and lists, with UNKNOWN for every unknown value."""
     sentinels, unknown_error = _sdk_unknowns()

@@ -1,8 +1,9 @@
-"""Every rule of the pack, in a stable order: each cloud's rules, then the common ones.
+"""Every rule of the pack, in a stable order: each cloud's rules, the shared folders' rules, then the common ones.
 
 The cloud list is the project's one (gpufleet.clouds.registry): every cloud has a package
-policies/<cloud>/ exporting POLICIES (its rules and its readers); the common rules read through the
-merged readers. Nothing here names a cloud.
+policies/<cloud>/ exporting POLICIES (its rules and its readers); a shared folder (policies/kubernetes/: rules
+for every cloud's Kubernetes clusters) exports POLICIES the same way and is loaded on every cloud. The common
+rules read through the merged readers. Nothing here names a cloud.
 """
 
 from __future__ import annotations
@@ -13,13 +14,15 @@ from typing import TYPE_CHECKING, Any
 
 from gpufleet.clouds.registry import CLOUDS as CLOUD_NAMES
 
-from . import common
+from . import common, kubernetes
 from .cloud import RDMA_IN_USE_TYPES, CloudPolicies, Readers
 from .meta import Rule
 
 CLOUDS: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in CLOUD_NAMES)
-READERS: Readers = Readers.merge(cloud.readers for cloud in CLOUDS)
-RULES: list[Rule] = [*(rule for cloud in CLOUDS for rule in cloud.rules), *common.rules(READERS)]
+# Folders of rules that hold on every cloud, loaded as a cloud's folder is.
+SHARED: tuple[CloudPolicies, ...] = (kubernetes.POLICIES,)
+READERS: Readers = Readers.merge(part.readers for part in (*CLOUDS, *SHARED))
+RULES: list[Rule] = [*(rule for part in (*CLOUDS, *SHARED) for rule in part.rules), *common.rules(READERS)]
 RULES_BY_NAME: dict[str, Rule] = {rule.name: rule for rule in RULES}
 
 if len(RULES_BY_NAME) != len(RULES):

@@ -9,6 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..yaml_model import StrictModel
+from .kubernetes_components import KubernetesComponents
 
 # The fabric stack components each cloud's installer needs.
 FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -199,6 +200,9 @@ class Lock(StrictModel):
         default_factory=dict, description="cloud -> region -> the OS image pipelines bake on"
     )
     profiles: dict[str, Profile]
+    kubernetes_components: KubernetesComponents | None = Field(
+        None, description="what a Kubernetes cluster runs inside itself: manifest sources and image pins"
+    )
 
     def base_image_entry(self, cloud: str, region: str) -> BaseImage | None:
         """The lock's base image entry for a build region (pinned or unconfirmed), or None where it has none."""

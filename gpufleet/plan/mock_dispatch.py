@@ -17,6 +17,7 @@ import pulumi
 from ..clouds.lookup import cloud_of_resource_type
 from ..clouds.mock_ids import guid
 from ..clouds.program import cloud_program
+from . import kubernetes_answers
 
 PROVIDER_TYPE = "pulumi:providers:"
 # Resources of cloud-neutral providers a cloud's components use (pulumiverse-time's Sleep: waits for role
@@ -61,6 +62,10 @@ class OfflineMocks(pulumi.runtime.Mocks):
         if args.typ.startswith(PROVIDER_TYPE) or args.typ in NEUTRAL_TYPES:
             # An explicit provider (another region) or a neutral resource: a stable UUID, its inputs as outputs.
             return guid(f"{args.typ}::{args.name}"), dict(args.inputs)
+        if kubernetes_answers.is_kubernetes(args.typ):
+            # The kubernetes provider serves every cloud's clusters: its answers are the same on each.
+            physical, outputs = kubernetes_answers.answer(args.typ, args.name, dict(args.inputs))
+            return physical, outputs
         cloud = _cloud_of(args.typ)
         if cloud is None:
             raise LookupError(f"the offline engine has no answers for {args.typ}: its provider is no registered cloud")

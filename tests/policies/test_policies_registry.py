@@ -15,6 +15,7 @@ from gpufleet.plan.policy_runner import run_policies
 from gpufleet.plan.record import RecordedResource
 from policies import alicloud, common
 from policies import azure as azure_policies
+from policies import kubernetes as kubernetes_policies
 from policies.aws import encryption, exposure, fabric, identity, images, logs, operations, spot
 from policies.cloud import Readers
 from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
@@ -29,9 +30,10 @@ PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")
 def test_registry_holds_every_rule_of_every_part_once() -> None:
     from_parts = [rule.name for module in (*AWS_MODULES, *AZURE_MODULES) for rule in module.RULES]
     from_parts += [rule.name for rule in alicloud.POLICIES.rules]
+    from_parts += [rule.name for rule in kubernetes_policies.POLICIES.rules]
     from_parts += [rule.name for rule in common.rules(READERS)]
     assert sorted(from_parts) == sorted(RULES_BY_NAME) and len(RULES) == len(from_parts)
-    assert {rule.cloud for rule in RULES} == {"aws", "azure", "alicloud", "any"}
+    assert {rule.cloud for rule in RULES} == {"aws", "azure", "alicloud", "kubernetes", "any"}
     assert all(rule.cloud == "any" for rule in common.rules(READERS))
 
 

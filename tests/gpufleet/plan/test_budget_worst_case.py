@@ -12,7 +12,7 @@ import pytest
 from conftest import read_cluster, write_stack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_policy_settings import organisation_file
+from organisation_files import organisation_file
 from typer.testing import CliRunner
 
 from gpufleet.catalog import load_catalog

@@ -216,7 +216,8 @@ def test_registry_and_catalog():
     assert len(RULES) >= 20 and len(names) == len(set(names)) == len(ALL_POLICIES)
     assert all(re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) for name in names)
     for row in catalog:
-        assert row["level"] in ("advisory", "mandatory") and row["cloud"] in ("aws", "azure", "alicloud", "any")
+        assert row["level"] in ("advisory", "mandatory")
+        assert row["cloud"] in ("aws", "azure", "alicloud", "kubernetes", "any")
         assert row["description"] and row["kind"] in ("resource", "stack")
     assert next(r for r in catalog if r["name"] == "aws-imdsv2-required")["checkov"] == ["CKV_AWS_79"]
 

@@ -1,0 +1,48 @@
+"""Cluster Autoscaler for the node groups' Auto Scaling groups (AWS; manifests/cluster-autoscaler-aws.yaml).
+
+One `--nodes=min:max:<group>` per node group, rather than tag auto-discovery: the plan shows each group's bounds,
+and the autoscaler resizes only this stack's groups. Scale-from-zero reads the node-template tags
+(k8s.io/cluster-autoscaler/node-template/...) the cloud side puts on each Auto Scaling group (cluster-autoscaler/
+cloudprovider/aws/README.md). The image's minor version is the cluster's (cluster-autoscaler/README.md, Releases).
+"""
+
+from __future__ import annotations
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from .manifests import Obj, find, pod_spec, read_manifest
+from .model import InClusterGroup
+
+NAME = "cluster-autoscaler"
+AUTO_DISCOVERY = "--node-group-auto-discovery="
+
+
+def nodes_flags(groups: tuple[InClusterGroup, ...]) -> list[str]:
+    """`--nodes=min:max:name` for every group (ValueError naming a group without its scaling group's name)."""
+    flags = []
+    for group in groups:
+        if not group.scaling_group_name:
+            raise ValueError(f"node group {group.name!r}: scaling_group_name is empty; the autoscaler resizes the "
+                             "group by its Auto Scaling group's name")
+        flags.append(f"--nodes={group.min_size}:{group.max_size}:{group.scaling_group_name}")
+    return flags
+
+
+def autoscaler_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, minor: str,
+                       region: str) -> list[Obj]:
+    images = pins.cluster_autoscaler.images
+    if minor not in images:
+        raise ValueError(f"images/lock.yaml kubernetes_components.cluster_autoscaler.images has no pin for Kubernetes "
+                         f"{minor} (pinned: {', '.join(sorted(images))})")
+    objects = read_manifest("cluster-autoscaler-aws").fresh()
+    deployment = find(objects, "Deployment", NAME)
+    spec = pod_spec(deployment)
+    container = spec["containers"][0]
+    container["image"] = images[minor].reference
+    container["command"] = [*(arg for arg in container["command"] if not arg.startswith(AUTO_DISCOVERY)),
+                            *nodes_flags(groups)]
+    container["env"] = [{"name": "AWS_REGION", "value": region}]
+    # The example's only volume is the host's certificate bundle, at a path only Amazon Linux has.
+    container.pop("volumeMounts", None)
+    spec.pop("volumes", None)
+    return objects

@@ -1,0 +1,69 @@
+"""Build the in-cluster component under the offline engine and read back the Kubernetes objects it registered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from components.kubernetes import InCluster, InClusterArgs, InClusterGroup
+from gpufleet.plan.engine import run_program
+from gpufleet.plan.kubernetes_answers import is_kubernetes
+from gpufleet.plan.record import RecordedResource
+
+EFA = InClusterGroup(
+    name="h100", fabric="efa", instance_types=("p5.48xlarge",), gpus_per_node=8, min_size=2, max_size=16,
+    scaling_group_name="train-h100", labels={"gpufleet.io/node-group": "h100"},
+    taints=(("nvidia.com/gpu", "present", "NoSchedule"), ("dedicated", "training", "NoExecute")),
+)
+SHARED = InClusterGroup(
+    name="l40s", fabric="none", instance_types=("g6e.12xlarge", "g6e.24xlarge"), gpus_per_node=4, min_size=0,
+    max_size=4, scaling_group_name="train-l40s", labels={"gpufleet.io/node-group": "l40s"},
+    taints=(("nvidia.com/gpu", "present", "NoSchedule"),), sharing_mode="time-slicing", time_slicing_replicas=4,
+)
+# Same instance type as EFA, no EFA: the EFA plugin must stay off its nodes.
+PLAIN_P5 = InClusterGroup(
+    name="p5-plain", fabric="none", instance_types=("p5.48xlarge",), gpus_per_node=8, min_size=0, max_size=2,
+    scaling_group_name="train-p5-plain", labels={"gpufleet.io/node-group": "p5-plain"},
+)
+IB = InClusterGroup(
+    name="nd-h100", fabric="infiniband", instance_types=("Standard_ND96isr_H100_v5",), gpus_per_node=8,
+    min_size=0, max_size=8, scaling_group_name="train-nd-h100",
+)
+
+
+@dataclass
+class Registered:
+    """What one build registered: every resource, and the Kubernetes objects among them."""
+
+    resources: list[RecordedResource]
+
+    @property
+    def kubernetes(self) -> list[RecordedResource]:
+        return [r for r in self.resources if is_kubernetes(r.type)]
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Each Kubernetes resource's inputs: the object as the provider sends it to the API server."""
+        return [r.inputs for r in self.kubernetes]
+
+    def one(self, kind: str, name: str) -> RecordedResource:
+        (found,) = [r for r in self.kubernetes if r.inputs["kind"] == kind and r.inputs["metadata"]["name"] == name]
+        return found
+
+    def urn_of(self, kind: str, name: str) -> str:
+        return self.one(kind, name).urn
+
+
+def build(groups: tuple[InClusterGroup, ...] = (EFA, SHARED), *, cloud: str = "aws", version: str = "1.35",
+          region: str = "us-east-1") -> Registered:
+    """InCluster with a kubernetes Provider in its options, as the cloud side builds it."""
+
+    def program() -> None:
+        provider = k8s.Provider("kube", kubeconfig="{}")
+        args = InClusterArgs(cloud=cloud, cluster_name="train", kubernetes_version=version, region=region,
+                             groups=groups)
+        InCluster("train", args, pulumi.ResourceOptions(provider=provider))
+
+    return Registered(run_program(program, {}, project="gpufleet", stack="test", region=region, zones=[]))

@@ -1,0 +1,82 @@
+"""Validate Kubernetes objects as the API server of a given version would: built-in kinds strictly against the
+official schemas (kubernetes-validate), custom resources against their CRD's openAPIV3Schema (jsonschema)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import kubernetes_validate
+import yaml
+
+from gpufleet.lock import load_lock
+
+DATA = Path(__file__).resolve().parent / "data" / "crds"
+Obj = dict[str, Any]
+
+
+def plan_versions() -> list[str]:
+    """The Kubernetes minors a plan can target (the autoscaler is pinned per minor) that kubernetes-validate knows."""
+    pins = load_lock().kubernetes_components
+    assert pins is not None
+    known = {".".join(v.split(".")[:2]) for v in kubernetes_validate.utils.all_versions()}
+    return sorted(set(pins.cluster_autoscaler.images) & known)
+
+
+def load_crds(*names: str) -> list[Obj]:
+    """CRDs vendored under tests/data/crds/ (each file's header names its source)."""
+    found = []
+    for name in names:
+        found += [doc for doc in yaml.safe_load_all((DATA / name).read_text()) if doc]
+    return found
+
+
+def crd_schema(crds: Iterable[Obj], api_version: str, kind: str) -> Obj | None:
+    """The openAPIV3Schema a CRD serves for `apiVersion` / `kind`, or None when no CRD defines it."""
+    group, _, version = api_version.rpartition("/")
+    for crd in crds:
+        spec = crd["spec"]
+        if spec["group"] == group and spec["names"]["kind"] == kind:
+            for served in spec["versions"]:
+                if served["name"] == version and served.get("served", True):
+                    return served["schema"]["openAPIV3Schema"]
+    return None
+
+
+class UnknownField(ValueError):
+    """A field the CRD's schema does not declare: the API server prunes it (`kubectl --validate=strict` refuses)."""
+
+
+def unknown_fields(value: Any, schema: Obj, path: str = "") -> list[str]:
+    """Paths in `value` that a structural schema neither declares nor keeps (x-kubernetes-preserve-unknown-fields)."""
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return []
+    found: list[str] = []
+    if isinstance(value, dict) and "properties" in schema:
+        for key, item in value.items():
+            if key not in schema["properties"]:
+                found.append(f"{path}.{key}")
+            else:
+                found += unknown_fields(item, schema["properties"][key], f"{path}.{key}")
+    elif isinstance(value, dict) and isinstance(schema.get("additionalProperties"), dict):
+        for key, item in value.items():
+            found += unknown_fields(item, schema["additionalProperties"], f"{path}.{key}")
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, item in enumerate(value):
+            found += unknown_fields(item, schema["items"], f"{path}[{index}]")
+    return found
+
+
+def validate(obj: Obj, version: str, crds: Iterable[Obj] = ()) -> None:
+    """Raise when the API server of `version` would refuse `obj`, or drop a field of it: built-in kinds strictly
+    against the official schema; custom resources against their CRD's schema, undeclared fields refused."""
+    schema = crd_schema(list(crds), obj["apiVersion"], obj["kind"])
+    if schema is None:
+        kubernetes_validate.validate(obj, version, strict=True)
+        return
+    jsonschema.validate(obj, schema)
+    unknown = unknown_fields({k: v for k, v in obj.items() if k != "metadata"}, schema)
+    if unknown:
+        raise UnknownField(f"{obj['kind']} {obj['metadata']['name']}: {', '.join(unknown)} not in its CRD's schema")

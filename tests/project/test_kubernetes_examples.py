@@ -1,0 +1,65 @@
+"""The example jobs (examples/kubernetes/<cloud>/) are what their operators' CRDs accept, and their pod templates are
+pods the API server of each supported version accepts."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from conftest import REPO
+from kubernetes_schemas import UnknownField, load_crds, plan_versions, validate
+
+from policies.kubernetes.workloads import REPLICA_SPECS
+
+EXAMPLES = REPO / "examples" / "kubernetes"
+CRDS = load_crds("mpi-operator-v0.8.0-mpijobs.yaml", "training-operator-v1.9.0-pytorchjobs.yaml")
+JOBS = sorted(EXAMPLES.glob("*/*.yaml"))
+
+
+def job(path: Path) -> dict:
+    return yaml.safe_load(path.read_text())
+
+
+def templates(obj: dict) -> dict[str, dict]:
+    """Replica type -> its pod template, as a core/v1 PodTemplate object."""
+    key = REPLICA_SPECS[f"kubernetes:{obj['apiVersion']}:{obj['kind']}"]
+    return {name: {"apiVersion": "v1", "kind": "PodTemplate", "metadata": {"name": name.lower()},
+                   "template": spec["template"]} for name, spec in obj["spec"][key].items()}
+
+
+def test_the_aws_examples_are_an_mpijob_and_a_pytorchjob():
+    kinds = {(job(p)["apiVersion"], job(p)["kind"]) for p in JOBS if p.parent.name == "aws"}
+    assert kinds == {("kubeflow.org/v2beta1", "MPIJob"), ("kubeflow.org/v1", "PyTorchJob")}
+
+
+@pytest.mark.parametrize("path", JOBS, ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize("version", plan_versions())
+def test_example_validates_against_its_crd_and_its_pods_against_the_api(path, version):
+    obj = job(path)
+    validate(obj, version, CRDS)
+    for template in templates(obj).values():
+        validate(template, version)
+
+
+@pytest.mark.parametrize("path", [p for p in JOBS if p.parent.name == "aws"], ids=lambda p: p.name)
+def test_aws_workers_ask_for_gpus_efa_and_hugepages_with_the_efa_settings(path):
+    obj = job(path)
+    (worker,) = templates(obj)["Worker"]["template"]["spec"]["containers"]
+    wanted = {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32, "hugepages-2Mi": "5120Mi"}
+    assert worker["resources"]["limits"].items() >= wanted.items()
+    assert worker["resources"]["requests"].items() >= wanted.items()
+    text = path.read_text()
+    assert "FI_PROVIDER" in text and "FI_EFA_FORK_SAFE" in text and "FI_EFA_USE_DEVICE_RDMA" in text
+
+
+def test_a_misspelled_field_is_refused():
+    obj = copy.deepcopy(job(EXAMPLES / "aws" / "nccl-allreduce.yaml"))
+    obj["spec"]["slotPerWorker"] = obj["spec"].pop("slotsPerWorker")
+    with pytest.raises(UnknownField, match=r"\.spec\.slotPerWorker not in its CRD's schema"):
+        validate(obj, "1.35", CRDS)
+    obj = copy.deepcopy(job(EXAMPLES / "aws" / "pytorch-ddp.yaml"))
+    obj["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] = "one"
+    with pytest.raises(Exception, match="'one' is not of type 'integer'"):
+        validate(obj, "1.35", CRDS)
