@@ -1,14 +1,18 @@
 """Plan speed against the import floor: `make bench`, not part of `make test`.
 
-Floor: a fresh interpreter that imports the providers the plan uses, sets the same mock engine and registers one
-resource; subject: a fresh interpreter running `gpufleet plan --stack S --format json`; both timed in the same
-rounds (bench_tools.best_of), the ratio of CPU times asserted, the wall ratio printed.
+Floor: a fresh interpreter that imports pulumi and the provider modules the plan uses, sets the SDK's mock
+monitor with mocks that answer with the inputs and registers one resource, importing nothing of gpufleet (its
+engine included: with the engine in the floor, the floor would hide the project's own start-up). The garbage
+collector is off in it, as in a gpufleet command. Subject: a fresh interpreter running `gpufleet plan --stack S
+--format json`; both timed in the same rounds (bench_tools.best_of), the ratio of CPU times asserted, the wall
+ratio printed.
 
 pulumi_aws is one lazy package: each of its modules (a service's resource classes and input types) loads on
 first use, so "importing the provider a plan uses" means importing the modules its resources come from (read
 from the plan's own resource types: aws-train-p5 uses nine). Also timed: the floor with pulumi_aws.ec2 only
 (the one module its resource needs), against which aws-train-p5 is a strict xfail: those eight other module
-imports alone exceed 1.3x of it, before the program runs.
+imports alone exceed 1.3x of it, before the program runs. Against the honest floor both plans are strict xfails
+too (PROJECT_GAP): the 1.3x target predates it, and was met only while the floor imported the engine.
 """
 
 from __future__ import annotations
@@ -25,18 +29,35 @@ pytestmark = pytest.mark.bench
 
 RUNS = 7
 TARGET = 1.3
+# The collector is off from the first line, as in a gpufleet command (gpufleet/collector.py), which imports the SDK
+# inside it.
+GC_OFF = "import gc\ngc.disable()\n"
 FLOOR = """
+import asyncio
 import pulumi, pulumi_aws as aws
-from gpufleet.plan.engine import run_program
-run_program(lambda: aws.ec2.Vpc("v", cidr_block="10.0.0.0/16"), {}, project="gpufleet", stack="bench",
-            region="us-east-1", zones=["us-east-1a"])
+from pulumi.runtime import mocks
+from pulumi.runtime.stack import run_pulumi_func
+
+class Echo(pulumi.runtime.Mocks):
+    def new_resource(self, args): return f"{args.name}-id", dict(args.inputs)
+    def call(self, args): return {}
+
+loop = asyncio.new_event_loop()
+asyncio.set_event_loop(loop)
+mocks.set_mocks(Echo(), project="gpufleet", stack="bench", preview=False)
+loop.run_until_complete(run_pulumi_func(lambda: aws.ec2.Vpc("v", cidr_block="10.0.0.0/16")))
 """
 # pulumi_aws's modules are lazy: the first attribute read (not __name__ or __dict__) runs the module.
 MODULES = "import importlib\n[getattr(importlib.import_module(f'pulumi_aws.{{m}}'), 'load', 0) for m in {modules!r}]\n"
 TRAIN_GAP = (
-    "measured 1.7x: importing the eight other pulumi_aws modules aws-train-p5 registers types from (autoscaling, "
-    "budgets, cloudwatch, fsx, iam, kms, sns, vpc) is 1.35-1.4x of this floor on its own, before the program runs; "
+    "measured 2.6x: importing the eight other pulumi_aws modules aws-train-p5 registers types from (autoscaling, "
+    "budgets, cloudwatch, fsx, iam, kms, sns, vpc) is 1.4-1.6x of this floor on its own, before the program runs; "
     "see NOTES.md"
+)
+PROJECT_GAP = (
+    "measured 1.5-1.7x once the floor holds no gpufleet code: on top of the SDK imports (~1.4-1.8s CPU) a plan "
+    "spends ~0.2s in the CLI framework, pydantic and YAML, ~0.25s importing the planner, components and policy pack, "
+    "and ~0.55s in its first plan (~0.27s when the same process plans again); see NOTES.md"
 )
 
 
@@ -54,8 +75,8 @@ def measured(stack: str) -> dict[str, Timing]:
     modules = provider_modules(stack)
     timings = best_of(
         {
-            "ec2 floor": python(FLOOR),
-            "floor": python(MODULES.format(modules=modules) + FLOOR),
+            "ec2 floor": python(GC_OFF + FLOOR),
+            "floor": python(GC_OFF + MODULES.format(modules=modules) + FLOOR),
             "plan": gpufleet("plan", "--stack", stack, "--format", "json"),
         },
         RUNS,
@@ -71,7 +92,8 @@ def measured(stack: str) -> dict[str, Timing]:
     return timings
 
 
-@pytest.mark.parametrize("stack", ["aws-train-p5", "aws-images"])
+@pytest.mark.parametrize("stack", [pytest.param(stack, marks=pytest.mark.xfail(strict=True, reason=PROJECT_GAP))
+                                   for stack in ("aws-train-p5", "aws-images")])
 def test_plan_stays_near_the_import_floor(stack: str) -> None:
     timings = measured(stack)
     assert timings["plan"].cpu / timings["floor"].cpu <= TARGET

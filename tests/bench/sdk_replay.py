@@ -1,0 +1,138 @@
+"""The Pulumi SDK alone registering the resources of recorded plans: what it spends before any gpufleet code.
+
+Usage: python sdk_replay.py PLAN.json [PLAN.json ...] -> JSON list: per plan, the best CPU seconds of a few
+runs (after one run that loads and warms the SDK). Each run registers every resource of the plan under the
+SDK's MockMonitor with mocks that answer with the inputs, through the provider package's own resource class
+(pulumi_aws.cloudwatch.MetricAlarm for aws:cloudwatch/metricAlarm:MetricAlarm): the same types, names,
+parents, protect and ignore_changes, the same input values, every input the plan records as wired to other
+resources passed as an output of theirs (so the SDK awaits and tracks it as in the program), explicit
+depends_on for the rest. The project's own component types are registered as a ComponentResource subclass,
+as components are. Nothing of gpufleet is imported.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import gc
+import importlib
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pulumi
+from pulumi._types import input_type_py_to_pulumi_names
+from pulumi.runtime import mocks, settings
+from pulumi.runtime.stack import run_pulumi_func
+
+COMPONENT_PACKAGE = "gpufleet"  # the project's component types: gpufleet:<cloud>:<Component>
+# Type token package -> Python package of its provider SDK; a token is <package>:<module>[/<resource>]:<Class>
+# and `index` is the package itself (the layout the Pulumi code generator gives every provider package).
+PROVIDER_PACKAGES = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "alicloud": "pulumi_alicloud",
+                     "time": "pulumiverse_time"}
+ROUNDS = 5
+
+
+class Component(pulumi.ComponentResource):
+    """A component as the project's are: a subclass, so the SDK records the same kind of source position."""
+
+    def __init__(self, type_: str, name: str, opts: pulumi.ResourceOptions) -> None:
+        super().__init__(type_, name, None, opts)
+
+
+@functools.cache
+def resource_class(type_: str) -> tuple[type[pulumi.CustomResource], dict[str, str]]:
+    """The provider SDK's class of a type token, and its inputs' Pulumi names -> Python keyword names."""
+    package, module, name = type_.split(":")
+    found = importlib.import_module(PROVIDER_PACKAGES[package])
+    module = module.split("/")[0]
+    if module != "index":
+        found = importlib.import_module(f"{found.__name__}.{module}")
+    cls = getattr(found, name)
+    args = getattr(found, f"{name}Args")
+    names = {pulumi_name: py_name for py_name, pulumi_name in input_type_py_to_pulumi_names(args).items()}
+    return cls, names
+
+
+class Echo(pulumi.runtime.Mocks):
+    def new_resource(self, args: pulumi.runtime.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        return f"{args.name}-id", dict(args.inputs)
+
+    def call(self, args: pulumi.runtime.MockCallArgs) -> dict[str, Any]:
+        return {}
+
+
+def _wired(resource: dict[str, Any]) -> set[str]:
+    return {urn for urns in resource["property_dependencies"].values() for urn in urns}
+
+
+def in_order(resources: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Parents and dependencies before the resources that name them (the plan lists resources by URN)."""
+    by_urn = {resource["urn"]: resource for resource in resources}
+    seen: set[str] = set()
+    ordered: list[dict[str, Any]] = []
+
+    def visit(resource: dict[str, Any]) -> None:
+        if resource["urn"] in seen:
+            return
+        seen.add(resource["urn"])
+        for urn in sorted({resource["parent"], *resource["depends_on"], *_wired(resource)} & by_urn.keys()):
+            visit(by_urn[urn])
+        ordered.append(resource)
+
+    for resource in resources:
+        visit(resource)
+    return ordered
+
+
+def register(resources: list[dict[str, Any]]) -> None:
+    made: dict[str, pulumi.Resource] = {}
+    for resource in resources:
+        wired = _wired(resource)
+        opts = pulumi.ResourceOptions(
+            parent=made.get(resource["parent"] or ""),
+            depends_on=[made[urn] for urn in resource["depends_on"] if urn not in wired and urn in made],
+            protect=resource["protect"],
+            ignore_changes=resource["ignore_changes"] or None,
+        )
+        if resource["type"].split(":")[0] == COMPONENT_PACKAGE:
+            made[resource["urn"]] = Component(resource["type"], resource["name"], opts)
+            continue
+        cls, names = resource_class(resource["type"])
+        kwargs = {}
+        for key, value in resource["inputs"].items():
+            sources = [made[urn] for urn in resource["property_dependencies"].get(key, []) if urn in made]
+            kwargs[names[key]] = (pulumi.Output.all(*[source.urn for source in sources]).apply(lambda _, v=value: v)
+                                  if sources else value)
+        made[resource["urn"]] = cls(resource["name"], opts=opts, **kwargs)
+
+
+def run(resources: list[dict[str, Any]]) -> float:
+    """CPU seconds of one run, on a fresh loop and root stack (as the offline engine starts each plan)."""
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    settings.ROOT.set(None)
+    settings.SETTINGS.outputs = set()
+    mocks.set_mocks(Echo(), project="gpufleet", stack="bench", preview=False)
+    start = time.process_time()
+    loop.run_until_complete(run_pulumi_func(lambda: register(resources)))
+    spent = time.process_time() - start
+    loop.close()
+    return spent
+
+
+def main(paths: list[str]) -> None:
+    plans = [in_order(json.loads(Path(path).read_text())["resources"]) for path in paths]
+    gc.disable()  # as a gpufleet command runs (gpufleet/collector.py)
+    run(plans[0])
+    spent: list[list[float]] = [[] for _ in plans]
+    for _ in range(ROUNDS):  # interleaved, as bench_tools.best_of times processes
+        for index, plan in enumerate(plans):
+            spent[index].append(run(plan))
+    print(json.dumps([min(times) for times in spent]))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,101 @@
+"""Start-up of the commands that do not plan, against the CLI framework alone: `make bench`, not `make test`.
+
+Each command runs as a fresh `gpufleet` process, timed in the same rounds (bench_tools.best_of) as two
+interpreters that load nothing of gpufleet:
+- bare: `import typer, rich`, the framework imported and nothing run;
+- framework: typer and rich running a two-command app (a command of four options that prints one line, or
+  the app's --help), which is what the framework itself spends on one command: typer 0.29 converts every
+  option through a pydantic TypeAdapter, so running any command with options loads pydantic, and --help
+  loads rich's Markdown and traceback renderers (typer.rich_utils).
+The ratio asserted is CPU time against the framework run (target <= 2x); the ratio against the bare import
+is printed beside it, with what the framework run alone costs against that same import.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import pytest
+from bench_tools import Timing, best_of, gpufleet, python
+
+pytestmark = pytest.mark.bench
+
+RUNS = 7
+TARGET = 2.0
+BARE = "import typer, rich"
+FRAMEWORK = '''
+import enum, sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(help="An app of two commands.", no_args_is_help=True, add_completion=False)
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def command(
+    name: Annotated[str | None, typer.Option("--name", help="A name.")] = None,
+    count: Annotated[int, typer.Option("--count", help="A count.")] = 1,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    where: Annotated[Path, typer.Option("--dir", help="A directory.")] = Path("."),
+) -> None:
+    """A command that prints one line."""
+    Console().print(f"{name} {count} {fmt.value} {where}")
+
+
+@app.command()
+def other() -> None:
+    """Another command."""
+
+
+app(sys.argv[1:], prog_name="app")
+'''
+COMMANDS = {
+    "--help": ["--help"],
+    "catalog": ["catalog"],
+    "quote": ["quote", "--gpu", "H100", "--count", "16"],
+    "schema": ["schema"],
+    "policies": ["policies"],
+    "images check": ["images", "check"],
+}
+
+
+@functools.cache
+def measured() -> dict[str, Timing]:
+    runs = {
+        "bare": python(BARE),
+        "framework run": python(FRAMEWORK, "command", "--name", "x", "--format", "json"),
+        "framework help": python(FRAMEWORK, "--help"),
+        **{name: gpufleet(*args) for name, args in COMMANDS.items()},
+    }
+    timings = best_of(runs, RUNS)
+    bare, run, help_ = timings["bare"], timings["framework run"], timings["framework help"]
+    print(
+        f"\nstart-up, CPU (best of {RUNS}): bare `{BARE}` {bare.cpu:.3f}s; framework running a command "
+        f"{run.cpu:.3f}s ({run.cpu / bare.cpu:.2f}x bare), printing its --help {help_.cpu:.3f}s "
+        f"({help_.cpu / bare.cpu:.2f}x bare)"
+    )
+    for name in COMMANDS:
+        mine, floor = timings[name], _floor(name, timings)
+        print(
+            f"  gpufleet {name:<13} {mine.cpu:.3f}s CPU ({mine.wall:.3f}s wall): {mine.cpu / floor.cpu:.2f}x the "
+            f"framework (target <= {TARGET:g}x), {mine.cpu / bare.cpu:.2f}x bare"
+        )
+    return timings
+
+
+def _floor(name: str, timings: dict[str, Timing]) -> Timing:
+    return timings["framework help" if name == "--help" else "framework run"]
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_command_starts_within_twice_the_framework(name: str) -> None:
+    timings = measured()
+    assert timings[name].cpu / _floor(name, timings).cpu <= TARGET
