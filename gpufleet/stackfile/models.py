@@ -12,6 +12,7 @@ from ..yaml_model import StrictModel
 from .address_ranges import too_wide
 from .gpu_sharing import GpuSharing
 from .mounts import mount_problem, normal
+from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint
 
 # The stack config keys gpufleet reads (the Pulumi project's namespace).
 CLUSTER_KEY = "gpufleet:cluster"
@@ -93,6 +94,9 @@ class NodeGroup(StrictModel):
     gpu_sharing: GpuSharing = Field(
         default_factory=GpuSharing, description="whole GPUs (the default), MIG partitions, or Kubernetes time-slicing"
     )
+    labels: dict[Annotated[str, Field(pattern=LABEL_KEY)], Annotated[str, Field(pattern=LABEL_VALUE)]] = Field(
+        default_factory=dict, description="scheduler kubernetes: labels every node of the group carries")
+    taints: list[Taint] = Field(default_factory=list, description="scheduler kubernetes: taints of every node")
 
     @field_validator("instance_types")
     @classmethod
@@ -365,6 +369,7 @@ class ClusterSpec(StrictModel):
     storage: Storage = Field(default_factory=Storage)
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     node_groups: list[NodeGroup] = Field(..., min_length=1)
+    scheduler: Scheduler = Field(default_factory=Scheduler, description="none (VMs, the default) | kubernetes")
     budget: Budget = Field(default_factory=Budget)
     monitoring: Monitoring = Field(default_factory=Monitoring)
     prices: dict[str, StackPrice] = Field(

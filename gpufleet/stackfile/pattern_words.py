@@ -27,6 +27,12 @@ PATTERN_WORDS: dict[str, str] = {
     r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$": "must be an e-mail address (name@example.com)",
     r"^all-([1-7]g\.[0-9]+gb|balanced)$":
         "must be a MIG configuration name: all-<N>g.<M>gb (e.g. all-1g.10gb) or all-balanced",
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$":
+        "must be a Kubernetes label key: an optional DNS prefix and '/', then 1 to 63 letters, digits, '-', '_', '.'",
+    r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$":
+        "must be a Kubernetes label value: empty, or 1 to 63 letters, digits, '-', '_', '.' starting and ending "
+        "with a letter or digit",
+    r"^1\.[0-9]{1,2}$": "must be a Kubernetes minor version like 1.35",
     r"^[A-Za-z0-9.-]{1,64}$": "must be 1 to 64 letters, digits, '.' or '-'",
     r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$":
         "must be 2 to 32 lower-case letters, digits and dashes, starting with a letter and not ending with a dash",

@@ -18,6 +18,7 @@ from gpufleet.lock.status import PROFILE_TAG
 
 from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
+from .eks_join import EksJoin
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -63,6 +64,8 @@ class NodeGroupArgs:
     service_linked_role_arn: pulumi.Input[str] | None = None
     """The Auto Scaling group's own service-linked role (the one the stack key names); None: the account's
     default AWSServiceRoleForAutoScaling."""
+    eks: EksJoin | None = None
+    """scheduler kubernetes: the EKS cluster the nodes join; None: a VM cluster."""
 
 
 def _interface_args(
