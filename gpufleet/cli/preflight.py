@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ..stackfile import stack_names
 from .app import DEFAULT_STACKS, ReportFormat, StacksDir, app, emit_json, err, existing_stack, out
 
 if TYPE_CHECKING:
@@ -46,6 +45,8 @@ def preflight(
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
     if all_stacks:
+        from ..stackfile import stack_names
+
         names = stack_names(stacks_dir) if stacks_dir.is_dir() else []
         if not names:
             err.print(f"error: --all found no Pulumi.<stack>.yaml in {stacks_dir}")
