@@ -1,0 +1,133 @@
+"""What a node group's nodes carry in an EKS cluster: their kubelet's labels and taints, the Auto Scaling group tags
+Cluster Autoscaler reads to scale the group from zero, and the owner tag EKS requires on self-managed nodes.
+
+Labels: the stack's, the group's placement (gpufleet.io/group, gpufleet.io/fabric, gpufleet.io/placement-group where
+the group has one), the GPU sharing labels the in-cluster device plugin reads (components/kubernetes/gpu_sharing.py),
+and Cluster Autoscaler's GPU label. topology.kubernetes.io/zone is not among them: the kubelet and the cloud
+controller set it from the cloud (Kubernetes "Well-Known Labels, Annotations and Taints", topology.kubernetes.io/zone).
+Taints: the stack's, plus nvidia.com/gpu=present:NoSchedule, the taint NVIDIA's charts and the shared Kubernetes
+policies tolerate on GPU nodes (components/kubernetes/placement.py GPU_TAINT_KEY, policies/kubernetes/tolerations.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+
+from gpufleet.catalog import InstanceType
+from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
+
+from ...kubernetes.gpu_sharing import advertised_resources, sharing_labels
+
+GROUP_LABEL = "gpufleet.io/group"
+FABRIC_LABEL = "gpufleet.io/fabric"
+PLACEMENT_GROUP_LABEL = "gpufleet.io/placement-group"
+# Cluster Autoscaler's GPU label on AWS (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/
+# aws_cloud_provider.go GPULabel; README.md "Special note on GPU instances": set on the kubelet with --node-labels so
+# the autoscaler waits for the device plugin instead of scaling out again). Not a kubernetes.io/k8s.io namespace, so
+# NodeRestriction lets the kubelet set it.
+ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md ("Auto-Discovery Setup", scale from 0 nodes)
+# and aws_manager.go (extractLabelsFromAsg, extractTaintsFromAsg, extractAllocatableResourcesFromAsg read these
+# prefixes from the group's own tags).
+TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
+ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+# ASG tag keys are at most 128 characters (Amazon EC2 Auto Scaling API reference, Tag: Key).
+TAG_KEY_MAX = 128
+
+
+@dataclass(frozen=True)
+class _Sharing:
+    """The fields components.kubernetes.gpu_sharing reads of a group (its SharingGroup protocol)."""
+
+    name: str
+    instance_types: tuple[str, ...]
+    gpus_per_node: int
+    sharing_mode: str
+    mig_profile: str | None
+    time_slicing_replicas: int | None
+
+
+def _sharing(group: AwsNodeGroupSettings, types: list[InstanceType]) -> _Sharing:
+    sharing = group.gpu_sharing
+    return _Sharing(group.name, tuple(t.name for t in types), types[0].gpu.count, sharing.mode, sharing.mig_profile,
+                    sharing.replicas)
+
+
+def fabric(types: list[InstanceType], rdma: bool) -> str:
+    """The fabric the group's nodes use: the primary type's (efa) where RDMA is wired, else none."""
+    return types[0].fabric.kind if rdma and types[0].rdma else "none"
+
+
+def accelerator(types: list[InstanceType]) -> str:
+    """nvidia-<model> of the primary type, as a label value (the README's example: nvidia-tesla-k80)."""
+    return "nvidia-" + re.sub(r"[^a-z0-9.-]+", "-", types[0].gpu.model.lower()).strip("-")
+
+
+def node_labels(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bool,
+                placement_group: str | None) -> dict[str, str]:
+    """Every label the group's kubelets register with (the stack's own win over none: the checks keep them apart)."""
+    labels = {
+        GROUP_LABEL: group.name,
+        FABRIC_LABEL: fabric(types, rdma),
+        ACCELERATOR_LABEL: accelerator(types),
+        **sharing_labels(_sharing(group, types)),
+    }
+    if placement_group:
+        labels[PLACEMENT_GROUP_LABEL] = placement_group
+    clash = sorted(set(labels) & set(group.labels))
+    if clash:
+        raise ValueError(f"node_groups[{group.name}].labels: {', '.join(clash)} are set by gpufleet; remove them")
+    return {**group.labels, **labels}
+
+
+def node_taints(group: AwsNodeGroupSettings) -> tuple[tuple[str, str, str], ...]:
+    """The stack's taints, then the GPU taint unless the stack taints nvidia.com/gpu itself."""
+    taints = tuple((t.key, t.value, t.effect) for t in group.taints)
+    if any(key == GPU_TAINT[0] for key, _, _ in taints):
+        return taints
+    return (*taints, GPU_TAINT)
+
+
+def node_resources(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bool) -> dict[str, str]:
+    """What one node advertises beyond CPU and memory: GPUs as the device plugin shares them, and EFA devices (the
+    EFA device plugin advertises one vpc.amazonaws.com/efa per EFA interface). No hugepages: the nodes preallocate
+    none."""
+    resources = {name: str(count) for name, count in advertised_resources(_sharing(group, types)).items()}
+    if fabric(types, rdma) == "efa":
+        resources[EFA_RESOURCE] = str(types[0].fabric.interfaces)
+    return resources
+
+
+def template_tags(labels: Mapping[str, pulumi.Input[str]], taints: tuple[tuple[str, str, str], ...],
+                  resources: Mapping[str, str]) -> dict[str, pulumi.Input[str]]:
+    """The node template Cluster Autoscaler builds for a group at zero: its labels, taints and resources."""
+    tags: dict[str, pulumi.Input[str]] = {f"{TEMPLATE}/label/{key}": value for key, value in sorted(labels.items())}
+    tags.update({f"{TEMPLATE}/taint/{key}": f"{value}:{effect}" for key, value, effect in taints})
+    tags.update({f"{TEMPLATE}/resources/{name}": count for name, count in sorted(resources.items())})
+    long = sorted(key for key in tags if len(key) > TAG_KEY_MAX)
+    if long:
+        raise ValueError(f"Auto Scaling group tag keys over {TAG_KEY_MAX} characters: {', '.join(long)}; shorten "
+                         "the label or taint key")
+    return tags
+
+
+def discovery_tags(cluster_name: pulumi.Input[str]) -> list[tuple[pulumi.Input[str], str]]:
+    """(key, value) of the discovery tags: enabled, and <cluster>=owned. The autoscaler runs with --nodes per group
+    (components/kubernetes/autoscaler.py) and needs neither to find the groups; they let its role's resize actions be
+    conditioned on the cluster's tag (aws:ResourceTag/k8s.io/cluster-autoscaler/<cluster>), and auto-discovery
+    (`asg:tag=k8s.io/cluster-autoscaler/enabled,k8s.io/cluster-autoscaler/<cluster-name>`) find the same groups."""
+    key = pulumi.Output.from_input(cluster_name).apply(lambda name: f"k8s.io/cluster-autoscaler/{name}")
+    return [(ENABLED_TAG, "true"), (key, "owned")]
+
+
+def owner_tag(cluster_name: pulumi.Input[str]) -> pulumi.Output[str]:
+    """The key of the tag (value owned) EKS requires on every self-managed node (EKS user guide nodes/worker.adoc,
+    "add the following tag to each node": kubernetes.io/cluster/<cluster>=owned; troubleshooting.adoc: nodes that
+    are not tagged as owned by the cluster do not join)."""
+    return pulumi.Output.from_input(cluster_name).apply(lambda name: f"kubernetes.io/cluster/{name}")
