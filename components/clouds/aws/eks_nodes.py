@@ -11,16 +11,21 @@ policies tolerate on GPU nodes (components/kubernetes/placement.py GPU_TAINT_KEY
 
 from __future__ import annotations
 
+import base64
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 
 from gpufleet.catalog import InstanceType
 from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 
-from ...kubernetes.gpu_sharing import advertised_resources, sharing_labels
+from ...bootstrap.eks_join import EksNode, eks_user_data
+
+if TYPE_CHECKING:
+    from .nodegroup import NodeGroupArgs
 
 GROUP_LABEL = "gpufleet.io/group"
 FABRIC_LABEL = "gpufleet.io/fabric"
@@ -32,6 +37,10 @@ PLACEMENT_GROUP_LABEL = "gpufleet.io/placement-group"
 ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
+# "Amazon EC2 instances with the EFA driver installed pre-allocate 5128 2MiB Huge Pages, which you can request as
+# resources" (EKS user guide ml/node-efa.adoc@4d52b4d line 55): the kubelet advertises them, and NCCL jobs request
+# hugepages-2Mi (examples/kubernetes/aws): the template of a group at zero must carry them or no pod fits it.
+EFA_HUGEPAGES = ("hugepages-2Mi", f"{5128 * 2}Mi")
 # kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md ("Auto-Discovery Setup", scale from 0 nodes)
 # and aws_manager.go (extractLabelsFromAsg, extractTaintsFromAsg, extractAllocatableResourcesFromAsg read these
 # prefixes from the group's own tags).
@@ -72,6 +81,9 @@ def accelerator(types: list[InstanceType]) -> str:
 def node_labels(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bool,
                 placement_group: str | None) -> dict[str, str]:
     """Every label the group's kubelets register with (the stack's own win over none: the checks keep them apart)."""
+    # Here, not at the top: the Kubernetes package loads pulumi_kubernetes, which a VM cluster's plan never needs.
+    from ...kubernetes.gpu_sharing import sharing_labels
+
     labels = {
         GROUP_LABEL: group.name,
         FABRIC_LABEL: fabric(types, rdma),
@@ -95,12 +107,15 @@ def node_taints(group: AwsNodeGroupSettings) -> tuple[tuple[str, str, str], ...]
 
 
 def node_resources(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bool) -> dict[str, str]:
-    """What one node advertises beyond CPU and memory: GPUs as the device plugin shares them, and EFA devices (the
-    EFA device plugin advertises one vpc.amazonaws.com/efa per EFA interface). No hugepages: the nodes preallocate
-    none."""
+    """What one node advertises beyond CPU and memory: GPUs as the device plugin shares them, and on EFA nodes their
+    EFA devices (the EFA device plugin advertises one vpc.amazonaws.com/efa per EFA interface) and the huge pages the
+    EFA driver preallocates."""
+    from ...kubernetes.gpu_sharing import advertised_resources
+
     resources = {name: str(count) for name, count in advertised_resources(_sharing(group, types)).items()}
     if fabric(types, rdma) == "efa":
         resources[EFA_RESOURCE] = str(types[0].fabric.interfaces)
+        resources[EFA_HUGEPAGES[0]] = EFA_HUGEPAGES[1]
     return resources
 
 
@@ -131,3 +146,45 @@ def owner_tag(cluster_name: pulumi.Input[str]) -> pulumi.Output[str]:
     "add the following tag to each node": kubernetes.io/cluster/<cluster>=owned; troubleshooting.adoc: nodes that
     are not tagged as owned by the cluster do not join)."""
     return pulumi.Output.from_input(cluster_name).apply(lambda name: f"kubernetes.io/cluster/{name}")
+
+
+def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None) -> pulumi.Output[str]:
+    """The launch template's user data, base64: the group's cloud-config, and on an EKS group the join after the
+    node check, gzipped (components/bootstrap/eks_join.py), once the cluster's values are known."""
+    eks = args.eks
+    if eks is None:
+        return pulumi.Output.from_input(args.user_data).apply(lambda text: base64.b64encode(text.encode()).decode())
+    labels = node_labels(args.group, args.types, args.rdma, None)
+    taints = node_taints(args.group)
+
+    def render(values: list[str]) -> str:
+        text, cluster, endpoint, ca, cidr, placement = values
+        node = EksNode(cluster, endpoint, ca, cidr, {**labels, **({PLACEMENT_GROUP_LABEL: placement} if placement
+                                                                   else {})}, taints)
+        return base64.b64encode(eks_user_data(text, node, args.group.name)).decode()
+
+    return pulumi.Output.all(args.user_data, eks.cluster_name, eks.endpoint, eks.certificate_authority,
+                             eks.service_cidr, placement_group or "").apply(render)
+
+
+def instance_tags(args: NodeGroupArgs, kind: str) -> pulumi.Input[dict[str, str]]:
+    """The tags of launched instances, volumes and interfaces; EKS instances add kubernetes.io/cluster/<name>."""
+    if args.eks is None or kind != "instance":
+        return args.tags
+    return owner_tag(args.eks.cluster_name).apply(lambda key: {**args.tags, key: "owned"})
+
+
+def group_tags(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None
+               ) -> list[tuple[pulumi.Input[str], pulumi.Input[str]]]:
+    """The Auto Scaling group's own tags (not propagated: the launch template tags the instances); on an EKS group
+    also the autoscaler's discovery tags and the node template it scales the group from zero with."""
+    tags: list[tuple[pulumi.Input[str], pulumi.Input[str]]] = list(args.tags.items())
+    if args.eks is None:
+        return tags
+    labels: dict[str, pulumi.Input[str]] = dict(node_labels(args.group, args.types, args.rdma, None))
+    if placement_group is not None:
+        labels[PLACEMENT_GROUP_LABEL] = placement_group
+    resources = node_resources(args.group, args.types, args.rdma)
+    tags += discovery_tags(args.eks.cluster_name)
+    tags += template_tags(labels, node_taints(args.group), resources).items()
+    return tags

@@ -6,7 +6,6 @@ Node count lives in the scaling group: a group of 512 nodes registers the same r
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 
 import pulumi
@@ -16,19 +15,10 @@ from gpufleet.catalog import InstanceType
 from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 from gpufleet.lock.status import PROFILE_TAG
 
-from ...bootstrap.eks_join import EksNode, eks_user_data
 from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
 from .eks_join import EksJoin
-from .eks_nodes import (
-    PLACEMENT_GROUP_LABEL,
-    discovery_tags,
-    node_labels,
-    node_resources,
-    node_taints,
-    owner_tag,
-    template_tags,
-)
+from .eks_nodes import group_tags, instance_tags, launch_user_data
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -141,7 +131,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         if args.eks is not None and group.provisioner == "fleet":
             raise ValueError(f"node_groups[{group.name}].provisioner: fleet cannot join an EKS cluster (Cluster "
                              "Autoscaler resizes Auto Scaling groups); use autoscaling")
-        self._user_data = self._node_user_data(args, self.placement_group)
+        self._user_data = launch_user_data(args, self.placement_group)
 
         # One launch template per distinct interface layout: a fallback with another card count
         # never inherits the primary's layout.
@@ -214,53 +204,12 @@ class AwsNodeGroup(pulumi.ComponentResource):
             user_data=self._user_data,
             update_default_version=True,
             tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=self._instance_tags(args, kind))
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=instance_tags(args, kind))
                 for kind in ("instance", "volume", "network-interface")
             ],
             tags={**args.tags, **args.image_tags},
             opts=pulumi.ResourceOptions(parent=self),
         )
-
-    def _node_user_data(self, args: NodeGroupArgs, placement_group: pulumi.Output[str] | None
-                        ) -> pulumi.Output[str]:
-        """The launch template's user data, base64: the group's cloud-config, and on an EKS group the join after the
-        node check, gzipped (components/bootstrap/eks_join.py)."""
-        eks = args.eks
-        if eks is None:
-            return pulumi.Output.from_input(args.user_data).apply(
-                lambda text: base64.b64encode(text.encode()).decode()
-            )
-        labels = node_labels(args.group, args.types, args.rdma, None)
-        taints = node_taints(args.group)
-        name = args.group.name
-
-        def render(values: list[str]) -> str:
-            text, cluster, endpoint, ca, cidr, pg = values
-            node = EksNode(cluster, endpoint, ca, cidr, {**labels, **({PLACEMENT_GROUP_LABEL: pg} if pg else {})},
-                           taints)
-            return base64.b64encode(eks_user_data(text, node, name)).decode()
-
-        return pulumi.Output.all(args.user_data, eks.cluster_name, eks.endpoint, eks.certificate_authority,
-                                 eks.service_cidr, placement_group or "").apply(render)
-
-    def _instance_tags(self, args: NodeGroupArgs, kind: str) -> pulumi.Input[dict[str, str]]:
-        """The tags of launched instances, volumes and interfaces; EKS nodes add kubernetes.io/cluster/<name>."""
-        if args.eks is None or kind != "instance":
-            return args.tags
-        return owner_tag(args.eks.cluster_name).apply(lambda key: {**args.tags, key: "owned"})
-
-    def _group_tags(self, args: NodeGroupArgs) -> list[aws.autoscaling.GroupTagArgs]:
-        """The group's own tags (not propagated: the launch template tags the instances); on an EKS group also the
-        autoscaler's discovery tags and the node template it scales the group from zero with."""
-        tags: list[tuple[pulumi.Input[str], pulumi.Input[str]]] = list(args.tags.items())
-        if args.eks is not None:
-            labels: dict[str, pulumi.Input[str]] = dict(node_labels(args.group, args.types, args.rdma, None))
-            if self.placement_group is not None:
-                labels[PLACEMENT_GROUP_LABEL] = self.placement_group
-            resources = node_resources(args.group, args.types, args.rdma)
-            tags += discovery_tags(args.eks.cluster_name)
-            tags += template_tags(labels, node_taints(args.group), resources).items()
-        return [aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False) for key, value in tags]
 
     def _overrides(
         self, type_templates: list[tuple[InstanceType, aws.ec2.LaunchTemplate]], primary: aws.ec2.LaunchTemplate
@@ -345,7 +294,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             # hooks only at creation, hence ignore_changes).
             initial_lifecycle_hooks=[_initial_hook(hook) for hook in hooks],
             instance_refresh=_instance_refresh(group.instance_refresh),
-            tags=self._group_tags(args),
+            tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
+                  for key, value in group_tags(args, self.placement_group)],
             # The autoscaler owns desired capacity once the group exists.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity", "initialLifecycleHooks"]),
         )

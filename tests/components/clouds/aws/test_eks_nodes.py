@@ -153,7 +153,7 @@ def test_the_group_tells_the_autoscaler_its_labels_taints_and_resources(p5: list
     assert tags[f"{TEMPLATE}/taint/team.example.com/dedicated"] == "train:NoSchedule"
     assert tags[f"{TEMPLATE}/resources/nvidia.com/gpu"] == "8"
     assert tags[f"{TEMPLATE}/resources/vpc.amazonaws.com/efa"] == "32"
-    assert not any(k.startswith(f"{TEMPLATE}/resources/hugepages") for k in tags)
+    assert tags[f"{TEMPLATE}/resources/hugepages-2Mi"] == "10256Mi"  # 5128 pages of 2 MiB, from the EFA driver
     assert all(not t["propagateAtLaunch"] for t in one(p5, ASG).inputs["tags"])
 
 
@@ -165,6 +165,7 @@ def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
     assert tags[f"{TEMPLATE}/label/nvidia.com/device-plugin.config"] == "group-" + resolved(
         "aws-infer-g6e", "time-slicing").groups[0].name
     assert f"{TEMPLATE}/resources/vpc.amazonaws.com/efa" not in tags
+    assert f"{TEMPLATE}/resources/hugepages-2Mi" not in tags
     assert f"{TEMPLATE}/label/gpufleet.io/placement-group" not in tags
 
 
