@@ -24,12 +24,15 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
+import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
+
+from gpufleet.stackfile.scheduler import LABEL_VALUE
 
 from .cloud_init import ETC, SBIN, UNITS, _file, _LiteralDumper, _packed_file, node_script, user_data_limit
 from .config import BootstrapError
@@ -113,6 +116,9 @@ class EksNode:
         for key, value in self.labels.items():
             if "," in key + value or "=" in key + value:
                 raise BootstrapError(f"labels[{key}]: ',' and '=' are not allowed in a label")
+            if not re.fullmatch(LABEL_VALUE, value):
+                raise BootstrapError(f"labels[{key}]: {value!r} is no label value (at most 63 characters: letters, "
+                                     "digits, '-', '_', '.', beginning and ending with a letter or digit)")
 
     def label_arg(self) -> str:
         """--node-labels' value: k=v pairs, comma separated, in key order."""

@@ -12,6 +12,7 @@ policies tolerate on GPU nodes (components/kubernetes/placement.py GPU_TAINT_KEY
 from __future__ import annotations
 
 import base64
+import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ import pulumi
 from gpufleet.catalog import InstanceType
 from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 
+from ...bootstrap.config import BootstrapError
 from ...bootstrap.eks_join import EksNode, eks_user_data
 
 if TYPE_CHECKING:
@@ -148,20 +150,44 @@ def owner_tag(cluster_name: pulumi.Input[str]) -> pulumi.Output[str]:
     return pulumi.Output.from_input(cluster_name).apply(lambda name: f"kubernetes.io/cluster/{name}")
 
 
-def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None) -> pulumi.Output[str]:
+# Values of the longest plausible shape, to render an EKS group's user data once before any resource exists: a
+# group over the cap, or with a label its kubelet may not set, is refused as bad input (exit 2), not mid-deploy.
+# EKS cluster names are at most 100 characters (EKS API reference, CreateCluster: name); an endpoint is
+# https://<32 hex>.<suffix>.<region>.eks.amazonaws.com; a cluster CA (an RSA 2048 certificate) is about 1.5 KB in
+# base64: 2 KB of incompressible base64 stands for it.
+LONGEST_CLUSTER = "c" * 100
+LONGEST_CA = base64.b64encode(b"".join(hashlib.sha256(bytes([i])).digest() for i in range(48))).decode()[:2048]
+
+
+LONGEST_ENDPOINT = f"https://{'F' * 32}.gr7.ap-southeast-5.eks.amazonaws.com"
+
+
+def _node(args: NodeGroupArgs, cluster: str, endpoint: str, ca: str, cidr: str, placement: str) -> EksNode:
+    labels = node_labels(args.group, args.types, args.rdma, placement or None)
+    try:
+        return EksNode(cluster, endpoint, ca, cidr, labels, node_taints(args.group))
+    except BootstrapError as error:
+        raise BootstrapError(f"node_groups[{args.group.name}].{error}") from None
+
+
+def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None,
+                     placement_logical_name: str | None = None) -> pulumi.Output[str]:
     """The launch template's user data, base64: the group's cloud-config, and on an EKS group the join after the
-    node check, gzipped (components/bootstrap/eks_join.py), once the cluster's values are known."""
+    node check, gzipped (components/bootstrap/eks_join.py), once the cluster's values are known.
+    placement_logical_name: the placement group's Pulumi name, which its auto-name extends by "-" and 7 characters
+    (a label value holds at most 63)."""
     eks = args.eks
     if eks is None:
         return pulumi.Output.from_input(args.user_data).apply(lambda text: base64.b64encode(text.encode()).decode())
-    labels = node_labels(args.group, args.types, args.rdma, None)
-    taints = node_taints(args.group)
+    name = args.group.name
+    if isinstance(args.user_data, str):
+        placement = f"{placement_logical_name}-{'0' * 7}" if placement_logical_name else ""
+        longest = _node(args, LONGEST_CLUSTER, LONGEST_ENDPOINT, LONGEST_CA, "172.20.0.0/16", placement)
+        eks_user_data(args.user_data, longest, name)
 
     def render(values: list[str]) -> str:
         text, cluster, endpoint, ca, cidr, placement = values
-        node = EksNode(cluster, endpoint, ca, cidr, {**labels, **({PLACEMENT_GROUP_LABEL: placement} if placement
-                                                                   else {})}, taints)
-        return base64.b64encode(eks_user_data(text, node, args.group.name)).decode()
+        return base64.b64encode(eks_user_data(text, _node(args, cluster, endpoint, ca, cidr, placement), name)).decode()
 
     return pulumi.Output.all(args.user_data, eks.cluster_name, eks.endpoint, eks.certificate_authority,
                              eks.service_cidr, placement_group or "").apply(render)

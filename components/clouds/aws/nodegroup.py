@@ -131,7 +131,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
         if args.eks is not None and group.provisioner == "fleet":
             raise ValueError(f"node_groups[{group.name}].provisioner: fleet cannot join an EKS cluster (Cluster "
                              "Autoscaler resizes Auto Scaling groups); use autoscaling")
-        self._user_data = launch_user_data(args, self.placement_group)
+        self._user_data = launch_user_data(args, self.placement_group, f"{name}-pg" if placement else None)
 
         # One launch template per distinct interface layout: a fallback with another card count
         # never inherits the primary's layout.

@@ -16,7 +16,7 @@ import yaml
 from bootstrap_node import node_files
 from conftest import read_cluster
 
-from components.bootstrap import render_user_data
+from components.bootstrap import BootstrapError, render_user_data
 from components.bootstrap.eks_join import KUBELET_UNITS
 from components.clouds.aws.eks_join import EksJoin
 from components.clouds.aws.lifecycle import group_hooks
@@ -51,9 +51,13 @@ def eks_join() -> EksJoin:
     return EksJoin(out(CLUSTER), out(ENDPOINT), out(CA), out("172.20.0.0/16"), out("sg-0cluster0000000001"))
 
 
-def record(stack: str, eks: bool = True, sharing: str | None = None) -> list[RecordedResource]:
+def record(stack: str, eks: bool = True, sharing: str | None = None, name: str = CLUSTER,
+           **changes: Any) -> list[RecordedResource]:
+    """The group's resources; `changes` replace fields of its settings after the stack checks (what a later check
+    would refuse reaches the component as it is)."""
     cluster = resolved(stack, sharing)
     group = cluster.groups[0]
+    settings = group.spec.model_copy(update=changes)
     hooks = group_hooks(cluster.spec.bootstrap.checkpoint_grace_seconds)
     from components.bootstrap.for_group import group_bootstrap
 
@@ -61,8 +65,8 @@ def record(stack: str, eks: bool = True, sharing: str | None = None) -> list[Rec
                                 lifecycle=hooks.for_node("us-east-1", group.names["scaling_group"]))
 
     def program() -> None:
-        AwsNodeGroup(f"{CLUSTER}-{group.name}", NodeGroupArgs(
-            group=group.spec, types=group.known_types, rdma=group.rdma, asg_name=group.names["scaling_group"],
+        AwsNodeGroup(f"{name}-{group.name}", NodeGroupArgs(
+            group=settings, types=group.known_types, rdma=group.rdma, asg_name=group.names["scaling_group"],
             image_id=None, image_tags={}, subnet_ids=["subnet-0a"], security_group_id="sg-0nodes",
             instance_profile_arn="arn:aws:iam::123456789012:instance-profile/n", key_arn="arn:aws:kms:k",
             root_volume_gb=200, user_data=render_user_data(bootstrap), hooks=hooks, tags={"gpufleet:cluster": "x"},
@@ -174,9 +178,23 @@ def test_a_vm_group_has_no_autoscaler_tags() -> None:
     assert not any(k.startswith("k8s.io/") for k in tags)
 
 
-def sample(**changes: Any) -> Any:
-    from components.bootstrap.eks_join import EksNode
+def test_a_label_the_kubelet_may_not_set_is_refused_before_any_resource() -> None:
+    labels = {"node-role.kubernetes.io/worker": "true"}
+    with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: node-role\.kubernetes\.io/worker cannot "
+                                             r"be set by a node's kubelet"):
+        record("aws-train-p5", labels=labels)
 
-    values: dict[str, Any] = {"cluster_name": CLUSTER, "endpoint": ENDPOINT, "certificate_authority": CA,
-                              "service_cidr": "10.100.0.0/16", "labels": {}, "taints": ()}
-    return EksNode(**{**values, **changes})
+
+def test_a_placement_group_name_too_long_for_a_label_is_refused() -> None:
+    with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels\[gpufleet\.io/placement-group\]: "):
+        record("aws-train-p5", name="a-cluster-name-long-enough-to-push-the-placement-group-past")
+
+
+def test_a_label_gpufleet_sets_cannot_come_from_the_stack() -> None:
+    with pytest.raises(ValueError, match=r"node_groups\[h100\]\.labels: gpufleet\.io/group are set by gpufleet"):
+        record("aws-train-p5", labels={"gpufleet.io/group": "other"})
+
+
+def test_a_fleet_cannot_join() -> None:
+    with pytest.raises(ValueError, match=r"node_groups\[h100\]\.provisioner: fleet cannot join an EKS cluster"):
+        record("aws-train-p5", provisioner="fleet")
