@@ -82,7 +82,8 @@ def accelerator(types: list[InstanceType]) -> str:
 
 def node_labels(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bool,
                 placement_group: str | None) -> dict[str, str]:
-    """Every label the group's kubelets register with (the stack's own win over none: the checks keep them apart)."""
+    """Every label the group's kubelets register with: the stack's and gpufleet's (a stack label with one of
+    gpufleet's keys is refused: BootstrapError naming the field)."""
     # Here, not at the top: the Kubernetes package loads pulumi_kubernetes, which a VM cluster's plan never needs.
     from ...kubernetes.gpu_sharing import sharing_labels
 
@@ -96,7 +97,7 @@ def node_labels(group: AwsNodeGroupSettings, types: list[InstanceType], rdma: bo
         labels[PLACEMENT_GROUP_LABEL] = placement_group
     clash = sorted(set(labels) & set(group.labels))
     if clash:
-        raise ValueError(f"node_groups[{group.name}].labels: {', '.join(clash)} are set by gpufleet; remove them")
+        raise BootstrapError(f"node_groups[{group.name}].labels: {', '.join(clash)} are set by gpufleet; remove them")
     return {**group.labels, **labels}
 
 
@@ -129,8 +130,8 @@ def template_tags(labels: Mapping[str, pulumi.Input[str]], taints: tuple[tuple[s
     tags.update({f"{TEMPLATE}/resources/{name}": count for name, count in sorted(resources.items())})
     long = sorted(key for key in tags if len(key) > TAG_KEY_MAX)
     if long:
-        raise ValueError(f"Auto Scaling group tag keys over {TAG_KEY_MAX} characters: {', '.join(long)}; shorten "
-                         "the label or taint key")
+        raise BootstrapError(f"labels and taints: Auto Scaling group tag keys over {TAG_KEY_MAX} characters: "
+                             f"{', '.join(long)}; shorten the label or taint key")
     return tags
 
 

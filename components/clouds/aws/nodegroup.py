@@ -129,8 +129,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=args.tags, opts=child)
         self.placement_group = placement.name if placement else None
         if args.eks is not None and group.provisioner == "fleet":
-            raise ValueError(f"node_groups[{group.name}].provisioner: fleet cannot join an EKS cluster (Cluster "
-                             "Autoscaler resizes Auto Scaling groups); use autoscaling")
+            raise pulumi.RunError(f"node_groups[{group.name}].provisioner: fleet cannot join an EKS cluster (Cluster "
+                                  "Autoscaler resizes Auto Scaling groups); use autoscaling")
         self._user_data = launch_user_data(args, self.placement_group, f"{name}-pg" if placement else None)
 
         # One launch template per distinct interface layout: a fallback with another card count

@@ -191,10 +191,10 @@ def test_a_placement_group_name_too_long_for_a_label_is_refused() -> None:
 
 
 def test_a_label_gpufleet_sets_cannot_come_from_the_stack() -> None:
-    with pytest.raises(ValueError, match=r"node_groups\[h100\]\.labels: gpufleet\.io/group are set by gpufleet"):
+    with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: gpufleet\.io/group are set by gpufleet"):
         record("aws-train-p5", labels={"gpufleet.io/group": "other"})
 
 
 def test_a_fleet_cannot_join() -> None:
-    with pytest.raises(ValueError, match=r"node_groups\[h100\]\.provisioner: fleet cannot join an EKS cluster"):
+    with pytest.raises(pulumi.RunError, match=r"node_groups\[h100\]\.provisioner: fleet cannot join an EKS cluster"):
         record("aws-train-p5", provisioner="fleet")
