@@ -48,8 +48,11 @@ EFA_HUGEPAGES = ("hugepages-2Mi", f"{5128 * 2}Mi")
 # prefixes from the group's own tags).
 TEMPLATE = "k8s.io/cluster-autoscaler/node-template"
 ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
-# ASG tag keys are at most 128 characters (Amazon EC2 Auto Scaling API reference, Tag: Key).
+# ASG tag keys are at most 128 characters (Amazon EC2 Auto Scaling API reference, Tag: Key), and an AWS resource holds
+# at most 50 user tags (Tagging AWS Resources user guide, "Tag naming limits and requirements"; that the Auto Scaling
+# user guide repeats it for groups was not confirmed from its page).
 TAG_KEY_MAX = 128
+TAGS_PER_GROUP = 50
 
 
 @dataclass(frozen=True)
@@ -214,4 +217,8 @@ def group_tags(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None
     resources = node_resources(args.group, args.types, args.rdma)
     tags += discovery_tags(args.eks.cluster_name)
     tags += template_tags(labels, node_taints(args.group), resources).items()
+    if len(tags) > TAGS_PER_GROUP:
+        raise BootstrapError(f"node_groups[{args.group.name}].labels: the Auto Scaling group would carry {len(tags)} "
+                             f"tags (the autoscaler's node template has one per label, taint and resource), over "
+                             f"the {TAGS_PER_GROUP} a group holds; use fewer labels or taints")
     return tags

@@ -198,3 +198,10 @@ def test_a_label_gpufleet_sets_cannot_come_from_the_stack() -> None:
 def test_a_fleet_cannot_join() -> None:
     with pytest.raises(pulumi.RunError, match=r"node_groups\[h100\]\.provisioner: fleet cannot join an EKS cluster"):
         record("aws-train-p5", provisioner="fleet")
+
+
+def test_labels_past_the_groups_tag_limit_are_refused() -> None:
+    labels = {f"team.example.com/l{i}": "x" for i in range(50)}
+    with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: the Auto Scaling group would carry \d+ "
+                                             r"tags .* over the 50 a group holds"):
+        record("aws-train-p5", labels=labels)
