@@ -1,10 +1,11 @@
 """InCluster: what a GPU Kubernetes cluster runs inside itself, as typed Kubernetes objects the plan shows.
 
 The NVIDIA device plugin with GPU feature discovery and node-feature-discovery, a DCGM exporter, and on AWS the EFA
-device plugin (EFA groups) and Cluster Autoscaler. AKS and ACK scale their node pools themselves and bring their own
-RDMA device plugins (network operator, eRDMA controller): those are the cloud side's. Each object comes from a
-manifest rendered from a pinned upstream release (manifests/), set up for the node groups in code, and created as
-its pulumi_kubernetes class through the Kubernetes provider the caller passes in `opts`.
+device plugin (EFA groups), Cluster Autoscaler and, on spot nodes, the node termination handler. AKS and ACK scale
+their node pools themselves and bring their own RDMA device plugins (network operator, eRDMA controller): those are
+the cloud side's. Each object comes from a manifest rendered from a pinned upstream release (manifests/), set up for
+the node groups in code, and created as its pulumi_kubernetes class through the Kubernetes provider the caller
+passes in `opts`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .manifests import Obj, register
 from .model import InClusterArgs, InClusterGroup
 from .nvidia import device_plugin_objects, nfd_objects
 from .pins import component_pins, refuse_unconfirmed
+from .termination_handler import termination_handler_objects
 
 TYPE = "gpufleet:kubernetes:InCluster"
 # Kinds a workload's pods need in place first: created before the workloads of their component.
@@ -38,7 +40,8 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
     ]
     if cloud == "aws":
         found += [("aws-efa-k8s-device-plugin", efa_objects(groups, pins)),
-                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region))]
+                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region)),
+                  ("aws-node-termination-handler", termination_handler_objects(groups, pins))]
     return [(component, objects) for component, objects in found if objects]
 
 

@@ -31,6 +31,8 @@ class InClusterGroup:
     sharing_mode: str = "none"
     mig_profile: str | None = None
     time_slicing_replicas: int | None = None
+    spot: bool = False
+    """Spot capacity may run in the group (capacity spot or mixed): its spot nodes get the termination handler."""
 
     def __post_init__(self) -> None:
         if self.fabric not in FABRICS:

@@ -58,6 +58,7 @@ class KubernetesComponents(StrictModel):
     efa_device_plugin: ComponentPin
     dcgm_exporter: ComponentPin
     cluster_autoscaler: ComponentPin
+    node_termination_handler: ComponentPin
 
     def unconfirmed(self) -> list[tuple[str, ImagePin]]:
         """(component.image key, pin) of every image whose digest is null."""

@@ -43,6 +43,8 @@ class NodeIdentityArgs:
     """Nodes may mark themselves unhealthy in their own groups (the DCGM error watch, gpufleet-gpu-health)."""
     agent_tags: bool = False
     """The CloudWatch agent runs and resolves ${aws:AutoScalingGroupName} from the instance's tags."""
+    eks_cluster: str | None = None
+    """scheduler kubernetes: the EKS cluster's name; the nodes join it and pull its images (eks_node_statements)."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource."""
 
@@ -136,7 +138,35 @@ def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentity
         statements.append(
             {"Sid": "AgentReadsInstanceTags", "Effect": "Allow", "Action": ["ec2:DescribeTags"], "Resource": "*"}
         )
+    if args.eks_cluster:
+        statements += eks_node_statements(region, account_id, args.eks_cluster)
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
+# What an EKS node itself needs (EKS user guide security/iam-reference/create-node-role.adoc@4d52b4d): image pulls
+# from ECR, "required because the built-in add-ons for networking run pods that use container images from Amazon
+# ECR" (the actions of AmazonEC2ContainerRegistryPullOnly; ecr:GetAuthorizationToken has no resource-level
+# permissions), and, for the Pod Identity agent on the node, eks-auth:AssumeRoleForPodIdentity (manage-access/
+# aws-access/service-accounts.adoc, "Agent prerequisites"; its resource is the cluster). ec2:DescribeInstances: the
+# Ubuntu EKS image's bootstrap.sh names the node by its PrivateDnsName from `aws ec2 describe-instances` under the
+# external cloud provider (AmazonEKSWorkerNodePolicy grants it; no resource-level permissions). Nothing for workloads:
+# the VPC CNI, the autoscaler and every other component get their own Pod Identity roles; with --apiserver-endpoint
+# and --b64-cluster-ca the join needs no eks:DescribeCluster.
+# Pulls name any repository: the add-ons' images sit in per-region EKS registry accounts (EUG add-ons-images.adoc) and
+# workloads name their own; what a node may run is decided by the cluster's admission and the pack, not by IAM.
+ECR_REPOSITORIES = "arn:aws:ecr:*:*:repository/*"
+
+
+def eks_node_statements(region: str, account_id: str, cluster: str) -> list[dict]:
+    """The node role's statements for joining the EKS cluster `cluster` and pulling its images."""
+    return [
+        {"Sid": "EcrLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": "*"},
+        {"Sid": "PullImagesFromEcr", "Effect": "Allow", "Action": ["ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"],
+         "Resource": ECR_REPOSITORIES},
+        {"Sid": "PodIdentityAgentOfOwnCluster", "Effect": "Allow", "Action": ["eks-auth:AssumeRoleForPodIdentity"],
+         "Resource": f"arn:aws:eks:{region}:{account_id}:cluster/{cluster}"},
+        {"Sid": "NodeNameFromEc2", "Effect": "Allow", "Action": ["ec2:DescribeInstances"], "Resource": "*"},
+    ]
 
 
 class AwsNodeIdentity(pulumi.ComponentResource):

@@ -6,7 +6,6 @@ Node count lives in the scaling group: a group of 512 nodes registers the same r
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 
 import pulumi
@@ -19,6 +18,7 @@ from gpufleet.lock.status import PROFILE_TAG
 from ..hooks import GroupHooks, Hook
 from .efa import InterfaceSlot, interface_layout
 from .eks_join import EksJoin
+from .eks_nodes import group_tags, instance_tags, launch_user_data
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -128,6 +128,10 @@ class AwsNodeGroup(pulumi.ComponentResource):
         if args.rdma and group.capacity not in RESERVED:
             placement = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", tags=args.tags, opts=child)
         self.placement_group = placement.name if placement else None
+        if args.eks is not None and group.provisioner == "fleet":
+            raise pulumi.RunError(f"node_groups[{group.name}].provisioner: fleet cannot join an EKS cluster (Cluster "
+                                  "Autoscaler resizes Auto Scaling groups); use autoscaling")
+        self._user_data = launch_user_data(args, self.placement_group, f"{name}-pg" if placement else None)
 
         # One launch template per distinct interface layout: a fallback with another card count
         # never inherits the primary's layout.
@@ -197,12 +201,10 @@ class AwsNodeGroup(pulumi.ComponentResource):
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=placement.name) if placement else None,
             instance_market_options=market,
             capacity_reservation_specification=reservation,
-            user_data=pulumi.Output.from_input(args.user_data).apply(
-                lambda text: base64.b64encode(text.encode()).decode()
-            ),
+            user_data=self._user_data,
             update_default_version=True,
             tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=instance_tags(args, kind))
                 for kind in ("instance", "volume", "network-interface")
             ],
             tags={**args.tags, **args.image_tags},
@@ -292,10 +294,8 @@ class AwsNodeGroup(pulumi.ComponentResource):
             # hooks only at creation, hence ignore_changes).
             initial_lifecycle_hooks=[_initial_hook(hook) for hook in hooks],
             instance_refresh=_instance_refresh(group.instance_refresh),
-            tags=[
-                aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
-                for key, value in args.tags.items()
-            ],
+            tags=[aws.autoscaling.GroupTagArgs(key=key, value=value, propagate_at_launch=False)
+                  for key, value in group_tags(args, self.placement_group)],
             # The autoscaler owns desired capacity once the group exists.
             opts=pulumi.ResourceOptions(parent=self, ignore_changes=["desiredCapacity", "initialLifecycleHooks"]),
         )
