@@ -90,9 +90,11 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
     after: list[pulumi.Resource] = [*eks.ready, *groups]
     dns = managed_addons(name, cluster, version, AFTER_NODES, None, scope.tags, scope.child, after=after)
     join = eks.control.join
+    # Every in-cluster object goes through this provider: it waits for the admin access (the program's own API
+    # calls), the add-ons and the node groups, and so does each object.
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig_output(
-        join.cluster_name, join.endpoint, join.certificate_authority, spec.region), opts=scope.child)
+        join.cluster_name, join.endpoint, join.certificate_authority, spec.region),
+        opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *dns])))
     args = InClusterArgs(cloud="aws", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
                          groups=in_cluster_groups(scope.resolved))
-    return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider,
-                                                        depends_on=[*after, *dns]))
+    return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
