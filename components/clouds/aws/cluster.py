@@ -62,8 +62,6 @@ class AwsGpuCluster(pulumi.ComponentResource):
     """The topic alarms and the budget notify (created or brought); None without alarms or budget alerts."""
     shared_file_system_id: pulumi.Output[str] | None
     """The FSx for Lustre file system; None without storage.shared."""
-    kubernetes_outputs: dict[str, object]
-    """scheduler kubernetes: the EKS cluster's name, endpoint and kubeconfig command; empty for a VM cluster."""
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:aws:Cluster", resolved.spec.name, None, opts)
@@ -93,7 +91,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.interruption_topic_arn = interruption_topic_arn
         self.alarm_topic_arn = alarm_target
         self.shared_file_system_id = shared.file_system_id if shared else None
-        self.kubernetes_outputs = kubernetes.exports() if kubernetes else {}
+        # scheduler kubernetes: the EKS cluster's name, endpoint and kubeconfig command (outputs a VM stack lacks, so
+        # not among the typed ones above).
+        self.kubernetes_outputs: dict[str, object] = kubernetes.exports() if kubernetes else {}
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
