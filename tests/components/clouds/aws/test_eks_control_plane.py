@@ -164,3 +164,32 @@ def test_a_vm_stack_registers_no_kubernetes_resource() -> None:
     policy = json.loads(one(plan, "aws:kms/key:Key").inputs["policy"])
     (logs,) = [s for s in policy["Statement"] if s["Sid"] == "LogGroupUsesKey"]
     assert isinstance(logs["Condition"]["ArnLike"]["kms:EncryptionContext:aws:logs:arn"], str)
+
+
+def name_inputs(value: Any, path: str = "") -> list[tuple[str, str]]:
+    """(path, value) of every text input whose key ends in `name`, paths as clouds/aws/names.py writes them."""
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in name_inputs(item, f"{path}.{key}" if path else key)]
+    if isinstance(value, list):
+        return [found for item in value for found in name_inputs(item, f"{path}[]")]
+    last = path.rsplit(".", 1)[-1].removesuffix("[]")
+    return [(path, value)] if isinstance(value, str) and last.lower().endswith("name") else []
+
+
+def test_every_aws_name_of_a_32_character_eks_cluster_has_a_row_and_fits(tmp_path: Path) -> None:
+    """The Kubernetes objects' names are checked by the API server's schemas (the in-cluster tests); every AWS name
+    the EKS steps give is in the names table and fits its rule, the cluster's longest name included."""
+    from gpufleet.clouds.aws.names import NAMES
+
+    cluster = eks_cluster()
+    cluster["name"] = "research-train-eastus2-abcdefghi"  # 32 characters: the most a cluster name takes
+    plan = plan_of(tmp_path, cluster)
+    checked = []
+    for resource in (r for r in plan.resources if r.type.startswith("aws:")):
+        for path, value in name_inputs(resource.inputs):
+            rule = NAMES.rule(resource.type, path)
+            assert rule is not None or (resource.type, path) in NAMES.not_created, (resource.type, path)
+            if rule is not None:
+                assert rule.problems(value) == [], (resource.type, path, value)
+                checked.append((resource.type, path))
+    assert ("aws:eks/cluster:Cluster", "name") in checked
