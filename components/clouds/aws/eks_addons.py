@@ -7,7 +7,8 @@ AmazonEKS_CNI_Policy (EKS user guide networking/cni-iam-role.adoc), never throug
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 
 import pulumi
 import pulumi_aws as aws
@@ -44,9 +45,10 @@ def refuse_unpinned_addons(minor: str) -> None:
 
 def managed_addons(name: str, cluster: aws.eks.Cluster, minor: str, names: Sequence[str], cni_role_arn:
                    pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions,
-                   after: Sequence[pulumi.Resource] = ()) -> list[aws.eks.Addon]:
+                   after: Sequence[pulumi.Resource] = (), configuration: Mapping[str, dict] | None = None,
+                   ) -> list[aws.eks.Addon]:
     """The add-ons in `names`, one after the other in that order and the first after `after`; the VPC CNI with its
-    Pod Identity role."""
+    Pod Identity role; `configuration`: add-on -> its configuration values (the add-on's own schema)."""
     pins = addon_pins(minor)
     created: list[aws.eks.Addon] = []
     for addon in names:
@@ -60,10 +62,22 @@ def managed_addons(name: str, cluster: aws.eks.Cluster, minor: str, names: Seque
             addon_name=addon,
             addon_version=pins[addon].version,
             pod_identity_associations=associations,
+            configuration_values=json.dumps(configuration[addon], sort_keys=True)
+            if configuration and addon in configuration else None,
             tags=tags,
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=created[-1:] or list(after))),
         ))
     return created
+
+
+def coredns_configuration(tolerations: list[dict]) -> dict[str, dict]:
+    """CoreDNS runs on the GPU nodes when they are all it has: it tolerates the groups' taints. `tolerations` is a
+    key of the CoreDNS add-on's configuration schema (`aws eks describe-addon-configuration --addon-name coredns`;
+    AWS containers blog "Amazon EKS add-ons: advanced configuration"); it replaces the add-on's default list, so
+    CriticalAddonsOnly stays tolerated as that list has it."""
+    if not tolerations:
+        return {}
+    return {"coredns": {"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *tolerations]}}
 
 
 def cni_role(name: str, boundary: str | None, tags: dict[str, str], opts: pulumi.ResourceOptions

@@ -12,11 +12,19 @@ import pulumi
 import pulumi_aws as aws
 
 from components.kubernetes import InCluster, InClusterArgs, refuse_unpinned
+from components.kubernetes.placement import taint_tolerations
 
 from ..scope import ClusterScope
 from .eks import ControlPlane, ControlPlaneArgs, control_plane, eks_cluster_name
 from .eks_access import admin_access, deployer_arn, node_access
-from .eks_addons import AFTER_NODES, BEFORE_NODES, cni_role, managed_addons, refuse_unpinned_addons
+from .eks_addons import (
+    AFTER_NODES,
+    BEFORE_NODES,
+    cni_role,
+    coredns_configuration,
+    managed_addons,
+    refuse_unpinned_addons,
+)
 from .eks_in_cluster import in_cluster_groups, kubeconfig_output, update_kubeconfig_command
 from .pod_identity import WorkloadScope, workload_identities
 
@@ -88,7 +96,9 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
     spec, name, cluster = scope.spec, scope.name, eks.control.cluster
     version = spec.scheduler.version or ""
     after: list[pulumi.Resource] = [*eks.ready, *groups]
-    dns = managed_addons(name, cluster, version, AFTER_NODES, None, scope.tags, scope.child, after=after)
+    groups_in_cluster = in_cluster_groups(scope.resolved)
+    dns = managed_addons(name, cluster, version, AFTER_NODES, None, scope.tags, scope.child, after=after,
+                         configuration=coredns_configuration(taint_tolerations(groups_in_cluster)))
     join = eks.control.join
     # Every in-cluster object goes through this provider: it waits for the admin access (the program's own API
     # calls), the add-ons and the node groups, and so does each object.
@@ -96,5 +106,5 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
         join.cluster_name, join.endpoint, join.certificate_authority, spec.region),
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *dns])))
     args = InClusterArgs(cloud="aws", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
-                         groups=in_cluster_groups(scope.resolved))
+                         groups=groups_in_cluster)
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

@@ -16,6 +16,7 @@ from conftest import of_type, one, read_cluster, write_stack
 from kubernetes_schemas import validate
 
 import components.clouds.aws.cluster as cluster_module
+from components.clouds.aws.eks_addons import coredns_configuration
 from components.clouds.aws.eks_join import EksJoin
 from gpufleet.plan.kubernetes_answers import is_kubernetes
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -163,3 +164,13 @@ def test_the_stack_outputs_name_the_cluster_and_how_to_get_a_kubeconfig(tmp_path
     assert exported["kubernetes_cluster"] == name
     assert exported["kubeconfig"] == f"aws eks update-kubeconfig --name {name} --region us-east-1"
     assert exported["kubernetes_endpoint"].startswith("https://")
+
+
+def test_coredns_tolerates_the_group_taints_so_the_gpu_nodes_can_run_it(plan: PlanResult) -> None:
+    coredns = next(r for r in of_type(plan, "aws:eks/addon:Addon") if r.inputs["addonName"] == "coredns")
+    tolerations = json.loads(coredns.inputs["configurationValues"])["tolerations"]
+    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in tolerations
+    assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in tolerations  # the add-on's default, kept
+    assert coredns_configuration([]) == {}  # untainted groups: the add-on's own configuration
+    others = [r for r in of_type(plan, "aws:eks/addon:Addon") if r.inputs["addonName"] != "coredns"]
+    assert not [r.name for r in others if "configurationValues" in r.inputs]
