@@ -16,7 +16,7 @@ import pulumi_aws as aws
 from gpufleet.catalog.eks_addons import AddonPin, load_eks_addons
 
 from ... import runtime
-from .pod_identity import workload_role
+from .pod_identity import Workload, workload_role
 
 BEFORE_NODES = ("eks-pod-identity-agent", "vpc-cni", "kube-proxy")
 AFTER_NODES = ("coredns",)
@@ -80,10 +80,12 @@ def coredns_configuration(tolerations: list[dict]) -> dict[str, dict]:
     return {"coredns": {"tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, *tolerations]}}
 
 
-def cni_role(name: str, boundary: str | None, tags: dict[str, str], opts: pulumi.ResourceOptions
+def cni_role(name: str, cluster_name: str, boundary: str | None, tags: dict[str, str], opts: pulumi.ResourceOptions
              ) -> tuple[aws.iam.Role, aws.iam.RolePolicyAttachment]:
-    """The VPC CNI's own role with AmazonEKS_CNI_Policy, assumed through Pod Identity; the add-on waits for the
-    attachment."""
-    role = workload_role(f"{name}-vpc-cni", f"gpufleet {name}: VPC CNI (EKS Pod Identity)", boundary, tags, opts)
+    """The VPC CNI's own role with AmazonEKS_CNI_Policy, assumed through Pod Identity by kube-system/aws-node of this
+    cluster only; the add-on waits for the attachment."""
+    workload = Workload(cluster_name, "kube-system", CNI_SERVICE_ACCOUNT)
+    role = workload_role(f"{name}-vpc-cni", f"gpufleet {name}: VPC CNI (EKS Pod Identity)", workload, boundary, tags,
+                         opts)
     attachment = aws.iam.RolePolicyAttachment(f"{name}-vpc-cni", role=role.name, policy_arn=CNI_POLICY, opts=opts)
     return role, attachment

@@ -67,8 +67,9 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
             "creates the node identity")
     boundary = spec.identity.permissions_boundary
     group_names = [g.names["scaling_group"] for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
+    cluster_name = eks_cluster_name(spec.name, spec.environment)
     control = control_plane(name, ControlPlaneArgs(
-        cluster_name=eks_cluster_name(spec.name, spec.environment),
+        cluster_name=cluster_name,
         version=spec.scheduler.version or "",
         subnet_ids=[subnet_ids[zone] for zone in spec.network.zones],
         key_arn=key_arn,
@@ -81,11 +82,11 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
     cluster = control.cluster
     admins = admin_access(name, cluster, [deployer_arn(scope.parent), *spec.scheduler.admins], tags, child)
     node_entry = node_access(name, cluster, node_role_arn, tags, child)
-    role, attachment = cni_role(name, boundary, tags, child)
+    role, attachment = cni_role(name, cluster_name, boundary, tags, child)
     addons = managed_addons(name, cluster, spec.scheduler.version or "", BEFORE_NODES, role.arn, tags, child,
                             after=[attachment])
     workload_scope = account.apply(lambda a: WorkloadScope(a, spec.region, list(group_names)))
-    workload_identities(name, cluster.name, workload_scope, boundary, tags, child)
+    workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
     return EksCluster(control, [*admins, node_entry, *addons], spec.region)
 
 

@@ -1,7 +1,9 @@
 """Workload roles by EKS Pod Identity: one role per component that calls AWS, trusted by pods.eks.amazonaws.com only
 (sts:AssumeRole and sts:TagSession: EKS user guide manage-access/aws-access/service-accounts.adoc, pod identity role
 trust, awsdocs/amazon-eks-user-guide@4d52b4d), holding only that component's actions, and associated with its
-service account. No OIDC provider, and the node role holds no workload permission.
+service account. The trust also requires the session tags EKS adds to the request (same page, "List of session tags
+added by EKS Pod Identity") to name this cluster, namespace and service account, so no other cluster of the account
+can associate the role. No OIDC provider, and the node role holds no workload permission.
 """
 
 from __future__ import annotations
@@ -15,15 +17,23 @@ import pulumi_aws as aws
 
 from components.kubernetes import SERVICE_ACCOUNTS
 
-POD_TRUST = {
-    "Version": "2012-10-17",
-    "Statement": [{
-        "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
-        "Effect": "Allow",
-        "Principal": {"Service": "pods.eks.amazonaws.com"},
-        "Action": ["sts:AssumeRole", "sts:TagSession"],
-    }],
-}
+
+def pod_trust(cluster_name: str, namespace: str, service_account: str) -> dict:
+    """The trust of a role EKS Pod Identity assumes for one service account of one cluster."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Sid": "AllowEksAuthToAssumeRoleForPodIdentity",
+            "Effect": "Allow",
+            "Principal": {"Service": "pods.eks.amazonaws.com"},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+            "Condition": {"StringEquals": {
+                "aws:RequestTag/eks-cluster-name": cluster_name,
+                "aws:RequestTag/kubernetes-namespace": namespace,
+                "aws:RequestTag/kubernetes-service-account": service_account,
+            }},
+        }],
+    }
 
 
 @dataclass(frozen=True)
@@ -60,14 +70,24 @@ def autoscaler_policy(scope: WorkloadScope) -> dict:
 POLICIES: Mapping[str, Callable[[WorkloadScope], dict]] = {"cluster-autoscaler": autoscaler_policy}
 
 
-def workload_role(name: str, description: str, boundary: str | None, tags: dict[str, str],
+@dataclass(frozen=True)
+class Workload:
+    """Who assumes a workload role: a service account of one cluster."""
+
+    cluster_name: str
+    namespace: str
+    service_account: str
+
+
+def workload_role(name: str, description: str, workload: Workload, boundary: str | None, tags: dict[str, str],
                   opts: pulumi.ResourceOptions) -> aws.iam.Role:
-    """A role only EKS Pod Identity assumes."""
-    return aws.iam.Role(name, description=description, assume_role_policy=json.dumps(POD_TRUST),
+    """A role only EKS Pod Identity assumes, for `workload` only."""
+    trust = pod_trust(workload.cluster_name, workload.namespace, workload.service_account)
+    return aws.iam.Role(name, description=description, assume_role_policy=json.dumps(trust),
                         permissions_boundary=boundary, tags=tags, opts=opts)
 
 
-def workload_identities(name: str, cluster_name: pulumi.Output[str], scope: pulumi.Output[WorkloadScope],
+def workload_identities(name: str, cluster: aws.eks.Cluster, cluster_name: str, scope: pulumi.Output[WorkloadScope],
                         boundary: str | None, tags: dict[str, str], opts: pulumi.ResourceOptions,
                         ) -> list[aws.eks.PodIdentityAssociation]:
     """For each component of SERVICE_ACCOUNTS: its role, its policy, and the association with its service account."""
@@ -76,14 +96,14 @@ def workload_identities(name: str, cluster_name: pulumi.Output[str], scope: pulu
         raise ValueError(f"components {', '.join(missing)} call AWS but have no policy in pod_identity.POLICIES")
     associations = []
     for component, (namespace, service_account) in SERVICE_ACCOUNTS.items():
-        role = workload_role(f"{name}-{component}", f"gpufleet {name}: {component} (EKS Pod Identity)", boundary,
-                             tags, opts)
+        role = workload_role(f"{name}-{component}", f"gpufleet {name}: {component} (EKS Pod Identity)",
+                             Workload(cluster_name, namespace, service_account), boundary, tags, opts)
         policy = POLICIES[component]
         aws.iam.RolePolicy(f"{name}-{component}", role=role.id,
                            policy=scope.apply(lambda s, build=policy: json.dumps(build(s), sort_keys=True)),
                            opts=opts)
         associations.append(aws.eks.PodIdentityAssociation(
-            f"{name}-{component}", cluster_name=cluster_name, namespace=namespace, service_account=service_account,
+            f"{name}-{component}", cluster_name=cluster.name, namespace=namespace, service_account=service_account,
             role_arn=role.arn, tags=tags, opts=opts,
         ))
     return associations

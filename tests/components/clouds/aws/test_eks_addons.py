@@ -36,6 +36,13 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     return plan_stack(write_stack(tmp_path_factory.mktemp("eks"), "eks", eks_cluster()))
 
 
+def session(plan: PlanResult, namespace: str, service_account: str) -> dict[str, str]:
+    """The session tags EKS Pod Identity puts on its request for this cluster's service account."""
+    return {"aws:RequestTag/eks-cluster-name": one(plan, "aws:eks/cluster:Cluster").inputs["name"],
+            "aws:RequestTag/kubernetes-namespace": namespace,
+            "aws:RequestTag/kubernetes-service-account": service_account}
+
+
 def named(plan: PlanResult, typ: str, name: str) -> Any:
     (found,) = [r for r in of_type(plan, typ) if r.name == name]
     return found
@@ -67,6 +74,7 @@ def test_the_vpc_cni_gets_its_policy_by_pod_identity_not_through_the_node_role(p
     assert cni.property_dependencies["podIdentityAssociations"] == (role.urn,)
     trust = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
     assert [(s["Principal"], s["Action"]) for s in trust] == [(POD_TRUST, ["sts:AssumeRole", "sts:TagSession"])]
+    assert trust[0]["Condition"]["StringEquals"] == session(plan, "kube-system", "aws-node")
     attachments = {r.inputs["policyArn"]: r for r in of_type(plan, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
     cni_policy = attachments["arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"]
     assert cni_policy.property_dependencies["role"] == (role.urn,)
@@ -83,7 +91,9 @@ def test_cluster_autoscaler_resizes_only_the_stack_groups_through_its_pod_identi
                                                                                        "cluster-autoscaler")
     role = named(plan, ROLE, "train-cluster-autoscaler")
     assert association.property_dependencies["roleArn"] == (role.urn,)
-    assert [s["Principal"] for s in json.loads(role.inputs["assumeRolePolicy"])["Statement"]] == [POD_TRUST]
+    (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust["Principal"] == POD_TRUST
+    assert trust["Condition"]["StringEquals"] == session(plan, "kube-system", "cluster-autoscaler")
     policy = json.loads(named(plan, "aws:iam/rolePolicy:RolePolicy", "train-cluster-autoscaler").inputs["policy"])
     statements = {s["Sid"]: s for s in policy["Statement"]}
     resize = statements["ResizeOwnGroups"]
