@@ -274,7 +274,7 @@ def create_kubernetes(scope: ClusterScope, network: ClusterNetwork, key_arn: pul
         return None
     from .eks_steps import eks_control_plane
 
-    return eks_control_plane(scope, network.subnet_ids, key_arn, identity.role_arn, account)
+    return eks_control_plane(scope, network.subnet_ids, network.security_group_id, key_arn, identity.role_arn, account)
 
 
 def create_in_cluster(scope: ClusterScope, kubernetes: EksCluster | None, groups: dict[str, AwsNodeGroup]) -> None:

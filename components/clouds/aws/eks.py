@@ -56,6 +56,10 @@ class ControlPlaneArgs:
     key_arn: pulumi.Output[str]
     """The stack key: secrets and the control-plane log group."""
     log_retention_days: int
+    node_security_group_id: pulumi.Input[str] | None = None
+    """Also on the control plane's network interfaces: the node group admits all traffic from itself, so nodes and
+    control plane reach each other whatever groups the nodes carry (EKS user guide networking/sec-group-reqs.adoc:
+    the groups given at creation go on the interfaces EKS makes for the cluster, beside the cluster group)."""
     public_cidrs: list[str] = field(default_factory=list)
     """Ranges the public endpoint answers; empty: no public endpoint."""
     permissions_boundary: str | None = None
@@ -109,6 +113,7 @@ def control_plane(name: str, args: ControlPlaneArgs, opts: pulumi.ResourceOption
             endpoint_private_access=True,
             endpoint_public_access=bool(args.public_cidrs),
             public_access_cidrs=args.public_cidrs or None,
+            security_group_ids=[args.node_security_group_id] if args.node_security_group_id else None,
         ),
         encryption_config=aws.eks.ClusterEncryptionConfigArgs(
             provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=args.key_arn), resources=["secrets"]

@@ -56,8 +56,9 @@ def refuse_unpinned_kubernetes(scope: ClusterScope) -> None:
     refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved))
 
 
-def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], key_arn: pulumi.Output[str],
-                      node_role_arn: pulumi.Output[str] | None, account: pulumi.Output[str]) -> EksCluster:
+def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], security_group_id:
+                      pulumi.Output[str], key_arn: pulumi.Output[str], node_role_arn: pulumi.Output[str] | None,
+                      account: pulumi.Output[str]) -> EksCluster:
     """The cluster in the private subnets, who reaches it, the add-ons before the nodes, and the workload roles."""
     spec, name, tags, child = scope.spec, scope.name, scope.tags, scope.child
     if node_role_arn is None:
@@ -74,6 +75,7 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
         subnet_ids=[subnet_ids[zone] for zone in spec.network.zones],
         key_arn=key_arn,
         log_retention_days=spec.monitoring.log_retention_days,
+        node_security_group_id=security_group_id,
         public_cidrs=[str(c) for c in spec.scheduler.public_cidrs] if spec.scheduler.endpoint == "public" else [],
         permissions_boundary=boundary,
         protect=scope.prod,

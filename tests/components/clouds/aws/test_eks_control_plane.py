@@ -107,7 +107,8 @@ def test_the_endpoint_is_private_in_the_private_subnets_by_default(plan: PlanRes
     assert vpc["endpointPrivateAccess"] is True and vpc["endpointPublicAccess"] is False
     assert "publicAccessCidrs" not in vpc
     subnets = {r.urn for r in of_type(plan, "aws:ec2/subnet:Subnet") if "private" in r.name}
-    assert subnets and set(cluster.property_dependencies["vpcConfig"]) == subnets
+    assert subnets and subnets <= set(cluster.property_dependencies["vpcConfig"])
+    assert len(vpc["subnetIds"]) == len(subnets)
 
 
 def test_a_public_endpoint_answers_only_the_named_ranges(tmp_path: Path) -> None:
@@ -193,3 +194,12 @@ def test_every_aws_name_of_a_32_character_eks_cluster_has_a_row_and_fits(tmp_pat
                 assert rule.problems(value) == [], (resource.type, path, value)
                 checked.append((resource.type, path))
     assert ("aws:eks/cluster:Cluster", "name") in checked
+
+
+def test_the_control_plane_interfaces_carry_the_node_security_group(plan: PlanResult) -> None:
+    """The node group admits all traffic from itself: nodes and the API server reach each other through it."""
+    cluster = one(plan, CLUSTER)
+    nodes = next(r for r in of_type(plan, "aws:ec2/securityGroup:SecurityGroup") if r.name.endswith("-nodes"))
+    assert len(cluster.inputs["vpcConfig"]["securityGroupIds"]) == 1
+    assert nodes.urn in cluster.property_dependencies["vpcConfig"]
+    assert any(rule.get("self") is True and rule["protocol"] == "-1" for rule in nodes.inputs["ingress"])
