@@ -26,8 +26,11 @@ ADDONS_FILE = "gpufleet/catalog/eks_addons.yaml"
 
 
 def addon_pins(minor: str) -> dict[str, AddonPin]:
-    """The add-ons of `minor` in creation order."""
-    return load_eks_addons().for_minor(minor)
+    """The add-ons of `minor` in creation order; a minor the catalog lacks stops the run naming the field (exit 2)."""
+    try:
+        return load_eks_addons().for_minor(minor)
+    except KeyError as missing:
+        raise pulumi.RunError(f"scheduler.version: {missing.args[0]}") from None
 
 
 def refuse_unpinned_addons(minor: str) -> None:

@@ -157,3 +157,11 @@ def test_the_catalog_refuses_a_version_without_a_source() -> None:
         AddonPin(version=None)
     with pytest.raises(ValueError, match="list exactly"):
         EksAddons(kubernetes={"1.35": {"vpc-cni": AddonPin(version=None, unconfirmed="read it")}})
+
+
+def test_a_version_without_addons_in_the_catalog_is_refused_naming_the_field(tmp_path: Path) -> None:
+    cluster = eks_cluster()
+    cluster["scheduler"]["version"] = "1.29"
+    with pytest.raises(SpecInvalid, match=r"scheduler\.version: .*eks_addons\.yaml has no add-on versions for "
+                                          r"Kubernetes 1\.29"):
+        plan_stack(write_stack(tmp_path, "old", cluster))
