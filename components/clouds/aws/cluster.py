@@ -1,9 +1,11 @@
-"""The AWS GPU cluster: a list of steps (network, key, logs, identity, interruption events, alarm target, budget,
-shared storage, node groups), each a `create_*` function below whose resources are children of the cluster."""
+"""The AWS GPU cluster: a list of steps (network, key, logs, identity, Kubernetes control plane, interruption events,
+alarm target, budget, shared storage, node groups, in-cluster layer), each a `create_*` function below whose resources
+are children of the cluster. The Kubernetes steps (eks_steps.py) run only with `scheduler: kubernetes`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
@@ -19,6 +21,7 @@ from ..hooks import GroupHooks
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
+from .eks import eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
@@ -29,6 +32,9 @@ from .nodegroup import AwsNodeGroup, NodeGroupArgs
 from .security import node_security_group
 from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
 from .storage import cluster_key
+
+if TYPE_CHECKING:
+    from .eks_steps import EksCluster
 
 
 class AwsGpuCluster(pulumi.ComponentResource):
@@ -60,16 +66,19 @@ class AwsGpuCluster(pulumi.ComponentResource):
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__("gpufleet:aws:Cluster", resolved.spec.name, None, opts)
         scope = ClusterScope.of(resolved, self)
+        refuse_unpinned_versions(scope)
         account = aws.get_caller_identity_output(opts=scope.invoke()).account_id
         network = create_network(scope)
         key = create_key(scope)
         log_group = create_logs(scope, network, key.arn, account)
         identity = create_identity(scope, log_group, account)
+        kubernetes = create_kubernetes(scope, network, key.arn, identity, account)
         interruption_topic_arn = create_interruption_events(scope, key.arn)
         alarm_target = create_alarm_target(scope, key.arn, account)
         create_budget(scope, alarm_target)
         shared = create_shared_storage(scope, network, key.arn)
-        groups = create_groups(scope, network, key, identity, alarm_target, shared)
+        groups = create_groups(scope, network, key, identity, alarm_target, shared, kubernetes)
+        create_in_cluster(scope, kubernetes, groups)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
         self.placement_groups = {n: g.placement_group for n, g in groups.items() if g.placement_group}
@@ -82,6 +91,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.interruption_topic_arn = interruption_topic_arn
         self.alarm_topic_arn = alarm_target
         self.shared_file_system_id = shared.file_system_id if shared else None
+        # scheduler kubernetes: the EKS cluster's name, endpoint and kubeconfig command (outputs a VM stack lacks, so
+        # not among the typed ones above).
+        self.kubernetes_outputs: dict[str, object] = kubernetes.exports() if kubernetes else {}
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
@@ -98,6 +110,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
             "interruption_topic_arn": self.interruption_topic_arn,
             "alarm_topic_arn": self.alarm_topic_arn,
             "shared_file_system_id": self.shared_file_system_id,
+            **self.kubernetes_outputs,
         }
 
 
@@ -143,6 +156,14 @@ def _log_group_name(spec: ClusterSpec) -> str:
     return f"/gpufleet/{spec.name}/{spec.environment}"
 
 
+def refuse_unpinned_versions(scope: ClusterScope) -> None:
+    """scheduler kubernetes: a real run stops before any resource while an add-on or in-cluster image is unpinned."""
+    if scope.spec.scheduler.kind == "kubernetes":
+        from .eks_steps import refuse_unpinned_kubernetes  # the in-cluster layer loads only for Kubernetes
+
+        refuse_unpinned_kubernetes(scope)
+
+
 def create_network(scope: ClusterScope) -> ClusterNetwork:
     """The VPC and subnets (created or brought), the node security group and, with storage.shared, the file
     system's group the node group admits."""
@@ -182,7 +203,8 @@ def create_key(scope: ClusterScope) -> ClusterKey:
     roles = cluster_roles(spec.identity.service_linked_roles, suffix, fleet)
     key, created = cluster_key(
         name,
-        LogGroupGrant(region=spec.region, name=_log_group_name(spec)),
+        LogGroupGrant(region=spec.region, name=_log_group_name(spec),
+                      also=eks_log_groups(spec.scheduler.kind, spec.name, spec.environment)),
         roles.named,
         create_roles=roles.create,
         events=any(g.spot for g in spec.node_groups),
@@ -244,6 +266,25 @@ def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, acc
     return NodeIdentity(identity.instance_profile_arn, identity.role_arn)
 
 
+def create_kubernetes(scope: ClusterScope, network: ClusterNetwork, key_arn: pulumi.Output[str],
+                      identity: NodeIdentity, account: pulumi.Output[str]) -> EksCluster | None:
+    """scheduler kubernetes: the EKS control plane, who reaches it, the add-ons the nodes need first and the workload
+    roles (eks_steps.py); None for a VM cluster."""
+    if scope.spec.scheduler.kind != "kubernetes":
+        return None
+    from .eks_steps import eks_control_plane
+
+    return eks_control_plane(scope, network.subnet_ids, network.security_group_id, key_arn, identity.role_arn, account)
+
+
+def create_in_cluster(scope: ClusterScope, kubernetes: EksCluster | None, groups: dict[str, AwsNodeGroup]) -> None:
+    """scheduler kubernetes: CoreDNS and the in-cluster components once the node groups exist."""
+    if kubernetes is not None:
+        from .eks_steps import eks_workloads
+
+        eks_workloads(scope, kubernetes, list(groups.values()))
+
+
 def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str]) -> pulumi.Output[str] | None:
     """The topic of spot interruption and rebalance events; None without spot groups."""
     if not any(g.spot for g in scope.spec.node_groups):
@@ -296,9 +337,10 @@ def create_shared_storage(
 
 def create_groups(
     scope: ClusterScope, network: ClusterNetwork, key: ClusterKey, identity: NodeIdentity,
-    alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None,
+    alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None, kubernetes: EksCluster | None = None,
 ) -> dict[str, AwsNodeGroup]:
-    """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down."""
+    """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down; with Kubernetes,
+    the nodes join the cluster."""
     spec, name = scope.spec, scope.name
     image = scope.resolved.image  # the spec check made sure it exists
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
@@ -323,6 +365,7 @@ def create_groups(
                 hooks=hooks,
                 tags=scope.tags,
                 service_linked_role_arn=key.autoscaling_role_arn,
+                eks=kubernetes.control.join if kubernetes else None,
             ),
             opts=scope.child,
         )

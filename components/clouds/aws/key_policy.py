@@ -83,6 +83,13 @@ class LogGroupGrant:
     """Region of the log group (the Logs principal is regional)."""
     name: str
     """Log group name, known before the group exists so the key need not wait for it."""
+    also: tuple[str, ...] = ()
+    """More log groups of the stack on the same key (the EKS control plane's), in the same Region."""
+
+    def arns(self, account_id: str) -> str | list[str]:
+        """The groups' ARNs as the policy condition names them: one as text (as before), several as a list."""
+        arns = [f"arn:aws:logs:{self.region}:{account_id}:log-group:{name}" for name in (self.name, *self.also)]
+        return arns[0] if len(arns) == 1 else arns
 
 
 def _role_statements(role: ServiceRole, principal: dict[str, str], condition: dict[str, dict]) -> list[dict]:
@@ -113,7 +120,7 @@ def _service_statements(
     publishers."""
     statements: list[dict[str, object]] = []
     if log_group is not None:
-        arn = f"arn:aws:logs:{log_group.region}:{account_id}:log-group:{log_group.name}"
+        arn = log_group.arns(account_id)
         statements.append(
             {
                 "Sid": "LogGroupUsesKey",

@@ -9,12 +9,17 @@ feeds one of its outputs anywhere.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
 from ..mock_ids import Outputs, answer_from, digest, guid
 
 ACCOUNT = "123456789012"  # the offline engine's stand-in AWS account
+# The stand-in identity that runs the program: a role assumed by a deploy pipeline, as a CI run calls AWS
+# (STS GetCallerIdentity answers an assumed role as arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION).
+DEPLOYER_ROLE, DEPLOYER_SESSION = "gpufleet-deployer", "gpufleet-plan"
+DEPLOYER_ROLE_ID = "AROA" + "0" * 17
 
 # EC2 types: (prefix of the id, resource kind in the ARN).
 EC2_IDS = {
@@ -137,6 +142,63 @@ def _scaling_policy(typ: str, name: str, inputs: dict[str, Any], region: str, se
     return policy, {"name": policy, "arn": arn}
 
 
+def _eks_cluster(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """What EKS fills in (DescribeCluster, Cluster object: EKS API reference): the endpoint
+    https://<32 hex>.<suffix>.<region>.eks.amazonaws.com, the CA as base64 PEM, the OIDC issuer, the service range
+    it picks when none is given (10.100.0.0/16 or 172.20.0.0/16, whichever the VPC does not overlap: 172.20.0.0/16
+    for the stacks' 10.x VPCs) and the security group it makes for the control plane."""
+    cluster = _name(name, inputs, seed)
+    oidc = digest(seed + "oidc", 32).upper()
+    network = {"ipFamily": "ipv4", "serviceIpv4Cidr": "172.20.0.0/16", **(inputs.get("kubernetesNetworkConfig") or {})}
+    vpc = {**(inputs.get("vpcConfig") or {}), "clusterSecurityGroupId": "sg-" + digest(seed + "sg", 17),
+           "vpcId": "vpc-" + digest(seed + "vpc", 17)}
+    pem = f"-----BEGIN CERTIFICATE-----\n{digest(seed + 'ca', 64)}\n-----END CERTIFICATE-----\n"
+    return cluster, {
+        "name": cluster,
+        "arn": _arn("eks", region, f"cluster/{cluster}"),
+        "endpoint": f"https://{digest(seed, 32).upper()}.gr7.{region}.eks.amazonaws.com",
+        "certificateAuthority": {"data": base64.b64encode(pem.encode()).decode()},
+        "identities": [{"oidcs": [{"issuer": f"https://oidc.eks.{region}.amazonaws.com/id/{oidc}"}]}],
+        "kubernetesNetworkConfig": network,
+        "vpcConfig": vpc,
+        "platformVersion": "eks.1",
+        "status": "ACTIVE",
+        "clusterId": guid(seed),
+    }
+
+
+def _eks_addon(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Id CLUSTER:ADDON; the ARN carries the add-on's own GUID (EKS API reference, Addon)."""
+    cluster, addon = inputs["clusterName"], inputs["addonName"]
+    return f"{cluster}:{addon}", {"arn": _arn("eks", region, f"addon/{cluster}/{addon}/{guid(seed)}")}
+
+
+def _eks_access_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Id CLUSTER:PRINCIPAL; EKS names the entry's user after the principal (STANDARD: its ARN with the role's
+    session; EC2_LINUX: system:node:{{EC2PrivateDNSName}} in system:nodes)."""
+    cluster, principal = inputs["clusterName"], inputs["principalArn"]
+    node = inputs.get("type") == "EC2_LINUX"
+    return f"{cluster}:{principal}", {
+        "accessEntryArn": _arn("eks", region, f"access-entry/{cluster}/{guid(seed)}"),
+        "userName": "system:node:{{EC2PrivateDNSName}}" if node else f"{principal}/{{{{SessionName}}}}",
+        "kubernetesGroups": ["system:nodes"] if node else [],
+        "createdAt": "2025-01-01T00:00:00Z",
+    }
+
+
+def _eks_policy_association(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Id CLUSTER#PRINCIPAL#POLICY, as the provider writes it."""
+    return f"{inputs['clusterName']}#{inputs['principalArn']}#{inputs['policyArn']}", {
+        "associatedAt": "2025-01-01T00:00:00Z"}
+
+
+def _eks_pod_identity(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """An association id is a-<17 lower-case letters and digits>; its ARN names the cluster."""
+    association = "a-" + digest(seed, 17)
+    return association, {"associationId": association, "associationArn": _arn(
+        "eks", region, f"podidentityassociation/{inputs['clusterName']}/{association}")}
+
+
 def _budget(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     """Budgets are global: the id is ACCOUNT:NAME, the ARN has no region."""
     budget = _name(name, inputs, seed)
@@ -215,6 +277,11 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "aws:cloudwatch/metricAlarm:MetricAlarm": _metric_alarm,
     "aws:autoscaling/policy:Policy": _scaling_policy,
     "aws:budgets/budget:Budget": _budget,
+    "aws:eks/cluster:Cluster": _eks_cluster,
+    "aws:eks/addon:Addon": _eks_addon,
+    "aws:eks/accessEntry:AccessEntry": _eks_access_entry,
+    "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": _eks_policy_association,
+    "aws:eks/podIdentityAssociation:PodIdentityAssociation": _eks_pod_identity,
     "aws:fsx/lustreFileSystem:LustreFileSystem": _lustre,
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _security_group_rule,
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _security_group_rule,
@@ -231,7 +298,14 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
     """A local answer to an AWS invoke, or None when there is none."""
     answers: dict[str, Callable[[], dict[str, Any]]] = {
         "aws:index/getCallerIdentity:getCallerIdentity": lambda: {
-            "accountId": ACCOUNT, "arn": f"arn:aws:iam::{ACCOUNT}:root", "userId": ACCOUNT, "id": ACCOUNT,
+            "accountId": ACCOUNT, "arn": f"arn:aws:sts::{ACCOUNT}:assumed-role/{DEPLOYER_ROLE}/{DEPLOYER_SESSION}",
+            "userId": f"{DEPLOYER_ROLE_ID}:{DEPLOYER_SESSION}", "id": ACCOUNT,
+        },
+        # The session context of that caller: the role behind the assumed-role session (IAM GetRole, by name).
+        "aws:iam/getSessionContext:getSessionContext": lambda: {
+            "arn": f"arn:aws:sts::{ACCOUNT}:assumed-role/{DEPLOYER_ROLE}/{DEPLOYER_SESSION}",
+            "issuerArn": f"arn:aws:iam::{ACCOUNT}:role/{DEPLOYER_ROLE}", "issuerId": DEPLOYER_ROLE_ID,
+            "issuerName": DEPLOYER_ROLE, "sessionName": DEPLOYER_SESSION, "id": ACCOUNT,
         },
         "aws:index/getPartition:getPartition": lambda: {"partition": "aws", "dnsSuffix": "amazonaws.com", "id": "aws"},
         "aws:index/getRegion:getRegion": lambda: {"name": region, "region": region, "id": region},

@@ -30,6 +30,9 @@ NAMES = NameTable(
         NameRule("aws:cloudwatch/logGroup:LogGroup", "name", 512, r"[.\-_/#A-Za-z0-9]+", "region",
                  "CloudWatch Logs API Reference, CreateLogGroup: logGroupName 1-512, pattern [\\.\\-_/#A-Za-z0-9]+, "
                  "unique within a Region for an account"),
+        NameRule("aws:eks/cluster:Cluster", "name", 100, r"[0-9A-Za-z][A-Za-z0-9\-_]*", "region",
+                 "Amazon EKS API Reference, CreateCluster: name of alphanumerics, hyphens and underscores, starting "
+                 "with an alphanumeric, at most 100 characters, unique within the Region and account"),
         NameRule("aws:kms/alias:Alias", "name", 256, r"alias/(?!aws/)[A-Za-z0-9:/_-]+", "region",
                  "AWS KMS API Reference, CreateAlias: AliasName 1-256, pattern ^[a-zA-Z0-9:/_-]+$, begins with "
                  "alias/ and not alias/aws/; unique in the account and Region"),
@@ -56,5 +59,9 @@ NAMES = NameTable(
         ("aws:imagebuilder/imageRecipe:ImageRecipe", "blockDeviceMappings[].deviceName"): "the AMI's device name",
         ("aws:imagebuilder/infrastructureConfiguration:InfrastructureConfiguration", "instanceProfileName"):
             "the instance profile's (autonamed) name",
+        **{(f"aws:eks/{typ}", "clusterName"): "the EKS cluster's name (its own row)"
+           for typ in ("addon:Addon", "accessEntry:AccessEntry", "accessPolicyAssociation:AccessPolicyAssociation",
+                       "podIdentityAssociation:PodIdentityAssociation")},
+        ("aws:eks/addon:Addon", "addonName"): "an EKS add-on's name (describe-addon-versions lists them)",
     },
 )
