@@ -206,7 +206,8 @@ def test_missing_required_region(tmp_path):
 
 def test_unknown_profile():
     assert check_lock(load_lock(), date(2026, 11, 21), profile="cuda12.8-r570") == [LockProblem(
-        "cuda12.8-r570", "profile", "no such profile in the lock (known: cuda12.8-r580, cuda12.8-r580-eks1.35, cuda13.0-r580)",
+        "cuda12.8-r570", "profile",
+        "no such profile in the lock (known: cuda12.8-r580, cuda12.8-r580-eks1.35, cuda13.0-r580)",
     )]
 
 
