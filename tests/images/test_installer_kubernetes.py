@@ -20,9 +20,12 @@ def test_the_rendered_pins_name_the_toolkit_only_for_a_kubernetes_profile():
     assert f"CONTAINER_TOOLKIT_KEY_FINGERPRINT={TOOLKIT_KEY}\n" in node
     assert "UBUNTU_CODENAME=noble\n" in node  # Canonical's EKS 1.35 image is Ubuntu 24.04
     assert "/repos/ubuntu2404/" in node
+    # The image check (bundle.IMAGE_CHECK) finds the toolkit's commands on the build and test instances.
+    tools = next(line for line in node.splitlines() if line.startswith("NODE_TOOLS=")).split("=", 1)[1]
+    assert {"nvidia-ctk", "nvidia-container-runtime"} <= set(tools.strip("'").split())
     vm = render_install_env(lock.profiles["cuda12.8-r580"], "aws")
     assert "KUBERNETES_VERSION" not in vm and "CONTAINER_TOOLKIT" not in vm
-    assert "UBUNTU_CODENAME=jammy\n" in vm
+    assert "UBUNTU_CODENAME=jammy\n" in vm and "nvidia-ctk" not in vm
 
 
 def test_a_kubernetes_image_installs_the_pinned_toolkit_and_makes_it_containerds_runtime(stubbed):  # noqa: F811
