@@ -127,3 +127,22 @@ def kubernetes_notes(section: KubernetesNodeProfile) -> list[tuple[str, str]]:
     if section.kubelet is None:
         return [("kubernetes.kubelet", f"unrecorded: {section.kubelet_unrecorded}")]
     return []
+
+
+def node_image_mismatch(section: KubernetesNodeProfile | None, profile: str,
+                        kubernetes_version: str | None) -> str | None:
+    """Why a cluster cannot boot image profile `profile` (its `kubernetes:` section or None), or None when it can: a
+    Kubernetes cluster (kubernetes_version set) needs a node image of its minor, a VM cluster (None) no node image.
+    For the stack-file checks, which name the field."""
+    if kubernetes_version is None:
+        if section is not None:
+            return (f"image profile {profile!r} is a Kubernetes {section.version} node image: a cluster without a "
+                    "Kubernetes scheduler boots a VM profile")
+        return None
+    if section is None:
+        return (f"image profile {profile!r} has no kubernetes section: a Kubernetes {kubernetes_version} cluster boots "
+                f"a node image of that minor (e.g. one named <profile>-eks{kubernetes_version})")
+    if section.version != kubernetes_version:
+        return (f"image profile {profile!r} is a Kubernetes {section.version} node image; the cluster runs "
+                f"Kubernetes {kubernetes_version}")
+    return None

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, LockError, check_lock, load_lock
+from gpufleet.lock.kubernetes_nodes import node_image_mismatch
 
 PROFILE = "cuda12.8-r580-eks1.35"
 ON = date(2026, 11, 25)
@@ -103,3 +104,15 @@ def test_only_the_kubernetes_profile_has_its_own_base_image():
         "ssm:/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id")
     assert lock.profile_base_image(PROFILE, "aws", "eu-west-1") is None
     assert lock.profile_base_image("cuda12.8-r580", "aws", "us-east-1") == lock.base_image("aws", "us-east-1")
+
+
+def test_which_clusters_can_boot_which_node_image():
+    lock = load_lock()
+    node, vm = lock.profiles[PROFILE].kubernetes, lock.profiles["cuda12.8-r580"].kubernetes
+    assert node_image_mismatch(node, PROFILE, "1.35") is None
+    assert node_image_mismatch(vm, "cuda12.8-r580", None) is None
+    assert "is a Kubernetes 1.35 node image; the cluster runs Kubernetes 1.34" in str(
+        node_image_mismatch(node, PROFILE, "1.34"))
+    assert "has no kubernetes section" in str(node_image_mismatch(vm, "cuda12.8-r580", "1.35"))
+    assert "a cluster without a Kubernetes scheduler boots a VM profile" in str(
+        node_image_mismatch(node, PROFILE, None))
