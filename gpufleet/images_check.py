@@ -35,3 +35,13 @@ def check_images(
     problems += [found for name in ([profile] if profile else sorted(lock.profiles))
                  for found in check_downloads(lock.profiles[name])]
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
+
+
+def image_notes(profile: str | None = None, lock_file: Path | None = None) -> list[dict[str, str]]:
+    """What the lock records as not known yet (reported, never failing the check): e.g. a Kubernetes node image's
+    kubelet before it was read off a bake."""
+    from .lock import DEFAULT_LOCK_PATH, load_lock
+    from .lock.check import lock_notes
+
+    notes = lock_notes(load_lock(lock_file or DEFAULT_LOCK_PATH), profile)
+    return [{"profile": n.profile, "field": n.field, "message": n.message} for n in notes]

@@ -20,7 +20,7 @@ def images_check(
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
     """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions."""
-    from ..images_check import check_images
+    from ..images_check import check_images, image_notes
     from ..stackfile import SpecInvalid
 
     try:
@@ -30,13 +30,18 @@ def images_check(
         raise typer.Exit(2) from None
     try:
         problems = check_images(stacks_dir, when, profile, lock_file)
+        notes = image_notes(profile, lock_file)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     # The file judged: the --lock given, else the shipped lock (named relative to the repository).
     lock_name = str(lock_file) if lock_file else "images/lock.yaml"
     if fmt is Format.json:
-        emit_json({"ok": not problems, "lock": lock_name, "on": when.isoformat(), "problems": problems})
-    elif problems:
+        emit_json({"ok": not problems, "lock": lock_name, "on": when.isoformat(), "problems": problems,
+                   "notes": notes})
+        raise typer.Exit(1 if problems else 0)
+    for note in notes:
+        err.print(f"note: {note['profile']}: {note['field']}: {note['message']}", highlight=False, markup=False)
+    if problems:
         out.print(_problem_table(problems))
         err.print(f"error: {lock_name}: {len(problems)} problem(s) on {when.isoformat()}")
     else:

@@ -8,6 +8,7 @@ from datetime import date
 
 from ..catalog import Catalog, load_catalog
 from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
+from .kubernetes_nodes import kubernetes_notes, kubernetes_problems
 from .model import Lock, Profile
 from .versions import cuda_minor, driver_branch, version_key
 
@@ -41,6 +42,13 @@ def _versions(profile: Profile) -> dict[str, str]:
                 found[f"fabric.{cloud}.{name}.url"] = component.url
     for cloud, regions in profile.images.items():
         found.update({f"images.{cloud}.{region}": e.id for region, e in regions.items() if e.id is not None})
+    if profile.kubernetes is not None:
+        toolkit = profile.kubernetes.container_toolkit
+        found["kubernetes.container_toolkit.version"] = toolkit.version
+        found.update({f"kubernetes.container_toolkit.apt.{pkg}": v for pkg, v in toolkit.apt.items()})
+        found.update({f"kubernetes.base_images.{cloud}.{region}.parent_image": base.parent_image
+                      for cloud, regions in profile.kubernetes.base_images.items()
+                      for region, base in regions.items()})
     return found
 
 
@@ -177,6 +185,9 @@ def check_downloads(profile: Profile) -> list[LockProblem]:
 
 def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> list[LockProblem]:
     problems = []
+    if profile.kubernetes is not None:
+        # A Kubernetes node image serves the clouds it has a node base for (EKS first); others are not required.
+        required_regions = {c: r for c, r in required_regions.items() if c in profile.kubernetes.base_images}
     for cloud, regions in sorted(profile.images.items()):
         for region, entry in sorted(regions.items()):
             # An unbaked entry (id null, status unbaked) is sound: plans show it, deploys refuse it.
@@ -192,6 +203,29 @@ def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> li
                 profile.name, f"images.{cloud}.{region}", f"no image for required region {cloud}/{region}",
             ))
     return problems
+
+
+def _check_kubernetes(profile: Profile) -> list[LockProblem]:
+    """A Kubernetes profile's section: toolkit packages at its version, sources, bases at its minor and release."""
+    if profile.kubernetes is None:
+        return []
+    found = kubernetes_problems(profile.kubernetes, profile.sources, profile.cuda_keyring.url, set(profile.images))
+    found += [(f"kubernetes.base_images.{cloud}.{region}.parent_image",
+               f"'{base.parent_image}' is not a pinnable {cloud} parent image: expected "
+               f"{EXPECTED_PARENT_SHAPE.get(cloud, 'a cloud with an image pipeline (aws)')}")
+              for cloud, regions in sorted(profile.kubernetes.base_images.items())
+              for region, base in sorted(regions.items())
+              if not is_valid_parent_image(cloud, base.parent_image)]
+    return [LockProblem(profile.name, field, message) for field, message in found]
+
+
+def lock_notes(lock: Lock, profile: str | None = None) -> list[LockProblem]:
+    """What `images check` reports without failing: values the lock records as not known yet (a Kubernetes
+    image's kubelet before anyone read it off a bake)."""
+    names = [profile] if profile is not None else sorted(lock.profiles)
+    return [LockProblem(name, field, message) for name in names if name in lock.profiles
+            and (section := lock.profiles[name].kubernetes) is not None
+            for field, message in kubernetes_notes(section)]
 
 
 def _check_base_images(lock: Lock) -> list[LockProblem]:
@@ -238,4 +272,5 @@ def check_lock(
             problems += _check_apt(lock, body)
         problems += _check_modules(body, catalog)
         problems += _check_images(body, regions)
+        problems += _check_kubernetes(body)
     return problems

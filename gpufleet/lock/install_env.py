@@ -5,8 +5,16 @@ from __future__ import annotations
 import shlex
 
 from ..catalog import load_catalog
+from .kubernetes_nodes import UBUNTU_CODENAMES
 from .model import FABRIC_COMPONENTS, Profile
 from .node_tools import installed_tools
+
+# The VM images bake on Ubuntu 22.04 (images/lock.yaml base_images); a Kubernetes node image on its section's release.
+VM_UBUNTU = "22.04"
+
+# What a Kubernetes node image adds (images/install/container-toolkit.sh: the toolkit's packages): the image check
+# finds them on the build and test instances as it finds NODE_TOOLS.
+KUBERNETES_TOOLS = frozenset({"nvidia-container-runtime", "nvidia-ctk"})
 
 _FABRIC_PREFIX = {
     "efa_installer": "EFA_INSTALLER",
@@ -42,8 +50,21 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         "NVIDIA_ML_PY_SHA256": profile.nodecheck.nvidia_ml_py_sha256,
         "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
         # What the image check (gpufleet.lock.bundle.image_check) finds on the baked image.
-        "NODE_TOOLS": " ".join(sorted(installed_tools(cloud))),
+        "NODE_TOOLS": " ".join(sorted(installed_tools(cloud) | (KUBERNETES_TOOLS if profile.kubernetes else set()))),
+        # The apt suite of the base image's release (the FSx Lustre client repository is per suite).
+        "UBUNTU_CODENAME": profile.kubernetes.codename if profile.kubernetes else UBUNTU_CODENAMES[VM_UBUNTU],
     }
+    if profile.kubernetes is not None:
+        # Only a Kubernetes node image gets the container toolkit (images/install/container-toolkit.sh).
+        toolkit = profile.kubernetes.container_toolkit
+        values.update({
+            "KUBERNETES_VERSION": profile.kubernetes.version,
+            "CONTAINER_TOOLKIT_VERSION": toolkit.version,
+            "CONTAINER_TOOLKIT_APT_PINS": " ".join(f"{pkg}={v}" for pkg, v in sorted(toolkit.apt.items())),
+            "CONTAINER_TOOLKIT_URL": toolkit.url,
+            "CONTAINER_TOOLKIT_KEY_URL": toolkit.key_url,
+            "CONTAINER_TOOLKIT_KEY_FINGERPRINT": toolkit.key_fingerprint,
+        })
     components = {"cuda_keyring": profile.cuda_keyring, **profile.fabric[cloud], **profile.agents.get(cloud, {})}
     for name, component in sorted(components.items()):
         prefix = _FABRIC_PREFIX.get(name, name.upper())

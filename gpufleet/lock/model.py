@@ -10,6 +10,7 @@ from pydantic import Field, model_validator
 
 from ..yaml_model import StrictModel
 from .kubernetes_components import KubernetesComponents
+from .kubernetes_nodes import KubernetesNodeProfile
 
 # The fabric stack components each cloud's installer needs.
 FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -110,6 +111,8 @@ class Profile(StrictModel):
     )
     images: dict[str, dict[str, ImageEntry]] = Field(..., description="cloud -> region -> image")
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
+    kubernetes: KubernetesNodeProfile | None = Field(
+        None, description="set: a Kubernetes node image (its Kubernetes minor, base images, container toolkit)")
 
     @model_validator(mode="after")
     def _fabric_complete(self) -> Profile:
@@ -214,6 +217,15 @@ class Lock(StrictModel):
         found = self.base_image_entry(cloud, region)
         return found.parent_image if found else None
 
+    def profile_base_image(self, profile: str, cloud: str, region: str) -> str | None:
+        """The parent image a bake of `profile` starts from in a build region: a Kubernetes profile's own base (its
+        Kubernetes minor's node image), else the lock's base_images entry; None where there is none."""
+        found = self.profiles.get(profile)
+        if found is not None and found.kubernetes is not None:
+            base = found.kubernetes.base_images.get(cloud, {}).get(region)
+            return base.parent_image if base else None
+        return self.base_image(cloud, region)
+
     def image_entry(self, profile: str, cloud: str, region: str) -> ImageEntry | None:
         """The lock's entry for this profile, cloud and region (baked or not), or None where it has none."""
         found = self.profiles.get(profile)
@@ -234,4 +246,7 @@ class Lock(StrictModel):
         """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
         (policies use it to allow only locked images)."""
         baked = {e.id for p in self.profiles.values() for e in p.images.get(cloud, {}).values() if e.id}
-        return baked | {base.parent_image for base in self.base_images.get(cloud, {}).values() if base.parent_image}
+        nodes = {base.parent_image for p in self.profiles.values() if p.kubernetes
+                 for base in p.kubernetes.base_images.get(cloud, {}).values()}
+        return baked | nodes | {base.parent_image for base in self.base_images.get(cloud, {}).values()
+                                if base.parent_image}

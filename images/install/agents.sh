@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 
 case "$GPUFLEET_CLOUD" in
     aws)
-        require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL LUSTRE_CLIENT_KEY_URL
+        require CLOUDWATCH_AGENT_VERSION CLOUDWATCH_AGENT_URL LUSTRE_CLIENT_URL LUSTRE_CLIENT_KEY_URL UBUNTU_CODENAME
         fetch "$CLOUDWATCH_AGENT_URL" "$work/amazon-cloudwatch-agent.deb" "${CLOUDWATCH_AGENT_SHA256:-}"
         apt_install "$work/amazon-cloudwatch-agent.deb"
         # FSx user guide, install-lustre-client: AWS's key and repository, modules for the running kernel
@@ -22,7 +22,8 @@ case "$GPUFLEET_CLOUD" in
         key=/usr/share/keyrings/fsx-ubuntu-public-key.asc
         mkdir -p "${GPUFLEET_ROOT:-}/usr/share/keyrings" "${GPUFLEET_ROOT:-}/etc/apt/sources.list.d"
         fetch_key "$LUSTRE_CLIENT_KEY_URL" "${GPUFLEET_ROOT:-}$key" "${LUSTRE_CLIENT_KEY_FINGERPRINT:-}"
-        echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL jammy main" \
+        # One suite per Ubuntu release (jammy, noble): the base image's, rendered from the lock.
+        echo "deb [signed-by=$key] $LUSTRE_CLIENT_URL $UBUNTU_CODENAME main" \
             >"${GPUFLEET_ROOT:-}/etc/apt/sources.list.d/fsxlustreclientrepo.list"
         apt_get update
         # The modules of the kernel the bake runs, and lustre-client-modules-aws, which pulls the modules of each

@@ -48,4 +48,8 @@ else
     bash "$here/fabric.sh"
 fi
 bash "$here/agents.sh"
+# A Kubernetes node image (its pins name a Kubernetes minor) also gets the container toolkit for containerd.
+if [[ -n "${KUBERNETES_VERSION:-}" ]]; then
+    bash "$here/container-toolkit.sh"
+fi
 bash "$here/nodecheck.sh"

@@ -15,7 +15,14 @@ from gpufleet.lock import load_lock, render_install_env
 INSTALL = REPO / "images" / "install"
 # Every apt-get call waits for the dpkg lock (common.sh apt_get).
 APT = "apt-get -o DPkg::Lock::Timeout=600 "
-STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "modinfo")
+STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "modinfo", "nvidia-ctk")
+TOOLKIT_KEY = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"  # the lock's, for NVIDIA's container toolkit repository
+# Canonical's EKS image carries kubelet as the kubelet-eks snap (`snap list` columns: Name Version Rev Tracking ...).
+SNAP_STUB = """#!/bin/bash
+echo "snap $*" >> "$STUB_LOG"
+echo "Name         Version  Rev  Tracking       Publisher  Notes"
+echo "kubelet-eks  ${KUBELET:-1.35.0}   99   1.35.0/stable  canonical  classic"
+"""
 # gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
 # installer where unzip_to would.
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
@@ -33,7 +40,11 @@ echo "[GNUPG:] VALIDSIG $key 2026-01-01 0 4 0 1 10 00 $key"
 # gpg --show-keys: the pinned key for each key file the bake fetches.
 GPG_STUB = f"""#!/bin/bash
 echo "gpg $*" >> "$STUB_LOG"
-case ${{!#}} in *microsoft.asc) fpr={MICROSOFT_KEY} ;; *) fpr={"F" * 40} ;; esac
+case ${{!#}} in
+    *microsoft.asc) fpr={MICROSOFT_KEY} ;;
+    *container-toolkit*) fpr={TOOLKIT_KEY} ;;
+    *) fpr={"F" * 40} ;;
+esac
 echo "pub:-:4096:1:0000000000000000:0:::-:::scESC::::::23::0:"
 echo "fpr:::::::::$fpr:"
 """
@@ -76,6 +87,7 @@ def stubbed(tmp_path):
     _executable(bin_dir / "gpgv", GPGV_STUB)
     _executable(bin_dir / "gpg", GPG_STUB)
     _executable(bin_dir / "python3", PYTHON_STUB)
+    _executable(bin_dir / "snap", SNAP_STUB)
     # The Azure bake boots the Lustre client's supported LTS kernel (test_azure_lustre_client.py).
     (tmp_path / "root/boot").mkdir(parents=True)
     (tmp_path / "root/boot/vmlinuz-5.15.0-1089-azure").touch()

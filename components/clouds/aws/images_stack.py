@@ -1,7 +1,9 @@
 """An image-build stack: the EC2 Image Builder pipeline that bakes one lock profile.
 
 Its outputs are what `gpufleet images pin --stack NAME` reads (`pulumi stack output --json`): the profile,
-`amis` (region -> AMI id of this bake), the image build ARN and the parent image the recipe started from.
+`amis` (region -> AMI id of this bake), the image build ARN and the parent image the recipe started from. A Kubernetes
+profile (one with `kubernetes:`) bakes on its own base, Canonical's EKS image of its Kubernetes minor, the rest on the
+lock's base_images.
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
 def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
     lock = load_lock()
     profile = lock.profiles[spec.profile]
+    parent_image = lock.profile_base_image(spec.profile, spec.cloud, spec.regions[0])
+    if parent_image is None and profile.kubernetes is not None:
+        raise ValueError(f"regions[0]: images/lock.yaml pins no Kubernetes {profile.kubernetes.version} node base for "
+                         f"{spec.cloud} in {spec.regions[0]}; add profiles.{spec.profile}.kubernetes.base_images."
+                         f"{spec.cloud}.{spec.regions[0]}")
     pipeline = AwsImagePipeline(
         spec.name,
         AwsImagePipelineArgs(
             profile=spec.profile,
             # validate_images made sure the lock pins a parent image for the build region.
-            parent_image=lock.base_image(spec.cloud, spec.regions[0]) or "",
+            parent_image=parent_image or "",
             installer_parts=installer_parts(profile, "aws", spec.nvswitch),
             regions=list(spec.regions),
             instance_types=list(spec.build_instance_types),
@@ -42,4 +49,4 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
             # Who baked: `images pin --stack` takes only this stack's outputs.
             "project": pulumi.Output.from_input(pulumi.get_project()),
             "stack": pulumi.Output.from_input(pulumi.get_stack()),
-            "parent_image": pulumi.Output.from_input(lock.base_image(spec.cloud, spec.regions[0]))}
+            "parent_image": pulumi.Output.from_input(parent_image)}

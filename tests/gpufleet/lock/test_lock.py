@@ -40,13 +40,16 @@ def test_shipped_profiles_cover_required_regions_and_record_sources():
         assert {"driver", "fabric_manager", "cuda", "nccl", "dcgm", "efa_installer", "doca", "erdma"} <= set(
             profile.sources
         )
-        for cloud, regions in lock.required_regions.items():
+        # A Kubernetes node image covers the clouds it has a node base for (EKS: aws), baked by its own stack.
+        clouds = set(profile.kubernetes.base_images) if profile.kubernetes else set(lock.required_regions)
+        for cloud in clouds:
+            regions = lock.required_regions[cloud]
             assert set(regions) <= set(profile.images[cloud])
             # Nothing has been baked yet: every image is null with a status and names the stack that bakes it.
             for region in regions:
                 entry = profile.images[cloud][region]
                 assert (entry.id, entry.status) == (None, "unbaked")
-                assert entry.stack == f"{cloud}-images"
+                assert entry.stack == f"{cloud}-images" + ("-eks" if profile.kubernetes else "")
 
 
 def test_image_lookups():
@@ -57,7 +60,9 @@ def test_image_lookups():
     assert lock.image_entry("nope", "aws", "us-east-1") is None
     # No baked id yet: only the pipeline's parent image is pinned.
     assert lock.image_ids("alicloud") == set()
-    assert lock.image_ids("aws") == {lock.base_image("aws", "us-east-1")}
+    # and the Kubernetes node image's base
+    assert lock.image_ids("aws") == {lock.base_image("aws", "us-east-1"),
+                                     lock.profile_base_image("cuda12.8-r580-eks1.35", "aws", "us-east-1")}
 
 
 def test_shipped_base_image_is_a_parent_reference_not_a_made_up_id():
@@ -201,7 +206,8 @@ def test_missing_required_region(tmp_path):
 
 def test_unknown_profile():
     assert check_lock(load_lock(), date(2026, 11, 21), profile="cuda12.8-r570") == [LockProblem(
-        "cuda12.8-r570", "profile", "no such profile in the lock (known: cuda12.8-r580, cuda13.0-r580)",
+        "cuda12.8-r570", "profile",
+        "no such profile in the lock (known: cuda12.8-r580, cuda12.8-r580-eks1.35, cuda13.0-r580)",
     )]
 
 
