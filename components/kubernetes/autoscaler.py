@@ -12,6 +12,7 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj, find, pod_spec, read_manifest
 from .model import InClusterGroup
+from .placement import add_tolerations, taint_tolerations
 
 NAME = "cluster-autoscaler"
 AUTO_DISCOVERY = "--node-group-auto-discovery="
@@ -45,4 +46,7 @@ def autoscaler_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
     # The example's only volume is the host's certificate bundle, at a path only Amazon Linux has.
     container.pop("volumeMounts", None)
     spec.pop("volumes", None)
+    # The cluster has no node outside the groups (no system group): the autoscaler runs on a group's node and
+    # tolerates what the groups are tainted with, or it stays Pending and nothing ever scales.
+    add_tolerations(spec, taint_tolerations(groups))
     return objects

@@ -23,7 +23,6 @@ from .placement import add_tolerations, groups_affinity, taint_tolerations
 NAMESPACE = "nvidia-device-plugin"
 CONFIG_MAP = "nvdp-nvidia-device-plugin-configs"
 DAEMONSETS = ("nvdp-nvidia-device-plugin", "nvdp-nvidia-device-plugin-gpu-feature-discovery")
-NFD_WORKER = "nfd-worker"
 
 
 def _namespace(name: str) -> Obj:
@@ -57,7 +56,10 @@ def nfd_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents) 
         if "template" in obj.get("spec", {}):
             for container in containers(obj):
                 container["image"] = image
-    # The worker reads the feature files GPU feature discovery writes on the GPU nodes: it must run there too.
-    add_tolerations(pod_spec(find(objects, "DaemonSet", NFD_WORKER)), taint_tolerations(groups))
+    # Every NFD pod tolerates the groups' taints: the worker reads the feature files GPU feature discovery writes on
+    # the GPU nodes, and the master and gc have no other nodes to run on (the cluster has no system group).
+    for obj in objects:
+        if "template" in obj.get("spec", {}):
+            add_tolerations(pod_spec(obj), taint_tolerations(groups))
     return objects
 

@@ -21,7 +21,7 @@ from ..hooks import GroupHooks
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
-from .eks import eks_log_groups
+from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
@@ -259,6 +259,7 @@ def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, acc
             permissions_boundary=spec.identity.permissions_boundary,
             mark_unhealthy=spec.monitoring.gpu_metrics,
             agent_tags=spec.monitoring.gpu_metrics,
+            eks_cluster=eks_cluster_name(spec.name, spec.environment) if spec.scheduler.kind == "kubernetes" else None,
             tags=scope.tags,
         ),
         opts=scope.child,

@@ -141,5 +141,4 @@ def join_of(cluster: aws.eks.Cluster) -> EksJoin:
         endpoint=cluster.endpoint,
         certificate_authority=cluster.certificate_authority.apply(lambda ca: ca.data or ""),
         service_cidr=cluster.kubernetes_network_config.apply(lambda config: config.service_ipv4_cidr or ""),
-        cluster_security_group_id=cluster.vpc_config.apply(lambda vpc: vpc.cluster_security_group_id or ""),
     )

@@ -10,6 +10,8 @@ import pulumi
 from components.kubernetes import InClusterGroup
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
+from .eks_nodes import node_labels, node_taints
+
 # What `aws eks update-kubeconfig` writes for a user: a token from `aws eks get-token` on each call (AWS CLI
 # reference, eks get-token: ExecCredential of client.authentication.k8s.io/v1beta1), so no token lands in the state.
 EXEC_API = "client.authentication.k8s.io/v1beta1"
@@ -29,8 +31,11 @@ def in_cluster_group(group: ResolvedGroup) -> InClusterGroup:
         min_size=spec.size.min,
         max_size=spec.size.max,
         scaling_group_name=group.names["scaling_group"],
-        labels=dict(spec.labels),
-        taints=tuple((taint.key, taint.value, taint.effect) for taint in spec.taints),
+        # What the kubelets register with (eks_nodes.py), less the placement group (a name the engine gives): the
+        # daemons' affinity matches every label, so it must be the nodes' own.
+        labels=node_labels(spec, group.known_types(), group.rdma, None),
+        taints=node_taints(spec),
+        spot=spec.spot,
         **spec.gpu_sharing.in_cluster_fields(),  # type: ignore[arg-type]
     )
 

@@ -20,5 +20,3 @@ class EksJoin:
     """The cluster CA, base64 PEM (aws.eks.Cluster.certificate_authority.data)."""
     service_cidr: pulumi.Output[str]
     """The Kubernetes service range (kubernetes_network_config.service_ipv4_cidr): cluster DNS lives in it."""
-    cluster_security_group_id: pulumi.Output[str]
-    """The security group EKS made for the control plane (vpc_config.cluster_security_group_id)."""

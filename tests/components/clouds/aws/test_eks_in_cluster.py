@@ -127,7 +127,7 @@ def test_each_node_group_is_told_the_cluster_it_joins(tmp_path: Path, monkeypatc
         told.append(args.eks)
         if args.eks is not None:
             args.eks.cluster_name.apply(lambda value: resolved.setdefault("cluster_name", value))
-            for field in ("endpoint", "certificate_authority", "service_cidr", "cluster_security_group_id"):
+            for field in ("endpoint", "certificate_authority", "service_cidr"):
                 getattr(args.eks, field).apply(lambda value, f=field: resolved.setdefault(f, value))
         return original(name, args, opts)
 
@@ -135,8 +135,7 @@ def test_each_node_group_is_told_the_cluster_it_joins(tmp_path: Path, monkeypatc
     plan = plan_stack(write_stack(tmp_path, "eks", eks_cluster()))
     assert len(told) == 1 and isinstance(told[0], EksJoin)
     assert resolved["cluster_name"] == one(plan, "aws:eks/cluster:Cluster").inputs["name"]
-    assert all(resolved[field] for field in ("endpoint", "certificate_authority", "service_cidr",
-                                             "cluster_security_group_id"))
+    assert all(resolved[field] for field in ("endpoint", "certificate_authority", "service_cidr"))
 
 
 def test_a_vm_cluster_tells_its_groups_no_cluster(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
