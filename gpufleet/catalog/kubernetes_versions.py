@@ -9,10 +9,12 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ..stackfile.scheduler import MINOR_VERSION
 from ..yaml_model import StrictModel, load_yaml_model
 
 VERSIONS_FILE = Path(__file__).parent / "kubernetes_versions.yaml"
+# A minor version as scheduler.version writes it (gpufleet/stackfile/scheduler.py; the catalog does not import the
+# stack model, which imports the catalog's readers through its checks).
+MINOR_VERSION = r"^1\.[0-9]{1,2}$"
 # How long before standard support ends the plan starts saying so. EKS announces the end at least 60 days ahead
 # (EKS user guide, kubernetes-versions, "Amazon EKS version FAQs").
 WARN_BEFORE = timedelta(days=60)
