@@ -28,6 +28,9 @@ KUBERNETES_GAPS = {
     "azure": "Azure Kubernetes (AKS) is not available yet",
     "alicloud": "Alibaba Cloud Kubernetes (ACK) is not available yet",
 }
+# Zones the control plane needs: EKS takes subnets in at least two Availability Zones (EKS user guide,
+# network-reqs: "at least two subnets that are in different Availability Zones").
+CONTROL_PLANE_ZONES = {"aws": 2}
 # Label namespaces gpufleet writes itself (the nodes' placement: zone, placement group, fabric, group).
 GPUFLEET_NAMESPACE = "gpufleet.io"
 # NodeRestriction: within kubernetes.io / k8s.io a kubelet may set only these namespaces (and their subdomains)...
@@ -76,6 +79,15 @@ def kubernetes_version_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
             f"Kubernetes {version} is not offered on {cloud} per gpufleet/catalog/kubernetes_versions.yaml; use one "
             f"of: {', '.join(table.offered(cloud))}",
         )
+
+
+@check
+def control_plane_zones(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    needed, zones = CONTROL_PLANE_ZONES.get(cluster.spec.cloud, 1), cluster.spec.network.zones
+    if kubernetes_on(cluster) and len(set(zones)) < needed:
+        yield SpecError("network.zones", f"the Kubernetes control plane needs subnets in at least {needed} zones, "
+                                         f"network.zones has {len(set(zones))}: add a zone (an RDMA group stays in "
+                                         "its own with node_groups[].zone)")
 
 
 @check

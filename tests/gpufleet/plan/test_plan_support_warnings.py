@@ -22,6 +22,8 @@ def eks_stack(stacks_dir, monkeypatch: pytest.MonkeyPatch):
     with_kubernetes_profiles(monkeypatch, {"eks-135": "1.35"})
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
     cluster.update(image="eks-135", scheduler={"kind": "kubernetes", "version": "1.35"})
+    cluster["network"]["zones"] = ["us-east-1a", "us-east-1b"]
+    cluster["node_groups"][0]["zone"] = "us-east-1a"
     return write_stack(stacks_dir, "eks", cluster)
 
 

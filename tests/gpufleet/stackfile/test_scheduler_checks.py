@@ -43,7 +43,8 @@ def _eks(stack: str = "aws-train-p5", scheduler: dict[str, Any] | None = None, i
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35", **(scheduler or {})}
     cluster["image"] = image
-    cluster["node_groups"][0].update(group)
+    cluster["network"]["zones"] = ["us-east-1a", "us-east-1b"]  # EKS: subnets in two zones
+    cluster["node_groups"][0].update({"zone": "us-east-1a", **group})
     return cluster
 
 
@@ -92,6 +93,14 @@ def test_a_vm_cluster_naming_a_kubernetes_profile_is_refused() -> None:
     errors = _errors(cluster)
     assert list(errors) == ["image"]
     assert "is a Kubernetes node image" in errors["image"]
+
+
+def test_the_control_plane_needs_two_zones() -> None:
+    cluster = _eks()
+    cluster["network"]["zones"] = ["us-east-1a"]
+    errors = _errors(cluster)
+    assert list(errors) == ["network.zones"]
+    assert "at least 2 zones" in errors["network.zones"]
 
 
 def test_fleet_is_refused_under_kubernetes() -> None:
@@ -181,6 +190,7 @@ def test_time_slicing_on_kubernetes_without_rdma_resolves() -> None:
     ({"image": "cuda12.8-r580"}, "image", "is a VM image"),
     ({"image": "eks-134"}, "image", "baked for Kubernetes 1.34"),
     ({"provisioner": "fleet"}, "node_groups[0].provisioner", "Cluster Autoscaler"),
+    ({"zone": None, "rdma": "required"}, "node_groups[0].zone", "exactly one zone"),
     ({"labels": {"node-role.kubernetes.io/gpu": ""}}, "node_groups[0].labels", "NodeRestriction"),
     ({"taints": [{"key": "gpufleet.io/x", "effect": "NoSchedule"}]}, "node_groups[0].taints[0].key", "gpufleet"),
     ({"scheduler": {"admins": ["arn:aws:iam::111122223333:root"]}}, "scheduler.admins[0]", "account root"),
