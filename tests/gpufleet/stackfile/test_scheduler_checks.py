@@ -11,6 +11,7 @@ import copy
 from typing import Any
 
 import pytest
+from cli_run import run_main
 from conftest import read_cluster, write_stack
 from kubernetes_lock import with_kubernetes_profiles
 from typer.testing import CliRunner
@@ -210,3 +211,9 @@ def test_plan_exits_2_for_kubernetes_on_azure(stacks_dir) -> None:
     result = CliRunner().invoke(app, ["plan", "--stack", "aks", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2, result.output
     assert "scheduler.kind" in result.output and "not available yet" in " ".join(result.output.split())
+
+
+def test_the_entry_point_exits_2_naming_the_field(stacks_dir, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    write_stack(stacks_dir, "eks", _eks(labels={"kubernetes.io/role": "gpu"}))
+    assert run_main(monkeypatch, "plan", "--stack", "eks", "--stacks-dir", str(stacks_dir)) == 2
+    assert "node_groups[0].labels" in " ".join(capsys.readouterr().err.split())
