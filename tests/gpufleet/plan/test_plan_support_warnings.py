@@ -56,3 +56,13 @@ def test_the_cli_shows_the_warning_in_json_and_table(eks_stack, stacks_dir, monk
         table.output.split())
     shown = CliRunner().invoke(app, [*args, "--format", "json"])
     assert json.loads(shown.output)["summary"]["warnings"][0].startswith("scheduler.version: Kubernetes 1.35")
+
+
+def test_the_markdown_report_shows_the_warning(eks_stack, stacks_dir, monkeypatch) -> None:
+    real = planner.plan_and_prepared
+    monkeypatch.setattr(planner, "plan_and_prepared",
+                        lambda path, directory=None, today=None: real(path, directory, date(2027, 2, 1)))
+    report = CliRunner().invoke(app, ["plan", "--stack", "eks", "--stacks-dir", str(stacks_dir), "--format",
+                                      "markdown"])
+    assert "**warning**: scheduler.version: Kubernetes 1.35 on aws: standard support ends on 2027-03-27" in (
+        " ".join(report.output.split()))
