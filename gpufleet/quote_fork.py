@@ -61,7 +61,12 @@ def choose_template(row: QuoteRow, clusters: dict[str, dict[str, Any]]) -> str:
         groups = fitting[name].get("node_groups") or [{}]
         return row.instance_type in (groups[0].get("instance_types") or [])[:1]
 
-    return sorted(fitting, key=lambda name: (not on_type(name), name))[0]
+    def on_kubernetes(name: str) -> bool:
+        # A quote is for nodes; a Kubernetes template adds a control plane (two zones, a pinned group zone) that
+        # the overrides below do not move to another region.
+        return (fitting[name].get("scheduler") or {}).get("kind", "none") != "none"
+
+    return sorted(fitting, key=lambda name: (on_kubernetes(name), not on_type(name), name))[0]
 
 
 def _zones(

@@ -22,6 +22,7 @@ from .cost import summarize
 from .engine import run_program
 from .policy_runner import run_policies
 from .record import RecordedResource
+from .support_warnings import plan_warnings
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 
@@ -55,14 +56,18 @@ def stack_name(path: Path) -> str:
     return path.name.removeprefix("Pulumi.").removesuffix(".yaml")
 
 
-def plan_stack(path: Path, stacks_dir: Path | None = None) -> PlanResult:
-    """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid."""
-    return plan_and_prepared(path, stacks_dir)[0]
+def plan_stack(path: Path, stacks_dir: Path | None = None, today: date | None = None) -> PlanResult:
+    """Plan one stack file; raises SpecInvalid (exit 2) before any resource when the stack is invalid. `today`
+    (default: the system's date) dates the plan's warnings."""
+    return plan_and_prepared(path, stacks_dir, today)[0]
 
 
-def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanResult, Prepared]:
+def plan_and_prepared(
+    path: Path, stacks_dir: Path | None = None, today: date | None = None
+) -> tuple[PlanResult, Prepared]:
     """The plan of one stack file and the validated stack it was built from (what `preflight` asks the account
     about); raises SpecInvalid like plan_stack."""
+    today = today or date.today()
     config = load_stack(path, stacks_dir)
     name = stack_name(path)
     bound = bound_stack(path)  # organisation exceptions bind to the project's own stack file only
@@ -76,6 +81,8 @@ def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanR
         spec = prepared.spec
         cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
         summary = summarize(prepared).to_json()
+        if warnings := plan_warnings(spec, today):
+            summary["warnings"] = warnings
     try:
         resources = run_program(
             lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
@@ -96,7 +103,7 @@ def plan_and_prepared(path: Path, stacks_dir: Path | None = None) -> tuple[PlanR
         region=region,
         resources=resources,
         policies={**report.to_json(), "exceptions": exceptions_in_use(
-            user_policy(config), bound, date.today(), organisation()
+            user_policy(config), bound, today, organisation()
         )},
         summary=summary,
         mandatory_failed=report.has_mandatory,

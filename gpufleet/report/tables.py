@@ -95,6 +95,8 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         console.print(f"[yellow]no published price for {escape(missing)}: give one under prices[/]")
     for priced in summary.get("stack_priced", []):
         console.print(f"[dim]{escape(priced)}[/]")
+    for warning in summary.get("warnings", []):
+        console.print(f"[yellow]warning[/]: {escape(warning)}")
 
 
 def print_policies(console: Console, policies: dict[str, Any]) -> None:

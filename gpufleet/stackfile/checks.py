@@ -359,5 +359,6 @@ def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
     return [error for fn in (*CHECKS, *cluster.backend.checks) for error in fn(cluster)]
 
 
-# The gpu_sharing checks register after the ones above, so errors keep this order.
-from . import sharing_checks  # noqa: E402, F401
+# The gpu_sharing and scheduler checks register after the ones above, so errors keep this order.
+from . import sharing_checks  # noqa: E402, F401, I001
+from . import scheduler_checks  # noqa: E402, F401

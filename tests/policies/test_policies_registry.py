@@ -16,12 +16,12 @@ from gpufleet.plan.record import RecordedResource
 from policies import alicloud, common
 from policies import azure as azure_policies
 from policies import kubernetes as kubernetes_policies
-from policies.aws import encryption, exposure, fabric, identity, images, logs, operations, spot
+from policies.aws import eks, encryption, exposure, fabric, identity, images, logs, operations, spot
 from policies.cloud import Readers
 from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
 
 ROOT = REPO
-AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations, logs)
+AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations, logs, eks)
 AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("encryption", "exposure", "identity", "images",
                                                                   "spot", "fabric", "operations"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")

@@ -1,0 +1,189 @@
+"""Checks of `scheduler` and of the node groups' `labels` / `taints` against the cloud, the lock and each other.
+
+Kubernetes is built on AWS (EKS) so far. The stack's `image` is a lock profile: a Kubernetes cluster's nodes need a
+profile with a `kubernetes:` section baked for the same minor version (the kubelet on the image must match the
+control plane it joins), and a VM cluster's nodes one without. Node labels reach the node through the kubelet's
+own registration, so the NodeRestriction admission plugin's limits apply (kubernetes.io/docs/reference/
+access-authn-authz/admission-controllers/#noderestriction; kubernetes/kubernetes staging/src/k8s.io/kubelet/pkg/
+apis/well_known_labels.go): no key in a kubernetes.io or k8s.io namespace except under kubelet.kubernetes.io/ and
+node.kubernetes.io/; the well-known keys the kubelet and the cloud set themselves (hostname, zone, instance type,
+os, arch) are left to them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..catalog.kubernetes_versions import load_kubernetes_versions
+from .check_registry import check, group_check
+from .errors import SpecError
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedCluster, ResolvedGroup
+
+# Clouds whose managed Kubernetes gpufleet builds, and what the others lack.
+KUBERNETES_GAPS = {
+    "azure": "Azure Kubernetes (AKS) is not available yet",
+    "alicloud": "Alibaba Cloud Kubernetes (ACK) is not available yet",
+}
+# Zones the control plane needs: EKS takes subnets in at least two Availability Zones (EKS user guide,
+# network-reqs: "at least two subnets that are in different Availability Zones").
+CONTROL_PLANE_ZONES = {"aws": 2}
+# Label namespaces gpufleet writes itself (the nodes' placement: zone, placement group, fabric, group).
+GPUFLEET_NAMESPACE = "gpufleet.io"
+# NodeRestriction: within kubernetes.io / k8s.io a kubelet may set only these namespaces (and their subdomains)...
+KUBELET_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
+# ...and these keys, which the kubelet and the cloud's controller set on every node themselves.
+KUBELET_SET_KEYS = frozenset({
+    "kubernetes.io/hostname", "topology.kubernetes.io/zone", "topology.kubernetes.io/region",
+    "failure-domain.beta.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/region",
+    "beta.kubernetes.io/instance-type", "node.kubernetes.io/instance-type", "kubernetes.io/os", "kubernetes.io/arch",
+    "beta.kubernetes.io/os", "beta.kubernetes.io/arch",
+})
+# An IAM role or user ARN, optionally with a path (IAM User Guide, reference_identifiers.html#identifiers-arns).
+IAM_PRINCIPAL = re.compile(r"^arn:aws(?:-[a-z]+)*:iam::\d{12}:(?:role|user)/(?:[\w+=,.@-]+/)*[\w+=,.@-]+$")
+
+
+def kubernetes_on(cluster: ResolvedCluster) -> bool:
+    return bool(cluster.spec.scheduler.kind == "kubernetes")
+
+
+def kubernetes_section(profile: Any) -> Any:
+    """The profile's `kubernetes:` section, or None: a VM image. Read with getattr so the checks run against a lock
+    model that has no Kubernetes profiles yet."""
+    return getattr(profile, "kubernetes", None)
+
+
+def _in_namespace(namespace: str, parent: str) -> bool:
+    return namespace == parent or namespace.endswith("." + parent)
+
+
+@check
+def kubernetes_built_on_the_cloud(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    gap = KUBERNETES_GAPS.get(cluster.spec.cloud)
+    if kubernetes_on(cluster) and gap:
+        yield SpecError("scheduler.kind", f"{gap} ({cluster.spec.cloud}); use kind: none (VM nodes) there, or aws")
+
+
+@check
+def kubernetes_version_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    cloud, version = cluster.spec.cloud, cluster.spec.scheduler.version
+    if not kubernetes_on(cluster) or cloud in KUBERNETES_GAPS or version is None:
+        return
+    table = load_kubernetes_versions()
+    if table.of(cloud, version) is None:
+        yield SpecError(
+            "scheduler.version",
+            f"Kubernetes {version} is not offered on {cloud} per gpufleet/catalog/kubernetes_versions.yaml; use one "
+            f"of: {', '.join(table.offered(cloud))}",
+        )
+
+
+@check
+def control_plane_zones(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    needed, zones = CONTROL_PLANE_ZONES.get(cluster.spec.cloud, 1), cluster.spec.network.zones
+    if kubernetes_on(cluster) and len(set(zones)) < needed:
+        yield SpecError("network.zones", f"the Kubernetes control plane needs subnets in at least {needed} zones, "
+                                         f"network.zones has {len(set(zones))}: add a zone (an RDMA group stays in "
+                                         "its own with node_groups[].zone)")
+
+
+@check
+def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    profile = cluster.profile
+    if profile is None or kubernetes_on(cluster) and cluster.spec.cloud in KUBERNETES_GAPS:
+        return  # image_profile_known, or kubernetes_built_on_the_cloud, reports it
+    section, name = kubernetes_section(profile), cluster.spec.image
+    if not kubernetes_on(cluster):
+        if section is not None:
+            yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}); a "
+                                     "VM cluster (scheduler.kind none) needs a profile without a kubernetes section")
+        return
+    version = cluster.spec.scheduler.version
+    fitting = sorted(p for p, entry in cluster.lock.profiles.items()
+                     if getattr(kubernetes_section(entry), "version", None) == version)
+    offer = f"; images/lock.yaml has for {version}: {', '.join(fitting)}" if fitting else (
+        f"; images/lock.yaml has no Kubernetes {version} profile yet")
+    if section is None:
+        yield SpecError("image", f"profile {name!r} is a VM image (no kubernetes section): Kubernetes nodes need a "
+                                 f"profile baked for their kubelet, like cuda12.8-r580-eks{version}{offer}")
+    elif section.version != version:
+        yield SpecError("image", f"profile {name!r} is baked for Kubernetes {section.version}, the control plane "
+                                 f"runs scheduler.version {version}: nodes join with the same minor version{offer}")
+
+
+@check
+def admins_are_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if cluster.spec.cloud != "aws":
+        return  # the other clouds' principals come with their Kubernetes option
+    for i, admin in enumerate(cluster.spec.scheduler.admins):
+        path = f"scheduler.admins[{i}]"
+        if "*" in admin or "?" in admin:
+            yield SpecError(path, f"{admin!r} has a wildcard: name each IAM role or user that administers the cluster")
+        elif re.fullmatch(r"arn:aws(?:-[a-z]+)*:iam::\d{12}:root", admin):
+            yield SpecError(path, f"{admin!r} is the account root, which stands for every principal of the account: "
+                                  "name the IAM roles or users that administer the cluster")
+        elif not IAM_PRINCIPAL.fullmatch(admin):
+            yield SpecError(path, f"{admin!r} is not an IAM role or user ARN (arn:aws:iam::<account>:role/<name> or "
+                                  ":user/<name>); an assumed-role session or group cannot hold an access entry")
+
+
+@group_check
+def fleet_not_under_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if kubernetes_on(cluster) and group.spec.provisioner == "fleet":
+        yield SpecError(group.path("provisioner"), "the Kubernetes Cluster Autoscaler scales node groups through "
+                                                   "their Auto Scaling groups: set provisioner: autoscaling")
+
+
+@group_check
+def labels_and_taints_need_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if kubernetes_on(cluster):
+        return
+    for field in ("labels", "taints"):
+        if getattr(group.spec, field):
+            yield SpecError(group.path(field), f"{field} are Kubernetes node {field} and need scheduler.kind: "
+                                               "kubernetes; remove them from a VM cluster")
+
+
+def label_key_problem(key: str) -> str | None:
+    """Why a node label key cannot be set through the kubelet's registration, or None."""
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if _in_namespace(namespace, GPUFLEET_NAMESPACE):
+        return f"{GPUFLEET_NAMESPACE}/ labels are gpufleet's own (the nodes' placement); pick another prefix"
+    if key in KUBELET_SET_KEYS:
+        return "the kubelet and the cloud set this well-known label on every node themselves"
+    kubernetes = _in_namespace(namespace, "kubernetes.io") or _in_namespace(namespace, "k8s.io")
+    if kubernetes and not any(_in_namespace(namespace, allowed) for allowed in KUBELET_NAMESPACES):
+        return ("the NodeRestriction admission plugin refuses kubernetes.io and k8s.io labels from a node except under "
+                "kubelet.kubernetes.io/ and node.kubernetes.io/ (node-role.kubernetes.io/ is refused too); use "
+                "your own prefix, e.g. example.com/role")
+    return None
+
+
+def taint_key_problem(key: str) -> str | None:
+    """Why a taint key is reserved, or None."""
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if _in_namespace(namespace, GPUFLEET_NAMESPACE):
+        return f"{GPUFLEET_NAMESPACE}/ taints are gpufleet's own; pick another prefix"
+    if _in_namespace(namespace, "kubernetes.io") or _in_namespace(namespace, "k8s.io"):
+        # node.kubernetes.io/not-ready, unreachable, ...: the node lifecycle controller adds and removes these
+        # (kubernetes.io/docs/reference/labels-annotations-taints).
+        return "kubernetes.io and k8s.io taints belong to Kubernetes' own controllers; use your own prefix"
+    return None
+
+
+@group_check
+def labels_and_taints_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if not kubernetes_on(cluster):
+        return  # labels_and_taints_need_kubernetes refuses them all
+    # The path stops at `labels`: a label key's dots and slash are not field names.
+    for key in group.spec.labels:
+        problem = label_key_problem(key)
+        if problem:
+            yield SpecError(group.path("labels"), f"{key!r}: {problem}")
+    for j, taint in enumerate(group.spec.taints):
+        problem = taint_key_problem(taint.key)
+        if problem:
+            yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")

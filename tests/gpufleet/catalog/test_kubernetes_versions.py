@@ -1,0 +1,66 @@
+"""The Kubernetes version table: what it offers per cloud, its validation, and what it tells a stack on a day."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from gpufleet.catalog.kubernetes_versions import VERSIONS_FILE, load_kubernetes_versions
+from gpufleet.stackfile import SpecInvalid
+
+
+def test_aws_offers_the_shipped_stacks_version_newest_first() -> None:
+    table = load_kubernetes_versions()
+    offered = table.offered("aws")
+    assert offered[0] == "1.35" and offered == sorted(offered, key=lambda v: int(v.split(".")[1]), reverse=True)
+    assert table.offered("azure") == []
+
+
+def test_1_35_dates_match_the_eks_calendar() -> None:
+    version = load_kubernetes_versions().of("aws", "1.35")
+    assert version is not None
+    assert (version.standard_support_ends, version.extended_support_ends) == (date(2027, 3, 27), date(2028, 3, 27))
+
+
+def test_every_entry_names_a_source_the_file_describes() -> None:
+    table = load_kubernetes_versions()
+    assert all(v.source in table.sources for listed in table.versions.values() for v in listed)
+
+
+@pytest.mark.parametrize(("today", "words"), [
+    (date(2026, 11, 25), None),
+    (date(2027, 1, 25), None),                                  # 61 days out: not yet
+    (date(2027, 1, 26), "standard support ends on 2027-03-27 (in 60 days)"),
+    (date(2027, 3, 27), "standard support ended on 2027-03-27"),
+    (date(2028, 3, 27), "extended support ended on 2028-03-27"),
+])
+def test_support_warning_by_day(today: date, words: str | None) -> None:
+    warning = load_kubernetes_versions().of("aws", "1.35").support_warning("aws", today)
+    assert warning is None if words is None else words in warning
+
+
+def _table(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "versions.yaml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("entry", "words"), [
+    ('{version: "1.35", released: 2026-01-28, standard_support_ends: 2025-03-27, extended_support_ends: 2028-03-27, '
+     "source: s}", "released < standard_support_ends"),
+    ('{version: "1.35", released: 2026-01-28, standard_support_ends: 2027-03-27, extended_support_ends: 2028-03-27, '
+     "source: nowhere}", "not a key of sources"),
+    ('{version: "v1.35", released: 2026-01-28, standard_support_ends: 2027-03-27, extended_support_ends: '
+     "2028-03-27, source: s}", "versions.aws[0].version"),
+])
+def test_a_malformed_table_names_the_field(tmp_path: Path, entry: str, words: str) -> None:
+    path = _table(tmp_path, f"sources: {{s: somewhere}}\nversions:\n  aws:\n    - {entry}\n")
+    with pytest.raises(SpecInvalid) as invalid:
+        load_kubernetes_versions(path)
+    assert words in str(invalid.value)
+
+
+def test_the_shipped_file_is_the_default() -> None:
+    assert VERSIONS_FILE.name == "kubernetes_versions.yaml" and VERSIONS_FILE.exists()
