@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..catalog.eks_addons import load_eks_addons
 from ..catalog.kubernetes_versions import load_kubernetes_versions
 from .check_registry import check, group_check
 from .errors import SpecError
@@ -79,6 +80,11 @@ def kubernetes_version_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
             f"Kubernetes {version} is not offered on {cloud} per gpufleet/catalog/kubernetes_versions.yaml; use one "
             f"of: {', '.join(table.offered(cloud))}",
         )
+    elif cloud == "aws":
+        try:
+            load_eks_addons().for_minor(version)
+        except KeyError as missing:  # EKS needs its managed add-ons pinned for the minor (components/clouds/aws)
+            yield SpecError("scheduler.version", str(missing.args[0]))
 
 
 @check

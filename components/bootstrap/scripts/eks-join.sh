@@ -25,11 +25,15 @@ else
 fi
 
 args="--node-labels=$labels"
+# Canonical's bootstrap.sh configures the kubelet snap for the runtime it is told; GPU nodes use the NVIDIA
+# container runtime the image installs (canonical/ubuntu-cloud-docs docs/aws/aws-how-to/kubernetes/
+# enable-gpus-on-eks.rst:49, "--container-runtime nvidia-container-runtime").
 [[ -z $GPUFLEET_EKS_TAINTS ]] || args="$args --register-with-taints=$GPUFLEET_EKS_TAINTS"
 "$BOOTSTRAP" "$GPUFLEET_EKS_CLUSTER" \
   --apiserver-endpoint "$GPUFLEET_EKS_ENDPOINT" \
   --b64-cluster-ca "$GPUFLEET_EKS_CA" \
   --dns-cluster-ip "$GPUFLEET_EKS_DNS_IP" \
+  --container-runtime nvidia-container-runtime \
   --kubelet-extra-args "$args"
 mkdir -p "$STATE"
 touch "$STATE/eks-joined"

@@ -4,7 +4,7 @@ are children of the cluster. The Kubernetes steps (eks_steps.py) run only with `
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -21,6 +21,7 @@ from ..hooks import GroupHooks
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
+from .cluster_parts import ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
@@ -112,44 +113,6 @@ class AwsGpuCluster(pulumi.ComponentResource):
             "shared_file_system_id": self.shared_file_system_id,
             **self.kubernetes_outputs,
         }
-
-
-@dataclass(frozen=True)
-class ClusterNetwork:
-    """What the nodes and the file system live in, created or brought."""
-
-    vpc_id: pulumi.Output[str]
-    subnet_ids: dict[str, pulumi.Output[str]]
-    """Private subnet per zone."""
-    security_group_id: pulumi.Output[str]
-    """The node security group, created or brought."""
-    lustre_security_group: aws.ec2.SecurityGroup | None
-    """The shared file system's group; None without storage.shared."""
-
-
-@dataclass(frozen=True)
-class ClusterKey:
-    arn: pulumi.Output[str]
-    """The KMS key, created or brought."""
-    autoscaling_role_arn: pulumi.Output[str] | None
-    """The groups' own Auto Scaling role (per-cluster), made before the key that names it; None: the default."""
-
-
-@dataclass(frozen=True)
-class NodeIdentity:
-    """What the nodes run as."""
-
-    instance_profile_arn: pulumi.Output[str]
-    role_arn: pulumi.Output[str] | None
-    """None when the stack brings its instance profile."""
-
-
-@dataclass(frozen=True)
-class SharedFileSystem:
-    """The file system and the mount every node renders once its names are known."""
-
-    file_system_id: pulumi.Output[str]
-    mount: pulumi.Output[SharedMount]
 
 
 def _log_group_name(spec: ClusterSpec) -> str:

@@ -125,6 +125,7 @@ def test_the_join_script_runs_the_images_bootstrap_with_the_flags_once(tmp_path:
     (call,) = [c for c in node.calls() if c.startswith("bootstrap.sh ")]
     assert call == (
         f"bootstrap.sh train-eks --apiserver-endpoint {ENDPOINT} --b64-cluster-ca {CA} --dns-cluster-ip 10.100.0.10 "
+        "--container-runtime nvidia-container-runtime "
         "--kubelet-extra-args --node-labels=gpufleet.io/fabric=efa,gpufleet.io/group=h100,"
         "nvidia.com/device-plugin.config=group-h100,node.kubernetes.io/lifecycle=spot "
         "--register-with-taints=nvidia.com/gpu=present:NoSchedule,example.com/only:NoExecute"

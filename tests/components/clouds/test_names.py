@@ -93,7 +93,8 @@ def test_every_name_input_of_every_shipped_plan_has_a_row(shipped_plans: dict[st
     missing = set()
     for plan in shipped_plans.values():
         names = table(plan.cloud)
-        for resource in plan.resources:
+        # Kubernetes objects' names are checked by the API schemas (kubernetes-validate), not by a cloud's table.
+        for resource in (r for r in plan.resources if not r.type.startswith("kubernetes:")):
             for path, _ in name_inputs(resource.inputs):
                 if names.rule(resource.type, path) is None and (resource.type, path) not in names.not_created:
                     missing.add((resource.type, path))

@@ -16,7 +16,7 @@ from gpufleet.plan.planner import PlanResult
 
 # Type-token package -> the Python SDK package that declares it.
 SDKS = {"aws": "pulumi_aws", "azure-native": "pulumi_azure_native", "alicloud": "pulumi_alicloud",
-        "time": "pulumiverse_time"}
+        "time": "pulumiverse_time", "kubernetes": "pulumi_kubernetes"}
 # Types with no provider schema: gpufleet's own components and Python dynamic resources (their inputs are the
 # provider's own arguments).
 NO_SCHEMA = ("gpufleet:", "pulumi-python:dynamic", "pulumi:providers:")
@@ -26,6 +26,10 @@ def declared_inputs(token: str) -> set[str]:
     """The camelCase input names the SDK's Args class declares for a type token `pkg:module[/x]:Name`."""
     package, module, name = token.split(":")
     sdk = importlib.import_module(SDKS[package])
+    if package == "kubernetes":  # `apps/v1`, `rbac.authorization.k8s.io/v1`: the SDK's group module, then version
+        group, version = module.split("/")
+        return {camel for _, camel, _ in _py_properties(getattr(getattr(getattr(sdk, group.split(".")[0]), version),
+                                                                f"{name}Args"))}
     namespace = sdk if module.split("/")[0] == "index" else getattr(sdk, module.split("/")[0])
     # Where a nested input type has the resource's name (azure-native's network.SubnetArgs), the SDK calls the
     # resource's own arguments NAMEInitArgs.

@@ -3,13 +3,10 @@ plan JSON (summary.warnings) and the table. The day is fixed by the test."""
 
 from __future__ import annotations
 
-import copy
 import json
 from datetime import date
 
 import pytest
-from conftest import read_cluster, write_stack
-from kubernetes_lock import with_kubernetes_profiles
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -18,13 +15,8 @@ from gpufleet.plan.planner import plan_stack
 
 
 @pytest.fixture
-def eks_stack(stacks_dir, monkeypatch: pytest.MonkeyPatch):
-    with_kubernetes_profiles(monkeypatch, {"eks-135": "1.35"})
-    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
-    cluster.update(image="eks-135", scheduler={"kind": "kubernetes", "version": "1.35"})
-    cluster["network"]["zones"] = ["us-east-1a", "us-east-1b"]
-    cluster["node_groups"][0]["zone"] = "us-east-1a"
-    return write_stack(stacks_dir, "eks", cluster)
+def eks_stack(stacks_dir):
+    return stacks_dir / "Pulumi.aws-train-eks.yaml"
 
 
 def test_no_warning_inside_standard_support(eks_stack, stacks_dir) -> None:
@@ -50,7 +42,7 @@ def test_the_cli_shows_the_warning_in_json_and_table(eks_stack, stacks_dir, monk
     real = planner.plan_and_prepared
     monkeypatch.setattr(planner, "plan_and_prepared",
                         lambda path, directory=None, today=None: real(path, directory, date(2027, 6, 1)))
-    args = ["plan", "--stack", "eks", "--stacks-dir", str(stacks_dir)]
+    args = ["plan", "--stack", "aws-train-eks", "--stacks-dir", str(stacks_dir)]
     table = CliRunner().invoke(app, args)
     assert "warning: scheduler.version: Kubernetes 1.35 on aws: standard support ended" in " ".join(
         table.output.split())
@@ -62,7 +54,7 @@ def test_the_markdown_report_shows_the_warning(eks_stack, stacks_dir, monkeypatc
     real = planner.plan_and_prepared
     monkeypatch.setattr(planner, "plan_and_prepared",
                         lambda path, directory=None, today=None: real(path, directory, date(2027, 2, 1)))
-    report = CliRunner().invoke(app, ["plan", "--stack", "eks", "--stacks-dir", str(stacks_dir), "--format",
+    report = CliRunner().invoke(app, ["plan", "--stack", "aws-train-eks", "--stacks-dir", str(stacks_dir), "--format",
                                       "markdown"])
     assert "**warning**: scheduler.version: Kubernetes 1.35 on aws: standard support ends on 2027-03-27" in (
         " ".join(report.output.split()))

@@ -79,7 +79,8 @@ def test_a_build_type_missing_from_the_catalog_is_refused(tmp_path: Path, cloud:
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_an_unknown_profile_is_refused(tmp_path: Path, cloud: str) -> None:
     output = refused(images_stack(tmp_path, cloud, profile="cuda99-r1"))
-    assert "profile: unknown image profile 'cuda99-r1'; images/lock.yaml has: cuda12.8-r580, cuda13.0-r580" in output
+    assert ("profile: unknown image profile 'cuda99-r1'; images/lock.yaml has: cuda12.8-r580, cuda12.8-r580-eks1.35, "
+            "cuda13.0-r580") in output
 
 
 @pytest.mark.parametrize(("cloud", "region"), [("aws", "ap-south-1"), ("azure", "westus3"),

@@ -25,8 +25,8 @@ POD_TRUST = {"Service": "pods.eks.amazonaws.com"}
 
 
 def eks_cluster() -> dict[str, Any]:
-    """aws-train-p5 with `scheduler: kubernetes` (the VM image profile: the control plane does not read it)."""
-    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    """The shipped aws-train-eks, named train."""
+    cluster = {**copy.deepcopy(read_cluster("aws-train-eks")), "name": "train"}
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
     return cluster
 
@@ -161,7 +161,7 @@ def test_the_catalog_refuses_a_version_without_a_source() -> None:
 
 def test_a_version_without_addons_in_the_catalog_is_refused_naming_the_field(tmp_path: Path) -> None:
     cluster = eks_cluster()
-    cluster["scheduler"]["version"] = "1.29"
+    cluster["scheduler"]["version"] = "1.34"  # offered by EKS, not pinned in eks_addons.yaml
     with pytest.raises(SpecInvalid, match=r"scheduler\.version: .*eks_addons\.yaml has no add-on versions for "
-                                          r"Kubernetes 1\.29"):
+                                          r"Kubernetes 1\.34"):
         plan_stack(write_stack(tmp_path, "old", cluster))

@@ -26,9 +26,8 @@ LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 
 def eks_cluster(**scheduler: Any) -> dict[str, Any]:
-    """aws-train-p5 with `scheduler: kubernetes`. It keeps the VM image profile: the check that a Kubernetes stack
-    names a Kubernetes profile is not on this branch, and the control plane does not read the profile."""
-    cluster = copy.deepcopy(read_cluster("aws-train-p5"))
+    """The shipped aws-train-eks, named train, with an admin and the given scheduler settings."""
+    cluster = {**copy.deepcopy(read_cluster("aws-train-eks")), "name": "train"}
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35", "admins": [ADMIN], **scheduler}
     return cluster
 
@@ -154,7 +153,7 @@ def test_an_admin_listed_twice_or_running_the_deploy_gets_one_entry(tmp_path: Pa
 
 def test_a_brought_instance_profile_is_refused_naming_the_field(tmp_path: Path) -> None:
     cluster = eks_cluster()
-    cluster["identity"]["instance_profile_arn"] = "arn:aws:iam::123456789012:instance-profile/gpu-nodes"
+    cluster.setdefault("identity", {})["instance_profile_arn"] = "arn:aws:iam::123456789012:instance-profile/gpu-nodes"
     with pytest.raises(SpecInvalid, match=r"identity\.instance_profile_arn: .*EC2_LINUX"):
         plan_of(tmp_path, cluster)
 

@@ -22,15 +22,13 @@ from gpufleet.plan.kubernetes_answers import is_kubernetes
 from gpufleet.plan.planner import PlanResult, plan_stack
 
 PROVIDER = "pulumi:providers:kubernetes"
-LABELS = {"gpufleet.io/pool": "train"}
+LABELS = {"example.com/pool": "train"}
 TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
 
 
-def eks_cluster(stack: str = "aws-train-p5", **group: Any) -> dict[str, Any]:
-    """A shipped VM stack with `scheduler: kubernetes` and labels and a taint on its group (the VM image profile:
-    the check that a Kubernetes stack names a Kubernetes profile is not on this branch)."""
+def eks_cluster(stack: str = "aws-train-eks", **group: Any) -> dict[str, Any]:
+    """A shipped EKS stack with labels and a taint on its group."""
     cluster = copy.deepcopy(read_cluster(stack))
-    cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
     cluster["node_groups"][0].update(labels=LABELS, taints=[TAINT], **group)
     return cluster
 
@@ -43,7 +41,7 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
 @pytest.fixture(scope="module")
 def shared_plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     """g6e with time-slicing: the sharing mode reaches the device plugin."""
-    cluster = eks_cluster("aws-infer-g6e", gpu_sharing={"mode": "time-slicing", "replicas": 4}, rdma="off")
+    cluster = eks_cluster("aws-infer-eks", gpu_sharing={"mode": "time-slicing", "replicas": 4}, rdma="off")
     return plan_stack(write_stack(tmp_path_factory.mktemp("eks-shared"), "eks", cluster))
 
 
@@ -92,7 +90,7 @@ def test_the_autoscaler_resizes_the_group_by_the_name_the_scaling_group_gets(pla
 def test_gpu_daemons_follow_the_group_labels_and_tolerate_its_taint(plan: PlanResult) -> None:
     spec = kubernetes_object(plan, "DaemonSet", "aws-efa-k8s-device-plugin").inputs["spec"]["template"]["spec"]
     (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert {"key": "gpufleet.io/pool", "operator": "In", "values": ["train"]} in term["matchExpressions"]
+    assert {"key": "example.com/pool", "operator": "In", "values": ["train"]} in term["matchExpressions"]
     assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
         spec["tolerations"]
 

@@ -41,14 +41,13 @@ def resolved(stack: str, sharing: str | None = None) -> ResolvedCluster:
     group["labels"] = {"team.example.com/queue": "research"}
     group["taints"] = [{"key": "team.example.com/dedicated", "value": "train", "effect": "NoSchedule"}]
     if sharing == "time-slicing":
-        cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
         group.update(gpu_sharing={"mode": "time-slicing", "replicas": 4}, rdma="off")
     return resolve_cluster(cluster)
 
 
 def eks_join() -> EksJoin:
     out = pulumi.Output.from_input
-    return EksJoin(out(CLUSTER), out(ENDPOINT), out(CA), out("172.20.0.0/16"), out("sg-0cluster0000000001"))
+    return EksJoin(out(CLUSTER), out(ENDPOINT), out(CA), out("172.20.0.0/16"))
 
 
 def record(stack: str, eks: bool = True, sharing: str | None = None, name: str = CLUSTER,
@@ -92,7 +91,7 @@ def asg_tags(resources: list[RecordedResource]) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def p5() -> list[RecordedResource]:
-    return record("aws-train-p5")
+    return record("aws-train-eks")
 
 
 def test_the_join_runs_after_the_node_check_and_requires_it(p5: list[RecordedResource]) -> None:
@@ -132,7 +131,7 @@ def test_the_settings_carry_the_cluster_dns_labels_and_taints(p5: list[RecordedR
 
 
 def test_the_vm_part_of_the_user_data_is_unchanged(p5: list[RecordedResource]) -> None:
-    vm = yaml.safe_load(base64.b64decode(one(record("aws-train-p5", eks=False), LT).inputs["userData"]))
+    vm = yaml.safe_load(base64.b64decode(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
     eks = yaml.safe_load(cloud_config(one(p5, LT))[1])
     assert eks["write_files"][: len(vm["write_files"])] == vm["write_files"]
     assert [line for line in eks["runcmd"][1] if line != "gpufleet-eks-join.service"] == vm["runcmd"][1]
@@ -142,7 +141,7 @@ def test_instances_carry_the_owner_tag_and_a_vm_group_none(p5: list[RecordedReso
     specs = {s["resourceType"]: s["tags"] for s in one(p5, LT).inputs["tagSpecifications"]}
     assert specs["instance"][f"kubernetes.io/cluster/{CLUSTER}"] == "owned"
     assert not any(k.startswith("kubernetes.io/cluster/") for k in specs["volume"])
-    vm = one(record("aws-train-p5", eks=False), LT).inputs["tagSpecifications"]
+    vm = one(record("aws-train-eks", eks=False), LT).inputs["tagSpecifications"]
     assert not any(k.startswith("kubernetes.io/") for s in vm for k in s["tags"])
 
 
@@ -162,19 +161,19 @@ def test_the_group_tells_the_autoscaler_its_labels_taints_and_resources(p5: list
 
 
 def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
-    resources = record("aws-infer-g6e", sharing="time-slicing")
+    resources = record("aws-infer-eks", sharing="time-slicing")
     tags = asg_tags(resources)
-    gpus = resolved("aws-infer-g6e", "time-slicing").groups[0].known_types[0].gpu.count
+    gpus = resolved("aws-infer-eks", "time-slicing").groups[0].known_types[0].gpu.count
     assert tags[f"{TEMPLATE}/resources/nvidia.com/gpu"] == str(gpus * 4)
     assert tags[f"{TEMPLATE}/label/nvidia.com/device-plugin.config"] == "group-" + resolved(
-        "aws-infer-g6e", "time-slicing").groups[0].name
+        "aws-infer-eks", "time-slicing").groups[0].name
     assert f"{TEMPLATE}/resources/vpc.amazonaws.com/efa" not in tags
     assert f"{TEMPLATE}/resources/hugepages-2Mi" not in tags
     assert f"{TEMPLATE}/label/gpufleet.io/placement-group" not in tags
 
 
 def test_a_vm_group_has_no_autoscaler_tags() -> None:
-    tags = asg_tags(record("aws-train-p5", eks=False))
+    tags = asg_tags(record("aws-train-eks", eks=False))
     assert not any(k.startswith("k8s.io/") for k in tags)
 
 
@@ -182,26 +181,26 @@ def test_a_label_the_kubelet_may_not_set_is_refused_before_any_resource() -> Non
     labels = {"node-role.kubernetes.io/worker": "true"}
     with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: node-role\.kubernetes\.io/worker cannot "
                                              r"be set by a node's kubelet"):
-        record("aws-train-p5", labels=labels)
+        record("aws-train-eks", labels=labels)
 
 
 def test_a_placement_group_name_too_long_for_a_label_is_refused() -> None:
     with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels\[gpufleet\.io/placement-group\]: "):
-        record("aws-train-p5", name="a-cluster-name-long-enough-to-push-the-placement-group-past")
+        record("aws-train-eks", name="a-cluster-name-long-enough-to-push-the-placement-group-past")
 
 
 def test_a_label_gpufleet_sets_cannot_come_from_the_stack() -> None:
     with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: gpufleet\.io/group are set by gpufleet"):
-        record("aws-train-p5", labels={"gpufleet.io/group": "other"})
+        record("aws-train-eks", labels={"gpufleet.io/group": "other"})
 
 
 def test_a_fleet_cannot_join() -> None:
     with pytest.raises(pulumi.RunError, match=r"node_groups\[h100\]\.provisioner: fleet cannot join an EKS cluster"):
-        record("aws-train-p5", provisioner="fleet")
+        record("aws-train-eks", provisioner="fleet")
 
 
 def test_labels_past_the_groups_tag_limit_are_refused() -> None:
     labels = {f"team.example.com/l{i}": "x" for i in range(50)}
     with pytest.raises(BootstrapError, match=r"^node_groups\[h100\]\.labels: the Auto Scaling group would carry \d+ "
                                              r"tags .* over the 50 a group holds"):
-        record("aws-train-p5", labels=labels)
+        record("aws-train-eks", labels=labels)
