@@ -39,6 +39,15 @@ NON_PUBLIC: dict[int, tuple[Net, ...]] = {
 IPV4_EMBEDDING = (IPv6Network("::ffff:0:0/96"), IPv6Network("64:ff9b::/96"))
 
 
+def cidrs_written_as_text(value: object) -> object:
+    """A field validator's input, refused unless each range is text: pydantic would read a number or a boolean as an
+    address (`true` -> 0.0.0.1/32)."""
+    for item in value if isinstance(value, list) else [value]:
+        if item is not None and not isinstance(item, str):
+            raise ValueError(f"{item!r} is not a CIDR; write it as text like 10.42.0.0/16")
+    return value
+
+
 def as_ipv4(net: Net) -> list[Net]:
     """`net` with the part of it inside an IPv4-embedding IPv6 prefix replaced by the IPv4 range it carries."""
     if net.version == 4:

@@ -9,7 +9,7 @@ from pydantic import BeforeValidator, Field, field_validator, model_validator
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
-from .address_ranges import too_wide
+from .address_ranges import cidrs_written_as_text, too_wide
 from .gpu_sharing import GpuSharing
 from .mounts import mount_problem, normal
 from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint
@@ -132,11 +132,7 @@ class Network(StrictModel):
     @field_validator("cidr", "admin_cidrs", mode="before")
     @classmethod
     def _cidrs_are_written_as_text(cls, value: object) -> object:
-        # pydantic would read a number or a boolean as an address (`true` -> 0.0.0.1/32): refuse it instead.
-        for item in value if isinstance(value, list) else [value]:
-            if item is not None and not isinstance(item, str):
-                raise ValueError(f"{item!r} is not a CIDR; write it as text like 10.42.0.0/16")
-        return value
+        return cidrs_written_as_text(value)
 
     @field_validator("admin_cidrs")
     @classmethod

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..yaml_model import StrictModel
-from .address_ranges import too_wide
+from .address_ranges import cidrs_written_as_text, too_wide
 
 SchedulerKind = Literal["none", "kubernetes"]
 EndpointAccess = Literal["private", "public"]
@@ -59,10 +59,7 @@ class Scheduler(StrictModel):
     @field_validator("public_cidrs", mode="before")
     @classmethod
     def _cidrs_are_written_as_text(cls, value: object) -> object:
-        for item in value if isinstance(value, list) else [value]:
-            if not isinstance(item, str):
-                raise ValueError(f"{item!r} is not a CIDR; write it as text like 203.0.113.0/24")
-        return value
+        return cidrs_written_as_text(value)
 
     @field_validator("public_cidrs")
     @classmethod

@@ -8,21 +8,12 @@ from typing import Any
 
 import pytest
 from conftest import read_cluster, write_stack
+from stack_errors import errors_by_field
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.resolve import resolve_cluster
-from gpufleet.stackfile import SpecInvalid, sharing_checks
-
-
-def _errors(cluster: dict[str, Any]) -> dict[str, str]:
-    """Field path -> its messages, joined."""
-    with pytest.raises(SpecInvalid) as invalid:
-        resolve_cluster(cluster)
-    found: dict[str, str] = {}
-    for error in invalid.value.errors:
-        found[error.path] = " | ".join(filter(None, [found.get(error.path), error.message]))
-    return found
+from gpufleet.stackfile import sharing_checks
 
 
 @pytest.fixture
@@ -53,7 +44,7 @@ def test_mig_on_a100_without_rdma_resolves() -> None:
 
 
 def test_mig_on_an_rdma_group_is_refused() -> None:
-    errors = _errors(_with("aws-train-p5", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
+    errors = errors_by_field(_with("aws-train-p5", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
     assert "NCCL does not run over MIG" in errors["node_groups[0].gpu_sharing.mode"]
     assert "rdma: off" in errors["node_groups[0].gpu_sharing.mode"]
@@ -65,14 +56,15 @@ def test_mig_on_p5_with_rdma_off_resolves() -> None:
 
 
 def test_mig_on_l40s_is_refused() -> None:
-    errors = _errors(_with("aws-infer-g6e", rdma="off", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
+    errors = errors_by_field(_with("aws-infer-g6e", rdma="off",
+                                   gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
     assert list(errors) == ["node_groups[0].instance_types[0]"]
     assert "g6e.48xlarge's L40S (48 GB) does not support MIG" in errors["node_groups[0].instance_types[0]"]
 
 
 def test_a_profile_the_gpu_lacks_is_refused_with_the_ones_it_offers() -> None:
     # 1g.5gb is an A100 40 GB profile; the NC A100 v4 has the 80 GB A100.
-    errors = _errors(_a100(gpu_sharing={"mode": "mig", "mig_profile": "all-1g.5gb"}))
+    errors = errors_by_field(_a100(gpu_sharing={"mode": "mig", "mig_profile": "all-1g.5gb"}))
     message = errors["node_groups[0].gpu_sharing.mig_profile"]
     assert "does not offer all-1g.5gb" in message and "all-1g.10gb" in message and "all-balanced" in message
 
@@ -80,7 +72,7 @@ def test_a_profile_the_gpu_lacks_is_refused_with_the_ones_it_offers() -> None:
 def test_a_fallback_without_mig_is_refused() -> None:
     cluster = _with("aws-train-p5", rdma="off", instance_types=["p5.48xlarge", "g6e.48xlarge"],
                     gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == ["node_groups[0].instance_types[1]"]
 
 
@@ -88,7 +80,7 @@ def test_a_fallback_that_lacks_the_profile_is_refused() -> None:
     # p4d's A100 40 GB has no all-7g.80gb.
     cluster = _with("aws-train-p5", rdma="off", instance_types=["p5.48xlarge", "p4d.24xlarge"],
                     gpu_sharing={"mode": "mig", "mig_profile": "all-7g.80gb"})
-    message = _errors(cluster)["node_groups[0].gpu_sharing.mig_profile"]
+    message = errors_by_field(cluster)["node_groups[0].gpu_sharing.mig_profile"]
     assert "p4d.24xlarge's A100 (40 GB) does not offer all-7g.80gb" in message and "(instance_types[1])" in message
 
 
@@ -96,7 +88,7 @@ def test_types_whose_devices_differ_are_refused() -> None:
     # all-balanced exists on both, but makes 3g.40gb devices on the H100 80 GB and 3g.20gb on the A100 40 GB.
     cluster = _with("aws-train-p5", rdma="off", instance_types=["p5.48xlarge", "p4d.24xlarge"],
                     gpu_sharing={"mode": "mig", "mig_profile": "all-balanced"})
-    message = _errors(cluster)["node_groups[0].gpu_sharing.mig_profile"]
+    message = errors_by_field(cluster)["node_groups[0].gpu_sharing.mig_profile"]
     assert "different MIG devices" in message and "3g.20gb" in message and "3g.40gb" in message
 
 
@@ -111,13 +103,13 @@ def test_mig_is_not_built_on_alibaba_cloud_yet() -> None:
     cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
     cluster["node_groups"][0].update(instance_types=["ecs.gn7e-c16g1.32xlarge"], rdma="off",
                                      gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
     assert "not built on alicloud yet" in errors["node_groups[0].gpu_sharing.mode"]
 
 
 def test_time_slicing_on_an_rdma_group_is_refused(on_kubernetes) -> None:
-    errors = _errors(_with("aws-train-p5", gpu_sharing={"mode": "time-slicing", "replicas": 4}))
+    errors = errors_by_field(_with("aws-train-p5", gpu_sharing={"mode": "time-slicing", "replicas": 4}))
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
     assert "time-slicing on a group that uses RDMA (efa)" in errors["node_groups[0].gpu_sharing.mode"]
 
@@ -128,7 +120,7 @@ def test_time_slicing_without_rdma_on_kubernetes_resolves(on_kubernetes) -> None
 
 
 def test_time_slicing_needs_kubernetes() -> None:
-    errors = _errors(_with("aws-infer-g6e", rdma="off", gpu_sharing={"mode": "time-slicing", "replicas": 4}))
+    errors = errors_by_field(_with("aws-infer-g6e", rdma="off", gpu_sharing={"mode": "time-slicing", "replicas": 4}))
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
     assert "scheduler.kind: kubernetes" in errors["node_groups[0].gpu_sharing.mode"]
 
@@ -140,7 +132,7 @@ def test_time_slicing_needs_kubernetes() -> None:
     ({"mode": "mig", "mig_profile": "all-1g.10gb", "replicas": 2}, "replicas applies to mode time-slicing only"),
 ])
 def test_settings_belong_to_their_mode(sharing: dict[str, Any], words: str) -> None:
-    errors = _errors(_a100(gpu_sharing=sharing))
+    errors = errors_by_field(_a100(gpu_sharing=sharing))
     assert words in errors["node_groups[0].gpu_sharing"]
 
 
@@ -150,7 +142,7 @@ def test_settings_belong_to_their_mode(sharing: dict[str, Any], words: str) -> N
     ({"mode": "mps"}, "node_groups[0].gpu_sharing.mode"),
 ])
 def test_bad_values_name_their_field(sharing: dict[str, Any], path: str) -> None:
-    assert path in _errors(_a100(gpu_sharing=sharing))
+    assert path in errors_by_field(_a100(gpu_sharing=sharing))
 
 
 @pytest.mark.parametrize(("stack", "group", "field", "words"), [

@@ -14,11 +14,11 @@ import pytest
 from cli_run import run_main
 from conftest import read_cluster, write_stack
 from kubernetes_lock import with_kubernetes_profiles
+from stack_errors import errors_by_field
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.resolve import resolve_cluster
-from gpufleet.stackfile import SpecInvalid
 from gpufleet.stackfile.scheduler_checks import label_key_problem, taint_key_problem
 
 ADMIN = "arn:aws:iam::111122223333:role/platform/ClusterAdmin"
@@ -27,16 +27,6 @@ ADMIN = "arn:aws:iam::111122223333:role/platform/ClusterAdmin"
 @pytest.fixture(autouse=True)
 def node_profiles(monkeypatch: pytest.MonkeyPatch) -> None:
     with_kubernetes_profiles(monkeypatch, {"eks-135": "1.35", "eks-134": "1.34"})
-
-
-def _errors(cluster: dict[str, Any]) -> dict[str, str]:
-    """Field path -> its messages, joined."""
-    with pytest.raises(SpecInvalid) as invalid:
-        resolve_cluster(cluster)
-    found: dict[str, str] = {}
-    for error in invalid.value.errors:
-        found[error.path] = " | ".join(filter(None, [found.get(error.path), error.message]))
-    return found
 
 
 def _eks(stack: str = "aws-train-p5", scheduler: dict[str, Any] | None = None, image: str = "eks-135",
@@ -65,25 +55,25 @@ def test_a_kubernetes_cluster_with_its_profile_resolves() -> None:
 def test_kubernetes_only_on_aws_for_now(stack: str, words: str) -> None:
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == ["scheduler.kind"]
     assert words in errors["scheduler.kind"]
 
 
 def test_a_version_the_table_lacks_is_refused_with_the_offered_ones() -> None:
-    errors = _errors(_eks(scheduler={"version": "1.28"}))
+    errors = errors_by_field(_eks(scheduler={"version": "1.28"}))
     message = errors["scheduler.version"]
     assert "Kubernetes 1.28 is not offered on aws" in message and "1.35, 1.34" in message
 
 
 def test_a_vm_profile_under_kubernetes_is_refused() -> None:
-    errors = _errors(_eks(image="cuda12.8-r580"))
+    errors = errors_by_field(_eks(image="cuda12.8-r580"))
     assert list(errors) == ["image"]
     assert "is a VM image" in errors["image"] and "eks-135" in errors["image"]
 
 
 def test_a_profile_of_another_version_is_refused() -> None:
-    errors = _errors(_eks(image="eks-134"))
+    errors = errors_by_field(_eks(image="eks-134"))
     assert list(errors) == ["image"]
     assert "baked for Kubernetes 1.34" in errors["image"] and "scheduler.version 1.35" in errors["image"]
 
@@ -91,7 +81,7 @@ def test_a_profile_of_another_version_is_refused() -> None:
 def test_a_vm_cluster_naming_a_kubernetes_profile_is_refused() -> None:
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
     cluster["image"] = "eks-135"
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == ["image"]
     assert "is a Kubernetes node image" in errors["image"]
 
@@ -99,13 +89,13 @@ def test_a_vm_cluster_naming_a_kubernetes_profile_is_refused() -> None:
 def test_the_control_plane_needs_two_zones() -> None:
     cluster = _eks()
     cluster["network"]["zones"] = ["us-east-1a"]
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == ["network.zones"]
     assert "at least 2 zones" in errors["network.zones"]
 
 
 def test_fleet_is_refused_under_kubernetes() -> None:
-    errors = _errors(_eks(provisioner="fleet"))
+    errors = errors_by_field(_eks(provisioner="fleet"))
     assert list(errors) == ["node_groups[0].provisioner"]
     assert "Cluster Autoscaler" in errors["node_groups[0].provisioner"]
 
@@ -117,7 +107,7 @@ def test_fleet_is_refused_under_kubernetes() -> None:
 def test_labels_and_taints_need_kubernetes(group: dict[str, Any], field: str) -> None:
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
     cluster["node_groups"][0].update(group)
-    errors = _errors(cluster)
+    errors = errors_by_field(cluster)
     assert list(errors) == [field]
     assert "scheduler.kind: kubernetes" in errors[field]
 
@@ -133,7 +123,7 @@ def test_labels_and_taints_need_kubernetes(group: dict[str, Any], field: str) ->
     ("placement.gpufleet.io/group", "gpufleet's own"),
 ])
 def test_reserved_label_keys_are_refused(key: str, words: str) -> None:
-    errors = _errors(_eks(labels={key: "x"}))
+    errors = errors_by_field(_eks(labels={key: "x"}))
     assert list(errors) == ["node_groups[0].labels"]
     assert repr(key) in errors["node_groups[0].labels"] and words in errors["node_groups[0].labels"]
 
@@ -151,7 +141,7 @@ def test_label_keys_a_kubelet_may_set_pass(key: str) -> None:
 ])
 def test_reserved_taint_keys_are_refused(key: str, words: str) -> None:
     taints = [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}, {"key": key, "effect": "NoExecute"}]
-    errors = _errors(_eks(taints=taints))
+    errors = errors_by_field(_eks(taints=taints))
     assert list(errors) == ["node_groups[0].taints[1].key"]
     assert words in errors["node_groups[0].taints[1].key"]
 
@@ -169,7 +159,7 @@ def test_gpu_taint_passes() -> None:
     ("111122223333", "not an IAM role or user ARN"),
 ])
 def test_admins_must_be_role_or_user_arns(admin: str, words: str) -> None:
-    errors = _errors(_eks(scheduler={"admins": [ADMIN, admin]}))
+    errors = errors_by_field(_eks(scheduler={"admins": [ADMIN, admin]}))
     assert list(errors) == ["scheduler.admins[1]"]
     assert words in errors["scheduler.admins[1]"]
 
