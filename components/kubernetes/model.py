@@ -56,6 +56,9 @@ class InClusterArgs:
     kubernetes_version: str
     region: str
     groups: tuple[InClusterGroup, ...]
+    driver: str | None = None
+    """The lock profile's NVIDIA driver version, for clouds whose node image carries none (AKS: the GPU Operator's
+    driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
 
     def __post_init__(self) -> None:
         if not self.groups:
