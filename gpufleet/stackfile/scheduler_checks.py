@@ -1,8 +1,11 @@
 """Checks of `scheduler` and of the node groups' `labels` / `taints` against the cloud, the lock and each other.
 
-Kubernetes is built on AWS (EKS) so far. The stack's `image` is a lock profile: a Kubernetes cluster's nodes need a
-profile with a `kubernetes:` section baked for the same minor version (the kubelet on the image must match the
-control plane it joins), and a VM cluster's nodes one without. Node labels reach the node through the kubelet's
+Kubernetes is built on AWS (EKS) and Azure (AKS). The stack's `image` is a lock profile: on EKS a Kubernetes cluster's
+nodes need a profile with a `kubernetes:` section baked for the same minor version (the kubelet on the image must
+match the control plane it joins), and a VM cluster's nodes one without. An AKS agent pool takes no custom image: its
+nodes run AKS's node image, and the driver container installs the driver of a VM profile (its `driver`), so AKS takes
+a VM profile. The AKS-only rules (MIG through gpuInstanceProfile, Entra admins, AKS's reserved label prefix) are in
+the second half of this module. Node labels reach the node through the kubelet's
 own registration, so the NodeRestriction admission plugin's limits apply (kubernetes.io/docs/reference/
 access-authn-authz/admission-controllers/#noderestriction; kubernetes/kubernetes staging/src/k8s.io/kubelet/pkg/
 apis/well_known_labels.go): no key in a kubernetes.io or k8s.io namespace except under kubelet.kubernetes.io/ and
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog.eks_addons import load_eks_addons
 from ..catalog.kubernetes_versions import load_kubernetes_versions
+from ..catalog.mig import load_mig_facts
 from .check_registry import check, group_check
 from .errors import SpecError
 
@@ -26,12 +30,12 @@ if TYPE_CHECKING:
 
 # Clouds whose managed Kubernetes gpufleet builds, and what the others lack.
 KUBERNETES_GAPS = {
-    "azure": "Azure Kubernetes (AKS) is not available yet",
     "alicloud": "Alibaba Cloud Kubernetes (ACK) is not available yet",
 }
 # Zones the control plane needs: EKS takes subnets in at least two Availability Zones (EKS user guide,
 # network-reqs: "at least two subnets that are in different Availability Zones").
-CONTROL_PLANE_ZONES = {"aws": 2}
+# AKS runs its control plane itself and takes a regional cluster (network.zones: []) as well as a zonal one.
+CONTROL_PLANE_ZONES = {"aws": 2, "azure": 0}
 # Label namespaces gpufleet writes itself (the nodes' placement: zone, placement group, fabric, group).
 GPUFLEET_NAMESPACE = "gpufleet.io"
 # NodeRestriction: within kubernetes.io / k8s.io a kubelet may set only these namespaces (and their subdomains)...
@@ -102,6 +106,14 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if profile is None or kubernetes_on(cluster) and cluster.spec.cloud in KUBERNETES_GAPS:
         return  # image_profile_known, or kubernetes_built_on_the_cloud, reports it
     section, name = kubernetes_section(profile), cluster.spec.image
+    if kubernetes_on(cluster) and cluster.spec.cloud == "azure":
+        if section is not None:
+            vm_profiles = sorted(p for p, entry in cluster.lock.profiles.items() if kubernetes_section(entry) is None)
+            yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}): an "
+                                     "AKS agent pool takes no custom image, its driver is installed by the driver "
+                                     "container at a VM profile's driver version; name a VM profile: "
+                                     f"{', '.join(vm_profiles)}")
+        return
     if not kubernetes_on(cluster):
         if section is not None:
             yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}); a "
@@ -123,7 +135,7 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
 @check
 def admins_are_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if cluster.spec.cloud != "aws":
-        return  # the other clouds' principals come with their Kubernetes option
+        return  # AKS: admins_are_entra_objects; Alibaba Cloud's principals come with its Kubernetes option
     for i, admin in enumerate(cluster.spec.scheduler.admins):
         path = f"scheduler.admins[{i}]"
         if "*" in admin or "?" in admin:
@@ -139,8 +151,10 @@ def admins_are_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
 @group_check
 def fleet_not_under_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     if kubernetes_on(cluster) and group.spec.provisioner == "fleet":
+        through = ("their AKS agent pools (one scale set each)" if cluster.spec.cloud == "azure"
+                   else "their Auto Scaling groups")
         yield SpecError(group.path("provisioner"), "the Kubernetes Cluster Autoscaler scales node groups through "
-                                                   "their Auto Scaling groups: set provisioner: autoscaling")
+                                                   f"{through}: set provisioner: autoscaling")
 
 
 @group_check
@@ -193,3 +207,95 @@ def labels_and_taints_unreserved(cluster: ResolvedCluster, group: ResolvedGroup)
         problem = taint_key_problem(taint.key)
         if problem:
             yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")
+
+
+# --- AKS ------------------------------------------------------------------------------------------------------------
+
+# An Entra ID object id (a GUID), what AKS's Azure RBAC role assignments take as principalId.
+ENTRA_OBJECT_ID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+# Label prefix AKS reserves: "The following prefixes are AKS reserved prefixes and can't be used for any node:
+# kubernetes.azure.com/, kubernetes.io/" (learn.microsoft.com/azure/aks/use-labels#reserved-prefixes); AKS sets taints
+# under it itself too (kubernetes.azure.com/scalesetpriority=spot:NoSchedule on Spot pools, aks/spot-node-pool).
+AKS_NAMESPACE = "kubernetes.azure.com"
+# gpuInstanceProfile's values (azure-native containerservice GPUInstanceProfile; AKS docs gpu-multi-instance): one
+# uniform partition of every GPU of the pool into the smallest GPU instance of N slices (MIG1g on A100 40GB is
+# 1g.5gb, on A100 80GB 1g.10gb).
+AKS_GPU_INSTANCE_SLICES = (1, 2, 3, 4, 7)
+MIG_DEVICE = re.compile(r"^(\d)g\.(\d+)gb$")
+
+
+def _on_aks(cluster: ResolvedCluster) -> bool:
+    return kubernetes_on(cluster) and cluster.spec.cloud == "azure"
+
+
+def aks_gpu_instance_profile(profiles: dict[str, dict[str, int]], mig_profile: str) -> str | None:
+    """The gpuInstanceProfile (MIG1g ... MIG7g) that makes `mig_profile` on a GPU offering `profiles` (the catalog's
+    mig-parted configs -> devices), or None where AKS cannot express it: a mixed layout (all-balanced), or not the
+    smallest-memory instance of its slice count (all-1g.20gb on A100 80GB is 4x 1g.20gb, MIG1g makes 7x 1g.10gb)."""
+    devices = profiles.get(mig_profile)
+    if not devices or len(devices) != 1:
+        return None
+    match = MIG_DEVICE.fullmatch(next(iter(devices)))
+    if match is None or int(match[1]) not in AKS_GPU_INSTANCE_SLICES:
+        return None
+    slices, memory = int(match[1]), int(match[2])
+    same_slices = [int(m[2]) for layout in profiles.values() if len(layout) == 1
+                   for m in [MIG_DEVICE.fullmatch(next(iter(layout)))] if m and int(m[1]) == slices]
+    return f"MIG{slices}g" if memory == min(same_slices) else None
+
+
+@group_check
+def mig_expressible_on_aks(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    sharing = group.spec.gpu_sharing
+    if not _on_aks(cluster) or sharing.mode != "mig" or sharing.mig_profile is None:
+        return
+    facts = load_mig_facts()
+    for row in group.known_types:
+        gpu = facts.of(row.gpu)
+        if gpu is None or not gpu.mig or gpu.devices(sharing.mig_profile) is None:
+            continue  # mig_profile_offered (sharing_checks.py) reports it
+        if aks_gpu_instance_profile(gpu.profiles, sharing.mig_profile) is None:
+            fits = sorted(p for p in gpu.profiles if aks_gpu_instance_profile(gpu.profiles, p))
+            yield SpecError(group.path("gpu_sharing.mig_profile"),
+                            f"{sharing.mig_profile} cannot be made by an AKS agent pool: its gpuInstanceProfile "
+                            "(MIG1g|MIG2g|MIG3g|MIG4g|MIG7g) partitions every GPU into one size of instance, the "
+                            f"smallest of its slice count; on {row.name} use one of: {', '.join(fits)}")
+            return
+
+
+@check
+def admins_are_entra_objects(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not _on_aks(cluster):
+        return
+    for i, admin in enumerate(cluster.spec.scheduler.admins):
+        if not ENTRA_OBJECT_ID.fullmatch(admin):
+            yield SpecError(f"scheduler.admins[{i}]", f"{admin!r} is not an Entra ID object id (a GUID like "
+                                                      "00000000-0000-0000-0000-000000000000): name each user, group "
+                                                      "or service principal that administers the cluster by its "
+                                                      "object id (az ad user show --id <upn> --query id)")
+
+
+@group_check
+def aks_prefix_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if not _on_aks(cluster):
+        return
+    def reserved(key: str) -> bool:
+        return "/" in key and _in_namespace(key.split("/", 1)[0], AKS_NAMESPACE)
+    for key in group.spec.labels:
+        if reserved(key):
+            yield SpecError(group.path("labels"), f"{key!r}: {AKS_NAMESPACE}/ is a prefix AKS reserves for its own "
+                                                  "node labels; use your own prefix, e.g. example.com/role")
+    for j, taint in enumerate(group.spec.taints):
+        if reserved(taint.key):
+            yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: AKS sets {AKS_NAMESPACE}/ taints itself "
+                                                            "(the Spot pools' scalesetpriority); use your own prefix")
+
+
+@group_check
+def one_priority_per_agent_pool(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    """An agent pool has one scaleSetPriority (Regular or Spot), so a Regular base under Spot is two node groups.
+    (capacity_offered refuses mixed on Azure in general; spot with on_demand_base is refused by the Azure checks.)"""
+    if _on_aks(cluster) and group.spec.capacity == "mixed":
+        yield SpecError(group.path("capacity"), "an AKS agent pool runs one priority, Regular or Spot: give the "
+                                                "on-demand base a node group of its own (capacity: on-demand, size "
+                                                "on_demand_base) and the Spot nodes another (capacity: spot)")

@@ -15,7 +15,24 @@ def test_aws_offers_the_shipped_stacks_version_newest_first() -> None:
     table = load_kubernetes_versions()
     offered = table.offered("aws")
     assert offered[0] == "1.35" and offered == sorted(offered, key=lambda v: int(v.split(".")[1]), reverse=True)
-    assert table.offered("azure") == []
+    assert table.offered("alicloud") == []
+
+
+def test_aks_dates_match_the_aks_calendar() -> None:
+    table = load_kubernetes_versions()
+    assert table.offered("azure") == ["1.36", "1.35", "1.34", "1.33", "1.32"]
+    version = table.of("azure", "1.36")
+    assert version is not None
+    # AKS GA Jun 2026, end of life Jun 2027, LTS end of life Jun 2028: the last day of each month.
+    assert (version.released, version.standard_support_ends, version.extended_support_ends) == (
+        date(2026, 6, 1), date(2027, 6, 30), date(2028, 6, 30))
+
+
+def test_aks_1_34_is_warned_about_in_its_last_month() -> None:
+    version = load_kubernetes_versions().of("azure", "1.34")
+    assert version is not None
+    warning = version.support_warning("azure", date(2026, 11, 25))
+    assert warning is not None and "Kubernetes 1.34 on azure" in warning and "2026-11-30 (in 5 days)" in warning
 
 
 def test_1_35_dates_match_the_eks_calendar() -> None:
