@@ -2,12 +2,12 @@
 and its size at max: the autoscale setting's maximum, else sku.capacity)."""
 
 from ..cloud import CloudPolicies
-from . import encryption, exposure, fabric, identity, images, operations, spot
+from . import aks, encryption, exposure, fabric, identity, images, operations, spot
 from .readers import READERS
 
 POLICIES = CloudPolicies(
     cloud="azure",
     rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *fabric.RULES,
-           *operations.RULES),
+           *operations.RULES, *aks.RULES),
     readers=READERS,
 )

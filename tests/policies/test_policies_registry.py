@@ -22,7 +22,7 @@ from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
 
 ROOT = REPO
 AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations, logs, eks)
-AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("encryption", "exposure", "identity", "images",
+AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("aks", "encryption", "exposure", "identity", "images",
                                                                   "spot", "fabric", "operations"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")
 
