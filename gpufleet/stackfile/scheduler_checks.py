@@ -295,7 +295,13 @@ def aks_prefix_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Ite
 def one_priority_per_agent_pool(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     """An agent pool has one scaleSetPriority (Regular or Spot), so a Regular base under Spot is two node groups.
     (capacity_offered refuses mixed on Azure in general; spot with on_demand_base is refused by the Azure checks.)"""
-    if _on_aks(cluster) and group.spec.capacity == "mixed":
+    if not _on_aks(cluster):
+        return
+    if group.spec.capacity == "mixed":
         yield SpecError(group.path("capacity"), "an AKS agent pool runs one priority, Regular or Spot: give the "
                                                 "on-demand base a node group of its own (capacity: on-demand, size "
                                                 "on_demand_base) and the Spot nodes another (capacity: spot)")
+    elif group.spec.capacity == "reservation":
+        # gpufleet's agent pools draw on no capacity reservation group (components/clouds/azure, the AKS pools).
+        yield SpecError(group.path("capacity"), "capacity reservations are not built for AKS agent pools: use "
+                                                "on-demand or spot")

@@ -18,6 +18,8 @@ from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile
 
 ADMIN = "5f1c6a4e-8d2b-4c1a-9e3f-0a7b6c5d4e3f"
+RESERVATION = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGroups/rg/providers/Microsoft.Compute/"
+               "capacityReservationGroups/crg")
 
 
 def _aks(stack: str = "azure-infer-a100", scheduler: dict[str, Any] | None = None, **group: Any) -> dict[str, Any]:
@@ -95,6 +97,7 @@ def test_admins_must_be_entra_object_ids(admin: str) -> None:
     ({"provisioner": "fleet"}, "node_groups[0].provisioner", "AKS agent pools"),
     ({"capacity": "mixed", "on_demand_base": 1}, "node_groups[0].capacity", "one priority"),
     ({"capacity": "spot", "on_demand_base": 1}, "node_groups[0].on_demand_base", "node group of their own"),
+    ({"capacity": "reservation", "reservation_id": RESERVATION}, "node_groups[0].capacity", "not built for AKS"),
 ])
 def test_group_settings_aks_refuses(group: dict[str, Any], field: str, words: str) -> None:
     errors = errors_by_field(_aks(**group))
