@@ -138,14 +138,16 @@ def cluster(stack: str = TRAIN, group: dict[str, Any] | None = None, **changes: 
 
 
 def account(stack: ResolvedCluster, skus: str = "skus-eastus", usages: str | dict[str, Any] = "usages-eastus",
-            feature: str = "feature-encryptionathost-registered", **provider_states: str) -> Replay:
+            feature: str = "feature-encryptionathost-registered",
+            infiniband_feature: str = "feature-aksinfinibandsupport-registered", **provider_states: str) -> Replay:
     """A subscription answering every call the stack needs: registered providers unless provider_states says
-    otherwise (namespace with dots as underscores -> fixture), the feature, the SKU and usage lists."""
+    otherwise (namespace with dots as underscores -> fixture), the features (EncryptionAtHost, and AKS's
+    AKSInfinibandSupport, asked for AKS stacks with InfiniBand only), the SKU and usage lists."""
     replay = Replay()
     for namespace in cluster_providers(stack):
         state = provider_states.get(namespace.replace(".", "_"), "provider-registered")
         replay.add(fixture(state, namespace=namespace))
-    replay.add(fixture(feature)).add(fixture(skus))
+    replay.add(fixture(feature)).add(fixture(infiniband_feature)).add(fixture(skus))
     replay.add(usages if isinstance(usages, dict) else fixture(usages))
     return replay
 

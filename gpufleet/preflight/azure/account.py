@@ -46,6 +46,8 @@ def cluster_providers(cluster: ResolvedCluster) -> dict[str, str]:
         needed["Microsoft.Consumption"] = "budget.alert_at_percent"
     if spec.storage.shared is not None:
         needed["Microsoft.StorageCache"] = "storage.shared"  # Azure Managed Lustre
+    if spec.scheduler.kind == "kubernetes":
+        needed["Microsoft.ContainerService"] = "scheduler.kind"  # the AKS cluster and its agent pools
     return needed
 
 
@@ -79,10 +81,15 @@ def _provider(clients: AzureClients, namespace: str, field: str) -> Iterator[Fin
     )
 
 
+def feature_state(clients: AzureClients, namespace: str, name: str) -> str:
+    """A subscription feature's registration state (Registered, NotRegistered, Pending, ...)."""
+    found = ask(clients, f"the feature {namespace}/{name} (Features - Get)",
+                lambda: clients.features.features.get(namespace, name))
+    return str((found.properties.state if found.properties else None) or "NotRegistered")
+
+
 def _encryption_at_host(clients: AzureClients) -> Iterator[Finding]:
-    found = ask(clients, "the feature Microsoft.Compute/EncryptionAtHost (Features - Get)",
-                lambda: clients.features.features.get("Microsoft.Compute", "EncryptionAtHost"))
-    state = str((found.properties.state if found.properties else None) or "NotRegistered")
+    state = feature_state(clients, "Microsoft.Compute", "EncryptionAtHost")
     if state.lower() == "registered":
         return
     yield Finding(

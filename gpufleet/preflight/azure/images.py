@@ -31,6 +31,8 @@ GALLERY_API = "2024-03-03"
 def cluster_image_checks(clients: AzureClients, cluster: ResolvedCluster) -> list[Check]:
     spec = cluster.spec
     entry = cluster.image
+    if spec.scheduler.kind == "kubernetes":
+        return []  # AKS nodes boot AKS's node image: the lock profile gives the driver version only
     if entry is None or entry.id is None:
         return []  # unbaked: the plan says so and a real deploy refuses it before any call
     where = f"images/lock.yaml profiles.{spec.image}.images.azure.{spec.region}"

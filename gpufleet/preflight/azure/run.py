@@ -11,6 +11,7 @@ from .brought import brought_checks
 from .clients import AzureClients, Memo, default_clients
 from .compute import Compute, Placement, offering_checks, quota_check
 from .images import cluster_image_checks, images_stack_checks
+from .kubernetes import aks_checks
 from .network import network_checks
 
 if TYPE_CHECKING:
@@ -56,6 +57,7 @@ def _cluster_checks(clients: AzureClients, compute: Compute, cluster: ResolvedCl
     region, wanted = cluster.spec.region, placements(cluster)
     return [
         *cluster_account_checks(clients, cluster),
+        *aks_checks(clients, cluster),
         *offering_checks(compute, region, wanted, cluster.spec.storage.encryption_at_host),
         quota_check(compute, region, wanted),
         *network_checks(clients, cluster),

@@ -1,0 +1,89 @@
+"""Azure preflight of AKS stacks through the real SDK clients and recorded answers: the AKSInfinibandSupport feature
+for InfiniBand groups only, the ContainerService provider, and the GPU quota of each agent pool (the VM quota check,
+one pool per node group)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+from azure_replay import INFER, TRAIN, account, cluster, only, run, usages_with
+from conftest import read_cluster
+from test_preflight_azure_brought import GALLERY_VERSION, baked_lock
+
+from gpufleet.resolve import ResolvedCluster, resolve_cluster
+
+FEATURE = "features/AKSInfinibandSupport"
+KUBERNETES = {"kind": "kubernetes", "version": "1.36"}
+
+
+def aks(stack: str = TRAIN, group: dict[str, Any] | None = None) -> ResolvedCluster:
+    return cluster(stack, group, scheduler=KUBERNETES, storage={**_storage(stack)})
+
+
+def _storage(stack: str) -> dict[str, Any]:
+    storage = dict(read_cluster(stack)["storage"])
+    storage.pop("shared", None)  # the AKS templates mount no Lustre
+    return storage
+
+
+def test_an_aks_stack_with_infiniband_asks_the_feature_and_the_provider() -> None:
+    stack = aks()
+    replay = account(stack)
+    assert run(stack, replay) == []
+    asked = " ".join(replay.asked)
+    assert FEATURE in asked and "/providers/Microsoft.ContainerService " in asked + " "
+
+
+def test_no_gallery_image_is_read_for_aks_nodes(tmp_path: Path) -> None:
+    # AKS boots AKS's node image: a lock profile baked for Azure is not read (its driver version is what counts).
+    raw = copy.deepcopy(read_cluster(TRAIN))
+    raw.update(scheduler=KUBERNETES, storage=_storage(TRAIN))
+    stack = resolve_cluster(raw, lock=baked_lock(tmp_path))
+    replay = account(stack)
+    assert run(stack, replay) == []
+    assert not any(GALLERY_VERSION.lower() in path.lower() for path in replay.asked)
+
+
+def test_the_infiniband_feature_not_registered_names_the_group_field() -> None:
+    stack = aks()
+    finding = only(run(stack, account(stack, infiniband_feature="feature-aksinfinibandsupport-notregistered")),
+                   "azure-feature")
+    assert finding.field == "node_groups[0].rdma" and finding.blocking
+    assert "Microsoft.ContainerService/AKSInfinibandSupport is NotRegistered" in finding.says and "h100" in finding.says
+    assert finding.fix.startswith("az feature register --namespace Microsoft.ContainerService --name "
+                                  "AKSInfinibandSupport")
+
+
+def test_a_pending_registration_blocks_too() -> None:
+    stack = aks()
+    finding = only(run(stack, account(stack, infiniband_feature="feature-aksinfinibandsupport-pending")),
+                   "azure-feature")
+    assert "is Pending" in finding.says and finding.blocking
+
+
+def test_no_feature_is_asked_without_infiniband_or_without_kubernetes() -> None:
+    for stack in (aks(INFER), cluster(TRAIN)):
+        replay = account(stack, infiniband_feature="feature-aksinfinibandsupport-notregistered")
+        assert run(stack, replay) == []
+        assert not any(FEATURE in asked for asked in replay.asked)
+
+
+def test_an_unregistered_container_service_provider_names_the_scheduler() -> None:
+    stack = aks(INFER)
+    finding = only(run(stack, account(stack, Microsoft_ContainerService="provider-notregistered")), "azure-provider")
+    assert finding.field == "scheduler.kind" and "Microsoft.ContainerService is NotRegistered" in finding.says
+
+
+def test_each_gpu_pool_is_counted_against_its_family_quota() -> None:
+    stack = aks()
+    finding = only(run(stack, account(stack, usages="usages-eastus-low-gpu-quota")), "azure-quota")
+    assert finding.field == "node_groups[0].size.max"
+    assert "standardNDSH100v5Family" in finding.says and "16 x Standard_ND96isr_H100_v5" in finding.says
+
+
+def test_a_spot_pool_is_counted_against_the_spot_quota() -> None:
+    stack = aks(INFER)
+    finding = only(run(stack, account(stack, usages=usages_with({"lowPriorityCores": (0, 10)}))), "azure-quota")
+    assert "lowPriorityCores" in finding.says and "needs 192" in finding.says
