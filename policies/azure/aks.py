@@ -15,6 +15,7 @@ encryption at host).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +27,35 @@ from .resource_types import DISK_ENCRYPTION_SET
 
 MANAGED_CLUSTER = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
+
+# Built-in roles an AKS cluster's identity and its admins are granted, each allowed (azure-role-assignments-scoped)
+# only on the kind of resource it belongs on, and only in a stack with an AKS cluster. Role ids from the built-in
+# roles reference (learn.microsoft.com/azure/role-based-access-control/built-in-roles); what each is for: KMS with a
+# key in a private vault needs Key Vault Crypto User on the key and Key Vault Contributor on the vault (AKS docs
+# use-kms-etcd-encryption), a user-assigned identity needs Network Contributor on the subnets it joins (AKS docs
+# api-server-vnet-integration, configure-azure-cni), admins get Azure Kubernetes Service RBAC Cluster Admin on the
+# cluster (AKS docs manage-azure-rbac); Reader on the disk encryption set is read-only.
+_ARM = r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/"
+AKS_ROLES: dict[str, tuple[str, re.Pattern[str]]] = {
+    "12338af0-0e69-4776-bea7-d2b8c9d0c5fe": (
+        "Key Vault Crypto User", re.compile(_ARM + r"Microsoft\.KeyVault/vaults/[^/]+(/keys/[^/]+)?$", re.I)),
+    "f25e0fa2-a7c8-4377-a976-54943a77a395": (
+        "Key Vault Contributor", re.compile(_ARM + r"Microsoft\.KeyVault/vaults/[^/]+$", re.I)),
+    "4d97b98b-1d4f-4787-a291-c67834d212e7": (
+        "Network Contributor", re.compile(_ARM + r"Microsoft\.Network/virtualNetworks/[^/]+/subnets/[^/]+$", re.I)),
+    "acdd72a7-3385-48ef-bd42-f606fba81ae7": (
+        "Reader", re.compile(_ARM + r"Microsoft\.Compute/diskEncryptionSets/[^/]+$", re.I)),
+    "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b": (
+        "Azure Kubernetes Service RBAC Cluster Admin",
+        re.compile(_ARM + r"Microsoft\.ContainerService/managedClusters/[^/]+$", re.I)),
+}
+
+
+def aks_role_allowed(stack: Stack, role_guid: str, scope: object) -> bool:
+    """Whether a role assignment is one an AKS cluster of this stack needs, on the resource it belongs on."""
+    allowed = AKS_ROLES.get(role_guid.lower())
+    return (allowed is not None and isinstance(scope, str) and bool(allowed[1].match(scope))
+            and bool(stack.of_type(MANAGED_CLUSTER)))
 
 
 def check_kms_secrets(resource_type: str, props: Props, config: Config) -> Iterator[str]:

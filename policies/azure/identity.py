@@ -10,6 +10,7 @@ from typing import Any
 
 from ..meta import MANDATORY, Finding, Rule, Stack, config_schema, stack_rule
 from ..props import UNKNOWN, get, items
+from .aks import AKS_ROLES, MANAGED_CLUSTER, aks_role_allowed
 from .resource_types import ROLE_ASSIGNMENT, ROLE_DEFINITION
 
 # Built-in role definition GUIDs (Azure built-in roles reference) gpufleet grants: the disk encryption set's
@@ -51,11 +52,12 @@ def check_role_assignments(stack: Stack, config: Mapping[str, Any]) -> Iterator[
         if role is UNKNOWN or _custom_roles_ok(stack, node):
             continue
         guid = str(role).rsplit("/", 1)[-1].lower()
-        if guid not in allowed:
+        if guid not in allowed and not aks_role_allowed(stack, guid, scope):
             names = ", ".join(sorted(BUILT_IN_ROLES.values()))
             yield node.urn, (
                 f"role definition {role!r} is not an allowed role ({names}, a custom role of this stack without "
-                "wildcard actions, or one listed in allowedRoleDefinitionIds)"
+                "wildcard actions, or one listed in allowedRoleDefinitionIds; with an AKS cluster also "
+                f"{', '.join(name for name, _ in AKS_ROLES.values())}, each on its own kind of resource)"
             )
 
 
@@ -63,6 +65,6 @@ RULES: list[Rule] = [
     stack_rule(
         "azure-role-assignments-scoped",
         "Role assignments are scoped below the subscription and grant only the allowed roles.",
-        MANDATORY, "azure", [ROLE_ASSIGNMENT, ROLE_DEFINITION], check_role_assignments, schema=SCHEMA,
+        MANDATORY, "azure", [ROLE_ASSIGNMENT, ROLE_DEFINITION, MANAGED_CLUSTER], check_role_assignments, schema=SCHEMA,
     ),
 ]

@@ -171,3 +171,38 @@ def test_the_pack_blocks_a_world_open_api_server_and_a_cluster_without_the_stack
     found = _violations(["0.0.0.0/0"], with_des=False)
     assert sorted(found) == ["azure-aks-api-server-private", "azure-aks-disk-encryption-set"]
     assert "0.0.0.0/0" in found["azure-aks-api-server-private"]
+
+
+ROLES = "/subscriptions/00000000-0000-4000-8000-000000000000/providers/Microsoft.Authorization/roleDefinitions"
+ASSIGNMENT = "azure-native:authorization:RoleAssignment"
+AKS_ID = f"{SUB}/Microsoft.ContainerService/managedClusters/train"
+SUBNET = f"{SUB}/Microsoft.Network/virtualNetworks/vnet/subnets/nodes"
+VAULT = f"{SUB}/Microsoft.KeyVault/vaults/kv"
+
+
+def _assignment_messages(role: str, scope: str, with_cluster: bool = True) -> list[str]:
+    assignment = res(ASSIGNMENT, "grant", {"principalId": "p", "roleDefinitionId": f"{ROLES}/{role}",
+                                           "scope": scope})
+    resources = [assignment, res(CLUSTER, "aks", good_cluster())] if with_cluster else [assignment]
+    return [message for _, message in messages("azure-role-assignments-scoped", resources)]
+
+
+@pytest.mark.parametrize(("role", "scope"), [
+    ("12338af0-0e69-4776-bea7-d2b8c9d0c5fe", f"{VAULT}/keys/aks-kms"),
+    ("f25e0fa2-a7c8-4377-a976-54943a77a395", VAULT),
+    ("4d97b98b-1d4f-4787-a291-c67834d212e7", SUBNET),
+    ("acdd72a7-3385-48ef-bd42-f606fba81ae7", DES),
+    ("b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b", AKS_ID),
+])
+def test_the_roles_an_aks_cluster_needs_pass_on_their_own_resource_only(role: str, scope: str) -> None:
+    assert _assignment_messages(role, scope) == []
+    (wrong_place,) = _assignment_messages(role, f"{SUB}/Microsoft.Storage/storageAccounts/data")
+    assert "not an allowed role" in wrong_place and "Azure Kubernetes Service RBAC Cluster Admin" in wrong_place
+    (no_cluster,) = _assignment_messages(role, scope, with_cluster=False)
+    assert "not an allowed role" in no_cluster
+
+
+def test_network_contributor_on_the_whole_vnet_is_refused() -> None:
+    (message,) = _assignment_messages("4d97b98b-1d4f-4787-a291-c67834d212e7",
+                                      f"{SUB}/Microsoft.Network/virtualNetworks/vnet")
+    assert "not an allowed role" in message
