@@ -305,3 +305,19 @@ def one_priority_per_agent_pool(cluster: ResolvedCluster, group: ResolvedGroup) 
         # gpufleet's agent pools draw on no capacity reservation group (components/clouds/azure, the AKS pools).
         yield SpecError(group.path("capacity"), "capacity reservations are not built for AKS agent pools: use "
                                                 "on-demand or spot")
+
+
+@check
+def shared_storage_not_on_aks(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if _on_aks(cluster) and cluster.spec.storage.shared is not None:
+        yield SpecError("storage.shared", "AKS nodes do not mount the Azure Managed Lustre file system (its CSI driver "
+                                          "is not built): remove storage.shared from a Kubernetes stack")
+
+
+@group_check
+def idle_is_the_autoscalers_on_aks(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if _on_aks(cluster) and group.spec.idle is not None:
+        # AKS's cluster autoscaler removes a node no pod needs (autoscaler profile scale-down-unneeded-time); the
+        # VM path's GPU-utilisation autoscale rule has no place on an agent pool.
+        yield SpecError(group.path("idle"), "on AKS the cluster autoscaler scales a pool in when its nodes run no "
+                                            "pod: remove idle (and size.min bounds how far it goes)")

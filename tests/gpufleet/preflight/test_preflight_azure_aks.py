@@ -19,7 +19,8 @@ KUBERNETES = {"kind": "kubernetes", "version": "1.36"}
 
 
 def aks(stack: str = TRAIN, group: dict[str, Any] | None = None) -> ResolvedCluster:
-    return cluster(stack, group, scheduler=KUBERNETES, storage={**_storage(stack)})
+    # The VM template's GPU-idle rule is the cluster autoscaler's on AKS.
+    return cluster(stack, {"idle": None, **(group or {})}, scheduler=KUBERNETES, storage={**_storage(stack)})
 
 
 def _storage(stack: str) -> dict[str, Any]:

@@ -25,6 +25,7 @@ RESERVATION = ("/subscriptions/00000000-0000-4000-8000-000000000000/resourceGrou
 def _aks(stack: str = "azure-infer-a100", scheduler: dict[str, Any] | None = None, **group: Any) -> dict[str, Any]:
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.36", **(scheduler or {})}
+    cluster["node_groups"][0].pop("idle", None)  # the VM template's GPU-idle rule: the cluster autoscaler's on AKS
     cluster["node_groups"][0].update(group)
     return cluster
 
@@ -65,8 +66,15 @@ def test_mig_profiles_gpu_instance_profile_cannot_make_are_refused(profile: str)
     assert "gpuInstanceProfile" in message and "all-1g.10gb, all-2g.20gb" in message
 
 
+def test_shared_storage_is_refused_on_aks() -> None:
+    errors = errors_by_field(_aks("azure-train-ndh100"))
+    assert list(errors) == ["storage.shared"] and "Managed Lustre" in errors["storage.shared"]
+
+
 def test_mig_on_an_infiniband_group_is_refused_once() -> None:
-    errors = errors_by_field(_aks("azure-train-ndh100", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"}))
+    cluster = _aks("azure-train-ndh100", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
+    del cluster["storage"]["shared"]
+    errors = errors_by_field(cluster)
     assert list(errors) == ["node_groups[0].gpu_sharing.mode"]
     assert "RDMA" in errors["node_groups[0].gpu_sharing.mode"]
 
@@ -98,6 +106,7 @@ def test_admins_must_be_entra_object_ids(admin: str) -> None:
     ({"capacity": "mixed", "on_demand_base": 1}, "node_groups[0].capacity", "one priority"),
     ({"capacity": "spot", "on_demand_base": 1}, "node_groups[0].on_demand_base", "node group of their own"),
     ({"capacity": "reservation", "reservation_id": RESERVATION}, "node_groups[0].capacity", "not built for AKS"),
+    ({"idle": {"gpu_util_below": 5, "for_minutes": 60}}, "node_groups[0].idle", "cluster autoscaler"),
 ])
 def test_group_settings_aks_refuses(group: dict[str, Any], field: str, words: str) -> None:
     errors = errors_by_field(_aks(**group))
