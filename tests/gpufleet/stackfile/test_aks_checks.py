@@ -127,3 +127,12 @@ def test_the_entry_point_exits_2_naming_the_field(stacks_dir, monkeypatch: pytes
     assert run_main(monkeypatch, "plan", "--stack", "aks", "--stacks-dir", str(stacks_dir)) == 2
     text = " ".join(capsys.readouterr().err.split())
     assert field in text and words in text
+
+
+def test_plan_exits_2_for_mig_on_an_infiniband_pool(stacks_dir, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
+    cluster = _aks("azure-train-ndh100", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
+    del cluster["storage"]["shared"]
+    write_stack(stacks_dir, "aks-ib", cluster, **{"azure-native:location": "eastus"})
+    assert run_main(monkeypatch, "plan", "--stack", "aks-ib", "--stacks-dir", str(stacks_dir)) == 2
+    text = " ".join(capsys.readouterr().err.split())
+    assert "node_groups[0].gpu_sharing.mode" in text and "RDMA" in text
