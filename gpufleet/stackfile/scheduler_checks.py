@@ -4,9 +4,11 @@ Kubernetes is built on AWS (EKS) and Azure (AKS). The stack's `image` is a lock 
 nodes need a profile with a `kubernetes:` section baked for the same minor version (the kubelet on the image must
 match the control plane it joins), and a VM cluster's nodes one without. An AKS agent pool takes no custom image: its
 nodes run AKS's node image, and the driver container installs the driver of a VM profile (its `driver`), so AKS takes
-a VM profile. The AKS-only rules (MIG through gpuInstanceProfile, Entra admins, AKS's reserved label prefix) are in
-the second half of this module. Node labels reach the node through the kubelet's
-own registration, so the NodeRestriction admission plugin's limits apply (kubernetes.io/docs/reference/
+a VM profile. The AKS-only rules (MIG through gpuInstanceProfile, Entra admins, AKS's reserved label prefix, one
+priority per agent pool, what AKS nodes do not take) are in the second half of this module.
+
+Node labels reach the node through the kubelet's own registration, so the NodeRestriction admission plugin's limits
+apply (kubernetes.io/docs/reference/
 access-authn-authz/admission-controllers/#noderestriction; kubernetes/kubernetes staging/src/k8s.io/kubelet/pkg/
 apis/well_known_labels.go): no key in a kubernetes.io or k8s.io namespace except under kubelet.kubernetes.io/ and
 node.kubernetes.io/; the well-known keys the kubelet and the cloud set themselves (hostname, zone, instance type,
