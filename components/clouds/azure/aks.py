@@ -29,7 +29,7 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
 from pulumiverse_time import Sleep
 
-from .storage import KEY_SIZE, RBAC_PROPAGATION, role_definition_id
+from .storage import KEY_EXPIRES_AFTER, KEY_SIZE, RBAC_PROPAGATION, ROTATE_AFTER, role_definition_id
 
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
 KEY_VAULT_CRYPTO_USER = "12338af0-0e69-4776-bea7-d2b8c9d0c5fe"
@@ -89,7 +89,8 @@ class Aks:
 
 def kms_key(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> tuple[pulumi.Output[str], pulumi.Input[str]]:
     """KMS's key (its versioned URL) and the scope its role goes on: a key in the stack's vault, or the brought one.
-    No rotation policy: the cluster names one key version, and a version that expired would lock the secrets."""
+    It rotates like the disk key, but the cluster names one version: after a rotation, `pulumi refresh` then `pulumi
+    up` moves KMS to the new version (an update AKS allows), within the year before the old version expires."""
     if args.vault_name is None:
         url = args.brought_key_url or ""
         return pulumi.Output.from_input(url), pulumi.Output.concat(
@@ -99,7 +100,15 @@ def kms_key(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> tuple[pul
         key_name="gpufleet-kms",
         vault_name=args.vault_name,
         resource_group_name=args.resource_group_name,
-        properties=keyvault.KeyPropertiesArgs(kty="RSA", key_size=KEY_SIZE, key_ops=["encrypt", "decrypt"]),
+        properties=keyvault.KeyPropertiesArgs(
+            kty="RSA", key_size=KEY_SIZE, key_ops=["encrypt", "decrypt"],
+            rotation_policy=keyvault.RotationPolicyArgs(
+                attributes=keyvault.KeyRotationPolicyAttributesArgs(expiry_time=KEY_EXPIRES_AFTER),
+                lifetime_actions=[keyvault.LifetimeActionArgs(
+                    trigger=keyvault.TriggerArgs(time_after_create=ROTATE_AFTER),
+                    action=keyvault.ActionArgs(type="rotate"))],
+            ),
+        ),
         tags=args.tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protect)),
     )
