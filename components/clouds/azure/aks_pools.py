@@ -58,14 +58,26 @@ def pool_names(resolved: ResolvedCluster) -> dict[str, str]:
 
 
 def gpu_instance_profile(group: ResolvedGroup) -> str | None:
-    """MIG<n>g for a group sharing by MIG with one profile on every GPU (all-<n>g.<mem>); None without MIG."""
+    """MIG<n>g for a group sharing by MIG with one profile on every GPU; None without MIG. AKS names a pool's profile
+    by its compute slices alone (MIG1g..MIG7g), so the profile must be the GPU's smallest-memory one of those slices
+    (all-1g.10gb on an 80 GB A100, not all-1g.20gb; catalog/mig.yaml lists each GPU's profiles). Which memory AKS
+    gives each MIG<n>g is unconfirmed from the gpu-multi-instance page this session."""
     sharing = group.spec.gpu_sharing
     if sharing.mode != "mig":
         return None
-    match = re.fullmatch(r"all-([1-7])g\.\d+gb", str(sharing.mig_profile))
-    if match is None:
-        raise ValueError(f"{group.path('gpu_sharing.mig_profile')}: AKS sets one MIG profile per pool "
-                         f"(MIG1g..MIG7g): use all-<n>g.<memory>gb, not {sharing.mig_profile!r}")
+    from gpufleet.catalog import load_mig_facts
+
+    field = group.path("gpu_sharing.mig_profile")
+    match = re.fullmatch(r"all-([1-7])g\.(\d+)gb", str(sharing.mig_profile))
+    facts = load_mig_facts().of(group.primary.gpu) if group.primary else None
+    if match is None or facts is None:
+        raise ValueError(f"{field}: AKS sets one MIG profile per pool (MIG1g..MIG7g): use all-<n>g.<memory>gb of the "
+                         f"GPU, not {sharing.mig_profile!r}")
+    same_slices = [int(m.group(1)) for p in facts.profiles
+                   if (m := re.fullmatch(rf"all-{match.group(1)}g\.(\d+)gb", p))]
+    if int(match.group(2)) != min(same_slices, default=-1):
+        raise ValueError(f"{field}: AKS's MIG{match.group(1)}g is the GPU's smallest {match.group(1)}g profile "
+                         f"(all-{match.group(1)}g.{min(same_slices, default=0)}gb), not {sharing.mig_profile}")
     return f"MIG{match.group(1)}g"
 
 
@@ -89,11 +101,12 @@ def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
     return taints if any(key == GPU_TAINT[0] for key, _, _ in taints) else (*taints, GPU_TAINT)
 
 
-def refuse_mixed(group: ResolvedGroup) -> None:
-    """One pool has one priority: mixed capacity would need a Regular and a Spot pool, which gpufleet does not build."""
+def refuse_unbuilt_capacity(group: ResolvedGroup) -> None:
+    """A pool is Regular or Spot (Azure refuses mixed already, one priority per scale set); a pool on a capacity
+    reservation group is not built yet."""
     if group.spec.capacity not in ("on-demand", "spot"):
-        raise ValueError(f"{group.path('capacity')}: {group.spec.capacity} is not built on AKS (one priority per "
-                         "pool): use spot, or on-demand, and a second group for a Regular base")
+        raise ValueError(f"{group.path('capacity')}: {group.spec.capacity} is not built on AKS yet: use spot, or "
+                         "on-demand (a second group of on-demand for a Regular base)")
 
 
 @dataclass(frozen=True)
@@ -111,7 +124,7 @@ class PoolArgs:
 def agent_pool(name: str, group: ResolvedGroup, pool: str, args: PoolArgs,
                opts: pulumi.ResourceOptions) -> containerservice.AgentPool:
     """The group's pool, autoscaled between its min and max."""
-    refuse_mixed(group)
+    refuse_unbuilt_capacity(group)
     spec = group.spec
     spot = spec.capacity == "spot"
     labels: Mapping[str, str] = pool_labels(group)

@@ -78,7 +78,8 @@ def role_id(role: str) -> str:
 
 
 def test_the_cluster_runs_as_its_own_user_assigned_identity(plan: PlanResult) -> None:
-    cluster, identity = one(plan, CLUSTER), named(plan, "azure-native:managedidentity:UserAssignedIdentity", "train-aks")
+    cluster = one(plan, CLUSTER)
+    identity = named(plan, "azure-native:managedidentity:UserAssignedIdentity", "train-aks")
     assert cluster.inputs["identity"]["type"] == "UserAssigned"
     assert cluster.property_dependencies["identity"] == (identity.urn,)
     assert cluster.inputs["kubernetesVersion"] == VERSION
