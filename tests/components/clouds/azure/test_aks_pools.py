@@ -213,3 +213,48 @@ def test_a_reservation_group_and_a_doubled_memory_mig_profile_are_refused_naming
 def test_no_scale_set_or_node_identity_in_an_aks_stack(plans: dict[str, PlanResult]) -> None:
     for plan in plans.values():
         assert not of_type(plan, "azure-native:compute:VirtualMachineScaleSet")
+
+
+def aks_resources(plan: PlanResult) -> list[Any]:
+    return [r for r in plan.resources if r.type.startswith("azure-native:") and r.name.split("-", 1)[1].startswith(
+        ("aks", "kms", "apiserver", "h100", "a100"))]
+
+
+def test_aks_resources_register_only_inputs_the_sdk_declares(plans: dict[str, PlanResult]) -> None:
+    from pulumi._types import _py_properties
+    from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
+
+    args = {CLUSTER: containerservice.ManagedClusterArgs, POOL: containerservice.AgentPoolArgs,
+            "azure-native:network:Subnet": network.SubnetInitArgs, "azure-native:keyvault:Key": keyvault.KeyArgs,
+            "azure-native:managedidentity:UserAssignedIdentity": managedidentity.UserAssignedIdentityArgs,
+            "azure-native:authorization:RoleAssignment": authorization.RoleAssignmentArgs}
+    checked = [r for plan in plans.values() for r in aks_resources(plan)]
+    assert {r.type for r in checked} == set(args)
+    for resource in checked:
+        declared = {camel for _, camel, _ in _py_properties(args[resource.type])}
+        assert set(resource.inputs) <= declared, resource.name
+
+
+def test_every_aks_name_has_a_row_and_fits_it(plans: dict[str, PlanResult]) -> None:
+    from gpufleet.clouds.azure.names import NAMES
+
+    def names(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from names(item, f"{path}.{key}" if path else key)
+        elif isinstance(value, list):
+            for item in value:
+                yield from names(item, f"{path}[]")
+        elif isinstance(value, str) and path.rsplit(".", 1)[-1].removesuffix("[]").lower().endswith("name"):
+            yield path, value
+
+    found = 0
+    for plan in plans.values():
+        for resource in aks_resources(plan):
+            for path, value in names(resource.inputs):
+                rule = NAMES.rule(resource.type, path)
+                assert rule is not None or (resource.type, path) in NAMES.not_created, (resource.type, path)
+                if rule is not None:
+                    found += 1
+                    assert not rule.problems(value), (resource.type, path, value)
+    assert found >= 6
