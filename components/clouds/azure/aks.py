@@ -120,7 +120,9 @@ def apiserver_subnet(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> 
     return network.Subnet(
         f"{name}-apiserver",
         resource_group_name=args.resource_group_name,
-        virtual_network_name=args.vnet_name,
+        # After the node subnet: ARM writes a VNet's subnets through the VNet, and two writes at once may conflict
+        # (a precaution, not confirmed from a source).
+        virtual_network_name=pulumi.Output.all(args.vnet_name, args.node_subnet_id).apply(lambda names: names[0]),
         address_prefix=str(apiserver_subnet_cidr(args.vnet_cidr)),
         delegations=[network.DelegationArgs(name="aks-apiserver", service_name=APISERVER_DELEGATION)],
         opts=opts,
