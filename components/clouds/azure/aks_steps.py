@@ -65,6 +65,9 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
             "network.subnet_id: AKS reaches the stack's private Key Vault over API Server VNet Integration, whose "
             "delegated subnet gpufleet carves from a VNet it creates; set network.cidr instead of bringing the VNet")
     storage, scheduler = spec.storage, spec.scheduler
+    if storage.shared is not None:
+        raise pulumi.RunError("storage.shared: AKS nodes do not mount the Azure Managed Lustre file system yet (its "
+                              "CSI driver is not built); remove storage.shared from a scheduler kubernetes stack")
     aks = control_plane(scope.name, AksArgs(
         cluster_name=f"gpufleet-{spec.name}-{spec.environment}",
         version=scheduler.version or "",

@@ -182,3 +182,10 @@ def test_a_brought_network_is_refused_naming_the_field(tmp_path: Path, aks_check
     network.update(vnet_id=f"{group}/v", subnet_id=f"{group}/v/subnets/nodes")
     with pytest.raises(Exception, match=r"network\.subnet_id: AKS reaches the stack's private Key Vault"):
         plan_of(tmp_path, cluster)
+
+
+def test_shared_storage_is_refused_naming_the_field(tmp_path: Path, aks_checks_bypassed: None) -> None:
+    cluster = aks_cluster()
+    cluster["storage"]["shared"] = copy.deepcopy(read_cluster("azure-train-ndh100")["storage"]["shared"])
+    with pytest.raises(Exception, match=r"storage\.shared: AKS nodes do not mount"):
+        plan_of(tmp_path, cluster)
