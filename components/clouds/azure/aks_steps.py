@@ -37,10 +37,12 @@ class AksCluster:
     resource_group_name: pulumi.Output[str]
 
     def exports(self) -> dict[str, object]:
-        """Stack outputs: the cluster's name and the commands that write a kubeconfig for it."""
+        """Stack outputs: the cluster's name, the key version KMS encrypts secrets with, and the commands that write
+        a kubeconfig for it."""
         cluster = self.aks.cluster
         return {
             "kubernetes_cluster": cluster.name,
+            "kubernetes_kms_key": self.aks.kms_key_url,
             "kubeconfig": pulumi.Output.all(self.resource_group_name, cluster.name).apply(
                 lambda values: credentials_command(values[0], values[1])),
         }

@@ -124,7 +124,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         self.subnet_id = network.subnet_id
         self.scale_set_ids = {}
         self.disk_encryption_set_id = encryption.disk_encryption_set_id
-        self.key_id = kubernetes.aks.kms_key_url
+        self.key_id = encryption.key_id
         self.identity_id = kubernetes.aks.identity.id
         self.action_group_id = alarm_target
         self.shared_file_system_id = None

@@ -175,15 +175,19 @@ def test_the_stack_outputs_name_the_cluster_and_how_to_get_credentials(tmp_path:
             exported[name] = value
 
     monkeypatch.setattr(pulumi, "export", export)
-    monkeypatch.setattr(check_registry, "CHECKS", list(check_registry.CHECKS))
-    bypass_aks_checks()
-    plan = plan_of(tmp_path, aks_cluster())
+    original = bypass_aks_checks()
+    try:
+        plan = plan_of(tmp_path, aks_cluster())
+    finally:
+        check_registry.CHECKS[:] = original
     cluster = one(plan, CLUSTER).inputs
     assert exported["kubernetes_cluster"] == cluster["resourceName"] == "gpufleet-train-dev"
     assert exported["kubeconfig"] == (
         f"az aks get-credentials --resource-group {cluster['resourceGroupName']} --name gpufleet-train-dev && "
         "kubelogin convert-kubeconfig -l azurecli")
     assert exported["scale_set_ids"] == {}
+    kms = next(r for r in plan.resources if r.name == "train-kms").inputs
+    assert exported["kubernetes_kms_key"].startswith(f"https://{kms['vaultName']}.vault.azure.net/keys/gpufleet-kms/")
 
 
 def test_pool_names_are_lower_case_letters_and_digits_within_twelve() -> None:
