@@ -75,6 +75,9 @@ class AksArgs:
     public_cidrs: list[str] = field(default_factory=list)
     """Ranges the public API server answers; empty: a private cluster."""
     protect: bool = False
+    """prod: the cluster and the KMS key are protected in Pulumi."""
+    standard_tier: bool = False
+    """The Standard tier (API server uptime SLA, control plane scaled with load), else Free."""
     tags: dict[str, str] = field(default_factory=dict)
 
 
@@ -174,6 +177,7 @@ def control_plane(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> Aks
         location=args.location,
         dns_prefix=args.cluster_name,
         kubernetes_version=args.version,
+        sku=containerservice.ManagedClusterSKUArgs(name="Base", tier="Standard" if args.standard_tier else "Free"),
         identity=containerservice.ManagedClusterIdentityArgs(
             type="UserAssigned", user_assigned_identities=[identity.id]),
         disk_encryption_set_id=args.disk_encryption_set_id,

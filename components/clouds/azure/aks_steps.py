@@ -26,6 +26,10 @@ from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
 
 RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8874a7bb2d90"  # built-in-roles, Containers section
+# AKS pricing tiers (MicrosoftDocs/azure-aks-docs articles/aks/free-standard-pricing-tiers.md; the API's
+# ManagedClusterSKUTier): Free is for experimenting and workloads under 10 nodes, not production; Standard for
+# production.
+FREE_TIER_NODES = 10
 
 
 @dataclass(frozen=True)
@@ -87,10 +91,18 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
         encryption_at_host=storage.encryption_at_host,
         public_cidrs=[str(c) for c in scheduler.public_cidrs] if scheduler.endpoint == "public" else [],
         protect=scope.prod,
+        standard_tier=scope.prod or most_nodes(scope) >= FREE_TIER_NODES,
         tags=scope.tags,
     ), scope.child)
     admins = cluster_admins(scope, aks.cluster, subscription_id, deployer)
     return AksCluster(aks, admins, group_name)
+
+
+def most_nodes(scope: ClusterScope) -> int:
+    """The nodes the cluster can reach: every group at its max, and the system pool."""
+    from .aks import SYSTEM_POOL_NODES
+
+    return SYSTEM_POOL_NODES + sum(group.spec.size.max for group in scope.resolved.groups)
 
 
 def cluster_admins(scope: ClusterScope, cluster: containerservice.ManagedCluster, subscription_id: pulumi.Output[str],

@@ -144,6 +144,14 @@ def test_local_accounts_are_off_and_entra_rbac_and_workload_identity_on(plan: Pl
     assert inputs["oidcIssuerProfile"] == {"enabled": True}
     assert inputs["securityProfile"]["workloadIdentity"] == {"enabled": True}
     assert inputs["networkProfile"]["networkPlugin"] == "azure"
+    assert inputs["sku"] == {"name": "Base", "tier": "Standard"}  # 16 GPU nodes at most: past the Free tier's 10
+
+
+def test_a_small_dev_cluster_takes_the_free_tier(tmp_path: Path, aks_checks_bypassed: None) -> None:
+    cluster = aks_cluster()
+    cluster["node_groups"][0]["size"] = {"min": 0, "desired": 1, "max": 7}
+    cluster["budget"]["max_hourly_usd"] = 1600
+    assert one(plan_of(tmp_path, cluster), CLUSTER).inputs["sku"] == {"name": "Base", "tier": "Free"}
 
 
 def test_the_system_pool_is_small_and_tainted_for_critical_addons(plan: PlanResult) -> None:
