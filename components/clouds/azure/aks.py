@@ -2,13 +2,13 @@
 needs (waited for like every Azure role, storage.RBAC_PROPAGATION), the KMS key for secrets, the subnet the API server
 is projected into, and the ManagedCluster itself with its small system pool.
 
-Sources (learn.microsoft.com/azure/aks, read 2026-11 through the docs index):
-- use-kms-etcd-encryption: KMS needs a user-assigned identity ("doesn't work with system-assigned managed identity");
-  the identity holds Key Vault Crypto User on the key; with a private key vault the cluster must use API Server VNet
-  Integration (Konnectivity is not supported there); a vault firewall open to chosen networks or IPs is not supported;
-  the vault mode (public/private) cannot change while KMS is on. The private-vault steps also give the identity Key
-  Vault Contributor on the vault, so AKS can make its private link (that step as remembered from the page, not re-read
-  this session: unconfirmed).
+Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/aks/<page>.md):
+- use-kms-etcd-encryption (@00435f9): KMS "doesn't work with system-assigned managed identity"; with an RBAC vault the
+  identity holds Key Vault Crypto User (decrypt and encrypt) and, for a private key vault, Key Vault Contributor "to
+  create a private link between the private key vault and the cluster"; a private key vault needs API Server VNet
+  Integration; a vault firewall open to chosen networks or IPs blocks the plugin in public mode; the vault mode cannot
+  change while KMS is on; after a key rotation both versions must stay valid until the next one, and every secret is
+  rewritten (`kubectl get secrets --all-namespaces -o json | kubectl replace -f -`).
 - api-server-vnet-integration: the API server behind an internal load balancer in a subnet delegated to
   Microsoft.ContainerService/managedClusters, at least a /28; the cluster identity needs Network Contributor on it.
 - azure-disk-customer-managed-keys: node OS disks on a disk encryption set only from cluster creation; the cluster
@@ -93,7 +93,8 @@ class Aks:
 def kms_key(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> tuple[pulumi.Output[str], pulumi.Input[str]]:
     """KMS's key (its versioned URL) and the scope its role goes on: a key in the stack's vault, or the brought one.
     It rotates like the disk key, but the cluster names one version: after a rotation, `pulumi refresh` then `pulumi
-    up` moves KMS to the new version (an update AKS allows), within the year before the old version expires."""
+    up` moves KMS to the new version (an update AKS allows) and the secrets are rewritten, within the year before the
+    old version expires (each expires a year after its successor: both valid until the next rotation)."""
     if args.vault_name is None:
         url = args.brought_key_url or ""
         return pulumi.Output.from_input(url), pulumi.Output.concat(
