@@ -14,8 +14,10 @@ Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/ak
 - azure-disk-customer-managed-keys: node OS disks on a disk encryption set only from cluster creation; the cluster
   identity reads the DES (Reader).
 - managed-azure-ad / manage-azure-rbac: local accounts off with Entra ID and Azure RBAC for Kubernetes.
-- use-system-pools: the system pool carries CriticalAddonsOnly=true:NoSchedule so only critical add-ons land there;
-  at least two nodes of at least 4 vCPUs recommended.
+- use-system-pools (@fb060ab): the system pool carries CriticalAddonsOnly=true:NoSchedule so only critical pods land
+  there; system pools "must contain at least two nodes" (three recommended in production) of at least 4 vCPUs.
+- azure-disk-customer-managed-keys and api-server-vnet-integration read at the same commit: "The AKS cluster identity
+  needs Reader access to the DiskEncryptionSet"; Network Contributor on the API server and cluster subnets.
 The KMS plugin encrypts and decrypts with the key (Azure/kubernetes-kms pkg/plugin/keyvault.go: baseClient.Encrypt /
 Decrypt): the stack's disk key admits only wrapKey/unwrapKey, so KMS gets its own key in the stack's vault.
 """

@@ -1,12 +1,15 @@
 """One AKS agent pool (mode User) per node group: its VM size, zones, autoscaler bounds, Spot priority, taints and
 labels, MIG profile, and no AKS driver (the GPU Operator's driver container installs the lock's driver).
 
-Sources (learn.microsoft.com/azure/aks, read 2026-11; ../shared/reference/kubernetes-gpu.md section 2):
-- use-nvidia-gpu: `gpuProfile.driver: None` skips AKS's GPU driver install on a pool; a GPU pool's VM size and taints
-  are set at creation.
-- gpu-multi-instance: `gpuInstanceProfile` MIG1g..MIG7g, fixed when the pool is made.
-- spot-node-pool: priority Spot, eviction Delete, max price -1 (never evicted for price) or a price; priority and max
-  price cannot change; AKS adds the label and taint kubernetes.azure.com/scalesetpriority=spot(:NoSchedule).
+Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/aks/<page>.md @fb060ab):
+- use-nvidia-gpu: `--gpu-driver none` (gpuProfile.driver None) at pool creation skips AKS's GPU driver install, and
+  no update or upgrade changes it; "Taints and VM sizes can only be set for node pools during node pool creation".
+- gpu-multi-instance: `gpuInstanceProfile` MIG1g..MIG7g ("You can't change the applied GPU instance profile after node
+  pool creation"); its table for Standard_ND96asr_v4 (A100 40 GB) maps MIG1g to 1g.5gb, MIG2g to 2g.10gb, MIG3g to
+  3g.20gb, MIG4g to 4g.20gb, MIG7g to 7g.40gb: each the smallest-memory profile of its slices.
+- spot-node-pool: priority Spot, eviction Delete, max price -1 (never evicted for price) or a price; "You can't change
+  ScaleSetPriority or SpotMaxPrice after creation"; a Spot pool has the label kubernetes.azure.com/scalesetpriority:
+  spot and the taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule.
 - create-node-pools: a pool name starts with a lower-case letter, lower-case letters and digits only, at most 12
   characters for a Linux pool.
 """
@@ -60,8 +63,8 @@ def pool_names(resolved: ResolvedCluster) -> dict[str, str]:
 def gpu_instance_profile(group: ResolvedGroup) -> str | None:
     """MIG<n>g for a group sharing by MIG with one profile on every GPU; None without MIG. AKS names a pool's profile
     by its compute slices alone (MIG1g..MIG7g), so the profile must be the GPU's smallest-memory one of those slices
-    (all-1g.10gb on an 80 GB A100, not all-1g.20gb; catalog/mig.yaml lists each GPU's profiles). Which memory AKS
-    gives each MIG<n>g is unconfirmed from the gpu-multi-instance page this session."""
+    (all-1g.10gb on an 80 GB A100, not all-1g.20gb; catalog/mig.yaml lists each GPU's profiles), as the page's 40 GB
+    table shows; for 80 GB GPUs the same rule is inferred, not read."""
     sharing = group.spec.gpu_sharing
     if sharing.mode != "mig":
         return None
