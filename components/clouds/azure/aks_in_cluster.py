@@ -2,10 +2,11 @@
 and the kubeconfig its Kubernetes provider reaches the API server with.
 
 With local accounts off, AKS's user kubeconfig authenticates through kubelogin. `kubelogin convert-kubeconfig -l
-azurecli` rewrites its user to an exec plugin running `kubelogin get-token --login azurecli --server-id <AKS server
-app>` (azure.github.io/kubelogin, cli/convert-kubeconfig and concepts/login-modes/azure-cli; 6dae42f8-4368-4678-
-94ff-3960e28e3630 is the AKS AAD server application, concepts/aks): a token from the deployer's `az login` on each
-call, so no token lands in the state (the same idea as `aws eks get-token` on EKS).
+azurecli` rewrites each kubelogin user to the exec `kubelogin get-token --login azurecli --server-id <id>` of
+client.authentication.k8s.io/v1beta1, keeping the server id the user had (Azure/kubelogin @6678496:
+pkg/internal/converter/convert.go; docs/book/src/concepts/aks.md: 6dae42f8-4368-4678-94ff-3960e28e3630 is the AKS AAD
+server application, the same in every environment). The token comes from the deployer's `az login` on each call, so
+none lands in the state (the same idea as `aws eks get-token` on EKS).
 """
 
 from __future__ import annotations
@@ -24,6 +25,12 @@ from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 EXEC_API = "client.authentication.k8s.io/v1beta1"
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
 KUBELOGIN_ARGS = ["get-token", "--login", "azurecli", "--server-id", AKS_SERVER_ID]
+
+
+def server_id(user: dict[str, Any]) -> str:
+    """The --server-id the user's kubelogin exec names, as the converter keeps it; AKS's server app otherwise."""
+    args = list(((user.get("user") or {}).get("exec") or {}).get("args") or [])
+    return args[args.index("--server-id") + 1] if "--server-id" in args[:-1] else AKS_SERVER_ID
 
 
 @dataclass(frozen=True)
@@ -79,8 +86,9 @@ def in_cluster_groups(resolved: ResolvedCluster, pools: dict[str, str]) -> tuple
 
 def kubelogin_kubeconfig(kubeconfig: dict[str, Any]) -> str:
     """AKS's user kubeconfig with every user turned into the azurecli kubelogin exec, as JSON."""
-    exec_user = {"exec": {"apiVersion": EXEC_API, "command": "kubelogin", "args": list(KUBELOGIN_ARGS)}}
-    users = [{"name": user["name"], "user": exec_user} for user in kubeconfig.get("users") or []]
+    users = [{"name": user["name"], "user": {"exec": {
+        "apiVersion": EXEC_API, "command": "kubelogin", "args": [*KUBELOGIN_ARGS[:-1], server_id(user)]}}}
+        for user in kubeconfig.get("users") or []]
     return json.dumps({**kubeconfig, "users": users}, sort_keys=True)
 
 

@@ -91,6 +91,7 @@ NAMES = NameTable(
         (AGENT_POOL, "resourceName"): "the AKS cluster's name (its own row)",
         (AGENT_POOL, "vmSize"): "a VM size",
         (AKS, "agentPoolProfiles[].vmSize"): "a VM size",
+        (AKS, "sku.name"): "an AKS SKU (Base)",
         ("azure-native:network:Subnet", "delegations[].serviceName"): "the Azure service the subnet is delegated to",
         ("azure-native:keyvault:Key", "vaultName"): "the vault's name (its own row)",
         ("azure-native:compute:GalleryImage", "galleryName"): "the gallery's name (its own row)",

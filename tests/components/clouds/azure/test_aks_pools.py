@@ -262,3 +262,12 @@ def test_every_aks_name_has_a_row_and_fits_it(plans: dict[str, PlanResult]) -> N
                     found += 1
                     assert not rule.problems(value), (resource.type, path, value)
     assert found >= 6
+
+
+def test_the_conversion_keeps_the_server_id_the_user_had_and_drops_any_other_login() -> None:
+    from components.clouds.azure.aks_in_cluster import kubelogin_kubeconfig
+
+    config = {"users": [{"name": "u", "user": {"exec": {"command": "kubelogin", "args": [
+        "get-token", "--login", "devicecode", "--server-id", "other-server", "--client-id", "c"]}}}]}
+    (user,) = json.loads(kubelogin_kubeconfig(config))["users"]
+    assert user["user"]["exec"]["args"] == ["get-token", "--login", "azurecli", "--server-id", "other-server"]
