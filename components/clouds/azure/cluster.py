@@ -1,9 +1,12 @@
 """The Azure GPU cluster: a list of steps (resource group, network, key, identity, alarm target, budget, shared
-storage, node groups), each a `create_*` function below whose resources are children of the cluster."""
+storage, node groups), each a `create_*` function below whose resources are children of the cluster. With
+`scheduler: kubernetes` the AKS steps (aks_steps.py) take the place of the node identity, the shared storage and the
+scale sets: the AKS cluster, one agent pool per node group, and the in-cluster layer."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
@@ -29,6 +32,9 @@ from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
 from .storage import AzureDiskEncryption, DiskEncryptionArgs
 from .subnets import lustre_subnet_cidr, node_subnet_cidr
 
+if TYPE_CHECKING:
+    from .aks_steps import AksCluster
+
 # The longest address the file system's MGS can have: rendering with it first reports an oversized user data
 # before any resource.
 LONGEST_ADDRESS = "255.255.255.255"
@@ -46,7 +52,8 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
-    if resolved.spec.admin_ssh_public_key is None and not runtime.running_offline():
+    kubernetes = resolved.spec.scheduler.kind == "kubernetes"  # AKS makes its nodes' accounts itself
+    if resolved.spec.admin_ssh_public_key is None and not kubernetes and not runtime.running_offline():
         raise pulumi.RunError(
             "admin_ssh_public_key is unset: Azure needs a public key for a Linux scale set without a password; "
             "set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)"
@@ -81,6 +88,10 @@ class AzureGpuCluster(pulumi.ComponentResource):
         group = create_resource_group(scope, client)
         network = create_network(scope, group.name)
         encryption = create_key(scope, group.name, client)
+        kubernetes = create_kubernetes(scope, group.name, network, encryption, client)
+        if kubernetes is not None:
+            self._kubernetes(scope, group, network, encryption, kubernetes)
+            return
         identity = create_identity(scope, group.name, client)
         alarm_target = create_alarm_target(scope, group.name)
         create_budget(scope, group.id, alarm_target)
@@ -96,6 +107,28 @@ class AzureGpuCluster(pulumi.ComponentResource):
         self.identity_id = identity.identity_id
         self.action_group_id = alarm_target
         self.shared_file_system_id = shared.file_system_id if shared else None
+        self.kubernetes_outputs: dict[str, object] = {}
+        self.register_outputs(self.exports())
+
+    def _kubernetes(self, scope: ClusterScope, group: ClusterResourceGroup, network: AzureNetwork,
+                    encryption: AzureDiskEncryption, kubernetes: AksCluster) -> None:
+        """scheduler kubernetes: the alarm target and budget, one agent pool per group, the in-cluster layer."""
+        from .aks_steps import aks_pools, aks_workloads
+
+        alarm_target = create_alarm_target(scope, group.name)
+        create_budget(scope, group.id, alarm_target)
+        pools = aks_pools(scope, kubernetes, network.subnet_id)
+        aks_workloads(scope, kubernetes, pools)
+        self.resource_group_name = group.name
+        self.vnet_id = network.vnet_id
+        self.subnet_id = network.subnet_id
+        self.scale_set_ids = {}
+        self.disk_encryption_set_id = encryption.disk_encryption_set_id
+        self.key_id = encryption.key_id
+        self.identity_id = kubernetes.aks.identity.id
+        self.action_group_id = alarm_target
+        self.shared_file_system_id = None
+        self.kubernetes_outputs = kubernetes.exports()
         self.register_outputs(self.exports())
 
     def exports(self) -> dict[str, object]:
@@ -110,6 +143,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
             "identity_id": self.identity_id,
             "action_group_id": self.action_group_id,
             "shared_file_system_id": self.shared_file_system_id,
+            **self.kubernetes_outputs,
         }
 
 
@@ -197,6 +231,21 @@ def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Clie
         ),
         opts=scope.child,
     )
+
+
+def create_kubernetes(scope: ClusterScope, group_name: pulumi.Output[str], network: AzureNetwork,
+                      encryption: AzureDiskEncryption, client: Client) -> AksCluster | None:
+    """scheduler kubernetes: the AKS cluster on the stack's keys in its VNet, and its admins (aks_steps.py); None
+    for a VM cluster."""
+    spec = scope.spec
+    if spec.scheduler.kind != "kubernetes":
+        return None
+    from .aks_steps import AksNetwork, aks_control_plane  # the in-cluster layer loads only for Kubernetes
+
+    return aks_control_plane(
+        scope, group_name, AksNetwork(network.vnet_name, spec.network.cidr, network.subnet_id),
+        encryption.disk_encryption_set_id, encryption.vault_id, encryption.vault_name, client.subscription_id,
+        (client.object_id, spec.identity.deployer_principal_type))
 
 
 def create_identity(scope: ClusterScope, group_name: pulumi.Output[str], client: Client) -> NodeIdentity:

@@ -9,6 +9,7 @@ offline (public IP addresses, key material) are left out, never made up.
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
 from typing import Any
 
@@ -44,7 +45,37 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:monitor:ActionGroup": ("Microsoft.Insights/actionGroups", "actionGroupName"),
     "azure-native:monitor:MetricAlert": ("Microsoft.Insights/metricAlerts", "ruleName"),
     "azure-native:storagecache:AmlFilesystem": ("Microsoft.StorageCache/amlFilesystems", "amlFilesystemName"),
+    "azure-native:containerservice:ManagedCluster": ("Microsoft.ContainerService/managedClusters", "resourceName"),
+    "azure-native:containerservice:AgentPool": (
+        "Microsoft.ContainerService/managedClusters/{resourceName}/agentPools", "agentPoolName"),
 }
+
+# Stand-in for the API server's private FQDN, which AKS assigns at creation: a name under the reserved .invalid
+# top-level domain (RFC 2606), so the offline kubeconfig shows its shape without a made-up host.
+STAND_IN_API_SERVER = "aks.example.invalid"
+# The shape of AKS's user kubeconfig on a cluster with Entra ID (az aks get-credentials; kubelogin docs,
+# concepts/aks): one cluster, context and user, the user an exec of kubelogin. Certificate data is Azure's to
+# answer and is left out.
+STAND_IN_KUBECONFIG = f"""apiVersion: v1
+kind: Config
+clusters:
+- name: aks
+  cluster:
+    server: https://{STAND_IN_API_SERVER}:443
+contexts:
+- name: aks
+  context:
+    cluster: aks
+    user: clusterUser_aks
+current-context: aks
+users:
+- name: clusterUser_aks
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: kubelogin
+      args: [get-token, --login, devicecode, --server-id, 6dae42f8-4368-4678-94ff-3960e28e3630]
+"""
 
 # Stand-in for the file system's MGS address, which Azure assigns in its subnet at creation: an RFC 5737
 # documentation address, never routable, so the offline plan shows the mount's shape without a made-up host.
@@ -53,6 +84,7 @@ STAND_IN_MGS_ADDRESS = "192.0.2.4"
 # Resources whose user-assigned identities go in as a list of ids and come back as a map by id.
 IDENTITY_MAPS = {
     "azure-native:compute:VirtualMachineScaleSet",
+    "azure-native:containerservice:ManagedCluster",
     "azure-native:virtualmachineimages:VirtualMachineImageTemplate",
     "azure-native:storagecache:AmlFilesystem",
 }
@@ -151,4 +183,9 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
     """A local answer to an Azure invoke, or None when there is none."""
     if token == "azure-native:authorization:getClientConfig":
         return {"clientId": CLIENT, "objectId": CLIENT, "subscriptionId": SUBSCRIPTION, "tenantId": TENANT}
+    if token == "azure-native:containerservice:listManagedClusterUserCredentials":
+        # CredentialResults: kubeconfigs[], each a name and the base64 kubeconfig file (azure-native's
+        # ListManagedClusterUserCredentialsResult / CredentialResultResponse).
+        encoded = base64.b64encode(STAND_IN_KUBECONFIG.encode()).decode()
+        return {"kubeconfigs": [{"name": "clusterUser", "value": encoded}]}
     return None

@@ -13,6 +13,11 @@ GROUP = "azure-native:resources:ResourceGroup"
 VAULT = "azure-native:keyvault:Vault"
 VMSS = "azure-native:compute:VirtualMachineScaleSet"
 TEMPLATE = "azure-native:virtualmachineimages:VirtualMachineImageTemplate"
+AKS = "azure-native:containerservice:ManagedCluster"
+AGENT_POOL = "azure-native:containerservice:AgentPool"
+# learn.microsoft.com/azure/aks/create-node-pools (limitations): a pool name starts with a lower-case letter and holds
+# lower-case letters and digits only; Linux pools 1-12 characters (Windows 1-6).
+POOL_NAME = r"[a-z][a-z0-9]*"
 NETWORK_NAME = r"[A-Za-z0-9][A-Za-z0-9_.-]*[A-Za-z0-9_]"
 NO_LIMIT = "no documented limit found (unconfirmed); unique inside its parent resource"
 ANY = r"[\s\S]+"
@@ -59,6 +64,17 @@ NAMES = NameTable(
         NameRule("azure-native:authorization:RoleDefinition", "roleName", 512, ANY, "tenant",
                  "Azure RBAC docs, Azure custom roles: Name (roleName) at most 512 characters; a custom role's "
                  "name is unique in the Microsoft Entra directory (tenant)"),
+        NameRule(AKS, "resourceName", 63, r"[A-Za-z0-9](?:[A-Za-z0-9_-]*[A-Za-z0-9])?", "resource group",
+                 f"{RULES}, Microsoft.ContainerService managedClusters: resource group, 1-63, alphanumerics, "
+                 "underscores and hyphens; start and end with alphanumeric"),
+        NameRule(AKS, "dnsPrefix", 54, r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?", "none",
+                 "AKS API reference, ManagedCluster dnsPrefix: 1-54, alphanumerics and hyphens, start and end "
+                 "alphanumeric (unconfirmed against the page this session)"),
+        NameRule(AKS, "agentPoolProfiles[].name", 12, POOL_NAME, "parent",
+                 "AKS docs, create-node-pools: lower-case letters and digits, a letter first, Linux pools 1-12"),
+        NameRule(AGENT_POOL, "agentPoolName", 12, POOL_NAME, "parent",
+                 "AKS docs, create-node-pools: lower-case letters and digits, a letter first, Linux pools 1-12"),
+        NameRule("azure-native:network:Subnet", "delegations[].name", None, ANY, "parent", NO_LIMIT),
         NameRule(TEMPLATE, "customize[].name", None, ANY, "parent", NO_LIMIT),
         NameRule(TEMPLATE, "validate.inVMValidations[].name", None, ANY, "parent", NO_LIMIT),
         NameRule(TEMPLATE, "distribute[].runOutputName", None, ANY, "parent", NO_LIMIT),
@@ -69,8 +85,14 @@ NAMES = NameTable(
             "keyvault:Key", "keyvault:Vault", "managedidentity:UserAssignedIdentity", "monitor:ActionGroup",
             "monitor:AutoscaleSetting", "monitor:MetricAlert", "network:NatGateway", "network:NetworkSecurityGroup",
             "network:PublicIPAddress", "network:Subnet", "network:VirtualNetwork", "storagecache:AmlFilesystem",
-            "virtualmachineimages:VirtualMachineImageTemplate",
+            "virtualmachineimages:VirtualMachineImageTemplate", "containerservice:ManagedCluster",
+            "containerservice:AgentPool",
         )},
+        (AGENT_POOL, "resourceName"): "the AKS cluster's name (its own row)",
+        (AGENT_POOL, "vmSize"): "a VM size",
+        (AKS, "agentPoolProfiles[].vmSize"): "a VM size",
+        (AKS, "sku.name"): "an AKS SKU (Base)",
+        ("azure-native:network:Subnet", "delegations[].serviceName"): "the Azure service the subnet is delegated to",
         ("azure-native:keyvault:Key", "vaultName"): "the vault's name (its own row)",
         ("azure-native:compute:GalleryImage", "galleryName"): "the gallery's name (its own row)",
         ("azure-native:network:Subnet", "virtualNetworkName"): "the virtual network's (autonamed) name",

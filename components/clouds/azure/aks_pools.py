@@ -1,0 +1,164 @@
+"""One AKS agent pool (mode User) per node group: its VM size, zones, autoscaler bounds, Spot priority, taints and
+labels, MIG profile, and no AKS driver (the GPU Operator's driver container installs the lock's driver).
+
+Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/aks/<page>.md @fb060ab):
+- use-nvidia-gpu: `--gpu-driver none` (gpuProfile.driver None) at pool creation skips AKS's GPU driver install, and
+  no update or upgrade changes it; "Taints and VM sizes can only be set for node pools during node pool creation".
+- gpu-multi-instance: `gpuInstanceProfile` MIG1g..MIG7g ("You can't change the applied GPU instance profile after node
+  pool creation"); its table for Standard_ND96asr_v4 (A100 40 GB) maps MIG1g to 1g.5gb, MIG2g to 2g.10gb, MIG3g to
+  3g.20gb, MIG4g to 4g.20gb, MIG7g to 7g.40gb: each the smallest-memory profile of its slices.
+- spot-node-pool: priority Spot, eviction Delete, max price -1 (never evicted for price) or a price; "You can't change
+  ScaleSetPriority or SpotMaxPrice after creation"; a Spot pool has the label kubernetes.azure.com/scalesetpriority:
+  spot and the taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule.
+- create-node-pools: a pool name starts with a lower-case letter, lower-case letters and digits only, at most 12
+  characters for a Linux pool.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import containerservice
+
+from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
+from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+
+GROUP_LABEL = "gpufleet.io/group"
+FABRIC_LABEL = "gpufleet.io/fabric"
+GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
+SPOT_TAINT = (SPOT_KEY, "spot", "NoSchedule")
+NEVER_EVICTED_FOR_PRICE = -1
+# A change to any of these makes a new pool (the sources above): Pulumi replaces it, and the plan says so.
+POOL_CREATION_ONLY = ["vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "scaleSetEvictionPolicy",
+                      "spotMaxPrice", "nodeTaints", "availabilityZones", "vnetSubnetID", "osSKU",
+                      "enableEncryptionAtHost", "osDiskSizeGB", "enableNodePublicIP"]
+
+
+def pool_name(group_name: str) -> str:
+    """The group's agent pool name: lower-case letters and digits, a letter first, cut to the Linux limit."""
+    cleaned = re.sub(r"[^a-z0-9]", "", group_name.lower())
+    if not cleaned or not cleaned[0].isalpha():
+        cleaned = "g" + cleaned
+    return cleaned[: NAMES.limit(AGENT_POOL, "agentPoolName")]
+
+
+def pool_names(resolved: ResolvedCluster) -> dict[str, str]:
+    """Group name -> pool name; two groups cut to one name, or to the system pool's, are refused naming the field."""
+    from .aks import SYSTEM_POOL
+
+    names: dict[str, str] = {}
+    for group in resolved.groups:
+        name = pool_name(group.spec.name)
+        if name in names.values() or name == SYSTEM_POOL:
+            raise ValueError(f"{group.path('name')}: its AKS pool name {name!r} (lower-case letters and digits, at "
+                             "most 12) is another pool's; rename the group")
+        names[group.spec.name] = name
+    return names
+
+
+def gpu_instance_profile(group: ResolvedGroup) -> str | None:
+    """MIG<n>g for a group sharing by MIG with one profile on every GPU; None without MIG. AKS names a pool's profile
+    by its compute slices alone (MIG1g..MIG7g), so the profile must be the GPU's smallest-memory one of those slices
+    (all-1g.10gb on an 80 GB A100, not all-1g.20gb; catalog/mig.yaml lists each GPU's profiles), as the page's 40 GB
+    table shows; for 80 GB GPUs the same rule is inferred, not read."""
+    sharing = group.spec.gpu_sharing
+    if sharing.mode != "mig":
+        return None
+    from gpufleet.catalog import load_mig_facts
+
+    field = group.path("gpu_sharing.mig_profile")
+    match = re.fullmatch(r"all-([1-7])g\.(\d+)gb", str(sharing.mig_profile))
+    facts = load_mig_facts().of(group.primary.gpu) if group.primary else None
+    if match is None or facts is None:
+        raise ValueError(f"{field}: AKS sets one MIG profile per pool (MIG1g..MIG7g): use all-<n>g.<memory>gb of the "
+                         f"GPU, not {sharing.mig_profile!r}")
+    same_slices = [int(m.group(1)) for p in facts.profiles
+                   if (m := re.fullmatch(rf"all-{match.group(1)}g\.(\d+)gb", p))]
+    if int(match.group(2)) != min(same_slices, default=-1):
+        raise ValueError(f"{field}: AKS's MIG{match.group(1)}g is the GPU's smallest {match.group(1)}g profile "
+                         f"(all-{match.group(1)}g.{min(same_slices, default=0)}gb), not {sharing.mig_profile}")
+    return f"MIG{match.group(1)}g"
+
+
+def pool_labels(group: ResolvedGroup) -> dict[str, str]:
+    """The labels the pool's nodes carry from gpufleet and the stack (AKS adds its own, spot's among them)."""
+    from components.kubernetes.gpu_sharing import sharing_labels  # loads only for a Kubernetes cluster
+
+    from .aks_in_cluster import sharing_of
+
+    fabric = "infiniband" if group.rdma and group.fabric == "infiniband" else "none"
+    labels = {GROUP_LABEL: group.spec.name, FABRIC_LABEL: fabric, **sharing_labels(sharing_of(group))}
+    clash = sorted(set(labels) & set(group.spec.labels))
+    if clash:
+        raise ValueError(f"{group.path('labels')}: {', '.join(clash)} are set by gpufleet; remove them")
+    return {**group.spec.labels, **labels}
+
+
+def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
+    """The stack's taints, then the GPU taint unless the stack taints nvidia.com/gpu itself."""
+    taints = tuple((t.key, t.value, t.effect) for t in group.spec.taints)
+    return taints if any(key == GPU_TAINT[0] for key, _, _ in taints) else (*taints, GPU_TAINT)
+
+
+def refuse_unbuilt_capacity(group: ResolvedGroup) -> None:
+    """A pool is Regular or Spot (Azure refuses mixed already, one priority per scale set); a pool on a capacity
+    reservation group is not built yet."""
+    if group.spec.capacity not in ("on-demand", "spot"):
+        raise ValueError(f"{group.path('capacity')}: {group.spec.capacity} is not built on AKS yet: use spot, or "
+                         "on-demand (a second group of on-demand for a Regular base)")
+
+
+@dataclass(frozen=True)
+class PoolArgs:
+    """What every pool shares."""
+
+    cluster_name: pulumi.Input[str]
+    resource_group_name: pulumi.Input[str]
+    subnet_id: pulumi.Input[str]
+    version: str
+    root_volume_gb: int
+    encryption_at_host: bool
+
+
+def agent_pool(name: str, group: ResolvedGroup, pool: str, args: PoolArgs,
+               opts: pulumi.ResourceOptions) -> containerservice.AgentPool:
+    """The group's pool, autoscaled between its min and max."""
+    refuse_unbuilt_capacity(group)
+    spec = group.spec
+    spot = spec.capacity == "spot"
+    labels: Mapping[str, str] = pool_labels(group)
+    return containerservice.AgentPool(
+        f"{name}-{spec.name}",
+        agent_pool_name=pool,
+        resource_name_=args.cluster_name,
+        resource_group_name=args.resource_group_name,
+        mode="User",
+        type="VirtualMachineScaleSets",
+        vm_size=spec.instance_types[0],
+        availability_zones=list(group.zones) or None,
+        vnet_subnet_id=args.subnet_id,
+        orchestrator_version=args.version,
+        enable_auto_scaling=True,
+        min_count=spec.size.min,
+        max_count=spec.size.max,
+        count=spec.size.desired,
+        node_labels=dict(labels),
+        node_taints=[f"{key}={value}:{effect}" for key, value, effect in pool_taints(group)],
+        scale_set_priority="Spot" if spot else "Regular",
+        scale_set_eviction_policy="Delete" if spot else None,
+        spot_max_price=(spec.spot_max_price or NEVER_EVICTED_FOR_PRICE) if spot else None,
+        gpu_profile=containerservice.GPUProfileArgs(driver="None"),
+        gpu_instance_profile=gpu_instance_profile(group),
+        os_type="Linux",
+        os_sku="Ubuntu",
+        os_disk_size_gb=args.root_volume_gb,
+        enable_encryption_at_host=args.encryption_at_host,
+        enable_node_public_ip=False,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+            replace_on_changes=POOL_CREATION_ONLY,
+            ignore_changes=["count"])),  # the autoscaler owns the count between min and max
+    )
