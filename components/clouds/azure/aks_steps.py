@@ -25,7 +25,7 @@ from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_o
 from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
 
-RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8874a7bb2d90"  # built-in-roles, Containers section
+RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"  # built-in-roles, Containers section
 # AKS pricing tiers (MicrosoftDocs/azure-aks-docs articles/aks/free-standard-pricing-tiers.md; the API's
 # ManagedClusterSKUTier): Free is for experimenting and workloads under 10 nodes, not production; Standard for
 # production.

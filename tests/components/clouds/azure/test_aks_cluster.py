@@ -34,7 +34,7 @@ ROLES = {  # built-in-roles page ids
     "node-subnet": "4d97b98b-1d4f-4787-a291-c67834d212e7",  # Network Contributor
     "apiserver-subnet": "4d97b98b-1d4f-4787-a291-c67834d212e7",
 }
-RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8874a7bb2d90"
+RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 
 
 def bypass_aks_checks() -> list[Any]:
