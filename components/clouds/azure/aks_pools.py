@@ -23,8 +23,10 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice
 
+from gpufleet.catalog import load_mig_facts
 from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile
 
 GROUP_LABEL = "gpufleet.io/group"
 FABRIC_LABEL = "gpufleet.io/fabric"
@@ -61,27 +63,13 @@ def pool_names(resolved: ResolvedCluster) -> dict[str, str]:
 
 
 def gpu_instance_profile(group: ResolvedGroup) -> str | None:
-    """MIG<n>g for a group sharing by MIG with one profile on every GPU; None without MIG. AKS names a pool's profile
-    by its compute slices alone (MIG1g..MIG7g), so the profile must be the GPU's smallest-memory one of those slices
-    (all-1g.10gb on an 80 GB A100, not all-1g.20gb; catalog/mig.yaml lists each GPU's profiles), as the page's 40 GB
-    table shows; for 80 GB GPUs the same rule is inferred, not read."""
+    """MIG<n>g for a group sharing by MIG; None without MIG. The stack checks refused a profile AKS cannot make
+    (gpufleet/stackfile/scheduler_checks.py aks_gpu_instance_profile, the one mapping)."""
     sharing = group.spec.gpu_sharing
-    if sharing.mode != "mig":
+    if sharing.mode != "mig" or sharing.mig_profile is None or group.primary is None:
         return None
-    from gpufleet.catalog import load_mig_facts
-
-    field = group.path("gpu_sharing.mig_profile")
-    match = re.fullmatch(r"all-([1-7])g\.(\d+)gb", str(sharing.mig_profile))
-    facts = load_mig_facts().of(group.primary.gpu) if group.primary else None
-    if match is None or facts is None:
-        raise ValueError(f"{field}: AKS sets one MIG profile per pool (MIG1g..MIG7g): use all-<n>g.<memory>gb of the "
-                         f"GPU, not {sharing.mig_profile!r}")
-    same_slices = [int(m.group(1)) for p in facts.profiles
-                   if (m := re.fullmatch(rf"all-{match.group(1)}g\.(\d+)gb", p))]
-    if int(match.group(2)) != min(same_slices, default=-1):
-        raise ValueError(f"{field}: AKS's MIG{match.group(1)}g is the GPU's smallest {match.group(1)}g profile "
-                         f"(all-{match.group(1)}g.{min(same_slices, default=0)}gb), not {sharing.mig_profile}")
-    return f"MIG{match.group(1)}g"
+    facts = load_mig_facts().of(group.primary.gpu)
+    return aks_gpu_instance_profile(facts.profiles, sharing.mig_profile) if facts else None
 
 
 def pool_labels(group: ResolvedGroup) -> dict[str, str]:
@@ -104,14 +92,6 @@ def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
     return taints if any(key == GPU_TAINT[0] for key, _, _ in taints) else (*taints, GPU_TAINT)
 
 
-def refuse_unbuilt_capacity(group: ResolvedGroup) -> None:
-    """A pool is Regular or Spot (Azure refuses mixed already, one priority per scale set); a pool on a capacity
-    reservation group is not built yet."""
-    if group.spec.capacity not in ("on-demand", "spot"):
-        raise ValueError(f"{group.path('capacity')}: {group.spec.capacity} is not built on AKS yet: use spot, or "
-                         "on-demand (a second group of on-demand for a Regular base)")
-
-
 @dataclass(frozen=True)
 class PoolArgs:
     """What every pool shares."""
@@ -127,7 +107,6 @@ class PoolArgs:
 def agent_pool(name: str, group: ResolvedGroup, pool: str, args: PoolArgs,
                opts: pulumi.ResourceOptions) -> containerservice.AgentPool:
     """The group's pool, autoscaled between its min and max."""
-    refuse_unbuilt_capacity(group)
     spec = group.spec
     spot = spec.capacity == "spot"
     labels: Mapping[str, str] = pool_labels(group)

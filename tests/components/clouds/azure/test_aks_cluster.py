@@ -9,7 +9,6 @@ three checks from the registry for the test only (`aks_checks_bypassed`)."""
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +17,13 @@ from conftest import of_type, one, read_cluster, write_stack
 
 from gpufleet.clouds.azure import mock_answers
 from gpufleet.plan.planner import PlanResult, plan_stack
-from gpufleet.stackfile import check_registry
 
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 ASSIGNMENT = "azure-native:authorization:RoleAssignment"
 SLEEP = "time:index/sleep:Sleep"
 ADMIN = "44444444-4444-4444-8444-444444444444"
-VERSION = "1.34"
+VERSION = "1.36"
 # The checks that refuse Azure Kubernetes until the stack-file side lets it through (another part of this work).
-BYPASSED = {"kubernetes_built_on_the_cloud", "kubernetes_version_offered", "image_fits_the_scheduler"}
 ROLES = {  # built-in-roles page ids
     "kms-key": "12338af0-0e69-4776-bea7-d2b8c9d0c5fe",  # Key Vault Crypto User
     "kms-vault": "f25e0fa2-a7c8-4377-a976-54943a77a395",  # Key Vault Contributor
@@ -37,25 +34,14 @@ ROLES = {  # built-in-roles page ids
 RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 
 
-def bypass_aks_checks() -> list[Any]:
-    """The registry without the three checks; returns the original list to put back."""
-    original = list(check_registry.CHECKS)
-    check_registry.CHECKS[:] = [c for c in original if c.__name__ not in BYPASSED]
-    return original
-
-
-@pytest.fixture(scope="module")
-def aks_checks_bypassed() -> Iterator[None]:
-    original = bypass_aks_checks()
-    yield
-    check_registry.CHECKS[:] = original
-
-
 def aks_cluster(stack: str = "azure-train-ndh100", **scheduler: Any) -> dict[str, Any]:
-    """A shipped Azure VM stack turned Kubernetes (without the Lustre file system, which AKS nodes do not mount)."""
+    """A shipped Azure VM stack turned Kubernetes, less what AKS does not build (the Lustre file system, idle
+    scale-in: the stack checks refuse both there)."""
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": VERSION, "admins": [ADMIN], **scheduler}
     cluster["storage"].pop("shared", None)
+    for group in cluster["node_groups"]:
+        group.pop("idle", None)
     return cluster
 
 
@@ -64,7 +50,7 @@ def plan_of(directory: Path, cluster: dict[str, Any]) -> PlanResult:
 
 
 @pytest.fixture(scope="module")
-def plan(tmp_path_factory: pytest.TempPathFactory, aks_checks_bypassed: None) -> PlanResult:
+def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     return plan_of(tmp_path_factory.mktemp("aks"), aks_cluster())
 
 
@@ -130,7 +116,7 @@ def test_the_api_server_is_private_in_its_own_delegated_subnet(plan: PlanResult)
     assert subnet.inputs["addressPrefix"] == "10.42.255.240/28"  # the VNet's last /28, outside the node half
 
 
-def test_a_public_endpoint_answers_only_the_stack_ranges(tmp_path: Path, aks_checks_bypassed: None) -> None:
+def test_a_public_endpoint_answers_only_the_stack_ranges(tmp_path: Path) -> None:
     plan = plan_of(tmp_path, aks_cluster(endpoint="public", public_cidrs=["203.0.113.0/24"]))
     access = one(plan, CLUSTER).inputs["apiServerAccessProfile"]
     assert access["enablePrivateCluster"] is False
@@ -147,7 +133,7 @@ def test_local_accounts_are_off_and_entra_rbac_and_workload_identity_on(plan: Pl
     assert inputs["sku"] == {"name": "Base", "tier": "Standard"}  # 16 GPU nodes at most: past the Free tier's 10
 
 
-def test_a_small_dev_cluster_takes_the_free_tier(tmp_path: Path, aks_checks_bypassed: None) -> None:
+def test_a_small_dev_cluster_takes_the_free_tier(tmp_path: Path) -> None:
     cluster = aks_cluster()
     cluster["node_groups"][0]["size"] = {"min": 0, "desired": 1, "max": 7}
     cluster["budget"]["max_hourly_usd"] = 1600
@@ -182,7 +168,7 @@ def test_a_vm_stack_registers_no_aks(tmp_path: Path) -> None:
     assert of_type(plan, "azure-native:compute:VirtualMachineScaleSet")
 
 
-def test_a_brought_network_is_refused_naming_the_field(tmp_path: Path, aks_checks_bypassed: None) -> None:
+def test_a_brought_network_is_refused_naming_the_field(tmp_path: Path) -> None:
     cluster = aks_cluster()
     network = cluster["network"]
     network.pop("cidr")
@@ -192,7 +178,7 @@ def test_a_brought_network_is_refused_naming_the_field(tmp_path: Path, aks_check
         plan_of(tmp_path, cluster)
 
 
-def test_shared_storage_is_refused_naming_the_field(tmp_path: Path, aks_checks_bypassed: None) -> None:
+def test_shared_storage_is_refused_naming_the_field(tmp_path: Path) -> None:
     cluster = aks_cluster()
     cluster["storage"]["shared"] = copy.deepcopy(read_cluster("azure-train-ndh100")["storage"]["shared"])
     with pytest.raises(Exception, match=r"storage\.shared: AKS nodes do not mount"):

@@ -1,7 +1,7 @@
 """The agent pools and the in-cluster layer of a `scheduler: kubernetes` Azure stack: one User pool per node group
 (VM size, zones, autoscaler bounds, Spot, MIG, taints and labels, no AKS driver, creation-only fields replacing the
 pool), the Kubernetes provider's kubelogin kubeconfig, the InCluster objects told about Azure, and the stack outputs.
-The scheduler checks that still refuse Azure Kubernetes are dropped for these tests (test_aks_cluster.py)."""
+The stacks are the shipped AKS ones."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pulumi
 import pytest
 from conftest import of_type, one
 from kubernetes_schemas import validate
-from test_aks_cluster import VERSION, aks_cluster, bypass_aks_checks, plan_of
+from test_aks_cluster import VERSION, aks_cluster, plan_of
 
 import components.clouds.azure.aks_pools as aks_pools
 import components.clouds.azure.aks_steps as aks_steps
@@ -22,7 +22,6 @@ from components.clouds.azure.aks_in_cluster import KUBELOGIN_ARGS
 from gpufleet.lock import load_lock
 from gpufleet.plan.kubernetes_answers import is_kubernetes
 from gpufleet.plan.planner import PlanResult
-from gpufleet.stackfile import check_registry
 
 POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
@@ -44,7 +43,6 @@ class Spied:
 def spied_plans(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, PlanResult], Spied]]:
     """The train (InfiniBand, on-demand), infer (Spot) and MIG infer stacks as AKS, with the InCluster arguments and
     the pool options recorded."""
-    original_checks = bypass_aks_checks()
     spied = Spied()
     patch = pytest.MonkeyPatch()
     in_cluster, agent_pool = aks_steps.InCluster, aks_pools.containerservice.AgentPool
@@ -71,7 +69,6 @@ def spied_plans(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict
         yield plans, spied
     finally:
         patch.undo()
-        check_registry.CHECKS[:] = original_checks
 
 
 @pytest.fixture(scope="module")
@@ -175,11 +172,7 @@ def test_the_stack_outputs_name_the_cluster_and_how_to_get_credentials(tmp_path:
             exported[name] = value
 
     monkeypatch.setattr(pulumi, "export", export)
-    original = bypass_aks_checks()
-    try:
-        plan = plan_of(tmp_path, aks_cluster())
-    finally:
-        check_registry.CHECKS[:] = original
+    plan = plan_of(tmp_path, aks_cluster())
     cluster = one(plan, CLUSTER).inputs
     assert exported["kubernetes_cluster"] == cluster["resourceName"] == "gpufleet-train-dev"
     assert exported["kubeconfig"] == (
@@ -193,25 +186,6 @@ def test_the_stack_outputs_name_the_cluster_and_how_to_get_credentials(tmp_path:
 def test_pool_names_are_lower_case_letters_and_digits_within_twelve() -> None:
     assert aks_pools.pool_name("H100-Train_Pool-xyz") == "h100trainpoo"
     assert aks_pools.pool_name("8gpu") == "g8gpu"
-
-
-def test_a_reservation_group_and_a_doubled_memory_mig_profile_are_refused_naming_the_field(tmp_path: Path) -> None:
-    original = bypass_aks_checks()
-    try:
-        reserved = aks_cluster("azure-infer-a100")
-        reserved["node_groups"][0].update(capacity="reservation", reservation_id=RESERVATION)
-        reserved["node_groups"][0].pop("spot_max_price", None)
-        (tmp_path / "reserved").mkdir()
-        with pytest.raises(Exception, match=r"node_groups\[0\]\.capacity: reservation is not built on AKS"):
-            plan_of(tmp_path / "reserved", reserved)
-        mig = aks_cluster("azure-infer-a100")
-        mig["node_groups"][0].update(capacity="on-demand", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.20gb"})
-        mig["node_groups"][0].pop("spot_max_price", None)
-        (tmp_path / "mig").mkdir()
-        with pytest.raises(Exception, match=r"gpu_sharing\.mig_profile: AKS's MIG1g is the GPU's smallest 1g"):
-            plan_of(tmp_path / "mig", mig)
-    finally:
-        check_registry.CHECKS[:] = original
 
 
 def test_no_scale_set_or_node_identity_in_an_aks_stack(plans: dict[str, PlanResult]) -> None:
