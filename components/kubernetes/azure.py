@@ -1,0 +1,49 @@
+"""What an AKS cluster runs inside itself beyond the shared layer: the GPU Operator's driver and toolkit at the
+lock's driver (AKS GPU pools take no custom image and install no driver), the RDMA shared device plugin on
+InfiniBand groups, and the node check that lifts each GPU node's startup taint. The shared device plugin and DCGM
+exporter wait for the operator's validation on their node (their pods need the driver)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from . import dcgm, nvidia
+from .gpu_operator import gpu_operator_objects, unpinned_driver, wait_for_driver
+from .manifests import Obj, find
+from .model import InClusterGroup
+from .node_check import node_check_objects
+from .rdma import rdma_objects
+
+
+def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]]:
+    if not driver:
+        raise ValueError("InClusterArgs.driver is empty: AKS GPU pools install no driver (gpu_profile.driver None), "
+                         "the GPU Operator's driver container installs the lock profile's driver")
+    if not expectation:
+        raise ValueError("InClusterArgs.node_check is empty: AKS nodes run the node check from a DaemonSet, which "
+                         "reads the lock's expectation (the expect.json document) from it")
+    return driver, expectation
+
+
+def azure_objects(shared: list[tuple[str, list[Obj]]], groups: tuple[InClusterGroup, ...],
+                  pins: KubernetesComponents, driver: str | None,
+                  expectation: Mapping[str, Any] | None) -> list[tuple[str, list[Obj]]]:
+    """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
+    driver, expectation = _required(driver, expectation)
+    validator = pins.gpu_operator.images["gpu-operator"].reference
+    for component, objects in shared:
+        names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
+        for name in names:
+            wait_for_driver(find(objects, "DaemonSet", name), validator)
+    return [("gpu-operator", gpu_operator_objects(groups, pins, driver)), *shared,
+            ("rdma-shared-device-plugin", rdma_objects(groups, pins)),
+            ("node-check", node_check_objects(groups, pins, expectation))]
+
+
+def azure_unpinned(driver: str | None, minor: str, pins: KubernetesComponents) -> list[str]:
+    """Reasons a real run refuses for images no pod spec names (the driver container the operator pulls)."""
+    reason = unpinned_driver(driver, minor, pins) if driver else None
+    return [reason] if reason else []
