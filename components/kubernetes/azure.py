@@ -1,7 +1,8 @@
 """What an AKS cluster runs inside itself beyond the shared layer: the GPU Operator's driver and toolkit at the
-lock's driver (AKS GPU pools take no custom image and install no driver), the RDMA shared device plugin on
-InfiniBand groups, and the node check that lifts each GPU node's startup taint. The shared device plugin and DCGM
-exporter wait for the operator's validation on their node (their pods need the driver)."""
+lock's driver (AKS GPU pools take no custom image and install no driver), the Network Operator's DOCA driver and
+RDMA shared device plugin on InfiniBand groups, and the node check that lifts each GPU node's startup taint. The
+shared device plugin and DCGM exporter wait for the operator's validation on their node (their pods need the
+driver)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import dcgm, nvidia
-from .gpu_operator import gpu_operator_objects, unpinned_driver, wait_for_driver
+from .gpu_operator import UBUNTU_OF_MINOR, gpu_operator_objects, unpinned_driver, wait_for_driver
 from .manifests import Obj, find
 from .model import InClusterGroup
+from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls
 from .node_check import node_check_objects
-from .rdma import rdma_objects
 
 
 def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]]:
@@ -28,7 +29,7 @@ def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tupl
     return driver, expectation
 
 
-def azure_objects(shared: list[tuple[str, list[Obj]]], groups: tuple[InClusterGroup, ...],
+def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple[InClusterGroup, ...],
                   pins: KubernetesComponents, driver: str | None,
                   expectation: Mapping[str, Any] | None) -> list[tuple[str, list[Obj]]]:
     """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
@@ -39,11 +40,16 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], groups: tuple[InClusterGr
         for name in names:
             wait_for_driver(find(objects, "DaemonSet", name), validator)
     return [("gpu-operator", gpu_operator_objects(groups, pins, driver)), *shared,
-            ("rdma-shared-device-plugin", rdma_objects(groups, pins)),
+            ("network-operator", network_operator_objects(groups, pins, UBUNTU_OF_MINOR[minor])),
             ("node-check", node_check_objects(groups, pins, expectation))]
 
 
-def azure_unpinned(driver: str | None, minor: str, pins: KubernetesComponents) -> list[str]:
-    """Reasons a real run refuses for images no pod spec names (the driver container the operator pulls)."""
+def azure_unpinned(driver: str | None, minor: str, groups: tuple[InClusterGroup, ...],
+                   pins: KubernetesComponents) -> list[str]:
+    """Reasons a real run refuses for images no pod spec names: those the operators pull (driver containers, the
+    RDMA plugin)."""
     reason = unpinned_driver(driver, minor, pins) if driver else None
-    return [reason] if reason else []
+    found = [reason] if reason else []
+    if infiniband_groups(groups):
+        found += unpinned_pulls(pins, UBUNTU_OF_MINOR[minor])
+    return found

@@ -2,7 +2,8 @@
 
 The NVIDIA device plugin with GPU feature discovery and node-feature-discovery, a DCGM exporter, and on AWS the EFA
 device plugin (EFA groups), Cluster Autoscaler and, on spot nodes, the node termination handler; on Azure the GPU
-Operator's driver and toolkit, the RDMA shared device plugin (InfiniBand groups) and the node check (azure.py).
+Operator's driver and toolkit, the Network Operator's DOCA driver and RDMA shared device plugin (InfiniBand
+groups) and the node check (azure.py).
 AKS and ACK scale their node pools themselves; ACK's eRDMA controller is the cloud side's. Each object comes from
 a manifest rendered from a pinned upstream release (manifests/), set up for the node groups in code, and created as
 its pulumi_kubernetes class through the Kubernetes provider the caller passes in `opts`.
@@ -48,7 +49,7 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
                   ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region)),
                   ("aws-node-termination-handler", termination_handler_objects(groups, pins))]
     if cloud == "azure":
-        found = azure_objects(found, groups, pins, driver, expectation)
+        found = azure_objects(found, minor, groups, pins, driver, expectation)
     return [(component, objects) for component, objects in found if objects]
 
 
@@ -59,7 +60,7 @@ def refuse_unpinned(cloud: str, kubernetes_version: str, region: str, groups: tu
     pins = component_pins()
     objects = component_objects(cloud, minor, region, groups, pins, driver, expectation)
     refuse_unconfirmed([obj for _, found in objects for obj in found], pins,
-                       azure_unpinned(driver, minor, pins) if cloud == "azure" else ())
+                       azure_unpinned(driver, minor, groups, pins) if cloud == "azure" else ())
 
 
 class InCluster(pulumi.ComponentResource):
@@ -71,7 +72,7 @@ class InCluster(pulumi.ComponentResource):
         components = component_objects(args.cloud, args.minor, args.region, args.groups, pins, args.driver,
                                        args.node_check)
         refuse_unconfirmed([obj for _, objects in components for obj in objects], pins,
-                           azure_unpinned(args.driver, args.minor, pins) if args.cloud == "azure" else ())
+                           azure_unpinned(args.driver, args.minor, args.groups, pins) if args.cloud == "azure" else ())
         self.objects: dict[str, list[pulumi.CustomResource]] = {}
         for component, objects in components:
             self.objects[component] = self._create(name, objects)

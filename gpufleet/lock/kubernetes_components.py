@@ -92,7 +92,7 @@ class KubernetesComponents(StrictModel):
     cluster_autoscaler: ComponentPin
     node_termination_handler: ComponentPin
     gpu_operator: ComponentPin
-    rdma_shared_device_plugin: ComponentPin
+    network_operator: ComponentPin
     node_check: NodeCheckPin
 
     def unconfirmed(self) -> list[tuple[str, ImagePin]]:

@@ -1,6 +1,6 @@
-"""The in-cluster layer on AKS: the GPU Operator's driver per node group (RDMA on InfiniBand groups), the RDMA shared
-device plugin on InfiniBand nodes, the node check lifting the startup taint, the shared daemons waiting for the
-driver, and a real run refused while images lack a digest."""
+"""The in-cluster layer on AKS: the GPU Operator's driver per node group (RDMA on InfiniBand groups), the Network
+Operator's DOCA driver and RDMA shared device plugin on InfiniBand nodes, the node check lifting the startup taint,
+the shared daemons waiting for the driver, and a real run refused while images lack a digest."""
 
 from __future__ import annotations
 
@@ -36,14 +36,14 @@ def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(pla
     components = [c for c, _ in component_objects("azure", "1.35", "eastus", (IB, MIG_SPOT), PINS, "580.95.05",
                                                   EXPECTATION)]
     assert components == ["gpu-operator", "nvidia-device-plugin", "node-feature-discovery", "dcgm-exporter",
-                          "rdma-shared-device-plugin", "node-check"]
+                          "network-operator", "node-check"]
     names = {(o["kind"], o["metadata"]["name"]) for o in plan.objects()}
     assert ("Deployment", "cluster-autoscaler") not in names
     assert ("DaemonSet", "aws-node-termination-handler") not in names
     # Without an InfiniBand group there is no RDMA plugin.
     without = [c for c, _ in component_objects("azure", "1.35", "eastus", (MIG_SPOT,), PINS, "580.95.05",
                                                EXPECTATION)]
-    assert "rdma-shared-device-plugin" not in without and "gpu-operator" in without
+    assert "network-operator" not in without and "gpu-operator" in without
 
 
 def test_each_group_gets_its_driver_at_the_lock_version_with_rdma_only_on_infiniband(plan):
@@ -73,15 +73,31 @@ def test_the_cluster_policy_runs_only_driver_and_toolkit(plan):
         plan.one("NVIDIADriver", "nd-h100").depends_on
 
 
-def test_rdma_plugin_exposes_only_infiniband_hcas_on_infiniband_nodes(plan):
-    config = json.loads(plan.one("ConfigMap", "rdma-devices").inputs["data"]["config.json"])
+def test_the_nic_policy_exposes_only_infiniband_hcas_on_infiniband_nodes_with_the_doca_driver(plan):
+    policy = plan.one("NicClusterPolicy", "nic-cluster-policy")
+    assert policy.type == "kubernetes:mellanox.com/v1alpha1:NicClusterPolicy"
+    spec = policy.inputs["spec"]
+    config = json.loads(spec["rdmaSharedDevicePlugin"]["config"])
     (resource,) = config["configList"]
     assert resource["resourceName"] == "ib"
     assert resource["selectors"] == {"vendors": ["15b3"], "linkTypes": ["infiniband"]}
-    spec = pod_spec(plan.one("DaemonSet", "rdma-shared-dp-ds").inputs)
-    (term,) = terms(spec)
+    (term,) = spec["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"][0]["values"] == ["Standard_ND96isr_H100_v5"]
-    assert NODE_CHECK in spec["tolerations"]
+    assert NODE_CHECK in spec["tolerations"] and SPOT not in spec["tolerations"]
+    # The policy names the version without the -<os>-<arch> suffix the operator adds to the pinned tag.
+    doca = spec["ofedDriver"]
+    assert f"{doca['repository']}/{doca['image']}:{doca['version']}-ubuntu24.04-amd64" == \
+        PINS.network_operator.images["doca-driver"].image
+    assert plan.urn_of("CustomResourceDefinition", "nicclusterpolicies.mellanox.com") in policy.depends_on
+    assert PINS.network_operator.images["network-operator"].image in \
+        pod_spec(plan.one("Deployment", "network-operator").inputs)["containers"][0]["image"]
+
+
+def test_the_operators_run_on_the_system_pool_not_on_gpu_nodes(plan):
+    for name in ("gpu-operator", "network-operator"):
+        spec = pod_spec(plan.one("Deployment", name).inputs)
+        assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in spec["tolerations"], name
+        assert not any(t.get("key") in ("nvidia.com/gpu", "gpufleet.io/node-check") for t in spec["tolerations"])
 
 
 def test_the_node_check_runs_through_its_taint_reads_the_expectation_and_may_only_patch_nodes(plan):
@@ -132,7 +148,9 @@ def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatc
         refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATION)
     message = str(refused.value)
     for image in ("gpufleet-nodecheck:unpublished", "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04",
-                  "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin:v1.5.3", "nvcr.io/nvidia/gpu-operator:v26.3.3"):
+                  "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:network-operator-v25.10.0",
+                  "nvcr.io/nvidia/mellanox/doca-driver:doca3.2.0-25.10-1.2.8.0-2-ubuntu24.04-amd64",
+                  "nvcr.io/nvidia/gpu-operator:v26.3.3", "nvcr.io/nvidia/cloud-native/network-operator:v25.10.0"):
         assert image in message, image
     # Another driver than the lock's pinned tag, or the 1.34 node OS, is refused naming the tag to pin.
     with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.95\.05-ubuntu22\.04: the lock pins"):

@@ -30,11 +30,11 @@ def test_every_registered_object_validates_on_aws(version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_registered_object_validates_on_azure(version):
-    """AKS: the GPU Operator's ClusterPolicy and NVIDIADrivers against the operator's CRDs, the rest strictly."""
+    """AKS: the operators' ClusterPolicy, NVIDIADrivers and NicClusterPolicy against their CRDs, the rest strictly."""
     objects = build((IB, MIG_SPOT), cloud="azure", region="eastus", version=version).objects()
     crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
-    custom = [o for o in objects if o["apiVersion"].startswith("nvidia.com/")]
-    assert {o["kind"] for o in custom} == {"ClusterPolicy", "NVIDIADriver"}
+    custom = [o for o in objects if o["apiVersion"].split("/")[0] in ("nvidia.com", "mellanox.com")]
+    assert {o["kind"] for o in custom} == {"ClusterPolicy", "NVIDIADriver", "NicClusterPolicy"}
     for obj in objects:
         validate(obj, version, crds)
 

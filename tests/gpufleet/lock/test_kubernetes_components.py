@@ -47,15 +47,13 @@ def test_the_rendered_manifests_run_the_images_the_lock_pins(manifest, component
     assert rendered == {pin.image for pin in getattr(PINS, component).images.values()}
 
 
-def test_the_gpu_operator_manifest_runs_the_operator_image_the_lock_pins():
+def test_the_operator_manifests_run_the_operator_images_the_lock_pins():
     rendered = {c["image"] for obj in read_manifest("gpu-operator").objects if "template" in obj.get("spec", {})
                 for c in containers(obj)}
     assert rendered == {PINS.gpu_operator.images["gpu-operator"].image}
-    rendered = {c["image"] for obj in read_manifest("rdma-shared-device-plugin").objects
+    rendered = {c["image"] for obj in read_manifest("network-operator").objects
                 if "template" in obj.get("spec", {}) for c in containers(obj)}
-    # the base manifest names the image without a tag; the lock pins the release's tag
-    assert {r + ":v1.5.3" for r in rendered} == {PINS.rdma_shared_device_plugin.images[
-        "k8s-rdma-shared-dev-plugin"].image}
+    assert rendered == {PINS.network_operator.images["network-operator"].image}
 
 
 def test_the_unpublished_node_check_image_is_refused_until_pinned():
