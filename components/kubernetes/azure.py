@@ -13,10 +13,11 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import dcgm, nvidia
 from .gpu_operator import UBUNTU_OF_MINOR, gpu_operator_objects, unpinned_driver, wait_for_driver
-from .manifests import Obj, find
+from .manifests import Obj, find, pod_spec
 from .model import InClusterGroup
 from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls
-from .node_check import node_check_objects
+from .node_check import NODE_CHECK_TAINT, node_check_objects
+from .placement import SYSTEM_POOL, add_tolerations
 
 
 def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]]:
@@ -35,7 +36,15 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple
     """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
     driver, expectation = _required(driver, expectation)
     validator = pins.gpu_operator.images["gpu-operator"].reference
+    key, value, effect = NODE_CHECK_TAINT
     for component, objects in shared:
+        if component == "node-feature-discovery":
+            # NFD's labels are what the operators place their drivers by (the GPU Operator's pci-10de/0302_10de and
+            # os_release labels): its worker must run on nodes still held by the node-check taint, and its master
+            # and gc may run on the system pool.
+            for obj in (o for o in objects if "template" in o.get("spec", {})):
+                add_tolerations(pod_spec(obj), [{"key": key, "operator": "Equal", "value": value, "effect": effect},
+                                                SYSTEM_POOL])
         names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
         for name in names:
             wait_for_driver(find(objects, "DaemonSet", name), validator)

@@ -24,7 +24,7 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 from .manifests import Obj, find, pod_spec, read_manifest
 from .model import InClusterGroup
 from .node_check import NODE_CHECK_TAINT
-from .placement import GPU_TAINT_KEY, add_tolerations, group_term, taint_tolerations
+from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, group_term, taint_tolerations
 
 NAMESPACE = "gpu-operator"
 # The driver container's tag is <driver>-<os><version>; the operator appends the OS suffix from NFD's os_release
@@ -113,7 +113,7 @@ def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCom
         if variable["name"] == "DRIVER_MANAGER_IMAGE":
             variable["value"] = pins.gpu_operator.images["k8s-driver-manager"].reference
     # The operator runs on the system pool (AKS taints it CriticalAddonsOnly=true:NoSchedule), not on GPU nodes.
-    add_tolerations(pod_spec(deployment), [{"key": "CriticalAddonsOnly", "operator": "Exists"}])
+    add_tolerations(pod_spec(deployment), [SYSTEM_POOL])
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     return [namespace, *objects, cluster_policy(groups, pins), *(nvidia_driver(g, driver, pins) for g in groups)]
 

@@ -21,7 +21,7 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 from .manifests import Obj, find, pod_spec, read_manifest
 from .model import InClusterGroup
 from .node_check import NODE_CHECK_TAINT
-from .placement import GPU_TAINT_KEY, add_tolerations, groups_affinity, taint_tolerations
+from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, groups_affinity, taint_tolerations
 
 NAMESPACE = "nvidia-network-operator"
 RESOURCE = "rdma/ib"  # the plugin's resource prefix `rdma` and the resource name below
@@ -103,6 +103,6 @@ def network_operator_objects(groups: tuple[InClusterGroup, ...], pins: Kubernete
     (container,) = pod_spec(deployment)["containers"]
     container["image"] = pins.network_operator.images["network-operator"].reference
     # The operator runs on the system pool (AKS taints it CriticalAddonsOnly=true:NoSchedule).
-    add_tolerations(pod_spec(deployment), [{"key": "CriticalAddonsOnly", "operator": "Exists"}])
+    add_tolerations(pod_spec(deployment), [SYSTEM_POOL])
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
     return [namespace, *objects, nic_cluster_policy(ib, pins, os_suffix)]

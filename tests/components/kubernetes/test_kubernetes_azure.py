@@ -127,9 +127,18 @@ def test_the_shared_daemons_wait_for_the_driver_and_read_it_where_the_operator_p
     assert root["hostPath"]["path"] == "/run/nvidia/driver"
 
 
+def test_nfd_labels_unchecked_nodes_and_its_master_may_use_the_system_pool(plan):
+    """The operators place their drivers by NFD's labels: NFD must run through the node-check taint, or the driver
+    (and so the check) never comes."""
+    for kind, name in (("DaemonSet", "nfd-worker"), ("Deployment", "nfd-master")):
+        tolerations = pod_spec(plan.one(kind, name).inputs)["tolerations"]
+        assert NODE_CHECK in tolerations and {"key": "CriticalAddonsOnly", "operator": "Exists"} in tolerations
+
+
 def test_the_shared_daemons_are_unchanged_on_aws():
-    spec = pod_spec(build().one("DaemonSet", "dcgm-exporter").inputs)
-    assert "initContainers" not in spec
+    plan = build()
+    assert "initContainers" not in pod_spec(plan.one("DaemonSet", "dcgm-exporter").inputs)
+    assert NODE_CHECK not in pod_spec(plan.one("DaemonSet", "nfd-worker").inputs)["tolerations"]
 
 
 def test_aks_needs_the_driver_and_the_expectation():
