@@ -32,6 +32,7 @@ NAMESPACE = "gpu-operator"
 # upgrade-os-version (../shared/reference/kubernetes-gpu.md section 2).
 UBUNTU_OF_MINOR = {"1.34": "ubuntu22.04", "1.35": "ubuntu24.04", "1.36": "ubuntu24.04"}
 VALIDATIONS = "/run/nvidia/validations"
+RUNTIME_CLASS = "nvidia"  # values.yaml operator.runtimeClass: the RuntimeClass the toolkit's runtime serves
 DRIVER_ROOT = "/run/nvidia/driver"  # values.yaml hostPaths.driverInstallDir: where the driver container puts it
 OFF = ("devicePlugin", "dcgm", "dcgmExporter", "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy",
        "vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataManager", "ccManager")
@@ -74,7 +75,7 @@ def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponent
     toolkit = _split(images["container-toolkit"].reference)
     spec: dict[str, Any] = {
         "hostPaths": {"rootFS": "/", "driverInstallDir": DRIVER_ROOT},
-        "operator": {"runtimeClass": "nvidia", "use_ocp_driver_toolkit": False},
+        "operator": {"runtimeClass": RUNTIME_CLASS, "use_ocp_driver_toolkit": False},
         "daemonsets": {"priorityClassName": "system-node-critical", "tolerations": _tolerations(groups),
                        "updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
         "validator": dict(zip(("repository", "image", "version"), validator, strict=True)),
@@ -119,9 +120,11 @@ def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCom
 
 
 def wait_for_driver(daemonset: Obj, image: str) -> None:
-    """An init container that holds the daemon until the operator validated the driver and toolkit on its node,
-    and the driver root where the driver container installs it."""
+    """An init container that holds the daemon until the operator validated the driver and toolkit on its node, the
+    driver root where the driver container installs it, and the operator's runtime class, which its own operands
+    run under (controllers/object_controls.go setRuntimeClassName: `nvidia` with CDI on containerd)."""
     spec = pod_spec(daemonset)
+    spec["runtimeClassName"] = RUNTIME_CLASS
     spec.setdefault("initContainers", []).insert(0, {
         "name": "toolkit-validation", "image": image, "command": ["sh", "-c"],
         "args": [f"until [ -f {VALIDATIONS}/toolkit-ready ]; do echo waiting for nvidia container stack to be "

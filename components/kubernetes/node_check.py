@@ -9,7 +9,7 @@ taint (no pod without the toleration lands on it) and the pod's restarts show wh
 RBAC: get and patch on nodes, nothing else (Kubernetes RBAC cannot narrow `resourceNames` to the pod's own node;
 the script patches only NODE_NAME, guarded by resourceVersion).
 The pod reads the host's /sys and /proc read-only (the check's --sysfs-root/--proc-root) and reaches NVML through the
-NVIDIA runtime (NVIDIA_VISIBLE_DEVICES=all, as the GPU Operator's validator does): it runs unprivileged. Its init
+NVIDIA runtime class (NVIDIA_VISIBLE_DEVICES=all, as the GPU Operator's validator does): it runs unprivileged. Its init
 container waits for the GPU Operator's driver validation before checking (the check needs the driver loaded).
 """
 
@@ -50,6 +50,8 @@ def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
     spec: dict[str, Any] = {
         "serviceAccountName": NAME,
         "priorityClassName": "system-node-critical",
+        # NVML through the toolkit's runtime, as the GPU Operator's operands get it (gpu_operator.RUNTIME_CLASS).
+        "runtimeClassName": "nvidia",
         "affinity": groups_affinity(groups),
         "initContainers": [
             {"name": "wait-for-driver", "image": image, "command": ["sh", "-c", f"until [ -f {DRIVER_READY} ]; "

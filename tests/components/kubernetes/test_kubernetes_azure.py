@@ -122,6 +122,7 @@ def test_the_shared_daemons_wait_for_the_driver_and_read_it_where_the_operator_p
         first = spec["initContainers"][0]
         assert first["name"] == "toolkit-validation" and "toolkit-ready" in first["args"][0], name
         assert NODE_CHECK in spec["tolerations"], name
+        assert spec["runtimeClassName"] == "nvidia", name
     gfd = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery").inputs)
     root = next(v for v in gfd["volumes"] if v["name"] == "driver-root")
     assert root["hostPath"]["path"] == "/run/nvidia/driver"
