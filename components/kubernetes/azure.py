@@ -12,7 +12,7 @@ from typing import Any
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import dcgm, nvidia
-from .gpu_operator import UBUNTU_OF_MINOR, gpu_operator_objects, unpinned_driver, wait_for_driver
+from .gpu_operator import gpu_operator_objects, node_os, unpinned_driver, wait_for_driver
 from .manifests import Obj, find, pod_spec
 from .model import InClusterGroup
 from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls
@@ -49,7 +49,7 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple
         for name in names:
             wait_for_driver(find(objects, "DaemonSet", name), validator)
     return [("gpu-operator", gpu_operator_objects(groups, pins, driver)), *shared,
-            ("network-operator", network_operator_objects(groups, pins, UBUNTU_OF_MINOR[minor])),
+            ("network-operator", network_operator_objects(groups, pins, node_os(minor))),
             ("node-check", node_check_objects(groups, pins, expectation))]
 
 
@@ -60,5 +60,5 @@ def azure_unpinned(driver: str | None, minor: str, groups: tuple[InClusterGroup,
     reason = unpinned_driver(driver, minor, pins) if driver else None
     found = [reason] if reason else []
     if infiniband_groups(groups):
-        found += unpinned_pulls(pins, UBUNTU_OF_MINOR[minor])
+        found += unpinned_pulls(pins, node_os(minor))
     return found

@@ -147,6 +147,8 @@ def test_aks_needs_the_driver_and_the_expectation():
         component_objects("azure", "1.35", "eastus", (IB,), PINS, None, EXPECTATION)
     with pytest.raises(ValueError, match="InClusterArgs.node_check is empty"):
         component_objects("azure", "1.35", "eastus", (IB,), PINS, "580.95.05", None)
+    with pytest.raises(ValueError, match="kubernetes version 1.38: the Ubuntu release of its AKS nodes is not known"):
+        component_objects("azure", "1.38", "eastus", (IB,), PINS, "580.95.05", EXPECTATION)
 
 
 def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatch):
