@@ -5,7 +5,8 @@ toolkit are operands the operator builds per node (kernel, OS release from NFD's
 and upgrades in order (drain, driver-manager); NVIDIA documents them only through the operator (gpu-operator
 docs "Microsoft Azure AKS", and Azure/aks-rdma-infiniband website/docs/configurations/02-gpu-drivers.md@700dabb:
 GPU Operator v26.3.3 with driver.rdma.enabled on `--gpu-driver none` pools). The operator runs here with only the
-driver and toolkit on: the shared layer already runs the device plugin, GFD, DCGM exporter and NFD.
+driver and toolkit on (and the MIG manager where a group shares by MIG): the shared layer already runs the device
+plugin, GFD, DCGM exporter and NFD.
 
 One NVIDIADriver per node group (ClusterPolicy driver.useNvidiaDriverCRD): RDMA (nvidia-peermem) only on the
 InfiniBand groups, whose nodes get the network operator's DOCA driver that nvidia-peermem builds against; a group
@@ -95,6 +96,13 @@ def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponent
                     **dict(zip(("repository", "image", "version"), toolkit, strict=True))},
     }
     spec.update({name: {"enabled": False} for name in OFF})
+    if any(group.sharing_mode == "mig" for group in groups):
+        # AKS pools take no MIG layout of ours and the driver is the operator's: its MIG manager applies the
+        # nvidia.com/mig.config label the MIG groups' nodes carry (gpu_sharing.sharing_labels), values.yaml's default
+        # config (all-disabled) elsewhere.
+        manager = _split(images["k8s-mig-manager"].reference)
+        spec["migManager"] = {"enabled": True, **dict(zip(("repository", "image", "version"), manager, strict=True)),
+                              "config": {"default": "all-disabled"}}
     return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},
             "spec": spec}
 

@@ -65,8 +65,13 @@ def test_the_cluster_policy_runs_only_driver_and_toolkit(plan):
     assert spec["driver"] == {"enabled": True, "useNvidiaDriverCRD": True}
     assert spec["toolkit"]["enabled"] is True
     assert spec["toolkit"]["version"] == PINS.gpu_operator.images["container-toolkit"].digest
-    for name in ("devicePlugin", "dcgmExporter", "gfd", "migManager", "nodeStatusExporter"):
+    for name in ("devicePlugin", "dcgmExporter", "gfd", "nodeStatusExporter"):
         assert spec[name] == {"enabled": False}, name
+    # The MIG group's layout is applied by the operator's MIG manager; without a MIG group it stays off.
+    assert spec["migManager"]["enabled"] is True
+    assert spec["migManager"]["version"] == PINS.gpu_operator.images["k8s-mig-manager"].digest
+    alone = build((IB,), cloud="azure", region="eastus").one("ClusterPolicy", "cluster-policy").inputs["spec"]
+    assert alone["migManager"] == {"enabled": False}
     # The custom resources wait for their CRDs.
     assert plan.urn_of("CustomResourceDefinition", "clusterpolicies.nvidia.com") in policy.depends_on
     assert plan.urn_of("CustomResourceDefinition", "nvidiadrivers.nvidia.com") in \
