@@ -32,6 +32,18 @@ IB = InClusterGroup(
     name="nd-h100", fabric="infiniband", instance_types=("Standard_ND96isr_H100_v5",), gpus_per_node=8,
     min_size=0, max_size=8, scaling_group_name="train-nd-h100",
 )
+# An AKS MIG pool on Spot: AKS labels and taints Spot nodes kubernetes.azure.com/scalesetpriority=spot.
+MIG_SPOT = InClusterGroup(
+    name="nc-a100", fabric="none", instance_types=("Standard_NC24ads_A100_v4",), gpus_per_node=1, min_size=0,
+    max_size=4, scaling_group_name="ncA100", labels={"gpufleet.io/node-group": "nc-a100"},
+    taints=(("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),), sharing_mode="mig",
+    mig_profile="all-1g.10gb", spot=True,
+)
+# What the cloud side passes as InClusterArgs.node_check on AKS (components.bootstrap.cloud_init.expect_document).
+EXPECTATION = {"profile": "cuda12.8-r580", "driver": "580.95.05", "cuda": "12.8", "fabric_manager": "580.95.05",
+               "scratch_mount": None, "instance_types": {"Standard_ND96isr_H100_v5": {
+                   "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "nvswitch": True, "fabric": "infiniband",
+                   "fabric_interfaces": 8}}}
 
 
 @dataclass
@@ -57,13 +69,15 @@ class Registered:
 
 
 def build(groups: tuple[InClusterGroup, ...] = (EFA, SHARED), *, cloud: str = "aws", version: str = "1.35",
-          region: str = "us-east-1") -> Registered:
+          region: str = "us-east-1", driver: str | None = None) -> Registered:
     """InCluster with a kubernetes Provider in its options, as the cloud side builds it."""
 
     def program() -> None:
         provider = k8s.Provider("kube", kubeconfig="{}")
+        azure = cloud == "azure"
         args = InClusterArgs(cloud=cloud, cluster_name="train", kubernetes_version=version, region=region,
-                             groups=groups)
+                             groups=groups, driver=driver or ("580.95.05" if azure else None),
+                             node_check=EXPECTATION if azure else None)
         InCluster("train", args, pulumi.ResourceOptions(provider=provider))
 
     return Registered(run_program(program, {}, project="gpufleet", stack="test", region=region, zones=[]))

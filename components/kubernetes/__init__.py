@@ -4,5 +4,14 @@ from __future__ import annotations
 
 from .in_cluster import InCluster, component_objects, refuse_unpinned
 from .model import SERVICE_ACCOUNTS, InClusterArgs, InClusterGroup
+from .node_check import NODE_CHECK_TAINT
 
-__all__ = ["SERVICE_ACCOUNTS", "InCluster", "InClusterArgs", "InClusterGroup", "component_objects", "refuse_unpinned"]
+__all__ = [
+    "NODE_CHECK_TAINT",
+    "SERVICE_ACCOUNTS",
+    "InCluster",
+    "InClusterArgs",
+    "InClusterGroup",
+    "component_objects",
+    "refuse_unpinned",
+]

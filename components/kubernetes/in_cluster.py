@@ -1,23 +1,28 @@
 """InCluster: what a GPU Kubernetes cluster runs inside itself, as typed Kubernetes objects the plan shows.
 
 The NVIDIA device plugin with GPU feature discovery and node-feature-discovery, a DCGM exporter, and on AWS the EFA
-device plugin (EFA groups), Cluster Autoscaler and, on spot nodes, the node termination handler. AKS and ACK scale
-their node pools themselves and bring their own RDMA device plugins (network operator, eRDMA controller): those are
-the cloud side's. Each object comes from a manifest rendered from a pinned upstream release (manifests/), set up for
-the node groups in code, and created as its pulumi_kubernetes class through the Kubernetes provider the caller
-passes in `opts`.
+device plugin (EFA groups), Cluster Autoscaler and, on spot nodes, the node termination handler; on Azure the GPU
+Operator's driver and toolkit, the Network Operator's DOCA driver and RDMA shared device plugin (InfiniBand
+groups) and the node check (azure.py).
+AKS and ACK scale their node pools themselves; ACK's eRDMA controller is the cloud side's. Each object comes from
+a manifest rendered from a pinned upstream release (manifests/), set up for the node groups in code, and created as
+its pulumi_kubernetes class through the Kubernetes provider the caller passes in `opts`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
 
 import pulumi
 
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .autoscaler import autoscaler_objects
+from .azure import azure_objects, azure_unpinned
 from .dcgm import dcgm_objects
 from .efa import efa_groups, efa_objects
-from .manifests import Obj, register
+from .manifests import Obj, is_custom, register
 from .model import InClusterArgs, InClusterGroup
 from .nvidia import device_plugin_objects, nfd_objects
 from .pins import component_pins, refuse_unconfirmed
@@ -29,7 +34,8 @@ WORKLOADS = frozenset({"DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob
 
 
 def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClusterGroup, ...],
-                      pins: KubernetesComponents) -> list[tuple[str, list[Obj]]]:
+                      pins: KubernetesComponents, driver: str | None = None,
+                      expectation: Mapping[str, Any] | None = None) -> list[tuple[str, list[Obj]]]:
     """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data."""
     if cloud != "aws" and efa_groups(groups):
         raise ValueError(f"node groups {', '.join(g.name for g in efa_groups(groups))}: fabric efa is AWS's only")
@@ -42,15 +48,19 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
         found += [("aws-efa-k8s-device-plugin", efa_objects(groups, pins)),
                   ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region)),
                   ("aws-node-termination-handler", termination_handler_objects(groups, pins))]
+    if cloud == "azure":
+        found = azure_objects(found, minor, groups, pins, driver, expectation)
     return [(component, objects) for component, objects in found if objects]
 
 
-def refuse_unpinned(cloud: str, kubernetes_version: str, region: str, groups: tuple[InClusterGroup, ...]) -> None:
+def refuse_unpinned(cloud: str, kubernetes_version: str, region: str, groups: tuple[InClusterGroup, ...],
+                    driver: str | None = None, expectation: Mapping[str, Any] | None = None) -> None:
     """Refuse a real run whose in-cluster images lack a digest; callers run it before creating any resource."""
     minor = ".".join(kubernetes_version.split(".")[:2])
     pins = component_pins()
-    refuse_unconfirmed([obj for _, objects in component_objects(cloud, minor, region, groups, pins)
-                        for obj in objects], pins)
+    objects = component_objects(cloud, minor, region, groups, pins, driver, expectation)
+    refuse_unconfirmed([obj for _, found in objects for obj in found], pins,
+                       azure_unpinned(driver, minor, groups, pins) if cloud == "azure" else ())
 
 
 class InCluster(pulumi.ComponentResource):
@@ -59,24 +69,28 @@ class InCluster(pulumi.ComponentResource):
     def __init__(self, name: str, args: InClusterArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         super().__init__(TYPE, name, None, opts)
         pins = component_pins()
-        components = component_objects(args.cloud, args.minor, args.region, args.groups, pins)
-        refuse_unconfirmed([obj for _, objects in components for obj in objects], pins)
+        components = component_objects(args.cloud, args.minor, args.region, args.groups, pins, args.driver,
+                                       args.node_check)
+        refuse_unconfirmed([obj for _, objects in components for obj in objects], pins,
+                           azure_unpinned(args.driver, args.minor, args.groups, pins) if args.cloud == "azure" else ())
         self.objects: dict[str, list[pulumi.CustomResource]] = {}
         for component, objects in components:
             self.objects[component] = self._create(name, objects)
         self.register_outputs({})
 
     def _create(self, name: str, objects: list[Obj]) -> list[pulumi.CustomResource]:
-        """Register one component's objects: its namespace first, its config and RBAC next, its workloads last."""
+        """Register one component's objects: its namespace first, its CRDs, config and RBAC next, its workloads and
+        custom resources (whose CRDs must be in) last."""
         created: list[pulumi.CustomResource] = []
         namespaces = [obj for obj in objects if obj["kind"] == "Namespace"]
         rest = [obj for obj in objects if obj["kind"] != "Namespace"]
         for obj in namespaces:
             created.append(register(name, obj, pulumi.ResourceOptions(parent=self)))
         before = list(created)
-        for obj in (o for o in rest if o["kind"] not in WORKLOADS):
+        last = [o for o in rest if o["kind"] in WORKLOADS or is_custom(o)]
+        for obj in (o for o in rest if o not in last):
             created.append(register(name, obj, pulumi.ResourceOptions(parent=self, depends_on=before)))
         ready = list(created)
-        for obj in (o for o in rest if o["kind"] in WORKLOADS):
+        for obj in last:
             created.append(register(name, obj, pulumi.ResourceOptions(parent=self, depends_on=ready)))
         return created

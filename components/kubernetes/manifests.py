@@ -121,8 +121,23 @@ def resource_name(prefix: str, obj: Obj) -> str:
     return "-".join(part for part in (prefix, meta.get("namespace"), meta["name"]) if part)
 
 
+def is_custom(obj: Obj) -> bool:
+    """A custom resource: a kind pulumi_kubernetes has no class for (its CRD is among the objects created first)."""
+    try:
+        _class_of(obj["apiVersion"], obj["kind"])
+    except LookupError:
+        return "." in obj["apiVersion"].partition("/")[0]
+    return False
+
+
 def register(prefix: str, obj: Obj, opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
-    """Create the typed resource for a manifest object (its Pulumi name from `resource_name`)."""
+    """Create the typed resource for a manifest object (its Pulumi name from `resource_name`); a custom resource as
+    apiextensions.CustomResource, typed `kubernetes:<apiVersion>:<kind>` all the same."""
+    if is_custom(obj):
+        extra = {key: value for key, value in obj.items() if key not in ("apiVersion", "kind", "metadata")}
+        return pulumi_kubernetes.apiextensions.CustomResource(
+            resource_name(prefix, obj), api_version=obj["apiVersion"], kind=obj["kind"], metadata=obj["metadata"],
+            opts=opts, **extra)
     cls = _class_of(obj["apiVersion"], obj["kind"])
     body = {key: value for key, value in obj.items() if key not in SERVER_FIELDS}
     labels = body.get("metadata", {}).get("labels")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import pulumi
 
@@ -59,6 +60,9 @@ class InClusterArgs:
     driver: str | None = None
     """The lock profile's NVIDIA driver version, for clouds whose node image carries none (AKS: the GPU Operator's
     driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
+    node_check: Mapping[str, Any] | None = None
+    """The expect.json document the node check compares each node with (components.bootstrap.cloud_init
+    .expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS); None elsewhere."""
 
     def __post_init__(self) -> None:
         if not self.groups:

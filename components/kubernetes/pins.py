@@ -29,14 +29,17 @@ def images_of(objects: Iterable[Obj]) -> set[str]:
             for container in containers(obj)}
 
 
-def refuse_unconfirmed(objects: Iterable[Obj], pins: KubernetesComponents) -> None:
+def refuse_unconfirmed(objects: Iterable[Obj], pins: KubernetesComponents, also: Iterable[str] = ()) -> None:
     """Stop a real preview or deploy that would run an image the lock pins by tag only; the offline plan goes on
-    (the image shows by tag and an advisory rule names it), as an unbaked node image does."""
+    (the image shows by tag and an advisory rule names it), as an unbaked node image does. `also`: reasons for
+    images an operator pulls that no pod spec of ours names (the GPU Operator's driver container)."""
     notes = pins.unconfirmed_images()
     missing = sorted(image for image in images_of(objects) if image in notes)
-    if not missing or runtime.running_offline():
+    extra = list(also)
+    if (not missing and not extra) or runtime.running_offline():
         return
-    reasons = "; ".join(f"{image}: {notes[image]}" for image in missing)
+    reasons = "; ".join([*(f"{image}: {notes[image]}" for image in missing), *extra])
+    missing += [reason.split(":")[0] for reason in extra]
     raise pulumi.RunError(
         f"{LOCK_FIELD}: {len(missing)} image(s) have no digest, so nothing was created: {reasons}. Pin each digest "
         "in the lock, then run this again (`gpufleet plan` shows the cluster offline meanwhile)"

@@ -14,6 +14,9 @@ from .model import InClusterGroup
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
 # The taint NVIDIA's charts tolerate on GPU nodes (nvidia-device-plugin values.yaml tolerations).
 GPU_TAINT_KEY = "nvidia.com/gpu"
+# The taint of AKS's system pool (CriticalAddonsOnly=true:NoSchedule, AKS "Manage system node pools"): components
+# that need no GPU node tolerate it to run there.
+SYSTEM_POOL = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 
 
 def group_term(group: InClusterGroup, *extra: dict[str, Any]) -> dict[str, Any]:

@@ -4,7 +4,10 @@ Privileged here: a container with `privileged: true` or the SYS_ADMIN (or ALL) c
 host's PID or IPC namespace (Checkov CKV_K8S_16, CKV_K8S_39, CKV_K8S_17, CKV_K8S_18). The allow-list names each
 workload by namespace/name as components/kubernetes creates it: the NVIDIA device plugin (SYS_ADMIN for MIG and its
 config manager), GPU feature discovery (privileged, to read vGPU information), the EFA device plugin (privileged)
-and the DCGM exporter (SYS_ADMIN for the DCGM_FI_PROF_* profiling metrics, its manifest says).
+and the DCGM exporter (SYS_ADMIN for the DCGM_FI_PROF_* profiling metrics, its manifest says). On AKS the GPU and
+Network Operators' operands (driver containers, toolkit, RDMA shared device plugin), which must run privileged, are
+created by the operators, not by the program: the pack never sees them, and both operator Deployments are
+unprivileged, so the list needs no entry for them.
 """
 
 from __future__ import annotations

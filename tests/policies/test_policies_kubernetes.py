@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aws_rule_args import validate
 from conftest import REPO
-from kubernetes_objects import EFA, SHARED, build
+from kubernetes_objects import EFA, IB, MIG_SPOT, SHARED, build
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from gpufleet.plan.policy_runner import run_policies
@@ -112,6 +112,23 @@ def test_the_in_cluster_objects_pass_the_mandatory_rules_and_name_their_tag_only
     advisory = {(v.policy, v.urn) for v in report.violations}
     assert ("kubernetes-image-digest-unconfirmed", plan.urn_of("Deployment", "cluster-autoscaler")) in advisory
     assert plan.urn_of("DaemonSet", "nvdp-nvidia-device-plugin") not in {urn for _, urn in advisory}
+
+
+def test_the_aks_in_cluster_objects_pass_the_mandatory_rules():
+    plan = build((IB, MIG_SPOT), cloud="azure", region="eastus")
+    rules = [RULES_BY_NAME[name].policy for name in RULES_BY_NAME if name.startswith("kubernetes-")]
+    report = run_policies(plan.resources, {}, rules)
+    assert [v for v in report.violations if v.level == "mandatory"] == []
+    advisory = {(v.policy, v.urn) for v in report.violations}
+    for kind, name in (("Deployment", "network-operator"), ("DaemonSet", "gpufleet-node-check"),
+                       ("Deployment", "gpu-operator")):
+        assert ("kubernetes-image-digest-unconfirmed", plan.urn_of(kind, name)) in advisory
+    # None of them is on the allow-list: under another name they pass all the same (unprivileged).
+    for kind, name in (("DaemonSet", "gpufleet-node-check"), ("Deployment", "gpu-operator"),
+                       ("Deployment", "network-operator")):
+        obj = copy.deepcopy(plan.one(kind, name).inputs)
+        obj["metadata"]["name"] += "-copy"
+        assert validate("kubernetes-no-privileged-pods", DS if kind == "DaemonSet" else DEPLOY, obj) == []
 
 
 def test_a_privileged_copy_of_a_component_under_another_name_is_blocked():

@@ -4,6 +4,7 @@ pods the API server of each supported version accepts."""
 from __future__ import annotations
 
 import copy
+from collections.abc import ItemsView
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,39 @@ def test_aws_workers_ask_for_gpus_efa_and_hugepages_with_the_efa_settings(path):
     assert worker["resources"]["requests"].items() >= wanted.items()
     text = path.read_text()
     assert "FI_PROVIDER" in text and "FI_EFA_FORK_SAFE" in text and "FI_EFA_USE_DEVICE_RDMA" in text
+
+
+def nccl_settings(obj: dict) -> ItemsView[str, str]:
+    """NCCL_* settings a job passes: container env, or `mpirun -x NAME=value` in the launcher's command."""
+    found = {}
+    for template in templates(obj).values():
+        for container in template["template"]["spec"]["containers"]:
+            found |= {e["name"]: e.get("value") for e in container.get("env", []) if e["name"].startswith("NCCL_")}
+            found |= dict(arg.split("=", 1) for arg in container.get("command", []) if arg.startswith("NCCL_"))
+    return found.items()
+
+
+def test_the_azure_examples_are_an_mpijob_and_a_pytorchjob():
+    kinds = {(job(p)["apiVersion"], job(p)["kind"]) for p in JOBS if p.parent.name == "azure"}
+    assert kinds == {("kubeflow.org/v2beta1", "MPIJob"), ("kubeflow.org/v1", "PyTorchJob")}
+
+
+@pytest.mark.parametrize("path", [p for p in JOBS if p.parent.name == "azure"], ids=lambda p: p.name)
+def test_azure_workers_ask_for_gpus_and_infiniband_with_ipc_lock_and_azures_nccl_settings(path):
+    obj = job(path)
+    spec = templates(obj)["Worker"]["template"]["spec"]
+    (worker,) = spec["containers"]
+    wanted = {"nvidia.com/gpu": 8, "rdma/ib": 1}
+    assert worker["resources"]["limits"].items() >= wanted.items()
+    assert worker["resources"]["requests"].items() >= wanted.items()
+    assert "IPC_LOCK" in worker["securityContext"]["capabilities"]["add"]
+    assert spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}
+    # Never the node-check taint: a job must not land on a node that has not passed the check.
+    assert all(t.get("key") != "gpufleet.io/node-check" for t in spec.get("tolerations", []))
+    assert nccl_settings(obj) >= {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": "^mlx5_8", "NCCL_NET_GDR_LEVEL": "SYS",
+                                  "NCCL_TOPO_FILE": "/opt/nvidia-topology/topo.xml"}.items()
+    mounts = {m["mountPath"] for m in worker["volumeMounts"]}
+    assert "/opt/nvidia-topology" in mounts and "/dev/shm" in mounts
 
 
 def test_a_misspelled_field_is_refused():

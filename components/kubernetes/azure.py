@@ -1,0 +1,64 @@
+"""What an AKS cluster runs inside itself beyond the shared layer: the GPU Operator's driver and toolkit at the
+lock's driver (AKS GPU pools take no custom image and install no driver), the Network Operator's DOCA driver and
+RDMA shared device plugin on InfiniBand groups, and the node check that lifts each GPU node's startup taint. The
+shared device plugin and DCGM exporter wait for the operator's validation on their node (their pods need the
+driver)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from . import dcgm, nvidia
+from .gpu_operator import gpu_operator_objects, node_os, unpinned_driver, wait_for_driver
+from .manifests import Obj, find, pod_spec
+from .model import InClusterGroup
+from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls
+from .node_check import NODE_CHECK_TAINT, node_check_objects
+from .placement import SYSTEM_POOL, add_tolerations
+
+
+def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]]:
+    if not driver:
+        raise ValueError("InClusterArgs.driver is empty: AKS GPU pools install no driver (gpu_profile.driver None), "
+                         "the GPU Operator's driver container installs the lock profile's driver")
+    if not expectation:
+        raise ValueError("InClusterArgs.node_check is empty: AKS nodes run the node check from a DaemonSet, which "
+                         "reads the lock's expectation (the expect.json document) from it")
+    return driver, expectation
+
+
+def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple[InClusterGroup, ...],
+                  pins: KubernetesComponents, driver: str | None,
+                  expectation: Mapping[str, Any] | None) -> list[tuple[str, list[Obj]]]:
+    """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
+    driver, expectation = _required(driver, expectation)
+    validator = pins.gpu_operator.images["gpu-operator"].reference
+    key, value, effect = NODE_CHECK_TAINT
+    for component, objects in shared:
+        if component == "node-feature-discovery":
+            # NFD's labels are what the operators place their drivers by (the GPU Operator's pci-10de/0302_10de and
+            # os_release labels): its worker must run on nodes still held by the node-check taint, and its master
+            # and gc may run on the system pool.
+            for obj in (o for o in objects if "template" in o.get("spec", {})):
+                add_tolerations(pod_spec(obj), [{"key": key, "operator": "Equal", "value": value, "effect": effect},
+                                                SYSTEM_POOL])
+        names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
+        for name in names:
+            wait_for_driver(find(objects, "DaemonSet", name), validator)
+    return [("gpu-operator", gpu_operator_objects(groups, pins, driver)), *shared,
+            ("network-operator", network_operator_objects(groups, pins, node_os(minor))),
+            ("node-check", node_check_objects(groups, pins, expectation))]
+
+
+def azure_unpinned(driver: str | None, minor: str, groups: tuple[InClusterGroup, ...],
+                   pins: KubernetesComponents) -> list[str]:
+    """Reasons a real run refuses for images no pod spec names: those the operators pull (driver containers, the
+    RDMA plugin)."""
+    reason = unpinned_driver(driver, minor, pins) if driver else None
+    found = [reason] if reason else []
+    if infiniband_groups(groups):
+        found += unpinned_pulls(pins, node_os(minor))
+    return found

@@ -1,0 +1,156 @@
+"""The NVIDIA GPU Operator for clouds whose node image carries no driver (AKS pools with gpu_profile.driver None).
+
+Why the operator and not its pieces: the driver container, nvidia-peermem (GPUDirect RDMA) and the container
+toolkit are operands the operator builds per node (kernel, OS release from NFD's labels, `-ubuntu24.04` tag suffix)
+and upgrades in order (drain, driver-manager); NVIDIA documents them only through the operator (gpu-operator
+docs "Microsoft Azure AKS", and Azure/aks-rdma-infiniband website/docs/configurations/02-gpu-drivers.md@700dabb:
+GPU Operator v26.3.3 with driver.rdma.enabled on `--gpu-driver none` pools). The operator runs here with only the
+driver and toolkit on (and the MIG manager where a group shares by MIG): the shared layer already runs the device
+plugin, GFD, DCGM exporter and NFD.
+
+One NVIDIADriver per node group (ClusterPolicy driver.useNvidiaDriverCRD): RDMA (nvidia-peermem) only on the
+InfiniBand groups, whose nodes get the network operator's DOCA driver that nvidia-peermem builds against; a group
+without InfiniBand gets a plain driver (peermem would wait for a MOFED that never comes). Each is placed by the
+group's node affinity and tolerates the group's taints and the node-check taint (the driver must be in before the
+check runs). The shared device plugin and DCGM exporter wait for the operator's validation, as the operator's own
+operands do (assets/state-device-plugin/0500_daemonset.yaml, init container toolkit-validation).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from .manifests import Obj, find, pod_spec, read_manifest
+from .model import InClusterGroup
+from .node_check import NODE_CHECK_TAINT
+from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, group_term, taint_tolerations
+
+NAMESPACE = "gpu-operator"
+# The driver container's tag is <driver>-<os><version>; the operator appends the OS suffix from NFD's os_release
+# labels. AKS's `Ubuntu` OS SKU runs Ubuntu 22.04 for Kubernetes 1.25-1.34 and 24.04 from 1.35
+# (docs.azure.cn/zh-cn/aks/upgrade-os-version), 26.04 from 1.38 (Azure/AKS release 2026-10-25).
+UBUNTU_OF_MINOR = {"1.34": "ubuntu22.04", "1.35": "ubuntu24.04", "1.36": "ubuntu24.04", "1.37": "ubuntu24.04"}
+
+
+def node_os(minor: str) -> str:
+    """The Ubuntu release AKS nodes of a Kubernetes minor run (the driver containers' tag suffix)."""
+    if minor not in UBUNTU_OF_MINOR:
+        raise ValueError(f"kubernetes version {minor}: the Ubuntu release of its AKS nodes is not known here "
+                         f"(known: {', '.join(UBUNTU_OF_MINOR)})")
+    return UBUNTU_OF_MINOR[minor]
+VALIDATIONS = "/run/nvidia/validations"
+RUNTIME_CLASS = "nvidia"  # values.yaml operator.runtimeClass: the RuntimeClass the toolkit's runtime serves
+DRIVER_ROOT = "/run/nvidia/driver"  # values.yaml hostPaths.driverInstallDir: where the driver container puts it
+OFF = ("devicePlugin", "dcgm", "dcgmExporter", "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy",
+       "vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataManager", "ccManager")
+
+
+def driver_image(driver: str, minor: str) -> str:
+    """The driver container image the operator pulls for this driver on the cluster's node OS (for the lock note)."""
+    return f"nvcr.io/nvidia/driver:{driver}-{node_os(minor)}"
+
+
+def unpinned_driver(driver: str, minor: str, pins: KubernetesComponents) -> str | None:
+    """Why the driver container the operator will pull is not pinned by digest, or None when it is (the image is in
+    no pod spec of ours: the operator builds the driver DaemonSet from the NVIDIADriver)."""
+    wanted = driver_image(driver, minor)
+    pin = pins.gpu_operator.images["driver"]
+    if pin.image != wanted:
+        return f"{wanted}: the lock pins {pin.image} (gpu_operator.images.driver); pin this tag and its digest"
+    return None if pin.digest else f"{wanted}: {pin.unconfirmed}"
+
+
+def _split(reference: str) -> tuple[str, str, str]:
+    """(repository, image, version) as the ClusterPolicy's image fields take them; a digest goes in `version`
+    (the operator reads a version starting with sha256: as a digest: api/nvidia/v1 ImagePath)."""
+    name, _, digest = reference.partition("@")
+    path, _, tag = name.rpartition(":")
+    repository, _, image = path.rpartition("/")
+    return repository, image, digest or tag
+
+
+def _tolerations(groups: tuple[InClusterGroup, ...]) -> list[dict[str, Any]]:
+    key, value, effect = NODE_CHECK_TAINT
+    return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+            {"key": key, "operator": "Equal", "value": value, "effect": effect}, *taint_tolerations(groups)]
+
+
+def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents) -> Obj:
+    """templates/clusterpolicy.yaml at values.yaml's defaults, with the operands this cluster needs."""
+    images = pins.gpu_operator.images
+    validator = _split(images["gpu-operator"].reference)
+    toolkit = _split(images["container-toolkit"].reference)
+    spec: dict[str, Any] = {
+        "hostPaths": {"rootFS": "/", "driverInstallDir": DRIVER_ROOT},
+        "operator": {"runtimeClass": RUNTIME_CLASS, "use_ocp_driver_toolkit": False},
+        "daemonsets": {"priorityClassName": "system-node-critical", "tolerations": _tolerations(groups),
+                       "updateStrategy": "RollingUpdate", "rollingUpdate": {"maxUnavailable": "1"}},
+        "validator": dict(zip(("repository", "image", "version"), validator, strict=True)),
+        "mig": {"strategy": "single"},
+        "psa": {"enabled": False},
+        "cdi": {"enabled": True},
+        "driver": {"enabled": True, "useNvidiaDriverCRD": True},
+        "toolkit": {"enabled": True, "installDir": "/usr/local/nvidia",
+                    **dict(zip(("repository", "image", "version"), toolkit, strict=True))},
+    }
+    spec.update({name: {"enabled": False} for name in OFF})
+    if any(group.sharing_mode == "mig" for group in groups):
+        # AKS pools take no MIG layout of ours and the driver is the operator's: its MIG manager applies the
+        # nvidia.com/mig.config label the MIG groups' nodes carry (gpu_sharing.sharing_labels), values.yaml's default
+        # config (all-disabled) elsewhere.
+        manager = _split(images["k8s-mig-manager"].reference)
+        spec["migManager"] = {"enabled": True, **dict(zip(("repository", "image", "version"), manager, strict=True)),
+                              "config": {"default": "all-disabled"}}
+    return {"apiVersion": "nvidia.com/v1", "kind": "ClusterPolicy", "metadata": {"name": "cluster-policy"},
+            "spec": spec}
+
+
+def nvidia_driver(group: InClusterGroup, driver: str, pins: KubernetesComponents) -> Obj:
+    """The group's NVIDIADriver: the lock's driver, RDMA on InfiniBand groups, on the group's nodes only."""
+    manager = _split(pins.gpu_operator.images["k8s-driver-manager"].reference)
+    return {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver", "metadata": {"name": group.name},
+            "spec": {"driverType": "gpu", "repository": "nvcr.io/nvidia", "image": "driver", "version": driver,
+                     "usePrecompiled": False,
+                     "manager": dict(zip(("repository", "image", "version"), manager, strict=True)),
+                     "rdma": {"enabled": group.fabric == "infiniband", "useHostMofed": False},
+                     "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+                         "nodeSelectorTerms": [group_term(group)]}},
+                     "tolerations": _tolerations((group,))}}
+
+
+def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, driver: str) -> list[Obj]:
+    """Namespace, CRDs, RBAC, the operator, its ClusterPolicy and one NVIDIADriver per group."""
+    objects = read_manifest("gpu-operator").fresh()
+    deployment = find(objects, "Deployment", "gpu-operator")
+    (container,) = pod_spec(deployment)["containers"]
+    container["image"] = pins.gpu_operator.images["gpu-operator"].reference
+    for variable in container["env"]:
+        if variable["name"] == "DRIVER_MANAGER_IMAGE":
+            variable["value"] = pins.gpu_operator.images["k8s-driver-manager"].reference
+    # The operator runs on the system pool (AKS taints it CriticalAddonsOnly=true:NoSchedule), not on GPU nodes.
+    add_tolerations(pod_spec(deployment), [SYSTEM_POOL])
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    return [namespace, *objects, cluster_policy(groups, pins), *(nvidia_driver(g, driver, pins) for g in groups)]
+
+
+def wait_for_driver(daemonset: Obj, image: str) -> None:
+    """An init container that holds the daemon until the operator validated the driver and toolkit on its node, the
+    driver root where the driver container installs it, and the operator's runtime class, which its own operands
+    run under (controllers/object_controls.go setRuntimeClassName: `nvidia` with CDI on containerd)."""
+    spec = pod_spec(daemonset)
+    spec["runtimeClassName"] = RUNTIME_CLASS
+    spec.setdefault("initContainers", []).insert(0, {
+        "name": "toolkit-validation", "image": image, "command": ["sh", "-c"],
+        "args": [f"until [ -f {VALIDATIONS}/toolkit-ready ]; do echo waiting for nvidia container stack to be "
+                 "setup; sleep 5; done"],
+        "volumeMounts": [{"name": "run-nvidia-validations", "mountPath": VALIDATIONS,
+                          "mountPropagation": "HostToContainer"}]})
+    spec.setdefault("volumes", []).append({"name": "run-nvidia-validations",
+                                           "hostPath": {"path": VALIDATIONS, "type": "DirectoryOrCreate"}})
+    for volume in spec["volumes"]:
+        if volume["name"] == "driver-root":
+            volume["hostPath"]["path"] = DRIVER_ROOT
+    add_tolerations(spec, [{"key": NODE_CHECK_TAINT[0], "operator": "Equal", "value": NODE_CHECK_TAINT[1],
+                            "effect": NODE_CHECK_TAINT[2]}])

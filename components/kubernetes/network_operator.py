@@ -1,0 +1,108 @@
+"""The NVIDIA Network Operator on AKS InfiniBand groups: its NicClusterPolicy runs the DOCA driver container (the
+MOFED that the GPU Operator's nvidia-peermem builds against, driver.rdma.enabled) and the RDMA shared device plugin
+that advertises `rdma/ib` and mounts the node's InfiniBand HCAs into a pod that asks for one (NCCL then uses all of
+them; pods still need IPC_LOCK).
+
+As Azure/aks-rdma-infiniband configures it (configs/nicclusterpolicy/base/nic.yaml and rdma-shared-device-plugin/
+rdma.yaml @700dabb: DOCA driver doca3.2.0-25.10-1.2.8.0-2 with its OFED_BLACKLIST_MODULES_FILE workaround, upgrade
+policy and probes; plugin network-operator-v25.10.0 selecting vendor 15b3 with link type infiniband), so the
+accelerated-networking NIC (an mlx5 with link type ether) is never handed to pods. Two changes: the resource is
+named `ib` (IBR's `shared_ib`), and the policy's node affinity is the InfiniBand groups' nodes rather than NFD's
+pci-15b3 label, which every AKS node with accelerated networking carries (its NIC is a Mellanox VF too).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from .manifests import Obj, find, pod_spec, read_manifest
+from .model import InClusterGroup
+from .node_check import NODE_CHECK_TAINT
+from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, groups_affinity, taint_tolerations
+
+NAMESPACE = "nvidia-network-operator"
+RESOURCE = "rdma/ib"  # the plugin's resource prefix `rdma` and the resource name below
+HCA_MAX = 63  # how many pods may share one node's HCAs (IBR's rdmaHcaMax)
+PLUGIN_CONFIG = {"configList": [{"resourceName": "ib", "rdmaHcaMax": HCA_MAX,
+                                 "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]}
+# The operator appends -<os><version>-<arch> to the DOCA driver's version (IBR nic.yaml's comment); the lock pins
+# the full tag a node pulls.
+ARCH = "amd64"
+
+
+def infiniband_groups(groups: tuple[InClusterGroup, ...]) -> tuple[InClusterGroup, ...]:
+    return tuple(group for group in groups if group.fabric == "infiniband")
+
+
+def _parts(reference: str) -> tuple[str, str, str]:
+    """(repository, image, tag) of `repository/image:tag[@digest]` (the policy names images by these fields)."""
+    name = reference.partition("@")[0]
+    path, _, tag = name.rpartition(":")
+    repository, _, image = path.rpartition("/")
+    return repository, image, tag
+
+
+def doca_version(pins: KubernetesComponents, os_suffix: str) -> str:
+    """The NicClusterPolicy's ofedDriver.version: the pinned tag without the OS and arch suffix the operator adds."""
+    tag = _parts(pins.network_operator.images["doca-driver"].image)[2]
+    return tag.removesuffix(f"-{os_suffix}-{ARCH}")
+
+
+def unpinned_pulls(pins: KubernetesComponents, os_suffix: str) -> list[str]:
+    """Reasons a real run refuses for the images the operator pulls on InfiniBand nodes (in no pod spec of ours)."""
+    images = pins.network_operator.images
+    found = []
+    doca = images["doca-driver"]
+    if not doca.image.endswith(f"-{os_suffix}-{ARCH}"):
+        found.append(f"{doca.image}: nodes of this Kubernetes version run {os_suffix}; pin the doca-driver tag for it")
+    found += [f"{pin.image}: {pin.unconfirmed}" for key, pin in images.items()
+              if key != "network-operator" and pin.digest is None]
+    return found
+
+
+def nic_cluster_policy(ib: tuple[InClusterGroup, ...], pins: KubernetesComponents, os_suffix: str) -> Obj:
+    key, value, effect = NODE_CHECK_TAINT
+    tolerations: list[dict[str, Any]] = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                                         {"key": key, "operator": "Equal", "value": value, "effect": effect},
+                                         *taint_tolerations(ib)]
+    doca_repository, doca_image, _ = _parts(pins.network_operator.images["doca-driver"].image)
+    plugin = _parts(pins.network_operator.images["k8s-rdma-shared-dev-plugin"].image)
+    probe = {"startupProbe": {"initialDelaySeconds": 10, "periodSeconds": 20},
+             "livenessProbe": {"initialDelaySeconds": 30, "periodSeconds": 30},
+             "readinessProbe": {"initialDelaySeconds": 10, "periodSeconds": 30}}
+    return {"apiVersion": "mellanox.com/v1alpha1", "kind": "NicClusterPolicy",
+            "metadata": {"name": "nic-cluster-policy"},
+            "spec": {"nodeAffinity": groups_affinity(ib)["nodeAffinity"], "tolerations": tolerations,
+                     "ofedDriver": {
+                         "repository": doca_repository, "image": doca_image,
+                         "version": doca_version(pins, os_suffix),
+                         # IBR's workaround for the module-load race (Mellanox/doca-driver-build issue 52)
+                         "env": [{"name": "OFED_BLACKLIST_MODULES_FILE",
+                                  "value": "/host/etc/modprobe.d/blacklist-ofed-modules.conf"}],
+                         "forcePrecompiled": False,
+                         "upgradePolicy": {"autoUpgrade": True, "maxParallelUpgrades": 1,
+                                           "drain": {"enable": True, "force": True, "deleteEmptyDir": True,
+                                                     "timeoutSeconds": 300}},
+                         **probe},
+                     "rdmaSharedDevicePlugin": {
+                         "repository": plugin[0], "image": plugin[1], "version": plugin[2],
+                         "config": json.dumps(PLUGIN_CONFIG, indent=2) + "\n"}}}
+
+
+def network_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents,
+                             os_suffix: str) -> list[Obj]:
+    """Namespace, CRDs, RBAC, the operator and its NicClusterPolicy; nothing without an InfiniBand group."""
+    ib = infiniband_groups(groups)
+    if not ib:
+        return []
+    objects = read_manifest("network-operator").fresh()
+    deployment = find(objects, "Deployment", "network-operator")
+    (container,) = pod_spec(deployment)["containers"]
+    container["image"] = pins.network_operator.images["network-operator"].reference
+    # The operator runs on the system pool (AKS taints it CriticalAddonsOnly=true:NoSchedule).
+    add_tolerations(pod_spec(deployment), [SYSTEM_POOL])
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
+    return [namespace, *objects, nic_cluster_policy(ib, pins, os_suffix)]

@@ -1,0 +1,100 @@
+"""The node check before a node takes work, where the node image cannot run it at boot (AKS: no custom image).
+
+GPU pools carry the startup taint NODE_CHECK_TAINT (the cloud side puts it on the pool); a DaemonSet tolerating it
+runs the project's node check (images/nodecheck) on every node of the groups against the lock's expectation (the
+expect.json document the cloud side passes in, the same one a baked node reads from /etc/gpufleet/expect.json) and,
+once the node passes, removes the taint from its own node (scripts/release_node.py). A node that fails keeps the
+taint (no pod without the toleration lands on it) and the pod's restarts show why in its log.
+
+RBAC: get and patch on nodes, nothing else (Kubernetes RBAC cannot narrow `resourceNames` to the pod's own node;
+the script patches only NODE_NAME, guarded by resourceVersion).
+The pod reads the host's /sys and /proc read-only (the check's --sysfs-root/--proc-root) and reaches NVML through the
+NVIDIA runtime class (NVIDIA_VISIBLE_DEVICES=all, as the GPU Operator's validator does): it runs unprivileged. Its init
+container waits for the GPU Operator's driver validation before checking (the check needs the driver loaded).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gpufleet.lock.kubernetes_components import KubernetesComponents
+
+from .manifests import Obj
+from .model import InClusterGroup
+from .placement import GPU_TAINT_KEY, add_tolerations, groups_affinity, taint_tolerations
+
+NODE_CHECK_TAINT = ("gpufleet.io/node-check", "pending", "NoSchedule")
+"""(key, value, effect) of the startup taint a GPU pool carries until its node passes the node check."""
+NAMESPACE = NAME = "gpufleet-node-check"
+SCRIPT = Path(__file__).resolve().parent / "scripts" / "release_node.py"
+# The GPU Operator's validator writes this file once the driver container has loaded the driver (gpu-operator
+# assets/state-device-plugin/0500_daemonset.yaml, init container toolkit-validation, waits on the same directory).
+DRIVER_READY = "/run/nvidia/validations/driver-ready"
+
+
+def _taint_text() -> str:
+    key, value, effect = NODE_CHECK_TAINT
+    return f"{key}={value}:{effect}"
+
+
+def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents,
+                       expectation: Mapping[str, Any]) -> list[Obj]:
+    """Namespace, RBAC, the expectation and release script, and the DaemonSet on the groups' nodes."""
+    image = pins.node_check.reference
+    meta = {"name": NAME, "namespace": NAMESPACE}
+    labels = {"app.kubernetes.io/name": NAME}
+    key, value, effect = NODE_CHECK_TAINT
+    spec: dict[str, Any] = {
+        "serviceAccountName": NAME,
+        "priorityClassName": "system-node-critical",
+        # NVML through the toolkit's runtime, as the GPU Operator's operands get it (gpu_operator.RUNTIME_CLASS).
+        "runtimeClassName": "nvidia",
+        "affinity": groups_affinity(groups),
+        "initContainers": [
+            {"name": "wait-for-driver", "image": image, "command": ["sh", "-c", f"until [ -f {DRIVER_READY} ]; "
+                                                                    "do echo waiting for the driver; sleep 5; done"],
+             "volumeMounts": [{"name": "run-nvidia", "mountPath": "/run/nvidia", "readOnly": True}]},
+            {"name": "node-check", "image": image,
+             "command": ["sh", "-c", "python3 -m images.nodecheck --expect /etc/gpufleet/expect.json "
+                         "--sysfs-root /host/sys --proc-root /host/proc --format text && "
+                         "python3 /etc/gpufleet/release_node.py"],
+             "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+                     {"name": "NODE_CHECK_TAINT", "value": _taint_text()},
+                     {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"},
+                     {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility,compute"}],
+             "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True},
+             "volumeMounts": [{"name": "config", "mountPath": "/etc/gpufleet", "readOnly": True},
+                              {"name": "host-sys", "mountPath": "/host/sys", "readOnly": True},
+                              {"name": "host-proc", "mountPath": "/host/proc", "readOnly": True}]},
+        ],
+        # A DaemonSet's pod must keep running: the work is the init containers', this one only holds the slot.
+        "containers": [{"name": "passed", "image": image,
+                        "command": ["python3", "-c", "import time\nwhile True: time.sleep(3600)"],
+                        "resources": {"requests": {"cpu": "1m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
+                        "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True}}],
+        "volumes": [{"name": "config", "configMap": {"name": NAME}},
+                    {"name": "run-nvidia", "hostPath": {"path": "/run/nvidia", "type": "DirectoryOrCreate"}},
+                    {"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}},
+                    {"name": "host-proc", "hostPath": {"path": "/proc", "type": "Directory"}}],
+    }
+    add_tolerations(spec, [{"key": key, "operator": "Equal", "value": value, "effect": effect},
+                           {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
+                           *taint_tolerations(groups)])
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": NAME},
+         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": NAME},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta),
+         "data": {"expect.json": json.dumps(dict(expectation), indent=2, sort_keys=True) + "\n",
+                  "release_node.py": SCRIPT.read_text()}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {**meta, "labels": labels},
+         "spec": {"selector": {"matchLabels": labels},
+                  "template": {"metadata": {"labels": labels}, "spec": spec}}},
+    ]
