@@ -39,11 +39,18 @@ MIG_SPOT = InClusterGroup(
     taints=(("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),), sharing_mode="mig",
     mig_profile="all-1g.10gb", spot=True,
 )
-# What the cloud side passes as InClusterArgs.node_check on AKS (components.bootstrap.cloud_init.expect_document).
-EXPECTATION = {"profile": "cuda12.8-r580", "driver": "580.95.05", "cuda": "12.8", "fabric_manager": "580.95.05",
-               "scratch_mount": None, "instance_types": {"Standard_ND96isr_H100_v5": {
-                   "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "nvswitch": True, "fabric": "infiniband",
-                   "fabric_interfaces": 8}}}
+# What the cloud side passes as InClusterArgs.node_check on AKS: per group, the expect.json document
+# (components.bootstrap.cloud_init.expect_document).
+LOCK_PART = {"profile": "cuda12.8-r580", "driver": "580.95.05", "cuda": "12.8", "fabric_manager": "580.95.05",
+             "scratch_mount": None}
+EXPECTATIONS = {
+    IB.name: {**LOCK_PART, "instance_types": {"Standard_ND96isr_H100_v5": {
+        "gpu_model": "NVIDIA H100 80GB HBM3", "gpu_count": 8, "nvswitch": True, "fabric": "infiniband",
+        "fabric_interfaces": 8}}},
+    MIG_SPOT.name: {**LOCK_PART, "instance_types": {"Standard_NC24ads_A100_v4": {
+        "gpu_model": "A100", "gpu_count": 1, "nvswitch": False, "fabric": "none", "fabric_interfaces": 0,
+        "mig_devices": 7}}},
+}
 
 
 @dataclass
@@ -77,7 +84,7 @@ def build(groups: tuple[InClusterGroup, ...] = (EFA, SHARED), *, cloud: str = "a
         azure = cloud == "azure"
         args = InClusterArgs(cloud=cloud, cluster_name="train", kubernetes_version=version, region=region,
                              groups=groups, driver=driver or ("580.95.05" if azure else None),
-                             node_check=EXPECTATION if azure else None)
+                             node_check=EXPECTATIONS if azure else None)
         InCluster("train", args, pulumi.ResourceOptions(provider=provider))
 
     return Registered(run_program(program, {}, project="gpufleet", stack="test", region=region, zones=[]))

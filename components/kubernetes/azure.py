@@ -20,7 +20,8 @@ from .node_check import NODE_CHECK_TAINT, node_check_objects
 from .placement import SYSTEM_POOL, add_tolerations
 
 
-def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tuple[str, Mapping[str, Any]]:
+def _required(driver: str | None, expectation: Mapping[str, Mapping[str, Any]] | None
+              ) -> tuple[str, Mapping[str, Mapping[str, Any]]]:
     if not driver:
         raise ValueError("InClusterArgs.driver is empty: AKS GPU pools install no driver (gpu_profile.driver None), "
                          "the GPU Operator's driver container installs the lock profile's driver")
@@ -32,7 +33,7 @@ def _required(driver: str | None, expectation: Mapping[str, Any] | None) -> tupl
 
 def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple[InClusterGroup, ...],
                   pins: KubernetesComponents, driver: str | None,
-                  expectation: Mapping[str, Any] | None) -> list[tuple[str, list[Obj]]]:
+                  expectation: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, list[Obj]]]:
     """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
     driver, expectation = _required(driver, expectation)
     validator = pins.gpu_operator.images["gpu-operator"].reference

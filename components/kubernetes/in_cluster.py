@@ -35,7 +35,7 @@ WORKLOADS = frozenset({"DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob
 
 def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClusterGroup, ...],
                       pins: KubernetesComponents, driver: str | None = None,
-                      expectation: Mapping[str, Any] | None = None) -> list[tuple[str, list[Obj]]]:
+                      expectation: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, list[Obj]]]:
     """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data."""
     if cloud != "aws" and efa_groups(groups):
         raise ValueError(f"node groups {', '.join(g.name for g in efa_groups(groups))}: fabric efa is AWS's only")
@@ -54,7 +54,7 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
 
 
 def refuse_unpinned(cloud: str, kubernetes_version: str, region: str, groups: tuple[InClusterGroup, ...],
-                    driver: str | None = None, expectation: Mapping[str, Any] | None = None) -> None:
+                    driver: str | None = None, expectation: Mapping[str, Mapping[str, Any]] | None = None) -> None:
     """Refuse a real run whose in-cluster images lack a digest; callers run it before creating any resource."""
     minor = ".".join(kubernetes_version.split(".")[:2])
     pins = component_pins()

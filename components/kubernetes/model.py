@@ -60,9 +60,10 @@ class InClusterArgs:
     driver: str | None = None
     """The lock profile's NVIDIA driver version, for clouds whose node image carries none (AKS: the GPU Operator's
     driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
-    node_check: Mapping[str, Any] | None = None
-    """The expect.json document the node check compares each node with (components.bootstrap.cloud_init
-    .expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS); None elsewhere."""
+    node_check: Mapping[str, Mapping[str, Any]] | None = None
+    """Per node group, the expect.json document the node check compares its nodes with (components.bootstrap
+    .cloud_init.expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS); None
+    elsewhere."""
 
     def __post_init__(self) -> None:
         if not self.groups:

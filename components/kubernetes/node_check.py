@@ -41,18 +41,36 @@ def _taint_text() -> str:
 
 
 def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents,
-                       expectation: Mapping[str, Any]) -> list[Obj]:
-    """Namespace, RBAC, the expectation and release script, and the DaemonSet on the groups' nodes."""
+                       expectations: Mapping[str, Mapping[str, Any]]) -> list[Obj]:
+    """Namespace and RBAC, then per group its expectation (group name -> expect.json document: a type's MIG layout
+    differs between groups) with the release script, and a DaemonSet on the group's nodes."""
+    missing = [group.name for group in groups if group.name not in expectations]
+    if missing:
+        raise ValueError(f"InClusterArgs.node_check has no expectation for node group(s) {', '.join(missing)}")
+    return [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": NAME, "namespace": NAMESPACE}},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": NAME},
+         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
+        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": NAME},
+         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
+         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
+        *(obj for group in groups for obj in _group_objects(group, pins, expectations[group.name])),
+    ]
+
+
+def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectation: Mapping[str, Any]) -> list[Obj]:
+    """The group's expectation and release script, and the DaemonSet that checks its nodes."""
     image = pins.node_check.reference
-    meta = {"name": NAME, "namespace": NAMESPACE}
-    labels = {"app.kubernetes.io/name": NAME}
+    meta = {"name": f"{NAME}-{group.name}", "namespace": NAMESPACE}
+    labels = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/instance": group.name}
     key, value, effect = NODE_CHECK_TAINT
     spec: dict[str, Any] = {
         "serviceAccountName": NAME,
         "priorityClassName": "system-node-critical",
         # NVML through the toolkit's runtime, as the GPU Operator's operands get it (gpu_operator.RUNTIME_CLASS).
         "runtimeClassName": "nvidia",
-        "affinity": groups_affinity(groups),
+        "affinity": groups_affinity((group,)),
         "initContainers": [
             {"name": "wait-for-driver", "image": image, "command": ["sh", "-c", f"until [ -f {DRIVER_READY} ]; "
                                                                     "do echo waiting for the driver; sleep 5; done"],
@@ -75,22 +93,15 @@ def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
                         "command": ["python3", "-c", "import time\nwhile True: time.sleep(3600)"],
                         "resources": {"requests": {"cpu": "1m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
                         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True}}],
-        "volumes": [{"name": "config", "configMap": {"name": NAME}},
+        "volumes": [{"name": "config", "configMap": {"name": meta["name"]}},
                     {"name": "run-nvidia", "hostPath": {"path": "/run/nvidia", "type": "DirectoryOrCreate"}},
                     {"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}},
                     {"name": "host-proc", "hostPath": {"path": "/proc", "type": "Directory"}}],
     }
     add_tolerations(spec, [{"key": key, "operator": "Equal", "value": value, "effect": effect},
                            {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
-                           *taint_tolerations(groups)])
+                           *taint_tolerations((group,))])
     return [
-        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}},
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": dict(meta)},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole", "metadata": {"name": NAME},
-         "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}]},
-        {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": NAME},
-         "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
-         "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta),
          "data": {"expect.json": json.dumps(dict(expectation), indent=2, sort_keys=True) + "\n",
                   "release_node.py": SCRIPT.read_text()}},

@@ -84,6 +84,27 @@ def in_cluster_groups(resolved: ResolvedCluster, pools: dict[str, str]) -> tuple
     return tuple(in_cluster_group(group, pools[group.spec.name]) for group in resolved.groups)
 
 
+def node_check_expectations(resolved: ResolvedCluster) -> dict[str, dict[str, Any]]:
+    """Per node group, the expect.json its nodes are checked against: the document a VM node's bootstrap writes
+    (the lock's versions, each type's GPUs, fabric and MIG layout)."""
+    from components.bootstrap import expect_document
+    from components.bootstrap.for_group import group_bootstrap
+
+    return {group.name: expect_document(group_bootstrap(resolved, group)) for group in resolved.groups}
+
+
+def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
+    """A real run stops before any resource while an in-cluster image (the driver's included) is not pinned."""
+    from components.kubernetes import refuse_unpinned
+
+    from .aks_pools import pool_names
+
+    spec, profile = resolved.spec, resolved.profile
+    groups = in_cluster_groups(resolved, pool_names(resolved))
+    refuse_unpinned("azure", spec.scheduler.version or "", spec.region, groups, profile.driver if profile else None,
+                    node_check_expectations(resolved))
+
+
 def kubelogin_kubeconfig(kubeconfig: dict[str, Any]) -> str:
     """AKS's user kubeconfig with every user turned into the azurecli kubelogin exec, as JSON."""
     users = [{"name": user["name"], "user": {"exec": {

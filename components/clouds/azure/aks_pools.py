@@ -87,9 +87,13 @@ def pool_labels(group: ResolvedGroup) -> dict[str, str]:
 
 
 def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, then the GPU taint unless the stack taints nvidia.com/gpu itself."""
+    """The stack's taints, the GPU taint unless the stack taints nvidia.com/gpu itself, and the node check's startup
+    taint, which the node-check DaemonSet lifts once the node passes (components/kubernetes/node_check.py)."""
+    from components.kubernetes import NODE_CHECK_TAINT  # loads only for a Kubernetes cluster
+
     taints = tuple((t.key, t.value, t.effect) for t in group.spec.taints)
-    return taints if any(key == GPU_TAINT[0] for key, _, _ in taints) else (*taints, GPU_TAINT)
+    gpu = () if any(key == GPU_TAINT[0] for key, _, _ in taints) else (GPU_TAINT,)
+    return (*taints, *gpu, NODE_CHECK_TAINT)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from components.kubernetes import InCluster, InClusterArgs
 
 from ..scope import ClusterScope
 from .aks import Aks, AksArgs, control_plane
-from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output
+from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output, node_check_expectations
 from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
 
@@ -158,5 +158,6 @@ def aks_workloads(scope: ClusterScope, kubernetes: AksCluster, pools: dict[str, 
     profile = scope.resolved.profile
     args = InClusterArgs(cloud="azure", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
                          groups=in_cluster_groups(scope.resolved, pool_names(scope.resolved)),
-                         driver=profile.driver if profile else None)
+                         driver=profile.driver if profile else None,
+                         node_check=node_check_expectations(scope.resolved))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

@@ -5,7 +5,7 @@ scale sets: the AKS cluster, one agent pool per node group, and the in-cluster l
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -23,6 +23,7 @@ from ...bootstrap.operations import GpuMetrics, SharedMount
 from ..scope import ClusterScope
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
+from .cluster_parts import Client, ClusterResourceGroup, NodeIdentity, SharedFileSystem
 from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
 from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
@@ -82,6 +83,10 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
         refuse_without_admin_key(resolved)
+        if resolved.spec.scheduler.kind == "kubernetes":
+            from .aks_in_cluster import refuse_unpinned_kubernetes  # the in-cluster layer loads only for Kubernetes
+
+            refuse_unpinned_kubernetes(resolved)
         super().__init__("gpufleet:azure:Cluster", resolved.spec.name, None, opts)
         scope = ClusterScope.of(resolved, self)
         client = authorization.get_client_config_output(opts=scope.invoke())
@@ -145,34 +150,6 @@ class AzureGpuCluster(pulumi.ComponentResource):
             "shared_file_system_id": self.shared_file_system_id,
             **self.kubernetes_outputs,
         }
-
-
-Client = pulumi.Output[authorization.GetClientConfigResult]
-
-
-@dataclass(frozen=True)
-class ClusterResourceGroup:
-    """The group every resource of the cluster goes in, created or brought."""
-
-    name: pulumi.Output[str]
-    id: pulumi.Output[str]
-
-
-@dataclass(frozen=True)
-class NodeIdentity:
-    """What the nodes run as."""
-
-    identity_id: pulumi.Output[str]
-    principal_id: pulumi.Output[str] | None
-    """None for a brought identity: it gets no role from gpufleet."""
-
-
-@dataclass(frozen=True)
-class SharedFileSystem:
-    """The file system and the mount every node renders once its address is known."""
-
-    file_system_id: pulumi.Output[str]
-    mount: pulumi.Output[SharedMount]
 
 
 def create_resource_group(scope: ClusterScope, client: Client) -> ClusterResourceGroup:

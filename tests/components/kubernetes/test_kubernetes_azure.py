@@ -8,7 +8,7 @@ import json
 
 import pulumi
 import pytest
-from kubernetes_objects import EXPECTATION, IB, MIG_SPOT, build
+from kubernetes_objects import EXPECTATIONS, IB, MIG_SPOT, build
 
 from components.kubernetes import NODE_CHECK_TAINT, component_objects, refuse_unpinned
 from components.kubernetes.manifests import pod_spec
@@ -34,7 +34,7 @@ def test_the_node_check_taint_is_the_one_pools_carry():
 
 def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(plan):
     components = [c for c, _ in component_objects("azure", "1.35", "eastus", (IB, MIG_SPOT), PINS, "580.95.05",
-                                                  EXPECTATION)]
+                                                  EXPECTATIONS)]
     assert components == ["gpu-operator", "nvidia-device-plugin", "node-feature-discovery", "dcgm-exporter",
                           "network-operator", "node-check"]
     names = {(o["kind"], o["metadata"]["name"]) for o in plan.objects()}
@@ -42,7 +42,7 @@ def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(pla
     assert ("DaemonSet", "aws-node-termination-handler") not in names
     # Without an InfiniBand group there is no RDMA plugin.
     without = [c for c, _ in component_objects("azure", "1.35", "eastus", (MIG_SPOT,), PINS, "580.95.05",
-                                               EXPECTATION)]
+                                               EXPECTATIONS)]
     assert "network-operator" not in without and "gpu-operator" in without
 
 
@@ -106,16 +106,17 @@ def test_the_operators_run_on_the_system_pool_not_on_gpu_nodes(plan):
 
 
 def test_the_node_check_runs_through_its_taint_reads_the_expectation_and_may_only_patch_nodes(plan):
-    spec = pod_spec(plan.one("DaemonSet", "gpufleet-node-check").inputs)
+    spec = pod_spec(plan.one("DaemonSet", "gpufleet-node-check-nc-a100").inputs)
     assert NODE_CHECK in spec["tolerations"] and SPOT in spec["tolerations"]
-    assert len(terms(spec)) == 2
+    assert len(terms(spec)) == 1  # this group's nodes only: each group has its own expectation
     check = next(c for c in spec["initContainers"] if c["name"] == "node-check")
     env = {e["name"]: e.get("value") for e in check["env"]}
     assert env["NODE_CHECK_TAINT"] == "gpufleet.io/node-check=pending:NoSchedule"
     assert "images.nodecheck --expect /etc/gpufleet/expect.json" in check["command"][-1]
     assert not any(c.get("securityContext", {}).get("privileged") for c in spec["initContainers"])
-    data = plan.one("ConfigMap", "gpufleet-node-check").inputs["data"]
-    assert json.loads(data["expect.json"]) == EXPECTATION
+    for group in (IB, MIG_SPOT):
+        data = plan.one("ConfigMap", f"gpufleet-node-check-{group.name}").inputs["data"]
+        assert json.loads(data["expect.json"]) == EXPECTATIONS[group.name]
     (rule,) = plan.one("ClusterRole", "gpufleet-node-check").inputs["rules"]
     assert rule == {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "patch"]}
 
@@ -149,20 +150,20 @@ def test_the_shared_daemons_are_unchanged_on_aws():
 
 def test_aks_needs_the_driver_and_the_expectation():
     with pytest.raises(ValueError, match="InClusterArgs.driver is empty"):
-        component_objects("azure", "1.35", "eastus", (IB,), PINS, None, EXPECTATION)
+        component_objects("azure", "1.35", "eastus", (IB,), PINS, None, EXPECTATIONS)
     with pytest.raises(ValueError, match="InClusterArgs.node_check is empty"):
         component_objects("azure", "1.35", "eastus", (IB,), PINS, "580.95.05", None)
     with pytest.raises(ValueError, match="kubernetes version 1.38: the Ubuntu release of its AKS nodes is not known"):
-        component_objects("azure", "1.38", "eastus", (IB,), PINS, "580.95.05", EXPECTATION)
+        component_objects("azure", "1.38", "eastus", (IB,), PINS, "580.95.05", EXPECTATIONS)
 
 
 def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatch):
     from components import runtime
 
-    refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATION)  # offline: the plan goes on
+    refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATIONS)  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError) as refused:
-        refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATION)
+        refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATIONS)
     message = str(refused.value)
     for image in ("gpufleet-nodecheck:unpublished", "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04",
                   "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:network-operator-v25.10.0",
@@ -171,4 +172,4 @@ def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatc
         assert image in message, image
     # Another driver than the lock's pinned tag, or the 1.34 node OS, is refused naming the tag to pin.
     with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.95\.05-ubuntu22\.04: the lock pins"):
-        refuse_unpinned("azure", "1.34", "eastus", (IB,), "580.95.05", EXPECTATION)
+        refuse_unpinned("azure", "1.34", "eastus", (IB,), "580.95.05", EXPECTATIONS)
