@@ -120,11 +120,11 @@ def test_the_aks_in_cluster_objects_pass_the_mandatory_rules():
     report = run_policies(plan.resources, {}, rules)
     assert [v for v in report.violations if v.level == "mandatory"] == []
     advisory = {(v.policy, v.urn) for v in report.violations}
-    for kind, name in (("Deployment", "network-operator"), ("DaemonSet", "gpufleet-node-check"),
+    for kind, name in (("Deployment", "network-operator"), ("DaemonSet", "gpufleet-node-check-nd-h100"),
                        ("Deployment", "gpu-operator")):
         assert ("kubernetes-image-digest-unconfirmed", plan.urn_of(kind, name)) in advisory
     # None of them is on the allow-list: under another name they pass all the same (unprivileged).
-    for kind, name in (("DaemonSet", "gpufleet-node-check"), ("Deployment", "gpu-operator"),
+    for kind, name in (("DaemonSet", "gpufleet-node-check-nd-h100"), ("Deployment", "gpu-operator"),
                        ("Deployment", "network-operator")):
         obj = copy.deepcopy(plan.one(kind, name).inputs)
         obj["metadata"]["name"] += "-copy"

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -21,6 +20,8 @@ import yaml
 
 from components.kubernetes import InClusterGroup
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+
+from .aks_pools import SPOT_KEY, SPOT_TAINT, gpus_per_node, pool_labels, pool_names, pool_taints
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
@@ -33,43 +34,16 @@ def server_id(user: dict[str, Any]) -> str:
     return args[args.index("--server-id") + 1] if "--server-id" in args[:-1] else AKS_SERVER_ID
 
 
-@dataclass(frozen=True)
-class _Sharing:
-    """The fields components.kubernetes.gpu_sharing reads of a group (its SharingGroup protocol)."""
-
-    name: str
-    instance_types: tuple[str, ...]
-    gpus_per_node: int
-    sharing_mode: str
-    mig_profile: str | None
-    time_slicing_replicas: int | None
-
-
-def _gpus(group: ResolvedGroup) -> int:
-    if group.primary is None:
-        raise ValueError(f"{group.path('instance_types')}: {group.spec.instance_types[0]} is not in the catalog, so "
-                         "its GPUs per node are unknown")
-    return group.primary.gpu.count
-
-
-def sharing_of(group: ResolvedGroup) -> _Sharing:
-    sharing = group.spec.gpu_sharing
-    return _Sharing(group.spec.name, tuple(group.spec.instance_types), _gpus(group), sharing.mode,
-                    sharing.mig_profile, sharing.replicas)
-
-
 def in_cluster_group(group: ResolvedGroup, pool: str) -> InClusterGroup:
     """One agent pool as the in-cluster components see it: the labels and taints its nodes carry, AKS's spot ones
     included (spot-node-pool docs), so the daemons' affinity and tolerations match the nodes."""
-    from .aks_pools import SPOT_KEY, SPOT_TAINT, pool_labels, pool_taints
-
     spec, spot = group.spec, group.spec.capacity == "spot"
     labels = {**pool_labels(group), **({SPOT_KEY: "spot"} if spot else {})}
     return InClusterGroup(
         name=spec.name,
         fabric="infiniband" if group.rdma and group.fabric == "infiniband" else "none",
         instance_types=tuple(spec.instance_types),
-        gpus_per_node=_gpus(group),
+        gpus_per_node=gpus_per_node(group),
         min_size=spec.size.min,
         max_size=spec.size.max,
         scaling_group_name=pool,
@@ -96,8 +70,6 @@ def node_check_expectations(resolved: ResolvedCluster) -> dict[str, dict[str, An
 def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
     """A real run stops before any resource while an in-cluster image (the driver's included) is not pinned."""
     from components.kubernetes import refuse_unpinned
-
-    from .aks_pools import pool_names
 
     spec, profile = resolved.spec, resolved.profile
     groups = in_cluster_groups(resolved, pool_names(resolved))

@@ -72,11 +72,35 @@ def gpu_instance_profile(group: ResolvedGroup) -> str | None:
     return aks_gpu_instance_profile(facts.profiles, sharing.mig_profile) if facts else None
 
 
+@dataclass(frozen=True)
+class _Sharing:
+    """The fields components.kubernetes.gpu_sharing reads of a group (its SharingGroup protocol)."""
+
+    name: str
+    instance_types: tuple[str, ...]
+    gpus_per_node: int
+    sharing_mode: str
+    mig_profile: str | None
+    time_slicing_replicas: int | None
+
+
+def gpus_per_node(group: ResolvedGroup) -> int:
+    if group.primary is None:
+        raise ValueError(f"{group.path('instance_types')}: {group.spec.instance_types[0]} is not in the catalog, so "
+                         "its GPUs per node are unknown")
+    return group.primary.gpu.count
+
+
+def sharing_of(group: ResolvedGroup) -> _Sharing:
+    sharing = group.spec.gpu_sharing
+    return _Sharing(group.spec.name, tuple(group.spec.instance_types), gpus_per_node(group), sharing.mode,
+                    sharing.mig_profile, sharing.replicas)
+
+
 def pool_labels(group: ResolvedGroup) -> dict[str, str]:
     """The labels the pool's nodes carry from gpufleet and the stack (AKS adds its own, spot's among them)."""
     from components.kubernetes.gpu_sharing import sharing_labels  # loads only for a Kubernetes cluster
 
-    from .aks_in_cluster import sharing_of
 
     fabric = "infiniband" if group.rdma and group.fabric == "infiniband" else "none"
     labels = {GROUP_LABEL: group.spec.name, FABRIC_LABEL: fabric, **sharing_labels(sharing_of(group))}
