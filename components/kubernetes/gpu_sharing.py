@@ -21,6 +21,7 @@ README recommends: a pod asking for 2 of a shared GPU would get one GPU twice, n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import yaml
@@ -52,6 +53,18 @@ class SharingGroup(Protocol):
     def mig_profile(self) -> str | None: ...
     @property
     def time_slicing_replicas(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class GroupSharing:
+    """A cloud's node group as this module reads it, before an InClusterGroup exists (the nodes' labels)."""
+
+    name: str
+    instance_types: tuple[str, ...]
+    gpus_per_node: int
+    sharing_mode: str
+    mig_profile: str | None
+    time_slicing_replicas: int | None
 
 
 class SharingError(ValueError):

@@ -15,7 +15,6 @@ import base64
 import hashlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -27,6 +26,7 @@ from ...bootstrap.config import BootstrapError
 from ...bootstrap.eks_join import EksNode, eks_user_data
 
 if TYPE_CHECKING:
+    from ...kubernetes.gpu_sharing import GroupSharing
     from .nodegroup import NodeGroupArgs
 
 GROUP_LABEL = "gpufleet.io/group"
@@ -55,22 +55,12 @@ TAG_KEY_MAX = 128
 TAGS_PER_GROUP = 50
 
 
-@dataclass(frozen=True)
-class _Sharing:
-    """The fields components.kubernetes.gpu_sharing reads of a group (its SharingGroup protocol)."""
+def _sharing(group: AwsNodeGroupSettings, types: list[InstanceType]) -> GroupSharing:
+    from ...kubernetes.gpu_sharing import GroupSharing  # the Kubernetes package loads only for a Kubernetes cluster
 
-    name: str
-    instance_types: tuple[str, ...]
-    gpus_per_node: int
-    sharing_mode: str
-    mig_profile: str | None
-    time_slicing_replicas: int | None
-
-
-def _sharing(group: AwsNodeGroupSettings, types: list[InstanceType]) -> _Sharing:
     sharing = group.gpu_sharing
-    return _Sharing(group.name, tuple(t.name for t in types), types[0].gpu.count, sharing.mode, sharing.mig_profile,
-                    sharing.replicas)
+    return GroupSharing(group.name, tuple(t.name for t in types), types[0].gpu.count, sharing.mode, sharing.mig_profile,
+                        sharing.replicas)
 
 
 def fabric(types: list[InstanceType], rdma: bool) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice
 
+from components.kubernetes.gpu_sharing import GroupSharing
 from gpufleet.catalog import load_mig_facts
 from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
@@ -72,18 +73,6 @@ def gpu_instance_profile(group: ResolvedGroup) -> str | None:
     return aks_gpu_instance_profile(facts.profiles, sharing.mig_profile) if facts else None
 
 
-@dataclass(frozen=True)
-class _Sharing:
-    """The fields components.kubernetes.gpu_sharing reads of a group (its SharingGroup protocol)."""
-
-    name: str
-    instance_types: tuple[str, ...]
-    gpus_per_node: int
-    sharing_mode: str
-    mig_profile: str | None
-    time_slicing_replicas: int | None
-
-
 def gpus_per_node(group: ResolvedGroup) -> int:
     if group.primary is None:
         raise ValueError(f"{group.path('instance_types')}: {group.spec.instance_types[0]} is not in the catalog, so "
@@ -91,9 +80,9 @@ def gpus_per_node(group: ResolvedGroup) -> int:
     return group.primary.gpu.count
 
 
-def sharing_of(group: ResolvedGroup) -> _Sharing:
+def sharing_of(group: ResolvedGroup) -> GroupSharing:
     sharing = group.spec.gpu_sharing
-    return _Sharing(group.spec.name, tuple(group.spec.instance_types), gpus_per_node(group), sharing.mode,
+    return GroupSharing(group.spec.name, tuple(group.spec.instance_types), gpus_per_node(group), sharing.mode,
                     sharing.mig_profile, sharing.replicas)
 
 
