@@ -1,0 +1,20 @@
+"""What ACK reads from a node pool's labels, one place for the stack checks, the node pools and the policies.
+
+Sources: ../shared/reference/kubernetes-gpu.md section 3 (ACK): the driver of a pool's new nodes is pinned by the
+pool label `ack.aliyun.com/nvidia-driver-version` (ALI en/document_detail/207292.html); GPU sharing is scheduled by
+`ack-ai-installer` from the node label `ack.node.gpu.schedule` (ALI doc-detail/191140.html), which takes cgpu
+(memory-isolated sharing), core_mem, share (shared, no isolation), mps, mig or default.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+DRIVER_LABEL = "ack.aliyun.com/nvidia-driver-version"
+SCHEDULE_LABEL = "ack.node.gpu.schedule"
+# gpu_sharing.mode -> the scheduling label's value; `none` sets no label (whole GPUs through the device plugin).
+SHARING_SCHEDULE = MappingProxyType({
+    "time-slicing": "share",
+    "memory-isolated": "cgpu",
+    "mig": "mig",
+})
