@@ -26,13 +26,14 @@ class KubernetesVersion(StrictModel):
     version: str = Field(..., pattern=MINOR_VERSION)
     released: date = Field(..., description="the cloud's release of this minor version")
     standard_support_ends: date
-    extended_support_ends: date = Field(..., description="after it the cloud upgrades the control plane and creates "
-                                                         "no new cluster on the version")
+    extended_support_ends: date | None = Field(..., description="after it the cloud upgrades the control plane and "
+                                                                "creates no new cluster on the version; null where the "
+                                                                "cloud sells no extended support (ACK)")
     source: str = Field(..., description="a key of `sources`")
 
     @model_validator(mode="after")
     def _dates_in_order(self) -> KubernetesVersion:
-        if not self.released < self.standard_support_ends < self.extended_support_ends:
+        if not self.released < self.standard_support_ends < (self.extended_support_ends or date.max):
             raise ValueError("needs released < standard_support_ends < extended_support_ends")
         return self
 
@@ -40,6 +41,8 @@ class KubernetesVersion(StrictModel):
         """What a stack on this version should hear on `today`: past standard support (extended support costs more
         per cluster-hour), within WARN_BEFORE of it, or past extended support; None while comfortably supported."""
         name = f"Kubernetes {self.version} on {cloud}"
+        if self.extended_support_ends is None:
+            return self._support_warning_without_extension(name, today)
         if today >= self.extended_support_ends:
             return (f"{name}: extended support ended on {self.extended_support_ends}; the cloud creates no new "
                     "cluster on it and upgrades existing control planes: move scheduler.version to a newer version")
@@ -51,6 +54,16 @@ class KubernetesVersion(StrictModel):
             days = (self.standard_support_ends - today).days
             return (f"{name}: standard support ends on {self.standard_support_ends} (in {days} days), then "
                     "extended support costs extra per cluster-hour: plan the upgrade of scheduler.version")
+        return None
+
+    def _support_warning_without_extension(self, name: str, today: date) -> str | None:
+        if today >= self.standard_support_ends:
+            return (f"{name}: support ended on {self.standard_support_ends} and the cloud sells no extended support: "
+                    "move scheduler.version to a newer version")
+        if today >= self.standard_support_ends - WARN_BEFORE:
+            days = (self.standard_support_ends - today).days
+            return (f"{name}: support ends on {self.standard_support_ends} (in {days} days), with no extended "
+                    "support after it: plan the upgrade of scheduler.version")
         return None
 
 

@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
 
 # Clouds whose managed Kubernetes gpufleet builds, and what the others lack.
-KUBERNETES_GAPS = {
-    "alicloud": "Alibaba Cloud Kubernetes (ACK) is not available yet",
-}
+KUBERNETES_GAPS: dict[str, str] = {}
 # Zones the control plane needs: EKS takes subnets in at least two Availability Zones (EKS user guide,
 # network-reqs: "at least two subnets that are in different Availability Zones").
 # AKS runs its control plane itself and takes a regional cluster (network.zones: []) as well as a zonal one.
-CONTROL_PLANE_ZONES = {"aws": 2, "azure": 0}
+CONTROL_PLANE_ZONES = {"aws": 2, "azure": 0, "alicloud": 1}
+# Clouds whose Kubernetes nodes run the cloud's own node image, the driver pinned from a VM profile's `driver`: AKS
+# (the GPU Operator's driver container) and ACK (the pool's driver-version label, ack_facts.DRIVER_LABEL).
+NODE_IMAGE_CLOUDS = frozenset({"azure", "alicloud"})
 # Label namespaces gpufleet writes itself (the nodes' placement: zone, placement group, fabric, group).
 GPUFLEET_NAMESPACE = "gpufleet.io"
 # NodeRestriction: within kubernetes.io / k8s.io a kubelet may set only these namespaces (and their subdomains)...
@@ -108,7 +109,7 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if profile is None or kubernetes_on(cluster) and cluster.spec.cloud in KUBERNETES_GAPS:
         return  # image_profile_known, or kubernetes_built_on_the_cloud, reports it
     section, name = kubernetes_section(profile), cluster.spec.image
-    if kubernetes_on(cluster) and cluster.spec.cloud == "azure":
+    if kubernetes_on(cluster) and cluster.spec.cloud in NODE_IMAGE_CLOUDS:
         if section is not None:
             vm_profiles = sorted(p for p, entry in cluster.lock.profiles.items() if kubernetes_section(entry) is None)
             yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}): an "

@@ -15,7 +15,7 @@ def test_aws_offers_the_shipped_stacks_version_newest_first() -> None:
     table = load_kubernetes_versions()
     offered = table.offered("aws")
     assert offered[0] == "1.35" and offered == sorted(offered, key=lambda v: int(v.split(".")[1]), reverse=True)
-    assert table.offered("alicloud") == []
+    assert table.offered("alicloud") == ["1.36", "1.35", "1.34"]  # ACK offers even and odd minors since 1.31
 
 
 def test_aks_dates_match_the_aks_calendar() -> None:
@@ -81,3 +81,16 @@ def test_a_malformed_table_names_the_field(tmp_path: Path, entry: str, words: st
 
 def test_the_shipped_file_is_the_default() -> None:
     assert VERSIONS_FILE.name == "kubernetes_versions.yaml" and VERSIONS_FILE.exists()
+
+
+@pytest.mark.parametrize(("version", "today", "words"), [
+    ("1.34", date(2026, 11, 25), "support ended on 2026-09-30 and the cloud sells no extended support"),
+    ("1.35", date(2026, 12, 29), None),                         # 61 days out: not yet
+    ("1.35", date(2026, 12, 30), "support ends on 2027-02-28 (in 60 days), with no extended support"),
+    ("1.36", date(2026, 11, 25), None),
+])
+def test_ack_versions_have_no_extended_support(version: str, today: date, words: str | None) -> None:
+    row = load_kubernetes_versions().of("alicloud", version)
+    assert row is not None and row.extended_support_ends is None
+    warning = row.support_warning("alicloud", today)
+    assert warning is None if words is None else words in warning

@@ -48,17 +48,6 @@ def test_a_kubernetes_cluster_with_its_profile_resolves() -> None:
     assert resolved.groups[0].spec.labels == {"example.com/team": "ml", "node.kubernetes.io/pool": "h100"}
 
 
-@pytest.mark.parametrize(("stack", "words"), [
-    ("alicloud-infer-gn7i", "Alibaba Cloud Kubernetes (ACK) is not available yet"),
-])
-def test_kubernetes_not_on_alibaba_cloud_yet(stack: str, words: str) -> None:
-    cluster = copy.deepcopy(read_cluster(stack))
-    cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
-    errors = errors_by_field(cluster)
-    assert list(errors) == ["scheduler.kind"]
-    assert words in errors["scheduler.kind"]
-
-
 def test_a_version_the_table_lacks_is_refused_with_the_offered_ones() -> None:
     errors = errors_by_field(_eks(scheduler={"version": "1.28"}))
     message = errors["scheduler.version"]
@@ -191,15 +180,6 @@ def test_plan_exits_2_naming_the_field(stacks_dir, change: dict[str, Any], field
     assert result.exit_code == 2, result.output
     text = " ".join(result.output.split())
     assert field in text and words in text
-
-
-def test_plan_exits_2_for_kubernetes_on_alibaba_cloud(stacks_dir) -> None:
-    cluster = copy.deepcopy(read_cluster("alicloud-infer-gn7i"))
-    cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
-    write_stack(stacks_dir, "ack", cluster)
-    result = CliRunner().invoke(app, ["plan", "--stack", "ack", "--stacks-dir", str(stacks_dir)])
-    assert result.exit_code == 2, result.output
-    assert "scheduler.kind" in result.output and "not available yet" in " ".join(result.output.split())
 
 
 def test_the_entry_point_exits_2_naming_the_field(stacks_dir, monkeypatch: pytest.MonkeyPatch, capsys) -> None:
