@@ -19,9 +19,10 @@ import pulumi
 import yaml
 
 from components.kubernetes import InClusterGroup
+from components.kubernetes.pool_nodes import gpus_per_node
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
-from .aks_pools import SPOT_KEY, SPOT_TAINT, gpus_per_node, pool_labels, pool_names, pool_taints
+from .aks_pools import SPOT_KEY, SPOT_TAINT, pool_labels, pool_names, pool_taints
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"

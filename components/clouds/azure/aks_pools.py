@@ -23,15 +23,12 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice
 
-from components.kubernetes.gpu_sharing import GroupSharing
+from components.kubernetes.pool_nodes import group_labels, group_taints
 from gpufleet.catalog import load_mig_facts
 from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile
 
-GROUP_LABEL = "gpufleet.io/group"
-FABRIC_LABEL = "gpufleet.io/fabric"
-GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = (SPOT_KEY, "spot", "NoSchedule")
 NEVER_EVICTED_FOR_PRICE = -1
@@ -73,40 +70,15 @@ def gpu_instance_profile(group: ResolvedGroup) -> str | None:
     return aks_gpu_instance_profile(facts.profiles, sharing.mig_profile) if facts else None
 
 
-def gpus_per_node(group: ResolvedGroup) -> int:
-    if group.primary is None:
-        raise ValueError(f"{group.path('instance_types')}: {group.spec.instance_types[0]} is not in the catalog, so "
-                         "its GPUs per node are unknown")
-    return group.primary.gpu.count
-
-
-def sharing_of(group: ResolvedGroup) -> GroupSharing:
-    sharing = group.spec.gpu_sharing
-    return GroupSharing(group.spec.name, tuple(group.spec.instance_types), gpus_per_node(group), sharing.mode,
-                    sharing.mig_profile, sharing.replicas)
-
-
 def pool_labels(group: ResolvedGroup) -> dict[str, str]:
     """The labels the pool's nodes carry from gpufleet and the stack (AKS adds its own, spot's among them)."""
-    from components.kubernetes.gpu_sharing import sharing_labels  # loads only for a Kubernetes cluster
-
-
     fabric = "infiniband" if group.rdma and group.fabric == "infiniband" else "none"
-    labels = {GROUP_LABEL: group.spec.name, FABRIC_LABEL: fabric, **sharing_labels(sharing_of(group))}
-    clash = sorted(set(labels) & set(group.spec.labels))
-    if clash:
-        raise ValueError(f"{group.path('labels')}: {', '.join(clash)} are set by gpufleet; remove them")
-    return {**group.spec.labels, **labels}
+    return group_labels(group, fabric)
 
 
 def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, the GPU taint unless the stack taints nvidia.com/gpu itself, and the node check's startup
-    taint, which the node-check DaemonSet lifts once the node passes (components/kubernetes/node_check.py)."""
-    from components.kubernetes import NODE_CHECK_TAINT  # loads only for a Kubernetes cluster
-
-    taints = tuple((t.key, t.value, t.effect) for t in group.spec.taints)
-    gpu = () if any(key == GPU_TAINT[0] for key, _, _ in taints) else (GPU_TAINT,)
-    return (*taints, *gpu, NODE_CHECK_TAINT)
+    """The stack's taints, the GPU taint and the node check's startup taint (components/kubernetes/pool_nodes.py)."""
+    return group_taints(group)
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,12 @@ NAMES = NameTable(
                  r"(?!https?://)[A-Za-z][A-Za-z0-9:_.-]*", "region",
                  f"{SDK} ecs.EcsImagePipeline image_name: a prefix of 2-64, start with a letter, letters, digits, "
                  ": _ . -", min_len=2),
+        # --- ACK node pools (ack-pools) ---
+        NameRule("alicloud:cs/nodePool:NodePool", "nodePoolName", None, ANY, "parent",
+                 f"{SDK} cs.NodePool node_pool_name: 'The name of node pool.', no length or characters documented; "
+                 "terraform-provider-alicloud resource_alicloud_cs_kubernetes_node_pool.go (81c43b6) validates none "
+                 "(unconfirmed); unique in its cluster by group name"),
+        # --- end ACK node pools ---
     ],
     {
         ("alicloud:oos/execution:Execution", "templateName"): "the OOS template it runs (its own row)",

@@ -1,0 +1,126 @@
+"""One ACK node pool (cs.NodePool, an ESS scaling group ACK manages) per node group: its instance types, zones,
+autoscaler bounds, spot settings as the VM path's ESS groups take them (nodegroup.py), disks encrypted with the
+stack's key, the node security group, ACK's own OS image with the lock profile's driver pinned by label, and the
+group's labels and taints. The cluster autoscaler's settings are ack_operations.py's.
+
+Sources (terraform-provider-alicloud @81c43b6, alicloud/resource_alicloud_cs_kubernetes_node_pool.go; the
+pulumi-alicloud 4.0.0 cs.NodePool argument text is the same provider's):
+- image_type AliyunLinux3: one of the types the schema takes (line 193); ACK installs the NVIDIA driver on it and
+  pins a pool's driver by the label ack_facts.DRIVER_LABEL (ALI en/document_detail/207292.html), and the eRDMA
+  controller runs on Alibaba Cloud Linux 3 (AliyunContainerService/alibabacloud-erdma-controller README,
+  Prerequisites). No image_id: ACK's image, not ours (ack-common.md).
+- eRDMA: the controller creates and attaches the ERIs itself (its RAM policy: ecs:CreateNetworkInterface,
+  ecs:AttachNetworkInterface; same README), so a pool needs no interface settings; an RDMA group stays in its zone.
+- No login: key_name, password and kms_encrypted_password are all optional, and Create sends a key pair or a login
+  password only when one is set (lines 1210-1228): nodes are reached through Cloud Assistant, as VM nodes are.
+- compensate_with_on_demand takes effect under COST_OPTIMIZED (cs.NodePool argument text); a spot group asks for
+  spot above its on-demand base, so a spot shortage is not made up with on-demand nodes (as on the VM path, whose
+  ESS groups leave it unset). spot_instance_remedy: ESS starts a replacement when a spot node gets its reclaim notice.
+- instance_metadata_options http_tokens required: metadata in hardened mode only, as the VM path's launch templates
+  (ACK 1.28 or later, the argument text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from components.kubernetes.pool_nodes import group_labels, group_taints
+from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
+from gpufleet.resolve import ResolvedGroup
+
+from ..scope import ClusterScope
+from .ack_operations import autoscaling_config
+from .nodegroup import DISK_CATEGORY, SPOT_POOLS, spot_strategy
+
+IMAGE_TYPE = "AliyunLinux3"
+# A change to any of these makes a new pool: security_group_ids cannot be modified (cs.NodePool argument text).
+POOL_CREATION_ONLY = ["securityGroupIds"]
+
+
+@dataclass(frozen=True)
+class AckPoolArgs:
+    cluster_id: pulumi.Output[str]
+    vswitch_ids: dict[str, pulumi.Output[str]]  # zone -> vSwitch (ClusterNetwork.vswitch_ids)
+    security_group_id: pulumi.Output[str]
+    key_id: pulumi.Output[str]  # the stack's KMS key
+    contact_group: pulumi.Input[str] | None  # alarm target (create_alarm_target's result)
+
+
+def pool_labels(group: ResolvedGroup, driver: str) -> dict[str, str]:
+    """The stack's labels, gpufleet's placement and sharing labels, the driver pin and, for a sharing group,
+    ack-ai-installer's scheduling label."""
+    fabric = "erdma" if group.rdma and group.fabric == "erdma" else "none"
+    ack = {DRIVER_LABEL: driver}
+    schedule = SHARING_SCHEDULE.get(group.spec.gpu_sharing.mode)
+    if schedule is not None:
+        ack[SCHEDULE_LABEL] = schedule
+    return group_labels(group, fabric, ack)
+
+
+def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
+    return group_taints(group)
+
+
+def _spot(group: ResolvedGroup) -> Mapping[str, object]:
+    """The ESS spot settings of the pool's scaling group, as nodegroup.py's scaling groups take them."""
+    spec = group.spec
+    strategy = spot_strategy(spec)
+    if not spec.spot:
+        return {"spot_strategy": strategy, "multi_az_policy": "PRIORITY"}
+    return {
+        "spot_strategy": strategy,
+        "spot_price_limits": [
+            alicloud.cs.NodePoolSpotPriceLimitArgs(instance_type=name, price_limit=f"{spec.spot_max_price:g}")
+            for name in spec.instance_types
+        ] if strategy == "SpotWithPriceLimit" else None,
+        # COST_OPTIMIZED is the only policy under which ESS honours the on-demand base and spot settings.
+        "multi_az_policy": "COST_OPTIMIZED",
+        "on_demand_base_capacity": str(spec.on_demand_base),
+        "on_demand_percentage_above_base_capacity": "0",
+        "spot_instance_pools": SPOT_POOLS,
+        "spot_instance_remedy": True,
+        "compensate_with_on_demand": False,
+    }
+
+
+def node_pool(scope: ClusterScope, group: ResolvedGroup, args: AckPoolArgs, driver: str) -> alicloud.cs.NodePool:
+    """The group's pool, autoscaled between its min and max."""
+    spec = group.spec
+    return alicloud.cs.NodePool(
+        f"{scope.name}-{spec.name}",
+        cluster_id=args.cluster_id,
+        node_pool_name=spec.name,
+        type="ess",
+        instance_types=list(spec.instance_types),
+        vswitch_ids=[args.vswitch_ids[zone] for zone in group.zones],
+        scaling_config=alicloud.cs.NodePoolScalingConfigArgs(
+            enable=True, min_size=spec.size.min, max_size=spec.size.max, is_bond_eip=False,
+        ),
+        **_spot(group),
+        security_group_ids=[args.security_group_id],
+        image_type=IMAGE_TYPE,
+        system_disk_category=DISK_CATEGORY,
+        system_disk_size=scope.spec.storage.root_volume_gb,
+        system_disk_encrypted=True,
+        system_disk_kms_key=args.key_id,
+        internet_max_bandwidth_out=0,
+        instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
+        install_cloud_monitor=True,
+        labels=[alicloud.cs.NodePoolLabelArgs(key=k, value=v) for k, v in pool_labels(group, driver).items()],
+        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in pool_taints(group)],
+        tags=scope.tags,
+        opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(replace_on_changes=POOL_CREATION_ONLY)),
+    )
+
+
+def ack_pools(scope: ClusterScope, args: AckPoolArgs) -> dict[str, alicloud.cs.NodePool]:
+    """One node pool per node group (by group name), with its autoscaling, alarms and labels/taints."""
+    profile = scope.resolved.profile
+    assert profile is not None, "the spec check makes sure the lock has the stack's profile"
+    pools = {group.name: node_pool(scope, group, args, profile.driver) for group in scope.resolved.groups}
+    autoscaling_config(scope, args.cluster_id, list(pools.values()))
+    return pools

@@ -1,0 +1,127 @@
+"""The ACK node pools a `scheduler: kubernetes` Alibaba Cloud stack registers (one per node group) and the cluster's
+autoscaler settings, run under the offline engine with a plain cluster id: ACK's own image with the lock's driver
+pinned, disks on the stack's key, spot above an on-demand base, an eRDMA group in its one zone, a sharing group's
+scheduling label, and the node check's startup taint."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pulumi
+import pytest
+from conftest import read_cluster
+
+from components.clouds.alicloud.ack_pools import AckPoolArgs, ack_pools
+from components.clouds.scope import ClusterScope
+from components.kubernetes import NODE_CHECK_TAINT
+from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
+from gpufleet.plan.engine import run_program
+from gpufleet.resolve import ResolvedCluster, resolve_cluster
+
+POOL = "alicloud:cs/nodePool:NodePool"
+AUTOSCALING = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
+CLUSTER_ID = "c0123456789abcdef0123456789abcdef"
+KEY = "key-abcdefgh12345678"
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+NODE_CHECK = dict(zip(("key", "value", "effect"), NODE_CHECK_TAINT, strict=True))
+
+
+def ack(stack: str, **group: Any) -> ResolvedCluster:
+    cluster = copy.deepcopy(read_cluster(stack))
+    cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35", "admins": []}
+    cluster["storage"]["kms_key"] = KEY
+    cluster["node_groups"][0].update(group)
+    return resolve_cluster(cluster)
+
+
+def registered(resolved: ResolvedCluster) -> list[Any]:
+    spec = resolved.spec
+
+    def program() -> None:
+        parent = pulumi.ComponentResource("gpufleet:alicloud:Cluster", spec.name)
+        scope = ClusterScope.of(resolved, parent)
+        zones = {zone: pulumi.Output.from_input(f"vsw-{zone}") for zone in spec.network.zones}
+        ack_pools(scope, AckPoolArgs(cluster_id=pulumi.Output.from_input(CLUSTER_ID), vswitch_ids=zones,
+                                     security_group_id=pulumi.Output.from_input("sg-0123456789abcdef"),
+                                     key_id=pulumi.Output.from_input(KEY), contact_group=None))
+
+    config = {"gpufleet:cluster": "{}", "alicloud:region": spec.region}
+    return run_program(program, config, project="gpufleet", stack="test", region=spec.region,
+                       zones=list(spec.network.zones))
+
+
+def only(resources: list[Any], typ: str) -> Any:
+    (found,) = [r for r in resources if r.type == typ]
+    return found
+
+
+@pytest.fixture(scope="module")
+def train() -> list[Any]:
+    """ebmgn8v: spot above one on-demand node, eRDMA, one zone, no idle."""
+    return registered(ack("alicloud-train-ebmgn8v"))
+
+
+@pytest.fixture(scope="module")
+def infer() -> list[Any]:
+    """gn7i over two zones, time-sliced, spot with a price cap, idle after an hour under 5%."""
+    return registered(ack("alicloud-infer-gn7i", spot_max_price=0.5,
+                          gpu_sharing={"mode": "time-slicing", "replicas": 4}, labels={"team": "search"}))
+
+
+def test_a_pool_runs_acks_image_with_the_lock_drivers_label_and_the_node_check_taint(train: list[Any]) -> None:
+    pool = only(train, POOL).inputs
+    assert pool["clusterId"] == CLUSTER_ID and pool["type"] == "ess"
+    assert pool["imageType"] == "AliyunLinux3" and "imageId" not in pool
+    labels = {label["key"]: label["value"] for label in pool["labels"]}
+    assert labels == {"gpufleet.io/group": "h20", "gpufleet.io/fabric": "erdma", DRIVER_LABEL: "580.95.05"}
+    assert pool["taints"] == [GPU_TAINT, NODE_CHECK]
+    for no_login in ("keyName", "password", "kmsEncryptedPassword"):
+        assert no_login not in pool
+    assert pool["internetMaxBandwidthOut"] == 0 and pool["instanceMetadataOptions"] == {"httpTokens": "required"}
+
+
+def test_disks_are_encrypted_with_the_stacks_key_and_nodes_join_the_node_security_group(train: list[Any]) -> None:
+    pool = only(train, POOL).inputs
+    assert pool["systemDiskEncrypted"] is True and pool["systemDiskKmsKey"] == KEY
+    assert pool["systemDiskCategory"] == "cloud_essd" and pool["systemDiskSize"] == 200
+    assert pool["securityGroupIds"] == ["sg-0123456789abcdef"]
+
+
+def test_spot_above_an_on_demand_base_in_the_erdma_groups_one_zone(train: list[Any]) -> None:
+    pool = only(train, POOL).inputs
+    assert pool["instanceTypes"] == ["ecs.ebmgn8v.48xlarge"]
+    assert pool["vswitchIds"] == ["vsw-cn-wulanchabu-c"]
+    assert pool["scalingConfig"] == {"enable": True, "minSize": 0, "maxSize": 16, "isBondEip": False}
+    assert pool["spotStrategy"] == "SpotAsPriceGo" and "spotPriceLimits" not in pool
+    assert pool["multiAzPolicy"] == "COST_OPTIMIZED"
+    assert pool["onDemandBaseCapacity"] == "1" and pool["onDemandPercentageAboveBaseCapacity"] == "0"
+    assert pool["spotInstanceRemedy"] is True and pool["compensateWithOnDemand"] is False
+
+
+def test_a_sharing_group_gets_its_scheduling_label_and_a_price_cap_per_type(infer: list[Any]) -> None:
+    pool = only(infer, POOL).inputs
+    labels = {label["key"]: label["value"] for label in pool["labels"]}
+    assert labels[SCHEDULE_LABEL] == SHARING_SCHEDULE["time-slicing"]
+    assert labels["team"] == "search" and labels["gpufleet.io/fabric"] == "none"
+    assert labels["nvidia.com/device-plugin.config"] == "group-a10"
+    assert pool["vswitchIds"] == ["vsw-cn-beijing-h", "vsw-cn-beijing-i"]
+    assert pool["spotStrategy"] == "SpotWithPriceLimit"
+    assert pool["spotPriceLimits"] == [{"instanceType": "ecs.gn7i-c8g1.2xlarge", "priceLimit": "0.5"}]
+
+
+def test_idle_groups_scale_down_through_acks_autoscaler_on_requested_gpus(infer: list[Any], train: list[Any]) -> None:
+    config = only(infer, AUTOSCALING)
+    assert config.inputs["clusterId"] == CLUSTER_ID and config.inputs["scalerType"] == "cluster-autoscaler"
+    assert config.inputs["scaleDownEnabled"] is True
+    assert config.inputs["unneededDuration"] == "60m" and config.inputs["gpuUtilizationThreshold"] == "0.05"
+    assert config.inputs["maxGracefulTerminationSec"] == 120
+    assert only(infer, POOL).urn in config.depends_on
+    # A group without idle never scales in: the train stack's cluster keeps scale-down off.
+    off = only(train, AUTOSCALING).inputs
+    assert off["scaleDownEnabled"] is False and "unneededDuration" not in off
+
+
+def test_a_stack_label_on_a_key_ack_reads_is_refused_naming_the_field() -> None:
+    with pytest.raises(Exception, match=r"node_groups\[0\]\.labels"):
+        registered(ack("alicloud-infer-gn7i", labels={DRIVER_LABEL: "550.144.03"}))
