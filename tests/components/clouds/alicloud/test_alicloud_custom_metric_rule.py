@@ -15,13 +15,16 @@ import responses
 from alibabacloud_credentials.client import Client as CredentialClient
 from alibabacloud_credentials.models import Config as CredentialConfig
 from alicloud_replay import Replay
+from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.clouds.alicloud.custom_metric_rule import (
     RULE_TYPE,
     CustomMetricRuleProvider,
+    CREDENTIAL_KEYS,
     RuleRefused,
+    credential,
     provider_settings,
 )
 from gpufleet.clouds.alicloud.mock_answers import new_resource
@@ -107,6 +110,26 @@ def test_credentials_are_the_alicloud_providers_config_then_its_environment() ->
     assert provider_settings(config, env) == {"accessKey": "LTAI5tConfigKey", "secretKey": "s", "profile": "ops"}
     assert provider_settings(Config({}, "gpufleet"), {"ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tSdkKey"}) == {
         "accessKey": "LTAI5tSdkKey"}
+
+
+def test_a_deploy_signs_with_the_stacks_alicloud_config_at_the_regions_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    for variable in (v for variables in CREDENTIAL_KEYS.values() for v in variables):
+        monkeypatch.delenv(variable, raising=False)
+    rules = CustomMetricRuleProvider()
+    rules.configure(ConfigureRequest(Config({"alicloud:accessKey": "LTAI5tConfigKey0000000000",
+                                             "alicloud:secretKey": "config-secret"}, "gpufleet")))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        Replay(mock).answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+        rules.create(dict(PROPS))
+        (call,) = mock.calls
+    # CloudMonitor's regional endpoint, signed ACS3-HMAC-SHA256 with the config's AccessKey id.
+    assert call.request.url.startswith(f"https://metrics.{REGION}.aliyuncs.com/")
+    assert "Credential=LTAI5tConfigKey0000000000," in call.request.headers["Authorization"]
+
+
+def test_an_sts_token_in_the_config_signs_as_sts() -> None:
+    signer = credential({"accessKey": "STS.LTAI5tKey", "secretKey": "s", "securityToken": "token"}).get_credential()
+    assert (signer.access_key_id, signer.security_token, signer.type) == ("STS.LTAI5tKey", "token", "sts")
 
 
 def test_the_provider_survives_the_engines_serialization() -> None:
