@@ -20,9 +20,9 @@ from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
 from components.clouds.alicloud.custom_metric_rule import (
+    CREDENTIAL_KEYS,
     RULE_TYPE,
     CustomMetricRuleProvider,
-    CREDENTIAL_KEYS,
     RuleRefused,
     credential,
     provider_settings,
@@ -112,7 +112,8 @@ def test_credentials_are_the_alicloud_providers_config_then_its_environment() ->
         "accessKey": "LTAI5tSdkKey"}
 
 
-def test_a_deploy_signs_with_the_stacks_alicloud_config_at_the_regions_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_deploy_signs_with_the_stacks_alicloud_config_at_its_regions_endpoint(
+    monkeypatch: pytest.MonkeyPatch) -> None:
     for variable in (v for variables in CREDENTIAL_KEYS.values() for v in variables):
         monkeypatch.delenv(variable, raising=False)
     rules = CustomMetricRuleProvider()
