@@ -97,7 +97,8 @@ def _rule(
             "email_subject": f"{group_name}: {what}",
             "group_id": group.id,
             "metric_name": metric,
-            # The application group's id is a number in Resources (the API reference's example).
+            # Resources as the API reference's example writes them: the group's id a number, the dimension key=value
+            # (DescribeCustomMetricList's Dimension: sampleName1=value1&sampleName2=value2).
             "resources": group.id.apply(
                 lambda group_id: json.dumps([{"groupId": int(group_id), "dimension": f"NodeGroup={group_name}"}])),
             "period": str(PERIOD_SECONDS),

@@ -113,7 +113,8 @@ def test_credentials_are_the_alicloud_providers_config_then_its_environment() ->
 
 
 def test_a_deploy_signs_with_the_stacks_alicloud_config_at_its_regions_endpoint(
-    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     for variable in (v for variables in CREDENTIAL_KEYS.values() for v in variables):
         monkeypatch.delenv(variable, raising=False)
     rules = CustomMetricRuleProvider()
