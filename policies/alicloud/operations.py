@@ -16,6 +16,7 @@ from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rul
 from ..props import UNKNOWN, as_int, base64_text, get, items
 from .resource_types import (
     ALARM_CONTACT_GROUP,
+    CUSTOM_METRIC_RULE,
     ESS_ALARM,
     GROUP_METRIC_RULE,
     LAUNCH_TEMPLATE,
@@ -48,7 +49,8 @@ def check_alarm_target(resource_type: str, props: Props, config: Config) -> Iter
         if actions is not UNKNOWN and not actions:
             yield "the alarm task runs no scaling rule (alarm_actions is empty): name the rule's ari"
         return
-    contacts = get(props, "contactGroups")
+    # The provider resource's input is contactGroups; gpufleet's dynamic rule takes PutCustomMetricRule's names.
+    contacts = get(props, "contact_groups" if resource_type == CUSTOM_METRIC_RULE else "contactGroups")
     if contacts is not UNKNOWN and not contacts:
         yield ("the alarm rule notifies no one (contact_groups is empty): set monitoring.alarms.target (create or a "
                "CloudMonitor contact group name)")
@@ -116,7 +118,7 @@ RULES: list[Rule] = [
         "CloudMonitor alarm rules notify a contact group; ESS alarm tasks run a scaling rule.",
         ADVISORY,
         "alicloud",
-        [GROUP_METRIC_RULE, ESS_ALARM],
+        [GROUP_METRIC_RULE, CUSTOM_METRIC_RULE, ESS_ALARM],
         check_alarm_target,
     ),
     resource_rule(

@@ -20,6 +20,8 @@ NODE_TYPES = (SCALING_CONFIGURATION, LAUNCH_TEMPLATE, INSTANCE)
 SPOT_STRATEGIES = ("SpotAsPriceGo", "SpotWithPriceLimit")
 ERI_TRAFFIC_MODE = "HighPerformance"  # an ENI in this mode is an ERI (eRDMA interface)
 GROUP_METRIC_RULE = "alicloud:cms/groupMetricRule:GroupMetricRule"
+# gpufleet's own custom-metric alert rules: a dynamic resource calling PutCustomMetricRule (no provider resource does).
+CUSTOM_METRIC_RULE = "pulumi-python:dynamic/alicloud:CustomMetricRule"
 ESS_ALARM = "alicloud:ess/alarm:Alarm"
 NAS_FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
 NAS_ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"

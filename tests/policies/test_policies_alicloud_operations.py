@@ -41,6 +41,17 @@ def test_alarm_rule_with_contacts_and_alarm_task_with_a_rule_pass() -> None:
     assert validate("alicloud-alarm-has-target", ESS_ALARM, {"alarmActions": [ari]}) == []
 
 
+CUSTOM_RULE = "pulumi-python:dynamic/alicloud:CustomMetricRule"
+
+
+def test_custom_metric_rule_without_contacts_is_advised_and_with_them_passes() -> None:
+    """gpufleet's PutCustomMetricRule rules take the API's parameter names (contact_groups)."""
+    (message,) = validate("alicloud-alarm-has-target", CUSTOM_RULE, {"metric_name": "gpu_xid_errors",
+                                                                     "contact_groups": ""})
+    assert "notifies no one" in message
+    assert validate("alicloud-alarm-has-target", CUSTOM_RULE, {"contact_groups": "gpufleet-train-alarms"}) == []
+
+
 CONTACT_GROUP = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
 
 

@@ -8,14 +8,11 @@ XID, uncorrectable ECC, a row-remap failure or a failed node check marks itself 
 (SetInstanceHealth), which releases and replaces it; these alarms tell people. The XID metrics are counts of the
 XIDs the kernel logged in each minute (gpu-health.sh), so an alarm clears once they stop.
 
-Which CloudMonitor rule API evaluates custom metrics is not settled. The API reference documents PutCustomMetricRule
-as the alert rule for custom monitoring (data reported by PutCustomMetric; Resources `[{"groupId", "dimension"}]`),
-and PutGroupMetricRule's Namespace as a cloud service's (DescribeMetricMetaList, "Appendix 1: Metrics"); but no
-provider resource calls PutCustomMetricRule (terraform-provider-alicloud master 81c43b672: cms.GroupMetricRule calls
-PutGroupMetricRule, alicloud/resource_alicloud_cms_group_metric_rule.go line 218; cms.Alarm PutResourceMetricRule,
-resource_alicloud_cms_alarm.go line 606). So the rules stay GroupMetricRules on `acs_customMetric_<uid>`, the
-namespace the console shows custom metrics under: to confirm on an account that they evaluate (else the same rules
-go through PutCustomMetricRule).
+The rules are CloudMonitor's rules for custom monitoring data, PutCustomMetricRule (custom_metric_rule.py: the API
+reference documents it for data reported with PutCustomMetric, and PutGroupMetricRule for a cloud service's
+namespace; no provider resource calls it, so a dynamic resource does, with the deployer's credentials). Each reads
+its metric in the application group on the series of its node group: Resources `[{"groupId", "dimension":
+"NodeGroup=<group>"}]`, the dimension as `key=value` of what the nodes publish (`{"NodeGroup": "<group>"}`).
 
 A contact group has no encryption setting (cms.AlarmContactGroup takes a name, contacts and a description): what
 the alarms carry is metric names and thresholds. A created contact group holds one alarm contact per address of
@@ -36,10 +33,11 @@ from gpufleet.clouds.naming import fit
 from gpufleet.stackfile.models import Idle, LowUtilisation
 
 from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
+from .custom_metric_rule import CustomMetricRule
 
 PERIOD_SECONDS = 60
-# Custom metrics live in the account's own namespace (CloudMonitor custom monitoring).
-CUSTOM_NAMESPACE = "acs_customMetric_{account}"
+# PutCustomMetricRule's ComparisonOperator takes symbols (>=, =, <=, >, <, !=) and Level CRITICAL, WARN or INFO.
+OVER, UNDER, LEVEL = ">", "<", "CRITICAL"
 
 
 def contact_group(name: str, region: str, emails: list[str],
@@ -82,39 +80,47 @@ def metrics_group(
 
 
 def _rule(
-    name: str, rule: str, what: str, group: alicloud.cms.MonitorGroup, namespace: pulumi.Input[str], metric: str,
-    group_name: str, statistic: str, comparison: str, threshold: float, minutes: int, contact: pulumi.Input[str],
+    name: str, rule: str, what: str, group: alicloud.cms.MonitorGroup, metric: str, group_name: str,
+    region: str, account_id: pulumi.Output[str], check: tuple[str, str, float, int], contact: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
-) -> alicloud.cms.GroupMetricRule:
-    """One rule; `what` is what it checks, the subject of its alarm mail (a GroupMetricRule has no description)."""
-    return alicloud.cms.GroupMetricRule(
+) -> CustomMetricRule:
+    """One rule; `what` is what it checks, the subject of its alarm mail; `check` is (statistic, comparison,
+    threshold, minutes). Its id is account-wide (PutCustomMetricRule modifies the rule of an existing id), so it
+    carries a hash of the region and account."""
+    statistic, comparison, threshold, minutes = check
+    base = f"{group_name}-{rule}"
+    return CustomMetricRule(
         f"{name}-{rule}",
-        rule_id=f"{group_name}-{rule}",
-        group_metric_rule_name=f"{group_name}-{rule}",
-        email_subject=f"{group_name}: {what}",
-        group_id=group.id,
-        namespace=namespace,
-        metric_name=metric,
-        dimensions=json.dumps([{"NodeGroup": group_name}]),
-        period=PERIOD_SECONDS,
-        contact_groups=contact,
-        escalations=alicloud.cms.GroupMetricRuleEscalationsArgs(
-            critical=alicloud.cms.GroupMetricRuleEscalationsCriticalArgs(
-                comparison_operator=comparison, statistics=statistic, threshold=f"{threshold:g}", times=minutes,
-            )
-        ),
-        opts=opts,
+        {
+            "rule_id": account_id.apply(lambda account: fit(base, None, region, account)),
+            "rule_name": base,
+            "email_subject": f"{group_name}: {what}",
+            "group_id": group.id,
+            "metric_name": metric,
+            # Resources as the API reference's example writes them: the group's id a number, the dimension key=value
+            # (DescribeCustomMetricList's Dimension: sampleName1=value1&sampleName2=value2).
+            "resources": group.id.apply(
+                lambda group_id: json.dumps([{"groupId": int(group_id), "dimension": f"NodeGroup={group_name}"}])),
+            "period": str(PERIOD_SECONDS),
+            "contact_groups": contact,
+            "level": LEVEL,
+            "statistics": statistic,
+            "comparison_operator": comparison,
+            "threshold": f"{threshold:g}",
+            "evaluation_count": minutes,
+            "region": region,
+        },
+        opts,
     )
 
 
 def group_alarms(
-    name: str, group_name: str, group: alicloud.cms.MonitorGroup, account_id: pulumi.Input[str],
+    name: str, group_name: str, group: alicloud.cms.MonitorGroup, region: str, account_id: pulumi.Output[str],
     low: LowUtilisation, contact: pulumi.Input[str], opts: pulumi.ResourceOptions,
-) -> list[alicloud.cms.GroupMetricRule]:
+) -> list[CustomMetricRule]:
     """XID, fatal XID, ECC, row-remap, node-check and low-utilisation rules for one node group, on its NodeGroup
     dimension: a node's value over 0 in one minute alarms."""
-    namespace = pulumi.Output.from_input(account_id).apply(lambda account: CUSTOM_NAMESPACE.format(account=account))
-    over = ("Maximum", "GreaterThanThreshold", 0, 1)
+    over = ("Maximum", OVER, 0, 1)
     checks = [
         ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node "
          "stays)"),
@@ -124,11 +130,11 @@ def group_alarms(
         ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
         ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
     ]
-    rules = [_rule(name, rule, what, group, namespace, metric, group_name, *over, contact, opts)
+    rules = [_rule(name, rule, what, group, metric, group_name, region, account_id, over, contact, opts)
              for rule, metric, what in checks]
     rules.append(_rule(name, "low-util", f"GPU utilisation under {low.below_percent}% for {low.for_minutes} minutes",
-                       group, namespace, GPU_UTILISATION_CUSTOM_METRIC, group_name, "Average", "LessThanThreshold",
-                       low.below_percent, low.for_minutes, contact, opts))
+                       group, GPU_UTILISATION_CUSTOM_METRIC, group_name, region, account_id,
+                       ("Average", UNDER, low.below_percent, low.for_minutes), contact, opts))
     return rules
 
 

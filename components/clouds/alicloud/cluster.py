@@ -269,8 +269,8 @@ def _group_operations(
     name, alarms = f"{scope.name}-{group.name}", scope.spec.monitoring.alarms
     group_opts = pulumi.ResourceOptions(parent=node_group)
     if gpu_metrics is not None and alarms is not None and contact is not None:
-        group_alarms(name, group.names["scaling_group"], gpu_metrics, account, alarms.low_utilisation, contact,
-                     group_opts)
+        group_alarms(name, group.names["scaling_group"], gpu_metrics, scope.spec.region, account,
+                     alarms.low_utilisation, contact, group_opts)
     if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
         idle_scale_down(name, node_group.group_id, group.names["scaling_group"], gpu_metrics, group.spec.size.min,
                         group.spec.idle, group_opts)

@@ -160,7 +160,9 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "alicloud:ess/scalingRule:ScalingRule": _scaling_rule,
     "alicloud:cms/monitorGroup:MonitorGroup": _monitor_group,
     "alicloud:cms/alarmContactGroup:AlarmContactGroup": _named("alarmContactGroupName"),
-    "alicloud:cms/groupMetricRule:GroupMetricRule": _named("ruleId"),
+    # The custom-metric rules' dynamic provider: create returns the rule's id (components/clouds/alicloud/
+    # custom_metric_rule.py) and its inputs as outputs, which the plan adds.
+    "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
     **ACK_POOL_ANSWERS,
 }
 

@@ -54,8 +54,11 @@ NAMES = NameTable(
                  f"(account-wide); {SDK} cms.AlarmContact alarm_contact_name: 2-40 characters", min_len=2),
         NameRule("alicloud:cms/monitorGroup:MonitorGroup", "monitorGroupName", None, ANY, "account",
                  f"CloudMonitor application groups belong to the account (no region); {NO_LIMIT}"),
-        NameRule("alicloud:cms/groupMetricRule:GroupMetricRule", "groupMetricRuleName", None, ANY, "parent",
-                 NO_LIMIT),
+        # The custom-metric alert rules (components/clouds/alicloud/custom_metric_rule.py): the id is the rule's
+        # identity (account-wide, hashed with region and account); the name is what the console shows.
+        NameRule("pulumi-python:dynamic/alicloud:CustomMetricRule", "rule_name", None, ANY, "none",
+                 f"CloudMonitor API PutCustomMetricRule RuleName: the rule's display name, RuleId its identity; "
+                 f"{NO_LIMIT}"),
         NameRule("alicloud:oos/template:Template", "templateName", 200,
                  r"(?!(?i:aliyun|acs|alibaba|alicloud))[A-Za-z0-9_-]+", "region",
                  f"{SDK} oos.Template template_name: up to 200 characters, letters, digits, - and _, not starting "
@@ -112,7 +115,7 @@ NAMES = NameTable(
         (ATTACHMENT, "policyName"): "the RAM policy's name (its own row)",
         ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "ramRoleName"): "the RAM role's name",
         ("alicloud:ess/scalingConfiguration:ScalingConfiguration", "roleName"): "the RAM role's name",
-        ("alicloud:cms/groupMetricRule:GroupMetricRule", "metricName"): "a metric CloudMonitor or the nodes publish",
         ("alicloud:ess/alarm:Alarm", "metricName"): "a metric the nodes publish",
+        ("pulumi-python:dynamic/alicloud:CustomMetricRule", "metric_name"): "a metric the nodes publish",
     },
 )

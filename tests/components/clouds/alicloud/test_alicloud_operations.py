@@ -26,7 +26,7 @@ TRAIN = "alicloud-train-ebmgn8v"
 INFER = "alicloud-infer-gn7i"
 CONFIG = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 LT = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
-RULE = "alicloud:cms/groupMetricRule:GroupMetricRule"
+RULE = "pulumi-python:dynamic/alicloud:CustomMetricRule"  # PutCustomMetricRule (custom_metric_rule.py)
 APP_GROUP = "alicloud:cms/monitorGroup:MonitorGroup"
 CONTACTS = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
 ESS_ALARM = "alicloud:ess/alarm:Alarm"
@@ -100,11 +100,11 @@ def test_train_alarms_on_each_reason_a_node_is_taken_out_and_low_utilisation_not
     plan = shipped(TRAIN)
     contacts, app_group = one(plan, CONTACTS), one(plan, APP_GROUP)
     assert app_group.inputs["contactGroups"] == [contacts.inputs["alarmContactGroupName"]]
-    rules = {r.inputs["metricName"]: r for r in of_type(plan, RULE)}
+    rules = {r.inputs["metric_name"]: r for r in of_type(plan, RULE)}
     taken_out = ("gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures", "nodecheck_failed")
     assert set(rules) == {"gpu_xid_errors", *taken_out, "gpu_utilization"}
-    # Each rule's mail subject says what it checks (a GroupMetricRule has no description).
-    subjects = {metric: rule.inputs["emailSubject"] for metric, rule in rules.items()}
+    # Each rule's mail subject says what it checks.
+    subjects = {metric: rule.inputs["email_subject"] for metric, rule in rules.items()}
     assert subjects["gpu_xid_errors"].endswith("GPUs logged new XID errors this minute (most are application errors; "
                                                "the node stays)")
     assert "fatal XID (48, 64, 74, 79, 95, 119, 120)" in subjects["gpu_fatal_xid_errors"]
@@ -112,18 +112,26 @@ def test_train_alarms_on_each_reason_a_node_is_taken_out_and_low_utilisation_not
     assert "row remap" not in subjects["gpu_ecc_uncorrectable"] and "double-bit" in subjects["gpu_ecc_uncorrectable"]
     assert all(subjects[m].endswith("leaves its group") for m in taken_out)
     assert subjects["gpu_utilization"].endswith("GPU utilisation under 10% for 120 minutes")
+    for rule in rules.values():
+        # The series the nodes publish into the application group (GroupId, Dimensions {"NodeGroup": ...}), as
+        # PutCustomMetricRule's Resources name them: the group's id and the dimension as key=value.
+        assert json.loads(rule.inputs["resources"]) == [
+            {"groupId": int(rule.inputs["group_id"]), "dimension": "NodeGroup=gpufleet-train-dev-h20"}]
+        assert app_group.urn in rule.property_dependencies["group_id"]
+        assert app_group.urn in rule.property_dependencies["resources"]
+        assert rule.inputs["contact_groups"] == contacts.inputs["alarmContactGroupName"]
+        assert contacts.urn in rule.property_dependencies["contact_groups"]
+        assert (rule.inputs["level"], rule.inputs["period"], rule.inputs["region"]) == ("CRITICAL", "60",
+                                                                                          "cn-wulanchabu")
+        assert "namespace" not in rule.inputs  # custom monitoring data is named by group and dimension
+        assert rule.inputs["rule_id"].startswith(rule.inputs["rule_name"] + "-")  # hashed with region and account
     for metric in ("gpu_xid_errors", *taken_out):
-        rule = rules[metric]
-        critical = rule.inputs["escalations"]["critical"]
-        assert critical == {"comparisonOperator": "GreaterThanThreshold", "statistics": "Maximum", "threshold": "0",
-                            "times": 1}
-        assert json.loads(rule.inputs["dimensions"]) == [{"NodeGroup": "gpufleet-train-dev-h20"}]
-        assert rule.inputs["contactGroups"] == contacts.inputs["alarmContactGroupName"]
-        assert contacts.urn in rule.property_dependencies["contactGroups"]
-        assert app_group.urn in rule.property_dependencies["groupId"]
-        assert rule.inputs["namespace"] == "acs_customMetric_5123456789012345"
-    low = rules["gpu_utilization"].inputs["escalations"]["critical"]
-    assert low["comparisonOperator"] == "LessThanThreshold" and low["threshold"] == "10" and low["times"] == 120
+        check = {k: rules[metric].inputs[k] for k in ("statistics", "comparison_operator", "threshold",
+                                                       "evaluation_count")}
+        assert check == {"statistics": "Maximum", "comparison_operator": ">", "threshold": "0", "evaluation_count": 1}
+    low = rules["gpu_utilization"].inputs
+    assert (low["statistics"], low["comparison_operator"], low["threshold"], low["evaluation_count"]) == (
+        "Average", "<", "10", 120)
 
 
 def test_a_named_contact_group_gets_the_alarms_and_none_is_created(tmp_path: Path) -> None:
@@ -131,7 +139,7 @@ def test_a_named_contact_group_gets_the_alarms_and_none_is_created(tmp_path: Pat
     cluster["monitoring"]["alarms"] = {"target": "ml-oncall"}
     plan = plan_stack(write_stack(tmp_path, "named", cluster))
     assert not of_type(plan, CONTACTS)
-    assert {r.inputs["contactGroups"] for r in of_type(plan, RULE)} == {"ml-oncall"}
+    assert {r.inputs["contact_groups"] for r in of_type(plan, RULE)} == {"ml-oncall"}
 
 
 CONTACT = "alicloud:cms/alarmContact:AlarmContact"

@@ -1,0 +1,140 @@
+"""CloudMonitor alert rules on custom metrics, made with PutCustomMetricRule from the deployer's machine.
+
+The nodes publish with PutCustomMetric into the cluster's application group, and CloudMonitor documents one rule API
+for that data: PutCustomMetricRule "Creates an alert rule for custom monitoring. Before calling this operation, call
+the PutCustomMetric operation to report custom monitoring data" (alibabacloud.com/help/en/cms/cloudmonitor-1-0/
+developer-reference/api-putcustommetricrule), its Resources "the application group ID to which the custom
+monitoring data belongs and the dimension to which the metric belongs", `[{"groupId":7378****,"dimension":
+"instanceId=i-..."}]`. PutGroupMetricRule takes a cloud service's Namespace ("The namespace of the cloud service
+... see DescribeMetricMetaList or Appendix 1: Metrics", alibabacloud.com/help/en/doc-detail/114943.htm) and names no
+custom monitoring data. No provider resource calls PutCustomMetricRule (terraform-provider-alicloud 81c43b672:
+cms.GroupMetricRule calls PutGroupMetricRule, alicloud/resource_alicloud_cms_group_metric_rule.go:218; cms.Alarm
+and cloudmonitorservice.MetricAlarmRule PutResourceMetricRule, resource_alicloud_cms_alarm.go:606,
+resource_alicloud_cloud_monitor_service_metric_alarm_rule.go:362), so this dynamic resource calls it through the
+official SDK (alibabacloud_cms20190101, the `preflight` extra).
+
+Create and update are PutCustomMetricRule with the rule's id ("If the alert rule ID already exists, the alert rule
+is modified"); delete is DeleteMetricRules ("deletes one or more alert rules", Id.N). CloudMonitor answers a refusal
+with HTTP 200 and Success false as well as with an error status: both stop the deploy with its code and message.
+
+Credentials are the stack's alicloud provider's: alicloud:accessKey / alicloud:secretKey / alicloud:securityToken or
+alicloud:profile from the stack's config (what configure receives), else the environment variables that provider
+reads (terraform-provider-alicloud alicloud/provider.go:35, :41, :47, :108), else the SDK's default chain.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pulumi
+from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
+
+# `pulumi-python:dynamic/alicloud:CustomMetricRule`: the offline engine answers it through the Alibaba backend.
+RULE_TYPE = "pulumi-python:dynamic/alicloud:CustomMetricRule"
+# PutCustomMetricRule's parameters, as the SDK's PutCustomMetricRuleRequest names them.
+FIELDS = ("rule_id", "rule_name", "group_id", "metric_name", "resources", "contact_groups", "level", "statistics",
+          "comparison_operator", "threshold", "evaluation_count", "period", "email_subject")
+# A rule is its id in the account (and the region's endpoint): a new one of either is a new rule.
+REPLACED_BY = ("rule_id", "region")
+# The SDK client's method for each action.
+METHODS = {"PutCustomMetricRule": "put_custom_metric_rule", "DeleteMetricRules": "delete_metric_rules"}
+# Provider config key -> the environment variables terraform-provider-alicloud falls back to (provider.go above).
+CREDENTIAL_KEYS = {
+    "accessKey": ("ALICLOUD_ACCESS_KEY", "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABACLOUD_ACCESS_KEY_ID"),
+    "secretKey": ("ALICLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABACLOUD_ACCESS_KEY_SECRET"),
+    "securityToken": ("ALICLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABACLOUD_SECURITY_TOKEN"),
+    "profile": ("ALICLOUD_PROFILE", "ALIBABA_CLOUD_PROFILE"),
+}
+
+
+class RuleRefused(RuntimeError):
+    """CloudMonitor did not make or remove the rule."""
+
+
+def provider_settings(config: Any, environ: dict[str, str]) -> dict[str, str]:
+    """The alicloud provider's credential settings: its stack config, else its environment variables."""
+    found = {}
+    for key, variables in CREDENTIAL_KEYS.items():
+        value = config.get(f"alicloud:{key}") or next((environ[v] for v in variables if environ.get(v)), None)
+        if value:
+            found[key] = value
+    return found
+
+
+def credential(settings: dict[str, str]) -> Any:
+    """An alibabacloud_credentials client for the provider's settings (the default chain when none are set)."""
+    from alibabacloud_credentials.client import Client
+    from alibabacloud_credentials.models import Config
+    from alibabacloud_credentials.provider.cli_profile import CLIProfileCredentialsProvider
+
+    if settings.get("accessKey") and settings.get("secretKey"):
+        token = settings.get("securityToken")
+        return Client(Config(type="sts" if token else "access_key", access_key_id=settings["accessKey"],
+                             access_key_secret=settings["secretKey"], security_token=token))
+    if settings.get("profile"):
+        return Client(provider=CLIProfileCredentialsProvider(profile_name=settings["profile"]))
+    return Client()
+
+
+class CustomMetricRuleProvider(ResourceProvider):
+    """PutCustomMetricRule / DeleteMetricRules. `credential` and `endpoint` are for tests (a static key, every call
+    to one host whose answers are recorded); a deploy signs with the provider's credentials at the region's
+    CloudMonitor endpoint."""
+
+    def __init__(self, credential: Any = None, endpoint: str | None = None) -> None:
+        super().__init__()
+        self.credential, self.endpoint, self.settings = credential, endpoint, {}
+
+    def configure(self, req: ConfigureRequest) -> None:
+        self.settings = provider_settings(req.config, dict(os.environ))
+
+    def _client(self, region: str) -> Any:
+        from alibabacloud_cms20190101.client import Client
+        from alibabacloud_tea_openapi.utils_models import Config
+
+        signer = self.credential if self.credential is not None else credential(self.settings)
+        return Client(Config(credential=signer, region_id=region, endpoint=self.endpoint))
+
+    def _call(self, region: str, action: str, request: Any) -> None:
+        from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
+
+        method = getattr(self._client(region), METHODS[action])
+        try:
+            body = method(request).body
+        except AlibabaCloudException as error:
+            raise RuleRefused(f"CloudMonitor {action} refused: {error.code} ({error.message})") from None
+        if body is None or body.success is False or str(body.code) != "200":
+            code, message = (body.code, body.message) if body is not None else (None, "no answer body")
+            raise RuleRefused(f"CloudMonitor {action} refused: {code} ({message})")
+
+    def _put(self, props: dict[str, Any]) -> None:
+        from alibabacloud_cms20190101.models import PutCustomMetricRuleRequest
+
+        request = PutCustomMetricRuleRequest(**{key: props[key] for key in FIELDS})
+        self._call(props["region"], "PutCustomMetricRule", request)
+
+    def create(self, props: dict[str, Any]) -> CreateResult:
+        self._put(props)
+        return CreateResult(id_=props["rule_id"], outs=dict(props))
+
+    def update(self, _id: str, _olds: dict[str, Any], news: dict[str, Any]) -> UpdateResult:
+        self._put(news)
+        return UpdateResult(outs=dict(news))
+
+    def delete(self, _id: str, props: dict[str, Any]) -> None:
+        from alibabacloud_cms20190101.models import DeleteMetricRulesRequest
+
+        self._call(props["region"], "DeleteMetricRules", DeleteMetricRulesRequest(id=[_id]))
+
+    def diff(self, _id: str, olds: dict[str, Any], news: dict[str, Any]) -> DiffResult:
+        changed = [key for key in (*FIELDS, "region") if olds.get(key) != news.get(key)]
+        replaces = [key for key in changed if key in REPLACED_BY]
+        return DiffResult(changes=bool(changed), replaces=replaces, delete_before_replace=False)
+
+
+class CustomMetricRule(Resource, module="alicloud", name="CustomMetricRule"):
+    """One CloudMonitor alert rule on a custom metric of an application group (see the module's docstring)."""
+
+    def __init__(self, name: str, props: dict[str, Any], opts: pulumi.ResourceOptions) -> None:
+        super().__init__(CustomMetricRuleProvider(), name, props, opts)

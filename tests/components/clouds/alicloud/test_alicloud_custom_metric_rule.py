@@ -1,0 +1,145 @@
+"""The custom-metric alert rules' dynamic provider, run through the official CloudMonitor SDK client (signing,
+sending and deserialising are the SDK's) against recorded answers (alicloud_replay): create and update put the rule
+with PutCustomMetricRule, delete removes it with DeleteMetricRules, a refusal stops the deploy with its code, and
+the credentials are the alicloud provider's."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Any
+
+import dill
+import pytest
+import responses
+from alibabacloud_credentials.client import Client as CredentialClient
+from alibabacloud_credentials.models import Config as CredentialConfig
+from alicloud_replay import Replay
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
+from pulumi.dynamic.dynamic import serialize_provider
+
+from components.clouds.alicloud.custom_metric_rule import (
+    CREDENTIAL_KEYS,
+    RULE_TYPE,
+    CustomMetricRuleProvider,
+    RuleRefused,
+    credential,
+    provider_settings,
+)
+from gpufleet.clouds.alicloud.mock_answers import new_resource
+
+REGION = "cn-wulanchabu"
+PROPS: dict[str, Any] = {
+    "rule_id": "gpufleet-train-dev-h20-xid-1a2b3c4d", "rule_name": "gpufleet-train-dev-h20-xid",
+    "group_id": "7378123", "metric_name": "gpu_xid_errors",
+    "resources": json.dumps([{"groupId": 7378123, "dimension": "NodeGroup=gpufleet-train-dev-h20"}]),
+    "contact_groups": "gpufleet-train-alarms", "level": "CRITICAL", "statistics": "Maximum",
+    "comparison_operator": ">", "threshold": "0", "evaluation_count": 1, "period": "60",
+    "email_subject": "gpufleet-train-dev-h20: GPUs logged new XID errors", "region": REGION,
+    "__provider": "serialized provider (the engine adds it; the rule never sends it)",
+}
+
+
+def provider() -> CustomMetricRuleProvider:
+    key = CredentialClient(CredentialConfig(type="access_key", access_key_id="LTAI5tTestKeyId0000000000",
+                                            access_key_secret="test-secret"))
+    return CustomMetricRuleProvider(credential=key)
+
+
+@pytest.fixture
+def replay():
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        answers = Replay(mock)
+        yield answers
+
+
+def test_create_puts_the_rule_with_putcustommetricrule_and_its_id(replay: Replay) -> None:
+    replay.answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+    result = provider().create(dict(PROPS))
+    ((action, sent),) = replay.calls
+    assert action == "PutCustomMetricRule"
+    assert sent == {
+        "RuleId": PROPS["rule_id"], "RuleName": PROPS["rule_name"], "GroupId": "7378123",
+        "MetricName": "gpu_xid_errors", "Resources": PROPS["resources"], "ContactGroups": "gpufleet-train-alarms",
+        "Level": "CRITICAL", "Statistics": "Maximum", "ComparisonOperator": ">", "Threshold": "0",
+        "EvaluationCount": "1", "Period": "60", "EmailSubject": PROPS["email_subject"],
+    }
+    assert result.id == PROPS["rule_id"] and result.outs == PROPS
+
+
+def test_update_puts_the_same_rule_id_again(replay: Replay) -> None:
+    replay.answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+    news = {**PROPS, "threshold": "2"}
+    assert provider().update(PROPS["rule_id"], PROPS, news).outs == news
+    ((action, sent),) = replay.calls
+    assert (action, sent["RuleId"], sent["Threshold"]) == ("PutCustomMetricRule", PROPS["rule_id"], "2")
+
+
+def test_delete_removes_the_rule_by_id(replay: Replay) -> None:
+    replay.answer("DeleteMetricRules", "DeleteMetricRules.ok")
+    provider().delete(PROPS["rule_id"], dict(PROPS))
+    assert replay.calls == [("DeleteMetricRules", {"Id.1": PROPS["rule_id"]})]
+
+
+def test_a_refusal_inside_http_200_stops_the_create(replay: Replay) -> None:
+    replay.answer("PutCustomMetricRule", "PutCustomMetricRule.refused")
+    with pytest.raises(RuleRefused, match=r"PutCustomMetricRule refused: ParameterInvalid \(Illegal parameters.\)"):
+        provider().create(dict(PROPS))
+
+
+def test_an_error_status_stops_the_delete(replay: Replay) -> None:
+    replay.answer("DeleteMetricRules", "DeleteMetricRules.refused")
+    with pytest.raises(RuleRefused, match="DeleteMetricRules refused: ParameterInvalid"):
+        provider().delete(PROPS["rule_id"], dict(PROPS))
+
+
+def test_a_changed_threshold_updates_in_place_and_a_new_id_replaces() -> None:
+    rules = CustomMetricRuleProvider()
+    assert rules.diff("id", PROPS, dict(PROPS)).changes is False
+    changed = rules.diff("id", PROPS, {**PROPS, "threshold": "2"})
+    assert changed.changes and changed.replaces == []
+    moved = rules.diff("id", PROPS, {**PROPS, "rule_id": "other"})
+    assert moved.changes and moved.replaces == ["rule_id"]
+
+
+def test_credentials_are_the_alicloud_providers_config_then_its_environment() -> None:
+    config = Config({"alicloud:accessKey": "LTAI5tConfigKey", "alicloud:secretKey": "s", "alicloud:region": REGION},
+                    "gpufleet")
+    env = {"ALICLOUD_ACCESS_KEY": "LTAI5tEnvKey", "ALICLOUD_SECRET_KEY": "e", "ALICLOUD_PROFILE": "ops"}
+    assert provider_settings(config, env) == {"accessKey": "LTAI5tConfigKey", "secretKey": "s", "profile": "ops"}
+    assert provider_settings(Config({}, "gpufleet"), {"ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tSdkKey"}) == {
+        "accessKey": "LTAI5tSdkKey"}
+
+
+def test_a_deploy_signs_with_the_stacks_alicloud_config_at_its_regions_endpoint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for variable in (v for variables in CREDENTIAL_KEYS.values() for v in variables):
+        monkeypatch.delenv(variable, raising=False)
+    rules = CustomMetricRuleProvider()
+    rules.configure(ConfigureRequest(Config({"alicloud:accessKey": "LTAI5tConfigKey0000000000",
+                                             "alicloud:secretKey": "config-secret"}, "gpufleet")))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        Replay(mock).answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+        rules.create(dict(PROPS))
+        (call,) = mock.calls
+    # CloudMonitor's regional endpoint, signed ACS3-HMAC-SHA256 with the config's AccessKey id.
+    assert call.request.url.startswith(f"https://metrics.{REGION}.aliyuncs.com/")
+    assert "Credential=LTAI5tConfigKey0000000000," in call.request.headers["Authorization"]
+
+
+def test_an_sts_token_in_the_config_signs_as_sts() -> None:
+    signer = credential({"accessKey": "STS.LTAI5tKey", "secretKey": "s", "securityToken": "token"}).get_credential()
+    assert (signer.access_key_id, signer.security_token, signer.type) == ("STS.LTAI5tKey", "token", "sts")
+
+
+def test_the_provider_survives_the_engines_serialization() -> None:
+    loaded = dill.loads(base64.b64decode(serialize_provider(CustomMetricRuleProvider())))
+    assert isinstance(loaded, CustomMetricRuleProvider) and loaded.credential is None
+
+
+def test_the_offline_answer_is_what_the_providers_create_returns(replay: Replay) -> None:
+    replay.answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+    physical, outputs = new_resource(RULE_TYPE, "train-h20-xid", dict(PROPS), REGION)
+    assert physical == provider().create(dict(PROPS)).id and outputs == {}
