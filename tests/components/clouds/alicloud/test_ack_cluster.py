@@ -186,6 +186,7 @@ def test_a_public_endpoint_plans_an_internet_endpoint_and_a_real_run_refuses_it(
     path = write_stack(tmp_path, "ack", ack_cluster(scheduler=scheduler))
     assert one(plan_stack(path), CLUSTER).inputs["slbInternetEnabled"] is True
     scope = SimpleNamespace(spec=resolved_of(path).spec)
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_steps.refuse_public_endpoint(scope)  # type: ignore[arg-type]  # offline: the plan shows it
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError, match="scheduler.endpoint public"):
@@ -198,6 +199,7 @@ def resolved_of(path: Path) -> Any:
 
 def test_a_real_run_refuses_addons_without_a_pinned_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     resolved = resolved_of(write_stack(tmp_path, "ack", ack_cluster()))
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_addons.refuse_unpinned_addons(resolved)  # offline: the plan shows them
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     unpinned = r"not pinned: terway-controlplane, terway-eniip, ack-erdma-controller \("
