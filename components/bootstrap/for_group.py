@@ -50,6 +50,14 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
     return BootstrapConfig(**{**settings, **cloud_settings})
 
 
+def node_check_expectations(cluster: ResolvedCluster) -> dict[str, dict[str, Any]]:
+    """Per node group, the expect.json its nodes are checked against where a DaemonSet runs the node check (AKS,
+    ACK): the document a VM node's bootstrap writes (the lock's versions, each type's GPUs, fabric and MIG layout)."""
+    from .cloud_init import expect_document
+
+    return {group.name: expect_document(group_bootstrap(cluster, group)) for group in cluster.groups}
+
+
 def mig_layout(group: ResolvedGroup) -> MigLayout | None:
     """The MIG devices the group's nodes create on each GPU; None for whole GPUs. The stack checks
     (gpufleet/stackfile/sharing_checks.py) have made sure every type of the group makes the same ones."""

@@ -1,6 +1,8 @@
 """The Alibaba Cloud GPU cluster: a list of steps (network, key, identity, alarm target, GPU metrics group,
 interruption events, scale-out gate, node groups, then starting the gated groups), each a `create_*` function below
-whose resources are children of the cluster."""
+whose resources are children of the cluster. With `scheduler: kubernetes` the ACK steps (ack_steps.py) take the place
+of the node identity, the metrics group, the interruption events, the gate and the scaling groups: the ACK cluster, one
+node pool per node group, and the in-cluster layer."""
 
 from __future__ import annotations
 
@@ -35,11 +37,20 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
     """A GPU cluster in one region from a validated spec and a locked image profile."""
 
     def __init__(self, resolved: ResolvedCluster, opts: pulumi.ResourceOptions | None = None) -> None:
+        if resolved.spec.scheduler.kind == "kubernetes":
+            from .ack_in_cluster import refuse_unpinned_kubernetes  # the in-cluster layer loads only for Kubernetes
+
+            refuse_unpinned_kubernetes(resolved)
         super().__init__("gpufleet:alicloud:Cluster", resolved.spec.name, None, opts)
         scope = ClusterScope.of(resolved, self)
-        account = alicloud.get_caller_identity_output(opts=scope.invoke()).account_id
+        caller = alicloud.get_caller_identity_output(opts=scope.invoke())
+        account = caller.account_id
         network = create_network(scope)
         key_id = create_key(scope)
+        self.kubernetes_outputs: dict[str, object] = {}
+        if resolved.spec.scheduler.kind == "kubernetes":
+            self._kubernetes(scope, network, key_id, account, caller.arn)
+            return
         identity = create_identity(scope, account)
         contact = create_alarm_target(scope)
         gpu_metrics = create_gpu_metrics(scope, contact)
@@ -59,6 +70,29 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         self.alarm_contact_group = pulumi.Output.from_input(contact) if contact is not None else None
         self.register_outputs(self.exports())
 
+    def _kubernetes(self, scope: ClusterScope, network: ClusterNetwork, key_id: pulumi.Output[str],
+                    account: pulumi.Output[str], deployer_arn: pulumi.Output[str]) -> None:
+        """scheduler kubernetes: the alarm target, the ACK cluster and its admins, one node pool per group (with its
+        metrics and alarms), the in-cluster layer."""
+        from .ack_steps import ack_control_plane, ack_node_pools, ack_workloads
+
+        contact = create_alarm_target(scope)
+        kubernetes = ack_control_plane(scope, network.vswitch_ids, network.security_group_id, key_id, account,
+                                       deployer_arn)
+        pools = ack_node_pools(scope, kubernetes, network.vswitch_ids, network.security_group_id, key_id, contact)
+        ack_workloads(scope, kubernetes, pools)
+        self.group_ids = {n: p.id for n, p in pools.items()}
+        self.security_group_id = network.security_group_id
+        self.role_name = None
+        self.key_id = key_id
+        self.vswitch_ids = network.vswitch_ids
+        self.vpc_id = network.vpc_id
+        self.interruption_rule = None
+        self.metrics_group_id = None
+        self.alarm_contact_group = pulumi.Output.from_input(contact) if contact is not None else None
+        self.kubernetes_outputs = kubernetes.exports()
+        self.register_outputs(self.exports())
+
     def exports(self) -> dict[str, object]:
         """The stack outputs, by name: what callers and `pulumi stack output` read."""
         return {
@@ -71,6 +105,7 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
             "interruption_rule": self.interruption_rule,
             "metrics_group_id": self.metrics_group_id,
             "alarm_contact_group": self.alarm_contact_group,
+            **self.kubernetes_outputs,
         }
 
 

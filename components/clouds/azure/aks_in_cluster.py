@@ -18,6 +18,7 @@ from typing import Any
 import pulumi
 import yaml
 
+from components.bootstrap.for_group import node_check_expectations
 from components.kubernetes import InClusterGroup
 from components.kubernetes.pool_nodes import gpus_per_node
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
@@ -57,15 +58,6 @@ def in_cluster_group(group: ResolvedGroup, pool: str) -> InClusterGroup:
 
 def in_cluster_groups(resolved: ResolvedCluster, pools: dict[str, str]) -> tuple[InClusterGroup, ...]:
     return tuple(in_cluster_group(group, pools[group.spec.name]) for group in resolved.groups)
-
-
-def node_check_expectations(resolved: ResolvedCluster) -> dict[str, dict[str, Any]]:
-    """Per node group, the expect.json its nodes are checked against: the document a VM node's bootstrap writes
-    (the lock's versions, each type's GPUs, fabric and MIG layout)."""
-    from components.bootstrap import expect_document
-    from components.bootstrap.for_group import group_bootstrap
-
-    return {group.name: expect_document(group_bootstrap(resolved, group)) for group in resolved.groups}
 
 
 def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:

@@ -19,9 +19,10 @@ from pulumiverse_time import Sleep
 
 from components.kubernetes import InCluster, InClusterArgs
 
+from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
 from .aks import Aks, AksArgs, control_plane
-from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output, node_check_expectations
+from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output
 from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
 

@@ -140,6 +140,24 @@ ACK_POOL_ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outpu
 # --- end ACK node pools ---
 
 
+def _ack_cluster(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # An ACK cluster id is `c` and 32 hex characters (CreateCluster's ClusterId, e.g. c82e6987e2961451182edacd74faf****
+    # in the API reference); RRSA's issuer and OIDC provider as ACK names them (ALI doc-detail/356611.html; the
+    # provider is ack-rrsa-<cluster id>).
+    cluster = "c" + digest(seed, 32)
+    return cluster, {"rrsaMetadata": {
+        "enabled": bool(inputs.get("enableRrsa")),
+        "rrsaOidcIssuerUrl": f"https://oidc-ack-{region}.oss-{region}.aliyuncs.com/{cluster}",
+        "ramOidcProviderName": f"ack-rrsa-{cluster}",
+        "ramOidcProviderArn": f"acs:ram::{ACCOUNT}:oidc-provider/ack-rrsa-{cluster}",
+    }}
+
+
+def _ack_addon(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # <cluster id>:<add-on name>, as the provider sets it (resource_alicloud_cs_kubernetes_addon.go:140).
+    return _joined(inputs["clusterId"], inputs["name"]), {}
+
+
 ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     **dict.fromkeys(PREFIXED_IDS, _prefixed),
     **dict.fromkeys(IMAGE_BUILDER_IDS, _image_builder),
@@ -164,7 +182,22 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     # custom_metric_rule.py) and its inputs as outputs, which the plan adds.
     "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
     **ACK_POOL_ANSWERS,
+    "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,
+    "alicloud:cs/kubernetesAddon:KubernetesAddon": _ack_addon,
+    # The principal's uid (resource_alicloud_cs_kubernetes_permissions.go:95).
+    "alicloud:cs/kubernetesPermission:KubernetesPermission": _named("uid"),
 }
+
+# What the RAM data sources find offline: one user and one role (invokes are answered without their arguments, so the
+# rows stand for whichever name was asked); RAM user ids are 16 digits, role ids 19 (RAM API GetUser / GetRole).
+RAM_USER = {"id": "2" + ACCOUNT[1:], "name": "gpufleet-admin", "createDate": "2025-01-01T00:00:00Z"}
+RAM_ROLE = {"id": "3" + ACCOUNT[1:] + "123", "name": "gpufleet-admin", "arn": f"acs:ram::{ACCOUNT}:role/gpufleet-admin",
+            "assumeRolePolicyDocument": "{}", "createDate": "2025-01-01T00:00:00Z", "description": "",
+            "document": "{}", "tags": {}, "updateDate": "2025-01-01T00:00:00Z"}
+# A kubeconfig of the shape DescribeClusterUserKubeconfig returns, pointing at no real server.
+KUBECONFIG = ("apiVersion: v1\nkind: Config\nclusters:\n- name: kubernetes\n  cluster:\n    server: "
+              "https://192.0.2.1:6443\ncontexts:\n- name: gpufleet\n  context:\n    cluster: kubernetes\n    user: "
+              "gpufleet\ncurrent-context: gpufleet\nusers:\n- name: gpufleet\n  user: {}\n")
 
 
 def new_resource(typ: str, name: str, inputs: dict[str, Any], region: str) -> Outputs:
@@ -176,10 +209,20 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
     """A local answer to an Alibaba Cloud invoke, or None when there is none."""
     answers: dict[str, Callable[[], dict[str, Any]]] = {
         "alicloud:index/getCallerIdentity:getCallerIdentity": lambda: {
-            "accountId": ACCOUNT, "arn": f"acs:ram::{ACCOUNT}:root", "identityType": "Account", "id": ACCOUNT,
+            # A RAM user deploys, as an ACK cluster needs (ack_steps.principal_uid refuses the root identity).
+            "accountId": ACCOUNT, "arn": f"acs:ram::{ACCOUNT}:user/gpufleet-deployer", "identityType": "RAMUser",
+            "id": ACCOUNT,
         },
         # Offline nothing has been baked: DescribeImages finds no own image.
         "alicloud:ecs/getImages:getImages": lambda: {"id": region, "ids": [], "images": [], "names": []},
+        "alicloud:ram/getUsers:getUsers": lambda: {
+            "id": RAM_USER["id"], "ids": [RAM_USER["id"]], "names": [RAM_USER["name"]], "users": [RAM_USER]},
+        "alicloud:ram/getRoles:getRoles": lambda: {
+            "id": RAM_ROLE["id"], "ids": [RAM_ROLE["id"]], "names": [RAM_ROLE["name"]], "roles": [RAM_ROLE]},
+        "alicloud:cs/getClusterCredential:getClusterCredential": lambda: {
+            "id": "offline", "clusterId": "offline", "clusterName": "offline", "kubeConfig": KUBECONFIG,
+            "expiration": "2025-01-01T04:00:00Z", "certificateAuthorities": [],
+        },
         "alicloud:index/getZones:getZones": lambda: {
             "ids": list(zones), "zones": [{"id": zone, "localName": zone} for zone in zones], "id": region,
         },

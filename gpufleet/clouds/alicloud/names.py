@@ -17,6 +17,7 @@ POLICY = "alicloud:ram/policy:Policy"
 ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 CONTACT = "alicloud:cms/alarmContact:AlarmContact"
+ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 
 NAMES = NameTable(
     [
@@ -105,8 +106,18 @@ NAMES = NameTable(
                  "terraform-provider-alicloud resource_alicloud_cs_kubernetes_node_pool.go (81c43b6) validates none "
                  "(unconfirmed); unique in its cluster by group name"),
         # --- end ACK node pools ---
+        # ACK (ack-cluster): the cluster; its RRSA roles and policies are RAM rows above, its log project the
+        # Log Service row.
+        NameRule(ACK, "name", 63, ANY, "account",
+                 "aliyun/terraform-provider-alicloud @81c43b6 resource_alicloud_cs_managed_kubernetes.go:40-46 name: "
+                 f"StringLenBetween(1, 63); {SDK} cs.ManagedKubernetes name: unique in one Alibaba Cloud account"),
     ],
     {
+        (ACK, "controlPlaneLogProject"): "the log project's name (its own row)",
+        (ACK, "addons[].name"): "an ACK add-on's id (ack_addons.py)",
+        ("alicloud:cs/kubernetesAddon:KubernetesAddon", "name"): "an ACK add-on's id (ack_addons.py)",
+        ("alicloud:cs/kubernetesPermission:KubernetesPermission", "permissions[].roleName"):
+            "ACK's predefined cluster role (admin)",
         ("alicloud:oos/execution:Execution", "templateName"): "the OOS template it runs (its own row)",
         ("alicloud:log/store:Store", "projectName"): "the project's name (its own row)",
         ("alicloud:cms/eventRule:EventRule", "contactParameters[].contactGroupName"):

@@ -1,0 +1,173 @@
+"""The Kubernetes steps of an Alibaba Cloud cluster with `scheduler: kubernetes`, children of the cluster: the ACK Pro
+control plane (ack.py) with its add-ons (ack_addons.py) and RRSA roles (ack_rrsa.py), its admins, one node pool per
+node group (ack_pools.py) in place of the scaling groups, and the in-cluster layer through a Kubernetes provider for
+the cluster (ack_in_cluster.py).
+
+Admins: cs.KubernetesPermission grants ACK's predefined `admin` role on this cluster (role_type cluster) to a RAM
+user id, or a RAM role id with is_ram_role (pulumi-alicloud 4.0.0 cs.KubernetesPermission text). The resource patches
+that principal's permissions on this cluster only and removes them on delete (aliyun/terraform-provider-alicloud
+@81c43b6 alicloud/resource_alicloud_cs_kubernetes_permissions.go:88, :178: UpdateUserPermissions mode patch /
+delete). Ids come from the RAM data sources by the ARN's name (ram.get_users / ram.get_roles name_regex). The identity
+that runs `pulumi up` gets the same grant, since its provider creates the in-cluster objects (as on EKS and AKS).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_alicloud as alicloud
+
+from components.kubernetes import InCluster, InClusterArgs
+from gpufleet.clouds.alicloud.names import NAMES, PROJECT
+from gpufleet.clouds.naming import fit
+
+from ... import runtime
+from ...bootstrap.for_group import node_check_expectations
+from ..scope import ClusterScope
+from .ack import AckArgs, managed_cluster, service_cidr
+from .ack_addons import cluster_addons, create_addons, erdma_in_use
+from .ack_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output
+from .ack_rrsa import ERDMA_CONTROLLER, rrsa_role
+
+# acs:ram::<account id>:user/<name> | role/<name> (scheduler.admins); assumed-role/<role>/<session> (a deployer that
+# runs as a role).
+RAM_ARN = re.compile(r"^acs:ram::(?P<account>\d+):(?P<kind>user|role|assumed-role)/(?P<name>[^/]+)(/.*)?$")
+ADMIN_ROLE = "admin"
+PUBLIC_ENDPOINT_DOC = ("https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/"
+                       "configure-network-acls-for-the-api-server-of-an-ack-cluster")
+
+
+def ram_principal(arn: str) -> tuple[bool, str] | None:
+    """(is a role, name) of a RAM user or role ARN; None for anything else (the account's root identity)."""
+    match = RAM_ARN.match(arn)
+    if match is None:
+        return None
+    return match["kind"] != "user", match["name"]
+
+
+def principal_uid(arn: str, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:
+    """The RAM user or role id KubernetesPermission takes, looked up by the ARN's name."""
+    principal = ram_principal(arn)
+    if principal is None:
+        raise pulumi.RunError(f"{arn}: ACK grants cluster roles to RAM users and roles only; run `pulumi up` as a RAM "
+                              "user or role, not the account's root identity")
+    is_role, name = principal
+    pattern = f"^{re.escape(name)}$"
+    if is_role:
+        return alicloud.ram.get_roles_output(name_regex=pattern, opts=opts).roles.apply(lambda rows: rows[0].id)
+    return alicloud.ram.get_users_output(name_regex=pattern, opts=opts).users.apply(lambda rows: rows[0].id)
+
+
+def refuse_public_endpoint(scope: ClusterScope) -> None:
+    """ACK limits the API server's sources by an ACL on the listener (port 6443) of the CLB it creates for the API
+    server; pulumi-alicloud 4.0.0 binds ACLs only to listeners it manages (slb.Listener acl_id), not ACK's, so a real
+    run refuses a public endpoint it cannot limit to scheduler.public_cidrs."""
+    if scope.spec.scheduler.endpoint == "public" and not runtime.running_offline():
+        raise pulumi.RunError(
+            "scheduler.endpoint public: ACK's API server sources are set by an ACL on its own load balancer's listener "
+            f"({PUBLIC_ENDPOINT_DOC}), which gpufleet cannot bind yet; use endpoint private (reach the API server "
+            "from the VPC, a VPN or a bastion)")
+
+
+@dataclass(frozen=True)
+class AckCluster:
+    """The control plane, its admins, add-ons and RRSA roles."""
+
+    cluster: alicloud.cs.ManagedKubernetes
+    admins: list[alicloud.cs.KubernetesPermission]
+    addons: list[alicloud.cs.KubernetesAddon]
+
+    def exports(self) -> dict[str, object]:
+        """Stack outputs: the cluster's name and id, and the command that writes a kubeconfig for it."""
+        return {
+            "kubernetes_cluster": self.cluster.name,
+            "kubernetes_cluster_id": self.cluster.id,
+            "kubeconfig": self.cluster.id.apply(credentials_command),
+        }
+
+
+def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[str]],
+                      security_group_id: pulumi.Output[str], key_id: pulumi.Output[str],
+                      account: pulumi.Output[str], deployer_arn: pulumi.Output[str]) -> AckCluster:
+    """The cluster on the stack's vSwitches, node security group and key; its admins, RRSA roles and add-ons."""
+    spec, name = scope.spec, scope.name
+    refuse_public_endpoint(scope)
+    project = alicloud.log.Project(
+        f"{name}-k8s-logs",
+        # Unique in the region over every account, like the interruption events' project (interruptions.py).
+        project_name=account.apply(
+            lambda acct: fit(f"{name}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
+        description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
+    cluster = managed_cluster(name, AckArgs(
+        cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
+        version=spec.scheduler.version or "",
+        vswitch_ids=[vswitch_ids[zone] for zone in spec.network.zones],
+        security_group_id=security_group_id,
+        key_id=key_id,
+        service_cidr=service_cidr(spec.network.cidr),
+        log_project=project.project_name,
+        log_ttl_days=spec.monitoring.log_retention_days,
+        addons=create_addons(),
+        public=spec.scheduler.endpoint == "public",
+        protect=scope.prod,
+        tags=scope.tags,
+    ), scope.child)
+    admins = cluster_admins(scope, cluster, deployer_arn)
+    erdma_role = rrsa_role(name, ERDMA_CONTROLLER, cluster, scope.tags, scope.child) \
+        if erdma_in_use(scope.resolved) else None
+    addons = cluster_addons(name, scope.resolved, cluster.id, erdma_role, scope.child)
+    return AckCluster(cluster, admins, addons)
+
+
+def cluster_admins(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes, deployer_arn: pulumi.Output[str]
+                   ) -> list[alicloud.cs.KubernetesPermission]:
+    """ACK's admin role on this cluster for the deployer and each of scheduler.admins."""
+    invoke = pulumi.InvokeOutputOptions(parent=scope.parent)
+    principals: list[tuple[pulumi.Input[str], pulumi.Input[bool]]] = [(
+        deployer_arn.apply(lambda arn: principal_uid(arn, invoke)),
+        deployer_arn.apply(lambda arn: bool(ram_principal(arn) and ram_principal(arn)[0])),  # type: ignore[index]
+    )]
+    for admin in scope.spec.scheduler.admins:
+        principal = ram_principal(admin)
+        assert principal is not None, "the ACK stack checks accept RAM user and role ARNs only"
+        principals.append((principal_uid(admin, invoke), principal[0]))
+    return [
+        alicloud.cs.KubernetesPermission(
+            f"{scope.name}-ack-admin-{i}",
+            uid=uid,
+            permissions=[alicloud.cs.KubernetesPermissionPermissionArgs(
+                cluster=cluster.id, role_type="cluster", role_name=ADMIN_ROLE, is_ram_role=is_role)],
+            opts=scope.child,
+        )
+        for i, (uid, is_role) in enumerate(principals)
+    ]
+
+
+def ack_node_pools(scope: ClusterScope, kubernetes: AckCluster, vswitch_ids: dict[str, pulumi.Output[str]],
+                   security_group_id: pulumi.Output[str], key_id: pulumi.Output[str],
+                   contact: pulumi.Input[str] | None) -> dict[str, pulumi.Resource]:
+    """One node pool per node group, on the cluster's vSwitches, node security group and key (ack_pools.py)."""
+    from .ack_pools import AckPoolArgs, ack_pools
+
+    return dict(ack_pools(scope, AckPoolArgs(cluster_id=kubernetes.cluster.id, vswitch_ids=vswitch_ids,
+                                             security_group_id=security_group_id, key_id=key_id,
+                                             contact_group=contact)))
+
+
+def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: dict[str, pulumi.Resource]) -> InCluster:
+    """The in-cluster components through a provider for this cluster, once the pools, add-ons and admins exist.
+    driver None: ACK's node image carries the driver its pool label pins (ack_facts.DRIVER_LABEL)."""
+    import pulumi_kubernetes as k8s  # loads only for a Kubernetes cluster
+
+    spec, name, cluster = scope.spec, scope.name, kubernetes.cluster
+    after: list[pulumi.Resource] = [*kubernetes.admins, *kubernetes.addons, *pools.values()]
+    kubeconfig = kubeconfig_output(cluster.id, pulumi.InvokeOutputOptions(
+        parent=scope.parent, depends_on=[cluster, *kubernetes.admins]))
+    provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,
+                            opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
+    args = InClusterArgs(cloud="alicloud", cluster_name=cluster.name, kubernetes_version=spec.scheduler.version or "",
+                         region=spec.region, groups=in_cluster_groups(scope.resolved), driver=None,
+                         node_check=node_check_expectations(scope.resolved))
+    return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
