@@ -1,5 +1,6 @@
 """What ACK offers GPU node pools (ack.yaml): the NVIDIA driver versions its driver label installs, the instance
-families with memory-isolated sharing (cGPU) and those the eRDMA controller serves, each list with its source."""
+families with memory-isolated sharing (cGPU) and the oldest Kubernetes the eRDMA controller runs on, each with its
+source."""
 
 from __future__ import annotations
 
@@ -25,11 +26,18 @@ class AckFamilies(SourcedList):
     families: list[str] = Field(..., min_length=1, description="ECS instance families, e.g. gn7i")
 
 
+class AckErdma(SourcedList):
+    min_kubernetes: str = Field(..., pattern=r"^1\.[0-9]{1,2}$", description="oldest Kubernetes minor it runs on")
+
+    def runs_on(self, version: str) -> bool:
+        return int(version.split(".")[1]) >= int(self.min_kubernetes.split(".")[1])
+
+
 class AckFacts(StrictModel):
     sources: dict[str, str] = Field(..., min_length=1, description="source key -> where the list was read")
     drivers: AckDrivers
     cgpu: AckFamilies
-    erdma: AckFamilies
+    erdma: AckErdma
 
     @model_validator(mode="after")
     def _sources_known(self) -> AckFacts:

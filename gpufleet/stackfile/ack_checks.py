@@ -7,7 +7,7 @@ gpufleet/catalog/ack.yaml, ack-driver-label). GPU sharing is ack-ai-installer's:
 time-slicing (its `share` mode, no isolation) on the families the catalog lists; MIG is not offered through it (the
 scheduling labels, ALI doc-detail/191140.html updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and
 topology; ACK's MIG page covers ebmgn7 A100 bare metal on heterogeneous-computing clusters only). eRDMA comes from the
-ACK eRDMA controller on the families it serves.
+ACK eRDMA controller on the types that take ERIs.
 """
 
 from __future__ import annotations
@@ -77,15 +77,17 @@ def sharing_on_ack_families(cluster: ResolvedCluster, group: ResolvedGroup) -> I
 
 
 @group_check
-def erdma_on_ack_families(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+def erdma_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     if not _on_ack(cluster) or not group.rdma:
         return
-    facts = load_ack_facts()
-    for j, row in enumerate(group.types):
-        if row is not None and instance_family(row.name) not in facts.erdma.families:
-            yield SpecError(group.path(f"instance_types[{j}]"),
-                            f"{row.name}: the ACK eRDMA controller serves {', '.join(facts.erdma.families)} only "
-                            f"({facts.source(facts.erdma)}): use one of them, or rdma: off on this group")
+    erdma = load_ack_facts().erdma
+    if group.fabric != "erdma":
+        # The SCC types' RoCE NICs have no ACK device plugin here: ACK's RDMA for them is Lingjun's (rdma/hca).
+        yield SpecError(group.path("rdma"), f"{group.fabric} is not eRDMA: on ACK only the eRDMA controller "
+                                            "(aliyun/erdma) is built; use an ERI type (eRDMA) or rdma: off")
+    elif not erdma.runs_on(str(cluster.spec.scheduler.version)):
+        yield SpecError("scheduler.version", f"the ACK eRDMA controller needs Kubernetes {erdma.min_kubernetes} or "
+                                             f"later ({load_ack_facts().source(erdma)})")
 
 
 @check
