@@ -143,6 +143,6 @@ def idle_is_the_autoscalers_on_ack(cluster: ResolvedCluster, group: ResolvedGrou
 @check
 def low_latency_not_on_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if _on_ack(cluster) and cluster.spec.low_latency_groups:
-        # gpufleet's ACK node pools take no deployment set (components/clouds/alicloud/ack_pools.py).
+        # gpufleet's ACK node pools (one cs.NodePool per group) set no deployment_set_id.
         yield SpecError("low_latency_groups", "LowLatency deployment sets are not built for ACK node pools: remove "
                                               "low_latency_groups from a Kubernetes stack")

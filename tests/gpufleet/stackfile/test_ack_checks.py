@@ -1,6 +1,7 @@
 """`scheduler: kubernetes` on Alibaba Cloud (ACK): what resolve_cluster and `gpufleet plan` refuse, each exit 2 naming
 the field. The stacks are the shipped Alibaba VM templates with a Kubernetes scheduler and a VM profile at a driver
-ACK lists (tests/kubernetes_lock.py), so these tests do not depend on the ACK templates or the shipped lock's drivers."""
+ACK lists (tests/kubernetes_lock.py), so these tests depend neither on the ACK templates nor on the shipped lock's
+drivers."""
 
 from __future__ import annotations
 
@@ -100,7 +101,8 @@ def test_ack_keys_are_judged_by_namespace_not_by_prefix() -> None:
 
 
 @pytest.mark.parametrize(("change", "field", "words"), [
-    ({"gpu_sharing": {"mode": "mig", "mig_profile": "all-1g.6gb"}}, "node_groups[0].gpu_sharing.mode", "none of them MIG"),
+    ({"gpu_sharing": {"mode": "mig", "mig_profile": "all-1g.6gb"}}, "node_groups[0].gpu_sharing.mode",
+     "none of them MIG"),
     ({"idle": {"gpu_util_below": 5, "for_minutes": 60}}, "node_groups[0].idle", "cluster autoscaler"),
     ({"provisioner": "fleet", "spot_max_price": 1.0}, "node_groups[0].provisioner", "ACK node pools"),
     ({"capacity": "reservation", "reservation_id": "crp-0123456789abcdef"}, "node_groups[0].capacity",
