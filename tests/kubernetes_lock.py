@@ -1,5 +1,6 @@
-"""A lock with more Kubernetes node profiles, for tests of the scheduler checks against versions the shipped lock
-does not carry: each is the shipped Kubernetes profile with its `kubernetes.version` set to another minor."""
+"""A lock with more profiles: Kubernetes node profiles, for tests of the scheduler checks against versions the shipped
+lock does not carry (the shipped Kubernetes profile with its `kubernetes.version` set to another minor), and VM
+profiles at another driver."""
 
 from __future__ import annotations
 
@@ -23,4 +24,14 @@ def with_kubernetes_profiles(monkeypatch: pytest.MonkeyPatch, profiles: dict[str
     lock = shipped.model_copy(update={"profiles": {
         **shipped.profiles, **{name: at(version) for name, version in profiles.items()},
     }})
+    monkeypatch.setattr(lock_package, "load_lock", lambda *args, **kwargs: lock)
+
+
+def with_vm_profile(monkeypatch: pytest.MonkeyPatch, name: str, driver: str) -> None:
+    """Make load_lock() answer the shipped lock plus VM profile `name`: the shipped cuda12.8-r580 with another driver
+    (for checks that read only a profile's driver, like ACK's driver label)."""
+    lock_package = importlib.import_module("gpufleet.lock")
+    shipped = lock_package.load_lock()
+    profile = shipped.profiles["cuda12.8-r580"].model_copy(update={"driver": driver})
+    lock = shipped.model_copy(update={"profiles": {**shipped.profiles, name: profile}})
     monkeypatch.setattr(lock_package, "load_lock", lambda *args, **kwargs: lock)

@@ -362,3 +362,4 @@ def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
 # The gpu_sharing and scheduler checks register after the ones above, so errors keep this order.
 from . import sharing_checks  # noqa: E402, F401, I001
 from . import scheduler_checks  # noqa: E402, F401
+from . import ack_checks  # noqa: E402, F401

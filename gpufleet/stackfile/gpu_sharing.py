@@ -2,8 +2,9 @@
 
 none: whole GPUs (the default). mig: every GPU partitioned by one of the mig-parted configs its GPU offers
 (gpufleet/catalog/mig.yaml), applied at each boot before the node check. time-slicing: the Kubernetes device
-plugin hands each GPU out `replicas` times (no isolation). Which groups may use which mode is checked against the
-catalog in sharing_checks.py.
+plugin hands each GPU out `replicas` times (no isolation). memory-isolated: Alibaba Cloud's cGPU on ACK (the
+`ack-ai-installer` component): pods share a GPU's compute, each with its own slice of GPU memory. Which groups may use
+which mode is checked against the catalog in sharing_checks.py (and ack_checks.py on ACK).
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from pydantic import Field, model_validator
 from ..catalog.mig import CONFIG_NAME
 from ..yaml_model import StrictModel
 
-SharingMode = Literal["none", "mig", "time-slicing"]
+SharingMode = Literal["none", "mig", "time-slicing", "memory-isolated"]
 
 
 class GpuSharing(StrictModel):
     """How the group's GPUs are shared."""
 
     mode: SharingMode = Field(
-        "none", description="none (whole GPUs) | mig (partition each GPU) | time-slicing (Kubernetes only)"
+        "none", description="none (whole GPUs) | mig (partition each GPU) | time-slicing (Kubernetes only) | "
+                "memory-isolated (ACK's cGPU: shared compute, isolated GPU memory; ACK only)"
     )
     mig_profile: str | None = Field(
         None,

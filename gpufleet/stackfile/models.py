@@ -92,7 +92,7 @@ class NodeGroup(StrictModel):
     )
     idle: Idle | None = Field(None, description="scale to size.min when GPUs stay idle; unset: never (the default)")
     gpu_sharing: GpuSharing = Field(
-        default_factory=GpuSharing, description="whole GPUs (the default), MIG partitions, or Kubernetes time-slicing"
+        default_factory=GpuSharing, description="whole GPUs (the default), MIG, time-slicing or memory-isolated (ACK)"
     )
     labels: dict[Annotated[str, Field(pattern=LABEL_KEY)], Annotated[str, Field(pattern=LABEL_VALUE)]] = Field(
         default_factory=dict, description="scheduler kubernetes: labels every node of the group carries")

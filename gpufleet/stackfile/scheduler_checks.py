@@ -38,7 +38,13 @@ KUBERNETES_GAPS: dict[str, str] = {}
 CONTROL_PLANE_ZONES = {"aws": 2, "azure": 0, "alicloud": 1}
 # Clouds whose Kubernetes nodes run the cloud's own node image, the driver pinned from a VM profile's `driver`: AKS
 # (the GPU Operator's driver container) and ACK (the pool's driver-version label, ack_facts.DRIVER_LABEL).
-NODE_IMAGE_CLOUDS = frozenset({"azure", "alicloud"})
+NODE_IMAGE_DRIVER = {
+    "azure": "an AKS agent pool takes no custom image, its driver is installed by the driver container at a VM "
+             "profile's driver version",
+    "alicloud": "an ACK node pool runs ACK's node image, its driver pinned by the pool's driver label at a VM "
+                "profile's driver version",
+}
+NODE_IMAGE_CLOUDS = frozenset(NODE_IMAGE_DRIVER)
 # Label namespaces gpufleet writes itself (the nodes' placement: zone, placement group, fabric, group).
 GPUFLEET_NAMESPACE = "gpufleet.io"
 # NodeRestriction: within kubernetes.io / k8s.io a kubelet may set only these namespaces (and their subdomains)...
@@ -112,9 +118,8 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if kubernetes_on(cluster) and cluster.spec.cloud in NODE_IMAGE_CLOUDS:
         if section is not None:
             vm_profiles = sorted(p for p, entry in cluster.lock.profiles.items() if kubernetes_section(entry) is None)
-            yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}): an "
-                                     "AKS agent pool takes no custom image, its driver is installed by the driver "
-                                     "container at a VM profile's driver version; name a VM profile: "
+            yield SpecError("image", f"profile {name!r} is a Kubernetes node image (kubernetes {section.version}): "
+                                     f"{NODE_IMAGE_DRIVER[cluster.spec.cloud]}; name a VM profile: "
                                      f"{', '.join(vm_profiles)}")
         return
     if not kubernetes_on(cluster):
@@ -154,8 +159,9 @@ def admins_are_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
 @group_check
 def fleet_not_under_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     if kubernetes_on(cluster) and group.spec.provisioner == "fleet":
-        through = ("their AKS agent pools (one scale set each)" if cluster.spec.cloud == "azure"
-                   else "their Auto Scaling groups")
+        through = {"azure": "their AKS agent pools (one scale set each)",
+                   "alicloud": "their ACK node pools (one scaling group each)"}.get(cluster.spec.cloud,
+                                                                                "their Auto Scaling groups")
         yield SpecError(group.path("provisioner"), "the Kubernetes Cluster Autoscaler scales node groups through "
                                                    f"{through}: set provisioner: autoscaling")
 

@@ -5,7 +5,8 @@ on every type (one boot layout and one device-plugin resource per group). Neithe
 that uses RDMA: such a group exists for multi-node NCCL, and MIG devices have no NCCL or P2P path (NVIDIA GPU
 Operator docs, gpu-operator-mig.html; EKS user guide ml/device-management-nvidia-mig.adoc), while time-slicing hands
 one GPU to several ranks at once. Time-slicing is the Kubernetes device plugin's: without `scheduler: kubernetes`
-nothing would apply it.
+nothing would apply it. memory-isolated is Alibaba Cloud's cGPU, installed by ACK's ack-ai-installer: only an ACK
+cluster has it (its per-type limits are checked in ack_checks.py).
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def sharing_off_rdma(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator
     if mode == "none" or not group.rdma:
         return
     why = ("NCCL does not run over MIG devices (no NCCL or P2P path between them)" if mode == "mig"
-           else "time-slicing puts several ranks on one GPU")
+           else f"{mode} puts several ranks on one GPU")
     yield SpecError(
         group.path("gpu_sharing.mode"),
         f"{mode} on a group that uses RDMA ({group.fabric}): {why}; set rdma: off on this group, or keep whole "
@@ -62,9 +63,22 @@ def time_slicing_on_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -
 
 
 @group_check
+def memory_isolated_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if group.spec.gpu_sharing.mode != "memory-isolated":
+        return
+    if cluster.spec.cloud != "alicloud" or _scheduler_kind(cluster) != "kubernetes":
+        yield SpecError(
+            group.path("gpu_sharing.mode"),
+            "memory-isolated is Alibaba Cloud's cGPU, installed by ACK's ack-ai-installer: it needs cloud alicloud "
+            "with scheduler.kind: kubernetes; elsewhere use mig (isolated partitions) or, on Kubernetes, time-slicing",
+        )
+
+
+@group_check
 def mig_built_on_the_cloud(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     gap = MIG_AT_BOOT_GAPS.get(cluster.spec.cloud)
-    if group.spec.gpu_sharing.mode == "mig" and gap:
+    # The gap is the VM path's scale-out gate; ACK's own MIG verdict is ack_checks.mig_not_on_ack.
+    if group.spec.gpu_sharing.mode == "mig" and gap and _scheduler_kind(cluster) != "kubernetes":
         yield SpecError(group.path("gpu_sharing.mode"), f"mig is not built on {cluster.spec.cloud} yet: {gap}")
 
 

@@ -2,8 +2,10 @@
 
 Sources: ../shared/reference/kubernetes-gpu.md section 3 (ACK): the driver of a pool's new nodes is pinned by the
 pool label `ack.aliyun.com/nvidia-driver-version` (ALI en/document_detail/207292.html); GPU sharing is scheduled by
-`ack-ai-installer` from the node label `ack.node.gpu.schedule` (ALI doc-detail/191140.html), which takes cgpu
-(memory-isolated sharing), core_mem, share (shared, no isolation), mps, mig or default.
+`ack-ai-installer` from the node label `ack.node.gpu.schedule` (ALI doc-detail/191140.html, updated Mar 26, 2026),
+which takes default (whole GPUs), cgpu (shared compute, isolated GPU memory: memory-isolated), core_mem, share
+(shared compute and memory, no isolation: what time-slicing is), mps and topology. It has no MIG value, so MIG is
+refused on ACK (stackfile/ack_checks.py).
 """
 
 from __future__ import annotations
@@ -16,5 +18,4 @@ SCHEDULE_LABEL = "ack.node.gpu.schedule"
 SHARING_SCHEDULE = MappingProxyType({
     "time-slicing": "share",
     "memory-isolated": "cgpu",
-    "mig": "mig",
 })

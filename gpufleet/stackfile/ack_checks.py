@@ -1,0 +1,148 @@
+"""Checks only a Kubernetes cluster on Alibaba Cloud (ACK Pro) needs: what its node pools, its driver label, its
+GPU sharing component and its RAM principals can take.
+
+An ACK node runs ACK's own node image; the stack's `image` is a VM lock profile whose `driver` the pool pins with
+ack_facts.DRIVER_LABEL, and ACK installs a listed version only (another falls back to ACK's default driver:
+gpufleet/catalog/ack.yaml, ack-driver-label). GPU sharing is ack-ai-installer's: memory-isolated (cGPU) and
+time-slicing (its `share` mode, no isolation) on the families the catalog lists; MIG is not offered through it (the
+scheduling labels, ALI doc-detail/191140.html updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and
+topology; ACK's MIG page covers ebmgn7 A100 bare metal on heterogeneous-computing clusters only). eRDMA comes from the
+ACK eRDMA controller on the types that take ERIs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..catalog.ack import instance_family, load_ack_facts
+from .check_registry import check, group_check
+from .errors import SpecError
+from .scheduler_checks import kubernetes_on, kubernetes_section
+
+if TYPE_CHECKING:
+    from ..resolve import ResolvedCluster, ResolvedGroup
+
+# A RAM user or role ARN (RAM docs, "ARN of a RAM role": acs:ram::<account id>:role/<name>; users
+# acs:ram::<account id>:user/<name>), what cs.KubernetesPermission grants cluster-admin to. RAM names: letters,
+# digits, '.', '-', '_' (users), '.', '-' (roles), at most 64 characters.
+RAM_PRINCIPAL = re.compile(r"^acs:ram::\d{16}:(?:user|role)/[A-Za-z0-9._-]{1,64}$")
+# Label and taint namespaces ACK writes itself: the driver pin ack.aliyun.com/nvidia-driver-version (ALI 207292),
+# the node pool's alibabacloud.com/nodepool-id, the card-model labels aliyun.accelerator/nvidia_name ... (ALI
+# 191140, card model scheduling).
+ACK_NAMESPACES = ("ack.aliyun.com", "alibabacloud.com", "aliyun.accelerator")
+# ack-ai-installer's node labels, set by gpufleet from gpu_sharing (ack_facts.SCHEDULE_LABEL) or left to ACK.
+ACK_GPU_KEYS = frozenset({"ack.node.gpu.schedule", "ack.node.gpu.placement"})
+
+
+def _on_ack(cluster: ResolvedCluster) -> bool:
+    return kubernetes_on(cluster) and cluster.spec.cloud == "alicloud"
+
+
+@check
+def driver_installed_by_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    profile = cluster.profile
+    if not _on_ack(cluster) or profile is None or kubernetes_section(profile) is not None:
+        return  # image_profile_known / image_fits_the_scheduler report those
+    facts = load_ack_facts()
+    if profile.driver not in facts.drivers.versions:
+        yield SpecError("image", f"profile {cluster.spec.image!r} pins NVIDIA driver {profile.driver}, which ACK does "
+                                 f"not install by its driver label (ACK would install its default driver instead); "
+                                 f"ACK offers {', '.join(facts.drivers.versions)} ({facts.source(facts.drivers)}): "
+                                 "name a VM profile of images/lock.yaml with one of them")
+
+
+@group_check
+def mig_not_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if _on_ack(cluster) and group.spec.gpu_sharing.mode == "mig":
+        yield SpecError(group.path("gpu_sharing.mode"), "ACK's GPU sharing (ack-ai-installer) schedules by the "
+                                                        "labels default, cgpu, core_mem, share, mps and topology, none "
+                                                        "of them MIG: use memory-isolated (cGPU) or time-slicing, or "
+                                                        "none")
+
+
+@group_check
+def sharing_on_ack_families(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    mode = group.spec.gpu_sharing.mode
+    if not _on_ack(cluster) or mode != "memory-isolated":
+        return
+    facts = load_ack_facts()
+    for j, row in enumerate(group.types):
+        if row is not None and instance_family(row.name) not in facts.cgpu.families:
+            yield SpecError(group.path(f"instance_types[{j}]"),
+                            f"{row.name}: its family is not one the catalog marks for cGPU memory isolation "
+                            f"({', '.join(facts.cgpu.families)}; {facts.source(facts.cgpu)}): use one of them, or "
+                            "gpu_sharing.mode time-slicing or none")
+
+
+@group_check
+def erdma_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if not _on_ack(cluster) or not group.rdma:
+        return
+    erdma = load_ack_facts().erdma
+    if group.fabric != "erdma":
+        # The SCC types' RoCE NICs have no ACK device plugin here: ACK's RDMA for them is Lingjun's (rdma/hca).
+        yield SpecError(group.path("rdma"), f"{group.fabric} is not eRDMA: on ACK only the eRDMA controller "
+                                            "(aliyun/erdma) is built; use an ERI type (eRDMA) or rdma: off")
+    elif not erdma.runs_on(str(cluster.spec.scheduler.version)):
+        yield SpecError("scheduler.version", f"the ACK eRDMA controller needs Kubernetes {erdma.min_kubernetes} or "
+                                             f"later ({load_ack_facts().source(erdma)})")
+
+
+@check
+def admins_are_ram_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not _on_ack(cluster):
+        return
+    for i, admin in enumerate(cluster.spec.scheduler.admins):
+        path = f"scheduler.admins[{i}]"
+        if "*" in admin or "?" in admin:
+            yield SpecError(path, f"{admin!r} has a wildcard: name each RAM user or role that administers the cluster")
+        elif re.fullmatch(r"acs:ram::\d{16}:root", admin):
+            yield SpecError(path, f"{admin!r} is the account root, which stands for every principal of the account: "
+                                  "name the RAM users or roles that administer the cluster")
+        elif not RAM_PRINCIPAL.fullmatch(admin):
+            yield SpecError(path, f"{admin!r} is not a RAM user or role ARN (acs:ram::<account id>:user/<name> or "
+                                  "acs:ram::<account id>:role/<name>)")
+
+
+def ack_key_problem(key: str) -> str | None:
+    """Why ACK keeps a node label or taint key for itself, or None."""
+    if key in ACK_GPU_KEYS:
+        return ("ack-ai-installer's scheduling label: gpufleet sets ack.node.gpu.schedule from gpu_sharing.mode; "
+                "remove it from labels")
+    namespace = key.split("/", 1)[0] if "/" in key else ""
+    if any(namespace == ns or namespace.endswith("." + ns) for ns in ACK_NAMESPACES):
+        return f"{namespace}/ is a namespace ACK writes itself (driver pin, node pool, GPU model); use your own prefix"
+    return None
+
+
+@group_check
+def ack_keys_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if not _on_ack(cluster):
+        return
+    for key in group.spec.labels:
+        problem = ack_key_problem(key)
+        if problem:
+            yield SpecError(group.path("labels"), f"{key!r}: {problem}")
+    for j, taint in enumerate(group.spec.taints):
+        problem = ack_key_problem(taint.key)
+        if problem:
+            yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")
+
+
+@group_check
+def idle_is_the_autoscalers_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if _on_ack(cluster) and group.spec.idle is not None:
+        # ACK's node autoscaling removes a node no pod needs; the VM path's GPU-utilisation alarm task has no place on
+        # a node pool (the pool's scaling_config is ACK's to drive).
+        yield SpecError(group.path("idle"), "on ACK the cluster autoscaler scales a node pool in when its nodes run "
+                                            "no pod: remove idle (size.min bounds how far it goes)")
+
+
+@check
+def low_latency_not_on_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if _on_ack(cluster) and cluster.spec.low_latency_groups:
+        # gpufleet's ACK node pools (one cs.NodePool per group) set no deployment_set_id.
+        yield SpecError("low_latency_groups", "LowLatency deployment sets are not built for ACK node pools: remove "
+                                              "low_latency_groups from a Kubernetes stack")
