@@ -14,56 +14,30 @@ from __future__ import annotations
 import pulumi
 
 from components.bootstrap.for_group import node_check_expectations
-from components.kubernetes import NODE_CHECK_TAINT, InClusterGroup
-from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
+from components.kubernetes import InClusterGroup
+from components.kubernetes.pool_nodes import gpus_per_node, group_taints
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
-GROUP_LABEL = "gpufleet.io/group"
-FABRIC_LABEL = "gpufleet.io/fabric"
-GPU_TAINT = ("nvidia.com/gpu", "present", "NoSchedule")
+from .ack_pools import pool_fabric, pool_labels
+
 # The client certificate's lifetime (data_source_alicloud_cs_cluster_credential.go:22-25, :100-102; the provider
 # checks no range): long enough for one `pulumi up`, renewed by each.
 CREDENTIAL_MINUTES = 240
-
-
-def fabric(group: ResolvedGroup) -> str:
-    return "erdma" if group.rdma else "none"
-
-
-def group_labels(group: ResolvedGroup, driver: str | None) -> dict[str, str]:
-    """The labels a group's pool gives its nodes: the stack's, gpufleet's, the lock's driver pin and the sharing
-    schedule ack-ai-installer reads (ack_facts)."""
-    mode = group.spec.gpu_sharing.mode
-    labels = {GROUP_LABEL: group.spec.name, FABRIC_LABEL: fabric(group),
-              **({DRIVER_LABEL: driver} if driver else {}),
-              **({SCHEDULE_LABEL: SHARING_SCHEDULE[mode]} if mode in SHARING_SCHEDULE else {})}
-    clash = sorted(set(labels) & set(group.spec.labels))
-    if clash:
-        raise ValueError(f"{group.path('labels')}: {', '.join(clash)} are set by gpufleet; remove them")
-    return {**group.spec.labels, **labels}
-
-
-def group_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, the GPU taint unless the stack sets nvidia.com/gpu itself, and the node check's startup
-    taint, which the node-check DaemonSet lifts once the node passes."""
-    taints = tuple((t.key, t.value, t.effect) for t in group.spec.taints)
-    gpu = () if any(key == GPU_TAINT[0] for key, _, _ in taints) else (GPU_TAINT,)
-    return (*taints, *gpu, NODE_CHECK_TAINT)
 
 
 def in_cluster_group(group: ResolvedGroup, driver: str | None) -> InClusterGroup:
     spec = group.spec
     return InClusterGroup(
         name=spec.name,
-        fabric=fabric(group),
+        fabric=pool_fabric(group),
         instance_types=tuple(spec.instance_types),
-        gpus_per_node=group.primary.gpu.count,
+        gpus_per_node=gpus_per_node(group),
         min_size=spec.size.min,
         max_size=spec.size.max,
         scaling_group_name=group.names["scaling_group"],
-        labels=group_labels(group, driver),
+        labels=pool_labels(group, driver or ""),
         taints=group_taints(group),
-        spot=spec.capacity in ("spot", "mixed"),
+        spot=spec.spot,
         **spec.gpu_sharing.in_cluster_fields(),  # type: ignore[arg-type]
     )
 

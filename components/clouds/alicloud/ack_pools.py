@@ -50,19 +50,19 @@ class AckPoolArgs:
     contact_group: pulumi.Input[str] | None  # alarm target (create_alarm_target's result)
 
 
+def pool_fabric(group: ResolvedGroup) -> str:
+    """The fabric a pool's nodes are labelled with: eRDMA where the group uses it."""
+    return "erdma" if group.rdma and group.fabric == "erdma" else "none"
+
+
 def pool_labels(group: ResolvedGroup, driver: str) -> dict[str, str]:
     """The stack's labels, gpufleet's placement and sharing labels, the driver pin and, for a sharing group,
     ack-ai-installer's scheduling label."""
-    fabric = "erdma" if group.rdma and group.fabric == "erdma" else "none"
     ack = {DRIVER_LABEL: driver}
     schedule = SHARING_SCHEDULE.get(group.spec.gpu_sharing.mode)
     if schedule is not None:
         ack[SCHEDULE_LABEL] = schedule
-    return group_labels(group, fabric, ack)
-
-
-def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    return group_taints(group)
+    return group_labels(group, pool_fabric(group), ack)
 
 
 def _spot(group: ResolvedGroup) -> Mapping[str, object]:
@@ -111,7 +111,7 @@ def node_pool(scope: ClusterScope, group: ResolvedGroup, args: AckPoolArgs, driv
         instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
         install_cloud_monitor=True,
         labels=[alicloud.cs.NodePoolLabelArgs(key=k, value=v) for k, v in pool_labels(group, driver).items()],
-        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in pool_taints(group)],
+        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in group_taints(group)],
         tags=scope.tags,
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(replace_on_changes=POOL_CREATION_ONLY)),
     )
