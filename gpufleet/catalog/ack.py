@@ -49,6 +49,15 @@ class AckFacts(StrictModel):
     def source(self, listed: SourcedList) -> str:
         return self.sources[listed.source]
 
+    def unlisted_driver(self, driver: str) -> str | None:
+        """Why ACK's driver label cannot be trusted to install `driver`, or None where ACK's list names it."""
+        if driver in self.drivers.versions:
+            return None
+        return (f"NVIDIA driver {driver} is not in ACK's driver list as gpufleet/catalog/ack.yaml read it "
+                f"({self.source(self.drivers)}: {', '.join(self.drivers.versions)}); for an unlisted version ACK "
+                "installs its default driver instead. A real run refuses the stack until ack.yaml lists it from ACK's "
+                "current page, or `image` names a VM profile with a listed driver")
+
 
 def instance_family(instance_type: str) -> str:
     """ecs.gn7i-c8g1.2xlarge -> gn7i; ecs.ebmgn8v.48xlarge -> ebmgn8v (ECS names: ecs.<family>[-<variant>].<size>)."""

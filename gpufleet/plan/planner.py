@@ -81,7 +81,7 @@ def plan_and_prepared(
         spec = prepared.spec
         cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
         summary = summarize(prepared).to_json()
-        if warnings := plan_warnings(spec, today):
+        if warnings := plan_warnings(spec, today, prepared.profile.driver if prepared.profile else None):
             summary["warnings"] = warnings
     try:
         resources = run_program(

@@ -3,11 +3,12 @@ GPU sharing component and its RAM principals can take.
 
 An ACK node runs ACK's own node image; the stack's `image` is a VM lock profile whose `driver` the pool pins with
 ack_facts.DRIVER_LABEL, and ACK installs a listed version only (another falls back to ACK's default driver:
-gpufleet/catalog/ack.yaml, ack-driver-label). GPU sharing is ack-ai-installer's: memory-isolated (cGPU) and
-time-slicing (its `share` mode, no isolation) on the families the catalog lists; MIG is not offered through it (the
-scheduling labels, ALI doc-detail/191140.html updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and
-topology; ACK's MIG page covers ebmgn7 A100 bare metal on heterogeneous-computing clusters only). eRDMA comes from the
-ACK eRDMA controller on the types that take ERIs.
+gpufleet/catalog/ack.yaml, ack-driver-label). That list is dated, so an unlisted driver is a plan warning and a
+real-run refusal (gpufleet/plan/support_warnings.py, components/clouds/alicloud/ack_in_cluster.py), not a stack
+error. GPU sharing is ack-ai-installer's: memory-isolated (cGPU) and time-slicing (its `share` mode, no isolation) on
+the families the catalog lists; MIG is not offered through it (the scheduling labels, ALI doc-detail/191140.html
+updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and topology; ACK's MIG page covers ebmgn7 A100 bare
+metal on heterogeneous-computing clusters only). eRDMA comes from the ACK eRDMA controller on the types that take ERIs.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..catalog.ack import instance_family, load_ack_facts
 from .check_registry import check, group_check
 from .errors import SpecError
-from .scheduler_checks import kubernetes_on, kubernetes_section
+from .scheduler_checks import kubernetes_on
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
@@ -38,19 +39,6 @@ ACK_GPU_KEYS = frozenset({"ack.node.gpu.schedule", "ack.node.gpu.placement"})
 
 def _on_ack(cluster: ResolvedCluster) -> bool:
     return kubernetes_on(cluster) and cluster.spec.cloud == "alicloud"
-
-
-@check
-def driver_installed_by_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    profile = cluster.profile
-    if not _on_ack(cluster) or profile is None or kubernetes_section(profile) is not None:
-        return  # image_profile_known / image_fits_the_scheduler report those
-    facts = load_ack_facts()
-    if profile.driver not in facts.drivers.versions:
-        yield SpecError("image", f"profile {cluster.spec.image!r} pins NVIDIA driver {profile.driver}, which ACK does "
-                                 f"not install by its driver label (ACK would install its default driver instead); "
-                                 f"ACK offers {', '.join(facts.drivers.versions)} ({facts.source(facts.drivers)}): "
-                                 "name a VM profile of images/lock.yaml with one of them")
 
 
 @group_check

@@ -16,8 +16,10 @@ import pulumi
 from components.bootstrap.for_group import node_check_expectations
 from components.kubernetes import InClusterGroup
 from components.kubernetes.pool_nodes import gpus_per_node, group_taints
+from gpufleet.catalog.ack import load_ack_facts
 from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
+from ... import runtime
 from .ack_pools import pool_fabric, pool_labels
 
 # The client certificate's lifetime (data_source_alicloud_cs_cluster_credential.go:22-25, :100-102; the provider
@@ -47,6 +49,15 @@ def in_cluster_groups(resolved: ResolvedCluster) -> tuple[InClusterGroup, ...]:
     return tuple(in_cluster_group(group, driver) for group in resolved.groups)
 
 
+def refuse_unlisted_driver(resolved: ResolvedCluster) -> None:
+    """A real run stops before any resource while ACK's documented driver list does not name the profile's driver:
+    the pools' driver label would get ACK's default driver, not the lock's (the plan warns instead)."""
+    driver = resolved.profile.driver if resolved.profile else None
+    unlisted = load_ack_facts().unlisted_driver(driver) if driver else None
+    if unlisted and not runtime.running_offline():
+        raise pulumi.RunError(f"image: {unlisted}")
+
+
 def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
     """A real run stops before any resource while an in-cluster image or an ACK add-on is not pinned."""
     from components.kubernetes import refuse_unpinned
@@ -54,6 +65,7 @@ def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
     from .ack_addons import refuse_unpinned_addons
 
     refuse_unpinned_addons(resolved)
+    refuse_unlisted_driver(resolved)
     refuse_unpinned("alicloud", resolved.spec.scheduler.version or "", resolved.spec.region,
                     in_cluster_groups(resolved), None, node_check_expectations(resolved))
 

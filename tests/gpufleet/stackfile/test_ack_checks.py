@@ -6,6 +6,7 @@ drivers."""
 from __future__ import annotations
 
 import copy
+from datetime import date
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from kubernetes_lock import SHIPPED_PROFILE, with_vm_profile
 from stack_errors import errors_by_field
 
 from gpufleet.catalog import ack as ack_catalog
+from gpufleet.plan.support_warnings import plan_warnings
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile.ack_checks import ack_key_problem
 
@@ -52,13 +54,20 @@ def test_an_erdma_group_on_ack_resolves() -> None:
     assert group.rdma and group.fabric == "erdma"
 
 
-def test_a_driver_ack_does_not_list_is_refused_with_the_ones_it_does() -> None:
+def test_a_driver_ack_does_not_list_is_a_plan_warning_naming_the_ones_it_does() -> None:
     cluster = _ack()
     cluster["image"] = "cuda12.8-r580"  # 580.95.05
-    errors = errors_by_field(cluster)
-    assert list(errors) == ["image"]
-    assert "580.95.05" in errors["image"] and "570.133.20, 550.163.01" in errors["image"]
-    assert "default driver instead" in errors["image"]
+    resolved = resolve_cluster(cluster)  # ACK's list is dated: no stack error
+    warnings = plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+    (image,) = [w for w in warnings if w.startswith("image:")]
+    assert "580.95.05" in image and "570.133.20, 550.163.01" in image and "default driver instead" in image
+    assert "A real run refuses" in image
+
+
+def test_a_listed_driver_carries_no_warning() -> None:
+    resolved = resolve_cluster(_ack())
+    assert not [w for w in plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+                if w.startswith("image:")]
 
 
 def test_a_kubernetes_node_profile_is_refused_on_ack() -> None:
@@ -165,13 +174,10 @@ def _without_gn7i_cgpu(monkeypatch: pytest.MonkeyPatch) -> None:
      "RDMA"),
     ("alicloud-infer-gn7i", {"gpu_sharing": {"mode": "memory-isolated"}}, "node_groups[0].instance_types[0]",
      "cGPU"),
-    ("alicloud-infer-gn7i", {}, "image", "580.95.05"),
 ])
 def test_plan_exits_2_naming_the_field(stacks_dir, monkeypatch: pytest.MonkeyPatch, capsys, stack: str,
                                        change: dict[str, Any], field: str, words: str) -> None:
     cluster = _ack(stack, **change)
-    if field == "image":
-        cluster["image"] = "cuda12.8-r580"
     if words == "cGPU":
         _without_gn7i_cgpu(monkeypatch)
     path = write_stack(stacks_dir, "ack", cluster, **{"alicloud:region": cluster["region"]})

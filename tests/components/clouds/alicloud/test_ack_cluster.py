@@ -21,7 +21,7 @@ import pytest
 from conftest import of_type, one, read_cluster, write_stack
 
 from components import runtime
-from components.clouds.alicloud import ack_addons, ack_steps
+from components.clouds.alicloud import ack_addons, ack_in_cluster, ack_steps
 from components.clouds.alicloud.ack import service_cidr
 from components.clouds.alicloud.ack_steps import ram_principal
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -205,6 +205,17 @@ def test_a_real_run_refuses_addons_without_a_pinned_version(tmp_path: Path, monk
     unpinned = r"not pinned: terway-controlplane, terway-eniip, ack-erdma-controller \("
     with pytest.raises(pulumi.RunError, match=unpinned):
         ack_addons.refuse_unpinned_addons(resolved)
+
+
+def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cluster = ack_cluster()
+    cluster["image"] = "cuda12.8-r580"  # 580.95.05: not in gpufleet/catalog/ack.yaml's drivers
+    resolved = resolved_of(write_stack(tmp_path, "ack", cluster))
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)
+    ack_in_cluster.refuse_unlisted_driver(resolved)  # offline: the plan warns
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    with pytest.raises(pulumi.RunError, match=r"image: NVIDIA driver 580\.95\.05 is not in ACK's driver list"):
+        ack_in_cluster.refuse_unlisted_driver(resolved)
 
 
 def test_the_service_range_steps_aside_from_the_vpc() -> None:
