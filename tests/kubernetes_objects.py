@@ -53,6 +53,24 @@ EXPECTATIONS = {
 }
 
 
+# ACK groups: an eRDMA training pool and a cGPU (memory-isolated) pool; the labels are the pools' own.
+ERDMA = InClusterGroup(
+    name="gn8v", fabric="erdma", instance_types=("ecs.ebmgn8v.48xlarge",), gpus_per_node=8, min_size=0,
+    max_size=4, scaling_group_name="train-gn8v", labels={"gpufleet.io/node-group": "gn8v"},
+)
+CGPU = InClusterGroup(
+    name="gn7i", fabric="none", instance_types=("ecs.gn7i-c8g1.2xlarge",), gpus_per_node=1, min_size=1,
+    max_size=4, scaling_group_name="infer-gn7i", labels={"gpufleet.io/node-group": "gn7i"},
+    sharing_mode="memory-isolated", spot=True,
+)
+ACK_EXPECTATIONS = {
+    ERDMA.name: {**LOCK_PART, "instance_types": {"ecs.ebmgn8v.48xlarge": {
+        "gpu_model": "H20", "gpu_count": 8, "nvswitch": True, "fabric": "erdma", "fabric_interfaces": 2}}},
+    CGPU.name: {**LOCK_PART, "instance_types": {"ecs.gn7i-c8g1.2xlarge": {
+        "gpu_model": "A10", "gpu_count": 1, "nvswitch": False, "fabric": "none", "fabric_interfaces": 0}}},
+}
+
+
 @dataclass
 class Registered:
     """What one build registered: every resource, and the Kubernetes objects among them."""
@@ -82,9 +100,10 @@ def build(groups: tuple[InClusterGroup, ...] = (EFA, SHARED), *, cloud: str = "a
     def program() -> None:
         provider = k8s.Provider("kube", kubeconfig="{}")
         azure = cloud == "azure"
+        expectations = {"azure": EXPECTATIONS, "alicloud": ACK_EXPECTATIONS}.get(cloud)
         args = InClusterArgs(cloud=cloud, cluster_name="train", kubernetes_version=version, region=region,
                              groups=groups, driver=driver or ("580.95.05" if azure else None),
-                             node_check=EXPECTATIONS if azure else None)
+                             node_check=expectations)
         InCluster("train", args, pulumi.ResourceOptions(provider=provider))
 
     return Registered(run_program(program, {}, project="gpufleet", stack="test", region=region, zones=[]))

@@ -3,7 +3,7 @@
 The NVIDIA device plugin with GPU feature discovery and node-feature-discovery, a DCGM exporter, and on AWS the EFA
 device plugin (EFA groups), Cluster Autoscaler and, on spot nodes, the node termination handler; on Azure the GPU
 Operator's driver and toolkit, the Network Operator's DOCA driver and RDMA shared device plugin (InfiniBand
-groups) and the node check (azure.py).
+groups) and the node check (azure.py); on Alibaba only the node check, ACK running the rest itself (alicloud.py).
 AKS and ACK scale their node pools themselves; ACK's eRDMA controller is the cloud side's. Each object comes from
 a manifest rendered from a pinned upstream release (manifests/), set up for the node groups in code, and created as
 its pulumi_kubernetes class through the Kubernetes provider the caller passes in `opts`.
@@ -18,6 +18,7 @@ import pulumi
 
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
+from .alicloud import alicloud_objects
 from .autoscaler import autoscaler_objects
 from .azure import azure_objects, azure_unpinned
 from .dcgm import dcgm_objects
@@ -39,6 +40,12 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
     """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data."""
     if cloud != "aws" and efa_groups(groups):
         raise ValueError(f"node groups {', '.join(g.name for g in efa_groups(groups))}: fabric efa is AWS's only")
+    cgpu = [group.name for group in groups if group.sharing_mode == "memory-isolated"]
+    if cloud != "alicloud" and cgpu:
+        raise ValueError(f"node groups {', '.join(cgpu)}: sharing_mode memory-isolated is ACK's only (cGPU)")
+    if cloud == "alicloud":
+        return [(component, objects) for component, objects in alicloud_objects(groups, pins, driver, expectation)
+                if objects]
     found = [
         ("nvidia-device-plugin", device_plugin_objects(groups, pins)),
         ("node-feature-discovery", nfd_objects(groups, pins)),

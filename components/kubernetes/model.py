@@ -9,7 +9,8 @@ from typing import Any
 import pulumi
 
 FABRICS = ("efa", "infiniband", "erdma", "none")
-SHARING_MODES = ("none", "mig", "time-slicing")
+# memory-isolated: Alibaba's cGPU (ack-ai-installer), ACK only.
+SHARING_MODES = ("none", "mig", "time-slicing", "memory-isolated")
 # component -> (namespace, service account) of the components that call the cloud's API: the cloud side grants each
 # its role (EKS Pod Identity). Cluster Autoscaler resizes the Auto Scaling groups (AWS only: AKS and ACK scale
 # their node pools themselves).
@@ -62,7 +63,7 @@ class InClusterArgs:
     driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
     node_check: Mapping[str, Mapping[str, Any]] | None = None
     """Per node group, the expect.json document the node check compares its nodes with (components.bootstrap
-    .cloud_init.expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS); None
+    .cloud_init.expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS, ACK); None
     elsewhere."""
 
     def __post_init__(self) -> None:

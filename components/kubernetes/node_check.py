@@ -8,9 +8,11 @@ taint (no pod without the toleration lands on it) and the pod's restarts show wh
 
 RBAC: get and patch on nodes, nothing else (Kubernetes RBAC cannot narrow `resourceNames` to the pod's own node;
 the script patches only NODE_NAME, guarded by resourceVersion).
-The pod reads the host's /sys and /proc read-only (the check's --sysfs-root/--proc-root) and reaches NVML through the
-NVIDIA runtime class (NVIDIA_VISIBLE_DEVICES=all, as the GPU Operator's validator does): it runs unprivileged. Its init
-container waits for the GPU Operator's driver validation before checking (the check needs the driver loaded).
+The pod reads the host's /sys and /proc read-only (the check's --sysfs-root/--proc-root) and reaches NVML with
+NVIDIA_VISIBLE_DEVICES=all: it runs unprivileged. Where the GPU Operator installs the driver (AKS) the pod runs under
+its NVIDIA runtime class and an init container waits for the operator's driver validation first (the check needs the
+driver loaded); where the node's own image carries the driver and makes the NVIDIA runtime containerd's default (ACK:
+`host_driver`), neither applies.
 """
 
 from __future__ import annotations
@@ -41,9 +43,10 @@ def _taint_text() -> str:
 
 
 def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents,
-                       expectations: Mapping[str, Mapping[str, Any]]) -> list[Obj]:
+                       expectations: Mapping[str, Mapping[str, Any]], host_driver: bool = False) -> list[Obj]:
     """Namespace and RBAC, then per group its expectation (group name -> expect.json document: a type's MIG layout
-    differs between groups) with the release script, and a DaemonSet on the group's nodes."""
+    differs between groups) with the release script, and a DaemonSet on the group's nodes. `host_driver`: the node
+    image loads the driver and runs containers under the NVIDIA runtime by default (no operator to wait for)."""
     missing = [group.name for group in groups if group.name not in expectations]
     if missing:
         raise ValueError(f"InClusterArgs.node_check has no expectation for node group(s) {', '.join(missing)}")
@@ -55,11 +58,23 @@ def node_check_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": NAME},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": NAME},
          "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": NAMESPACE}]},
-        *(obj for group in groups for obj in _group_objects(group, pins, expectations[group.name])),
+        *(obj for group in groups for obj in _group_objects(group, pins, expectations[group.name], host_driver)),
     ]
 
 
-def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectation: Mapping[str, Any]) -> list[Obj]:
+def _wait_for_operator(spec: dict[str, Any], image: str) -> None:
+    """Run under the GPU Operator's runtime class and wait for its driver validation before the check."""
+    # NVML through the toolkit's runtime, as the GPU Operator's operands get it (gpu_operator.RUNTIME_CLASS).
+    spec["runtimeClassName"] = "nvidia"
+    spec["initContainers"].insert(0, {
+        "name": "wait-for-driver", "image": image,
+        "command": ["sh", "-c", f"until [ -f {DRIVER_READY} ]; do echo waiting for the driver; sleep 5; done"],
+        "volumeMounts": [{"name": "run-nvidia", "mountPath": "/run/nvidia", "readOnly": True}]})
+    spec["volumes"].append({"name": "run-nvidia", "hostPath": {"path": "/run/nvidia", "type": "DirectoryOrCreate"}})
+
+
+def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectation: Mapping[str, Any],
+                   host_driver: bool) -> list[Obj]:
     """The group's expectation and release script, and the DaemonSet that checks its nodes."""
     image = pins.node_check.reference
     meta = {"name": f"{NAME}-{group.name}", "namespace": NAMESPACE}
@@ -68,13 +83,8 @@ def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectatio
     spec: dict[str, Any] = {
         "serviceAccountName": NAME,
         "priorityClassName": "system-node-critical",
-        # NVML through the toolkit's runtime, as the GPU Operator's operands get it (gpu_operator.RUNTIME_CLASS).
-        "runtimeClassName": "nvidia",
         "affinity": groups_affinity((group,)),
         "initContainers": [
-            {"name": "wait-for-driver", "image": image, "command": ["sh", "-c", f"until [ -f {DRIVER_READY} ]; "
-                                                                    "do echo waiting for the driver; sleep 5; done"],
-             "volumeMounts": [{"name": "run-nvidia", "mountPath": "/run/nvidia", "readOnly": True}]},
             {"name": "node-check", "image": image,
              "command": ["sh", "-c", "python3 -m images.nodecheck --expect /etc/gpufleet/expect.json "
                          "--sysfs-root /host/sys --proc-root /host/proc --format text && "
@@ -94,10 +104,11 @@ def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectatio
                         "resources": {"requests": {"cpu": "1m", "memory": "16Mi"}, "limits": {"memory": "64Mi"}},
                         "securityContext": {"allowPrivilegeEscalation": False, "readOnlyRootFilesystem": True}}],
         "volumes": [{"name": "config", "configMap": {"name": meta["name"]}},
-                    {"name": "run-nvidia", "hostPath": {"path": "/run/nvidia", "type": "DirectoryOrCreate"}},
                     {"name": "host-sys", "hostPath": {"path": "/sys", "type": "Directory"}},
                     {"name": "host-proc", "hostPath": {"path": "/proc", "type": "Directory"}}],
     }
+    if not host_driver:
+        _wait_for_operator(spec, image)
     add_tolerations(spec, [{"key": key, "operator": "Equal", "value": value, "effect": effect},
                            {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
                            *taint_tolerations((group,))])

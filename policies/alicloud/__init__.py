@@ -2,12 +2,12 @@
 a scaling group's size at max)."""
 
 from ..cloud import CloudPolicies
-from . import encryption, exposure, fabric, identity, images, lifecycle, operations, spot
+from . import ack, ack_rrsa, encryption, exposure, fabric, identity, images, lifecycle, operations, spot
 from .readers import READERS
 
 POLICIES = CloudPolicies(
     cloud="alicloud",
     rules=(*encryption.RULES, *exposure.RULES, *identity.RULES, *images.RULES, *spot.RULES, *lifecycle.RULES,
-           *fabric.RULES, *operations.RULES),
+           *fabric.RULES, *operations.RULES, *ack.RULES, *ack_rrsa.RULES),
     readers=READERS,
 )

@@ -13,15 +13,19 @@ from .workloads import WORKLOAD_TYPES, containers, pod_specs, workload_name
 
 GPU_KEY = "nvidia.com/gpu"
 MIG_PREFIX = "nvidia.com/mig-"
+# GPU memory on ACK's shared GPUs (ack-ai-installer's cGPU: ALI doc-detail/191140.html).
+ACK_SHARED_GPU = "aliyun.com/gpu-mem"
 
 
 def requests_gpus(spec: dict[str, Any]) -> bool:
-    """True when a container asks for whole GPUs (nvidia.com/gpu) or MIG slices (nvidia.com/mig-<profile>)."""
+    """True when a container asks for whole GPUs (nvidia.com/gpu), MIG slices (nvidia.com/mig-<profile>) or ACK's
+    shared GPU memory (aliyun.com/gpu-mem)."""
     for container in containers(spec):
         for part in ("limits", "requests"):
             resources = get(container, "resources", part)
             if isinstance(resources, dict) and any(
-                    key == GPU_KEY or key.startswith(MIG_PREFIX) for key in resources if isinstance(key, str)):
+                    key in (GPU_KEY, ACK_SHARED_GPU) or key.startswith(MIG_PREFIX)
+                    for key in resources if isinstance(key, str)):
                 return True
     return False
 

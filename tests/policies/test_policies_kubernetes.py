@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from aws_rule_args import validate
 from conftest import REPO
-from kubernetes_objects import EFA, IB, MIG_SPOT, SHARED, build
+from kubernetes_objects import CGPU, EFA, ERDMA, IB, MIG_SPOT, SHARED, build
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from gpufleet.plan.policy_runner import run_policies
@@ -98,6 +98,14 @@ def test_gpu_pod_tolerating_every_taint_or_a_look_alike_key_fails():
     assert validate("kubernetes-gpu-toleration-keys", MPIJOB, good) == []
 
 
+def test_a_pod_on_acks_shared_gpus_is_a_gpu_pod():
+    job = gpu_job([{"operator": "Exists"}])
+    worker = job["spec"]["mpiReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    worker["resources"] = {"limits": {"aliyun.com/gpu-mem": 8}}
+    (message,) = validate("kubernetes-gpu-toleration-keys", MPIJOB, job)
+    assert "tolerates every taint" in message
+
+
 def test_pods_without_gpus_may_tolerate_broadly():
     obj = daemonset("kube-system", "agent")
     obj["spec"]["template"]["spec"]["tolerations"] = [{"operator": "Exists"}]
@@ -129,6 +137,15 @@ def test_the_aks_in_cluster_objects_pass_the_mandatory_rules():
         obj = copy.deepcopy(plan.one(kind, name).inputs)
         obj["metadata"]["name"] += "-copy"
         assert validate("kubernetes-no-privileged-pods", DS if kind == "DaemonSet" else DEPLOY, obj) == []
+
+
+def test_the_ack_in_cluster_objects_pass_the_mandatory_rules():
+    plan = build((ERDMA, CGPU), cloud="alicloud", region="cn-beijing")
+    rules = [RULES_BY_NAME[name].policy for name in RULES_BY_NAME if name.startswith("kubernetes-")]
+    report = run_policies(plan.resources, {}, rules)
+    assert [v for v in report.violations if v.level == "mandatory"] == []
+    advisory = {(v.policy, v.urn) for v in report.violations}
+    assert ("kubernetes-image-digest-unconfirmed", plan.urn_of("DaemonSet", "gpufleet-node-check-gn8v")) in advisory
 
 
 def test_a_privileged_copy_of_a_component_under_another_name_is_blocked():

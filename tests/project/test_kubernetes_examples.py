@@ -12,6 +12,8 @@ import yaml
 from conftest import REPO
 from kubernetes_schemas import UnknownField, load_crds, plan_versions, validate
 
+from components.kubernetes.alicloud import ERDMA_RESOURCE
+from gpufleet.catalog import load_catalog
 from policies.kubernetes.workloads import REPLICA_SPECS
 
 EXAMPLES = REPO / "examples" / "kubernetes"
@@ -86,6 +88,31 @@ def test_azure_workers_ask_for_gpus_and_infiniband_with_ipc_lock_and_azures_nccl
                                   "NCCL_TOPO_FILE": "/opt/nvidia-topology/topo.xml"}.items()
     mounts = {m["mountPath"] for m in worker["volumeMounts"]}
     assert "/opt/nvidia-topology" in mounts and "/dev/shm" in mounts
+
+
+def test_the_alicloud_examples_are_an_mpijob_and_a_pytorchjob():
+    kinds = {(job(p)["apiVersion"], job(p)["kind"]) for p in JOBS if p.parent.name == "alicloud"}
+    assert kinds == {("kubeflow.org/v2beta1", "MPIJob"), ("kubeflow.org/v1", "PyTorchJob")}
+
+
+@pytest.mark.parametrize("path", [p for p in JOBS if p.parent.name == "alicloud"], ids=lambda p: p.name)
+def test_alicloud_workers_ask_for_gpus_and_erdma_on_the_host_network_with_alibabas_nccl_settings(path):
+    obj = job(path)
+    spec = templates(obj)["Worker"]["template"]["spec"]
+    (worker,) = spec["containers"]
+    wanted = {"nvidia.com/gpu": 8, ERDMA_RESOURCE: 1}
+    assert worker["resources"]["limits"].items() >= wanted.items()
+    assert worker["resources"]["requests"].items() >= wanted.items()
+    assert "IPC_LOCK" in worker["securityContext"]["capabilities"]["add"]
+    assert (spec["hostNetwork"], spec["dnsPolicy"]) == (True, "ClusterFirstWithHostNet")
+    (instance_type,) = spec["nodeSelector"].values()
+    row = next(r for r in load_catalog().instances() if r.name == instance_type)
+    assert row.fabric.kind == "erdma" and row.gpu.count == 8
+    assert all(t.get("key") != "gpufleet.io/node-check" for t in spec.get("tolerations", []))
+    assert nccl_settings(obj) >= {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": "erdma",
+                                  "NCCL_SOCKET_IFNAME": "eth0"}.items()
+    # The GID index is NCCL's own choice: the two eRDMA devices' RoCE v2 GIDs can sit at different indexes.
+    assert "NCCL_IB_GID_INDEX" not in dict(nccl_settings(obj))
 
 
 def test_a_misspelled_field_is_refused():

@@ -8,7 +8,7 @@ import copy
 import jsonschema
 import kubernetes_validate
 import pytest
-from kubernetes_objects import EFA, IB, MIG_SPOT, PLAIN_P5, SHARED, build
+from kubernetes_objects import CGPU, EFA, ERDMA, IB, MIG_SPOT, PLAIN_P5, SHARED, build
 from kubernetes_schemas import UnknownField, plan_versions, validate
 
 VERSIONS = plan_versions()
@@ -37,6 +37,14 @@ def test_every_registered_object_validates_on_azure(version):
     assert {o["kind"] for o in custom} == {"ClusterPolicy", "NVIDIADriver", "NicClusterPolicy"}
     for obj in objects:
         validate(obj, version, crds)
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_every_registered_object_validates_on_alicloud(version):
+    objects = build((ERDMA, CGPU), cloud="alicloud", region="cn-beijing", version=version).objects()
+    assert {o["kind"] for o in objects} >= {"DaemonSet", "ConfigMap", "ClusterRole"}
+    for obj in objects:
+        validate(obj, version)
 
 
 def test_a_cluster_policy_field_the_crd_lacks_fails():
