@@ -119,13 +119,35 @@ def ack_keys_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Itera
             yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")
 
 
-@group_check
-def idle_is_the_autoscalers_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
-    if _on_ack(cluster) and group.spec.idle is not None:
-        # ACK's node autoscaling removes a node no pod needs; the VM path's GPU-utilisation alarm task has no place on
-        # a node pool (the pool's scaling_config is ACK's to drive).
-        yield SpecError(group.path("idle"), "on ACK the cluster autoscaler scales a node pool in when its nodes run "
-                                            "no pod: remove idle (size.min bounds how far it goes)")
+@check
+def endpoint_private_on_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """ACK limits the API server's sources only by an access control list on the listener (port 6443) of the CLB it
+    creates for the API server (ALI ack "Configure network ACLs for the API server of an ACK cluster");
+    pulumi-alicloud 4.0.0 binds an ACL only to a listener it manages (slb.Listener acl_id), not to ACK's, so a public
+    endpoint could not be limited to scheduler.public_cidrs."""
+    if _on_ack(cluster) and cluster.spec.scheduler.endpoint == "public":
+        yield SpecError("scheduler.endpoint", "public: ACK limits its API server's sources only by an ACL on the "
+                                              "listener of its own load balancer, which gpufleet cannot bind, so "
+                                              "public_cidrs would not hold; use endpoint private and reach the API "
+                                              "server from the VPC, a VPN or a bastion")
+
+
+@check
+def idle_is_one_autoscaler_setting_on_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """On ACK a group's idle is the cluster autoscaler's unneeded time and GPU threshold
+    (components/clouds/alicloud/ack_operations.py), which cs.AutoscalingConfig sets once for every pool."""
+    if not _on_ack(cluster):
+        return
+    idle = [(group.spec.name, group.path("idle"), group.spec.idle) for group in cluster.groups
+            if group.spec.idle is not None]
+    for _, path, setting in idle[1:]:
+        first, _, first_setting = idle[0]
+        for field in ("for_minutes", "gpu_util_below"):
+            value, first_value = getattr(setting, field), getattr(first_setting, field)
+            if value != first_value:
+                yield SpecError(f"{path}.{field}", f"{value}: on ACK idle is the cluster autoscaler's setting, one "
+                                                   f"value for every node pool; {first} sets {first_value}: give "
+                                                   f"every group the same")
 
 
 @check

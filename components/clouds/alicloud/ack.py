@@ -67,8 +67,6 @@ class AckArgs:
     log_ttl_days: int
     addons: list[alicloud.cs.ManagedKubernetesAddonArgs]
     """The add-ons only a create installs (the network plugin): ack_addons.create_addons."""
-    public: bool = False
-    """scheduler.endpoint public: an internet endpoint (its sources are limited by ack_steps.refuse_public_endpoint)."""
     protect: bool = False
     """prod: deletion protection in ACK and in Pulumi."""
     tags: dict[str, str] = field(default_factory=dict)
@@ -86,7 +84,7 @@ def managed_cluster(name: str, args: AckArgs, opts: pulumi.ResourceOptions) -> a
         security_group_id=args.security_group_id,
         service_cidr=args.service_cidr,
         new_nat_gateway=False,
-        slb_internet_enabled=args.public,
+        slb_internet_enabled=False,  # a public endpoint is refused (ack_checks.endpoint_private_on_ack)
         encryption_provider_key=args.key_id,
         disable_encryption=False,
         enable_rrsa=True,

@@ -23,7 +23,6 @@ from components.kubernetes import InCluster, InClusterArgs
 from gpufleet.clouds.alicloud.names import NAMES, PROJECT
 from gpufleet.clouds.naming import fit
 
-from ... import runtime
 from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
 from .ack import AckArgs, managed_cluster, service_cidr
@@ -35,9 +34,6 @@ from .ack_rrsa import ERDMA_CONTROLLER, rrsa_role
 # runs as a role).
 RAM_ARN = re.compile(r"^acs:ram::(?P<account>\d+):(?P<kind>user|role|assumed-role)/(?P<name>[^/]+)(/.*)?$")
 ADMIN_ROLE = "admin"
-PUBLIC_ENDPOINT_DOC = ("https://www.alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/"
-                       "configure-network-acls-for-the-api-server-of-an-ack-cluster")
-
 
 def ram_principal(arn: str) -> tuple[bool, str] | None:
     """(is a role, name) of a RAM user or role ARN; None for anything else (the account's root identity)."""
@@ -58,17 +54,6 @@ def principal_uid(arn: str, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[s
     if is_role:
         return alicloud.ram.get_roles_output(name_regex=pattern, opts=opts).roles.apply(lambda rows: rows[0].id)
     return alicloud.ram.get_users_output(name_regex=pattern, opts=opts).users.apply(lambda rows: rows[0].id)
-
-
-def refuse_public_endpoint(scope: ClusterScope) -> None:
-    """ACK limits the API server's sources by an ACL on the listener (port 6443) of the CLB it creates for the API
-    server; pulumi-alicloud 4.0.0 binds ACLs only to listeners it manages (slb.Listener acl_id), not ACK's, so a real
-    run refuses a public endpoint it cannot limit to scheduler.public_cidrs."""
-    if scope.spec.scheduler.endpoint == "public" and not runtime.running_offline():
-        raise pulumi.RunError(
-            "scheduler.endpoint public: ACK's API server sources are set by an ACL on its own load balancer's listener "
-            f"({PUBLIC_ENDPOINT_DOC}), which gpufleet cannot bind yet; use endpoint private (reach the API server "
-            "from the VPC, a VPN or a bastion)")
 
 
 @dataclass(frozen=True)
@@ -93,7 +78,6 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
                       account: pulumi.Output[str], deployer_arn: pulumi.Output[str]) -> AckCluster:
     """The cluster on the stack's vSwitches, node security group and key; its admins, RRSA roles and add-ons."""
     spec, name = scope.spec, scope.name
-    refuse_public_endpoint(scope)
     project = alicloud.log.Project(
         f"{name}-k8s-logs",
         # Unique in the region over every account, like the interruption events' project (interruptions.py).
@@ -110,7 +94,6 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
         log_project=project.project_name,
         log_ttl_days=spec.monitoring.log_retention_days,
         addons=create_addons(),
-        public=spec.scheduler.endpoint == "public",
         protect=scope.prod,
         tags=scope.tags,
     ), scope.child)

@@ -33,7 +33,6 @@ def _ack(stack: str = "alicloud-infer-gn7i", scheduler: dict[str, Any] | None = 
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.36", **(scheduler or {})}
     cluster["image"] = ACK_PROFILE
-    cluster["node_groups"][0].pop("idle", None)  # the VM template's GPU-idle rule: the cluster autoscaler's on ACK
     cluster["node_groups"][0].update(group)
     return cluster
 
@@ -112,7 +111,6 @@ def test_ack_keys_are_judged_by_namespace_not_by_prefix() -> None:
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"gpu_sharing": {"mode": "mig", "mig_profile": "all-1g.6gb"}}, "node_groups[0].gpu_sharing.mode",
      "none of them MIG"),
-    ({"idle": {"gpu_util_below": 5, "for_minutes": 60}}, "node_groups[0].idle", "cluster autoscaler"),
     ({"provisioner": "fleet", "spot_max_price": 1.0}, "node_groups[0].provisioner", "ACK node pools"),
     ({"capacity": "reservation", "reservation_id": "crp-0123456789abcdef"}, "node_groups[0].capacity",
      "does not exist on alicloud"),
@@ -184,3 +182,22 @@ def test_plan_exits_2_naming_the_field(stacks_dir, monkeypatch: pytest.MonkeyPat
     assert run_main(monkeypatch, "plan", "--stack-file", str(path)) == 2
     text = " ".join(capsys.readouterr().err.split())
     assert field in text and words in text
+
+
+def test_idle_is_one_autoscaler_setting_for_every_pool() -> None:
+    cluster = _ack()
+    second = copy.deepcopy(cluster["node_groups"][0])
+    second["name"] = "a10-batch"
+    second["idle"] = {"gpu_util_below": 5, "for_minutes": 30}
+    cluster["node_groups"][0]["idle"] = {"gpu_util_below": 5, "for_minutes": 60}
+    cluster["node_groups"].append(second)
+    errors = errors_by_field(cluster)
+    assert list(errors) == ["node_groups[1].idle.for_minutes"]
+    assert "30: on ACK idle is the cluster autoscaler's setting" in errors["node_groups[1].idle.for_minutes"]
+    second["idle"]["for_minutes"] = 60
+    resolve_cluster(cluster)  # the same setting on both: accepted
+
+
+def test_a_public_endpoint_is_refused_naming_the_field() -> None:
+    errors = errors_by_field(_ack(scheduler={"endpoint": "public", "public_cidrs": ["198.51.100.0/24"]}))
+    assert list(errors) == ["scheduler.endpoint"] and "cannot bind" in errors["scheduler.endpoint"]

@@ -13,7 +13,6 @@ import json
 from collections.abc import Iterator
 from ipaddress import IPv4Network
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pulumi
@@ -177,20 +176,6 @@ def test_the_deployer_and_each_admin_get_acks_admin_role_on_this_cluster(train: 
         roles.append(permission["isRamRole"])
     # The offline deployer is a RAM user; then alice (a user) and platform-ops (a role).
     assert roles == [False, False, True]
-
-
-def test_a_public_endpoint_plans_an_internet_endpoint_and_a_real_run_refuses_it(
-    tmp_path: Path, without_pools: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    scheduler = {"kind": "kubernetes", "version": "1.35", "endpoint": "public", "public_cidrs": ["198.51.100.0/24"]}
-    path = write_stack(tmp_path, "ack", ack_cluster(scheduler=scheduler))
-    assert one(plan_stack(path), CLUSTER).inputs["slbInternetEnabled"] is True
-    scope = SimpleNamespace(spec=resolved_of(path).spec)
-    monkeypatch.setattr(runtime, "running_offline", lambda: True)
-    ack_steps.refuse_public_endpoint(scope)  # type: ignore[arg-type]  # offline: the plan shows it
-    monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    with pytest.raises(pulumi.RunError, match="scheduler.endpoint public"):
-        ack_steps.refuse_public_endpoint(scope)  # type: ignore[arg-type]
 
 
 def resolved_of(path: Path) -> Any:
