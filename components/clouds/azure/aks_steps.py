@@ -21,6 +21,7 @@ from components.kubernetes import InCluster, InClusterArgs
 
 from ..scope import ClusterScope
 from .aks import Aks, AksArgs, control_plane
+from .aks_autoscaler import unneeded_minutes
 from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output, node_check_expectations
 from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
@@ -92,6 +93,7 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
         public_cidrs=[str(c) for c in scheduler.public_cidrs] if scheduler.endpoint == "public" else [],
         protect=scope.prod,
         standard_tier=scope.prod or most_nodes(scope) >= FREE_TIER_NODES,
+        idle_minutes=unneeded_minutes(scope.resolved),
         tags=scope.tags,
     ), scope.child)
     admins = cluster_admins(scope, aks.cluster, subscription_id, deployer)
