@@ -169,7 +169,8 @@ def aks_workloads(scope: ClusterScope, kubernetes: AksCluster, pools: dict[str, 
         from components.kubernetes.azure_prometheus import scrape_config
         from components.kubernetes.manifests import register
 
-        register(name, scrape_config(), pulumi.ResourceOptions(parent=scope.parent, provider=provider))
+        # In the in-cluster layer with the exporter it scrapes (its provider is the layer's).
+        register(name, scrape_config(), pulumi.ResourceOptions(parent=in_cluster))
     return in_cluster
 
 

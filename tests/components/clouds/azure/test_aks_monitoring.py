@@ -133,3 +133,14 @@ def test_a_spot_pool_is_drained_by_aks_not_by_a_termination_handler(plan: PlanRe
     spot = [p for p in of_type(plan, POOL) if p.inputs["scaleSetPriority"] == "Spot"]
     assert spot and spot[0].inputs["scaleSetEvictionPolicy"] == "Delete"
     assert not [r for r in plan.resources if "termination-handler" in r.name]
+
+
+def test_the_monitoring_resources_register_only_inputs_the_sdk_declares(plan: PlanResult) -> None:
+    from pulumi._types import _py_properties
+    from pulumi_azure_native import monitor
+
+    args = {WORKSPACE: monitor.AzureMonitorWorkspaceArgs, ENDPOINT: monitor.DataCollectionEndpointArgs,
+            RULE: monitor.DataCollectionRuleArgs, ASSOCIATION: monitor.DataCollectionRuleAssociationArgs}
+    for typ, cls in args.items():
+        declared = {camel for _, camel, _ in _py_properties(cls)}
+        assert set(one(plan, typ).inputs) <= declared, typ
