@@ -1,11 +1,16 @@
-"""`gpufleet images check`: the lock's own checks, plus every region a shipped stack boots in."""
+"""`gpufleet images check`: the lock's own checks, plus every region a shipped stack boots in, and the in-cluster
+pins: each image's digest or the note that it has none, and each AKS stack's driver container pinned."""
 
 from __future__ import annotations
 
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
+
+if TYPE_CHECKING:
+    from .lock.in_cluster_pins import AksStack
 
 
 def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
@@ -21,11 +26,28 @@ def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
     return used
 
 
+def aks_stacks(stacks_dir: Path, profile: str | None = None) -> list[AksStack]:
+    """The shipped stacks that run AKS (on `profile` when given): their driver comes from the GPU Operator."""
+    from .lock.in_cluster_pins import AksStack
+
+    found = []
+    for name in stack_names(stacks_dir):
+        cluster = load_stack(stack_path(stacks_dir, name), stacks_dir).get(CLUSTER_KEY)
+        if not isinstance(cluster, dict) or cluster.get("cloud") != "azure":
+            continue
+        scheduler = cluster.get("scheduler") or {}
+        image, version = cluster.get("image"), scheduler.get("version")
+        if scheduler.get("kind") == "kubernetes" and image and version and profile in (None, image):
+            found.append(AksStack(name, str(image), str(version)))
+    return found
+
+
 def check_images(
     stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
 ) -> list[dict[str, str]]:
     from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
     from .lock.check import check_downloads
+    from .lock.in_cluster_pins import driver_problems
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
     if profile is not None and profile not in lock.profiles:
@@ -34,14 +56,18 @@ def check_images(
     problems = check_lock(lock, on, required_regions=regions_in_use(stacks_dir), profile=profile)
     problems += [found for name in ([profile] if profile else sorted(lock.profiles))
                  for found in check_downloads(lock.profiles[name])]
+    problems += driver_problems(lock, aks_stacks(stacks_dir, profile))
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
 
 
 def image_notes(profile: str | None = None, lock_file: Path | None = None) -> list[dict[str, str]]:
     """What the lock records as not known yet (reported, never failing the check): e.g. a Kubernetes node image's
-    kubelet before it was read off a bake."""
+    kubelet before it was read off a bake, and, unless one profile is checked, each in-cluster image without a
+    digest (a real run refuses it)."""
     from .lock import DEFAULT_LOCK_PATH, load_lock
     from .lock.check import lock_notes
+    from .lock.in_cluster_pins import unpinned_notes
 
-    notes = lock_notes(load_lock(lock_file or DEFAULT_LOCK_PATH), profile)
+    lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
+    notes = lock_notes(lock, profile) + ([] if profile else unpinned_notes(lock))
     return [{"profile": n.profile, "field": n.field, "message": n.message} for n in notes]

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gpufleet.lock.in_cluster_pins import node_os
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import dcgm, nvidia
-from .gpu_operator import gpu_operator_objects, node_os, unpinned_driver, wait_for_driver
+from .gpu_operator import gpu_operator_objects, unpinned_driver, wait_for_driver
 from .manifests import Obj, find, pod_spec
 from .model import InClusterGroup
 from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpufleet.lock.in_cluster_pins import driver_image
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj, find, pod_spec, read_manifest
@@ -28,28 +29,11 @@ from .node_check import NODE_CHECK_TAINT
 from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, group_term, taint_tolerations
 
 NAMESPACE = "gpu-operator"
-# The driver container's tag is <driver>-<os><version>; the operator appends the OS suffix from NFD's os_release
-# labels. AKS's `Ubuntu` OS SKU runs Ubuntu 22.04 for Kubernetes 1.25-1.34 and 24.04 from 1.35
-# (docs.azure.cn/zh-cn/aks/upgrade-os-version), 26.04 from 1.38 (Azure/AKS release 2026-10-25).
-UBUNTU_OF_MINOR = {"1.34": "ubuntu22.04", "1.35": "ubuntu24.04", "1.36": "ubuntu24.04", "1.37": "ubuntu24.04"}
-
-
-def node_os(minor: str) -> str:
-    """The Ubuntu release AKS nodes of a Kubernetes minor run (the driver containers' tag suffix)."""
-    if minor not in UBUNTU_OF_MINOR:
-        raise ValueError(f"kubernetes version {minor}: the Ubuntu release of its AKS nodes is not known here "
-                         f"(known: {', '.join(UBUNTU_OF_MINOR)})")
-    return UBUNTU_OF_MINOR[minor]
 VALIDATIONS = "/run/nvidia/validations"
 RUNTIME_CLASS = "nvidia"  # values.yaml operator.runtimeClass: the RuntimeClass the toolkit's runtime serves
 DRIVER_ROOT = "/run/nvidia/driver"  # values.yaml hostPaths.driverInstallDir: where the driver container puts it
 OFF = ("devicePlugin", "dcgm", "dcgmExporter", "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy",
        "vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataManager", "ccManager")
-
-
-def driver_image(driver: str, minor: str) -> str:
-    """The driver container image the operator pulls for this driver on the cluster's node OS (for the lock note)."""
-    return f"nvcr.io/nvidia/driver:{driver}-{node_os(minor)}"
 
 
 def unpinned_driver(driver: str, minor: str, pins: KubernetesComponents) -> str | None:

@@ -19,7 +19,8 @@ def images_check(
     fmt: FormatOpt = Format.table,
     stacks_dir: StacksDir = DEFAULT_STACKS,
 ) -> None:
-    """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions."""
+    """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions, in-cluster
+    pins (digests noted where missing; each AKS stack's driver container pinned)."""
     from ..images_check import check_images, image_notes
     from ..stackfile import SpecInvalid
 

@@ -1,5 +1,6 @@
-"""Warnings a plan carries about the stack's dated choices: the Kubernetes version's support window, and on ACK a
-driver its documented list (gpufleet/catalog/ack.yaml, read on a date) does not name.
+"""Warnings a plan carries about the stack's dated choices and what a managed autoscaler cannot take: the Kubernetes
+version's support window, on ACK a driver its documented list (gpufleet/catalog/ack.yaml, read on a date) does not
+name, on AKS a group's idle threshold the cluster autoscaler has no setting for.
 
 A plan is made on a day; the same stack planned later may be told its version has left standard support. The day
 is passed in so a plan (and a test) can fix it.
@@ -22,7 +23,18 @@ def plan_warnings(spec: ClusterSpec, today: date, driver: str | None = None) -> 
         return []
     version = load_kubernetes_versions().of(spec.cloud, scheduler.version)
     warning = version.support_warning(spec.cloud, today) if version is not None else None
-    warnings = [f"scheduler.version: {warning}"] if warning else []
+    warnings = [*([f"scheduler.version: {warning}"] if warning else []), *aks_idle_warnings(spec)]
     if spec.cloud == "alicloud" and driver is not None and (unlisted := load_ack_facts().unlisted_driver(driver)):
         warnings.append(f"image: {unlisted}")
     return warnings
+
+
+def aks_idle_warnings(spec: ClusterSpec) -> list[str]:
+    """On AKS idle.for_minutes is the autoscaler's scale-down-unneeded-time and gpu_util_below has no setting
+    (components/clouds/azure/aks_autoscaler.py): say so rather than drop it silently."""
+    if spec.cloud != "azure":
+        return []
+    return [f"node_groups[{i}].idle.gpu_util_below: not applied on AKS: the cluster autoscaler removes a GPU node "
+            f"whose pods have requested under its GPU threshold of the node's GPUs for idle.for_minutes "
+            f"({group.idle.for_minutes}) and fit elsewhere, whatever the GPUs' measured utilisation"
+            for i, group in enumerate(spec.node_groups) if group.idle is not None]

@@ -323,10 +323,17 @@ def shared_storage_not_on_aks(cluster: ResolvedCluster) -> Iterator[SpecError]:
                                           "is not built): remove storage.shared from a Kubernetes stack")
 
 
-@group_check
-def idle_is_the_autoscalers_on_aks(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
-    if _on_aks(cluster) and group.spec.idle is not None:
-        # AKS's cluster autoscaler removes a node no pod needs (autoscaler profile scale-down-unneeded-time); the
-        # VM path's GPU-utilisation autoscale rule has no place on an agent pool.
-        yield SpecError(group.path("idle"), "on AKS the cluster autoscaler scales a pool in when its nodes run no "
-                                            "pod: remove idle (and size.min bounds how far it goes)")
+@check
+def idle_is_one_autoscaler_setting_on_aks(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """On AKS a group's idle.for_minutes is the cluster autoscaler's scale-down-unneeded-time
+    (components/clouds/azure/aks_autoscaler.py), which the cluster's autoscaler profile sets once for every pool."""
+    if not _on_aks(cluster):
+        return
+    idle = [(group.spec.name, group.path("idle.for_minutes"), group.spec.idle.for_minutes)
+            for group in cluster.groups if group.spec.idle is not None]
+    for _, path, minutes in idle[1:]:
+        first, _, first_minutes = idle[0]
+        if minutes != first_minutes:
+            yield SpecError(path, f"{minutes}: on AKS idle.for_minutes is the cluster autoscaler's "
+                                  f"scale-down-unneeded-time, one value for every pool; {first} sets {first_minutes}: "
+                                  "give every group the same")

@@ -31,6 +31,8 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
 from pulumiverse_time import Sleep
 
+from .aks_autoscaler import DEFAULT_UNNEEDED_MINUTES, autoscaler_profile
+from .aks_monitoring import metrics_profile
 from .storage import KEY_EXPIRES_AFTER, KEY_SIZE, RBAC_PROPAGATION, ROTATE_AFTER, role_definition_id
 
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles).
@@ -78,6 +80,10 @@ class AksArgs:
     """Ranges the public API server answers; empty: a private cluster."""
     protect: bool = False
     """prod: the cluster and the KMS key are protected in Pulumi."""
+    prometheus: bool = False
+    """The managed Prometheus add-on (monitoring.gpu_metrics): aks_monitoring.py."""
+    idle_minutes: int = DEFAULT_UNNEEDED_MINUTES
+    """The cluster autoscaler's scale-down-unneeded-time (aks_autoscaler.py)."""
     standard_tier: bool = False
     """The Standard tier (API server uptime SLA, control plane scaled with load), else Free."""
     tags: dict[str, str] = field(default_factory=dict)
@@ -203,6 +209,8 @@ def control_plane(name: str, args: AksArgs, opts: pulumi.ResourceOptions) -> Aks
             outbound_type="userAssignedNATGateway",
         ),
         agent_pool_profiles=[system_pool(args)],
+        auto_scaler_profile=autoscaler_profile(args.idle_minutes),
+        azure_monitor_profile=metrics_profile() if args.prometheus else None,
         tags=args.tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             depends_on=[roles], protect=args.protect, replace_on_changes=CLUSTER_CREATION_ONLY,

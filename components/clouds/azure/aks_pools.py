@@ -10,6 +10,8 @@ Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/ak
 - spot-node-pool: priority Spot, eviction Delete, max price -1 (never evicted for price) or a price; "You can't change
   ScaleSetPriority or SpotMaxPrice after creation"; a Spot pool has the label kubernetes.azure.com/scalesetpriority:
   spot and the taint kubernetes.azure.com/scalesetpriority=spot:NoSchedule.
+- node-auto-drain: a Spot node's Preempt scheduled event makes AKS itself cordon and drain the node (default
+  behaviour, no configuration; "best effort"), so no termination handler runs on AKS (the AWS one has no Azure mode).
 - create-node-pools: a pool name starts with a lower-case letter, lower-case letters and digits only, at most 12
   characters for a Linux pool.
 """

@@ -22,7 +22,9 @@ from components.kubernetes import InCluster, InClusterArgs
 from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
 from .aks import Aks, AksArgs, control_plane
+from .aks_autoscaler import unneeded_minutes
 from .aks_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output
+from .aks_monitoring import PrometheusArgs, managed_prometheus, pool_alerts
 from .aks_pools import PoolArgs, agent_pool, pool_names
 from .storage import RBAC_PROPAGATION, role_definition_id
 
@@ -93,6 +95,8 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
         public_cidrs=[str(c) for c in scheduler.public_cidrs] if scheduler.endpoint == "public" else [],
         protect=scope.prod,
         standard_tier=scope.prod or most_nodes(scope) >= FREE_TIER_NODES,
+        idle_minutes=unneeded_minutes(scope.resolved),
+        prometheus=spec.monitoring.gpu_metrics,
         tags=scope.tags,
     ), scope.child)
     admins = cluster_admins(scope, aks.cluster, subscription_id, deployer)
@@ -161,4 +165,26 @@ def aks_workloads(scope: ClusterScope, kubernetes: AksCluster, pools: dict[str, 
                          groups=in_cluster_groups(scope.resolved, pool_names(scope.resolved)),
                          driver=profile.driver if profile else None,
                          node_check=node_check_expectations(scope.resolved))
-    return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
+    in_cluster = InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
+    if spec.monitoring.gpu_metrics:
+        from components.kubernetes.azure_prometheus import scrape_config
+        from components.kubernetes.manifests import register
+
+        # In the in-cluster layer with the exporter it scrapes (its provider is the layer's).
+        register(name, scrape_config(), pulumi.ResourceOptions(parent=in_cluster))
+    return in_cluster
+
+
+def aks_monitoring(scope: ClusterScope, kubernetes: AksCluster, alarm_target: pulumi.Output[str] | None) -> None:
+    """Managed Prometheus for the GPU metrics (monitoring.gpu_metrics) and, with alarms, each pool's alert rules
+    notifying the alarm target (aks_monitoring.py)."""
+    monitoring, cluster = scope.spec.monitoring, kubernetes.aks.cluster
+    if not monitoring.gpu_metrics:
+        return
+    args = PrometheusArgs(kubernetes.resource_group_name, scope.spec.region, cluster.id, cluster.name, scope.tags)
+    workspace = managed_prometheus(scope.name, args, scope.child)
+    if monitoring.alarms is None or alarm_target is None:
+        return
+    for group, pool in pool_names(scope.resolved).items():
+        pool_alerts(scope.name, group, pool, workspace.id, args, monitoring.alarms.low_utilisation, alarm_target,
+                    scope.child)

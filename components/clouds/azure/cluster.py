@@ -117,13 +117,15 @@ class AzureGpuCluster(pulumi.ComponentResource):
 
     def _kubernetes(self, scope: ClusterScope, group: ClusterResourceGroup, network: AzureNetwork,
                     encryption: AzureDiskEncryption, kubernetes: AksCluster) -> None:
-        """scheduler kubernetes: the alarm target and budget, one agent pool per group, the in-cluster layer."""
-        from .aks_steps import aks_pools, aks_workloads
+        """scheduler kubernetes: the alarm target and budget, one agent pool per group, the in-cluster layer, the GPU
+        metrics and alerts."""
+        from .aks_steps import aks_monitoring, aks_pools, aks_workloads
 
         alarm_target = create_alarm_target(scope, group.name)
         create_budget(scope, group.id, alarm_target)
         pools = aks_pools(scope, kubernetes, network.subnet_id)
         aks_workloads(scope, kubernetes, pools)
+        aks_monitoring(scope, kubernetes, alarm_target)
         self.resource_group_name = group.name
         self.vnet_id = network.vnet_id
         self.subnet_id = network.subnet_id

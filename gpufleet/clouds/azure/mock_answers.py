@@ -48,6 +48,12 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:containerservice:ManagedCluster": ("Microsoft.ContainerService/managedClusters", "resourceName"),
     "azure-native:containerservice:AgentPool": (
         "Microsoft.ContainerService/managedClusters/{resourceName}/agentPools", "agentPoolName"),
+    "azure-native:monitor:AzureMonitorWorkspace": ("Microsoft.Monitor/accounts", "azureMonitorWorkspaceName"),
+    "azure-native:monitor:DataCollectionEndpoint": (
+        "Microsoft.Insights/dataCollectionEndpoints", "dataCollectionEndpointName"),
+    "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", "dataCollectionRuleName"),
+    "azure-native:alertsmanagement:PrometheusRuleGroup": (
+        "Microsoft.AlertsManagement/prometheusRuleGroups", "ruleGroupName"),
 }
 
 # Stand-in for the API server's private FQDN, which AKS assigns at creation: a name under the reserved .invalid
@@ -144,6 +150,13 @@ def _budget(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     return arm_id, {"id": arm_id, "name": budget}
 
 
+def _rule_association(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
+    """An extension resource under the resource whose data it collects (the AKS cluster here)."""
+    association = inputs.get("associationName") or f"{name}{digest(seed, 8)}"
+    arm_id = f"{inputs['resourceUri']}/providers/Microsoft.Insights/dataCollectionRuleAssociations/{association}"
+    return arm_id, {"id": arm_id, "name": association}
+
+
 def _role_definition(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
     """Custom role ids live under the subscription whatever scope defines them (as role assignments cite them)."""
     role = inputs.get("roleDefinitionId") or guid(seed)
@@ -164,6 +177,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str], Outputs]] = {
     "azure-native:authorization:RoleAssignment": _role_assignment,
     "azure-native:authorization:RoleDefinition": _role_definition,
     "azure-native:consumption:Budget": _budget,
+    "azure-native:monitor:DataCollectionRuleAssociation": _rule_association,
     "pulumi-python:dynamic/azure:MetricSeed": _metric_seed,
 }
 

@@ -15,6 +15,8 @@ VMSS = "azure-native:compute:VirtualMachineScaleSet"
 TEMPLATE = "azure-native:virtualmachineimages:VirtualMachineImageTemplate"
 AKS = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
+DCR = "azure-native:monitor:DataCollectionRule"
+PROMETHEUS_RULES = "azure-native:alertsmanagement:PrometheusRuleGroup"
 # learn.microsoft.com/azure/aks/create-node-pools (limitations): a pool name starts with a lower-case letter and holds
 # lower-case letters and digits only; Linux pools 1-12 characters (Windows 1-6).
 POOL_NAME = r"[a-z][a-z0-9]*"
@@ -78,6 +80,11 @@ NAMES = NameTable(
         NameRule(TEMPLATE, "customize[].name", None, ANY, "parent", NO_LIMIT),
         NameRule(TEMPLATE, "validate.inVMValidations[].name", None, ANY, "parent", NO_LIMIT),
         NameRule(TEMPLATE, "distribute[].runOutputName", None, ANY, "parent", NO_LIMIT),
+        NameRule(DCR, "dataSources.prometheusForwarder[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule(DCR, "destinations.monitoringAccounts[].name", None, ANY, "parent", NO_LIMIT),
+        NameRule("azure-native:monitor:DataCollectionRuleAssociation", "associationName", None, ANY, "parent",
+                 "Data Collection Rule Associations REST API: no documented length or characters found "
+                 "(unconfirmed); unique on the resource it is associated with (the AKS cluster)"),
     ],
     {
         **{(f"azure-native:{typ}", "resourceGroupName"): "the stack's resource group (its own row)" for typ in (
@@ -86,8 +93,10 @@ NAMES = NameTable(
             "monitor:AutoscaleSetting", "monitor:MetricAlert", "network:NatGateway", "network:NetworkSecurityGroup",
             "network:PublicIPAddress", "network:Subnet", "network:VirtualNetwork", "storagecache:AmlFilesystem",
             "virtualmachineimages:VirtualMachineImageTemplate", "containerservice:ManagedCluster",
-            "containerservice:AgentPool",
+            "containerservice:AgentPool", "monitor:AzureMonitorWorkspace", "monitor:DataCollectionEndpoint",
+            "monitor:DataCollectionRule", "alertsmanagement:PrometheusRuleGroup",
         )},
+        (PROMETHEUS_RULES, "clusterName"): "the AKS cluster's name (its own row), which the rules filter by",
         (AGENT_POOL, "resourceName"): "the AKS cluster's name (its own row)",
         (AGENT_POOL, "vmSize"): "a VM size",
         (AKS, "agentPoolProfiles[].vmSize"): "a VM size",

@@ -106,7 +106,6 @@ def test_admins_must_be_entra_object_ids(admin: str) -> None:
     ({"capacity": "mixed", "on_demand_base": 1}, "node_groups[0].capacity", "one priority"),
     ({"capacity": "spot", "on_demand_base": 1}, "node_groups[0].on_demand_base", "node group of their own"),
     ({"capacity": "reservation", "reservation_id": RESERVATION}, "node_groups[0].capacity", "not built for AKS"),
-    ({"idle": {"gpu_util_below": 5, "for_minutes": 60}}, "node_groups[0].idle", "cluster autoscaler"),
 ])
 def test_group_settings_aks_refuses(group: dict[str, Any], field: str, words: str) -> None:
     errors = errors_by_field(_aks(**group))
@@ -136,3 +135,14 @@ def test_plan_exits_2_for_mig_on_an_infiniband_pool(stacks_dir, monkeypatch: pyt
     assert run_main(monkeypatch, "plan", "--stack", "aks-ib", "--stacks-dir", str(stacks_dir)) == 2
     text = " ".join(capsys.readouterr().err.split())
     assert "node_groups[0].gpu_sharing.mode" in text and "RDMA" in text
+
+
+def test_idle_minutes_are_one_autoscaler_setting_for_every_pool() -> None:
+    cluster = _aks(idle={"gpu_util_below": 5, "for_minutes": 60})
+    second = copy.deepcopy(cluster["node_groups"][0])
+    cluster["node_groups"].append({**second, "name": "second", "idle": {"gpu_util_below": 5, "for_minutes": 30}})
+    errors = errors_by_field(cluster)
+    assert list(errors) == ["node_groups[1].idle.for_minutes"]
+    assert "scale-down-unneeded-time, one value for every pool" in errors["node_groups[1].idle.for_minutes"]
+    cluster["node_groups"][1]["idle"]["for_minutes"] = 60
+    assert resolve_cluster(cluster).groups[1].spec.idle is not None

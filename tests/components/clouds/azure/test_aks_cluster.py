@@ -183,3 +183,28 @@ def test_shared_storage_is_refused_naming_the_field(tmp_path: Path) -> None:
     cluster["storage"]["shared"] = copy.deepcopy(read_cluster("azure-train-ndh100")["storage"]["shared"])
     with pytest.raises(Exception, match=r"storage\.shared: AKS nodes do not mount"):
         plan_of(tmp_path, cluster)
+
+
+def test_the_autoscaler_profile_scales_gpu_pools_in_after_ten_minutes_by_default(plan: PlanResult) -> None:
+    assert one(plan, CLUSTER).inputs["autoScalerProfile"] == {
+        "scaleDownUnneededTime": "10m", "skipNodesWithLocalStorage": "false", "expander": "least-waste"}
+    assert "warnings" not in plan.summary
+
+
+def test_idle_minutes_become_the_scale_down_unneeded_time_and_the_threshold_a_warning(tmp_path: Path) -> None:
+    cluster = aks_cluster()
+    cluster["node_groups"][0]["idle"] = {"gpu_util_below": 5, "for_minutes": 45}
+    plan = plan_of(tmp_path, cluster)
+    assert one(plan, CLUSTER).inputs["autoScalerProfile"]["scaleDownUnneededTime"] == "45m"
+    (warning,) = plan.summary["warnings"]
+    assert warning.startswith("node_groups[0].idle.gpu_util_below: not applied on AKS")
+
+
+def test_the_budget_notifies_the_action_group_at_each_percent(plan: PlanResult) -> None:
+    budget = one(plan, "azure-native:consumption:Budget")
+    group = one(plan, "azure-native:monitor:ActionGroup")
+    assert sorted(budget.inputs["notifications"]) == [
+        "actual-over-100-percent", "actual-over-50-percent", "actual-over-80-percent"]
+    assert budget.property_dependencies["notifications"] == (group.urn,)
+    assert budget.property_dependencies["scope"] == (one(plan, "azure-native:resources:ResourceGroup").urn,)
+    assert budget.inputs["amount"] == round(1600 * 730, 2)

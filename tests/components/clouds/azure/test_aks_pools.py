@@ -203,9 +203,17 @@ def aks_resources(plan: PlanResult) -> list[Any]:
 
 def test_aks_resources_register_only_inputs_the_sdk_declares(plans: dict[str, PlanResult]) -> None:
     from pulumi._types import _py_properties
-    from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
+    from pulumi_azure_native import (
+        alertsmanagement,
+        authorization,
+        containerservice,
+        keyvault,
+        managedidentity,
+        network,
+    )
 
     args = {CLUSTER: containerservice.ManagedClusterArgs, POOL: containerservice.AgentPoolArgs,
+            "azure-native:alertsmanagement:PrometheusRuleGroup": alertsmanagement.PrometheusRuleGroupArgs,
             "azure-native:network:Subnet": network.SubnetInitArgs, "azure-native:keyvault:Key": keyvault.KeyArgs,
             "azure-native:managedidentity:UserAssignedIdentity": managedidentity.UserAssignedIdentityArgs,
             "azure-native:authorization:RoleAssignment": authorization.RoleAssignmentArgs}
