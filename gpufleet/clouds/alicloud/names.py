@@ -138,6 +138,7 @@ NAMES = NameTable(
         ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "ramRoleName"): "the RAM role's name",
         ("alicloud:ess/scalingConfiguration:ScalingConfiguration", "roleName"): "the RAM role's name",
         ("alicloud:ess/alarm:Alarm", "metricName"): "a metric the nodes publish",
+        ("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "labels[].name"): "a Prometheus label key (severity)",
         ("alicloud:arms/dispatchRule:DispatchRule", "notifyRules[].notifyObjects[].name"):
             "the ARMS alert contact group's label in the policy",
         ("pulumi-python:dynamic/alicloud:CustomMetricRule", "metric_name"): "a metric the nodes publish",
