@@ -16,6 +16,8 @@ from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rul
 from ..props import UNKNOWN, as_int, base64_text, get, items
 from .resource_types import (
     ALARM_CONTACT_GROUP,
+    ARMS_ALERT_CONTACT_GROUP,
+    ARMS_ALERT_RULE,
     CUSTOM_METRIC_RULE,
     ESS_ALARM,
     GROUP_METRIC_RULE,
@@ -49,6 +51,12 @@ def check_alarm_target(resource_type: str, props: Props, config: Config) -> Iter
         if actions is not UNKNOWN and not actions:
             yield "the alarm task runs no scaling rule (alarm_actions is empty): name the rule's ari"
         return
+    if resource_type == ARMS_ALERT_RULE:
+        notify, policy = get(props, "notifyType"), get(props, "dispatchRuleId")
+        if notify is not UNKNOWN and policy is not UNKNOWN and (notify != "DISPATCH_RULE" or not policy):
+            yield ("the ARMS alert rule goes through no notification policy (notify_type DISPATCH_RULE with a "
+                   "dispatch_rule_id): its alerts reach no one")
+        return
     # The provider resource's input is contactGroups; gpufleet's dynamic rule takes PutCustomMetricRule's names.
     contacts = get(props, "contact_groups" if resource_type == CUSTOM_METRIC_RULE else "contactGroups")
     if contacts is not UNKNOWN and not contacts:
@@ -57,7 +65,7 @@ def check_alarm_target(resource_type: str, props: Props, config: Config) -> Iter
 
 
 def check_contact_group_has_contacts(resource_type: str, props: Props, config: Config) -> Iterator[str]:
-    contacts = items(props, "contacts")
+    contacts = items(props, "contactIds" if resource_type == ARMS_ALERT_CONTACT_GROUP else "contacts")
     if contacts is not UNKNOWN and not contacts:
         yield ("the alarm contact group has no contacts: its alarms and interruption notices reach no one; set "
                "monitoring.alarms.emails (each address follows CloudMonitor's activation mail) or bring a contact "
@@ -115,18 +123,19 @@ RULES: list[Rule] = [
     ),
     resource_rule(
         "alicloud-alarm-has-target",
-        "CloudMonitor alarm rules notify a contact group; ESS alarm tasks run a scaling rule.",
+        "CloudMonitor alarm rules notify a contact group; ESS alarm tasks run a scaling rule; ARMS alert rules go "
+        "through a notification policy.",
         ADVISORY,
         "alicloud",
-        [GROUP_METRIC_RULE, CUSTOM_METRIC_RULE, ESS_ALARM],
+        [GROUP_METRIC_RULE, CUSTOM_METRIC_RULE, ESS_ALARM, ARMS_ALERT_RULE],
         check_alarm_target,
     ),
     resource_rule(
         "alicloud-alarm-contacts",
-        "A CloudMonitor alarm contact group the stack creates holds at least one contact.",
+        "A CloudMonitor alarm contact group or ARMS alert contact group the stack creates holds at least one contact.",
         MANDATORY,
         "alicloud",
-        [ALARM_CONTACT_GROUP],
+        [ALARM_CONTACT_GROUP, ARMS_ALERT_CONTACT_GROUP],
         check_contact_group_has_contacts,
     ),
     resource_rule(

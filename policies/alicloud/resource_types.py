@@ -26,3 +26,6 @@ ESS_ALARM = "alicloud:ess/alarm:Alarm"
 NAS_FILE_SYSTEM = "alicloud:nas/fileSystem:FileSystem"
 NAS_ACCESS_RULE = "alicloud:nas/accessRule:AccessRule"
 ALARM_CONTACT_GROUP = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
+# ACK's alerts on ARMS Prometheus (components/clouds/alicloud/ack_alerts.py).
+ARMS_ALERT_CONTACT_GROUP = "alicloud:arms/alertContactGroup:AlertContactGroup"
+ARMS_ALERT_RULE = "alicloud:arms/prometheusAlertRule:PrometheusAlertRule"

@@ -100,3 +100,19 @@ def test_shipped_stacks_pass_the_operations_rules(shipped_plans) -> None:
         plan = shipped_plans[stack]
         assert plan.policies["evaluated"] > 0
         assert [v for v in plan.policies["violations"] if v["policy"] in names] == []
+
+
+def test_an_arms_contact_group_without_contacts_is_blocked() -> None:
+    group = "alicloud:arms/alertContactGroup:AlertContactGroup"
+    (message,) = validate("alicloud-alarm-contacts", group, {"alertContactGroupName": "gpufleet-x-alarms",
+                                                              "contactIds": []})
+    assert "has no contacts" in message
+    assert validate("alicloud-alarm-contacts", group, {"contactIds": ["1000002"]}) == []
+
+
+def test_an_arms_alert_rule_outside_a_notification_policy_is_advised() -> None:
+    rule = "alicloud:arms/prometheusAlertRule:PrometheusAlertRule"
+    (message,) = validate("alicloud-alarm-has-target", rule, {"notifyType": "ALERT_MANAGER"})
+    assert "notification policy" in message
+    assert validate("alicloud-alarm-has-target", rule, {"notifyType": "DISPATCH_RULE",
+                                                         "dispatchRuleId": "1000003"}) == []

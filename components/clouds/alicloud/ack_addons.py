@@ -11,6 +11,10 @@ text of both); the provider treats terway / terway-eni / terway-eniip / kube-fla
   "allocateAllDevices": true}}`: the OFED driver for GPU (NCCL) workloads (ACKD use-erdma-in-ack-clusters), every
   eRDMA device of the node given to it. It calls ECS with its RRSA role (ack_rrsa.py), created first.
 - ack-ai-installer on a cluster with any GPU-sharing group (ALI doc-detail/191140.html: cGPU and shared scheduling).
+- ack-arms-prometheus on a cluster with monitoring.gpu_metrics: connects the cluster to Managed Service for
+  Prometheus (ARMS) and runs ACK's GPU exporter, whose series the pools' alert rules read (ack_alerts.py); drivers
+  570 and later need ack-arms-prometheus 1.1.33 or later with ack-gpu-exporter 2.3.0 or later (ACK driver list,
+  ALI en/document_detail/207292.html), which a real run's pin must meet. No config: the add-on's defaults.
 - No logging add-on: control-plane logs are collected by the managed control plane (ack.py).
 Versions: no source this project can cite pins one, so each is null: the plan shows it, a real run refuses
 (refuse_unpinned_addons), as components/kubernetes/pins.py does for images.
@@ -33,6 +37,7 @@ TERWAY = "terway-eniip"
 TERWAY_CONTROLPLANE = "terway-controlplane"
 ERDMA_CONTROLLER = "ack-erdma-controller"
 AI_INSTALLER = "ack-ai-installer"
+ARMS_PROMETHEUS = "ack-arms-prometheus"
 ERDMA_CONFIG = {"agent": {"preferDriver": "ofed", "allocateAllDevices": True}}
 # add-on -> its pinned version; None: no citable version yet (a real run refuses).
 VERSIONS: Mapping[str, str | None] = MappingProxyType({
@@ -40,6 +45,7 @@ VERSIONS: Mapping[str, str | None] = MappingProxyType({
     TERWAY_CONTROLPLANE: None,
     ERDMA_CONTROLLER: None,
     AI_INSTALLER: None,
+    ARMS_PROMETHEUS: None,
 })
 
 
@@ -51,10 +57,15 @@ def sharing_in_use(resolved: ResolvedCluster) -> bool:
     return any(group.spec.gpu_sharing.mode != "none" for group in resolved.groups)
 
 
+def metrics_in_use(resolved: ResolvedCluster) -> bool:
+    return resolved.spec.monitoring.gpu_metrics
+
+
 def addons_in_use(resolved: ResolvedCluster) -> list[str]:
     """The add-ons this cluster installs, in the order it installs them."""
     return [TERWAY_CONTROLPLANE, TERWAY, *([ERDMA_CONTROLLER] if erdma_in_use(resolved) else []),
-            *([AI_INSTALLER] if sharing_in_use(resolved) else [])]
+            *([AI_INSTALLER] if sharing_in_use(resolved) else []),
+            *([ARMS_PROMETHEUS] if metrics_in_use(resolved) else [])]
 
 
 def refuse_unpinned_addons(resolved: ResolvedCluster) -> None:
@@ -75,7 +86,8 @@ def create_addons() -> list[alicloud.cs.ManagedKubernetesAddonArgs]:
 def cluster_addons(name: str, resolved: ResolvedCluster, cluster_id: pulumi.Input[str],
                    erdma_role: pulumi.Resource | None, opts: pulumi.ResourceOptions
                    ) -> list[alicloud.cs.KubernetesAddon]:
-    """The eRDMA controller (after its RRSA role) and ack-ai-installer, where the cluster's groups need them."""
+    """The eRDMA controller (after its RRSA role), ack-ai-installer and ack-arms-prometheus, where the cluster's
+    groups and monitoring need them."""
     addons = []
     if erdma_in_use(resolved):
         addons.append(alicloud.cs.KubernetesAddon(
@@ -87,4 +99,8 @@ def cluster_addons(name: str, resolved: ResolvedCluster, cluster_id: pulumi.Inpu
         addons.append(alicloud.cs.KubernetesAddon(
             f"{name}-{AI_INSTALLER}", cluster_id=cluster_id, name=AI_INSTALLER, version=VERSIONS[AI_INSTALLER],
             opts=opts))
+    if metrics_in_use(resolved):
+        addons.append(alicloud.cs.KubernetesAddon(
+            f"{name}-{ARMS_PROMETHEUS}", cluster_id=cluster_id, name=ARMS_PROMETHEUS,
+            version=VERSIONS[ARMS_PROMETHEUS], opts=opts))
     return addons

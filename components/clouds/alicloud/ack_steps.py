@@ -131,12 +131,16 @@ def cluster_admins(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes, 
 def ack_node_pools(scope: ClusterScope, kubernetes: AckCluster, vswitch_ids: dict[str, pulumi.Output[str]],
                    security_group_id: pulumi.Output[str], key_id: pulumi.Output[str],
                    contact: pulumi.Input[str] | None) -> dict[str, pulumi.Resource]:
-    """One node pool per node group, on the cluster's vSwitches, node security group and key (ack_pools.py)."""
+    """One node pool per node group, on the cluster's vSwitches, node security group and key (ack_pools.py), and
+    its GPU alerts once the ARMS add-on runs (ack_alerts.py)."""
+    from .ack_alerts import pool_alerts
     from .ack_pools import AckPoolArgs, ack_pools
 
-    return dict(ack_pools(scope, AckPoolArgs(cluster_id=kubernetes.cluster.id, vswitch_ids=vswitch_ids,
-                                             security_group_id=security_group_id, key_id=key_id,
-                                             contact_group=contact)))
+    pools = dict(ack_pools(scope, AckPoolArgs(cluster_id=kubernetes.cluster.id, vswitch_ids=vswitch_ids,
+                                              security_group_id=security_group_id, key_id=key_id,
+                                              contact_group=contact)))
+    pool_alerts(scope, kubernetes.cluster.id, pools, contact, after=list(kubernetes.addons))
+    return pools
 
 
 def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: dict[str, pulumi.Resource]) -> InCluster:

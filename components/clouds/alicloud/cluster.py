@@ -74,9 +74,10 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
                     account: pulumi.Output[str], deployer_arn: pulumi.Output[str]) -> None:
         """scheduler kubernetes: the alarm target, the ACK cluster and its admins, one node pool per group (with its
         metrics and alarms), the in-cluster layer."""
+        from .ack_alerts import alarm_contact_group
         from .ack_steps import ack_control_plane, ack_node_pools, ack_workloads
 
-        contact = create_alarm_target(scope)
+        contact = alarm_contact_group(scope)  # ARMS's: ACK's alerts come from ARMS Prometheus (ack_alerts.py)
         kubernetes = ack_control_plane(scope, network.vswitch_ids, network.security_group_id, key_id, account,
                                        deployer_arn)
         pools = ack_node_pools(scope, kubernetes, network.vswitch_ids, network.security_group_id, key_id, contact)

@@ -158,6 +158,31 @@ def _ack_addon(typ: str, name: str, inputs: dict[str, Any], region: str, seed: s
     return _joined(inputs["clusterId"], inputs["name"]), {}
 
 
+# --- ACK's ARMS alerts (ack_alerts.py) ---
+def _arms_number(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # ARMS ids are numbers: ContactId, ContactGroupId, DispatchRuleId (resource_alicloud_arms_alert_contact.go:98,
+    # _alert_contact_group.go:64, _dispatch_rule.go:327 set them as the id).
+    return str(int(digest(seed, 12), 16) % 10**7 + 10**6), {}
+
+
+def _arms_alert_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # <cluster id>:<AlertId> (resource_alicloud_arms_prometheus_alert_rule.go, Create's SetId).
+    alert = int(digest(seed, 12), 16) % 10**7 + 10**6
+    return _joined(inputs["clusterId"], str(alert)), {"prometheusAlertRuleId": alert, "status": 1}
+
+
+ARMS_ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
+    "alicloud:arms/alertContact:AlertContact": _arms_number,
+    "alicloud:arms/alertContactGroup:AlertContactGroup": _arms_number,
+    "alicloud:arms/dispatchRule:DispatchRule": _arms_number,
+    "alicloud:arms/prometheusAlertRule:PrometheusAlertRule": _arms_alert_rule,
+}
+# A brought ARMS alert contact group, as getAlertContactGroups finds it by name.
+ARMS_GROUP = {"id": "1000001", "alertContactGroupId": "1000001", "alertContactGroupName": "oncall",
+              "contactIds": ["1000002"], "createTime": "2025-01-01T00:00:00Z"}
+# --- end ACK's ARMS alerts ---
+
+
 ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     **dict.fromkeys(PREFIXED_IDS, _prefixed),
     **dict.fromkeys(IMAGE_BUILDER_IDS, _image_builder),
@@ -182,6 +207,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     # custom_metric_rule.py) and its inputs as outputs, which the plan adds.
     "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
     **ACK_POOL_ANSWERS,
+    **ARMS_ANSWERS,
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,
     "alicloud:cs/kubernetesAddon:KubernetesAddon": _ack_addon,
     # The principal's uid (resource_alicloud_cs_kubernetes_permissions.go:95).
@@ -223,6 +249,9 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
             "id": "offline", "clusterId": "offline", "clusterName": "offline", "kubeConfig": KUBECONFIG,
             "expiration": "2025-01-01T04:00:00Z", "certificateAuthorities": [],
         },
+        "alicloud:arms/getAlertContactGroups:getAlertContactGroups": lambda: {
+            "id": ARMS_GROUP["id"], "ids": [ARMS_GROUP["id"]], "names": [ARMS_GROUP["alertContactGroupName"]],
+            "groups": [ARMS_GROUP]},
         "alicloud:index/getZones:getZones": lambda: {
             "ids": list(zones), "zones": [{"id": zone, "localName": zone} for zone in zones], "id": region,
         },

@@ -106,6 +106,17 @@ NAMES = NameTable(
                  "terraform-provider-alicloud resource_alicloud_cs_kubernetes_node_pool.go (81c43b6) validates none "
                  "(unconfirmed); unique in its cluster by group name"),
         # --- end ACK node pools ---
+        # --- ACK's ARMS alerts (ack_alerts.py): the provider validates none of these names (@81c43b6
+        # resource_alicloud_arms_*.go); ARMS keys each by its numeric id, so a name need not be unique.
+        NameRule("alicloud:arms/alertContact:AlertContact", "alertContactName", None, ANY, "none",
+                 f"{SDK} arms.AlertContact alert_contact_name: {NO_LIMIT}"),
+        NameRule("alicloud:arms/alertContactGroup:AlertContactGroup", "alertContactGroupName", None, ANY, "none",
+                 f"{SDK} arms.AlertContactGroup alert_contact_group_name: {NO_LIMIT}"),
+        NameRule("alicloud:arms/dispatchRule:DispatchRule", "dispatchRuleName", None, ANY, "none",
+                 f"{SDK} arms.DispatchRule dispatch_rule_name: {NO_LIMIT}"),
+        NameRule("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "prometheusAlertRuleName", None, ANY,
+                 "parent", f"{SDK} arms.PrometheusAlertRule prometheus_alert_rule_name (AlertName): {NO_LIMIT}"),
+        # --- end ACK's ARMS alerts ---
         # ACK (ack-cluster): the cluster; its RRSA roles and policies are RAM rows above, its log project the
         # Log Service row.
         NameRule(ACK, "name", 63, ANY, "account",
@@ -127,6 +138,9 @@ NAMES = NameTable(
         ("alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate", "ramRoleName"): "the RAM role's name",
         ("alicloud:ess/scalingConfiguration:ScalingConfiguration", "roleName"): "the RAM role's name",
         ("alicloud:ess/alarm:Alarm", "metricName"): "a metric the nodes publish",
+        ("alicloud:arms/prometheusAlertRule:PrometheusAlertRule", "labels[].name"): "a Prometheus label key (severity)",
+        ("alicloud:arms/dispatchRule:DispatchRule", "notifyRules[].notifyObjects[].name"):
+            "the ARMS alert contact group's label in the policy",
         ("pulumi-python:dynamic/alicloud:CustomMetricRule", "metric_name"): "a metric the nodes publish",
     },
 )

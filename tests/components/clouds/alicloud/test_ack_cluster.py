@@ -153,15 +153,16 @@ def test_the_rrsa_policy_lists_the_controllers_actions_and_no_wildcard(train: Pl
 
 
 def test_a_cluster_without_erdma_or_sharing_has_no_controller_installer_or_rrsa_role(infer: PlanResult) -> None:
-    assert of_type(infer, ADDON) == []
+    # only the metrics add-on (monitoring.gpu_metrics is on): components/clouds/alicloud/ack_alerts.py
+    assert [a.inputs["name"] for a in of_type(infer, ADDON)] == ["ack-arms-prometheus"]
     assert not [r for r in of_type(infer, ROLE) if r.name.startswith("train-rrsa") or "rrsa" in r.name]
 
 
 def test_a_sharing_group_brings_ack_ai_installer(tmp_path: Path, without_pools: None) -> None:
     cluster = ack_cluster("alicloud-infer-gn7i")
     cluster["node_groups"][0]["gpu_sharing"] = {"mode": "time-slicing", "replicas": 4}
-    addon = one(plan_of(tmp_path, cluster), ADDON)
-    assert addon.inputs["name"] == "ack-ai-installer"
+    names = [a.inputs["name"] for a in of_type(plan_of(tmp_path, cluster), ADDON)]
+    assert names == ["ack-ai-installer", "ack-arms-prometheus"]
 
 
 def test_the_deployer_and_each_admin_get_acks_admin_role_on_this_cluster(train: PlanResult) -> None:
@@ -187,7 +188,7 @@ def test_a_real_run_refuses_addons_without_a_pinned_version(tmp_path: Path, monk
     monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_addons.refuse_unpinned_addons(resolved)  # offline: the plan shows them
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    unpinned = r"not pinned: terway-controlplane, terway-eniip, ack-erdma-controller \("
+    unpinned = r"not pinned: terway-controlplane, terway-eniip, ack-erdma-controller, ack-arms-prometheus \("
     with pytest.raises(pulumi.RunError, match=unpinned):
         ack_addons.refuse_unpinned_addons(resolved)
 
