@@ -1,5 +1,6 @@
 """`gpufleet images check`: the lock's own checks, plus every region a shipped stack boots in, and the in-cluster
-pins: each image's digest or the note that it has none, and each AKS stack's driver container pinned."""
+pins: each image's digest or the note that it has none, and what each managed-Kubernetes stack's nodes run: an AKS
+stack's driver container pinned, an ACK stack's driver one ACK's list names."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import TYPE_CHECKING
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 
 if TYPE_CHECKING:
-    from .lock.in_cluster_pins import AksStack
+    from .lock.in_cluster_pins import KubernetesStack
 
 
 def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
@@ -26,19 +27,20 @@ def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
     return used
 
 
-def aks_stacks(stacks_dir: Path, profile: str | None = None) -> list[AksStack]:
-    """The shipped stacks that run AKS (on `profile` when given): their driver comes from the GPU Operator."""
-    from .lock.in_cluster_pins import AksStack
+def kubernetes_stacks(stacks_dir: Path, cloud: str, profile: str | None = None) -> list[KubernetesStack]:
+    """The shipped Kubernetes stacks on `cloud` (on `profile` when given). On AKS and ACK the nodes run the cloud's
+    image and get the profile's driver from the GPU Operator (AKS) or the pool's driver label (ACK)."""
+    from .lock.in_cluster_pins import KubernetesStack
 
     found = []
     for name in stack_names(stacks_dir):
         cluster = load_stack(stack_path(stacks_dir, name), stacks_dir).get(CLUSTER_KEY)
-        if not isinstance(cluster, dict) or cluster.get("cloud") != "azure":
+        if not isinstance(cluster, dict) or cluster.get("cloud") != cloud:
             continue
         scheduler = cluster.get("scheduler") or {}
         image, version = cluster.get("image"), scheduler.get("version")
         if scheduler.get("kind") == "kubernetes" and image and version and profile in (None, image):
-            found.append(AksStack(name, str(image), str(version)))
+            found.append(KubernetesStack(name, str(image), str(version)))
     return found
 
 
@@ -47,7 +49,7 @@ def check_images(
 ) -> list[dict[str, str]]:
     from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
     from .lock.check import check_downloads
-    from .lock.in_cluster_pins import driver_problems
+    from .lock.in_cluster_pins import ack_driver_problems, driver_problems
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
     if profile is not None and profile not in lock.profiles:
@@ -56,7 +58,8 @@ def check_images(
     problems = check_lock(lock, on, required_regions=regions_in_use(stacks_dir), profile=profile)
     problems += [found for name in ([profile] if profile else sorted(lock.profiles))
                  for found in check_downloads(lock.profiles[name])]
-    problems += driver_problems(lock, aks_stacks(stacks_dir, profile))
+    problems += driver_problems(lock, kubernetes_stacks(stacks_dir, "azure", profile))
+    problems += ack_driver_problems(lock, kubernetes_stacks(stacks_dir, "alicloud", profile))
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
 
 

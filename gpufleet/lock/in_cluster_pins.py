@@ -1,6 +1,8 @@
 """What `images check` says about the in-cluster pins (the lock's kubernetes_components): every image pinned by tag
-only is reported (a real run refuses it: components/kubernetes/pins.py), and the GPU Operator's driver container of
-each AKS stack must be the one pinned: <lock profile's driver>-<Ubuntu release of AKS nodes at the stack's minor>.
+only is reported (a real run refuses it: components/kubernetes/pins.py); the GPU Operator's driver container of
+each AKS stack must be the one pinned: <lock profile's driver>-<Ubuntu release of AKS nodes at the stack's minor>; the
+driver each ACK stack's pools pin by label must be one ACK's list names (gpufleet/catalog/ack.yaml), or its nodes run
+ACK's default driver instead.
 
 Loads no Pulumi: the components (components/kubernetes/gpu_operator.py) read the node OS and the driver image here.
 """
@@ -9,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..catalog.ack import load_ack_facts
 from .check import LockProblem
 from .model import Lock
 
@@ -34,7 +37,7 @@ def driver_image(driver: str, minor: str) -> str:
 
 
 @dataclass(frozen=True)
-class AksStack:
+class KubernetesStack:
     """A shipped AKS stack as the driver check needs it."""
 
     name: str
@@ -55,7 +58,7 @@ def unpinned_notes(lock: Lock) -> list[LockProblem]:
     return notes
 
 
-def driver_problems(lock: Lock, stacks: list[AksStack]) -> list[LockProblem]:
+def driver_problems(lock: Lock, stacks: list[KubernetesStack]) -> list[LockProblem]:
     """Each AKS stack whose driver container (its profile's driver on its minor's Ubuntu) the lock does not pin."""
     pins = lock.kubernetes_components
     problems = []
@@ -77,4 +80,17 @@ def driver_problems(lock: Lock, stacks: list[AksStack]) -> list[LockProblem]:
             problems.append(LockProblem(stack.profile, DRIVER_FIELD, f"stack {stack.name}: its nodes pull {wanted} "
                                         f"(driver {profile.driver} on Kubernetes {stack.minor}), the lock pins "
                                         f"{pinned}: pin that tag and its digest"))
+    return problems
+
+
+def ack_driver_problems(lock: Lock, stacks: list[KubernetesStack]) -> list[LockProblem]:
+    """Each ACK stack whose profile's driver ACK's driver list does not name: its pools' label would get ACK's
+    default driver, not the lock's."""
+    facts = load_ack_facts()
+    problems = []
+    for stack in stacks:
+        profile = lock.profiles.get(stack.profile)
+        unlisted = facts.unlisted_driver(profile.driver) if profile is not None else None
+        if unlisted:
+            problems.append(LockProblem(stack.profile, "driver", f"stack {stack.name}: {unlisted}"))
     return problems

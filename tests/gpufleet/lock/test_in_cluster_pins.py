@@ -1,6 +1,7 @@
 """`images check` over the in-cluster pins: each image without a digest is a note (exit unchanged), each AKS stack's
 driver container (its profile's driver on the Ubuntu of its Kubernetes minor) must be the one the lock pins (exit 1
-naming the field and the stack), and a malformed pin is refused naming its field (exit 2)."""
+naming the field and the stack), each ACK stack's driver must be one ACK lists (exit 1 naming the stack), and a
+malformed pin is refused naming its field (exit 2)."""
 
 from __future__ import annotations
 
@@ -113,3 +114,32 @@ def test_a_pinned_digest_is_no_longer_noted(tmp_path: Path) -> None:
     fields = {n["field"] for n in document["notes"]}
     assert "kubernetes_components.gpu_operator.images.driver.digest" not in fields
     assert "kubernetes_components.gpu_operator.images.gpu-operator.digest" in fields
+
+
+def _ack_stacks(tmp_path: Path, image: str) -> Path:
+    """A stacks directory holding the shipped ACK training stack on `image`."""
+    cluster = copy.deepcopy(read_cluster("alicloud-train-ack"))
+    cluster["image"] = image
+    directory = tmp_path / "ack-stacks"
+    directory.mkdir()
+    write_stack(directory, "alicloud-train-ack", cluster)
+    return directory
+
+
+def test_an_ack_stack_whose_driver_ack_does_not_list_fails_naming_the_stack(tmp_path: Path) -> None:
+    code, document = _check("--stacks-dir", str(_ack_stacks(tmp_path, PROFILE)))
+    assert code == 1
+    (problem,) = [p for p in document["problems"] if p["message"].startswith("stack alicloud-train-ack:")]
+    assert (problem["profile"], problem["field"]) == (PROFILE, "driver")
+    assert "NVIDIA driver 580.95.05 is not in ACK's driver list" in problem["message"]
+
+
+def test_an_ack_stack_on_a_listed_driver_passes_the_driver_check(tmp_path: Path) -> None:
+    yaml = YAML(typ="safe", pure=True)
+    raw = yaml.load(DEFAULT_LOCK_PATH.read_text())
+    raw["profiles"][PROFILE]["driver"] = "570.133.20"  # in gpufleet/catalog/ack.yaml's drivers
+    lock = tmp_path / "lock.yaml"
+    with lock.open("w") as handle:
+        yaml.dump(raw, handle)
+    _, document = _check("--lock", str(lock), "--stacks-dir", str(_ack_stacks(tmp_path, PROFILE)))
+    assert not [p for p in document["problems"] if p["message"].startswith("stack alicloud-train-ack:")]
