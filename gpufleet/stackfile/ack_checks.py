@@ -13,7 +13,6 @@ metal on heterogeneous-computing clusters only). eRDMA comes from the ACK eRDMA 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -25,10 +24,6 @@ from .scheduler_checks import kubernetes_on
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
 
-# A RAM user or role ARN (RAM docs, "ARN of a RAM role": acs:ram::<account id>:role/<name>; users
-# acs:ram::<account id>:user/<name>), what cs.KubernetesPermission grants cluster-admin to. RAM names: letters,
-# digits, '.', '-', '_' (users), '.', '-' (roles), at most 64 characters.
-RAM_PRINCIPAL = re.compile(r"^acs:ram::\d{16}:(?:user|role)/[A-Za-z0-9._-]{1,64}$")
 # Label and taint namespaces ACK writes itself: the driver pin ack.aliyun.com/nvidia-driver-version (ALI 207292),
 # the node pool's alibabacloud.com/nodepool-id, the card-model labels aliyun.accelerator/nvidia_name ... (ALI
 # 191140, card model scheduling).
@@ -76,22 +71,6 @@ def erdma_on_ack(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[Spe
     elif not erdma.runs_on(str(cluster.spec.scheduler.version)):
         yield SpecError("scheduler.version", f"the ACK eRDMA controller needs Kubernetes {erdma.min_kubernetes} or "
                                              f"later ({load_ack_facts().source(erdma)})")
-
-
-@check
-def admins_are_ram_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    if not _on_ack(cluster):
-        return
-    for i, admin in enumerate(cluster.spec.scheduler.admins):
-        path = f"scheduler.admins[{i}]"
-        if "*" in admin or "?" in admin:
-            yield SpecError(path, f"{admin!r} has a wildcard: name each RAM user or role that administers the cluster")
-        elif re.fullmatch(r"acs:ram::\d{16}:root", admin):
-            yield SpecError(path, f"{admin!r} is the account root, which stands for every principal of the account: "
-                                  "name the RAM users or roles that administer the cluster")
-        elif not RAM_PRINCIPAL.fullmatch(admin):
-            yield SpecError(path, f"{admin!r} is not a RAM user or role ARN (acs:ram::<account id>:user/<name> or "
-                                  "acs:ram::<account id>:role/<name>)")
 
 
 def ack_key_problem(key: str) -> str | None:

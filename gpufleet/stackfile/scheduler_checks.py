@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.eks_addons import load_eks_addons
@@ -58,6 +59,34 @@ KUBELET_SET_KEYS = frozenset({
 })
 # An IAM role or user ARN, optionally with a path (IAM User Guide, reference_identifiers.html#identifiers-arns).
 IAM_PRINCIPAL = re.compile(r"^arn:aws(?:-[a-z]+)*:iam::\d{12}:(?:role|user)/(?:[\w+=,.@-]+/)*[\w+=,.@-]+$")
+# A RAM user or role ARN (RAM docs, "ARN of a RAM role": acs:ram::<account id>:role/<name>; users
+# acs:ram::<account id>:user/<name>), what cs.KubernetesPermission grants cluster-admin to. RAM names: letters,
+# digits, '.', '-', '_' (users), '.', '-' (roles), at most 64 characters.
+RAM_PRINCIPAL = re.compile(r"^acs:ram::\d{16}:(?:user|role)/[A-Za-z0-9._-]{1,64}$")
+
+
+
+@dataclass(frozen=True)
+class AdminPrincipals:
+    """What a cloud's cluster admins are written as: ARNs of one account's users and roles, never the root."""
+
+    root: re.Pattern[str]
+    principal: re.Pattern[str]
+    names: str
+    """e.g. "IAM role or user"."""
+    form: str
+    """The accepted forms, for the message."""
+
+
+# AKS admins are Entra object ids (admins_are_entra_objects below).
+ADMIN_PRINCIPALS = {
+    "aws": AdminPrincipals(re.compile(r"arn:aws(?:-[a-z]+)*:iam::\d{12}:root"), IAM_PRINCIPAL, "IAM role or user",
+                           "an IAM role or user ARN (arn:aws:iam::<account>:role/<name> or :user/<name>); an "
+                           "assumed-role session or group cannot hold an access entry"),
+    "alicloud": AdminPrincipals(re.compile(r"acs:ram::\d{16}:root"), RAM_PRINCIPAL, "RAM user or role",
+                                "a RAM user or role ARN (acs:ram::<account id>:user/<name> or "
+                                "acs:ram::<account id>:role/<name>)"),
+}
 
 
 def kubernetes_on(cluster: ResolvedCluster) -> bool:
@@ -142,18 +171,18 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
 
 @check
 def admins_are_principals(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    if cluster.spec.cloud != "aws":
-        return  # AKS: admins_are_entra_objects; Alibaba Cloud's principals come with its Kubernetes option
+    accepted = ADMIN_PRINCIPALS.get(cluster.spec.cloud)
+    if accepted is None:
+        return
     for i, admin in enumerate(cluster.spec.scheduler.admins):
         path = f"scheduler.admins[{i}]"
         if "*" in admin or "?" in admin:
-            yield SpecError(path, f"{admin!r} has a wildcard: name each IAM role or user that administers the cluster")
-        elif re.fullmatch(r"arn:aws(?:-[a-z]+)*:iam::\d{12}:root", admin):
+            yield SpecError(path, f"{admin!r} has a wildcard: name each {accepted.names} that administers the cluster")
+        elif accepted.root.fullmatch(admin):
             yield SpecError(path, f"{admin!r} is the account root, which stands for every principal of the account: "
-                                  "name the IAM roles or users that administer the cluster")
-        elif not IAM_PRINCIPAL.fullmatch(admin):
-            yield SpecError(path, f"{admin!r} is not an IAM role or user ARN (arn:aws:iam::<account>:role/<name> or "
-                                  ":user/<name>); an assumed-role session or group cannot hold an access entry")
+                                  f"name the {accepted.names}s that administer the cluster")
+        elif not accepted.principal.fullmatch(admin):
+            yield SpecError(path, f"{admin!r} is not {accepted.form}")
 
 
 @group_check
