@@ -4,9 +4,10 @@ stack's driver container pinned, an ACK stack's driver one ACK's list names."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 
@@ -14,11 +15,15 @@ if TYPE_CHECKING:
     from .lock.in_cluster_pins import KubernetesStack
 
 
-def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
+def shipped_stacks(stacks_dir: Path) -> dict[str, dict[str, Any]]:
+    """Each shipped stack's config, by name, read once (YAML parsing is most of this command's time)."""
+    return {name: load_stack(stack_path(stacks_dir, name), stacks_dir) for name in stack_names(stacks_dir)}
+
+
+def regions_in_use(stacks: Mapping[str, Mapping[str, Any]]) -> dict[str, set[str]]:
     """cloud -> regions that the shipped stacks deploy clusters to or distribute images to."""
     used: dict[str, set[str]] = {}
-    for name in stack_names(stacks_dir):
-        config = load_stack(stack_path(stacks_dir, name), stacks_dir)
+    for config in stacks.values():
         cluster, images = config.get(CLUSTER_KEY), config.get(IMAGES_KEY)
         if isinstance(cluster, dict) and cluster.get("cloud") and cluster.get("region"):
             used.setdefault(cluster["cloud"], set()).add(cluster["region"])
@@ -27,14 +32,15 @@ def regions_in_use(stacks_dir: Path) -> dict[str, set[str]]:
     return used
 
 
-def kubernetes_stacks(stacks_dir: Path, cloud: str, profile: str | None = None) -> list[KubernetesStack]:
+def kubernetes_stacks(stacks: Mapping[str, Mapping[str, Any]], cloud: str,
+                      profile: str | None = None) -> list[KubernetesStack]:
     """The shipped Kubernetes stacks on `cloud` (on `profile` when given). On AKS and ACK the nodes run the cloud's
     image and get the profile's driver from the GPU Operator (AKS) or the pool's driver label (ACK)."""
     from .lock.in_cluster_pins import KubernetesStack
 
     found = []
-    for name in stack_names(stacks_dir):
-        cluster = load_stack(stack_path(stacks_dir, name), stacks_dir).get(CLUSTER_KEY)
+    for name, config in stacks.items():
+        cluster = config.get(CLUSTER_KEY)
         if not isinstance(cluster, dict) or cluster.get("cloud") != cloud:
             continue
         scheduler = cluster.get("scheduler") or {}
@@ -55,11 +61,12 @@ def check_images(
     if profile is not None and profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; images/lock.yaml has: {known}")])
-    problems = check_lock(lock, on, required_regions=regions_in_use(stacks_dir), profile=profile)
+    stacks = shipped_stacks(stacks_dir)
+    problems = check_lock(lock, on, required_regions=regions_in_use(stacks), profile=profile)
     problems += [found for name in ([profile] if profile else sorted(lock.profiles))
                  for found in check_downloads(lock.profiles[name])]
-    problems += driver_problems(lock, kubernetes_stacks(stacks_dir, "azure", profile))
-    problems += ack_driver_problems(lock, kubernetes_stacks(stacks_dir, "alicloud", profile))
+    problems += driver_problems(lock, kubernetes_stacks(stacks, "azure", profile))
+    problems += ack_driver_problems(lock, kubernetes_stacks(stacks, "alicloud", profile))
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
 
 
