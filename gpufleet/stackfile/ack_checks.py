@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ..catalog.ack import instance_family, load_ack_facts
 from .check_registry import check, group_check
 from .errors import SpecError
-from .scheduler_checks import kubernetes_on
+from .scheduler_checks import key_errors, kubernetes_on
 
 if TYPE_CHECKING:
     from ..resolve import ResolvedCluster, ResolvedGroup
@@ -88,14 +88,7 @@ def ack_key_problem(key: str) -> str | None:
 def ack_keys_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     if not _on_ack(cluster):
         return
-    for key in group.spec.labels:
-        problem = ack_key_problem(key)
-        if problem:
-            yield SpecError(group.path("labels"), f"{key!r}: {problem}")
-    for j, taint in enumerate(group.spec.taints):
-        problem = ack_key_problem(taint.key)
-        if problem:
-            yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")
+    yield from key_errors(group, ack_key_problem, ack_key_problem)
 
 
 @check

@@ -18,7 +18,7 @@ os, arch) are left to them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -236,13 +236,19 @@ def taint_key_problem(key: str) -> str | None:
 def labels_and_taints_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     if not kubernetes_on(cluster):
         return  # labels_and_taints_need_kubernetes refuses them all
-    # The path stops at `labels`: a label key's dots and slash are not field names.
+    yield from key_errors(group, label_key_problem, taint_key_problem)
+
+
+def key_errors(group: ResolvedGroup, label_problem: Callable[[str], str | None],
+               taint_problem: Callable[[str], str | None]) -> Iterator[SpecError]:
+    """Each label and taint key of the group that `label_problem` / `taint_problem` refuses, at its field. The path
+    stops at `labels`: a label key's dots and slash are not field names."""
     for key in group.spec.labels:
-        problem = label_key_problem(key)
+        problem = label_problem(key)
         if problem:
             yield SpecError(group.path("labels"), f"{key!r}: {problem}")
     for j, taint in enumerate(group.spec.taints):
-        problem = taint_key_problem(taint.key)
+        problem = taint_problem(taint.key)
         if problem:
             yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: {problem}")
 
@@ -319,14 +325,13 @@ def aks_prefix_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Ite
         return
     def reserved(key: str) -> bool:
         return "/" in key and _in_namespace(key.split("/", 1)[0], AKS_NAMESPACE)
-    for key in group.spec.labels:
-        if reserved(key):
-            yield SpecError(group.path("labels"), f"{key!r}: {AKS_NAMESPACE}/ is a prefix AKS reserves for its own "
-                                                  "node labels; use your own prefix, e.g. example.com/role")
-    for j, taint in enumerate(group.spec.taints):
-        if reserved(taint.key):
-            yield SpecError(group.path(f"taints[{j}].key"), f"{taint.key!r}: AKS sets {AKS_NAMESPACE}/ taints itself "
-                                                            "(the Spot pools' scalesetpriority); use your own prefix")
+    yield from key_errors(
+        group,
+        lambda key: f"{AKS_NAMESPACE}/ is a prefix AKS reserves for its own node labels; use your own prefix, e.g. "
+                    "example.com/role" if reserved(key) else None,
+        lambda key: f"AKS sets {AKS_NAMESPACE}/ taints itself (the Spot pools' scalesetpriority); use your own prefix"
+                    if reserved(key) else None,
+    )
 
 
 @group_check
