@@ -31,6 +31,10 @@ NVIDIA_GPU_MEASUREMENTS = (
     "temperature_gpu",
 )
 GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
+# XIDs after which a node needs replacing (NVIDIA's XID catalogue), as gpu-health.sh's FATAL counts them on the VM
+# path; the Kubernetes alert rules read the same list.
+FATAL_XIDS = (48, 64, 74, 79, 95, 119, 120)
+FATAL_XID_TEXT = ", ".join(map(str, FATAL_XIDS))
 GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
 
 

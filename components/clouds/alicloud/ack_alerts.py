@@ -29,13 +29,15 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_alicloud as alicloud
 
+from components.bootstrap.operations import FATAL_XID_TEXT, FATAL_XIDS
 from components.kubernetes.pool_nodes import GROUP_LABEL
 from gpufleet.stackfile.models import LowUtilisation
 
 from ..scope import ClusterScope
 
-# NVIDIA's XID catalog: the XIDs the VM path's alarms call fatal (alarms.py); the node needs replacing.
-FATAL_XIDS = (48, 64, 74, 79, 95, 119, 120)
+# DCGM_FI_DEV_XID_ERRORS holds the last XID, so "an XID" is a change of it within this window, not its value (one
+# XID would hold the alert for the node's life); a fatal one stays raised until the node is replaced.
+XID_WINDOW = "5m"
 NODE = "NodeName"
 # kube-state-metrics writes a node label as label_<name> with every other character an underscore.
 POOL_LABEL = "label_" + "".join(c if c.isalnum() else "_" for c in GROUP_LABEL)
@@ -65,10 +67,10 @@ def pool_checks(group: str, low: LowUtilisation) -> dict[str, tuple[str, str, in
     not_ready = f'label_replace(kube_node_status_condition{{condition="Ready",status="true"}} == 0, "{NODE}", "$1", ' \
                 '"node", "(.*)")'
     return {
-        "xid": (on_pool(f"{xid} > 0", group), "warning", 1,
+        "xid": (on_pool(f"({xid} > 0) and (changes({xid}[{XID_WINDOW}]) > 0)", group), "warning", 1,
                 f"{group}: a GPU logged an XID error (most are application errors; the node stays)"),
         "fatal-xid": (on_pool(fatal, group), "critical", 1,
-                      f"{group}: a GPU logged a fatal XID ({', '.join(map(str, FATAL_XIDS))}); replace the node"),
+                      f"{group}: a GPU logged a fatal XID ({FATAL_XID_TEXT}); replace the node"),
         "row-remap": (on_pool("DCGM_FI_DEV_ROW_REMAP_FAILURE > 0", group), "critical", 1,
                       f"{group}: row remapping failed on a GPU; replace the node"),
         "node-not-ready": (on_pool(not_ready, group), "critical", 5, f"{group}: a node is not Ready"),

@@ -32,7 +32,7 @@ from gpufleet.clouds.alicloud.names import CONTACT, NAMES
 from gpufleet.clouds.naming import fit
 from gpufleet.stackfile.models import Idle, LowUtilisation
 
-from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
+from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .custom_metric_rule import CustomMetricRule
 
 PERIOD_SECONDS = 60
@@ -124,7 +124,7 @@ def group_alarms(
     checks = [
         ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node "
          "stays)"),
-        ("fatal-xid", "gpu_fatal_xid_errors", "a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+        ("fatal-xid", "gpu_fatal_xid_errors", f"a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node "
          "leaves its group"),
         ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
         ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),

@@ -17,7 +17,7 @@ import pulumi_aws as aws
 
 from gpufleet.stackfile.models import Idle, LowUtilisation
 
-from ...bootstrap.operations import GPU_UTILISATION_METRIC
+from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_METRIC
 from .identity import METRICS_NAMESPACE
 
 PERIOD_SECONDS = 60
@@ -98,7 +98,7 @@ def group_alarms(
         # gpu_xid_errors counts the XIDs logged in each minute (not the last one), so the alarm clears after them.
         _alarm(f"{name}-xid", f"{group_name}: GPUs logged new XID errors (most are application errors; the node "
                "stays)", "gpu_xid_errors", health, "Sum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
-        _alarm(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+        _alarm(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node "
                "leaves its group", "gpu_fatal_xid_errors", health, "Sum", "GreaterThanThreshold", 0, 1, [target],
                tags, opts),
         _alarm(f"{name}-ecc", f"{group_name}: uncorrectable (double-bit) ECC errors on a GPU; the node leaves its "

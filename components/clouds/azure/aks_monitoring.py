@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import alertsmanagement, containerservice, monitor
 
+from components.bootstrap.operations import FATAL_XID_TEXT
 from gpufleet.stackfile.models import LowUtilisation
 
 STREAM = "Microsoft-PrometheusMetrics"
@@ -99,8 +100,8 @@ def pool_rules(group: str, pool: str, low: LowUtilisation, target: pulumi.Input[
               f"avg by (node) (DCGM_FI_DEV_GPU_UTIL{{{nodes}}}) < {low.below_percent}", f"PT{low.for_minutes}M",
               INFORMATIONAL, target),
         _rule(f"{group}: GPU XID error", f"{group}: GPU {{{{ $labels.gpu }}}} on {{{{ $labels.node }}}} reported XID "
-              "{{ $value }} (most are application errors; 48, 64, 74, 79, 95, 119 and 120 mean the node needs "
-              "replacing)",
+              "{{ $value }} (most are application errors; "
+              f"{FATAL_XID_TEXT} mean the node needs replacing)",
               f"max by (node, gpu) (DCGM_FI_DEV_XID_ERRORS{{{nodes}}}) > 0 and max by (node, gpu) "
               f"(changes(DCGM_FI_DEV_XID_ERRORS{{{nodes}}}[{XID_WINDOW}])) > 0", None, WARNING, target),
         _rule(f"{group}: GPU row remap failed", f"{group}: row remapping failed on GPU {{{{ $labels.gpu }}}} of "

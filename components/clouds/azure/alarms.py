@@ -18,7 +18,7 @@ from gpufleet.clouds.azure.names import NAMES
 from gpufleet.clouds.naming import fit
 from gpufleet.stackfile.models import Idle, LowUtilisation
 
-from ...bootstrap.operations import GPU_UTILISATION_CUSTOM_METRIC
+from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .identity import METRICS_NAMESPACE
 
 SHORT_NAME_MAX = NAMES.limit("azure-native:monitor:ActionGroup", "groupShortName")  # the SMS sender
@@ -105,7 +105,7 @@ def group_alerts(
         # so the alert resolves once they stop.
         _alert(f"{name}-xid", f"{group_name}: GPUs logged new XID errors (most are application errors; the node "
                "stays)", "gpu_xid_errors", "Total", "GreaterThan", 0, 1, WARNING_SEVERITY, *common),
-        _alert(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID (48, 64, 74, 79, 95, 119, 120); the node "
+        _alert(f"{name}-fatal-xid", f"{group_name}: a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node "
                "reports unhealthy and is repaired", "gpu_fatal_xid_errors", "Total", "GreaterThan", 0, 1,
                ERROR_SEVERITY, *common),
         _alert(f"{name}-ecc", f"{group_name}: uncorrectable (double-bit) ECC errors on a GPU; the node reports "

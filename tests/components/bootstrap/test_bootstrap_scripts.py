@@ -363,3 +363,11 @@ def test_gpu_health_on_a_fleet_group_publishes_but_marks_nothing(tmp_path):
     node.run("gpufleet-gpu-health", "--once")
     assert [c for c in node.calls() if c.startswith("aws cloudwatch put-metric-data --region us-east-1")]
     assert not [c for c in node.calls() if "set-instance-health" in c]
+
+
+def test_the_node_counts_the_fatal_xids_the_alarms_name() -> None:
+    from components.bootstrap.cloud_init import node_script
+    from components.bootstrap.operations import FATAL_XIDS
+
+    (line,) = [line for line in node_script("gpu-health.sh").splitlines() if line.startswith("FATAL=")]
+    assert tuple(int(code) for code in line.split("=", 1)[1].strip('"').split()) == FATAL_XIDS

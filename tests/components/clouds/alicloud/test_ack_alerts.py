@@ -11,8 +11,9 @@ import pulumi
 import pytest
 from conftest import read_cluster
 
+from components.bootstrap.operations import FATAL_XIDS
 from components.clouds.alicloud.ack_addons import cluster_addons
-from components.clouds.alicloud.ack_alerts import FATAL_XIDS, alarm_contact_group, pool_alerts
+from components.clouds.alicloud.ack_alerts import alarm_contact_group, pool_alerts
 from components.clouds.scope import ClusterScope
 from gpufleet.plan.engine import run_program
 from gpufleet.resolve import ResolvedCluster, resolve_cluster
@@ -82,6 +83,8 @@ def test_the_checks_read_the_gpu_exporters_metrics(created: list[Any]) -> None:
     fatal = by_name["gpufleet-infer-ack-a10-fatal-xid"]["expression"]
     assert all(f"DCGM_FI_DEV_XID_ERRORS == {code}" in fatal for code in FATAL_XIDS)
     assert "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0" in by_name["gpufleet-infer-ack-a10-row-remap"]["expression"]
+    # The field is the last XID, sticky: an XID alert fires on a change of it, not on its value.
+    assert "changes(DCGM_FI_DEV_XID_ERRORS[5m]) > 0" in by_name["gpufleet-infer-ack-a10-xid"]["expression"]
     assert 'condition="Ready",status="true"} == 0' in by_name["gpufleet-infer-ack-a10-node-not-ready"]["expression"]
     idle = by_name["gpufleet-infer-ack-a10-gpu-idle"]
     assert "DCGM_FI_DEV_GPU_UTIL) < 10" in idle["expression"] and idle["duration"] == "60"
