@@ -25,7 +25,7 @@ def granted_key_accounts() -> frozenset[str]:
 @cache
 def granted_key_accounts_in(path: Path) -> frozenset[str]:
     """The same, read from `path` once per process."""
-    found = read_yaml(path, trusted=True) if path.is_file() else None
+    found = read_yaml(path) if path.is_file() else None
     settings = found.get("settings") if isinstance(found, dict) else None
     rule = settings.get(KEY_ACCOUNT_RULE) if isinstance(settings, dict) else None
     granted = rule.get(ALLOWED_KEY_ACCOUNTS) if isinstance(rule, dict) else None

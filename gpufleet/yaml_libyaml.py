@@ -1,10 +1,10 @@
-"""libyaml's C parser for the data files shipped with the package, with the tags and values of YAML 1.2.
+"""libyaml's C parser for every data file the CLI reads, with the tags and values of YAML 1.2.
 
-The pure-Python reader spends most of a plan's YAML time scanning the catalog and the lock (~10x slower than
-libyaml). Here libyaml only scans and composes; every plain scalar is tagged by ruamel's YAML 1.2 resolver and
-the tree is rebuilt as ruamel nodes, so the caller runs the same checks (duplicate keys, aliases, depth) and the
-same constructor as for any other file: the values are those of the pure reader. Only for files the package
-ships (catalog, lock, organisation): libyaml recurses in C, so hostile nesting stays with the pure reader.
+The pure-Python reader is ~5-10x slower than libyaml (most of a plan's and of `images check`'s YAML time). Here
+libyaml only scans and composes; every plain scalar is tagged by ruamel's YAML 1.2 resolver and the tree is rebuilt
+as ruamel nodes, so the caller runs the same checks (duplicate keys, aliases, depth) and the same constructor as the
+pure reader: the values are its values. PyYAML composes recursively in C, which is safe only because libyaml 0.2.6
+stops nesting at 1,000 levels (yaml_set_max_nest_level's default): an older libyaml leaves the pure reader in charge.
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from ruamel.yaml import YAML
 from ruamel.yaml import nodes as ruamel_nodes
 from ruamel.yaml.tag import Tag
 
+NESTING_LIMITED_FROM = (0, 2, 6)
 try:
+    from yaml._yaml import get_version
     from yaml.cyaml import CParser
 
-    AVAILABLE = True
+    AVAILABLE = get_version() >= NESTING_LIMITED_FROM
 except ImportError:  # PyYAML built without libyaml: callers keep the pure reader
     CParser = object
     AVAILABLE = False

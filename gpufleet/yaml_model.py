@@ -2,14 +2,15 @@
 
 The catalog, the image lock and the stack files all go through `read_yaml` (duplicate keys refused; `yes`,
 `no`, `off` stay strings) and `load_yaml_model`, so every file reports problems the same way: every error,
-with its field path, as SpecInvalid (exit 2). Files the package ships (`trusted=True`) are scanned by libyaml
-(gpufleet/yaml_libyaml.py), then checked and built exactly as the others.
+with its field path, as SpecInvalid (exit 2). Text is scanned by libyaml where it is installed
+(gpufleet/yaml_libyaml.py), then checked and built by ruamel's YAML 1.2 rules; text libyaml refuses goes to the pure
+reader, whose words every error uses.
 """
 
 from __future__ import annotations
 
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from .stackfile.errors import SpecInvalid
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+T = TypeVar("T")
 
 
 NOT_A_BOOLEAN = object()
@@ -66,17 +68,15 @@ def _refuse(source: str, message: str, path: str = "") -> SpecInvalid:
     return SpecInvalid([SpecError(path, message)], source)
 
 
-def read_yaml(path: Path, *, trusted: bool = False) -> Any:
-    """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise.
-
-    `trusted`: a file shipped with the package (catalog, lock, organisation), scanned by libyaml.
-    """
-    return parse_yaml(_read_text(path), str(path), trusted=trusted)
+def read_yaml(path: Path) -> Any:
+    """One YAML 1.2 document from a regular file of at most MAX_BYTES; SpecInvalid naming the file otherwise."""
+    return parse_yaml(_read_text(path), str(path))
 
 
 def compose_yaml(path: Path) -> Node | None:
     """The checked node tree of a YAML file, read like `read_yaml`: nodes keep their line numbers."""
-    return _compose(YAML(typ="safe", pure=True), _read_text(path), str(path))
+    text, source = _read_text(path), str(path)
+    return _read(text, source, _compose)
 
 
 def _read_text(path: Path) -> str:
@@ -99,35 +99,56 @@ def _read_text(path: Path) -> str:
         raise _refuse(source, f"{path} is not UTF-8 text (byte {exc.start})") from None
 
 
+class _LibyamlRefused(Exception):
+    """libyaml could not read the text: the pure reader reads it again and, where it fails too, says why."""
+
+
 @contextmanager
-def _yaml_errors(source: str) -> Iterator[None]:
+def _yaml_errors(source: str, fast: bool) -> Iterator[None]:
     try:
         yield
-    except (YAMLError, LibyamlError) as exc:
+    except (YAMLError, LibyamlError, RecursionError, ValueError) as exc:
+        # ValueError: a scalar the constructor cannot build, e.g. the date 2027-02-30
+        if fast:
+            raise _LibyamlRefused from exc
+        if isinstance(exc, RecursionError):
+            raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
         raise _refuse(source, f"not valid YAML: {exc}") from None
-    except RecursionError:
-        raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
-    except ValueError as exc:  # a scalar the constructor cannot build, e.g. the date 2027-02-30
-        raise _refuse(source, f"not valid YAML: {exc}") from None
 
 
-def _compose(yaml: YAML, text: str, source: str, trusted: bool = False) -> Node | None:
-    with _yaml_errors(source):
-        node = yaml_libyaml.compose(text, yaml) if trusted and yaml_libyaml.AVAILABLE else yaml.compose(text)
-        if node is not None:
-            _check_tree(node, source)
-        return node
+def _read(text: str, source: str, step: Callable[[str, str, bool], T]) -> T:
+    """`step` through libyaml where it is installed; through the pure reader where it is not or where libyaml, a
+    YAML 1.1 parser that marks errors its own way, refused the text: every error is worded by the pure reader."""
+    if yaml_libyaml.AVAILABLE:
+        try:
+            return step(text, source, True)
+        except _LibyamlRefused:
+            pass
+    return step(text, source, False)
 
 
-def parse_yaml(text: str, source: str, *, trusted: bool = False) -> Any:
-    """Parse YAML 1.2 text as the Pulumi CLI reads it: duplicate keys refused by path, aliases and nesting
-    bounded before anything is built from them."""
-    yaml = YAML(typ="safe", pure=True)
-    node = _compose(yaml, text, source, trusted)
+def _compose(text: str, source: str, fast: bool, reader: YAML | None = None) -> Node | None:
+    reader = reader or YAML(typ="safe", pure=True)
+    with _yaml_errors(source, fast):
+        node = yaml_libyaml.compose(text, reader) if fast else reader.compose(text)
+    if node is not None:
+        _check_tree(node, source)
+    return node
+
+
+def _construct(text: str, source: str, fast: bool) -> Any:
+    reader = YAML(typ="safe", pure=True)
+    node = _compose(text, source, fast, reader)
     if node is None:
         return None
-    with _yaml_errors(source):
-        return yaml.constructor.construct_document(node)
+    with _yaml_errors(source, fast):
+        return reader.constructor.construct_document(node)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    """Parse YAML 1.2 text as the Pulumi CLI reads it: duplicate keys refused by path, aliases and nesting
+    bounded before anything is built from them."""
+    return _read(text, source, _construct)
 
 
 def _check_tree(root: Node, source: str) -> None:
@@ -160,13 +181,12 @@ def _check_tree(root: Node, source: str) -> None:
     visit(root, "", 0)
 
 
-def load_yaml_model(path: Path, model: type[ModelT], *, trusted: bool = False) -> ModelT:
-    """Read `path` (`trusted`: as read_yaml) and validate it into `model`; SpecInvalid lists every problem by
-    field path."""
+def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
+    """Read `path` and validate it into `model`; SpecInvalid lists every problem by field path."""
     from .stackfile.errors import SpecInvalid
     from .stackfile.validate import parse
 
     try:
-        return parse(model, read_yaml(path, trusted=trusted), unknown="unknown field; check its spelling")
+        return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
     except SpecInvalid as invalid:
         raise SpecInvalid(invalid.errors, str(path)) from None

@@ -53,4 +53,4 @@ class EksAddons(StrictModel):
 @lru_cache(maxsize=1)
 def load_eks_addons(path: Path = ADDONS_FILE) -> EksAddons:
     """eks_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, EksAddons, trusted=path == ADDONS_FILE)
+    return load_yaml_model(path, EksAddons)

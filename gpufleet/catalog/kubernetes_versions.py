@@ -95,4 +95,4 @@ class KubernetesVersions(StrictModel):
 @lru_cache(maxsize=4)
 def load_kubernetes_versions(path: Path = VERSIONS_FILE) -> KubernetesVersions:
     """kubernetes_versions.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, KubernetesVersions, trusted=path == VERSIONS_FILE)
+    return load_yaml_model(path, KubernetesVersions)

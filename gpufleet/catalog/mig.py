@@ -92,4 +92,4 @@ class MigFacts(StrictModel):
 @lru_cache(maxsize=1)
 def load_mig_facts(path: Path = MIG_FILE) -> MigFacts:
     """mig.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, MigFacts, trusted=path == MIG_FILE)
+    return load_yaml_model(path, MigFacts)

@@ -49,7 +49,7 @@ class Organisation(StrictModel):
 def organisation() -> Organisation:
     """The organisation file, read once per process."""
     path = organisation_file.ORGANISATION_FILE
-    found = load_yaml_model(path, Organisation, trusted=True)
+    found = load_yaml_model(path, Organisation)
     unknown = sorted({*found.floors, *found.settings, *(e.rule for e in found.exceptions)} - set(RULES_BY_NAME))
     if unknown:
         raise SpecInvalid([SpecError("", f"no such policy in the pack: {', '.join(unknown)}")], str(path))
