@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +15,14 @@ from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED_STACKS = REPO / "stacks"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The Python processes tests start keep their bytecode, outside the checkout (the image bundle packs every file
+    under images/): with PYTHONDONTWRITEBYTECODE set, each would compile the project's modules from source again."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    cache = hashlib.sha256(str(REPO).encode()).hexdigest()[:12]
+    os.environ["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / f"gpufleet-test-pycache-{cache}")
 
 
 def shellcheck() -> str:
