@@ -11,8 +11,6 @@ from __future__ import annotations
 from functools import cache
 from pathlib import Path
 
-from .yaml_model import read_yaml
-
 ORGANISATION_FILE = Path(__file__).resolve().parents[1] / "policies" / "organisation.yaml"
 KEY_ACCOUNT_RULE, ALLOWED_KEY_ACCOUNTS = "customer-key-account", "allowedKeyAccounts"
 
@@ -25,6 +23,8 @@ def granted_key_accounts() -> frozenset[str]:
 @cache
 def granted_key_accounts_in(path: Path) -> frozenset[str]:
     """The same, read from `path` once per process."""
+    from .yaml_model import read_yaml  # on first use: `gpufleet policies` lists the rules without reading YAML
+
     found = read_yaml(path) if path.is_file() else None
     settings = found.get("settings") if isinstance(found, dict) else None
     rule = settings.get(KEY_ACCOUNT_RULE) if isinstance(settings, dict) else None

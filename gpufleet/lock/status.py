@@ -6,7 +6,10 @@ refusal names the same commands, so all three say the same thing.
 
 from __future__ import annotations
 
-from .model import ImageEntry
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import ImageEntry
 
 PROFILE_TAG = "gpufleet:image-profile"
 STATUS_TAG = "gpufleet:image-status"
