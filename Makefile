@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= aws-train-p5
 
-.PHONY: plan test bench lint policies clean
+.PHONY: plan test bench lint policies clean node-check-image
 
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ bench: $(BIN)/gpufleet
 
 lint: $(BIN)/gpufleet
 	$(BIN)/ruff check .
+
+# The AKS/ACK node-check image (images/README.md, "Node-check image"): make node-check-image IMAGE=REGISTRY/NAME:TAG
+node-check-image:
+	@command -v docker >/dev/null || { echo "node-check-image: docker not found; build images/nodecheck-image/Containerfile with another builder (images/README.md)"; exit 1; }
+	DOCKER_BUILDKIT=1 docker build -f images/nodecheck-image/Containerfile -t $(or $(IMAGE),gpufleet-node-check:local) .
 
 clean:
 	rm -rf $(VENV) build *.egg-info
