@@ -9,10 +9,11 @@ taint (no pod without the toleration lands on it) and the pod's restarts show wh
 RBAC: get and patch on nodes, nothing else (Kubernetes RBAC cannot narrow `resourceNames` to the pod's own node;
 the script patches only NODE_NAME, guarded by resourceVersion).
 The pod reads the host's /sys and /proc read-only (the check's --sysfs-root/--proc-root) and reaches NVML with
-NVIDIA_VISIBLE_DEVICES=all: it runs unprivileged. Where the GPU Operator installs the driver (AKS) the pod runs under
-its NVIDIA runtime class and an init container waits for the operator's driver validation first (the check needs the
-driver loaded); where the node's own image carries the driver and makes the NVIDIA runtime containerd's default (ACK:
-`host_driver`), neither applies.
+NVIDIA_VISIBLE_DEVICES=all: it runs unprivileged. It has no systemd and no fabric manager binary, so on NVSwitch
+types it looks for the running fabric manager among the host's processes (--fabric-manager process). Where the GPU
+Operator installs the driver (AKS) the pod runs under its NVIDIA runtime class and an init container waits for the
+operator's driver validation first (the check needs the driver loaded); where the node's own image carries the
+driver and makes the NVIDIA runtime containerd's default (ACK: `host_driver`), neither applies.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectatio
         "initContainers": [
             {"name": "node-check", "image": image,
              "command": ["sh", "-c", "python3 -m images.nodecheck --expect /etc/gpufleet/expect.json "
-                         "--sysfs-root /host/sys --proc-root /host/proc --format text && "
+                         "--sysfs-root /host/sys --proc-root /host/proc --fabric-manager process --format text && "
                          "python3 /etc/gpufleet/release_node.py"],
              "env": [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
                      {"name": "NODE_CHECK_TAINT", "value": _taint_text()},

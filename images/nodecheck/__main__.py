@@ -1,5 +1,6 @@
 """CLI: python -m images.nodecheck --expect PATH [--instance-type T] [--sysfs-root DIR] [--proc-root DIR]
-[--format json|text]. Exit 0 healthy, 1 drift or unhealthy, 2 usage or unreadable expectation."""
+[--fabric-manager service|process] [--format json|text]. Exit 0 healthy, 1 drift or unhealthy, 2 usage or
+unreadable expectation."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-from .checks import Check, fabric_manager_checks, gpu_checks, rdma_checks, scratch_check, shared_mount_check
+from .checks import (
+    FABRIC_MANAGER_PROBES,
+    Check,
+    fabric_manager_checks,
+    gpu_checks,
+    rdma_checks,
+    scratch_check,
+    shared_mount_check,
+)
 from .expect import ExpectationError, load_expectation
 from .gpus import read_gpus
 from .host import Runner, run_command
@@ -31,6 +40,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--instance-type", help="instance type; read from cloud metadata when omitted")
     parser.add_argument("--sysfs-root", type=Path, default=Path("/sys"))
     parser.add_argument("--proc-root", type=Path, default=Path("/proc"))
+    parser.add_argument("--fabric-manager", choices=FABRIC_MANAGER_PROBES, default="service",
+                        help="NVSwitch types: the systemd unit and binary (service), or a running process under "
+                        "--proc-root (process: in a pod)")
     parser.add_argument("--format", choices=("json", "text"), default="json")
     return parser
 
@@ -60,7 +72,7 @@ def main(
         checks = [
             Check("instance_type", True, instance_type, instance_type),
             *gpu_checks(expect, inst, read_gpus(nvml, mig=inst.mig_devices > 0)),
-            *fabric_manager_checks(expect, inst, run),
+            *fabric_manager_checks(expect, inst, run, args.fabric_manager, args.proc_root),
             *rdma_checks(inst, args.sysfs_root),
             *scratch_check(expect, args.proc_root),
             *shared_mount_check(expect, args.proc_root),

@@ -12,6 +12,7 @@ from .host import (
     Runner,
     efa_devices,
     erdma_devices,
+    fabric_manager_running,
     fabric_manager_state,
     ib_ports,
     mount_points,
@@ -66,9 +67,21 @@ def mig_checks(inst: InstanceExpectation, gpus: GpuReport) -> list[Check]:
     ]
 
 
-def fabric_manager_checks(expect: Expectation, inst: InstanceExpectation, run: Runner) -> list[Check]:
+FABRIC_MANAGER_PROBES = ("service", "process")
+"""service: the node's own systemd unit and binary (a VM at boot); process: a running fabric manager process under
+--proc-root (a pod, which has neither systemd nor the binary)."""
+
+
+def fabric_manager_checks(expect: Expectation, inst: InstanceExpectation, run: Runner, probe: str = "service",
+                          proc_root: Path = Path("/proc")) -> list[Check]:
     if not inst.nvswitch:
         return []
+    if probe == "process":
+        # Its version cannot be read from a pod (the binary is the host's or the driver container's). A fabric manager
+        # runs only at its driver's version (talos.dev NVIDIA Fabric Manager guide: "has to match with the NVIDIA
+        # driver version in use"), which driver_version checks.
+        running = fabric_manager_running(proc_root)
+        return [Check("fabric_manager_running", running, "running", "running" if running else "not running")]
     state, version = fabric_manager_state(run)
     return [
         Check("fabric_manager_active", state == "active", "active", state),

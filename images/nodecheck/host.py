@@ -23,12 +23,32 @@ def run_command(argv: Sequence[str]) -> tuple[int, str]:
     return done.returncode, done.stdout
 
 
+FABRIC_MANAGER = "nv-fabricmanager"
+
+
 def fabric_manager_state(run: Runner) -> tuple[str, str | None]:
     """(systemctl is-active output, fabric manager version or None)."""
     _, state = run(["systemctl", "is-active", "nvidia-fabricmanager"])
-    status, out = run(["nv-fabricmanager", "--version"])
+    status, out = run([FABRIC_MANAGER, "--version"])
     match = re.search(r"(\d+\.\d+(?:\.\d+)?)", out) if status == 0 else None
     return (state.strip() or "unknown"), (match.group(1) if match else None)
+
+
+def fabric_manager_running(proc_root: Path) -> bool:
+    """Whether a process of the fabric manager's binary runs in the PID namespace `proc_root` shows: in a pod with
+    the host's /proc mounted, the host's, where systemd (ACK's image) or the GPU Operator's driver container (AKS)
+    started it. Read from each process's cmdline (its argv[0]), which any user may read: comm is cut at 15
+    characters, one short of the binary's name."""
+    for entry in proc_root.iterdir() if proc_root.is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv0 = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+        except OSError:  # the process ended while we looked
+            continue
+        if os.path.basename(argv0) == FABRIC_MANAGER.encode():
+            return True
+    return False
 
 
 @dataclass(frozen=True)

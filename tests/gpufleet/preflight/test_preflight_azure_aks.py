@@ -25,7 +25,8 @@ def aks(stack: str = TRAIN, group: dict[str, Any] | None = None) -> ResolvedClus
 
 def _storage(stack: str) -> dict[str, Any]:
     storage = dict(read_cluster(stack)["storage"])
-    storage.pop("shared", None)  # the AKS templates mount no Lustre
+    storage.pop("shared", None)  # the AKS templates mount no Lustre and stripe no local NVMe
+    storage["scratch"] = "none"
     return storage
 
 

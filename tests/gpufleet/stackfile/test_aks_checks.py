@@ -26,6 +26,7 @@ def _aks(stack: str = "azure-infer-a100", scheduler: dict[str, Any] | None = Non
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.36", **(scheduler or {})}
     cluster["node_groups"][0].pop("idle", None)  # the VM template's GPU-idle rule: the cluster autoscaler's on AKS
+    cluster["storage"]["scratch"] = "none"  # AKS prepares its nodes' disks
     cluster["node_groups"][0].update(group)
     return cluster
 

@@ -8,6 +8,7 @@ tests do not depend on which node images images/lock.yaml ships.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -186,3 +187,20 @@ def test_the_entry_point_exits_2_naming_the_field(stacks_dir, monkeypatch: pytes
     write_stack(stacks_dir, "eks", _eks(labels={"kubernetes.io/role": "gpu"}))
     assert run_main(monkeypatch, "plan", "--stack", "eks", "--stacks-dir", str(stacks_dir)) == 2
     assert "node_groups[0].labels" in " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize(("stack", "service"), [("azure-infer-aks", "AKS"), ("alicloud-infer-ack", "ACK")])
+def test_a_local_nvme_raid_is_refused_where_nodes_run_the_services_image(
+        stack: str, service: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # Nothing of gpufleet boots those nodes: no RAID would be made, and the node-check pod would wait for /scratch.
+    cluster = copy.deepcopy(read_cluster(stack))
+    assert cluster["storage"]["scratch"] == "none"
+    cluster["storage"]["scratch"] = "raid0"
+    errors = errors_by_field(cluster)
+    assert list(errors) == ["storage.scratch"]
+    assert f"{service} nodes run {service}'s own image" in errors["storage.scratch"]
+    assert "storage.scratch: none" in errors["storage.scratch"]
+    write_stack(tmp_path, "raid", cluster)
+    assert run_main(monkeypatch, "plan", "--stack", "raid", "--stacks-dir", str(tmp_path)) == 2
+    assert "storage.scratch" in capsys.readouterr().err

@@ -35,11 +35,12 @@ RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 
 
 def aks_cluster(stack: str = "azure-train-ndh100", **scheduler: Any) -> dict[str, Any]:
-    """A shipped Azure VM stack turned Kubernetes, less what AKS does not build (the Lustre file system, idle
-    scale-in: the stack checks refuse both there)."""
+    """A shipped Azure VM stack turned Kubernetes, less what AKS does not build (the Lustre file system, the local
+    NVMe RAID, idle scale-in: the stack checks refuse them there)."""
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": VERSION, "admins": [ADMIN], **scheduler}
     cluster["storage"].pop("shared", None)
+    cluster["storage"]["scratch"] = "none"
     for group in cluster["node_groups"]:
         group.pop("idle", None)
     return cluster
