@@ -147,7 +147,9 @@ def test_a_module_dkms_did_not_build_for_the_running_kernel_fails_the_bake(tmp_p
 
 def test_the_bake_waits_for_a_held_dpkg_lock_instead_of_failing(tmp_path):
     box, env_file = _world(tmp_path, locking=True)
-    holder = box.hold_dpkg_lock(4)
+    # Held past the script's steps before its first apt-get install (keyring check, sources, update): 4 s was
+    # sometimes spent before it on a loaded CI machine, and apt then never waited.
+    holder = box.hold_dpkg_lock(10)
     try:
         done = _run(box, env_file)
     finally:
