@@ -19,7 +19,8 @@ What ACK runs itself (so the shared layer's copies are not run, a second one wou
   resource ERDMA_RESOURCE, which a pod requests in its limits (ACK "Use eRDMA to accelerate container networks",
   help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-erdma-in-ack-clusters).
 
-What ACK lacks: a check of each node against the lock before it takes work. The pools carry NODE_CHECK_TAINT and the
+What ACK lacks: a drain on the spot release notice (spot_drain.py), and a check of each node against the lock
+before it takes work. The pools carry NODE_CHECK_TAINT and the
 node check DaemonSet per group lifts it (node_check.py), reading the driver the node's image loaded.
 """
 
@@ -33,6 +34,7 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 from .manifests import Obj
 from .model import InClusterGroup
 from .node_check import node_check_objects
+from .spot_drain import spot_drain_objects
 
 ERDMA_RESOURCE = "aliyun/erdma"
 """The extended resource the ACK eRDMA Controller's agent registers: one per eRDMA device a pod gets."""
@@ -40,11 +42,12 @@ ERDMA_RESOURCE = "aliyun/erdma"
 
 def alicloud_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, driver: str | None,
                      expectation: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, list[Obj]]]:
-    """The ACK components: the node check on every group's nodes."""
+    """The ACK components: the node check on every group's nodes, the drain on the spot groups' nodes."""
     if driver:
         raise ValueError("InClusterArgs.driver is set: ACK installs the driver the pool label "
                          "ack.aliyun.com/nvidia-driver-version names, nothing in the cluster installs one")
     if not expectation:
         raise ValueError("InClusterArgs.node_check is empty: ACK nodes run the node check from a DaemonSet, which "
                          "reads the lock's expectation (the expect.json document) from it")
-    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True))]
+    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True)),
+            ("spot-drain", spot_drain_objects(groups, pins))]

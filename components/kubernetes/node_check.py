@@ -32,7 +32,10 @@ from .placement import GPU_TAINT_KEY, add_tolerations, groups_affinity, taint_to
 NODE_CHECK_TAINT = ("gpufleet.io/node-check", "pending", "NoSchedule")
 """(key, value, effect) of the startup taint a GPU pool carries until its node passes the node check."""
 NAMESPACE = NAME = "gpufleet-node-check"
-SCRIPT = Path(__file__).resolve().parent / "scripts" / "release_node.py"
+SCRIPTS = Path(__file__).resolve().parent / "scripts"
+SCRIPT = SCRIPTS / "release_node.py"
+KUBE_API = SCRIPTS / "kube_api.py"
+"""The Kubernetes API helper the pod scripts import from their own directory (the ConfigMap ships it beside them)."""
 # The GPU Operator's validator writes this file once the driver container has loaded the driver (gpu-operator
 # assets/state-device-plugin/0500_daemonset.yaml, init container toolkit-validation, waits on the same directory).
 DRIVER_READY = "/run/nvidia/validations/driver-ready"
@@ -116,7 +119,7 @@ def _group_objects(group: InClusterGroup, pins: KubernetesComponents, expectatio
     return [
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": dict(meta),
          "data": {"expect.json": json.dumps(dict(expectation), indent=2, sort_keys=True) + "\n",
-                  "release_node.py": SCRIPT.read_text()}},
+                  "release_node.py": SCRIPT.read_text(), "kube_api.py": KUBE_API.read_text()}},
         {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {**meta, "labels": labels},
          "spec": {"selector": {"matchLabels": labels},
                   "template": {"metadata": {"labels": labels}, "spec": spec}}},

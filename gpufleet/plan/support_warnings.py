@@ -1,7 +1,6 @@
 """Warnings a plan carries about the stack's dated choices and what a managed cluster cannot do: the Kubernetes
 version's support window; on ACK a driver its documented list (gpufleet/catalog/ack.yaml, read on a date) does not
-name, and spot groups, which nothing drains before Alibaba reclaims them; on AKS a group's idle threshold the cluster
-autoscaler has no setting for.
+name; on AKS a group's idle threshold the cluster autoscaler has no setting for.
 
 A plan is made on a day; the same stack planned later may be told its version has left standard support. The day
 is passed in so a plan (and a test) can fix it.
@@ -15,14 +14,6 @@ from ..catalog.ack import load_ack_facts
 from ..catalog.kubernetes_versions import load_kubernetes_versions
 from ..stackfile.models import ClusterSpec
 
-# ack-node-problem-detector only sets the node condition InstanceExpired (ALI doc-detail/294455.htm) and the pool's
-# spot_instance_remedy only starts a replacement; no ACK component or pool setting found drains a node on the
-# reclaim notice (ACK "Best practices for spot instance node pools").
-ACK_SPOT_UNDRAINED = (
-    "spot nodes on ACK are reclaimed without a drain: ACK marks a node about to be released (condition "
-    "InstanceExpired) and starts a replacement, but evicts nothing; jobs on it stop with the instance, so checkpoint "
-    "them, or use capacity: on-demand for work that cannot restart")
-
 
 def plan_warnings(spec: ClusterSpec, today: date, driver: str | None = None) -> list[str]:
     """What the plan's table and JSON (summary.warnings) say beside the cost: empty for a VM cluster, a version
@@ -35,9 +26,6 @@ def plan_warnings(spec: ClusterSpec, today: date, driver: str | None = None) -> 
     warnings = [*([f"scheduler.version: {warning}"] if warning else []), *aks_idle_warnings(spec)]
     if spec.cloud == "alicloud" and driver is not None and (unlisted := load_ack_facts().unlisted_driver(driver)):
         warnings.append(f"image: {unlisted}")
-    if spec.cloud == "alicloud":
-        warnings += [f"node_groups[{i}]: {ACK_SPOT_UNDRAINED}" for i, group in enumerate(spec.node_groups)
-                     if group.spot]
     return warnings
 
 

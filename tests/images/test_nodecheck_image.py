@@ -23,6 +23,7 @@ from packaging.utils import canonicalize_name
 from shell_commands import commands
 
 from components.kubernetes.node_check import SCRIPT, node_check_objects
+from components.kubernetes.spot_drain import SCRIPT as DRAIN_SCRIPT
 from gpufleet.lock import load_lock
 
 REPO = Path(__file__).resolve().parents[2]
@@ -144,10 +145,12 @@ def test_python_m_images_nodecheck_resolves_in_the_image_with_the_stdlib_and_the
     assert "pynvml" in missing and set(missing) <= provided_modules(), missing
 
 
-def test_the_release_script_needs_the_standard_library_only() -> None:
-    finder = stdlib_finder()
-    finder.run_script(str(SCRIPT))
+@pytest.mark.parametrize("script", [SCRIPT, DRAIN_SCRIPT], ids=lambda p: p.name)
+def test_the_pod_scripts_need_the_standard_library_and_their_api_helper_only(script: Path) -> None:
+    finder = stdlib_finder(script.parent)  # the ConfigMap ships kube_api.py beside the script
+    finder.run_script(str(script))
     assert missing_from(finder, "__main__") == {}
+    assert "kube_api" in finder.modules
 
 
 def daemonset_containers() -> list[dict]:

@@ -7,27 +7,12 @@ in between is never dropped: a conflict fails this run and the pod's restart tri
 
 from __future__ import annotations
 
-import json
 import os
-import ssl
 import sys
-import urllib.request
 
-ACCOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+from kube_api import call
+
 KEY, VALUE, EFFECT = os.environ["NODE_CHECK_TAINT"].replace("=", ":").split(":")
-
-
-def call(method: str, path: str, body: object = None, kind: str = "application/json") -> dict:
-    host = os.environ["KUBERNETES_SERVICE_HOST"]
-    port = os.environ["KUBERNETES_SERVICE_PORT"]
-    with open(f"{ACCOUNT}/token") as handle:
-        token = handle.read().strip()
-    data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"https://{host}:{port}{path}", data=data, method=method,
-                                     headers={"Authorization": f"Bearer {token}", "Content-Type": kind})
-    context = ssl.create_default_context(cafile=f"{ACCOUNT}/ca.crt")
-    with urllib.request.urlopen(request, context=context, timeout=30) as response:
-        return json.load(response)
 
 
 def main() -> int:

@@ -23,15 +23,15 @@ def plan():
     return build((ERDMA, CGPU), cloud="alicloud", region="cn-beijing")
 
 
-def test_ack_gets_only_the_node_check(plan):
+def test_ack_gets_only_the_node_check_and_the_spot_drain(plan):
     components = [c for c, _ in component_objects("alicloud", "1.35", "cn-beijing", (ERDMA, CGPU), PINS, None,
                                                   ACK_EXPECTATIONS)]
-    assert components == ["node-check"]
+    assert components == ["node-check", "spot-drain"]  # CGPU runs spot
     kinds = {o["kind"] for o in plan.objects()}
     assert kinds == {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet"}
     daemonsets = {o["metadata"]["name"] for o in plan.objects() if o["kind"] == "DaemonSet"}
     # No second device plugin next to ACK's, no GFD, NFD or DCGM exporter, nothing of AWS's.
-    assert daemonsets == {"gpufleet-node-check-gn8v", "gpufleet-node-check-gn7i"}
+    assert daemonsets == {"gpufleet-node-check-gn8v", "gpufleet-node-check-gn7i", "gpufleet-spot-drain"}
 
 
 def test_the_node_check_reads_the_host_driver_without_the_operators_runtime_class(plan):

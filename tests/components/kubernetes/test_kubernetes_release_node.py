@@ -11,6 +11,7 @@ from components.kubernetes.node_check import SCRIPT
 
 
 def load(monkeypatch: pytest.MonkeyPatch, node: dict, calls: list):
+    monkeypatch.syspath_prepend(str(SCRIPT.parent))  # as the pod runs it: kube_api.py beside it
     monkeypatch.setenv("NODE_CHECK_TAINT", "gpufleet.io/node-check=pending:NoSchedule")
     monkeypatch.setenv("NODE_NAME", "aks-ndh100-0")
     spec = importlib.util.spec_from_file_location("release_node", SCRIPT)
