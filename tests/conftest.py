@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alicloud_metadata import alicloud_metadata  # noqa: F401 - a fixture for every test
 from ruamel.yaml import YAML
 
 REPO = Path(__file__).resolve().parent.parent

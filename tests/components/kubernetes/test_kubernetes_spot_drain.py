@@ -1,24 +1,18 @@
 """ACK spot groups: a DaemonSet on their nodes drains a node once ECS announces its release. The objects as the
 in-cluster layer registers them, and the script against a local metadata service that answers as ECS's does in
-security hardening mode (a token from PUT /latest/api/token on every read, 404 until a release is scheduled)."""
+security hardening mode (tests/alicloud_metadata.py; 404 until a release is scheduled)."""
 
 from __future__ import annotations
 
 import importlib.util
-import threading
 import urllib.error
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import ModuleType
-from typing import Any
 
 import pytest
 from kubernetes_objects import CGPU, ERDMA, build
 
 from components.kubernetes.node_check import KUBE_API
 from components.kubernetes.spot_drain import NAME, RULES, SCRIPT
-
-TOKEN = "session-token"
 
 
 def test_the_drain_runs_on_the_spot_groups_nodes_only_from_the_hosts_network() -> None:
@@ -40,45 +34,6 @@ def test_no_spot_group_no_drain() -> None:
     assert not [r for r in plan.kubernetes if NAME in r.inputs["metadata"]["name"]]
 
 
-class Metadata(BaseHTTPRequestHandler):
-    """ECS's metadata service in hardening mode: a token first, then reads that carry it."""
-
-    announced: str | None = None
-    asked: list[str] = []
-
-    def do_PUT(self) -> None:  # noqa: N802 - http.server's handler name
-        self.asked.append(f"PUT {self.path} ttl={self.headers.get('X-aliyun-ecs-metadata-token-ttl-seconds')}")
-        self._answer(200, TOKEN)
-
-    def do_GET(self) -> None:  # noqa: N802
-        self.asked.append(f"GET {self.path}")
-        if self.headers.get("X-aliyun-ecs-metadata-token") != TOKEN:
-            self._answer(403, "")
-        elif self.path == "/latest/meta-data/instance/spot/termination-time" and self.announced:
-            self._answer(200, self.announced)
-        else:
-            self._answer(404, "")
-
-    def _answer(self, status: int, body: str) -> None:
-        self.send_response(status)
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def metadata() -> Iterator[type[Metadata]]:
-    Metadata.announced, Metadata.asked = None, []
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Metadata)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    Metadata.url = f"http://127.0.0.1:{server.server_address[1]}"  # type: ignore[attr-defined]
-    yield Metadata
-    server.shutdown()
-
-
 POD_SPEC = {"name": "trainer-0", "namespace": "ml", "ownerReferences": [{"kind": "StatefulSet"}]}
 PODS = [
     {"metadata": POD_SPEC},
@@ -89,10 +44,13 @@ PODS = [
 ]
 
 
-def load(monkeypatch: pytest.MonkeyPatch, metadata: type[Metadata], calls: list, refuse: set[str]) -> ModuleType:
+NOTICE = "instance/spot/termination-time"
+
+
+def load(monkeypatch: pytest.MonkeyPatch, url: str, calls: list, refuse: set[str]) -> ModuleType:
     monkeypatch.syspath_prepend(str(SCRIPT.parent))  # as the pod runs it: kube_api.py beside it
     monkeypatch.setenv("NODE_NAME", "cn-beijing.10.0.1.7")
-    monkeypatch.setenv("ALICLOUD_METADATA", metadata.url)  # type: ignore[attr-defined]
+    monkeypatch.setenv("ALICLOUD_METADATA", url)
     monkeypatch.setenv("POLL_SECONDS", "0")
     spec = importlib.util.spec_from_file_location("drain_on_notice", SCRIPT)
     module = importlib.util.module_from_spec(spec)
@@ -109,19 +67,19 @@ def load(monkeypatch: pytest.MonkeyPatch, metadata: type[Metadata], calls: list,
     return module
 
 
-def test_nothing_happens_before_ecs_announces_a_release(monkeypatch, metadata) -> None:
+def test_nothing_happens_before_ecs_announces_a_release(monkeypatch, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
     calls: list = []
-    assert load(monkeypatch, metadata, calls, set()).main(rounds=2) == 0
-    assert calls == []
-    read = "GET /latest/meta-data/instance/spot/termination-time"
-    assert metadata.asked == ["PUT /latest/api/token ttl=300", read] * 2
+    assert load(monkeypatch, url, calls, set()).main(rounds=2) == 0
+    assert calls == [] and server.refused == []  # every read carried a session token
 
 
-def test_on_the_notice_the_node_is_cordoned_and_its_workload_pods_evicted(monkeypatch, metadata) -> None:
-    metadata.announced = "2026-11-27T10:05:00Z"
+def test_on_the_notice_the_node_is_cordoned_and_its_workload_pods_evicted(monkeypatch, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
+    server.items[NOTICE] = "2026-11-27T10:05:00Z"
     calls: list = []
     eviction = "/api/v1/namespaces/ml/pods/trainer-0/eviction"
-    load(monkeypatch, metadata, calls, {eviction}).main(rounds=2)
+    load(monkeypatch, url, calls, {eviction}).main(rounds=2)
     node = "/api/v1/nodes/cn-beijing.10.0.1.7"
     assert calls[0] == ("PATCH", node, {"spec": {"unschedulable": True}}, "application/merge-patch+json")
     assert calls[1][:2] == ("GET", "/api/v1/pods?fieldSelector=spec.nodeName%3Dcn-beijing.10.0.1.7")

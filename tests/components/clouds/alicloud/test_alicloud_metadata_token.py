@@ -4,62 +4,15 @@ server that refuses every read without a session token, real curl, and `aliyun` 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-import pytest
 from bootstrap_node import Node, config
 
 from components.bootstrap.operations import GpuMetrics
 
-TOKEN = "tok-7f3a"
 ROLE = "train-node"
 CREDENTIALS = {"Code": "Success", "AccessKeyId": "STS.NUabc", "AccessKeySecret": "s3cr3t", "SecurityToken": "CAIS",
                "Expiration": "2026-11-22T10:00:00Z", "LastUpdated": "2026-11-22T04:00:00Z"}
-
-
-class HardenedMetadata(BaseHTTPRequestHandler):
-    """ECS metadata in security hardening mode: PUT /latest/api/token with a TTL of 1 to 21600 s issues a token;
-    a read without it is refused (ECS user guide, view-instance-metadata)."""
-
-    items: dict[str, str] = {}
-    refused: list[str] = []
-
-    def do_PUT(self) -> None:  # noqa: N802 - the http.server hook name
-        ttl = self.headers.get("X-aliyun-ecs-metadata-token-ttl-seconds", "")
-        if self.path != "/latest/api/token" or not ttl.isdigit() or not 1 <= int(ttl) <= 21600:
-            self._answer(400, "")
-        else:
-            self._answer(200, TOKEN)
-
-    def do_GET(self) -> None:  # noqa: N802
-        if self.headers.get("X-aliyun-ecs-metadata-token") != TOKEN:
-            self.refused.append(self.path)
-            self._answer(403, "")
-            return
-        found = self.items.get(self.path.removeprefix("/latest/meta-data/"))
-        self._answer(200, found) if found is not None else self._answer(404, "")
-
-    def _answer(self, status: int, body: str) -> None:
-        self.send_response(status)
-        self.end_headers()
-        self.wfile.write(body.encode())
-
-    def log_message(self, *_: object) -> None:
-        pass
-
-
-@pytest.fixture
-def metadata() -> Iterator[tuple[str, type[HardenedMetadata]]]:
-    handler = type("Metadata", (HardenedMetadata,), {"items": {}, "refused": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", handler
-    server.shutdown()
-    server.server_close()
 
 
 def hardened_node(tmp_path: Path, **changes: object) -> Node:
@@ -70,8 +23,8 @@ def hardened_node(tmp_path: Path, **changes: object) -> Node:
     return node
 
 
-def test_gpu_health_signs_with_role_credentials_read_under_a_token(tmp_path, metadata) -> None:
-    url, server = metadata
+def test_gpu_health_signs_with_role_credentials_read_under_a_token(tmp_path, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
     server.items.update({"instance-id": "i-2ze0abc", "ram/security-credentials/": ROLE,
                          f"ram/security-credentials/{ROLE}": json.dumps(CREDENTIALS)})
     node = hardened_node(tmp_path, gpu_metrics=GpuMetrics("12345678", "g", "cn-wulanchabu", scaling_group="g1"))
@@ -89,8 +42,8 @@ def test_gpu_health_signs_with_role_credentials_read_under_a_token(tmp_path, met
     assert server.refused == []
 
 
-def test_gpu_health_without_credentials_calls_nothing(tmp_path, metadata) -> None:
-    url, server = metadata
+def test_gpu_health_without_credentials_calls_nothing(tmp_path, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
     server.items.update({"ram/security-credentials/": ROLE,
                          f"ram/security-credentials/{ROLE}": json.dumps({"Code": "Failed"})})
     node = hardened_node(tmp_path, gpu_metrics=GpuMetrics("12345678", "g", "cn-wulanchabu", scaling_group="g1"))
@@ -100,25 +53,25 @@ def test_gpu_health_without_credentials_calls_nothing(tmp_path, metadata) -> Non
     assert f"no role credentials for {ROLE}" in run.stderr
 
 
-def test_spot_watcher_reads_the_termination_notice_under_a_token(tmp_path, metadata) -> None:
-    url, server = metadata
+def test_spot_watcher_reads_the_termination_notice_under_a_token(tmp_path, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
     server.items["instance/spot/termination-time"] = "2026-11-22T04:05:00Z"
     node = hardened_node(tmp_path, checkpoint_hook="echo hook ran >> \"$STUB_LOG\"")
     assert node.run("gpufleet-spot-watcher", "--once", GPUFLEET_ALICLOUD_METADATA=url).returncode == 0
     assert node.calls().count("hook ran") == 1 and server.refused == []
 
 
-def test_spot_watcher_without_a_notice_runs_nothing(tmp_path, metadata) -> None:
-    url, server = metadata
+def test_spot_watcher_without_a_notice_runs_nothing(tmp_path, alicloud_metadata) -> None:
+    url, server = alicloud_metadata
     node = hardened_node(tmp_path, checkpoint_hook="echo hook ran >> \"$STUB_LOG\"")
     assert node.run("gpufleet-spot-watcher", "--once", GPUFLEET_ALICLOUD_METADATA=url).returncode == 0
     assert "hook ran" not in node.calls() and server.refused == []
 
 
-def test_node_check_reads_the_instance_type_under_a_token(metadata, monkeypatch) -> None:
+def test_node_check_reads_the_instance_type_under_a_token(alicloud_metadata, monkeypatch) -> None:
     from images.nodecheck import metadata as node_metadata  # the node check the image carries
 
-    url, server = metadata
+    url, server = alicloud_metadata
     server.items["instance/instance-type"] = "ecs.ebmgn8v.48xlarge"
     monkeypatch.setattr(node_metadata, "ALICLOUD_METADATA", f"{url}/latest")
     assert node_metadata._alicloud() == "ecs.ebmgn8v.48xlarge"
