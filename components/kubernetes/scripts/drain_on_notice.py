@@ -47,12 +47,11 @@ def evictable(pod: dict) -> bool:
             and not any(owner.get("kind") == "DaemonSet" for owner in owners))
 
 
-def drain(node: str) -> int:
-    """Cordon the node and ask each evictable pod on it to go; the number of pods still asked to wait (429: a
-    PodDisruptionBudget) or failing, to be asked again next round."""
+def drain(node: str) -> None:
+    """Cordon the node and ask each evictable pod on it to go; a pod told to wait (429: a PodDisruptionBudget) or
+    whose eviction failed is asked again next round."""
     call("PATCH", f"/api/v1/nodes/{node}", {"spec": {"unschedulable": True}}, "application/merge-patch+json")
     pods = call("GET", f"/api/v1/pods?fieldSelector=spec.nodeName%3D{node}")["items"]
-    waiting = 0
     for pod in filter(evictable, pods):
         name, namespace = pod["metadata"]["name"], pod["metadata"]["namespace"]
         try:
@@ -61,9 +60,7 @@ def drain(node: str) -> int:
             print(f"evicted {namespace}/{name}")
         except urllib.error.HTTPError as refused:
             if refused.code != 404:  # 404: the pod is already gone
-                waiting += 1
                 print(f"eviction of {namespace}/{name} refused ({refused.code}); asking again", file=sys.stderr)
-    return waiting
 
 
 def main(rounds: int | None = None) -> int:
