@@ -92,16 +92,14 @@ def ack_keys_unreserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Itera
 
 
 @check
-def endpoint_private_on_ack(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    """ACK limits the API server's sources only by an access control list on the listener (port 6443) of the CLB it
-    creates for the API server (ALI ack "Configure network ACLs for the API server of an ACK cluster");
-    pulumi-alicloud 4.0.0 binds an ACL only to a listener it manages (slb.Listener acl_id), not to ACK's, so a public
-    endpoint could not be limited to scheduler.public_cidrs."""
-    if _on_ack(cluster) and cluster.spec.scheduler.endpoint == "public":
-        yield SpecError("scheduler.endpoint", "public: ACK limits its API server's sources only by an ACL on the "
-                                              "listener of its own load balancer, which gpufleet cannot bind, so "
-                                              "public_cidrs would not hold; use endpoint private and reach the API "
-                                              "server from the VPC, a VPN or a bastion")
+def public_endpoint_needs_the_vpc_range(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A public ACK endpoint is limited by a whitelist on the API server's listener that must also hold the VPC's
+    range, or kubelets lose the API server (components/clouds/alicloud/api_server_acl.py); gpufleet knows that range
+    only for the network it creates."""
+    if _on_ack(cluster) and cluster.spec.scheduler.endpoint == "public" and cluster.spec.network.cidr is None:
+        yield SpecError("scheduler.endpoint", "public: the API server's whitelist must hold the VPC's range, which "
+                                              "gpufleet knows only for a network it creates (network.cidr); use "
+                                              "endpoint private with a brought network")
 
 
 @check

@@ -9,8 +9,12 @@ encrypted only with `encryption_provider_key` set, which needs Pro: ALI doc-deta
 `encrypted` default false.
 
 ManagedKubernetes has no input that limits who reaches a public API server: the only limit is an access control list
-on its load balancer (alicloud:slb/acl:Acl, `entry_lists[].entry`), so a public endpoint passes only where the stack
-has such lists and their entries together are named ranges no wider than address_ranges.too_wide allows.
+bound as a whitelist to the TCP 6443 listener of the CLB ACK made for it (its slb_id). pulumi-alicloud cannot bind a
+list to a listener it did not create, so gpufleet's dynamic resource does (components/clouds/alicloud/
+api_server_acl.py, BINDING). A public endpoint passes only where such a binding takes its load balancer from this
+cluster and its list from a stack ACL, and the list's entries (its entry_lists and the slb.AclEntryAttachment
+resources on it) together are named ranges no wider than address_ranges.too_wide allows. An ACL bound to nothing,
+or bound as a blacklist, limits nothing.
 """
 
 from __future__ import annotations
@@ -21,12 +25,16 @@ from typing import Any
 from gpufleet.stackfile.address_ranges import parse_range, too_wide
 
 from ..meta import MANDATORY, Config, Finding, Node, Props, Rule, Stack, resource_rule, stack_rule
-from ..props import UNKNOWN, as_bool, get, items
+from ..props import UNKNOWN, as_bool, as_int, get, items
 from .resource_types import KMS_KEY
 
 MANAGED_KUBERNETES = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 NODE_POOL = "alicloud:cs/nodePool:NodePool"
 SLB_ACL = "alicloud:slb/acl:Acl"
+ACL_ENTRY = "alicloud:slb/aclEntryAttachment:AclEntryAttachment"
+# components/clouds/alicloud/api_server_acl.py BINDING_TYPE (the pack never imports the program).
+BINDING = "pulumi-python:dynamic/alicloud:ApiServerAcl"
+API_SERVER_PORT = 6443
 PRO_SPEC = "ack.pro."
 
 
@@ -51,18 +59,33 @@ def _public(cluster: Node) -> bool | None:
     return as_bool(value) is not False
 
 
-def _acl_entries(stack: Stack) -> list[Any] | None:
-    """Every entry of the stack's SLB access control lists (None while one is unknown)."""
+def _list_entries(stack: Stack, acl: Node) -> list[Any] | None:
+    """An ACL's entries: its own entry_lists and the entry attachments on it (None while one is unknown)."""
+    listed = items(acl.props, "entryLists")
+    if listed is UNKNOWN:
+        return None
+    attached = [entry for entry in stack.dependents_of(acl, ACL_ENTRY)
+                if acl in stack.dependencies_of(entry, SLB_ACL, prop="aclId")]
+    entries = [get(item, "entry") for item in listed] + [get(entry.props, "entry") for entry in attached]
+    return None if UNKNOWN in entries else entries
+
+
+def _whitelist(stack: Stack, cluster: Node) -> list[Any] | None:
+    """Every entry of the whitelists bound to this cluster's API server listener (None while one is unknown)."""
     entries: list[Any] = []
-    for acl in stack.of_type(SLB_ACL):
-        listed = items(acl.props, "entryLists")
-        if listed is UNKNOWN:
+    for binding in stack.dependents_of(cluster, BINDING):
+        if cluster not in stack.dependencies_of(binding, MANAGED_KUBERNETES, prop="load_balancer_id"):
+            continue
+        kind, port = get(binding.props, "acl_type"), get(binding.props, "listener_port")
+        if kind is UNKNOWN or port is UNKNOWN:
             return None
-        for item in listed:
-            entry = get(item, "entry")
-            if entry is UNKNOWN:
+        if kind != "white" or as_int(port) != API_SERVER_PORT:
+            continue
+        for acl in stack.dependencies_of(binding, SLB_ACL, prop="acl_id"):
+            listed = _list_entries(stack, acl)
+            if listed is None:
                 return None
-            entries.append(entry)
+            entries.extend(listed)
     return entries
 
 
@@ -70,11 +93,11 @@ def check_api_not_open(stack: Stack, config: Config) -> Iterator[Finding]:
     for cluster in stack.of_type(MANAGED_KUBERNETES):
         if not _public(cluster):
             continue
-        entries = _acl_entries(stack)
+        entries = _whitelist(stack, cluster)
         if entries is None:
             continue
-        hint = ("set slb_internet_enabled = False (reach the API server from the VPC), or limit the endpoint's load "
-                "balancer to the administrators' ranges with an access control list")
+        hint = ("set slb_internet_enabled = False (reach the API server from the VPC), or bind a whitelist of the "
+                "administrators' ranges to the listener on port 6443 of the cluster's slb_id")
         if not entries:
             yield cluster.urn, f"the API server has an internet-facing endpoint open to every address: {hint}"
             continue
@@ -138,9 +161,9 @@ RULES: list[Rule] = [
     ),
     stack_rule(
         "alicloud-ack-api-not-open",
-        "The ACK API server has no internet-facing endpoint, or one its load balancer's access control lists limit "
-        "to named ranges no wider than a /24 (IPv4) together.",
-        MANDATORY, "alicloud", [MANAGED_KUBERNETES, SLB_ACL], check_api_not_open,
+        "The ACK API server has no internet-facing endpoint, or one that a whitelist bound to its listener limits to "
+        "named ranges no wider than a /24 (IPv4) together.",
+        MANDATORY, "alicloud", [MANAGED_KUBERNETES, BINDING, SLB_ACL, ACL_ENTRY], check_api_not_open,
     ),
     stack_rule(
         "alicloud-ack-pool-disks-stack-key",

@@ -19,6 +19,8 @@ CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
 POOL = "alicloud:cs/nodePool:NodePool"
 KEY = "alicloud:kms/key:Key"
 ACL = "alicloud:slb/acl:Acl"
+ENTRY = "alicloud:slb/aclEntryAttachment:AclEntryAttachment"
+BINDING = "pulumi-python:dynamic/alicloud:ApiServerAcl"
 ROLE = "alicloud:ram/role:Role"
 ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 KEY_ID = "key-hzz65f1234567890abcd"
@@ -59,15 +61,46 @@ def test_a_public_api_server_without_access_lists_fails(change: dict[str, Any]) 
     assert "open to every address" in message
 
 
-def acl(*entries: str) -> Any:
-    return res(ACL, "api", {"entryLists": [{"entry": entry, "comment": "admins"} for entry in entries]})
+def acl(*entries: str, name: str = "api") -> Any:
+    return res(ACL, name, {"entryLists": [{"entry": entry, "comment": "admins"} for entry in entries]})
 
 
-def test_a_public_api_server_limited_to_named_ranges_passes_and_a_wide_one_fails() -> None:
-    public = res(CLUSTER, "ack", cluster(slbInternetEnabled=True))
-    assert messages("alicloud-ack-api-not-open", [public, acl("203.0.113.0/28", "198.51.100.7/32")]) == []
-    ((where, message),) = messages("alicloud-ack-api-not-open", [public, acl("0.0.0.0/0")])
+def binding(acl_name: str = "api", acl_type: str = "white", port: int = 6443) -> Any:
+    """gpufleet's binding of an ACL to the listener of the cluster's API server CLB (api_server_acl.py)."""
+    return res(BINDING, "api-binding", {"load_balancer_id": "lb-1", "listener_port": port, "acl_id": "acl-1",
+                                        "acl_type": acl_type, "region": "cn-wulanchabu"},
+               property_dependencies={"load_balancer_id": (urn(CLUSTER, "ack"),), "acl_id": (urn(ACL, acl_name),)})
+
+
+PUBLIC = res(CLUSTER, "ack", cluster(slbInternetEnabled=True))
+
+
+def test_a_public_api_server_whitelisted_to_named_ranges_passes_and_a_wide_one_fails() -> None:
+    private = ["100.104.0.0/16", "10.44.0.0/16"]
+    assert messages("alicloud-ack-api-not-open", [PUBLIC, acl(*private, "203.0.113.0/28"), binding()]) == []
+    ((where, message),) = messages("alicloud-ack-api-not-open", [PUBLIC, acl(*private, "0.0.0.0/0"), binding()])
     assert where == urn(CLUSTER, "ack") and "0.0.0.0/0" in message
+
+
+def test_entries_attached_to_the_bound_list_count() -> None:
+    entries = [res(ENTRY, f"api-{index}", {"aclId": "acl-1", "entry": entry},
+                   property_dependencies={"aclId": (urn(ACL, "api"),)})
+               for index, entry in enumerate(["100.104.0.0/16", "20.10.0.0/23"])]
+    ((_, message),) = messages("alicloud-ack-api-not-open", [PUBLIC, acl(), *entries, binding()])
+    assert "20.10.0.0/23" in message and "more than a /24" in message
+    entries[1].inputs["entry"] = "20.10.0.0/24"
+    assert messages("alicloud-ack-api-not-open", [PUBLIC, acl(), *entries, binding()]) == []
+
+
+@pytest.mark.parametrize("resources", [
+    [acl("203.0.113.0/28")],  # a list bound to nothing limits nothing
+    [acl("203.0.113.0/28"), binding(acl_type="black")],  # a blacklist admits every other address
+    [acl("203.0.113.0/28"), binding(port=443)],  # another listener
+    [acl("203.0.113.0/28"), acl("198.51.100.0/28", name="other"), binding(acl_name="other-missing")],
+])
+def test_a_list_that_does_not_whitelist_the_api_servers_listener_leaves_it_open(resources: list[Any]) -> None:
+    ((_, message),) = messages("alicloud-ack-api-not-open", [PUBLIC, *resources])
+    assert "open to every address" in message
 
 
 def test_rrsa_off_fails() -> None:

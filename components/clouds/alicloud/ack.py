@@ -9,9 +9,10 @@ Sources (aliyun/terraform-provider-alicloud @81c43b6, alicloud/resource_alicloud
   the key is ignored (MK:1906-1911): so both are set, disable_encryption False, as the SDK's note asks.
 - enable_rrsa is sent at create (MK:1084) and cannot be turned off (SDK text); rrsa_metadata (MK:881-902) gives the
   OIDC issuer and provider the RRSA roles trust (ack_rrsa.py).
-- slb_internet_enabled defaults to true (MK:356-359) and is sent as EndpointPublicAccess (MK:1022): set False, no
-  internet endpoint. new_nat_gateway defaults to true (MK:257, sent as SnatEntry MK:1018): the stack's network has its
-  own NAT gateway, so False.
+- slb_internet_enabled defaults to true (MK:356-359) and is sent as EndpointPublicAccess (MK:1022) at create only
+  (no update reads it): True only for scheduler.endpoint public, whose sources api_server_acl.py limits.
+  new_nat_gateway defaults to true (MK:257, sent as SnatEntry MK:1018): the stack's network has its own NAT gateway,
+  so False.
 - control_plane_log_components / _project / _ttl (MK:747-763, sent MK:1096-1106): apiserver, kcm, scheduler, ccm and
   controlplane-events are the components the SDK lists; without a project ACK makes k8s-log-{ClusterID} outside the
   stack, so the stack creates the project.
@@ -67,6 +68,8 @@ class AckArgs:
     log_ttl_days: int
     addons: list[alicloud.cs.ManagedKubernetesAddonArgs]
     """The add-ons only a create installs (the network plugin): ack_addons.create_addons."""
+    public_endpoint: bool = False
+    """scheduler.endpoint public: an internet endpoint (an EIP on the API server's CLB)."""
     protect: bool = False
     """prod: deletion protection in ACK and in Pulumi."""
     tags: dict[str, str] = field(default_factory=dict)
@@ -84,7 +87,7 @@ def managed_cluster(name: str, args: AckArgs, opts: pulumi.ResourceOptions) -> a
         security_group_id=args.security_group_id,
         service_cidr=args.service_cidr,
         new_nat_gateway=False,
-        slb_internet_enabled=False,  # a public endpoint is refused (ack_checks.endpoint_private_on_ack)
+        slb_internet_enabled=args.public_endpoint,
         encryption_provider_key=args.key_id,
         disable_encryption=False,
         enable_rrsa=True,

@@ -20,7 +20,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.kubernetes import InCluster, InClusterArgs
-from gpufleet.clouds.alicloud.names import NAMES, PROJECT
+from gpufleet.clouds.alicloud.names import NAMES, PROJECT, SLB_ACL
 from gpufleet.clouds.naming import fit
 
 from ...bootstrap.for_group import node_check_expectations
@@ -29,6 +29,7 @@ from .ack import AckArgs, managed_cluster, service_cidr
 from .ack_addons import cluster_addons, create_addons, erdma_in_use
 from .ack_in_cluster import credentials_command, in_cluster_groups, kubeconfig_output
 from .ack_rrsa import ERDMA_CONTROLLER, rrsa_role
+from .api_server_acl import limit_api_server, whitelist_entries
 
 # acs:ram::<account id>:user/<name> | role/<name> (scheduler.admins); assumed-role/<role>/<session> (a deployer that
 # runs as a role).
@@ -63,6 +64,8 @@ class AckCluster:
     cluster: alicloud.cs.ManagedKubernetes
     admins: list[alicloud.cs.KubernetesPermission]
     addons: list[alicloud.cs.KubernetesAddon]
+    api_whitelist: pulumi.Resource | None
+    """scheduler.endpoint public: the ACL binding that limits the API server to named ranges (api_server_acl.py)."""
 
     def exports(self) -> dict[str, object]:
         """Stack outputs: the cluster's name and id, and the command that writes a kubeconfig for it."""
@@ -94,14 +97,28 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
         log_project=project.project_name,
         log_ttl_days=spec.monitoring.log_retention_days,
         addons=create_addons(),
+        public_endpoint=spec.scheduler.endpoint == "public",
         protect=scope.prod,
         tags=scope.tags,
     ), scope.child)
+    whitelist = api_whitelist(scope, cluster)
     admins = cluster_admins(scope, cluster, deployer_arn)
     erdma_role = rrsa_role(name, ERDMA_CONTROLLER, cluster, scope.tags, scope.child) \
         if erdma_in_use(scope.resolved) else None
     addons = cluster_addons(name, scope.resolved, cluster.id, erdma_role, scope.child)
-    return AckCluster(cluster, admins, addons)
+    return AckCluster(cluster, admins, addons, whitelist)
+
+
+def api_whitelist(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes) -> pulumi.Resource | None:
+    """A public endpoint's whitelist: ACK's control plane, the stack's VPC and scheduler.public_cidrs (a brought
+    network is refused a public endpoint: ack_checks.public_endpoint_needs_the_vpc_range)."""
+    spec = scope.spec
+    if spec.scheduler.endpoint != "public":
+        return None
+    assert spec.network.cidr is not None, "ack_checks refuses a public endpoint on a brought network"
+    entries = whitelist_entries(str(spec.network.cidr), [str(cidr) for cidr in spec.scheduler.public_cidrs])
+    acl_name = fit(f"gpufleet-{spec.name}-{spec.environment}-api", NAMES.limit(SLB_ACL, "name"), spec.region)
+    return limit_api_server(scope.name, acl_name, cluster, entries, spec.region, scope.tags, scope.child)
 
 
 def cluster_admins(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes, deployer_arn: pulumi.Output[str]
@@ -149,7 +166,8 @@ def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: dict[str, 
     import pulumi_kubernetes as k8s  # loads only for a Kubernetes cluster
 
     spec, name, cluster = scope.spec, scope.name, kubernetes.cluster
-    after: list[pulumi.Resource] = [*kubernetes.admins, *kubernetes.addons, *pools.values()]
+    after: list[pulumi.Resource] = [*kubernetes.admins, *kubernetes.addons, *pools.values(),
+                                    *([kubernetes.api_whitelist] if kubernetes.api_whitelist else [])]
     kubeconfig = kubeconfig_output(cluster.id, pulumi.InvokeOutputOptions(
         parent=scope.parent, depends_on=[cluster, *kubernetes.admins]))
     provider = k8s.Provider(f"{name}-k8s", kubeconfig=kubeconfig,

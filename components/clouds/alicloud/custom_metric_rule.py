@@ -17,9 +17,7 @@ Create and update are PutCustomMetricRule with the rule's id ("If the alert rule
 is modified"); delete is DeleteMetricRules ("deletes one or more alert rules", Id.N). CloudMonitor answers a refusal
 with HTTP 200 and Success false as well as with an error status: both stop the deploy with its code and message.
 
-Credentials are the stack's alicloud provider's: alicloud:accessKey / alicloud:secretKey / alicloud:securityToken or
-alicloud:profile from the stack's config (what configure receives), else the environment variables that provider
-reads (terraform-provider-alicloud alicloud/provider.go:35, :41, :47, :108), else the SDK's default chain.
+Credentials are the stack's alicloud provider's (deployer_credentials.py).
 """
 
 from __future__ import annotations
@@ -30,6 +28,8 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from .deployer_credentials import credential, provider_settings
+
 # `pulumi-python:dynamic/alicloud:CustomMetricRule`: the offline engine answers it through the Alibaba backend.
 RULE_TYPE = "pulumi-python:dynamic/alicloud:CustomMetricRule"
 # PutCustomMetricRule's parameters, as the SDK's PutCustomMetricRuleRequest names them.
@@ -39,42 +39,10 @@ FIELDS = ("rule_id", "rule_name", "group_id", "metric_name", "resources", "conta
 REPLACED_BY = ("rule_id", "region")
 # The SDK client's method for each action.
 METHODS = {"PutCustomMetricRule": "put_custom_metric_rule", "DeleteMetricRules": "delete_metric_rules"}
-# Provider config key -> the environment variables terraform-provider-alicloud falls back to (provider.go above).
-CREDENTIAL_KEYS = {
-    "accessKey": ("ALICLOUD_ACCESS_KEY", "ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABACLOUD_ACCESS_KEY_ID"),
-    "secretKey": ("ALICLOUD_SECRET_KEY", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "ALIBABACLOUD_ACCESS_KEY_SECRET"),
-    "securityToken": ("ALICLOUD_SECURITY_TOKEN", "ALIBABA_CLOUD_SECURITY_TOKEN", "ALIBABACLOUD_SECURITY_TOKEN"),
-    "profile": ("ALICLOUD_PROFILE", "ALIBABA_CLOUD_PROFILE"),
-}
 
 
 class RuleRefused(RuntimeError):
     """CloudMonitor did not make or remove the rule."""
-
-
-def provider_settings(config: Any, environ: dict[str, str]) -> dict[str, str]:
-    """The alicloud provider's credential settings: its stack config, else its environment variables."""
-    found = {}
-    for key, variables in CREDENTIAL_KEYS.items():
-        value = config.get(f"alicloud:{key}") or next((environ[v] for v in variables if environ.get(v)), None)
-        if value:
-            found[key] = value
-    return found
-
-
-def credential(settings: dict[str, str]) -> Any:
-    """An alibabacloud_credentials client for the provider's settings (the default chain when none are set)."""
-    from alibabacloud_credentials.client import Client
-    from alibabacloud_credentials.models import Config
-    from alibabacloud_credentials.provider.cli_profile import CLIProfileCredentialsProvider
-
-    if settings.get("accessKey") and settings.get("secretKey"):
-        token = settings.get("securityToken")
-        return Client(Config(type="sts" if token else "access_key", access_key_id=settings["accessKey"],
-                             access_key_secret=settings["secretKey"], security_token=token))
-    if settings.get("profile"):
-        return Client(provider=CLIProfileCredentialsProvider(profile_name=settings["profile"]))
-    return Client()
 
 
 class CustomMetricRuleProvider(ResourceProvider):

@@ -31,6 +31,8 @@ PREFIXED_IDS = {
     "alicloud:ess/scalingConfiguration:ScalingConfiguration": "asc-",
     "alicloud:ess/lifecycleHook:LifecycleHook": "ash-",
     "alicloud:ess/scalingRule:ScalingRule": "asr-",
+    # CLB CreateAccessControlList's AclId (acl-bp1l0kk4gxce43i3****, the API reference's example).
+    "alicloud:slb/acl:Acl": "acl-",
 }
 # Image Builder ids: a prefix and 20 lower-case characters (ic-bp122acttbs2sxdyq2ky, ip-2ze5tsl5bp6nf2b3****,
 # exec-5fb8facb8ed7427c**** in the SDK examples and the API reference).
@@ -70,6 +72,16 @@ def _joined(*parts: str) -> str:
 
 def _eip_association(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     return _joined(inputs["allocationId"], inputs["instanceId"]), {}
+
+
+def _acl_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # <acl id>:<entry> (resource_alicloud_slb_acl_entry_attachment.go:85).
+    return _joined(inputs["aclId"], inputs["entry"]), {}
+
+
+def _api_server_acl(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # <load balancer id>:<port>, what the binding's create returns (components/clouds/alicloud/api_server_acl.py).
+    return _joined(inputs["load_balancer_id"], inputs["listener_port"]), {}
 
 
 def _snat_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -145,7 +157,9 @@ def _ack_cluster(typ: str, name: str, inputs: dict[str, Any], region: str, seed:
     # in the API reference); RRSA's issuer and OIDC provider as ACK names them (ALI doc-detail/356611.html; the
     # provider is ack-rrsa-<cluster id>).
     cluster = "c" + digest(seed, 32)
-    return cluster, {"rrsaMetadata": {
+    # slb_id: the API server's CLB, which ACK creates (DescribeClusterResources, type SLB); CLB ids start lb-
+    # (lb-bp1o94dp5i6ea**** in the CLB API reference), the rest is the same length as the other ids here.
+    return cluster, {"slbId": "lb-" + digest(seed + "/api-server", 21), "rrsaMetadata": {
         "enabled": bool(inputs.get("enableRrsa")),
         "rrsaOidcIssuerUrl": f"https://oidc-ack-{region}.oss-{region}.aliyuncs.com/{cluster}",
         "ramOidcProviderName": f"ack-rrsa-{cluster}",
@@ -206,6 +220,8 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     # The custom-metric rules' dynamic provider: create returns the rule's id (components/clouds/alicloud/
     # custom_metric_rule.py) and its inputs as outputs, which the plan adds.
     "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
+    "alicloud:slb/aclEntryAttachment:AclEntryAttachment": _acl_entry,
+    "pulumi-python:dynamic/alicloud:ApiServerAcl": _api_server_acl,
     **ACK_POOL_ANSWERS,
     **ARMS_ANSWERS,
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,

@@ -18,6 +18,7 @@ ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 CONTACT = "alicloud:cms/alarmContact:AlarmContact"
 ACK = "alicloud:cs/managedKubernetes:ManagedKubernetes"
+SLB_ACL = "alicloud:slb/acl:Acl"
 
 NAMES = NameTable(
     [
@@ -55,6 +56,10 @@ NAMES = NameTable(
                  f"(account-wide); {SDK} cms.AlarmContact alarm_contact_name: 2-40 characters", min_len=2),
         NameRule("alicloud:cms/monitorGroup:MonitorGroup", "monitorGroupName", None, ANY, "account",
                  f"CloudMonitor application groups belong to the account (no region); {NO_LIMIT}"),
+        NameRule(SLB_ACL, "name", 80, r"[A-Za-z0-9._/-]+", "region",
+                 "CLB API CreateAccessControlList AclName: 1-80 characters, letters, digits, periods, hyphens, forward "
+                 f"slashes and underscores (unconfirmed: the reference's parameter text was not read in full); {SDK} "
+                 "slb.Acl name: 'Name of the access control list', required"),
         # The custom-metric alert rules (components/clouds/alicloud/custom_metric_rule.py): the id is the rule's
         # identity (account-wide, hashed with region and account); the name is what the console shows.
         NameRule("pulumi-python:dynamic/alicloud:CustomMetricRule", "rule_name", None, ANY, "none",

@@ -198,6 +198,15 @@ def test_idle_is_one_autoscaler_setting_for_every_pool() -> None:
     resolve_cluster(cluster)  # the same setting on both: accepted
 
 
-def test_a_public_endpoint_is_refused_naming_the_field() -> None:
-    errors = errors_by_field(_ack(scheduler={"endpoint": "public", "public_cidrs": ["198.51.100.0/24"]}))
-    assert list(errors) == ["scheduler.endpoint"] and "cannot bind" in errors["scheduler.endpoint"]
+def test_a_public_endpoint_is_whitelisted_on_a_created_network_and_refused_on_a_brought_one() -> None:
+    public = {"endpoint": "public", "public_cidrs": ["198.51.100.0/24"]}
+    resolve_cluster(_ack(scheduler=public))  # the whitelist holds network.cidr (api_server_acl.py)
+    brought = _ack(scheduler=public)
+    zones = brought["network"]["zones"]
+    brought["network"] = {"zones": zones, "vpc_id": "vpc-2ze0a1b2c3d4e5f6",
+                          "vswitch_ids": [f"vsw-2ze0a1b2c3d4e5f{index}" for index in range(len(zones))]}
+    errors = errors_by_field(brought)
+    assert list(errors) == ["scheduler.endpoint"] and "gpufleet knows only for a network it creates" in errors[
+        "scheduler.endpoint"]
+    brought["scheduler"] = {"kind": "kubernetes", "version": "1.36"}
+    resolve_cluster(brought)  # private on a brought network: accepted

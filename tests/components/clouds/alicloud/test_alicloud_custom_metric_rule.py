@@ -19,14 +19,8 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
-from components.clouds.alicloud.custom_metric_rule import (
-    CREDENTIAL_KEYS,
-    RULE_TYPE,
-    CustomMetricRuleProvider,
-    RuleRefused,
-    credential,
-    provider_settings,
-)
+from components.clouds.alicloud.custom_metric_rule import RULE_TYPE, CustomMetricRuleProvider, RuleRefused
+from components.clouds.alicloud.deployer_credentials import CREDENTIAL_KEYS, credential, provider_settings
 from gpufleet.clouds.alicloud.mock_answers import new_resource
 
 REGION = "cn-wulanchabu"
