@@ -42,7 +42,9 @@ def test_the_aws_examples_are_an_mpijob_and_a_pytorchjob():
 def test_example_validates_against_its_crd_and_its_pods_against_the_api(path, version):
     obj = job(path)
     validate(obj, version, CRDS)
-    for template in templates(obj).values():
+    pods = templates(obj)
+    assert pods, "the job names no pod templates: nothing of its pods was validated"
+    for template in pods.values():
         validate(template, version)
 
 

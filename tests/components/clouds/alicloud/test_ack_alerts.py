@@ -9,13 +9,13 @@ from typing import Any
 
 import pulumi
 import pytest
+from cluster_scope_program import registered_by
 from conftest import read_cluster
 
 from components.bootstrap.operations import FATAL_XIDS
 from components.clouds.alicloud.ack_addons import cluster_addons
 from components.clouds.alicloud.ack_alerts import alarm_contact_group, pool_alerts
 from components.clouds.scope import ClusterScope
-from gpufleet.plan.engine import run_program
 from gpufleet.resolve import ResolvedCluster, resolve_cluster
 
 RULE = "alicloud:arms/prometheusAlertRule:PrometheusAlertRule"
@@ -36,19 +36,13 @@ def ack(**monitoring: Any) -> ResolvedCluster:
 
 
 def registered(resolved: ResolvedCluster) -> list[Any]:
-    spec = resolved.spec
-
-    def program() -> None:
-        parent = pulumi.ComponentResource("gpufleet:alicloud:Cluster", spec.name)
-        scope = ClusterScope.of(resolved, parent)
+    def step(scope: ClusterScope) -> None:
         cluster_id = pulumi.Output.from_input(CLUSTER_ID)
         addons = cluster_addons(scope.name, resolved, cluster_id, None, scope.child)
         pools = {g.name: pulumi.ComponentResource("test:pool", g.name, opts=scope.child) for g in resolved.groups}
         pool_alerts(scope, cluster_id, pools, alarm_contact_group(scope), after=list(addons))
 
-    config = {"gpufleet:cluster": "{}", "alicloud:region": spec.region}
-    return run_program(program, config, project="gpufleet", stack="test", region=spec.region,
-                       zones=list(spec.network.zones))
+    return registered_by(resolved, step)
 
 
 def of(resources: list[Any], typ: str) -> list[Any]:

@@ -10,13 +10,13 @@ from typing import Any
 
 import pulumi
 import pytest
+from cluster_scope_program import registered_by
 from conftest import read_cluster
 
 from components.clouds.alicloud.ack_pools import AckPoolArgs, ack_pools
 from components.clouds.scope import ClusterScope
 from components.kubernetes import NODE_CHECK_TAINT
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
-from gpufleet.plan.engine import run_program
 from gpufleet.resolve import ResolvedCluster, resolve_cluster
 
 POOL = "alicloud:cs/nodePool:NodePool"
@@ -36,19 +36,13 @@ def ack(stack: str, **group: Any) -> ResolvedCluster:
 
 
 def registered(resolved: ResolvedCluster) -> list[Any]:
-    spec = resolved.spec
-
-    def program() -> None:
-        parent = pulumi.ComponentResource("gpufleet:alicloud:Cluster", spec.name)
-        scope = ClusterScope.of(resolved, parent)
-        zones = {zone: pulumi.Output.from_input(f"vsw-{zone}") for zone in spec.network.zones}
+    def step(scope: ClusterScope) -> None:
+        zones = {zone: pulumi.Output.from_input(f"vsw-{zone}") for zone in resolved.spec.network.zones}
         ack_pools(scope, AckPoolArgs(cluster_id=pulumi.Output.from_input(CLUSTER_ID), vswitch_ids=zones,
                                      security_group_id=pulumi.Output.from_input("sg-0123456789abcdef"),
                                      key_id=pulumi.Output.from_input(KEY), contact_group=None))
 
-    config = {"gpufleet:cluster": "{}", "alicloud:region": spec.region}
-    return run_program(program, config, project="gpufleet", stack="test", region=spec.region,
-                       zones=list(spec.network.zones))
+    return registered_by(resolved, step)
 
 
 def only(resources: list[Any], typ: str) -> Any:

@@ -132,10 +132,14 @@ def test_a_real_run_refuses_addons_without_a_version(monkeypatch: pytest.MonkeyP
     assert "vpc-cni: read it with describe-addon-versions" in message and "nothing was created" in message
 
 
-def test_a_pinned_minor_is_not_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("components.clouds.aws.eks_addons.load_eks_addons", lambda: catalog())
+def test_only_a_minor_with_an_unpinned_addon_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    pinned, unpinned = catalog().kubernetes["1.35"], catalog(coredns=None).kubernetes["1.35"]
+    monkeypatch.setattr("components.clouds.aws.eks_addons.load_eks_addons",
+                        lambda: EksAddons(kubernetes={"1.35": pinned, "1.34": unpinned}))
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    refuse_unpinned_addons("1.35")
+    assert refuse_unpinned_addons("1.35") is None
+    with pytest.raises(pulumi.RunError, match=r"kubernetes\.1\.34: 1 add-on\(s\).*coredns"):
+        refuse_unpinned_addons("1.34")
 
 
 def test_the_refusal_comes_before_any_resource(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
