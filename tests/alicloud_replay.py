@@ -71,8 +71,12 @@ class Replay:
         return 500, {}, json.dumps({"Code": "NoRecordedAnswer", "Message": f"no fixture for {action} {params}"})
 
 
+def static_key() -> CredentialClient:
+    """A static test AccessKey to sign with (the replay checks no signature)."""
+    return CredentialClient(CredentialConfig(type="access_key", access_key_id="LTAI5tTestKeyId0000000000",
+                                             access_key_secret="test-secret"))
+
+
 def clients(region: str) -> AlicloudClients:
-    """The official clients, signed with a static test key (the replay checks no signature)."""
-    credential = CredentialClient(CredentialConfig(type="access_key", access_key_id="LTAI5tTestKeyId0000000000",
-                                                   access_key_secret="test-secret"))
-    return make_clients(region, credential=credential, retry=FAST)
+    """The official clients, signed with the static test key."""
+    return make_clients(region, credential=static_key(), retry=FAST)

@@ -13,9 +13,7 @@ from typing import Any
 import dill
 import pytest
 import responses
-from alibabacloud_credentials.client import Client as CredentialClient
-from alibabacloud_credentials.models import Config as CredentialConfig
-from alicloud_replay import Replay
+from alicloud_replay import Replay, static_key
 from conftest import of_type, one, read_cluster, write_stack
 from pulumi.dynamic.dynamic import serialize_provider
 from sdk_inputs import unknown_inputs
@@ -97,9 +95,7 @@ def test_a_private_cluster_has_no_list(tmp_path: Path) -> None:
 
 
 def provider() -> ApiServerAclProvider:
-    key = CredentialClient(CredentialConfig(type="access_key", access_key_id="LTAI5tTestKeyId0000000000",
-                                            access_key_secret="test-secret"))
-    return ApiServerAclProvider(credential=key)
+    return ApiServerAclProvider(credential=static_key())
 
 
 @pytest.fixture

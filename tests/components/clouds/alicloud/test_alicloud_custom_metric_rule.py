@@ -12,9 +12,7 @@ from typing import Any
 import dill
 import pytest
 import responses
-from alibabacloud_credentials.client import Client as CredentialClient
-from alibabacloud_credentials.models import Config as CredentialConfig
-from alicloud_replay import Replay
+from alicloud_replay import Replay, static_key
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
@@ -36,9 +34,7 @@ PROPS: dict[str, Any] = {
 
 
 def provider() -> CustomMetricRuleProvider:
-    key = CredentialClient(CredentialConfig(type="access_key", access_key_id="LTAI5tTestKeyId0000000000",
-                                            access_key_secret="test-secret"))
-    return CustomMetricRuleProvider(credential=key)
+    return CustomMetricRuleProvider(credential=static_key())
 
 
 @pytest.fixture
