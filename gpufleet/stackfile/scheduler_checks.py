@@ -22,8 +22,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..catalog.eks_addons import load_eks_addons
 from ..catalog.kubernetes_versions import load_kubernetes_versions
+from ..catalog.managed_addons import load_ack_addons, load_eks_addons
 from ..catalog.mig import load_mig_facts
 from .check_registry import check, group_check
 from .errors import SpecError
@@ -37,6 +37,8 @@ KUBERNETES_GAPS: dict[str, str] = {}
 # network-reqs: "at least two subnets that are in different Availability Zones").
 # AKS runs its control plane itself and takes a regional cluster (network.zones: []) as well as a zonal one.
 CONTROL_PLANE_ZONES = {"aws": 2, "azure": 0, "alicloud": 1}
+# Clouds whose managed add-ons are pinned per Kubernetes minor (AKS runs none of gpufleet's choosing).
+ADDON_CATALOGS = {"aws": load_eks_addons, "alicloud": load_ack_addons}
 # Clouds whose Kubernetes nodes run the cloud's own node image, the driver pinned from a VM profile's `driver`: AKS
 # (the GPU Operator's driver container) and ACK (the pool's driver-version label, ack_facts.DRIVER_LABEL).
 NODE_IMAGE_DRIVER = {
@@ -122,10 +124,10 @@ def kubernetes_version_offered(cluster: ResolvedCluster) -> Iterator[SpecError]:
             f"Kubernetes {version} is not offered on {cloud} per gpufleet/catalog/kubernetes_versions.yaml; use one "
             f"of: {', '.join(table.offered(cloud))}",
         )
-    elif cloud == "aws":
+    elif cloud in ADDON_CATALOGS:
         try:
-            load_eks_addons().for_minor(version)
-        except KeyError as missing:  # EKS needs its managed add-ons pinned for the minor (components/clouds/aws)
+            ADDON_CATALOGS[cloud]().for_minor(version)
+        except KeyError as missing:  # the cloud's managed add-ons are pinned per minor (its components)
             yield SpecError("scheduler.version", str(missing.args[0]))
 
 

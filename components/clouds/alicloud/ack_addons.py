@@ -16,19 +16,19 @@ text of both); the provider treats terway / terway-eni / terway-eniip / kube-fla
   570 and later need ack-arms-prometheus 1.1.33 or later with ack-gpu-exporter 2.3.0 or later (ACK driver list,
   ALI en/document_detail/207292.html), which a real run's pin must meet. No config: the add-on's defaults.
 - No logging add-on: control-plane logs are collected by the managed control plane (ack.py).
-Versions: no source this project can cite pins one, so each is null: the plan shows it, a real run refuses
-(refuse_unpinned_addons), as components/kubernetes/pins.py does for images.
+Versions per Kubernetes minor in gpufleet/catalog/ack_addons.yaml: no source this project could read pins one, so each
+is null there: the plan shows it, a real run refuses (refuse_unpinned_addons), as components/kubernetes/pins.py does
+for images.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
-from types import MappingProxyType
 
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.catalog.managed_addons import load_ack_addons
 from gpufleet.resolve import ResolvedCluster
 
 from ... import runtime
@@ -39,14 +39,11 @@ ERDMA_CONTROLLER = "ack-erdma-controller"
 AI_INSTALLER = "ack-ai-installer"
 ARMS_PROMETHEUS = "ack-arms-prometheus"
 ERDMA_CONFIG = {"agent": {"preferDriver": "ofed", "allocateAllDevices": True}}
-# add-on -> its pinned version; None: no citable version yet (a real run refuses).
-VERSIONS: Mapping[str, str | None] = MappingProxyType({
-    TERWAY: None,
-    TERWAY_CONTROLPLANE: None,
-    ERDMA_CONTROLLER: None,
-    AI_INSTALLER: None,
-    ARMS_PROMETHEUS: None,
-})
+
+
+def version(minor: str, addon: str) -> str | None:
+    """The add-on's pinned version for the cluster's Kubernetes minor (None: not pinned, a real run refuses)."""
+    return load_ack_addons().for_minor(minor)[addon].version
 
 
 def erdma_in_use(resolved: ResolvedCluster) -> bool:
@@ -70,16 +67,14 @@ def addons_in_use(resolved: ResolvedCluster) -> list[str]:
 
 def refuse_unpinned_addons(resolved: ResolvedCluster) -> None:
     """A real run stops before any resource while an add-on it installs has no pinned version."""
-    unpinned = [name for name in addons_in_use(resolved) if VERSIONS[name] is None]
-    if unpinned and not runtime.running_offline():
-        raise pulumi.RunError(
-            f"ACK add-on versions not pinned: {', '.join(unpinned)} (components/clouds/alicloud/ack_addons.py "
-            "VERSIONS); pin each from the add-on's release notes before a real run")
+    why = load_ack_addons().unpinned(resolved.spec.scheduler.version or "", addons_in_use(resolved))
+    if why and not runtime.running_offline():
+        raise pulumi.RunError(why)
 
 
-def create_addons() -> list[alicloud.cs.ManagedKubernetesAddonArgs]:
+def create_addons(minor: str) -> list[alicloud.cs.ManagedKubernetesAddonArgs]:
     """The add-ons of the cluster's create request: Terway's control plane and its shared-ENI data plane."""
-    return [alicloud.cs.ManagedKubernetesAddonArgs(name=name, version=VERSIONS[name], disabled=False)
+    return [alicloud.cs.ManagedKubernetesAddonArgs(name=name, version=version(minor, name), disabled=False)
             for name in (TERWAY_CONTROLPLANE, TERWAY)]
 
 
@@ -88,19 +83,19 @@ def cluster_addons(name: str, resolved: ResolvedCluster, cluster_id: pulumi.Inpu
                    ) -> list[alicloud.cs.KubernetesAddon]:
     """The eRDMA controller (after its RRSA role), ack-ai-installer and ack-arms-prometheus, where the cluster's
     groups and monitoring need them."""
-    addons = []
+    addons, minor = [], resolved.spec.scheduler.version or ""
     if erdma_in_use(resolved):
         addons.append(alicloud.cs.KubernetesAddon(
             f"{name}-{ERDMA_CONTROLLER}", cluster_id=cluster_id, name=ERDMA_CONTROLLER,
-            version=VERSIONS[ERDMA_CONTROLLER], config=json.dumps(ERDMA_CONFIG, sort_keys=True),
+            version=version(minor, ERDMA_CONTROLLER), config=json.dumps(ERDMA_CONFIG, sort_keys=True),
             opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
                 depends_on=[erdma_role] if erdma_role is not None else []))))
     if sharing_in_use(resolved):
         addons.append(alicloud.cs.KubernetesAddon(
-            f"{name}-{AI_INSTALLER}", cluster_id=cluster_id, name=AI_INSTALLER, version=VERSIONS[AI_INSTALLER],
+            f"{name}-{AI_INSTALLER}", cluster_id=cluster_id, name=AI_INSTALLER, version=version(minor, AI_INSTALLER),
             opts=opts))
     if metrics_in_use(resolved):
         addons.append(alicloud.cs.KubernetesAddon(
             f"{name}-{ARMS_PROMETHEUS}", cluster_id=cluster_id, name=ARMS_PROMETHEUS,
-            version=VERSIONS[ARMS_PROMETHEUS], opts=opts))
+            version=version(minor, ARMS_PROMETHEUS), opts=opts))
     return addons

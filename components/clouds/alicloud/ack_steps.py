@@ -96,7 +96,7 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
         service_cidr=service_cidr(spec.network.cidr),
         log_project=project.project_name,
         log_ttl_days=spec.monitoring.log_retention_days,
-        addons=create_addons(),
+        addons=create_addons(spec.scheduler.version or ""),
         public_endpoint=spec.scheduler.endpoint == "public",
         protect=scope.prod,
         tags=scope.tags,

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.catalog.eks_addons import AddonPin, load_eks_addons
+from gpufleet.catalog.managed_addons import AddonPin, EksAddons, load_eks_addons
 
 from ... import runtime
 from .pod_identity import Workload, workload_role
@@ -22,7 +22,6 @@ BEFORE_NODES = ("eks-pod-identity-agent", "vpc-cni", "kube-proxy")
 AFTER_NODES = ("coredns",)
 CNI_POLICY = "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy"
 CNI_SERVICE_ACCOUNT = "aws-node"  # the VPC CNI's daemon set runs as kube-system/aws-node
-ADDONS_FILE = "gpufleet/catalog/eks_addons.yaml"
 
 
 def addon_pins(minor: str) -> dict[str, AddonPin]:
@@ -36,14 +35,10 @@ def addon_pins(minor: str) -> dict[str, AddonPin]:
 def refuse_unpinned_addons(minor: str) -> None:
     """Stop a real preview or deploy whose add-on versions are not pinned; the offline plan goes on, showing the
     add-on without a version, as it does an unbaked node image."""
-    missing = {name: pin.unconfirmed for name, pin in addon_pins(minor).items() if pin.version is None}
-    if not missing or runtime.running_offline():
-        return
-    reasons = "; ".join(f"{name}: {why}" for name, why in missing.items())
-    raise pulumi.RunError(
-        f"{ADDONS_FILE} kubernetes.{minor}: {len(missing)} add-on(s) have no version, so nothing was created: "
-        f"{reasons}. Pin each version there, then run this again (`gpufleet plan` shows the cluster meanwhile)"
-    )
+    addon_pins(minor)  # a minor the catalog lacks: the field's error first
+    why = load_eks_addons().unpinned(minor, EksAddons.NAMES)
+    if why and not runtime.running_offline():
+        raise pulumi.RunError(why)
 
 
 def managed_addons(name: str, cluster: aws.eks.Cluster, minor: str, names: Sequence[str], cni_role_arn:

@@ -210,3 +210,15 @@ def test_a_public_endpoint_is_whitelisted_on_a_created_network_and_refused_on_a_
         "scheduler.endpoint"]
     brought["scheduler"] = {"kind": "kubernetes", "version": "1.36"}
     resolve_cluster(brought)  # private on a brought network: accepted
+
+
+def test_a_minor_without_ack_addon_versions_is_refused_naming_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpufleet.catalog.managed_addons import AckAddons
+    from gpufleet.stackfile import scheduler_checks
+
+    unread = {"version": None, "unconfirmed": "read it"}
+    monkeypatch.setitem(scheduler_checks.ADDON_CATALOGS, "alicloud",
+                        lambda: AckAddons(kubernetes={"1.35": dict.fromkeys(AckAddons.NAMES, unread)}))
+    errors = errors_by_field(_ack())  # 1.36
+    assert list(errors) == ["scheduler.version"]
+    assert "gpufleet/catalog/ack_addons.yaml has no add-on versions for Kubernetes 1.36" in errors["scheduler.version"]

@@ -23,6 +23,7 @@ from components import runtime
 from components.clouds.alicloud import ack_addons, ack_in_cluster, ack_steps
 from components.clouds.alicloud.ack import service_cidr
 from components.clouds.alicloud.ack_steps import ram_principal
+from gpufleet.catalog.managed_addons import AckAddons
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.prepare import prepare
 from gpufleet.stackfile.read import load_stack
@@ -188,9 +189,32 @@ def test_a_real_run_refuses_addons_without_a_pinned_version(tmp_path: Path, monk
     monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_addons.refuse_unpinned_addons(resolved)  # offline: the plan shows them
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    unpinned = r"not pinned: terway-controlplane, terway-eniip, ack-erdma-controller, ack-arms-prometheus \("
-    with pytest.raises(pulumi.RunError, match=unpinned):
+    with pytest.raises(pulumi.RunError) as refused:
         ack_addons.refuse_unpinned_addons(resolved)
+    message = str(refused.value)
+    assert "gpufleet/catalog/ack_addons.yaml kubernetes.1.35: 4 add-on(s) have no version" in message
+    named = [name for name in AckAddons.NAMES if f"{name}: read it with ListAddons" in message]
+    assert named == ["terway-controlplane", "terway-eniip", "ack-erdma-controller", "ack-arms-prometheus"]
+
+
+def pinned(minor: str) -> AckAddons:
+    pin = {"version": "v1.0.0", "source": "a test"}
+    return AckAddons(kubernetes={minor: dict.fromkeys(AckAddons.NAMES, pin)})
+
+
+def test_each_addon_is_installed_at_the_version_the_catalog_pins_for_the_minor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_pools: None,
+) -> None:
+    monkeypatch.setattr(ack_addons, "load_ack_addons", lambda: pinned("1.35"))
+    plan = plan_of(tmp_path, ack_cluster(monitoring={**read_cluster("alicloud-train-ebmgn8v")["monitoring"],
+                                                     "gpu_metrics": True}))
+    created = {addon["name"]: addon.get("version") for addon in one(plan, CLUSTER).inputs["addons"]}
+    assert created == {"terway-controlplane": "v1.0.0", "terway-eniip": "v1.0.0"}
+    later = {addon.inputs["name"]: addon.inputs.get("version") for addon in of_type(plan, ADDON)}
+    assert later == {"ack-erdma-controller": "v1.0.0", "ack-arms-prometheus": "v1.0.0"}
+    resolved = resolved_of(write_stack(tmp_path, "ack", ack_cluster()))
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    assert ack_addons.refuse_unpinned_addons(resolved) is None
 
 
 def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -15,7 +15,7 @@ from conftest import of_type, one, read_cluster, registered_types, write_stack
 
 from components import runtime
 from components.clouds.aws.eks_addons import refuse_unpinned_addons
-from gpufleet.catalog.eks_addons import ADDON_NAMES, AddonPin, EksAddons, load_eks_addons
+from gpufleet.catalog.managed_addons import AddonPin, EksAddons, load_eks_addons
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.stackfile import SpecInvalid
 
@@ -51,7 +51,7 @@ def named(plan: PlanResult, typ: str, name: str) -> Any:
 def test_every_addon_runs_at_the_catalog_version(plan: PlanResult) -> None:
     pins = load_eks_addons().for_minor("1.35")
     addons = {r.inputs["addonName"]: r for r in of_type(plan, ADDON)}
-    assert set(addons) == set(ADDON_NAMES)
+    assert set(addons) == set(EksAddons.NAMES)
     for name, addon in addons.items():
         assert addon.inputs.get("addonVersion") == pins[name].version, name
     assert addons["kube-proxy"].inputs["addonVersion"].startswith("v1.35.")  # kube-proxy follows the cluster minor
@@ -114,7 +114,7 @@ def policy_account(statement: dict[str, Any]) -> str:
 def catalog(**versions: str | None) -> EksAddons:
     """An add-on catalog for 1.35: every add-on pinned, except as `versions` says (null: unconfirmed)."""
     pins = {}
-    for name in ADDON_NAMES:
+    for name in EksAddons.NAMES:
         version = versions.get(name.replace("-", "_"), "v1.0.0-eksbuild.1")
         pins[name] = (AddonPin(version=version, source="a test") if version
                       else AddonPin(version=None, unconfirmed="read it with describe-addon-versions"))

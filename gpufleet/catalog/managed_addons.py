@@ -1,0 +1,100 @@
+"""Managed add-on versions per Kubernetes minor, each with its source or null with how to read it: the EKS add-ons
+(eks_addons.yaml) in place of the self-managed ones, the ACK add-ons (ack_addons.yaml) of the network plugin, eRDMA,
+GPU sharing and metrics. A null version plans offline and a real run refuses the cluster (`unpinned`)."""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+from typing import ClassVar
+
+from pydantic import Field, model_validator
+
+from ..yaml_model import StrictModel, load_yaml_model
+
+EKS_FILE = Path(__file__).parent / "eks_addons.yaml"
+ACK_FILE = Path(__file__).parent / "ack_addons.yaml"
+
+
+class AddonPin(StrictModel):
+    """One add-on's version for one Kubernetes minor."""
+
+    version: str | None = Field(..., description="the add-on version the cloud's API takes; null: none citable")
+    source: str | None = Field(None, description="where the version was read")
+    unconfirmed: str | None = Field(None, description="version null: how to read it before a deploy")
+
+    @model_validator(mode="after")
+    def _version_has_a_source(self) -> AddonPin:
+        if self.version is not None and not self.source:
+            raise ValueError("version needs source: never a version nobody can trace")
+        if self.version is None and not self.unconfirmed:
+            raise ValueError("version is null: say in `unconfirmed` how to read it")
+        return self
+
+
+class AddonCatalog(StrictModel):
+    """Kubernetes minor -> add-on name -> pin; every minor lists exactly NAMES, versions in the cloud's form."""
+
+    FILE: ClassVar[str]
+    NAMES: ClassVar[tuple[str, ...]]
+    VERSION: ClassVar[str]
+
+    kubernetes: dict[str, dict[str, AddonPin]] = Field(..., description="Kubernetes minor -> add-on name -> pin")
+
+    @model_validator(mode="after")
+    def _every_addon_per_minor_in_the_clouds_form(self) -> AddonCatalog:
+        for minor, pins in self.kubernetes.items():
+            if set(pins) != set(self.NAMES):
+                raise ValueError(f"kubernetes.{minor}: list exactly {', '.join(self.NAMES)}")
+            for name, pin in pins.items():
+                if pin.version is not None and not re.fullmatch(self.VERSION, pin.version):
+                    raise ValueError(f"kubernetes.{minor}.{name}.version: {pin.version!r} does not match "
+                                     f"{self.VERSION}")
+        return self
+
+    def for_minor(self, minor: str) -> dict[str, AddonPin]:
+        """The add-ons of a Kubernetes minor in NAMES order (KeyError naming the file when it has none)."""
+        if minor not in self.kubernetes:
+            raise KeyError(f"{self.FILE} has no add-on versions for Kubernetes {minor} "
+                           f"(listed: {', '.join(sorted(self.kubernetes))})")
+        return {name: self.kubernetes[minor][name] for name in self.NAMES}
+
+    def unpinned(self, minor: str, names: tuple[str, ...] | list[str]) -> str | None:
+        """Why a real run must stop: the add-ons of `names` without a version for `minor`, each with how to read
+        it; None when every one is pinned."""
+        pins = self.for_minor(minor)
+        missing = {name: pins[name].unconfirmed for name in names if pins[name].version is None}
+        if not missing:
+            return None
+        reasons = "; ".join(f"{name}: {why}" for name, why in missing.items())
+        return (f"{self.FILE} kubernetes.{minor}: {len(missing)} add-on(s) have no version, so nothing was created: "
+                f"{reasons}. Pin each version there, then run this again (`gpufleet plan` shows the cluster "
+                "meanwhile)")
+
+
+class EksAddons(AddonCatalog):
+    FILE = "gpufleet/catalog/eks_addons.yaml"
+    # The add-ons every cluster runs, in the order they are created.
+    NAMES = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
+    VERSION = r"v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+"
+
+
+class AckAddons(AddonCatalog):
+    FILE = "gpufleet/catalog/ack_addons.yaml"
+    # In install order: the network plugin of the create request, then what the groups and monitoring need.
+    NAMES = ("terway-controlplane", "terway-eniip", "ack-erdma-controller", "ack-ai-installer", "ack-arms-prometheus")
+    # ACK's add-on versions, with or without a leading v and a build suffix.
+    VERSION = r"v?[0-9]+\.[0-9]+\.[0-9]+([-.+][0-9A-Za-z.-]+)?"
+
+
+@lru_cache(maxsize=1)
+def load_eks_addons(path: Path = EKS_FILE) -> EksAddons:
+    """eks_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
+    return load_yaml_model(path, EksAddons)
+
+
+@lru_cache(maxsize=1)
+def load_ack_addons(path: Path = ACK_FILE) -> AckAddons:
+    """ack_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
+    return load_yaml_model(path, AckAddons)
