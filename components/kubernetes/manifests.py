@@ -20,15 +20,14 @@ import pulumi
 import pulumi_kubernetes
 import yaml
 
+from gpufleet.yaml_libyaml import SAFE_LOADER
+
 MANIFESTS = Path(__file__).resolve().parent / "manifests"
 HEADER = re.compile(r"^# source-(repository|commit|file): (\S+)(?: (.*))?$")
 # Fields of a manifest that are no inputs: the server writes them.
 SERVER_FIELDS = ("status",)
 # The label every chart renders with its release tool; these objects are managed by the Pulumi program instead.
 MANAGED_BY = "app.kubernetes.io/managed-by"
-# libyaml's parser with PyYAML's own safe constructor and resolver: the same values, ~5x faster than the pure reader
-# (the EKS manifests were ~0.4 s of an EKS plan). The manifests are the project's own rendered files.
-LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Obj = dict[str, Any]
 
@@ -71,7 +70,8 @@ def read_manifest(name: str) -> Manifest:
         raise ValueError(f"{path.name}: the header names no source repository and 40-hex commit")
     if not files or not all(re.fullmatch(r"sha256:[0-9a-f]{64}", digest) for _, digest in files):
         raise ValueError(f"{path.name}: every source-file line names the file's sha256")
-    objects = tuple(strip_nulls(doc) for doc in yaml.load_all(text, Loader=LOADER) if doc)
+    # libyaml: the pure reader was ~0.4 s of an EKS plan.
+    objects = tuple(strip_nulls(doc) for doc in yaml.load_all(text, Loader=SAFE_LOADER) if doc)
     return Manifest(repository, commit, tuple(files), objects)
 
 
