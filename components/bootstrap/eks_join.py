@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from gpufleet.stackfile.scheduler import LABEL_VALUE
+from gpufleet.yaml_libyaml import SAFE_LOADER
 
 from .cloud_init import ETC, SBIN, UNITS, _file, _LiteralDumper, _packed_file, node_script, user_data_limit
 from .config import BootstrapError
@@ -155,7 +156,7 @@ def eks_cloud_config(user_data: str, node: EksNode) -> str:
     """The group's cloud-config (as render_user_data made it) with the join added, as text."""
     if not user_data.startswith("#cloud-config\n"):
         raise BootstrapError("user data: not a #cloud-config document")
-    document = yaml.safe_load(user_data)
+    document = yaml.load(user_data, Loader=SAFE_LOADER)
     document["write_files"] += [
         _file(f"{ETC}/eks.env", _settings(node), "0600"),
         _packed_file(f"{SBIN}/gpufleet-eks-join", node_script("eks-join.sh"), "0755"),

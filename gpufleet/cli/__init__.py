@@ -20,6 +20,7 @@ def main() -> None:
     """Run the CLI; an unexpected exception exits 3 (1 means a policy failed), with its traceback on --debug."""
     args = sys.argv[1:]
     debug = DEBUG_FLAG in args
+    collector.skip_collection_at_exit()
     try:
         with collector.paused():  # a short process: see gpufleet/collector.py
             app(args=[arg for arg in args if arg != DEBUG_FLAG], prog_name="gpufleet")

@@ -47,9 +47,8 @@ def plan(
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
     if all_stacks:
         raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
-    from ..plan.batch import StackOutcome
+    # Each output's modules where it is made: a JSON plan loads neither rich's tables nor the batch's process pool.
     from ..plan.planner import EXIT_INVALID, plan_stack, stack_name
-    from ..report.tables import print_plan
     from ..stackfile import SpecInvalid
 
     if (stack is None) == (stack_file is None):
@@ -61,6 +60,8 @@ def plan(
     except SpecInvalid as invalid:
         err.print(f"error: {invalid}")
         if fmt in REPORTS:  # CI still gets a report to publish, naming the invalid stack
+            from ..plan.batch import StackOutcome
+
             emit_report(fmt, [StackOutcome(stack_name(path), path, EXIT_INVALID, None, str(invalid))])
         raise typer.Exit(EXIT_INVALID) from None
     if fmt is ReportFormat.json:
@@ -69,8 +70,12 @@ def plan(
         digest = os.environ.get(SECRET_DIGEST_ENV)  # set by `gpufleet diff` for a base ref's plan
         emit_json(result.to_json(show_secrets, digest.encode() if digest else None))
     elif fmt is ReportFormat.table:
+        from ..report.tables import print_plan
+
         print_plan(out, result)
     else:
+        from ..plan.batch import StackOutcome
+
         emit_report(fmt, [StackOutcome(result.stack, path, result.exit_code, result.to_json(), None)])
     raise typer.Exit(result.exit_code)
 

@@ -77,6 +77,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 
 def _start_worker() -> None:
     gc.disable()  # a worker is a command like any other (gpufleet/collector.py); plan_one collects per stack
+    collector.skip_collection_at_exit()
 
 
 def _result(future: Future[StackOutcome], stacks_dir: Path, name: str) -> StackOutcome:
