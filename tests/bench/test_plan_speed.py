@@ -26,6 +26,7 @@ import subprocess
 import pytest
 from bench_tools import Timing, best_of, gpufleet, python
 from conftest import REPO
+from sdk_inputs import is_custom_resource
 
 pytestmark = pytest.mark.bench
 
@@ -50,28 +51,43 @@ mocks.set_mocks(Echo(), project="gpufleet", stack="bench", preview=False)
 loop.run_until_complete(run_pulumi_func(lambda: aws.ec2.Vpc("v", cidr_block="10.0.0.0/16")))
 """
 # pulumi_aws's modules are lazy: the first attribute read (not __name__ or __dict__) runs the module.
-MODULES = "import importlib\n[getattr(importlib.import_module(f'pulumi_aws.{{m}}'), 'load', 0) for m in {modules!r}]\n"
+MODULES = "import importlib\n[getattr(importlib.import_module(m), 'load', 0) for m in {modules!r}]\n"
 TRAIN_GAP = (
     "measured 2.4x (2026-11-27): importing the eight other pulumi_aws modules aws-train-p5 registers types from "
     "(autoscaling, budgets, cloudwatch, fsx, iam, kms, sns, vpc) is 1.3-1.4x of this floor on its own, before the "
     "program runs; see NOTES.md"
 )
 PROJECT_GAP = (
-    "measured 1.65-1.75x (aws-train-p5, aws-images) and 2.4x (aws-train-eks) on 2026-11-27: on top of the SDK "
-    "imports (~1.1-1.4s CPU) a plan spends ~0.8s of its own: the CLI framework, pydantic and its model builds, YAML "
-    "and rich (~0.3s), the planner, components and every cloud's policy rules and models (~0.25s), resolve, and the "
-    "program's registrations over the SDK; an EKS plan also imports four pulumi_kubernetes modules the floor does "
-    "not (~0.4-0.6s) and registers ~3x the resources; see NOTES.md"
+    "measured 1.6-1.7x (aws-train-p5, aws-images) and 1.9x (aws-train-eks) on 2026-11-27, the floor importing the "
+    "same pulumi_aws and pulumi_kubernetes modules: on top of them a plan spends ~0.65-0.8s of its own (~1.4s for "
+    "EKS): the CLI framework, pydantic and its model builds, YAML and rich (~0.3s), the planner, components and every "
+    "cloud's policy rules and models (~0.25s), resolve, and the program's registrations over the SDK (the floor "
+    "registers one resource, an EKS plan ~150); see NOTES.md"
 )
 
 
+def provider_module(resource_type: str) -> str | None:
+    """The provider SDK module a resource type comes from: pulumi_aws.<service> for `aws:<service>/x:Y`,
+    pulumi_kubernetes.<group>.<version> for `kubernetes:<group>/<version>:Kind` (a custom resource:
+    pulumi_kubernetes.apiextensions), pulumi_kubernetes.provider for its provider; None for gpufleet's own."""
+    package, module, _ = resource_type.split(":")
+    if package == "aws":
+        return f"pulumi_aws.{module.split('/')[0]}"
+    if resource_type == "pulumi:providers:kubernetes":
+        return "pulumi_kubernetes.provider"
+    if package == "kubernetes":
+        group, version = module.split("/")
+        return ("pulumi_kubernetes.apiextensions" if is_custom_resource(resource_type)
+                else f"pulumi_kubernetes.{group.split('.')[0]}.{version}")
+    return None
+
+
 def provider_modules(stack: str) -> list[str]:
-    """The pulumi_aws modules of the types the stack's plan registers (`aws:cloudwatch/metricAlarm:...` ->
-    cloudwatch)."""
+    """The provider SDK modules of the types the stack's plan registers."""
     done = subprocess.run(gpufleet("plan", "--stack", stack, "--format", "json"), cwd=REPO, capture_output=True,
                           text=True, check=False)
     types = {resource["type"] for resource in json.loads(done.stdout)["resources"]}
-    return sorted({t.split(":")[1].split("/")[0] for t in types if t.startswith("aws:")})
+    return sorted({module for t in types if (module := provider_module(t))})
 
 
 @functools.cache
@@ -88,7 +104,7 @@ def measured(stack: str) -> dict[str, Timing]:
     floor, ec2_floor, plan = timings["floor"], timings["ec2 floor"], timings["plan"]
     ratio = plan.over(floor)
     print(
-        f"\n{stack}: plan {plan.cpu:.2f}s CPU ({plan.wall:.2f}s wall), floor with its {len(modules)} pulumi_aws "
+        f"\n{stack}: plan {plan.cpu:.2f}s CPU ({plan.wall:.2f}s wall), floor with its {len(modules)} provider "
         f"modules ({', '.join(modules)}) {floor.cpu:.2f}s CPU ({floor.wall:.2f}s wall): ratio {ratio.cpu:.2f} CPU, "
         f"{ratio.wall:.2f} wall (target <= {TARGET}; best of {RUNS}). Against the floor with pulumi_aws.ec2 only: "
         f"{plan.cpu / ec2_floor.cpu:.2f} CPU, where the modules alone are {floor.cpu / ec2_floor.cpu:.2f}"
