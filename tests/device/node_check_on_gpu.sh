@@ -10,6 +10,9 @@ cd "$(dirname "$0")/../.." || exit 2
 nvidia-smi --query-gpu=name,driver_version,persistence_mode,mig.mode.current,ecc.mode.current --format=csv \
   > "$OUT/machine.txt" 2>&1
 python3 --version >> "$OUT/machine.txt" 2>&1
+# Read-only: the fields mig.sh queries, and the MIG profiles the GPU offers (the catalog's gpufleet/catalog/mig.yaml).
+nvidia-smi --query-gpu=index,mig.mode.current,mig.mode.pending --format=csv >> "$OUT/machine.txt" 2>&1
+nvidia-smi mig -lgip > "$OUT/mig-profiles.txt" 2>&1
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1 | tr -d ' ')
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //')
 count=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)

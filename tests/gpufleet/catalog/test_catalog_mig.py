@@ -4,6 +4,7 @@ mig-parted's, read back from its default config; a malformed file is refused by 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,22 @@ def test_a_malformed_file_is_refused(tmp_path: Path, change: tuple[str, str], wo
 def test_a_gpu_listed_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecInvalid, match="listed twice: X1 80 GB"):
         _load(tmp_path, GOOD + GOOD.removeprefix("gpus:\n"))
+
+
+def recorded_gpu_instance_profiles(path: Path) -> dict[str, int]:
+    """`nvidia-smi mig -lgip`'s table as a GPU printed it: profile name -> its total instances (Free/Total)."""
+    rows = re.findall(r"^\|\s+\d+\s+MIG (\S+)\s+\d+\s+\d+/(\d+)\s", path.read_text(encoding="utf-8"), re.MULTILINE)
+    return {name: int(total) for name, total in rows}
+
+
+def test_the_h200_profiles_are_what_a_real_h200_offers() -> None:
+    # Recorded on a lent H200 (tests/device/node_check_on_gpu.sh); the +me profile is one the catalog leaves out.
+    offered = recorded_gpu_instance_profiles(Path(__file__).parents[2] / "data" / "device" / "h200-mig-lgip.txt")
+    assert offered["1g.18gb"] == 7 and "1g.18gb+me" in offered
+    h200 = next(g for g in FACTS.gpus if g.model == "H200")
+    for name, devices in h200.profiles.items():
+        unknown = sorted(set(devices) - set(offered))
+        assert not unknown, f"{name}: {unknown} are no GPU instance profiles of a real H200"
+        if len(devices) == 1:  # all-<profile>: as many as the GPU offers of it
+            ((device, count),) = devices.items()
+            assert count == offered[device], f"{name}: {count} x {device}, the GPU offers {offered[device]}"
