@@ -73,6 +73,10 @@ class ApiServerAclProvider(ResourceProvider):
         try:
             client.set_load_balancer_tcplistener_attribute(request)
         except AlibabaCloudException as error:
+            # The load balancer went with the cluster: nothing is left to open (the provider reads the same code as
+            # deleted: resource_alicloud_slb_load_balancer.go:680).
+            if status == "off" and error.code == "InvalidLoadBalancerId.NotFound":
+                return
             raise BindingRefused(
                 f"SetLoadBalancerTCPListenerAttribute (AclStatus {status}) on {props['load_balancer_id']}:"
                 f"{props['listener_port']} refused: {error.code} ({error.message})") from None

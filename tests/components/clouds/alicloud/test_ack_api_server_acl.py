@@ -129,6 +129,13 @@ def test_a_refusal_stops_the_deploy_with_its_code(replay: Replay) -> None:
         provider().create(dict(PROPS))
 
 
+def test_deleting_a_binding_whose_load_balancer_is_gone_succeeds_and_creating_on_one_fails(replay: Replay) -> None:
+    replay.answer("SetLoadBalancerTCPListenerAttribute", "SetLoadBalancerTCPListenerAttribute.gone")
+    provider().delete(f"{PROPS['load_balancer_id']}:6443", dict(PROPS))  # the cluster took it: nothing to open
+    with pytest.raises(BindingRefused, match="InvalidLoadBalancerId.NotFound"):
+        provider().create(dict(PROPS))
+
+
 def test_another_list_updates_in_place_and_another_listener_replaces() -> None:
     bindings = ApiServerAclProvider()
     assert bindings.diff("id", PROPS, dict(PROPS)).changes is False
