@@ -1,6 +1,7 @@
 """Warnings a plan carries about the stack's dated choices and what a managed cluster cannot do: the Kubernetes
 version's support window; on ACK a driver its documented list (gpufleet/catalog/ack.yaml, read on a date) does not
-name; on AKS a group's idle threshold the cluster autoscaler has no setting for.
+name, and a public endpoint's minutes before its whitelist; on AKS a group's idle threshold the cluster autoscaler
+has no setting for.
 
 A plan is made on a day; the same stack planned later may be told its version has left standard support. The day
 is passed in so a plan (and a test) can fix it.
@@ -26,6 +27,11 @@ def plan_warnings(spec: ClusterSpec, today: date, driver: str | None = None) -> 
     warnings = [*([f"scheduler.version: {warning}"] if warning else []), *aks_idle_warnings(spec)]
     if spec.cloud == "alicloud" and driver is not None and (unlisted := load_ack_facts().unlisted_driver(driver)):
         warnings.append(f"image: {unlisted}")
+    if spec.cloud == "alicloud" and scheduler.endpoint == "public":
+        # components/clouds/alicloud/api_server_acl.py: the binding needs the cluster, whose create opens the EIP.
+        warnings.append("scheduler.endpoint: public on ACK answers every address from the cluster's creation until "
+                        "the whitelist of public_cidrs is bound to its API server (minutes; callers still need "
+                        "credentials)")
     return warnings
 
 

@@ -46,8 +46,12 @@ def public(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     return plan_stack(write_stack(tmp_path_factory.mktemp("ack-public"), "ack", public_ack()))
 
 
-def test_a_public_endpoint_is_asked_of_ack_at_create(public: PlanResult) -> None:
+def test_a_public_endpoint_is_asked_of_ack_at_create_and_the_plan_warns_of_the_minutes_before_the_whitelist(
+    public: PlanResult,
+) -> None:
     assert one(public, CLUSTER).inputs["slbInternetEnabled"] is True
+    (warning,) = [w for w in public.summary["warnings"] if w.startswith("scheduler.endpoint:")]
+    assert "answers every address from the cluster's creation until the whitelist" in warning
 
 
 def test_the_whitelist_holds_acks_control_plane_the_vpc_and_the_public_ranges(public: PlanResult) -> None:
@@ -92,6 +96,7 @@ def test_a_private_cluster_has_no_list(tmp_path: Path) -> None:
     plan = plan_stack(write_stack(tmp_path, "ack", read_cluster("alicloud-train-ack")))
     assert one(plan, CLUSTER).inputs["slbInternetEnabled"] is False
     assert of_type(plan, ACL) == [] and of_type(plan, BINDING_TYPE) == []
+    assert not [w for w in plan.summary["warnings"] if w.startswith("scheduler.endpoint:")]
 
 
 def provider() -> ApiServerAclProvider:
