@@ -16,15 +16,16 @@ nvidia-smi mig -lgip > "$OUT/mig-profiles.txt" 2>&1
 driver=$(nvidia-smi --query-gpu=driver_version --format=csv,noheader | head -1 | tr -d ' ')
 model=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | sed 's/^NVIDIA //')
 count=$(nvidia-smi --query-gpu=name --format=csv,noheader | wc -l)
-python3 - "$driver" "$model" "$count" <<'PY'
+work=$(mktemp -d)
+python3 - "$driver" "$model" "$count" "$work" <<'PY'
 import json, sys
-driver, model, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
+driver, model, count, work = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 base = json.load(open("tests/device/expect-p5.json"))
 gpu = {"gpu_model": model, "gpu_count": count, "nvswitch": False, "fabric": "none", "fabric_interfaces": 0}
 here = {**base, "driver": driver, "fabric_manager": driver, "scratch_mount": None, "instance_types": {"here": gpu}}
 variants = {"here": gpu, "mig": {**gpu, "mig_devices": 1}, "nvswitch": {**gpu, "nvswitch": True}}
 for name, inst in variants.items():
-    json.dump({**here, "instance_types": {"here": inst}}, open(f"/tmp/expect-{name}.json", "w"))
+    json.dump({**here, "instance_types": {"here": inst}}, open(f"{work}/expect-{name}.json", "w"))
 PY
 run() {  # name, then the node check's arguments
   name=$1; shift
@@ -32,10 +33,10 @@ run() {  # name, then the node check's arguments
   echo "$name exit $?" >> "$OUT/summary.txt"
 }
 run lock-p5 --expect tests/device/expect-p5.json --instance-type p5.48xlarge
-run here --expect /tmp/expect-here.json --instance-type here
-run mig-read --expect /tmp/expect-mig.json --instance-type here
-run fabric-manager-process --expect /tmp/expect-nvswitch.json --instance-type here --fabric-manager process
-run fabric-manager-service --expect /tmp/expect-nvswitch.json --instance-type here --fabric-manager service
-run no-instance-type --expect /tmp/expect-here.json
+run here --expect "$work"/expect-here.json --instance-type here
+run mig-read --expect "$work"/expect-mig.json --instance-type here
+run fabric-manager-process --expect "$work"/expect-nvswitch.json --instance-type here --fabric-manager process
+run fabric-manager-service --expect "$work"/expect-nvswitch.json --instance-type here --fabric-manager service
+run no-instance-type --expect "$work"/expect-here.json
 run missing-expectation --expect /nonexistent.json
 cat "$OUT/summary.txt"
