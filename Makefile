@@ -9,7 +9,7 @@ STACK ?= aws-train-p5
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,preflight]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,resolve]'
 	touch $@
 
 plan: $(BIN)/gpufleet
