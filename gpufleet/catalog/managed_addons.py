@@ -11,6 +11,9 @@ from typing import ClassVar
 
 from pydantic import Field, model_validator
 
+from ..lock.facts import ResolvedFacts
+from ..lock.facts_loader import load_facts
+from ..lock.loader import DEFAULT_LOCK_PATH
 from ..yaml_model import StrictModel, load_yaml_model
 
 EKS_FILE = Path(__file__).parent / "eks_addons.yaml"
@@ -37,6 +40,7 @@ class AddonCatalog(StrictModel):
     """Kubernetes minor -> add-on name -> pin; every minor lists exactly NAMES, versions in the cloud's form."""
 
     FILE: ClassVar[str]
+    SERVICE: ClassVar[str]
     NAMES: ClassVar[tuple[str, ...]]
     VERSION: ClassVar[str]
 
@@ -52,6 +56,19 @@ class AddonCatalog(StrictModel):
                     raise ValueError(f"kubernetes.{minor}.{name}.version: {pin.version!r} does not match "
                                      f"{self.VERSION}")
         return self
+
+    def with_resolved(self, facts: ResolvedFacts) -> AddonCatalog:
+        """Each null version completed by the one `gpufleet lock resolve` read (<SERVICE>/<minor>/addon/<name>); a
+        version this file cites stays (a different read is a finding of `images check`)."""
+        def pinned(minor: str, name: str, pin: AddonPin) -> AddonPin:
+            fact = facts.managed.get(f"{self.SERVICE}/{minor}/addon/{name}")
+            if pin.version is not None or fact is None:
+                return pin
+            return AddonPin(version=fact.version, source=f"{fact.source} (read {fact.read_at.date().isoformat()} "
+                            "by gpufleet lock resolve)")
+        return self.model_copy(update={"kubernetes": {
+            minor: {name: pinned(minor, name, pin) for name, pin in pins.items()}
+            for minor, pins in self.kubernetes.items()}})
 
     def for_minor(self, minor: str) -> dict[str, AddonPin]:
         """The add-ons of a Kubernetes minor in NAMES order (KeyError naming the file when it has none)."""
@@ -75,6 +92,7 @@ class AddonCatalog(StrictModel):
 
 class EksAddons(AddonCatalog):
     FILE = "gpufleet/catalog/eks_addons.yaml"
+    SERVICE = "eks"
     # The add-ons every cluster runs, in the order they are created.
     NAMES = ("vpc-cni", "kube-proxy", "coredns", "eks-pod-identity-agent")
     VERSION = r"v[0-9]+\.[0-9]+\.[0-9]+-eksbuild\.[0-9]+"
@@ -82,6 +100,7 @@ class EksAddons(AddonCatalog):
 
 class AckAddons(AddonCatalog):
     FILE = "gpufleet/catalog/ack_addons.yaml"
+    SERVICE = "ack"
     # In install order: the network plugin of the create request, then what the groups and monitoring need.
     NAMES = ("terway-controlplane", "terway-eniip", "ack-erdma-controller", "ack-ai-installer", "ack-arms-prometheus")
     # ACK's add-on versions, with or without a leading v and a build suffix.
@@ -91,10 +110,17 @@ class AckAddons(AddonCatalog):
 @lru_cache(maxsize=1)
 def load_eks_addons(path: Path = EKS_FILE) -> EksAddons:
     """eks_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, EksAddons)
+    return load_yaml_model(path, EksAddons).with_resolved(load_facts(DEFAULT_LOCK_PATH))
 
 
 @lru_cache(maxsize=1)
 def load_ack_addons(path: Path = ACK_FILE) -> AckAddons:
     """ack_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, AckAddons)
+    return load_yaml_model(path, AckAddons).with_resolved(load_facts(DEFAULT_LOCK_PATH))
+
+
+def resolved_kubernetes_version(service: str, minor: str) -> str | None:
+    """The full Kubernetes version `gpufleet lock resolve` read for a managed service's minor (ACK stores
+    1.36.x-aliyun.n: a minor alone would diff on every later `up`); None until it was read."""
+    fact = load_facts(DEFAULT_LOCK_PATH).managed.get(f"{service}/{minor}/kubernetes")
+    return fact.version if fact else None

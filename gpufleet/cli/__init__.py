@@ -7,7 +7,7 @@ import sys
 import traceback
 
 from .. import collector
-from . import authoring, diff, images, plan, policy, preflight, quote  # noqa: F401  (each registers its commands on the app)
+from . import authoring, diff, images, lock, plan, policy, preflight, quote  # noqa: F401  (each registers its commands on the app)
 from .app import app, err
 
 __all__ = ["app", "main"]

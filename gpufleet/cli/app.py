@@ -30,6 +30,8 @@ app = typer.Typer(
 )
 images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", no_args_is_help=True)
 app.add_typer(images_app, name="images")
+lock_app = typer.Typer(help="Facts the image lock needs, read from their sources.", no_args_is_help=True)
+app.add_typer(lock_app, name="lock")
 
 out = Console()
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.

@@ -6,12 +6,14 @@ from pathlib import Path
 
 from ..stackfile.errors import SpecError, SpecInvalid
 from ..yaml_model import load_yaml_model
+from .apply_facts import with_resolved_digests
+from .facts_loader import load_facts
 from .model import Lock
 
 DEFAULT_LOCK_PATH = Path(__file__).resolve().parents[2] / "images" / "lock.yaml"
 
 # (path, mtime, size) -> Lock: a plan reads the lock once; a lock rewritten on disk (images pin) is read anew.
-_LOADED: dict[tuple[Path, int, int], Lock] = {}
+_LOADED: dict[tuple[Path, int, int, int], Lock] = {}
 
 
 class LockError(SpecInvalid):
@@ -19,16 +21,21 @@ class LockError(SpecInvalid):
 
 
 def load_lock(path: Path = DEFAULT_LOCK_PATH) -> Lock:
+    """The lock at `path`, its tag-only image pins completed by the digests recorded beside it (apply_facts)."""
     path = Path(path).resolve()
     try:
         stat = path.stat()
     except OSError as err:
         raise LockError([SpecError("", f"cannot read {path} ({err.strerror or err})")], str(path)) from None
-    key = (path, stat.st_mtime_ns, stat.st_size)
+    try:
+        facts = load_facts(path)  # cached by its own file's version: a new resolve is read anew
+    except SpecInvalid as invalid:
+        raise LockError(invalid.errors, invalid.source) from None
+    key = (path, stat.st_mtime_ns, stat.st_size, id(facts))
     if key not in _LOADED:
         try:
             # The shipped lock is libyaml-parsed; a lock named on the command line gets the bounded reader.
-            _LOADED[key] = load_yaml_model(path, Lock)
+            _LOADED[key] = with_resolved_digests(load_yaml_model(path, Lock), facts)
         except SpecInvalid as invalid:
             raise LockError(invalid.errors, invalid.source) from None
     return _LOADED[key]

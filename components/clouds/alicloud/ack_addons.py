@@ -28,7 +28,7 @@ import json
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.catalog.managed_addons import load_ack_addons
+from gpufleet.catalog.managed_addons import load_ack_addons, resolved_kubernetes_version
 from gpufleet.resolve import ResolvedCluster
 
 from ... import runtime
@@ -66,8 +66,14 @@ def addons_in_use(resolved: ResolvedCluster) -> list[str]:
 
 
 def refuse_unpinned_addons(resolved: ResolvedCluster) -> None:
-    """A real run stops before any resource while an add-on it installs has no pinned version."""
-    why = load_ack_addons().unpinned(resolved.spec.scheduler.version or "", addons_in_use(resolved))
+    """A real run stops before any resource while an add-on it installs has no pinned version, or the cluster's full
+    Kubernetes version was not read."""
+    minor = resolved.spec.scheduler.version or ""
+    why = load_ack_addons().unpinned(minor, addons_in_use(resolved))
+    if resolved_kubernetes_version("ack", minor) is None:
+        why = (f"{why}; " if why else "") + (
+            f"scheduler.version {minor}: ACK's full version for it was not read (ACK stores 1.N.x-aliyun.n, so a "
+            "minor would diff on every later `up`): run `gpufleet lock resolve --only managed`")
     if why and not runtime.running_offline():
         raise pulumi.RunError(why)
 

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.kubernetes import InCluster, InClusterArgs
+from gpufleet.catalog.managed_addons import resolved_kubernetes_version
 from gpufleet.clouds.alicloud.names import NAMES, PROJECT, SLB_ACL
 from gpufleet.clouds.naming import fit
 
@@ -89,7 +90,9 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
         description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
     cluster = managed_cluster(name, AckArgs(
         cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
-        version=spec.scheduler.version or "",
+        # ACK stores the full version it created (1.36.x-aliyun.n): the one `lock resolve` read, else the minor (a
+        # real run refuses that: refuse_unpinned_addons).
+        version=resolved_kubernetes_version("ack", spec.scheduler.version or "") or spec.scheduler.version or "",
         vswitch_ids=[vswitch_ids[zone] for zone in spec.network.zones],
         security_group_id=security_group_id,
         key_id=key_id,

@@ -1,0 +1,220 @@
+"""Which facts a lock needs read from a source, each keyed as images/lock.resolved.yaml records it.
+
+One list serves both directions: `gpufleet lock resolve` reads each need from its source; `plan`, `images check` and
+a real run compare the needs with what was recorded (gpufleet.lock.fact_status). A need names the lock field it
+serves, so every finding points at the line to change.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+
+from .model import FabricComponent, Lock, Profile
+
+# NVIDIA's CUDA repository signing key (3bf863cc.pub, "cudatools <cudatools@nvidia.com>"), which the cuda-keyring
+# package installs: fingerprint as public installers pin it (GitHub code: chef `apt_keyring ... finger`, puppet
+# `apt::source key id`, for https://developer.download.nvidia.com/compute/cuda/repos/*/x86_64/3bf863cc.pub). The
+# resolve refuses a keyring package holding any other key.
+CUDA_REPOSITORY_KEY = "EB693B3035CD5710E231E123A4B469963BF863CC"
+# The suites of NVIDIA's flat repositories (`deb URL /`).
+FLAT = "/"
+
+
+@dataclass(frozen=True)
+class AptNeed:
+    """A repository whose InRelease is verified with a pinned key and whose index must list `packages`."""
+
+    key: str
+    fields: tuple[str, ...]
+    url: str
+    suite: str
+    packages: dict[str, str]
+    fingerprint: str | None
+    key_url: str | None = None
+    keyring_deb: str | None = None  # the sha256-pinned keyring package that carries the key (CUDA's)
+
+
+@dataclass(frozen=True)
+class DownloadNeed:
+    """A file the bake fetches: its bytes' sha256 (and a PGP key's fingerprint) as first read or as published."""
+
+    key: str
+    fields: tuple[str, ...]
+    url: str
+    sha256: str | None = None
+    key_fingerprint: str | None = None
+
+
+@dataclass(frozen=True)
+class ImageNeed:
+    key: str
+    fields: tuple[str, ...]
+    reference: str
+    platforms: tuple[str, ...] = ("linux/amd64",)
+
+
+@dataclass(frozen=True)
+class ManagedNeed:
+    """A version a managed Kubernetes service chooses: `<service>/<minor>/kubernetes` or `.../addon/<name>`."""
+
+    key: str
+    fields: tuple[str, ...]
+    service: str
+    minor: str
+    name: str | None = None
+    region: str | None = None
+
+
+@dataclass(frozen=True)
+class BaseNeed:
+    key: str
+    fields: tuple[str, ...]
+    cloud: str
+    region: str
+    reference: str
+    boot_mode: str | None = None
+
+
+Need = AptNeed | DownloadNeed | ImageNeed | ManagedNeed | BaseNeed
+SECTION = {AptNeed: "apt", DownloadNeed: "downloads", ImageNeed: "images", ManagedNeed: "managed", BaseNeed: "base"}
+
+
+def apt_key(url: str, suite: str) -> str:
+    return f"{url.rstrip('/')}/ {suite}"
+
+
+def managed_key(service: str, minor: str, name: str | None = None) -> str:
+    return f"{service}/{minor}/addon/{name}" if name else f"{service}/{minor}/kubernetes"
+
+
+def base_key(cloud: str, region: str, reference: str) -> str:
+    return f"{cloud}/{region}/{reference}"
+
+
+def _merge(needs: list[Need]) -> list[Need]:
+    """One need per key; the fields it serves joined (two profiles sharing a download read it once)."""
+    found: dict[tuple[type, str], Need] = {}
+    for need in needs:
+        seen = found.get((type(need), need.key))
+        if seen is None:
+            found[(type(need), need.key)] = need
+            continue
+        fields = tuple(dict.fromkeys((*seen.fields, *need.fields)))
+        if isinstance(seen, AptNeed) and isinstance(need, AptNeed):
+            found[(type(need), need.key)] = AptNeed(seen.key, fields, seen.url, seen.suite,
+                                                    {**seen.packages, **need.packages}, seen.fingerprint,
+                                                    seen.key_url, seen.keyring_deb)
+        else:
+            found[(type(need), need.key)] = type(seen)(**{**seen.__dict__, "fields": fields})
+    return list(found.values())
+
+
+def _download_needs(component: FabricComponent, path: str) -> list[Need]:
+    """A component's fetched files: the file (unless it is an apt repository), its signature and its keys."""
+    needs: list[Need] = []
+    if component.url and component.key_url is None:
+        needs.append(DownloadNeed(component.url, (f"{path}.sha256",), component.url, component.sha256))
+    if component.signature_url:
+        needs.append(DownloadNeed(component.signature_url, (f"{path}.signature_url",), component.signature_url))
+    if component.pgp_key_url:
+        needs.append(DownloadNeed(component.pgp_key_url, (f"{path}.pgp_fingerprint",), component.pgp_key_url,
+                                  key_fingerprint=component.pgp_fingerprint))
+    if component.key_url:
+        needs.append(DownloadNeed(component.key_url, (f"{path}.key_fingerprint",), component.key_url,
+                                  key_fingerprint=component.key_fingerprint))
+    return needs
+
+
+def _codename(profile: Profile) -> str:
+    from .kubernetes_nodes import UBUNTU_CODENAMES
+
+    return UBUNTU_CODENAMES[profile.kubernetes.ubuntu] if profile.kubernetes else "jammy"
+
+
+def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
+    """The apt repositories a bake of `profile` installs from: NVIDIA's CUDA repository (the apt pins and the driver
+    pinning package), the container toolkit's (Kubernetes node images) and each cloud's Lustre client repository."""
+    at = f"profiles.{profile.name}"
+    cuda = posixpath.dirname(profile.cuda_keyring.url or "") + "/"
+    # The pinning package's name carries the driver version; any version of it the index lists will do ("").
+    pins = {**profile.apt, profile.driver_pinning_package: ""}
+    needs: list[Need] = [AptNeed(apt_key(cuda, FLAT), (f"{at}.apt", f"{at}.driver_pinning_package"), cuda, FLAT,
+                                 pins, CUDA_REPOSITORY_KEY, keyring_deb=profile.cuda_keyring.url)]
+    if profile.kubernetes is not None:
+        toolkit = profile.kubernetes.container_toolkit
+        needs.append(AptNeed(apt_key(toolkit.url, FLAT), (f"{at}.kubernetes.container_toolkit.apt",), toolkit.url,
+                             FLAT, dict(toolkit.apt), toolkit.key_fingerprint, toolkit.key_url))
+    for cloud in clouds:
+        for name, agent in profile.agents.get(cloud, {}).items():
+            if agent.key_url and agent.url:
+                needs.append(AptNeed(apt_key(agent.url, _codename(profile)), (f"{at}.agents.{cloud}.{name}",),
+                                     agent.url, _codename(profile), {}, agent.key_fingerprint, agent.key_url))
+    return needs
+
+
+def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> list[Need]:
+    """What a bake of `profile` on `clouds` (default: every cloud it has images for) fetches and installs."""
+    clouds = clouds if clouds is not None else tuple(profile.images)
+    at = f"profiles.{profile.name}"
+    needs = _repository_needs(profile, clouds)
+    needs += _download_needs(profile.cuda_keyring, f"{at}.cuda_keyring")
+    nodecheck = profile.nodecheck
+    needs.append(DownloadNeed(nodecheck.nvidia_ml_py_url, (f"{at}.nodecheck.nvidia_ml_py_sha256",),
+                              nodecheck.nvidia_ml_py_url, nodecheck.nvidia_ml_py_sha256))
+    for section in ("fabric", "agents"):
+        for cloud in clouds:
+            for name, component in getattr(profile, section).get(cloud, {}).items():
+                needs += _download_needs(component, f"{at}.{section}.{cloud}.{name}")
+    return _merge(needs)
+
+
+def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[str, ...]) -> list[Need]:
+    """The base image each build region starts from: a Kubernetes profile's node base, else the lock's."""
+    needs: list[Need] = []
+    for region in regions:
+        node = profile.kubernetes.base_images.get(cloud, {}).get(region) if profile and profile.kubernetes else None
+        if node is not None:
+            at = f"profiles.{profile.name}.kubernetes.base_images.{cloud}.{region}"
+            needs.append(BaseNeed(base_key(cloud, region, node.parent_image), (at,), cloud, region,
+                                  node.parent_image))
+            continue
+        base = lock.base_image_entry(cloud, region)
+        reference = base and (base.parent_image or base.name_regex)
+        if base is not None and reference:
+            needs.append(BaseNeed(base_key(cloud, region, reference), (f"base_images.{cloud}.{region}",), cloud,
+                                  region, reference))
+    return needs
+
+
+def image_needs(lock: Lock) -> list[Need]:
+    """Every in-cluster image the lock pins by tag: its digest per platform."""
+    pins = lock.kubernetes_components
+    if pins is None:
+        return []
+    return _merge([ImageNeed(image.image, (f"kubernetes_components.{component}.images.{key}",), image.image)
+                   for component, pin in pins for key, image in pin.images.items()])
+
+
+def managed_needs(service: str, minor: str, names: tuple[str, ...], region: str | None,
+                  with_version: bool) -> list[Need]:
+    """A managed cluster's Kubernetes version (`with_version`: ACK and AKS take a full one) and its add-ons."""
+    catalog = {"eks": "gpufleet/catalog/eks_addons.yaml", "ack": "gpufleet/catalog/ack_addons.yaml"}.get(service, "")
+    needs: list[Need] = [ManagedNeed(managed_key(service, minor, name), (f"{catalog} kubernetes.{minor}.{name}",),
+                                     service, minor, name, region) for name in names]
+    if with_version:
+        needs.append(ManagedNeed(managed_key(service, minor), ("scheduler.version",), service, minor, None, region))
+    return needs
+
+
+def lock_needs(lock: Lock) -> list[Need]:
+    """Everything the lock itself names (profiles on every cloud they bake for, base images, in-cluster images);
+    managed versions come from the stacks that use them (gpufleet.lock_resolve)."""
+    needs: list[Need] = []
+    for profile in lock.profiles.values():
+        needs += profile_needs(profile)
+        for cloud, regions in profile.images.items():
+            build = tuple(region for region in regions if lock.base_image_entry(cloud, region) is not None
+                          or (profile.kubernetes and region in profile.kubernetes.base_images.get(cloud, {})))
+            needs += base_needs(lock, profile, cloud, build)
+    return _merge(needs + image_needs(lock))

@@ -1,0 +1,204 @@
+"""`gpufleet lock resolve`: read every fact the lock needs from its source and record it beside the lock.
+
+The needs come from the lock (gpufleet.lock.needs) and, for managed versions, from the stacks that run a managed
+Kubernetes service. Each is read by its source reader (gpufleet.sources.*); a failure is kept with the need's field
+and the others are still read, so one run names every problem. Facts not read this run (--only, --profile) keep their
+recorded values. A download whose bytes differ from an earlier read fails: a versioned file must never change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .lock.facts import PublishedChecksum, ResolvedFacts, resolved_path
+from .lock.needs import (
+    SECTION,
+    AptNeed,
+    BaseNeed,
+    DownloadNeed,
+    ImageNeed,
+    ManagedNeed,
+    Need,
+    lock_needs,
+    managed_needs,
+    profile_needs,
+)
+from .sources.http import SourceError
+
+SECTIONS = ("apt", "downloads", "images", "managed", "base")
+# The lowest add-on versions the program needs: vpc-cni v1.18.5 for the launch templates' efa-only interfaces (EKS user
+# guide ml/node-efa.adoc, as gpufleet/catalog/eks_addons.yaml notes).
+EKS_ADDON_FLOORS = {"vpc-cni": "v1.18.5"}
+
+
+@dataclass
+class ResolveRun:
+    """What a run read, what failed (field -> why) and which recorded facts moved (key -> old -> new)."""
+
+    facts: ResolvedFacts
+    failed: dict[str, str] = field(default_factory=dict)
+    moved: dict[str, str] = field(default_factory=dict)
+    read: int = 0
+
+
+def stack_managed_needs(stacks: Mapping[str, Mapping[str, Any]]) -> list[Need]:
+    """The managed versions the stacks' Kubernetes clusters take: EKS and ACK add-ons per minor, ACK's and AKS's full
+    version, read in the stack's region."""
+    from .catalog.managed_addons import AckAddons, EksAddons
+
+    services = {"aws": ("eks", EksAddons.NAMES, False), "alicloud": ("ack", AckAddons.NAMES, True),
+                "azure": ("aks", (), True)}
+    needs: dict[str, Need] = {}
+    for config in stacks.values():
+        cluster = config.get("gpufleet:cluster")
+        scheduler = (cluster or {}).get("scheduler") if isinstance(cluster, dict) else None
+        if not isinstance(scheduler, dict) or scheduler.get("kind") != "kubernetes" or not scheduler.get("version"):
+            continue
+        service, names, with_version = services[cluster["cloud"]]
+        for need in managed_needs(service, str(scheduler["version"]), names, cluster.get("region"), with_version):
+            needs.setdefault(need.key, need)
+    return list(needs.values())
+
+
+def selected_needs(lock_path: Path, stacks: Mapping[str, Mapping[str, Any]], only: set[str] | None,
+                   profile: str | None) -> list[Need]:
+    from .lock import load_lock
+
+    lock = load_lock(lock_path)
+    if profile is not None:
+        needs = profile_needs(lock.profiles[profile])
+    else:
+        needs = lock_needs(lock) + stack_managed_needs(stacks)
+    return [need for need in needs if only is None or SECTION[type(need)] in only]
+
+
+def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
+    from .sources.apt import keyring_from_deb, resolve_apt_repository
+    from .sources.http import get
+
+    if need.keyring_deb:
+        keyring = keyring_from_deb(get(need.keyring_deb).body)
+    elif need.key_url:
+        keyring = get(need.key_url).body
+    else:
+        raise SourceError(f"{need.url}: the lock names no key for this repository")
+    if need.fingerprint is None:
+        raise SourceError(f"{need.key_url}: the lock pins no key fingerprint, so the repository cannot be verified; "
+                          "pin the vendor's fingerprint first")
+    return resolve_apt_repository(need.url, need.suite, need.packages, keyring, need.fingerprint, now=now)
+
+
+def _read_download(need: DownloadNeed, now: datetime, previous: ResolvedFacts) -> Any:
+    from .sources.downloads import resolve_download
+
+    fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now)
+    before = previous.downloads.get(need.key)
+    if before is not None and before.sha256 != fact.sha256:
+        raise SourceError(f"{need.url}: its bytes hash to {fact.sha256}, recorded {before.read_at.date()} as "
+                          f"{before.sha256}: a versioned file changed at its source; remove its record only once "
+                          "you know why")
+    if need.sha256:
+        fact = fact.model_copy(update={"published": PublishedChecksum(
+            sha256=need.sha256, source=f"images/lock.yaml {need.fields[0]} (its profile's sources:)")})
+    return fact
+
+
+def _read_image(need: ImageNeed, now: datetime, previous: ResolvedFacts) -> Any:
+    from .sources.registry import resolve_image
+
+    return resolve_image(need.reference, need.platforms, now=now)
+
+
+def _read_managed(need: ManagedNeed, now: datetime, previous: ResolvedFacts) -> Any:
+    if need.service == "eks":
+        from .sources import aws
+
+        eks = aws.default_eks_client(need.region or "us-east-1")
+        return aws.eks_addon_versions(eks, need.minor, [need.name], EKS_ADDON_FLOORS, now=now)[need.name]
+    if need.service == "ack":
+        from .sources import alicloud
+
+        cs = alicloud.default_cs_client(need.region or "cn-beijing")
+        version = alicloud.ack_kubernetes_version(cs, need.region or "cn-beijing", need.minor, now=now)
+        if need.name is None:
+            return version
+        return alicloud.ack_addon_versions(cs, need.region or "cn-beijing", version.version, [need.name],
+                                           now=now)[need.name]
+    from .sources import azure
+
+    return azure.aks_kubernetes_version(azure.default_containerservice_client(), need.region or "eastus",
+                                        need.minor, now=now)
+
+
+def _read_base(need: BaseNeed, now: datetime, previous: ResolvedFacts) -> Any:
+    if need.cloud == "aws":
+        from .sources import aws
+
+        return aws.ssm_base_image(aws.default_ssm_client(need.region), aws.default_ec2_client(need.region),
+                                  need.reference, now=now)
+    if need.cloud == "azure":
+        from .sources import azure
+
+        return azure.azure_marketplace_image(azure.default_compute_client(), need.region, need.reference, now=now)
+    from .sources import alicloud
+
+    return alicloud.alicloud_base_image(alicloud.default_ecs_client(need.region), need.region, need.reference,
+                                        need.boot_mode, now=now)
+
+
+READERS: dict[type, Callable[[Any, datetime, ResolvedFacts], Any]] = {
+    AptNeed: _read_apt, DownloadNeed: _read_download, ImageNeed: _read_image, ManagedNeed: _read_managed,
+    BaseNeed: _read_base,
+}
+
+
+def _section(facts: ResolvedFacts, section: str) -> dict[str, Any]:
+    return getattr(facts, "base_images" if section == "base" else section)
+
+
+def _value(fact: Any) -> Any:
+    """What a fact says, without when it was read: two reads of an unchanged source compare equal."""
+    return fact.model_dump(exclude={"read_at"}, mode="json")
+
+
+def resolve(needs: list[Need], previous: ResolvedFacts, now: datetime | None = None) -> ResolveRun:
+    """Read each need; the facts are the previous record with every successful read replacing its entry."""
+    now = now or datetime.now(timezone.utc)
+    sections = {name: dict(_section(previous, name)) for name in SECTIONS}
+    run = ResolveRun(previous)
+    for need in needs:
+        section = SECTION[type(need)]
+        try:
+            fact = READERS[type(need)](need, now, previous)
+        except SourceError as failed:
+            run.failed[need.fields[0]] = str(failed)
+            continue
+        run.read += 1
+        before = sections[section].get(need.key)
+        if before is None or _value(before) != _value(fact):
+            run.moved[f"{section}: {need.key}"] = "first read" if before is None else "changed at its source"
+        sections[section][need.key] = fact
+    run.facts = ResolvedFacts(apt=sections["apt"], downloads=sections["downloads"], images=sections["images"],
+                              managed=sections["managed"], base_images=sections["base"])
+    return run
+
+
+def write_facts(lock_path: Path, facts: ResolvedFacts) -> Path:
+    """Write the resolved file beside the lock, keys sorted, so a re-read that changed nothing changes no byte."""
+    from ruamel.yaml import YAML
+
+    path = resolved_path(lock_path)
+    data = facts.model_dump(by_alias=True, mode="json", exclude_none=True)
+    data = {key: dict(sorted(value.items())) if isinstance(value, dict) else value for key, value in data.items()}
+    yaml = YAML()
+    yaml.width = 4096
+    with path.open("w") as out:
+        out.write("# Written by `gpufleet lock resolve`: what each source answered, where and when. Do not edit by "
+                  "hand;\n# `gpufleet plan` and `images check` read it, `lock resolve --check` says when a source "
+                  "moved.\n")
+        yaml.dump(data, out)
+    return path
