@@ -70,6 +70,7 @@ def build(prepared: Prepared | None = None) -> None:
         raise pulumi.RunError(str(invalid)) from None
     if isinstance(prepared, ImagesSpec):
         refuse_unconfirmed_base_image(prepared)
+        refuse_unresolved_facts(prepared)
         outputs = cloud_program(prepared.cloud).build_images(prepared)
     else:
         refuse_unbaked_image(prepared)
@@ -101,3 +102,30 @@ def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
         f"{base.status}), so nothing was created: {base.note} Pin the confirmed image there, then run this again "
         "(`gpufleet plan` shows the image stack offline meanwhile)"
     )
+
+
+def refuse_unresolved_facts(spec: ImagesSpec) -> None:
+    """Stop a real deploy of an image stack while a fact its bake relies on was never read from its source (or was
+    read otherwise than the lock pins), before the build network exists; a preview goes on with a warning, so a pull
+    request shows its diff before the facts land."""
+    from datetime import datetime, timezone
+
+    from .lock import DEFAULT_LOCK_PATH
+    from .lock.fact_status import fact_findings
+    from .lock.facts_loader import load_facts
+    from .lock.needs import image_stack_needs
+
+    if runtime.running_offline():
+        return
+    needs = image_stack_needs(load_lock(), spec.profile, spec.cloud, spec.regions[0])
+    found = [f for f in fact_findings(needs, load_facts(DEFAULT_LOCK_PATH), datetime.now(timezone.utc))
+             if f.status != "stale"]
+    if not found:
+        return
+    reasons = "; ".join(f"{f.field}: {f.message}" for f in found)
+    message = (f"images/lock.yaml: {len(found)} fact(s) the bake of {spec.profile!r} relies on are unresolved, so "
+               f"nothing was created: {reasons}")
+    if pulumi.runtime.is_dry_run():
+        pulumi.log.warn(f"{message} (a preview goes on; `pulumi up` stops here)")
+        return
+    raise pulumi.RunError(message)

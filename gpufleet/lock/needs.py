@@ -187,6 +187,14 @@ def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[s
     return needs
 
 
+def image_stack_needs(lock: Lock, profile: str, cloud: str, build_region: str) -> list[Need]:
+    """What an image stack's bake reads: its profile's repositories and downloads for its cloud, its base image."""
+    found = lock.profiles.get(profile)
+    if found is None:
+        return []
+    return profile_needs(found, (cloud,)) + base_needs(lock, found, cloud, (build_region,))
+
+
 def image_needs(lock: Lock) -> list[Need]:
     """Every in-cluster image the lock pins by tag: its digest per platform."""
     pins = lock.kubernetes_components

@@ -22,6 +22,7 @@ from .cost import summarize
 from .engine import run_program
 from .policy_runner import run_policies
 from .record import RecordedResource
+from .stack_facts import stack_fact_findings
 from .support_warnings import plan_warnings
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
@@ -97,6 +98,12 @@ def plan_and_prepared(
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
         raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
+    findings = stack_fact_findings(prepared if isinstance(prepared, ImagesSpec) else prepared.spec,
+                                   (r.inputs for r in resources), today)
+    if unresolved := [f.to_json() for f in findings if f.status != "stale"]:
+        summary["unresolved_facts"] = unresolved
+    if stale := [f"{f.field}: {f.message}" for f in findings if f.status == "stale"]:
+        summary["warnings"] = [*summary.get("warnings", []), *stale]
     result = PlanResult(
         stack=name,
         cloud=cloud,

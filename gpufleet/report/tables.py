@@ -54,6 +54,7 @@ def print_plan(console: Console, plan: PlanResult) -> None:
     summary = plan.summary
     if summary["node_groups"]:
         print_capacity(console, summary)
+    print_findings(console, summary)
     print_policies(console, plan.policies)
 
 
@@ -95,8 +96,15 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         console.print(f"[yellow]no published price for {escape(missing)}: give one under prices[/]")
     for priced in summary.get("stack_priced", []):
         console.print(f"[dim]{escape(priced)}[/]")
+
+
+def print_findings(console: Console, summary: dict[str, Any]) -> None:
+    """The plan's warnings and the facts a real run refuses, for cluster and image stacks alike."""
     for warning in summary.get("warnings", []):
         console.print(f"[yellow]warning[/]: {escape(warning)}")
+    for fact in summary.get("unresolved_facts", []):
+        console.print(f"[red]{fact['status']} fact[/] (a real `pulumi up` refuses it): {escape(fact['field'])}: "
+                      f"{escape(fact['message'])}")
 
 
 def print_policies(console: Console, policies: dict[str, Any]) -> None:
