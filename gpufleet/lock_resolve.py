@@ -89,7 +89,16 @@ def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
     if need.fingerprint is None:
         raise SourceError(f"{need.key_url}: the lock pins no key fingerprint, so the repository cannot be verified; "
                           "pin the vendor's fingerprint first")
-    return resolve_apt_repository(need.url, need.suite, need.packages, keyring, need.fingerprint, now=now)
+    # One read per set of distinct names (two profiles may pin two versions of one package); the entries join.
+    batches: list[dict[str, str]] = []
+    for name, version in need.packages:
+        batch = next((b for b in batches if name not in b), None)
+        if batch is None:
+            batches.append(batch := {})
+        batch[name] = version
+    facts = [resolve_apt_repository(need.url, need.suite, batch, keyring, need.fingerprint, now=now)
+             for batch in batches or [{}]]
+    return facts[0].model_copy(update={"packages": {k: v for fact in facts for k, v in fact.packages.items()}})
 
 
 def _read_download(need: DownloadNeed, now: datetime, previous: ResolvedFacts) -> Any:

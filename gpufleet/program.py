@@ -110,15 +110,13 @@ def refuse_unresolved_facts(spec: ImagesSpec) -> None:
     request shows its diff before the facts land."""
     from datetime import datetime, timezone
 
-    from .lock import DEFAULT_LOCK_PATH
     from .lock.fact_status import fact_findings
-    from .lock.facts_loader import load_facts
     from .lock.needs import image_stack_needs
 
     if runtime.running_offline():
         return
     needs = image_stack_needs(load_lock(), spec.profile, spec.cloud, spec.regions[0])
-    found = [f for f in fact_findings(needs, load_facts(DEFAULT_LOCK_PATH), datetime.now(timezone.utc))
+    found = [f for f in fact_findings(needs, load_lock().resolved, datetime.now(timezone.utc))
              if f.status != "stale"]
     if not found:
         return

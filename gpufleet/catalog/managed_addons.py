@@ -12,8 +12,7 @@ from typing import ClassVar
 from pydantic import Field, model_validator
 
 from ..lock.facts import ResolvedFacts
-from ..lock.facts_loader import load_facts
-from ..lock.loader import DEFAULT_LOCK_PATH
+from ..lock.loader import load_lock
 from ..yaml_model import StrictModel, load_yaml_model
 
 EKS_FILE = Path(__file__).parent / "eks_addons.yaml"
@@ -110,17 +109,17 @@ class AckAddons(AddonCatalog):
 @lru_cache(maxsize=1)
 def load_eks_addons(path: Path = EKS_FILE) -> EksAddons:
     """eks_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, EksAddons).with_resolved(load_facts(DEFAULT_LOCK_PATH))
+    return load_yaml_model(path, EksAddons).with_resolved(load_lock().resolved)
 
 
 @lru_cache(maxsize=1)
 def load_ack_addons(path: Path = ACK_FILE) -> AckAddons:
     """ack_addons.yaml, validated; a malformed file raises SpecInvalid naming every field."""
-    return load_yaml_model(path, AckAddons).with_resolved(load_facts(DEFAULT_LOCK_PATH))
+    return load_yaml_model(path, AckAddons).with_resolved(load_lock().resolved)
 
 
 def resolved_kubernetes_version(service: str, minor: str) -> str | None:
     """The full Kubernetes version `gpufleet lock resolve` read for a managed service's minor (ACK stores
     1.36.x-aliyun.n: a minor alone would diff on every later `up`); None until it was read."""
-    fact = load_facts(DEFAULT_LOCK_PATH).managed.get(f"{service}/{minor}/kubernetes")
+    fact = load_lock().resolved.managed.get(f"{service}/{minor}/kubernetes")
     return fact.version if fact else None

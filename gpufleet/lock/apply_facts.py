@@ -19,10 +19,12 @@ def _pinned(image: ImagePin, facts: ResolvedFacts) -> ImagePin:
 
 
 def with_resolved_digests(lock: Lock, facts: ResolvedFacts) -> Lock:
+    """The lock carrying `facts` (Lock.resolved), its tag-only image pins completed from them."""
     pins = lock.kubernetes_components
-    if pins is None or not facts.images:
-        return lock
-    components = {name: component.model_copy(update={"images": {key: _pinned(image, facts)
-                                                                 for key, image in component.images.items()}})
-                  for name, component in pins if name != "node_check"}
-    return lock.model_copy(update={"kubernetes_components": pins.model_copy(update=components)})
+    if pins is not None and facts.images:
+        components = {name: component.model_copy(update={"images": {key: _pinned(image, facts)
+                                                                     for key, image in component.images.items()}})
+                      for name, component in pins if name != "node_check"}
+        lock = lock.model_copy(update={"kubernetes_components": pins.model_copy(update=components)})
+    lock._resolved = facts
+    return lock

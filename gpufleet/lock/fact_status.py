@@ -37,7 +37,7 @@ def _recorded(need: Need, facts: ResolvedFacts) -> Provenance | None:
 def _apt_missing(need: AptNeed, packages: dict[str, object]) -> list[str]:
     """The pins a recorded index entry lacks (a pin of "" takes any version of the package)."""
     listed = {key.split("=", 1)[0] for key in packages}
-    return [f"{name}={version}" if version else name for name, version in sorted(need.packages.items())
+    return [f"{name}={version}" if version else name for name, version in need.packages
             if (f"{name}={version}" not in packages if version else name not in listed)]
 
 

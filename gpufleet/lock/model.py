@@ -6,9 +6,10 @@ import re
 from datetime import date
 from typing import Any, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PrivateAttr, model_validator
 
 from ..yaml_model import StrictModel
+from .facts import ResolvedFacts
 from .kubernetes_components import KubernetesComponents
 from .kubernetes_nodes import KubernetesNodeProfile
 
@@ -185,6 +186,12 @@ class BaseImage(StrictModel):
 
 class Lock(StrictModel):
     schema_: int = Field(..., alias="schema")
+    # What `gpufleet lock resolve` recorded beside this lock (set by the loader; empty when nothing was read).
+    _resolved: ResolvedFacts = PrivateAttr(default_factory=ResolvedFacts)
+
+    @property
+    def resolved(self) -> ResolvedFacts:
+        return self._resolved
 
     @model_validator(mode="before")
     @classmethod

@@ -29,7 +29,7 @@ class AptNeed:
     fields: tuple[str, ...]
     url: str
     suite: str
-    packages: dict[str, str]
+    packages: tuple[tuple[str, str], ...]  # (name, version) pins; profiles sharing a repository may pin two versions
     fingerprint: str | None
     key_url: str | None = None
     keyring_deb: str | None = None  # the sha256-pinned keyring package that carries the key (CUDA's)
@@ -103,7 +103,7 @@ def _merge(needs: list[Need]) -> list[Need]:
         fields = tuple(dict.fromkeys((*seen.fields, *need.fields)))
         if isinstance(seen, AptNeed) and isinstance(need, AptNeed):
             found[(type(need), need.key)] = AptNeed(seen.key, fields, seen.url, seen.suite,
-                                                    {**seen.packages, **need.packages}, seen.fingerprint,
+                                                    tuple(sorted({*seen.packages, *need.packages})), seen.fingerprint,
                                                     seen.key_url, seen.keyring_deb)
         else:
             found[(type(need), need.key)] = type(seen)(**{**seen.__dict__, "fields": fields})
@@ -138,18 +138,18 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     at = f"profiles.{profile.name}"
     cuda = posixpath.dirname(profile.cuda_keyring.url or "") + "/"
     # The pinning package's name carries the driver version; any version of it the index lists will do ("").
-    pins = {**profile.apt, profile.driver_pinning_package: ""}
+    pins = tuple(sorted({*profile.apt.items(), (profile.driver_pinning_package, "")}))
     needs: list[Need] = [AptNeed(apt_key(cuda, FLAT), (f"{at}.apt", f"{at}.driver_pinning_package"), cuda, FLAT,
                                  pins, CUDA_REPOSITORY_KEY, keyring_deb=profile.cuda_keyring.url)]
     if profile.kubernetes is not None:
         toolkit = profile.kubernetes.container_toolkit
         needs.append(AptNeed(apt_key(toolkit.url, FLAT), (f"{at}.kubernetes.container_toolkit.apt",), toolkit.url,
-                             FLAT, dict(toolkit.apt), toolkit.key_fingerprint, toolkit.key_url))
+                             FLAT, tuple(sorted(toolkit.apt.items())), toolkit.key_fingerprint, toolkit.key_url))
     for cloud in clouds:
         for name, agent in profile.agents.get(cloud, {}).items():
             if agent.key_url and agent.url:
                 needs.append(AptNeed(apt_key(agent.url, _codename(profile)), (f"{at}.agents.{cloud}.{name}",),
-                                     agent.url, _codename(profile), {}, agent.key_fingerprint, agent.key_url))
+                                     agent.url, _codename(profile), (), agent.key_fingerprint, agent.key_url))
     return needs
 
 

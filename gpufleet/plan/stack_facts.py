@@ -10,9 +10,8 @@ from collections.abc import Iterable
 from datetime import datetime, time, timezone
 from typing import Any
 
-from ..lock import DEFAULT_LOCK_PATH, load_lock
+from ..lock import load_lock
 from ..lock.fact_status import FactFinding, fact_findings
-from ..lock.facts_loader import load_facts
 from ..lock.needs import ImageNeed, Need, image_needs, image_stack_needs, managed_needs
 from ..stackfile.models import ClusterSpec, ImagesSpec
 
@@ -61,4 +60,4 @@ def stack_fact_findings(prepared: ClusterSpec | ImagesSpec, resource_inputs: Ite
     else:
         needs = _cluster_needs(prepared, json.dumps(list(resource_inputs), default=str))
     now = datetime.combine(today, time(), tzinfo=timezone.utc) if not isinstance(today, datetime) else today
-    return fact_findings(needs, load_facts(DEFAULT_LOCK_PATH), now)
+    return fact_findings(needs, load_lock().resolved, now)
