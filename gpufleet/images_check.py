@@ -5,14 +5,16 @@ stack's driver container pinned, an ACK stack's driver one ACK's list names."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 
 if TYPE_CHECKING:
+    from .lock.fact_status import FactFinding
     from .lock.in_cluster_pins import KubernetesStack
+    from .lock.model import Lock
 
 
 def shipped_stacks(stacks_dir: Path) -> dict[str, dict[str, Any]]:
@@ -54,7 +56,7 @@ def check_images(
     stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
 ) -> list[dict[str, str]]:
     from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-    from .lock.check import check_downloads
+    from .lock.check import LockProblem, check_downloads
     from .lock.in_cluster_pins import ack_driver_problems, driver_problems
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
@@ -67,17 +69,34 @@ def check_images(
                  for found in check_downloads(lock.profiles[name])]
     problems += driver_problems(lock, kubernetes_stacks(stacks, "azure", profile))
     problems += ack_driver_problems(lock, kubernetes_stacks(stacks, "alicloud", profile))
+    problems += [LockProblem("resolved", f.field, f"{f.section}: {f.key}: {f.message}")
+                 for f in _fact_findings(lock, stacks, profile, on) if f.status == "different"]
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
 
 
-def image_notes(profile: str | None = None, lock_file: Path | None = None) -> list[dict[str, str]]:
+def _fact_findings(lock: Lock, stacks: Mapping[str, Mapping[str, Any]], profile: str | None,
+                   on: date) -> list[FactFinding]:
+    """The lock's facts against what `lock resolve` recorded (images/lock.resolved.yaml): a record that contradicts
+    the lock fails the check; one never read, or read over 90 days ago, is a note (only a network read gives it)."""
+    from .lock.fact_status import fact_findings
+    from .lock.needs import lock_needs, profile_needs
+    from .lock_resolve import stack_managed_needs
+
+    needs = profile_needs(lock.profiles[profile]) if profile else lock_needs(lock) + stack_managed_needs(stacks)
+    return fact_findings(needs, lock.resolved, datetime.combine(on, time(), tzinfo=timezone.utc))
+
+
+def image_notes(stacks_dir: Path, on: date, profile: str | None = None,
+                lock_file: Path | None = None) -> list[dict[str, str]]:
     """What the lock records as not known yet (reported, never failing the check): e.g. a Kubernetes node image's
     kubelet before it was read off a bake, and, unless one profile is checked, each in-cluster image without a
     digest (a real run refuses it)."""
     from .lock import DEFAULT_LOCK_PATH, load_lock
-    from .lock.check import lock_notes
+    from .lock.check import LockProblem, lock_notes
     from .lock.in_cluster_pins import unpinned_notes
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
     notes = lock_notes(lock, profile) + ([] if profile else unpinned_notes(lock))
+    notes += [LockProblem("resolved", f.field, f"{f.section}: {f.key}: {f.message}")
+              for f in _fact_findings(lock, shipped_stacks(stacks_dir), profile, on) if f.status != "different"]
     return [{"profile": n.profile, "field": n.field, "message": n.message} for n in notes]

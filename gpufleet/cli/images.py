@@ -31,7 +31,7 @@ def images_check(
         raise typer.Exit(2) from None
     try:
         problems = check_images(stacks_dir, when, profile, lock_file)
-        notes = image_notes(profile, lock_file)
+        notes = image_notes(stacks_dir, when, profile, lock_file)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     # The file judged: the --lock given, else the shipped lock (named relative to the repository).

@@ -149,6 +149,30 @@ def _check_apt(lock: Lock, profile: Profile) -> list[LockProblem]:
     return problems
 
 
+# What every bake installs from NVIDIA's repository at a pinned version (the fabric manager, NCCL, DCGM, the toolkit):
+# a profile without one would let apt choose it.
+REQUIRED_PINS = {"nvidia-fabricmanager": r"nvidia-fabricmanager", "libnccl2": r"libnccl2",
+                 "datacenter-gpu-manager-4-core": r"datacenter-gpu-manager-4-core",
+                 "cuda-toolkit-X-Y": r"cuda-toolkit-\d+-\d+"}
+
+
+def _check_required_pins(profile: Profile) -> list[LockProblem]:
+    """The pins the bake needs are present, each download's URL names its version, and the kernel modules are the
+    flavour the installer installs (images/install/gpu-stack.sh installs nvidia-open only)."""
+    problems = [LockProblem(profile.name, "apt", f"no pin for {label}: the bake would install whatever apt chooses")
+                for label, pattern in REQUIRED_PINS.items()
+                if not any(re.fullmatch(pattern, package) for package in profile.apt)]
+    for group, by_cloud in (("fabric", profile.fabric), ("agents", profile.agents)):
+        problems += [LockProblem(profile.name, f"{group}.{cloud}.{name}.url",
+                                 f"{component.url} does not name version {component.version}")
+                     for cloud, found in by_cloud.items() for name, component in found.items()
+                     if component.url and component.key_url is None and component.version not in component.url]
+    if profile.kernel_modules != "open":
+        problems.append(LockProblem(profile.name, "kernel_modules", f"{profile.kernel_modules}: the installer "
+                                    "installs the open modules only (images/install/gpu-stack.sh: nvidia-open)"))
+    return problems
+
+
 # Architectures each kernel module flavour drives: the open modules Turing and newer (NVIDIA/open-gpu-kernel-modules
 # README, "Compatible GPUs"); the proprietary ones up to Hopper, Blackwell needing the open ones (NVIDIA driver
 # installation guide, "Kernel modules"). Azure/azhpc-images installs the proprietary modules for V100 for this reason.
@@ -270,6 +294,7 @@ def check_lock(
         if not numeric:
             problems += _check_driver(lock, body, on)
             problems += _check_apt(lock, body)
+        problems += _check_required_pins(body)
         problems += _check_modules(body, catalog)
         problems += _check_images(body, regions)
         problems += _check_kubernetes(body)

@@ -105,3 +105,25 @@ def test_the_written_record_reads_back_equal_and_sorted(lock_copy: Path) -> None
 def test_no_record_reads_as_nothing_read(tmp_path: Path) -> None:
     assert load_facts(tmp_path / "lock.yaml") == ResolvedFacts()
     assert datetime.now(timezone.utc) > READ_AT
+
+
+def test_images_check_fails_on_a_record_that_contradicts_the_lock_and_notes_the_unread(lock_copy: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from gpufleet.cli import app
+
+    needs = lock_needs(load_lock(lock_copy))
+    facts = record(needs)
+    wheel = next(n for n in needs if isinstance(n, DownloadNeed) and n.url.endswith(".whl"))
+    changed = facts.downloads[wheel.key].model_copy(update={"sha256": "1" * 64})
+    write_beside(lock_copy, facts.model_copy(update={"downloads": {wheel.key: changed}}))
+    done = CliRunner().invoke(app, ["images", "check", "--lock", str(lock_copy), "--format", "json"])
+    report = json.loads(done.stdout)
+    assert done.exit_code == 1
+    contradicted = [p for p in report["problems"] if p["profile"] == "resolved"]
+    assert [p["field"] for p in contradicted] == [wheel.fields[0]]
+    assert f"the lock pins {wheel.sha256}" in contradicted[0]["message"]
+    unread = {n["field"] for n in report["notes"] if n["profile"] == "resolved"}
+    assert "base_images.aws.us-east-1" in unread and wheel.fields[0] not in unread

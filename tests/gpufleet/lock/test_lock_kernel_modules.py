@@ -51,4 +51,9 @@ def test_a_v100_under_the_open_modules_fails_the_check(tmp_path):
 def test_proprietary_modules_cannot_drive_the_catalogs_blackwell_or_pass_a_v100(tmp_path):
     b200 = {**V100, "gpu": {"model": "B200", "architecture": "blackwell", "count": 8}}
     found = _problems(tmp_path, {"ecs.gn6v-c8g1.16xlarge": V100, "ecs.example-b200": b200}, modules="proprietary")
-    assert [p.split(" has ")[0] for p in found] == ["cuda12.8-r580: kernel_modules: alicloud ecs.example-b200"]
+    catalog = [p for p in found if " has " in p]
+    assert [p.split(" has ")[0] for p in catalog] == ["cuda12.8-r580: kernel_modules: alicloud ecs.example-b200"]
+    # The installer installs nvidia-open only, so a proprietary profile is refused until it honours the flavour.
+    assert [p for p in found if " has " not in p] == [
+        "cuda12.8-r580: kernel_modules: proprietary: the installer installs the open modules only "
+        "(images/install/gpu-stack.sh: nvidia-open)"]
