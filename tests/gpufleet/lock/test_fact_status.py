@@ -126,4 +126,7 @@ def test_images_check_fails_on_a_record_that_contradicts_the_lock_and_notes_the_
     assert [p["field"] for p in contradicted] == [wheel.fields[0]]
     assert f"the lock pins {wheel.sha256}" in contradicted[0]["message"]
     unread = {n["field"] for n in report["notes"] if n["profile"] == "resolved"}
-    assert "base_images.aws.us-east-1" in unread and wheel.fields[0] not in unread
+    # The record kept only the wheel's download: every other download is unread, the base images were read.
+    keyring = next(n for n in needs if isinstance(n, DownloadNeed) and n.url.endswith("cuda-keyring_1.1-1_all.deb"))
+    assert keyring.fields[0] in unread and wheel.fields[0] not in unread
+    assert "base_images.aws.us-east-1" not in unread
