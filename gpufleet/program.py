@@ -113,17 +113,11 @@ def refuse_unresolved_facts(spec: ImagesSpec) -> None:
     from .lock.fact_status import fact_findings
     from .lock.needs import image_stack_needs
 
-    if runtime.running_offline():
-        return
     needs = image_stack_needs(load_lock(), spec.profile, spec.cloud, spec.regions[0])
     found = [f for f in fact_findings(needs, load_lock().resolved, datetime.now(timezone.utc))
              if f.status != "stale"]
     if not found:
         return
     reasons = "; ".join(f"{f.field}: {f.message}" for f in found)
-    message = (f"images/lock.yaml: {len(found)} fact(s) the bake of {spec.profile!r} relies on are unresolved, so "
-               f"nothing was created: {reasons}")
-    if pulumi.runtime.is_dry_run():
-        pulumi.log.warn(f"{message} (a preview goes on; `pulumi up` stops here)")
-        return
-    raise pulumi.RunError(message)
+    runtime.refuse_unread(f"images/lock.yaml: {len(found)} fact(s) the bake of {spec.profile!r} relies on are "
+                          f"unresolved, so nothing was created: {reasons}")

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-import pulumi
-
 from gpufleet.lock import load_lock
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
@@ -30,7 +28,7 @@ def images_of(objects: Iterable[Obj]) -> set[str]:
 
 
 def refuse_unconfirmed(objects: Iterable[Obj], pins: KubernetesComponents, also: Iterable[str] = ()) -> None:
-    """Stop a real preview or deploy that would run an image the lock pins by tag only; the offline plan goes on
+    """Stop a real deploy that would run an image the lock pins by tag only (a preview warns); the offline plan goes on
     (the image shows by tag and an advisory rule names it), as an unbaked node image does. `also`: reasons for
     images an operator pulls that no pod spec of ours names (the GPU Operator's driver container)."""
     notes = pins.unconfirmed_images()
@@ -40,7 +38,8 @@ def refuse_unconfirmed(objects: Iterable[Obj], pins: KubernetesComponents, also:
         return
     reasons = "; ".join([*(f"{image}: {notes[image]}" for image in missing), *extra])
     missing += [reason.split(":")[0] for reason in extra]
-    raise pulumi.RunError(
-        f"{LOCK_FIELD}: {len(missing)} image(s) have no digest, so nothing was created: {reasons}. Pin each digest "
-        "in the lock, then run this again (`gpufleet plan` shows the cluster offline meanwhile)"
+    runtime.refuse_unread(
+        f"{LOCK_FIELD}: {len(missing)} image(s) have no digest, so nothing was created: {reasons}. Read each with "
+        "`gpufleet lock resolve --only images` (or pin a cited digest in the lock), then run this again (`gpufleet "
+        "plan` shows the cluster offline meanwhile)"
     )

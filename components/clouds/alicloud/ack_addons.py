@@ -74,8 +74,8 @@ def refuse_unpinned_addons(resolved: ResolvedCluster) -> None:
         why = (f"{why}; " if why else "") + (
             f"scheduler.version {minor}: ACK's full version for it was not read (ACK stores 1.N.x-aliyun.n, so a "
             "minor would diff on every later `up`): run `gpufleet lock resolve --only managed`")
-    if why and not runtime.running_offline():
-        raise pulumi.RunError(why)
+    if why:
+        runtime.refuse_unread(why)
 
 
 def create_addons(minor: str) -> list[alicloud.cs.ManagedKubernetesAddonArgs]:

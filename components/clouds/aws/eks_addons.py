@@ -33,12 +33,12 @@ def addon_pins(minor: str) -> dict[str, AddonPin]:
 
 
 def refuse_unpinned_addons(minor: str) -> None:
-    """Stop a real preview or deploy whose add-on versions are not pinned; the offline plan goes on, showing the
-    add-on without a version, as it does an unbaked node image."""
+    """Stop a real deploy whose add-on versions are neither pinned nor read (a preview warns); the offline plan goes
+    on, showing the add-on without a version and the unread fact."""
     addon_pins(minor)  # a minor the catalog lacks: the field's error first
     why = load_eks_addons().unpinned(minor, EksAddons.NAMES)
-    if why and not runtime.running_offline():
-        raise pulumi.RunError(why)
+    if why:
+        runtime.refuse_unread(why)
 
 
 def managed_addons(name: str, cluster: aws.eks.Cluster, minor: str, names: Sequence[str], cni_role_arn:

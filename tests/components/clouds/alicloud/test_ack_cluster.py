@@ -214,7 +214,29 @@ def test_each_addon_is_installed_at_the_version_the_catalog_pins_for_the_minor(
     assert later == {"ack-erdma-controller": "v1.0.0", "ack-arms-prometheus": "v1.0.0"}
     resolved = resolved_of(write_stack(tmp_path, "ack", ack_cluster()))
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    monkeypatch.setattr(ack_addons, "resolved_kubernetes_version", lambda service, minor: f"{minor}.5-aliyun.1")
     assert ack_addons.refuse_unpinned_addons(resolved) is None
+
+
+def test_the_cluster_takes_the_full_version_read_and_up_refuses_a_minor_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_pools: None,
+) -> None:
+    monkeypatch.setattr(ack_addons, "load_ack_addons", lambda: pinned("1.35"))
+    # Nothing read: the plan shows the minor; `pulumi up` refuses it, a preview warns.
+    assert one(plan_of(tmp_path, ack_cluster()), CLUSTER).inputs["version"] == "1.35"
+    resolved = resolved_of(write_stack(tmp_path, "ack", ack_cluster()))
+    monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    with pytest.raises(pulumi.RunError, match=r"scheduler\.version 1\.35: ACK's full version for it was not read"):
+        ack_addons.refuse_unpinned_addons(resolved)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: True)
+    warned: list[str] = []
+    monkeypatch.setattr(pulumi.log, "warn", lambda message, *args, **kwargs: warned.append(message))
+    ack_addons.refuse_unpinned_addons(resolved)
+    assert "`pulumi up` stops here" in warned[0]
+    # Read: the create request carries ACK's full version, as the provider stores it.
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)
+    monkeypatch.setattr(ack_steps, "resolved_kubernetes_version", lambda service, minor: f"{minor}.5-aliyun.1")
+    assert one(plan_of(tmp_path, ack_cluster()), CLUSTER).inputs["version"] == "1.35.5-aliyun.1"
 
 
 def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
