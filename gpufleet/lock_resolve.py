@@ -16,6 +16,7 @@ from typing import Any
 
 from .lock.facts import PublishedChecksum, ResolvedFacts, resolved_path
 from .lock.needs import (
+    RECORD,
     SECTION,
     AptNeed,
     BaseNeed,
@@ -29,7 +30,7 @@ from .lock.needs import (
 )
 from .sources.http import SourceError
 
-SECTIONS = ("apt", "downloads", "images", "managed", "base")
+SECTIONS = tuple(RECORD)
 # The lowest add-on versions the program needs: vpc-cni v1.18.5 for the launch templates' efa-only interfaces (EKS user
 # guide ml/node-efa.adoc, as gpufleet/catalog/eks_addons.yaml notes).
 EKS_ADDON_FLOORS = {"vpc-cni": "v1.18.5"}
@@ -166,7 +167,7 @@ READERS: dict[type, Callable[[Any, datetime, ResolvedFacts], Any]] = {
 
 
 def _section(facts: ResolvedFacts, section: str) -> dict[str, Any]:
-    return getattr(facts, "base_images" if section == "base" else section)
+    return getattr(facts, RECORD[section])
 
 
 def _value(fact: Any) -> Any:
@@ -191,8 +192,7 @@ def resolve(needs: list[Need], previous: ResolvedFacts, now: datetime | None = N
         if before is None or _value(before) != _value(fact):
             run.moved[f"{section}: {need.key}"] = "first read" if before is None else "changed at its source"
         sections[section][need.key] = fact
-    run.facts = ResolvedFacts(apt=sections["apt"], downloads=sections["downloads"], images=sections["images"],
-                              managed=sections["managed"], base_images=sections["base"])
+    run.facts = ResolvedFacts(**{RECORD[name]: entries for name, entries in sections.items()})
     return run
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -9,7 +10,15 @@ import typer
 
 from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, lock_app, out
 
-ONLY = ("apt", "downloads", "images", "managed", "base")
+
+class FactKind(str, Enum):
+    """The kinds `--only` reads (DESIGN.md, "Resolve"); addons: managed Kubernetes versions and add-ons."""
+
+    apt = "apt"
+    downloads = "downloads"
+    images = "images"
+    addons = "addons"
+    base = "base"
 
 
 @lock_app.command("resolve")
@@ -17,8 +26,9 @@ def lock_resolve(
     lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml); the facts "
                                                    "are written beside it (lock.resolved.yaml).")] = None,
     profile: Annotated[str | None, typer.Option("--profile", help="Read one profile's facts only.")] = None,
-    only: Annotated[list[str] | None, typer.Option(
-        "--only", help="Read one kind of fact only: apt, downloads, images, managed or base (repeatable).")] = None,
+    only: Annotated[list[FactKind] | None, typer.Option(
+        "--only", help="Read one kind of fact only (repeatable); addons: managed Kubernetes versions and add-ons.",
+    )] = None,
     check: Annotated[bool, typer.Option(
         "--check", help="Write nothing; exit 1 when a source moved (a new default add-on, a new digest behind a "
         "tag, a retired version) or a fact cannot be read: for a scheduled CI job.")] = False,
@@ -35,15 +45,13 @@ def lock_resolve(
     from ..stackfile import SpecError, SpecInvalid
 
     path = lock_file or DEFAULT_LOCK_PATH
-    wrong = sorted(set(only or ()) - set(ONLY))
     try:
-        if wrong:
-            raise SpecInvalid([SpecError("--only", f"unknown kind {', '.join(wrong)}; one of {', '.join(ONLY)}")])
         lock = load_lock(path)
         if profile is not None and profile not in lock.profiles:
             raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; the lock has: "
                                          f"{', '.join(sorted(lock.profiles))}")])
-        needs = selected_needs(path, shipped_stacks(stacks_dir), set(only) if only else None, profile)
+        kinds = {kind.value for kind in only} if only else None
+        needs = selected_needs(path, shipped_stacks(stacks_dir), kinds, profile)
         previous = load_facts(path)
     except SpecInvalid as invalid:
         fail_invalid(invalid)

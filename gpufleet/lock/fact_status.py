@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Literal
 
 from .facts import Provenance, ResolvedFacts
-from .needs import SECTION, AptNeed, BaseNeed, DownloadNeed, Need
+from .needs import RECORD, SECTION, AptNeed, BaseNeed, DownloadNeed, Need
 
 Status = Literal["unresolved", "different", "stale"]
 
@@ -30,8 +30,7 @@ class FactFinding:
 
 
 def _recorded(need: Need, facts: ResolvedFacts) -> Provenance | None:
-    section = SECTION[type(need)]
-    return getattr(facts, "base_images" if section == "base" else section).get(need.key)
+    return getattr(facts, RECORD[SECTION[type(need)]]).get(need.key)
 
 
 def _apt_missing(need: AptNeed, packages: dict[str, object]) -> list[str]:

@@ -77,7 +77,9 @@ class BaseNeed:
 
 
 Need = AptNeed | DownloadNeed | ImageNeed | ManagedNeed | BaseNeed
-SECTION = {AptNeed: "apt", DownloadNeed: "downloads", ImageNeed: "images", ManagedNeed: "managed", BaseNeed: "base"}
+# The kind of each need as `lock resolve --only` names it (DESIGN.md, "Resolve"), and the record's section for it.
+SECTION = {AptNeed: "apt", DownloadNeed: "downloads", ImageNeed: "images", ManagedNeed: "addons", BaseNeed: "base"}
+RECORD = {"apt": "apt", "downloads": "downloads", "images": "images", "addons": "managed", "base": "base_images"}
 
 
 def apt_key(url: str, suite: str) -> str:

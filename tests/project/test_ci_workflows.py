@@ -47,7 +47,7 @@ def beside_python_or_on_path(name: str) -> str | None:
 
 
 def test_both_workflows_are_there() -> None:
-    assert [p.name for p in WORKFLOWS] == ["gpufleet-deploy.yml", "gpufleet-plan.yml"]
+    assert [p.name for p in WORKFLOWS] == ["gpufleet-deploy.yml", "gpufleet-plan.yml", "gpufleet-resolve.yml"]
 
 
 def test_workflows_match_githubs_workflow_schema() -> None:
@@ -145,7 +145,7 @@ def check_invocation(words: list[str]) -> list[str]:
 def test_the_commands_the_workflows_run_exist() -> None:
     calls = invocations()
     assert {" ".join(w for w in call if not w.startswith(("-", "$"))) for call in calls} >= {
-        "diff markdown", "plan markdown", "plan sarif", "policy-config"}, calls
+        "diff markdown", "plan markdown", "plan sarif", "policy-config", "lock resolve json"}, calls
     assert [problem for call in calls for problem in check_invocation(list(call))] == []
 
 

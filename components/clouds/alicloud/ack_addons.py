@@ -73,7 +73,7 @@ def refuse_unpinned_addons(resolved: ResolvedCluster) -> None:
     if resolved_kubernetes_version("ack", minor) is None:
         why = (f"{why}; " if why else "") + (
             f"scheduler.version {minor}: ACK's full version for it was not read (ACK stores 1.N.x-aliyun.n, so a "
-            "minor would diff on every later `up`): run `gpufleet lock resolve --only managed`")
+            "minor would diff on every later `up`): run `gpufleet lock resolve --only addons`")
     if why:
         runtime.refuse_unread(why)
 
