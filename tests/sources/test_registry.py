@@ -3,10 +3,12 @@ are those of the bytes the registry serves, per platform; the token flow runs ag
 
 from __future__ import annotations
 
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -139,3 +141,37 @@ def test_a_reference_without_registry_or_tag_is_refused(reference: str) -> None:
 ])
 def test_only_loopback_registries_are_read_over_plain_http(reference: str, api: str) -> None:
     assert parse_reference(reference).api == api
+
+
+class ChangingProxy(BaseHTTPRequestHandler):
+    """A proxy in front of the registry that adds a byte to each body and passes the registry's headers on."""
+
+    upstream = ""
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server hook name
+        request = urllib.request.Request(f"{self.upstream}{self.path}", headers={"Accept": self.headers["Accept"]})
+        with urllib.request.urlopen(request) as answer:  # noqa: S310 (the loopback registry of this test)
+            body = answer.read() + b"\n"
+            self.send_response(answer.status)
+            for name in ("Content-Type", "Docker-Content-Digest"):
+                self.send_header(name, answer.headers[name])
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_bytes_that_differ_from_the_registrys_digest_fail(registry: LocalRegistry, tmp_path: Path) -> None:
+    pushed = push_image(registry, tmp_path, "nvidia/driver", "v1", ["linux/amd64"])
+    handler = type("Proxy", (ChangingProxy,), {"upstream": f"http://{registry.host}"})
+    proxy = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(SourceError) as failed:
+            resolve_image(f"127.0.0.1:{proxy.server_address[1]}/nvidia/driver:v1")
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert f"the registry names digest {pushed.digest} but the manifest's bytes hash to sha256:" in str(failed.value)
