@@ -35,3 +35,21 @@ def with_vm_profile(monkeypatch: pytest.MonkeyPatch, name: str, driver: str) -> 
     profile = shipped.profiles["cuda12.8-r580"].model_copy(update={"driver": driver})
     lock = shipped.model_copy(update={"profiles": {**shipped.profiles, name: profile}})
     monkeypatch.setattr(lock_package, "load_lock", lambda *args, **kwargs: lock)
+
+
+def with_image_digests(monkeypatch: pytest.MonkeyPatch, digests: dict[tuple[str, str], str]) -> None:
+    """Make the in-cluster components read the shipped lock with these images pinned by digest: (component, image key)
+    -> digest, as `gpufleet lock resolve` would record them (components/kubernetes/pins.py reads the lock)."""
+    pins_module = importlib.import_module("components.kubernetes.pins")
+    shipped = importlib.import_module("gpufleet.lock").load_lock()
+    components = shipped.kubernetes_components
+    assert components is not None
+    update = {}
+    for component in {name for name, _ in digests}:
+        pin = getattr(components, component)
+        images = {key: image.model_copy(update={"digest": digests[(component, key)], "unconfirmed": None,
+                                                "digest_source": "test: as `gpufleet lock resolve` records it"})
+                  if (component, key) in digests else image for key, image in pin.images.items()}
+        update[component] = pin.model_copy(update={"images": images})
+    lock = shipped.model_copy(update={"kubernetes_components": components.model_copy(update=update)})
+    monkeypatch.setattr(pins_module, "load_lock", lambda *args, **kwargs: lock)

@@ -50,7 +50,7 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple
         names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
         for name in names:
             wait_for_driver(find(objects, "DaemonSet", name), validator)
-    return [("gpu-operator", gpu_operator_objects(groups, pins, driver)), *shared,
+    return [("gpu-operator", gpu_operator_objects(groups, pins, driver, minor)), *shared,
             ("network-operator", network_operator_objects(groups, pins, node_os(minor))),
             ("node-check", node_check_objects(groups, pins, expectation))]
 

@@ -46,9 +46,24 @@ def unpinned_driver(driver: str, minor: str, pins: KubernetesComponents) -> str 
     return None if pin.digest else f"{wanted}: {pin.unconfirmed}"
 
 
+def driver_version(driver: str, minor: str, pins: KubernetesComponents) -> str:
+    """The NVIDIADriver's `version`: the lock's digest of the driver container when it pins this driver's tag, else
+    the driver version, to which the operator appends `-<os>` (the tag then decides what is pulled).
+
+    With a digest the operator pulls `repository/image@digest` and appends no OS suffix (gpu-operator v26.3.3
+    api/nvidia/v1alpha1/nvidiadriver_types.go:557-570, NVIDIADriverSpec.GetImagePath: "if image digest is specified,
+    use it directly"; internal/image/image.go:36, ImagePath: a version starting with sha256: joins with `@`). So
+    the digest must be that of the `<driver>-<os>` tag of the OS this minor's nodes run, which is what the lock's
+    pin is checked against here; one NVIDIADriver serves one group, whose nodes all run that OS. A digest is refused
+    with precompiled drivers (GetPrecompiledImagePath, line 646): usePrecompiled stays off."""
+    pin = pins.gpu_operator.images["driver"]
+    return pin.digest if pin.digest and pin.image == driver_image(driver, minor) else driver
+
+
 def _split(reference: str) -> tuple[str, str, str]:
     """(repository, image, version) as the ClusterPolicy's image fields take them; a digest goes in `version`
-    (the operator reads a version starting with sha256: as a digest: api/nvidia/v1 ImagePath)."""
+    (gpu-operator v26.3.3 api/nvidia/v1/clusterpolicy_types.go:2041, ImagePath: a version starting with sha256: is
+    pulled as repository/image@version)."""
     name, _, digest = reference.partition("@")
     path, _, tag = name.rpartition(":")
     repository, _, image = path.rpartition("/")
@@ -91,11 +106,12 @@ def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponent
             "spec": spec}
 
 
-def nvidia_driver(group: InClusterGroup, driver: str, pins: KubernetesComponents) -> Obj:
-    """The group's NVIDIADriver: the lock's driver, RDMA on InfiniBand groups, on the group's nodes only."""
+def nvidia_driver(group: InClusterGroup, version: str, pins: KubernetesComponents) -> Obj:
+    """The group's NVIDIADriver: the lock's driver (`version`: driver_version's), RDMA on InfiniBand groups, on the
+    group's nodes only."""
     manager = _split(pins.gpu_operator.images["k8s-driver-manager"].reference)
     return {"apiVersion": "nvidia.com/v1alpha1", "kind": "NVIDIADriver", "metadata": {"name": group.name},
-            "spec": {"driverType": "gpu", "repository": "nvcr.io/nvidia", "image": "driver", "version": driver,
+            "spec": {"driverType": "gpu", "repository": "nvcr.io/nvidia", "image": "driver", "version": version,
                      "usePrecompiled": False,
                      "manager": dict(zip(("repository", "image", "version"), manager, strict=True)),
                      "rdma": {"enabled": group.fabric == "infiniband", "useHostMofed": False},
@@ -104,7 +120,8 @@ def nvidia_driver(group: InClusterGroup, driver: str, pins: KubernetesComponents
                      "tolerations": _tolerations((group,))}}
 
 
-def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, driver: str) -> list[Obj]:
+def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, driver: str,
+                         minor: str) -> list[Obj]:
     """Namespace, CRDs, RBAC, the operator, its ClusterPolicy and one NVIDIADriver per group."""
     objects = read_manifest("gpu-operator").fresh()
     deployment = find(objects, "Deployment", "gpu-operator")
@@ -116,7 +133,8 @@ def gpu_operator_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCom
     # The operator runs on the system pool (AKS taints it CriticalAddonsOnly=true:NoSchedule), not on GPU nodes.
     add_tolerations(pod_spec(deployment), [SYSTEM_POOL])
     namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NAMESPACE}}
-    return [namespace, *objects, cluster_policy(groups, pins), *(nvidia_driver(g, driver, pins) for g in groups)]
+    version = driver_version(driver, minor, pins)
+    return [namespace, *objects, cluster_policy(groups, pins), *(nvidia_driver(g, version, pins) for g in groups)]
 
 
 def wait_for_driver(daemonset: Obj, image: str) -> None:

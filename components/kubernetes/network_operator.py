@@ -28,8 +28,8 @@ RESOURCE = "rdma/ib"  # the plugin's resource prefix `rdma` and the resource nam
 HCA_MAX = 63  # how many pods may share one node's HCAs (IBR's rdmaHcaMax)
 PLUGIN_CONFIG = {"configList": [{"resourceName": "ib", "rdmaHcaMax": HCA_MAX,
                                  "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]}
-# The operator appends -<os><version>-<arch> to the DOCA driver's version (IBR nic.yaml's comment); the lock pins
-# the full tag a node pulls.
+# The operator appends -<os><version>-<arch> to the DOCA driver's version (IBR nic.yaml's comment), but not to a
+# digest (doca_version); the lock pins the full tag a node pulls.
 ARCH = "amd64"
 
 
@@ -46,9 +46,28 @@ def _parts(reference: str) -> tuple[str, str, str]:
 
 
 def doca_version(pins: KubernetesComponents, os_suffix: str) -> str:
-    """The NicClusterPolicy's ofedDriver.version: the pinned tag without the OS and arch suffix the operator adds."""
-    tag = _parts(pins.network_operator.images["doca-driver"].image)[2]
-    return tag.removesuffix(f"-{os_suffix}-{ARCH}")
+    """The NicClusterPolicy's ofedDriver.version: the lock's digest when it pins the tag these nodes pull, else the
+    pinned tag without the OS and arch suffix the operator adds.
+
+    With a version starting with sha256 the operator pulls `repository/image@version` and appends no suffix, ahead
+    of any precompiled tag (Mellanox/network-operator v25.10.0 pkg/state/state_ofed.go:76 sha256ImageFormat, :622
+    isSha256, :749-757 getMofedDriverImageName; its webhook accepts the form, api/v1alpha1/validator/
+    nicclusterpolicy_webhook.go:717-718). The digest is that of the `-<os_suffix>-amd64` tag, so every node of the
+    policy must run that OS on amd64: the InfiniBand groups on AKS do (ARCH), and a tag for another OS keeps the
+    tag form, which unpinned_pulls refuses."""
+    pin = pins.network_operator.images["doca-driver"]
+    suffix = f"-{os_suffix}-{ARCH}"
+    if pin.digest and pin.image.endswith(suffix):
+        return pin.digest
+    return _parts(pin.image)[2].removesuffix(suffix)
+
+
+def plugin_version(pins: KubernetesComponents) -> str:
+    """rdmaSharedDevicePlugin.version: the digest where the lock has one (the operator's template pulls
+    imagePath(repository, image, version), `@` for a sha256: version: pkg/render/render.go:106-111 and
+    manifests/state-rdma-shared-device-plugin/0060_rdma-shared-dev-plugin-ds.yaml:43 at v25.10.0), else the tag."""
+    pin = pins.network_operator.images["k8s-rdma-shared-dev-plugin"]
+    return pin.digest or _parts(pin.image)[2]
 
 
 def unpinned_pulls(pins: KubernetesComponents, os_suffix: str) -> list[str]:
@@ -88,7 +107,7 @@ def nic_cluster_policy(ib: tuple[InClusterGroup, ...], pins: KubernetesComponent
                                                      "timeoutSeconds": 300}},
                          **probe},
                      "rdmaSharedDevicePlugin": {
-                         "repository": plugin[0], "image": plugin[1], "version": plugin[2],
+                         "repository": plugin[0], "image": plugin[1], "version": plugin_version(pins),
                          "config": json.dumps(PLUGIN_CONFIG, indent=2) + "\n"}}}
 
 

@@ -29,7 +29,13 @@ class Response:
 
 def get(url: str, headers: dict[str, str] | None = None, accept_status: tuple[int, ...] = (200,)) -> Response:
     """GET `url`; a status outside `accept_status` or a network failure raises SourceError naming the URL."""
-    request = urllib.request.Request(url, headers={"User-Agent": "gpufleet-lock-resolve", **(headers or {})})
+    sent = {"User-Agent": "gpufleet-lock-resolve", **(headers or {})}
+    credentials = sent.pop("Authorization", None)
+    request = urllib.request.Request(url, headers=sent)
+    if credentials is not None:
+        # urllib copies ordinary headers onto a redirect; a registry's token must not reach the storage it
+        # redirects blobs to (a presigned URL refuses a second credential, and the token is not its business)
+        request.add_unredirected_header("Authorization", credentials)
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT_S) as answer:  # noqa: S310 (the lock names http(s) URLs)
             body = answer.read(MAX_BYTES + 1)
