@@ -102,15 +102,16 @@ def local_registry(directory: Path, auth: dict[str, Any] | None = None) -> Itera
 
 
 def push_image(registry: LocalRegistry, work: Path, repository: str, tag: str, platforms: Sequence[str],
-               index: bool | None = None) -> PushedImage:
+               index: bool | None = None, creds: str | None = None) -> PushedImage:
     """Write an image for `platforms` and push it as registry/repository:tag; its digests as the registry serves
     them. One platform pushes a single manifest unless `index` is set."""
     layout = work / f"oci-{repository.replace('/', '_')}-{tag}"
     write_oci_layout(layout, tag, platforms, len(platforms) > 1 if index is None else index)
     reference = f"{registry.host}/{repository}:{tag}"
-    skopeo("copy", "--all", "--dest-tls-verify=false", "--dest-no-creds", f"oci:{layout}:{tag}",
-           f"docker://{reference}")
-    raw = skopeo("inspect", "--raw", "--tls-verify=false", "--no-creds", f"docker://{reference}")
+    push_creds, read_creds = ([f"--dest-creds={creds}"], [f"--creds={creds}"]) if creds else (
+        ["--dest-no-creds"], ["--no-creds"])
+    skopeo("copy", "--all", "--dest-tls-verify=false", *push_creds, f"oci:{layout}:{tag}", f"docker://{reference}")
+    raw = skopeo("inspect", "--raw", "--tls-verify=false", *read_creds, f"docker://{reference}")
     digest = f"sha256:{hashlib.sha256(raw).hexdigest()}"
     document = json.loads(raw)
     if document["mediaType"] == OCI_INDEX:

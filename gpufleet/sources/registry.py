@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
 from ..lock.facts import ImageFact
 from .http import Response, SourceError
-from .registry_auth import RegistryClient
+from .registry_auth import RegistryClient, basic_credentials
 
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 DOCKER_MANIFEST_LIST = "application/vnd.docker.distribution.manifest.list.v2+json"
@@ -61,12 +61,12 @@ def parse_reference(reference: str) -> ImageReference:
     return ImageReference(registry, repository, tag)
 
 
-def resolve_image(reference: str, platforms: Sequence[str] = ("linux/amd64",),
-                  now: datetime | None = None) -> ImageFact:
+def resolve_image(reference: str, platforms: Sequence[str] = ("linux/amd64",), now: datetime | None = None,
+                  credentials: Callable[[str], str | None] = basic_credentials) -> ImageFact:
     """The digest `reference`'s tag points at now, and each wanted platform's ("os/arch" or "os/arch/variant")
     manifest digest; SourceError names the registry's refusal, an unknown tag or a platform the image lacks."""
     image = parse_reference(reference)
-    client = RegistryClient(str(image))
+    client = RegistryClient(str(image), credentials)
     manifest_url = f"{image.api}/manifests/{image.tag}"
     answer = client.get(manifest_url, {"Accept": ACCEPT})
     if answer.status == 404:
@@ -82,8 +82,8 @@ def resolve_image(reference: str, platforms: Sequence[str] = ("linux/amd64",),
         found = manifest_platforms(client, image, manifest_url, document, platforms, digest)
     else:
         raise SourceError(f"{manifest_url}: media type {media_type!r} is none of {ACCEPT}")
-    return ImageFact(source=manifest_url, read_at=now or datetime.now(UTC), digest=digest, media_type=media_type,
-                     platforms=found)
+    return ImageFact(source=manifest_url, read_at=now or datetime.now(timezone.utc), digest=digest,
+                     media_type=media_type, platforms=found)
 
 
 def index_platforms(url: str, index: dict[str, Any], wanted: Sequence[str]) -> dict[str, str]:
