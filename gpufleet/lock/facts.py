@@ -72,7 +72,8 @@ class ImageFact(Provenance):
     digest: str = Field(..., pattern=DIGEST, description="what the tag pointed at: an index or a single manifest")
     media_type: str
     platforms: dict[str, str] = Field(
-        default_factory=dict, description="'os/architecture' -> that platform's manifest digest (index only)")
+        default_factory=dict, description="'os/architecture' -> that platform's manifest digest (a single-platform "
+        "manifest: its own digest)")
 
 
 class ManagedVersionFact(Provenance):
