@@ -219,7 +219,7 @@ def test_each_addon_is_installed_at_the_version_the_catalog_pins_for_the_minor(
 
 def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = ack_cluster()
-    cluster["image"] = "cuda12.8-r580"  # 580.95.05: not in gpufleet/catalog/ack.yaml's drivers
+    cluster["image"] = "cuda12.8-r580"  # 580.126.16: not in gpufleet/catalog/ack.yaml's drivers
     resolved = resolved_of(write_stack(tmp_path, "ack", cluster))
     monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_in_cluster.refuse_unlisted_driver(resolved)  # offline: the plan warns
