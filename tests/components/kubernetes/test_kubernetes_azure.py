@@ -171,5 +171,5 @@ def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatc
                   "nvcr.io/nvidia/gpu-operator:v26.3.3", "nvcr.io/nvidia/cloud-native/network-operator:v25.10.0"):
         assert image in message, image
     # Another driver than the lock's pinned tag, or the 1.34 node OS, is refused naming the tag to pin.
-    with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.95\.05-ubuntu22\.04: the lock pins"):
+    with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.126\.16-ubuntu22\.04: the lock pins"):
         refuse_unpinned("azure", "1.34", "eastus", (IB,), "580.126.16", EXPECTATIONS)

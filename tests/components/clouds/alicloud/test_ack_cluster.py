@@ -224,7 +224,7 @@ def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, mon
     monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_in_cluster.refuse_unlisted_driver(resolved)  # offline: the plan warns
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    with pytest.raises(pulumi.RunError, match=r"image: NVIDIA driver 580\.95\.05 is not in ACK's driver list"):
+    with pytest.raises(pulumi.RunError, match=r"image: NVIDIA driver 580\.126\.16 is not in ACK's driver list"):
         ack_in_cluster.refuse_unlisted_driver(resolved)
 
 
