@@ -193,7 +193,8 @@ def test_images_check_on_shipped_lock_refuses_only_the_ack_stacks_driver() -> No
     assert result.exit_code == 1, result.output
     problems = json.loads(result.output)["problems"]
     assert {(p["profile"], p["field"], p["message"].split(":")[0]) for p in problems} == {
-        ("cuda12.8-r580", "driver", "stack alicloud-infer-ack"), ("cuda12.8-r580", "driver", "stack alicloud-train-ack")}
+        ("cuda12.8-r580", "driver", "stack alicloud-infer-ack"),
+        ("cuda12.8-r580", "driver", "stack alicloud-train-ack")}
 
 
 def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:
