@@ -41,7 +41,7 @@ MIG_SPOT = InClusterGroup(
 )
 # What the cloud side passes as InClusterArgs.node_check on AKS: per group, the expect.json document
 # (components.bootstrap.cloud_init.expect_document).
-LOCK_PART = {"profile": "cuda12.8-r580", "driver": "580.95.05", "cuda": "12.8", "fabric_manager": "580.95.05",
+LOCK_PART = {"profile": "cuda12.8-r580", "driver": "580.126.16", "cuda": "12.8", "fabric_manager": "580.126.16",
              "scratch_mount": None}
 EXPECTATIONS = {
     IB.name: {**LOCK_PART, "instance_types": {"Standard_ND96isr_H100_v5": {
@@ -102,7 +102,7 @@ def build(groups: tuple[InClusterGroup, ...] = (EFA, SHARED), *, cloud: str = "a
         azure = cloud == "azure"
         expectations = {"azure": EXPECTATIONS, "alicloud": ACK_EXPECTATIONS}.get(cloud)
         args = InClusterArgs(cloud=cloud, cluster_name="train", kubernetes_version=version, region=region,
-                             groups=groups, driver=driver or ("580.95.05" if azure else None),
+                             groups=groups, driver=driver or ("580.126.16" if azure else None),
                              node_check=expectations)
         InCluster("train", args, pulumi.ResourceOptions(provider=provider))
 

@@ -127,7 +127,7 @@ def test_the_harness_catches_an_install_before_its_repository_exists(tmp_path):
     script = _mutated(tmp_path, 'apt_install "$work/cuda-keyring.deb"\napt_get update\n', "apt_get update\n")
     done = _run(box, env_file, script)
     assert done.returncode != 0
-    assert "Unable to locate package nvidia-driver-pinning-580.95.05" in done.stderr
+    assert "Unable to locate package nvidia-driver-pinning-580.126.16" in done.stderr
 
 
 def test_the_running_kernels_headers_install_before_the_driver_and_dkms_built_it(tmp_path):

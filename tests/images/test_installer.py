@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO, shellcheck
 
 from gpufleet.lock import load_lock, render_install_env
+from gpufleet.lock.model import Profile
 
 INSTALL = REPO / "images" / "install"
 # Every apt-get call waits for the dpkg lock (common.sh apt_get).
@@ -28,9 +29,7 @@ echo "kubelet-eks  ${KUBELET:-1.35.0}   99   1.35.0/stable  canonical  classic"
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
 EFA_KEY = "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"  # the lock's, from the EC2 user guide
 MICROSOFT_KEY = "BC528686B50D79E339D3721CEB3E94ADBE1229CF"
-# Stand-ins for what the lock cannot pin from a source yet (eRDMA's sha256, the FSx key's fingerprint): the bake refuses
-# without them (test_unverified_downloads_stop_the_bake_naming_the_field); the other tests supply them to go on.
-STAND_INS = {"ERDMA_SHA256": "0" * 64, "LUSTRE_CLIENT_KEY_FINGERPRINT": "F" * 40}
+FSX_KEY = "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1"  # the lock's, for the FSx for Lustre client repository
 GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
 key={AWS_CLI_KEY}
@@ -43,6 +42,7 @@ echo "gpg $*" >> "$STUB_LOG"
 case ${{!#}} in
     *microsoft.asc) fpr={MICROSOFT_KEY} ;;
     *container-toolkit*) fpr={TOOLKIT_KEY} ;;
+    *fsx-ubuntu-public-key*) fpr=${{FSX_KEY_FOUND:-{FSX_KEY}}} ;;
     *) fpr={"F" * 40} ;;
 esac
 echo "pub:-:4096:1:0000000000000000:0:::-:::scESC::::::23::0:"
@@ -93,7 +93,7 @@ def stubbed(tmp_path):
     (tmp_path / "root/boot/vmlinuz-5.15.0-1089-azure").touch()
     # dkms logs its calls and reports the driver's module built for the running kernel.
     _executable(bin_dir / "dkms", '#!/bin/bash\necho "dkms $*" >> "$STUB_LOG"\n'
-                '[[ $1 == status ]] && echo "nvidia/580.95.05, $(uname -r), x86_64: installed"\nexit 0\n')
+                '[[ $1 == status ]] && echo "nvidia/580.126.16, $(uname -r), x86_64: installed"\nexit 0\n')
     log = tmp_path / "calls.log"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -105,11 +105,10 @@ def stubbed(tmp_path):
 
 
 def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580",
-             stand_ins: bool = True) -> tuple[int, list[str], str]:
+             pins: Profile | None = None) -> tuple[int, list[str], str]:
     tmp_path, env, log = stubbed
     env_file = tmp_path / f"{cloud}.env"
-    extra = "".join(f"{key}={value}\n" for key, value in STAND_INS.items()) if stand_ins else ""
-    env_file.write_text(render_install_env(load_lock().profiles[profile], cloud) + extra)
+    env_file.write_text(render_install_env(pins or load_lock().profiles[profile], cloud))
     done = subprocess.run(
         ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), *args],
         env=env, capture_output=True, text=True, timeout=60, check=False,
@@ -121,14 +120,14 @@ def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580",
 def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_to_the_bootstrap(stubbed):
     rc, calls, err = _install(stubbed, "aws", "--instance-type", "p5.48xlarge")
     assert rc == 0, err
-    assert f"{APT}install -y --no-install-recommends nvidia-driver-pinning-580.95.05" in calls
+    assert f"{APT}install -y --no-install-recommends nvidia-driver-pinning-580.126.16" in calls
     assert (
         f"{APT}install -y --no-install-recommends nvidia-open cuda-toolkit-12-8=12.8.1-1 "
         "datacenter-gpu-manager-4-core=1:4.5.2-1 datacenter-gpu-manager-4-cuda13=1:4.5.2-1 "
-        "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.95.05-1"
+        "libnccl-dev=2.28.9-1+cuda12.9 libnccl2=2.28.9-1+cuda12.9 nvidia-fabricmanager=580.126.16-1"
     ) in calls
     assert (
-        "apt-mark -o DPkg::Lock::Timeout=600 hold nvidia-driver-pinning-580.95.05 nvidia-open cuda-toolkit-12-8 "
+        "apt-mark -o DPkg::Lock::Timeout=600 hold nvidia-driver-pinning-580.126.16 nvidia-open cuda-toolkit-12-8 "
         "datacenter-gpu-manager-4-core datacenter-gpu-manager-4-cuda13 libnccl-dev libnccl2 "
         "nvidia-fabricmanager"
     ) in calls
@@ -171,7 +170,7 @@ def test_non_nvswitch_type_never_enables_fabric_manager(stubbed):
     assert rc == 0, err
     assert "systemctl enable nvidia-fabricmanager" not in calls
     assert "systemctl disable nvidia-fabricmanager" in calls
-    assert any(c.endswith("nvidia-fabricmanager=580.95.05-1") for c in calls)
+    assert any(c.endswith("nvidia-fabricmanager=580.126.16-1") for c in calls)
 
 
 def test_azure_installs_verified_doca_and_holds_it(stubbed):
@@ -190,7 +189,7 @@ def test_azure_installs_verified_doca_and_holds_it(stubbed):
 def test_alicloud_installs_erdma(stubbed):
     rc, calls, err = _install(stubbed, "alicloud", "--nvswitch", "no")
     assert rc == 0, err
-    erdma = "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.9.tar.gz"
+    erdma = "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.7.tar.gz"
     assert any(c.startswith("curl ") and c.endswith(erdma) for c in calls)
     assert "install.sh --batch" in calls
     assert "systemctl enable nvidia-fabricmanager" not in calls
@@ -217,13 +216,13 @@ def test_fabric_manager_must_equal_driver(stubbed):
     tmp_path, env, log = stubbed
     env_file = tmp_path / "bad.env"
     good = render_install_env(load_lock().profiles["cuda12.8-r580"], "aws")
-    env_file.write_text(good.replace("FABRIC_MANAGER_VERSION=580.95.05", "FABRIC_MANAGER_VERSION=580.82.07"))
+    env_file.write_text(good.replace("FABRIC_MANAGER_VERSION=580.126.16", "FABRIC_MANAGER_VERSION=580.82.07"))
     done = subprocess.run(
         ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), "--nvswitch", "yes"],
         env=env, capture_output=True, text=True, timeout=60, check=False,
     )
     assert done.returncode == 2
-    assert "fabric manager 580.82.07 differs from driver 580.95.05" in done.stderr
+    assert "fabric manager 580.82.07 differs from driver 580.126.16" in done.stderr
     # Only the machine was settled (apt's timers masked): nothing was fetched or installed.
     assert all(c.startswith("systemctl ") for c in log.read_text().splitlines())
 
@@ -322,17 +321,40 @@ def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerpr
     assert refused.returncode == 2 and f"file: no good signature by {AWS_CLI_KEY}" in refused.stderr
 
 
-@pytest.mark.parametrize(("cloud", "missing", "message"), [
-    ("alicloud", "ERDMA_SHA256",
-     "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.9.tar.gz: the lock pins no sha256 for it"),
-    ("aws", "LUSTRE_CLIENT_KEY_FINGERPRINT", "fsx-ubuntu-public-key.asc: the lock pins no key_fingerprint"),
+def _without(cloud: str, group: str, name: str, field: str) -> Profile:
+    """The shipped profile with one download's check (sha256 or key fingerprint) left out."""
+    profile = load_lock().profiles["cuda12.8-r580"]
+    by_cloud = getattr(profile, group)
+    component = by_cloud[cloud][name].model_copy(update={field: None})
+    return profile.model_copy(update={group: {**by_cloud, cloud: {**by_cloud[cloud], name: component}}})
+
+
+@pytest.mark.parametrize(("cloud", "group", "name", "field", "message"), [
+    ("alicloud", "fabric", "erdma", "sha256",
+     "https://mirrors.aliyun.com/erdma/erdma_installer-1.5.7.tar.gz: the lock pins no sha256 for it"),
+    ("aws", "agents", "lustre_client", "key_fingerprint",
+     "fsx-ubuntu-public-key.asc: the lock pins no key_fingerprint"),
 ])
-def test_unverified_downloads_stop_the_bake_naming_the_field(stubbed, cloud, missing, message):
-    """The shipped lock pins neither (no source publishes them): the bake stops before fetching or running them."""
-    rc, calls, err = _install(stubbed, cloud, "--nvswitch", "no", stand_ins=False)
+def test_unverified_downloads_stop_the_bake_naming_the_field(stubbed, cloud, group, name, field, message):
+    """A download the lock gives no sha256 or key fingerprint: the bake stops before fetching or running it."""
+    rc, calls, err = _install(stubbed, cloud, "--nvswitch", "no", pins=_without(cloud, group, name, field))
     assert rc == 2 and message in err, err
     assert not any("erdma" in c or "fsx-ubuntu" in c for c in calls if c.startswith("curl "))
     assert "install.sh --batch" not in calls and not any("lustre-client-modules" in c for c in calls)
+
+
+def test_the_fsx_key_is_trusted_only_at_the_pinned_fingerprint(stubbed):
+    """The lock pins fsx-ubuntu-public-key.asc's fingerprint: a key AWS rotated (or a substituted one) fails the bake
+    closed before apt trusts it; the pinned key goes on to the Lustre client."""
+    tmp_path, env, _ = stubbed
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "no")
+    assert rc == 0, err
+    assert any("lustre-client-modules-aws" in c for c in calls)
+    (tmp_path / "calls.log").unlink()
+    env["FSX_KEY_FOUND"] = "0" * 40
+    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "no")
+    assert rc == 2 and f"fsx-ubuntu-public-key.asc: key {'0' * 40} is not {FSX_KEY}" in err, err
+    assert not any("lustre-client-modules" in c for c in calls)
 
 
 def test_a_signing_key_with_another_fingerprint_stops_the_bake(stubbed):

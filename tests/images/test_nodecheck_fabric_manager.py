@@ -19,7 +19,7 @@ from images.nodecheck.checks import fabric_manager_checks
 from images.nodecheck.expect import Expectation, InstanceExpectation
 from images.nodecheck.host import fabric_manager_running
 
-EXPECT = Expectation(profile="cuda12.8-r580", driver="580.95.05", cuda="12.8.1", fabric_manager="580.95.05",
+EXPECT = Expectation(profile="cuda12.8-r580", driver="580.126.16", cuda="12.8.1", fabric_manager="580.126.16",
                      scratch_mount=None, instance_types={})
 NVSWITCH = InstanceExpectation(gpu_model="H100", gpu_count=8, nvswitch=True, fabric="infiniband", fabric_interfaces=8)
 
@@ -69,7 +69,7 @@ def test_the_process_probe_reads_a_real_procfs() -> None:
 
 
 def test_at_boot_the_service_and_its_binarys_version_are_checked() -> None:
-    answers = {"systemctl": (0, "active\n"), "nv-fabricmanager": (0, "Fabric Manager version is : 580.95.05\n")}
+    answers = {"systemctl": (0, "active\n"), "nv-fabricmanager": (0, "Fabric Manager version is : 580.126.16\n")}
     checks = fabric_manager_checks(EXPECT, NVSWITCH, lambda argv: answers[argv[0]])
     assert [(c.name, c.ok) for c in checks] == [("fabric_manager_active", True), ("fabric_manager_version", True)]
 

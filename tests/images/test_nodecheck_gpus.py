@@ -23,14 +23,14 @@ def _nvml(persistence: list[int]) -> SimpleNamespace:
         NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1,
         NVML_FEATURE_ENABLED=pynvml.NVML_FEATURE_ENABLED,
         nvmlInit=lambda: None, nvmlShutdown=lambda: None,
-        nvmlSystemGetDriverVersion=lambda: "580.95.05", nvmlDeviceGetCount=lambda: len(persistence),
+        nvmlSystemGetDriverVersion=lambda: "580.126.16", nvmlDeviceGetCount=lambda: len(persistence),
         nvmlDeviceGetHandleByIndex=lambda i: i, nvmlDeviceGetName=lambda h: "NVIDIA H100 80GB HBM3",
         nvmlDeviceGetTotalEccErrors=lambda h, kind, counter: 0,
         nvmlDeviceGetPersistenceMode=lambda h: persistence[h],
     )
 
 
-EXPECT = Expectation(profile="cuda12.8-r580", driver="580.95.05", cuda="12.8.1", fabric_manager="580.95.05",
+EXPECT = Expectation(profile="cuda12.8-r580", driver="580.126.16", cuda="12.8.1", fabric_manager="580.126.16",
                      scratch_mount=None, instance_types={})
 INSTANCE = InstanceExpectation(gpu_model="H100", gpu_count=8, nvswitch=True, fabric="efa", fabric_interfaces=32)
 

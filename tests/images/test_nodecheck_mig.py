@@ -26,7 +26,7 @@ def _nvml(mig_modes: list[int] | None = None, devices: list[int] | None = None) 
         NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1,
         NVML_FEATURE_ENABLED=pynvml.NVML_FEATURE_ENABLED,
         nvmlInit=lambda: None, nvmlShutdown=lambda: None,
-        nvmlSystemGetDriverVersion=lambda: "580.95.05", nvmlDeviceGetCount=lambda: count,
+        nvmlSystemGetDriverVersion=lambda: "580.126.16", nvmlDeviceGetCount=lambda: count,
         nvmlDeviceGetHandleByIndex=lambda i: i, nvmlDeviceGetName=lambda h: "NVIDIA A100-SXM4-40GB",
         nvmlDeviceGetTotalEccErrors=lambda h, kind, counter: 0,
         nvmlDeviceGetPersistenceMode=lambda h: pynvml.NVML_FEATURE_ENABLED,
@@ -46,7 +46,7 @@ def _nvml(mig_modes: list[int] | None = None, devices: list[int] | None = None) 
     return fake
 
 
-EXPECT = Expectation(profile="cuda12.8-r580", driver="580.95.05", cuda="12.8.1", fabric_manager="580.95.05",
+EXPECT = Expectation(profile="cuda12.8-r580", driver="580.126.16", cuda="12.8.1", fabric_manager="580.126.16",
                      scratch_mount=None, instance_types={})
 WHOLE = InstanceExpectation(gpu_model="A100", gpu_count=2, nvswitch=False, fabric="none", fabric_interfaces=0)
 MIG = InstanceExpectation(gpu_model="A100", gpu_count=2, nvswitch=False, fabric="none", fabric_interfaces=0,

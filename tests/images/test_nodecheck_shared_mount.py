@@ -25,7 +25,7 @@ INSTANCE = {"gpu_model": "H100", "gpu_count": 8, "nvswitch": True, "fabric": "in
 
 
 def _expectation(shared: str | None, **extra: object) -> dict:
-    document = {"profile": "p", "driver": "580.95.05", "cuda": "12.8", "fabric_manager": "580.95.05",
+    document = {"profile": "p", "driver": "580.126.16", "cuda": "12.8", "fabric_manager": "580.126.16",
                 "scratch_mount": None, "instance_types": {"Standard_ND96isr_H100_v5": INSTANCE}, **extra}
     if shared is not None:
         document["shared_mount"] = shared

@@ -79,7 +79,7 @@ def test_bundle_carries_scripts_node_check_and_pins() -> None:
         pins = archive.extractfile("pins.env").read().decode()
     assert "images/install/install.sh" in names and "images/nodecheck/__main__.py" in names
     assert not any("__pycache__" in n for n in names)
-    assert re.search(r"^DRIVER_VERSION='?580\.95\.05'?$", pins, re.M)
+    assert re.search(r"^DRIVER_VERSION='?580\.126\.16'?$", pins, re.M)
 
 
 def test_bundle_is_reproducible() -> None:

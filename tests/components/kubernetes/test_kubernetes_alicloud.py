@@ -62,7 +62,7 @@ def test_ack_needs_the_expectation_and_no_driver():
     with pytest.raises(ValueError, match="InClusterArgs.node_check is empty"):
         component_objects("alicloud", "1.35", "cn-beijing", (ERDMA,), PINS, None, None)
     with pytest.raises(ValueError, match="InClusterArgs.driver is set: ACK installs the driver"):
-        component_objects("alicloud", "1.35", "cn-beijing", (ERDMA,), PINS, "580.95.05", ACK_EXPECTATIONS)
+        component_objects("alicloud", "1.35", "cn-beijing", (ERDMA,), PINS, "580.126.16", ACK_EXPECTATIONS)
     with pytest.raises(ValueError, match="no expectation for node group"):
         component_objects("alicloud", "1.35", "cn-beijing", (ERDMA, CGPU), PINS, None,
                           {ERDMA.name: ACK_EXPECTATIONS[ERDMA.name]})

@@ -33,7 +33,7 @@ def test_the_node_check_taint_is_the_one_pools_carry():
 
 
 def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(plan):
-    components = [c for c, _ in component_objects("azure", "1.35", "eastus", (IB, MIG_SPOT), PINS, "580.95.05",
+    components = [c for c, _ in component_objects("azure", "1.35", "eastus", (IB, MIG_SPOT), PINS, "580.126.16",
                                                   EXPECTATIONS)]
     assert components == ["gpu-operator", "nvidia-device-plugin", "node-feature-discovery", "dcgm-exporter",
                           "network-operator", "node-check"]
@@ -41,7 +41,7 @@ def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(pla
     assert ("Deployment", "cluster-autoscaler") not in names
     assert ("DaemonSet", "aws-node-termination-handler") not in names
     # Without an InfiniBand group there is no RDMA plugin.
-    without = [c for c, _ in component_objects("azure", "1.35", "eastus", (MIG_SPOT,), PINS, "580.95.05",
+    without = [c for c, _ in component_objects("azure", "1.35", "eastus", (MIG_SPOT,), PINS, "580.126.16",
                                                EXPECTATIONS)]
     assert "network-operator" not in without and "gpu-operator" in without
 
@@ -49,7 +49,7 @@ def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(pla
 def test_each_group_gets_its_driver_at_the_lock_version_with_rdma_only_on_infiniband(plan):
     ib = plan.one("NVIDIADriver", "nd-h100").inputs["spec"]
     spot = plan.one("NVIDIADriver", "nc-a100").inputs["spec"]
-    assert (ib["version"], spot["version"]) == ("580.95.05", "580.95.05")
+    assert (ib["version"], spot["version"]) == ("580.126.16", "580.126.16")
     assert ib["rdma"]["enabled"] is True and spot["rdma"]["enabled"] is False
     (term,) = ib["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"][0]["values"] == ["Standard_ND96isr_H100_v5"]
@@ -152,24 +152,24 @@ def test_aks_needs_the_driver_and_the_expectation():
     with pytest.raises(ValueError, match="InClusterArgs.driver is empty"):
         component_objects("azure", "1.35", "eastus", (IB,), PINS, None, EXPECTATIONS)
     with pytest.raises(ValueError, match="InClusterArgs.node_check is empty"):
-        component_objects("azure", "1.35", "eastus", (IB,), PINS, "580.95.05", None)
+        component_objects("azure", "1.35", "eastus", (IB,), PINS, "580.126.16", None)
     with pytest.raises(ValueError, match="kubernetes version 1.38: the Ubuntu release of its AKS nodes is not known"):
-        component_objects("azure", "1.38", "eastus", (IB,), PINS, "580.95.05", EXPECTATIONS)
+        component_objects("azure", "1.38", "eastus", (IB,), PINS, "580.126.16", EXPECTATIONS)
 
 
 def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatch):
     from components import runtime
 
-    refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATIONS)  # offline: the plan goes on
+    refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.126.16", EXPECTATIONS)  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError) as refused:
-        refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.95.05", EXPECTATIONS)
+        refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.126.16", EXPECTATIONS)
     message = str(refused.value)
-    for image in ("gpufleet-nodecheck:unpublished", "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04",
+    for image in ("gpufleet-nodecheck:unpublished", "nvcr.io/nvidia/driver:580.126.16-ubuntu24.04",
                   "nvcr.io/nvidia/mellanox/k8s-rdma-shared-dev-plugin:network-operator-v25.10.0",
                   "nvcr.io/nvidia/mellanox/doca-driver:doca3.2.0-25.10-1.2.8.0-2-ubuntu24.04-amd64",
                   "nvcr.io/nvidia/gpu-operator:v26.3.3", "nvcr.io/nvidia/cloud-native/network-operator:v25.10.0"):
         assert image in message, image
     # Another driver than the lock's pinned tag, or the 1.34 node OS, is refused naming the tag to pin.
-    with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.95\.05-ubuntu22\.04: the lock pins"):
-        refuse_unpinned("azure", "1.34", "eastus", (IB,), "580.95.05", EXPECTATIONS)
+    with pytest.raises(pulumi.RunError, match=r"nvidia/driver:580\.126\.16-ubuntu22\.04: the lock pins"):
+        refuse_unpinned("azure", "1.34", "eastus", (IB,), "580.126.16", EXPECTATIONS)

@@ -65,7 +65,7 @@ def test_the_shipped_aks_stacks_pull_the_pinned_driver_and_every_unconfirmed_dig
 
 def test_one_profile_checked_leaves_out_the_lock_wide_pin_notes_but_checks_its_aks_stacks(tmp_path: Path) -> None:
     lock = _lock_with(tmp_path, lambda pins: pins["gpu_operator"]["images"]["driver"].update(
-        image="nvcr.io/nvidia/driver:580.95.05-ubuntu22.04"))
+        image="nvcr.io/nvidia/driver:580.126.16-ubuntu22.04"))
     _, document = _check("--profile", PROFILE, "--lock", str(lock))
     assert not [n for n in document["notes"] if n["profile"] == "kubernetes_components"]
     assert {p["message"].split(":")[0] for p in _driver_problems(document)} == {
@@ -76,20 +76,20 @@ def test_one_profile_checked_leaves_out_the_lock_wide_pin_notes_but_checks_its_a
 
 def test_a_driver_tag_for_another_ubuntu_fails_naming_the_stack_and_the_tag_it_pulls(tmp_path: Path) -> None:
     lock = _lock_with(tmp_path, lambda pins: pins["gpu_operator"]["images"]["driver"].update(
-        image="nvcr.io/nvidia/driver:580.95.05-ubuntu22.04"))
+        image="nvcr.io/nvidia/driver:580.126.16-ubuntu22.04"))
     code, document = _check("--lock", str(lock), "--stacks-dir", str(_stacks_with(tmp_path, "1.36")))
     assert code == 1
     (problem,) = _driver_problems(document)
     assert problem["profile"] == PROFILE
-    assert problem["message"].startswith(f"stack {AKS_STACK}: its nodes pull nvcr.io/nvidia/driver:580.95.05-"
-                                         "ubuntu24.04 (driver 580.95.05 on Kubernetes 1.36)")
+    assert problem["message"].startswith(f"stack {AKS_STACK}: its nodes pull nvcr.io/nvidia/driver:580.126.16-"
+                                         "ubuntu24.04 (driver 580.126.16 on Kubernetes 1.36)")
 
 
 def test_a_stack_on_kubernetes_1_34_needs_the_ubuntu_22_04_driver(tmp_path: Path) -> None:
     code, document = _check("--stacks-dir", str(_stacks_with(tmp_path, "1.34")))
     assert code == 1
     (problem,) = _driver_problems(document)
-    assert "nvcr.io/nvidia/driver:580.95.05-ubuntu22.04" in problem["message"]
+    assert "nvcr.io/nvidia/driver:580.126.16-ubuntu22.04" in problem["message"]
 
 
 def test_a_minor_whose_node_os_is_unknown_is_a_problem_not_a_traceback(tmp_path: Path) -> None:
@@ -131,7 +131,7 @@ def test_an_ack_stack_whose_driver_ack_does_not_list_fails_naming_the_stack(tmp_
     assert code == 1
     (problem,) = [p for p in document["problems"] if p["message"].startswith("stack alicloud-train-ack:")]
     assert (problem["profile"], problem["field"]) == (PROFILE, "driver")
-    assert "NVIDIA driver 580.95.05 is not in ACK's driver list" in problem["message"]
+    assert "NVIDIA driver 580.126.16 is not in ACK's driver list" in problem["message"]
 
 
 def test_an_ack_stack_on_a_listed_driver_passes_the_driver_check(tmp_path: Path) -> None:

@@ -124,7 +124,7 @@ def test_fabric_manager_differs_from_driver(tmp_path):
     lock = _lock_with(tmp_path, lambda p: p.update(fabric_manager="580.82.07"))
     assert _problems(lock) == [LockProblem(
         PROFILE, "fabric_manager",
-        "fabric manager 580.82.07 differs from driver 580.95.05: "
+        "fabric manager 580.82.07 differs from driver 580.126.16: "
         "it must equal the driver exactly or it refuses to start",
     )]
 
@@ -235,8 +235,8 @@ def _write(tmp_path: Path, change) -> Path:
 def test_render_install_env():
     lock = load_lock()
     env = render_install_env(lock.profiles["cuda13.0-r580"], "azure")
-    assert "DRIVER_VERSION=580.95.05\n" in env
-    assert "FABRIC_MANAGER_VERSION=580.95.05\n" in env
+    assert "DRIVER_VERSION=580.126.16\n" in env
+    assert "FABRIC_MANAGER_VERSION=580.126.16\n" in env
     assert "APT_PINS='cuda-toolkit-13-0=13.0.2-1 " in env
     assert "libnccl2=2.28.9-1+cuda13.0" in env
     assert "DOCA_SHA256=c9758f9029393b749908f0485827004dafa8cc0e24313f1f2bdae2406050ddfd\n" in env

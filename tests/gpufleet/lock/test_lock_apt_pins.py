@@ -40,7 +40,7 @@ def test_shipped_pins_agree_with_their_profiles() -> None:
         ({"libnccl2": "2.28.9-1"}, "apt.libnccl2: 2.28.9-1 is not NCCL 2.28.9 built for CUDA 12"),
         # r580's user-mode driver is CUDA 13: DCGM's flavour follows it, not the toolkit's 12.8.
         ({"datacenter-gpu-manager-4-cuda13": None, "datacenter-gpu-manager-4-cuda12": "1:4.5.2-1"},
-         "apt.datacenter-gpu-manager-4-cuda12: 1:4.5.2-1 is DCGM's CUDA 12 flavour; driver 580.95.05 runs CUDA 13"),
+         "apt.datacenter-gpu-manager-4-cuda12: 1:4.5.2-1 is DCGM's CUDA 12 flavour; driver 580.126.16 runs CUDA 13"),
         ({"datacenter-gpu-manager-4-core": "1:4.4.0-1"}, "apt.datacenter-gpu-manager-4-core: 1:4.4.0-1 is 4.4.0"),
         ({"cuda-toolkit-12-8": "12.9.0-1"}, "apt.cuda-toolkit-12-8: 12.9.0-1 is not CUDA 12.8.1"),
     ],
@@ -53,4 +53,4 @@ def test_a_pinning_package_of_another_driver_is_a_problem() -> None:
     raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
     raw["profiles"][PROFILE]["driver_pinning_package"] = "nvidia-driver-pinning-570.133.20"
     found = [f"{p.field}: {p.message}" for p in check_lock(Lock.model_validate(raw), ON, profile=PROFILE)]
-    assert found == ["driver_pinning_package: nvidia-driver-pinning-570.133.20 does not pin driver 580.95.05"]
+    assert found == ["driver_pinning_package: nvidia-driver-pinning-570.133.20 does not pin driver 580.126.16"]

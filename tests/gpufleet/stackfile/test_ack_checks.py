@@ -55,11 +55,11 @@ def test_an_erdma_group_on_ack_resolves() -> None:
 
 def test_a_driver_ack_does_not_list_is_a_plan_warning_naming_the_ones_it_does() -> None:
     cluster = _ack()
-    cluster["image"] = "cuda12.8-r580"  # 580.95.05
+    cluster["image"] = "cuda12.8-r580"  # 580.126.16
     resolved = resolve_cluster(cluster)  # ACK's list is dated: no stack error
     warnings = plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
     (image,) = [w for w in warnings if w.startswith("image:")]
-    assert "580.95.05" in image and "570.133.20, 550.163.01" in image and "default driver instead" in image
+    assert "580.126.16" in image and "570.133.20, 550.163.01" in image and "default driver instead" in image
     assert "A real run refuses" in image
 
 

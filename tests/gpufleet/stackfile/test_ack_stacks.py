@@ -1,4 +1,4 @@
-"""The shipped ACK templates at the model level. As shipped they name cuda12.8-r580, whose driver (580.95.05) is not
+"""The shipped ACK templates at the model level. As shipped they name cuda12.8-r580, whose driver (580.126.16) is not
 one ACK's driver label installs per the driver list read (gpufleet/catalog/ack.yaml): each resolves and its plan warns
 at `image` (a real run refuses). On a VM profile at a listed driver (tests/kubernetes_lock.py) each resolves as its
 comments say, without that warning."""
@@ -33,7 +33,7 @@ def _resolved(stack: str, monkeypatch: pytest.MonkeyPatch) -> ResolvedCluster:
 def test_as_shipped_the_plan_warns_of_the_unlisted_driver(stack: str) -> None:
     resolved = resolve_cluster(_cluster(stack))
     (warning,) = plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
-    assert warning.startswith("image: NVIDIA driver 580.95.05 is not in ACK's driver list")
+    assert warning.startswith("image: NVIDIA driver 580.126.16 is not in ACK's driver list")
 
 
 def test_train_ack_is_ebmgn8v_on_erdma_in_one_zone(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -241,12 +241,12 @@ def test_the_cluster_takes_the_full_version_read_and_up_refuses_a_minor_alone(
 
 def test_a_real_run_refuses_a_driver_acks_list_does_not_name(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = ack_cluster()
-    cluster["image"] = "cuda12.8-r580"  # 580.95.05: not in gpufleet/catalog/ack.yaml's drivers
+    cluster["image"] = "cuda12.8-r580"  # 580.126.16: not in gpufleet/catalog/ack.yaml's drivers
     resolved = resolved_of(write_stack(tmp_path, "ack", cluster))
     monkeypatch.setattr(runtime, "running_offline", lambda: True)
     ack_in_cluster.refuse_unlisted_driver(resolved)  # offline: the plan warns
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    with pytest.raises(pulumi.RunError, match=r"image: NVIDIA driver 580\.95\.05 is not in ACK's driver list"):
+    with pytest.raises(pulumi.RunError, match=r"image: NVIDIA driver 580\.126\.16 is not in ACK's driver list"):
         ack_in_cluster.refuse_unlisted_driver(resolved)
 
 

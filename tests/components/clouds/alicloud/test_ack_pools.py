@@ -68,7 +68,7 @@ def test_a_pool_runs_acks_image_with_the_lock_drivers_label_and_the_node_check_t
     assert pool["clusterId"] == CLUSTER_ID and pool["type"] == "ess"
     assert pool["imageType"] == "AliyunLinux3" and "imageId" not in pool
     labels = {label["key"]: label["value"] for label in pool["labels"]}
-    assert labels == {"gpufleet.io/group": "h20", "gpufleet.io/fabric": "erdma", DRIVER_LABEL: "580.95.05"}
+    assert labels == {"gpufleet.io/group": "h20", "gpufleet.io/fabric": "erdma", DRIVER_LABEL: "580.126.16"}
     assert pool["taints"] == [GPU_TAINT, NODE_CHECK]
     for no_login in ("keyName", "password", "kmsEncryptedPassword"):
         assert no_login not in pool
