@@ -18,7 +18,8 @@ from components.kubernetes import refuse_unpinned
 from gpufleet.lock import load_lock
 
 PINS = load_lock().kubernetes_components
-DRIVER_TAG = "nvcr.io/nvidia/driver:580.95.05-ubuntu24.04"
+VERSION = load_lock().profiles["cuda12.8-r580"].driver  # the AKS stacks' driver, which the pinned tag follows
+DRIVER_TAG = f"nvcr.io/nvidia/driver:{VERSION}-ubuntu24.04"
 
 
 def sample_digest(label: str) -> str:
@@ -26,7 +27,7 @@ def sample_digest(label: str) -> str:
     return f"sha256:{hashlib.sha256(label.encode()).hexdigest()}"
 
 
-DRIVER = sample_digest("driver 580.95.05-ubuntu24.04")
+DRIVER = sample_digest(f"driver {VERSION}-ubuntu24.04")
 DOCA = sample_digest("doca-driver doca3.2.0-25.10-1.2.8.0-2-ubuntu24.04-amd64")
 PLUGIN = sample_digest("k8s-rdma-shared-dev-plugin network-operator-v25.10.0")
 ALL = {("gpu_operator", "driver"): DRIVER, ("network_operator", "doca-driver"): DOCA,
@@ -35,7 +36,7 @@ ALL = {("gpu_operator", "driver"): DRIVER, ("network_operator", "doca-driver"): 
 
 def refusal(minor: str = "1.35") -> str:
     with pytest.raises(pulumi.RunError) as refused:
-        refuse_unpinned("azure", minor, "eastus", (IB,), "580.95.05", EXPECTATIONS)
+        refuse_unpinned("azure", minor, "eastus", (IB,), VERSION, EXPECTATIONS)
     return str(refused.value)
 
 
@@ -65,11 +66,11 @@ def test_a_driver_digest_for_another_node_os_is_not_written_and_the_refusal_stay
     form (the operator builds the 22.04 tag) and a real run is refused naming the tag to pin."""
     with_image_digests(monkeypatch, {("gpu_operator", "driver"): DRIVER})
     spec = build((IB,), cloud="azure", region="eastus", version="1.34").one("NVIDIADriver", IB.name).inputs["spec"]
-    assert spec["version"] == "580.95.05"
+    assert spec["version"] == VERSION
     other = build((IB,), cloud="azure", region="eastus", driver="570.133.20").one("NVIDIADriver", IB.name)
     assert other.inputs["spec"]["version"] == "570.133.20"
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    assert "nvcr.io/nvidia/driver:580.95.05-ubuntu22.04: the lock pins" in refusal("1.34")
+    assert f"nvcr.io/nvidia/driver:{VERSION}-ubuntu22.04: the lock pins" in refusal("1.34")
 
 
 def test_pinned_doca_and_plugin_digests_are_the_nic_policy_versions(monkeypatch):
@@ -97,7 +98,7 @@ def test_a_doca_digest_for_another_node_os_keeps_the_tag_and_the_refusal(monkeyp
 
 def test_without_digests_the_objects_keep_the_tags():
     plan = build((IB,), cloud="azure", region="eastus")
-    assert plan.one("NVIDIADriver", IB.name).inputs["spec"]["version"] == "580.95.05"
+    assert plan.one("NVIDIADriver", IB.name).inputs["spec"]["version"] == VERSION
     spec = plan.one("NicClusterPolicy", "nic-cluster-policy").inputs["spec"]
     assert spec["ofedDriver"]["version"] == "doca3.2.0-25.10-1.2.8.0-2"
     assert spec["rdmaSharedDevicePlugin"]["version"] == "network-operator-v25.10.0"
