@@ -69,19 +69,20 @@ class AptSandbox:
         return {line.split()[0] for line in done.stdout.splitlines() if line.split()[1] == "hold"}
 
 
-def build_deb(out: Path, name: str, version: str, files: dict[str, str] | None = None) -> Path:
-    """An empty package (or one holding `files`, path -> text) built with dpkg-deb."""
-    tree = out / f"{name}_{version}".replace(":", "%")
+def build_deb(out: Path, name: str, version: str, files: dict[str, str | bytes] | None = None,
+              architecture: str = "all") -> Path:
+    """An empty package (or one holding `files`, path -> text or bytes) for `architecture`, built with dpkg-deb."""
+    tree = out / f"{name}_{version}_{architecture}".replace(":", "%")
     (tree / "DEBIAN").mkdir(parents=True)
     (tree / "DEBIAN/control").write_text(
-        f"Package: {name}\nVersion: {version}\nArchitecture: all\nMaintainer: gpufleet tests <t@example.com>\n"
-        f"Description: empty stand-in for {name}\n"
+        f"Package: {name}\nVersion: {version}\nArchitecture: {architecture}\n"
+        f"Maintainer: gpufleet tests <t@example.com>\nDescription: empty stand-in for {name}\n"
     )
     for path, text in (files or {}).items():
         target = tree / path.lstrip("/")
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    deb = out / f"{tree.name}_all.deb"
+        target.write_bytes(text) if isinstance(text, bytes) else target.write_text(text)
+    deb = out / f"{tree.name}.deb"
     subprocess.run(["dpkg-deb", "--root-owner-group", "-Zgzip", "--build", str(tree), str(deb)],
                    capture_output=True, check=True)
     return deb
