@@ -82,7 +82,10 @@ def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
     from .sources.http import get
 
     if need.keyring_deb:
-        keyring = keyring_from_deb(get(need.keyring_deb).body)
+        try:
+            keyring = keyring_from_deb(get(need.keyring_deb).body)
+        except SourceError as unreadable:
+            raise SourceError(f"{need.keyring_deb}: {unreadable}") from None
     elif need.key_url:
         keyring = get(need.key_url).body
     else:

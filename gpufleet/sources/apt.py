@@ -83,16 +83,19 @@ def _pinned_entries(index: bytes, packages: Mapping[str, str], architecture: str
     """Each pin's index entry for `architecture` (or `all`); one SourceError naming every pin that is missing."""
     wanted = set(packages)
     versions: dict[str, dict[str, set[str]]] = {name: {} for name in wanted}  # name -> version -> architectures
-    found: dict[str, AptPackage] = {}
+    found: dict[str, tuple[str, AptPackage]] = {}  # name -> (version taken, its entry)
     for entry in deb822.Packages.iter_paragraphs(io.BytesIO(index), use_apt_pkg=False):
         name, version, arch = entry.get("Package"), entry.get("Version"), entry.get("Architecture")
         if name not in wanted:
             continue
         versions[name].setdefault(version, set()).add(arch)
-        if version == packages[name] and arch in (architecture, "all") and found.get(name) is None:
+        # An empty pin takes the package at any version (a name that carries its version: the driver pinning
+        # package): the newest listed for the architecture is recorded.
+        wanted_version = packages[name] or version
+        if version == wanted_version and arch in (architecture, "all") and _newer(version, found.get(name)):
             try:
-                found[name] = AptPackage(architecture=arch, filename=entry["Filename"], size=int(entry["Size"]),
-                                         sha256=entry["SHA256"])
+                found[name] = (version, AptPackage(architecture=arch, filename=entry["Filename"],
+                                                   size=int(entry["Size"]), sha256=entry["SHA256"]))
             except (KeyError, ValueError) as broken:
                 raise SourceError(f"{index_url}: {name}={version} has no usable Filename, Size and SHA256 "
                                   f"({broken})") from None
@@ -100,12 +103,24 @@ def _pinned_entries(index: bytes, packages: Mapping[str, str], architecture: str
                for name in sorted(wanted) if name not in found]
     if missing:
         raise SourceError(f"{index_url}: " + "; ".join(missing))
-    return {f"{name}={packages[name]}": found[name] for name in packages}
+    return {f"{name}={found[name][0]}": found[name][1] for name in packages}
+
+
+def _newer(version: str, seen: tuple[str, AptPackage] | None) -> bool:
+    """Whether `version` replaces the entry already taken for a name (the first for a pinned version, which is
+    equal; the newest for an unversioned pin)."""
+    if seen is None:
+        return True
+    try:
+        return Version(version) > Version(seen[0])
+    except ValueError:
+        return False
 
 
 def _missing_pin(name: str, version: str, present: dict[str, set[str]], architecture: str) -> str:
     if not present:
-        return f"{name}={version}: the index has no package {name}"
+        return f"{name}={version}: the index has no package {name}" if version else \
+            f"{name}: the index has no package {name}"
     try:
         ordered = sorted(present, key=Version)
     except ValueError:  # a version string Debian's rules cannot order: list it as text

@@ -4,26 +4,11 @@ lock pins (a vendor's published checksum or an earlier read), and a PGP key's pr
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import tempfile
 from datetime import datetime, timezone
 
 from ..lock.facts import DownloadFact
 from .http import SourceError, get
-
-
-def primary_fingerprints(key: bytes) -> list[str]:
-    """The primary key fingerprints in OpenPGP key material (armored or binary), as `gpg --show-keys` prints them."""
-    with tempfile.TemporaryDirectory() as home:
-        shown = subprocess.run(["gpg", "--homedir", home, "--batch", "--with-colons", "--show-keys"], input=key,
-                               capture_output=True, check=False)
-    lines = shown.stdout.decode(errors="replace").splitlines()
-    # A `pub` record is followed by its own `fpr` record; subkeys (`sub`) have theirs after.
-    found = [lines[i + 1].split(":")[9] for i, line in enumerate(lines[:-1])
-             if line.startswith("pub:") and lines[i + 1].startswith("fpr:")]
-    if shown.returncode != 0 or not found:
-        raise SourceError(f"not OpenPGP key material gpg can read ({shown.stderr.decode(errors='replace').strip()})")
-    return found
+from .openpgp import primary_fingerprints
 
 
 def resolve_download(url: str, expected_sha256: str | None = None, key_fingerprint: str | None = None,
@@ -37,10 +22,7 @@ def resolve_download(url: str, expected_sha256: str | None = None, key_fingerpri
                           "changed at its source; read why before pinning the new value")
     fingerprint = None
     if key_fingerprint is not None or url.endswith((".asc", ".key", ".gpg", ".pub")) or "pks/lookup" in url:
-        try:
-            keys = primary_fingerprints(body)
-        except SourceError as unreadable:
-            raise SourceError(f"{url}: {unreadable}") from None
+        keys = primary_fingerprints(body, url)
         if len(keys) != 1:
             raise SourceError(f"{url}: holds {len(keys)} primary keys ({', '.join(keys)}); the lock trusts one")
         fingerprint = keys[0]

@@ -265,3 +265,16 @@ def test_keyring_from_deb_joins_several_key_files_and_refuses_none(
         keyring_from_deb(empty.read_bytes())
     with pytest.raises(SourceError, match="keyring package: not a .deb"):
         keyring_from_deb(b"not an ar archive")
+
+
+def test_an_unversioned_pin_takes_the_newest_listed_and_an_absent_name_fails(
+        local_apt_repositories: LocalAptRepositories) -> None:
+    # The driver pinning package carries the driver in its name; the lock pins no version of it.
+    repo = local_apt_repositories.add({"nvidia-driver-pinning-580.126.16": ["580.126.16-0ubuntu1", "580.126.16-1"]},
+                                      suite="/")
+    fact = resolve_apt_repository(repo.url, "/", {"nvidia-driver-pinning-580.126.16": ""}, repo.key.armored,
+                                  repo.key.fingerprint, now=NOW)
+    assert list(fact.packages) == ["nvidia-driver-pinning-580.126.16=580.126.16-1"]
+    with pytest.raises(SourceError, match="nvidia-driver-pinning-580.95.05: the index has no package"):
+        resolve_apt_repository(repo.url, "/", {"nvidia-driver-pinning-580.95.05": ""}, repo.key.armored,
+                               repo.key.fingerprint, now=NOW)
