@@ -91,8 +91,8 @@ def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
     else:
         raise SourceError(f"{need.url}: the lock names no key for this repository")
     if need.fingerprint is None:
-        raise SourceError(f"{need.key_url}: the lock pins no key fingerprint, so the repository cannot be verified; "
-                          "pin the vendor's fingerprint first")
+        raise SourceError(f"{need.key_url or need.keyring_deb}: the lock pins no key fingerprint, so the repository "
+                          "cannot be verified; pin the vendor's fingerprint first")
     # One read per set of distinct names (two profiles may pin two versions of one package); the entries join.
     batches: list[dict[str, str]] = []
     for name, version in need.packages:

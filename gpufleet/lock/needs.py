@@ -12,11 +12,10 @@ from dataclasses import dataclass
 
 from .model import FabricComponent, Lock, Profile
 
-# NVIDIA's CUDA repository signing key (3bf863cc.pub, "cudatools <cudatools@nvidia.com>"), which the cuda-keyring
-# package installs: fingerprint as public installers pin it (GitHub code: chef `apt_keyring ... finger`, puppet
-# `apt::source key id`, for https://developer.download.nvidia.com/compute/cuda/repos/*/x86_64/3bf863cc.pub). The
-# resolve refuses a keyring package holding any other key.
-CUDA_REPOSITORY_KEY = "EB693B3035CD5710E231E123A4B469963BF863CC"
+# The packages images/install/agents.sh installs from each agent's apt repository, by name (their version follows the
+# kernel or is in the name): the resolve checks each is there for the image's release.
+AGENT_PACKAGES = {"lustre_client": ("lustre-client-modules-aws",),
+                  "amlfs_lustre_client": ("amlfs-lustre-client-dkms-{version}",)}
 # The suites of NVIDIA's flat repositories (`deb URL /`).
 FLAT = "/"
 
@@ -142,7 +141,7 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     # The pinning package's name carries the driver version; any version of it the index lists will do ("").
     pins = tuple(sorted({*profile.apt.items(), (profile.driver_pinning_package, "")}))
     needs: list[Need] = [AptNeed(apt_key(cuda, FLAT), (f"{at}.apt", f"{at}.driver_pinning_package"), cuda, FLAT,
-                                 pins, CUDA_REPOSITORY_KEY, keyring_deb=profile.cuda_keyring.url)]
+                                 pins, profile.cuda_keyring.key_fingerprint, keyring_deb=profile.cuda_keyring.url)]
     if profile.kubernetes is not None:
         toolkit = profile.kubernetes.container_toolkit
         needs.append(AptNeed(apt_key(toolkit.url, FLAT), (f"{at}.kubernetes.container_toolkit.apt",), toolkit.url,
@@ -150,8 +149,9 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     for cloud in clouds:
         for name, agent in profile.agents.get(cloud, {}).items():
             if agent.key_url and agent.url:
+                packages = tuple((package.format(version=agent.version), "") for package in AGENT_PACKAGES.get(name, ()))
                 needs.append(AptNeed(apt_key(agent.url, _codename(profile)), (f"{at}.agents.{cloud}.{name}",),
-                                     agent.url, _codename(profile), (), agent.key_fingerprint, agent.key_url))
+                                     agent.url, _codename(profile), packages, agent.key_fingerprint, agent.key_url))
     return needs
 
 
