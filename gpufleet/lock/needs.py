@@ -149,7 +149,8 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     for cloud in clouds:
         for name, agent in profile.agents.get(cloud, {}).items():
             if agent.key_url and agent.url:
-                packages = tuple((package.format(version=agent.version), "") for package in AGENT_PACKAGES.get(name, ()))
+                packages = tuple((package.format(version=agent.version), "")
+                                 for package in AGENT_PACKAGES.get(name, ()))
                 needs.append(AptNeed(apt_key(agent.url, _codename(profile)), (f"{at}.agents.{cloud}.{name}",),
                                      agent.url, _codename(profile), packages, agent.key_fingerprint, agent.key_url))
     return needs
