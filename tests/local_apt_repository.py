@@ -21,6 +21,7 @@ import functools
 import gzip
 import lzma
 import shutil
+import ssl
 import subprocess
 import tempfile
 import threading
@@ -108,14 +109,17 @@ class LocalAptRepositories:
     """Repositories under `root` (made if missing), served by one HTTP server on 127.0.0.1 (a free port) until
     close(), or the end of a `with` block."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, tls: ssl.SSLContext | None = None) -> None:
+        """`tls`: serve https:// (tests/local_tls.py) instead of http://."""
         root.mkdir(parents=True, exist_ok=True)
         self.root = root
         self._homes = Path(tempfile.mkdtemp(prefix="gpgtest-"))  # short: a socket path holds at most 107 bytes
         self._keys: list[SigningKey] = []
         handler = functools.partial(_QuietFiles, directory=str(root))
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self._server.server_address[1]}"
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def key(self, subkey: bool = False, name: str = "gpufleet test repository") -> SigningKey:
