@@ -28,3 +28,11 @@ def release_key(version: str) -> tuple[int, ...]:
     if not numbers:
         raise ValueError(f"{version!r} has no version numbers")
     return numbers
+
+
+def release_order(version: str) -> tuple[tuple[int, ...], str]:
+    """A sort key by release_key that never raises: a version without numbers sorts first, then by its text."""
+    try:
+        return release_key(version), version
+    except ValueError:
+        return (), version

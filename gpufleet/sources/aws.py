@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..lock.facts import BaseImageFact, ManagedVersionFact
-from ..lock.versions import release_key
+from ..lock.versions import release_key, release_order
 from .http import SourceError
 from .sdk import read_time, require
 
@@ -104,16 +104,10 @@ def _below(version: str, floor: str, source: str) -> bool:
 
 
 def _listed(versions: Sequence[str]) -> str:
-    newest = sorted(set(versions), key=_sort_key, reverse=True)
+    newest = sorted(set(versions), key=release_order, reverse=True)
     more = f" and {len(newest) - LISTED} older" if len(newest) > LISTED else ""
     return ", ".join(newest[:LISTED]) + more
 
-
-def _sort_key(version: str) -> tuple[tuple[int, ...], str]:
-    try:
-        return release_key(version), version
-    except ValueError:
-        return (), version
 
 
 def ssm_base_image(ssm: Any, ec2: Any, parameter: str, now: datetime | None = None) -> BaseImageFact:

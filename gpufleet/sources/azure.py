@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from ..lock.facts import BaseImageFact, ManagedVersionFact
-from ..lock.versions import release_key
+from ..lock.versions import release_order
 from .http import SourceError
 from .sdk import read_time, require
 
@@ -69,10 +69,10 @@ def aks_kubernetes_version(containerservice: Any, location: str, minor: str,
     patches = list((found.patch_versions or {}) if found is not None and not found.is_preview else {})
     if not patches:
         offered = ", ".join(f"{m}{' (preview)' if v.is_preview else ''}" for m, v in
-                            sorted(minors.items(), key=lambda item: release_key(item[0])))
+                            sorted(minors.items(), key=lambda item: release_order(item[0])))
         raise SourceError(f"{source}: AKS offers no generally available {minor} in {location}; it lists "
                           f"{offered or 'no version'}. Move the stack's Kubernetes version to one of them")
-    newest = max(patches, key=release_key)
+    newest = max(patches, key=release_order)
     return ManagedVersionFact(source=source, read_at=read_time(now), version=newest)
 
 
@@ -91,7 +91,7 @@ def azure_marketplace_image(compute: Any, location: str, urn: str, now: datetime
     if found is None:
         listing = f"Azure VirtualMachineImages.list location={location} {publisher}:{offer}:{sku}"
         listed = _answer(listing, lambda: images.list(location, publisher, offer, sku), missing_ok=True) or []
-        versions = sorted((str(i.name) for i in listed if i.name), key=_version_order, reverse=True)
+        versions = sorted((str(i.name) for i in listed if i.name), key=release_order, reverse=True)
         more = f" (and {len(versions) - LISTED} older)" if len(versions) > LISTED else ""
         raise SourceError(f"{source}: Azure offers no version {version} of {publisher}:{offer}:{sku} in {location}; "
                           f"{listing} names {', '.join(versions[:LISTED]) or 'none'}{more}. Pin one of them")
@@ -101,12 +101,6 @@ def azure_marketplace_image(compute: Any, location: str, urn: str, now: datetime
     return BaseImageFact(source=source, read_at=read_time(now), image_id=urn,
                          boot_mode=str(generation) if generation else None)
 
-
-def _version_order(version: str) -> tuple[tuple[int, ...], str]:
-    try:
-        return release_key(version), version
-    except ValueError:
-        return (), version
 
 
 def _answer(source: str, call: Callable[[], T], missing_ok: bool = False) -> T | None:

@@ -5,6 +5,7 @@ The add-on versions and AMI names below are test values in the API's shape, not 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +18,7 @@ from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ssm.models import Parameter, ssm_backends
 
-from gpufleet.lock.versions import release_key
+from gpufleet.lock.versions import release_key, release_order
 from gpufleet.preflight.aws.clients import CONFIG
 from gpufleet.sources.aws import (
     default_ec2_client,
@@ -126,6 +127,7 @@ def test_eks_access_denied_names_the_action() -> None:
 def test_release_key_orders_eksbuild_versions() -> None:
     assert release_key("v1.18.5-eksbuild.1") > release_key("v1.18.5") > release_key("v1.18.4-eksbuild.9")
     assert release_key("v1.20.10-eksbuild.1") > release_key("v1.20.9-eksbuild.3")
+    assert sorted(["v1.2.0", "latest", "v1.10.0"], key=release_order) == ["latest", "v1.2.0", "v1.10.0"]
 
 
 # --- SSM parameter -> AMI (moto) -----------------------------------------------------------------------------------
@@ -223,3 +225,9 @@ def test_default_clients_honour_aws_endpoint_url(monkeypatch: pytest.MonkeyPatch
     assert default_ssm_client(REGION).meta.endpoint_url == "http://127.0.0.1:4566"
     assert default_eks_client(REGION).meta.endpoint_url == "http://127.0.0.1:4567"
     assert default_ec2_client("us-west-2").meta.region_name == "us-west-2"
+
+
+def test_missing_sdk_names_the_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "boto3", None)  # what `import boto3` meets where the extra is not installed
+    with pytest.raises(SourceError, match=r"boto3 is not installed .*run pip install -e '\.\[resolve\]'"):
+        default_eks_client(REGION)
