@@ -28,17 +28,22 @@ ANY_ENDPOINT = re.compile(r"https://[a-z0-9.-]+\.aliyuncs\.com/.*")
 FAST = Retry(period_ms=1, cap_ms=2, connect_timeout_ms=1000, read_timeout_ms=1000)
 
 
-def fixture(name: str) -> dict[str, Any]:
-    data = json.loads((FIXTURES / f"{name}.json").read_text())
+def fixture(name: str, *directories: Path) -> dict[str, Any]:
+    """The fixture `name` from the first of `directories` (default: preflight's) that holds it."""
+    found = [d / f"{name}.json" for d in directories or (FIXTURES,) if (d / f"{name}.json").exists()]
+    assert found, f"no fixture {name}.json in {[str(d) for d in directories or (FIXTURES,)]}"
+    data = json.loads(found[0].read_text())
     assert data.get("_source"), f"{name}.json must cite the API reference it follows in _source"
     return data
 
 
 class Replay:
     """Answers by action: `answer(action, *fixtures, **params)` replies with the fixtures in turn (the last one
-    repeats) to calls of `action` whose parameters include `params`."""
+    repeats) to calls of `action` whose parameters include `params`. Fixtures come from `directories` (default:
+    preflight's), the first that holds a name."""
 
-    def __init__(self, mock: responses.RequestsMock) -> None:
+    def __init__(self, mock: responses.RequestsMock, *directories: Path) -> None:
+        self.directories = directories
         self.rules: list[tuple[str, dict[str, str], list[str]]] = []
         self.calls: list[tuple[str, dict[str, str]]] = []
         self.unexpected: list[tuple[str, dict[str, str]]] = []
@@ -62,7 +67,7 @@ class Replay:
         for wanted, match, names in self.rules:
             if wanted == action and all(params.get(k) == v for k, v in match.items()):
                 name = names.pop(0) if len(names) > 1 else names[0]
-                data = fixture(name)
+                data = fixture(name, *self.directories)
                 if data.get("raise") == "ReadTimeout":
                     raise requests.exceptions.ReadTimeout(f"read timed out ({name})")
                 headers = {"content-type": "application/json;charset=utf-8", **data.get("headers", {})}
