@@ -146,3 +146,29 @@ def test_the_command_writes_the_record_checks_it_and_names_a_changed_file(tmp_pa
     changed = runner.invoke(app, [*base, "--check"])
     assert changed.exit_code == 1
     assert f"error: profiles.{PROFILE}.nodecheck.nvidia_ml_py_sha256: {wheel_url}: its bytes hash to" in changed.output
+
+
+def test_base_images_resolve_through_the_default_clients_and_a_missing_cloud_names_its_field(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from aws_public_parameters import publish, register
+    from moto import mock_aws
+
+    from gpufleet.lock import load_lock
+    from gpufleet.lock.needs import BaseNeed, lock_needs
+    from gpufleet.sources import aws
+
+    for name in ("ALIBABA_CLOUD_ACCESS_KEY_ID", "ALIBABA_CLOUD_ACCESS_KEY_SECRET", "AZURE_SUBSCRIPTION_ID"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ALIBABA_CLOUD_CREDENTIALS_FILE", "/nonexistent")
+    needs = [need for need in lock_needs(load_lock()) if isinstance(need, BaseNeed)]
+    aws_needs = [need for need in needs if need.cloud == "aws"]
+    with mock_aws():
+        ec2 = aws.default_ec2_client("us-east-1")
+        for need in aws_needs:
+            publish(need.reference.removeprefix("ssm:"), register(ec2, f"ubuntu for {need.key}"), need.region, NOW)
+        run = resolve(needs, ResolvedFacts(), NOW)
+    assert {key for key in run.facts.base_images} == {need.key for need in aws_needs}
+    assert all(fact.image_id.startswith("ami-") for fact in run.facts.base_images.values())
+    # Azure and Alibaba Cloud without credentials: each base image names its field and why, nothing is recorded.
+    others = {need.fields[0] for need in needs if need.cloud != "aws"}
+    assert set(run.failed) == others and others

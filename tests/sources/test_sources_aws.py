@@ -13,10 +13,9 @@ from typing import Any
 
 import boto3
 import pytest
+from aws_public_parameters import publish, register
 from botocore.stub import Stubber
 from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.ssm.models import Parameter, ssm_backends
 
 from gpufleet.lock.versions import release_key, release_order
 from gpufleet.preflight.aws.clients import CONFIG
@@ -138,25 +137,12 @@ def aws() -> Iterator[None]:
         yield
 
 
-def publish(name: str, value: str) -> None:
-    """A new version of an AWS-owned public parameter, added the way moto adds AWS's own
-    (moto/ssm/models.py ParameterDict._load_latest_amis): PutParameter refuses names under /aws, as AWS does."""
-    versions = ssm_backends[DEFAULT_ACCOUNT_ID][REGION]._parameters[name]
-    versions.append(Parameter(account_id=DEFAULT_ACCOUNT_ID, name=name, value=value, parameter_type="String",
-                              description=None, allowed_pattern=None, keyid=None, last_modified_date=NOW,
-                              version=len(versions) + 1, data_type="aws:ec2:image"))
-
-
-def register(ec2: Any, name: str) -> str:
-    return str(ec2.register_image(Name=name, RootDeviceName="/dev/sda1")["ImageId"])
-
-
 def test_ssm_parameter_resolves_to_the_ami_it_names_now(aws: None) -> None:
     ssm, ec2 = default_ssm_client(REGION), default_ec2_client(REGION)
     older = register(ec2, "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20250901")
     newer = register(ec2, "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20251015")
-    publish(UBUNTU, older)
-    publish(UBUNTU, newer)
+    publish(UBUNTU, older, REGION, NOW)
+    publish(UBUNTU, newer, REGION, NOW)
     fact = ssm_base_image(ssm, ec2, f"ssm:{UBUNTU}", now=NOW)
     assert fact.image_id == newer
     assert fact.name == "ubuntu/images/hvm-ssd/ubuntu-jammy-22.04-amd64-server-20251015"
@@ -172,14 +158,14 @@ def test_ssm_missing_parameter_names_it_and_the_region(aws: None) -> None:
 
 
 def test_ssm_parameter_naming_a_gone_ami(aws: None) -> None:
-    publish(UBUNTU, "ami-0123456789abcdef0")
+    publish(UBUNTU, "ami-0123456789abcdef0", REGION, NOW)
     with pytest.raises(SourceError) as raised:
         ssm_base_image(default_ssm_client(REGION), default_ec2_client(REGION), UBUNTU)
     assert "EC2 in us-east-1 describes no image ami-0123456789abcdef0, which the parameter names" in str(raised.value)
 
 
 def test_ssm_parameter_not_holding_an_ami(aws: None) -> None:
-    publish(UBUNTU, "resolve:ssm:/elsewhere")
+    publish(UBUNTU, "resolve:ssm:/elsewhere", REGION, NOW)
     with pytest.raises(SourceError, match=r"the parameter holds 'resolve:ssm:/elsewhere', not an AMI id"):
         ssm_base_image(default_ssm_client(REGION), default_ec2_client(REGION), UBUNTU)
 
