@@ -5,8 +5,9 @@ An ACK node runs ACK's own node image; the stack's `image` is a lock profile who
 ack_facts.DRIVER_LABEL: one ACK installs (installed_by: ack, which only ACK clusters take) or a VM profile. ACK
 installs a listed version only (another falls back to ACK's default driver: gpufleet/catalog/ack.yaml,
 ack-driver-label). That list is dated, so an unlisted driver is a plan warning and a real-run refusal
-(gpufleet/plan/support_warnings.py, components/clouds/alicloud/ack_in_cluster.py), not a stack error. GPU sharing is ack-ai-installer's: memory-isolated (cGPU) and time-slicing (its `share` mode, no isolation) on
-the families the catalog lists; MIG is not offered through it (the scheduling labels, ALI doc-detail/191140.html
+(gpufleet/plan/support_warnings.py, components/clouds/alicloud/ack_in_cluster.py), not a stack error. GPU sharing
+is ack-ai-installer's: memory-isolated (cGPU) and time-slicing (its `share` mode, no isolation) on the families the
+catalog lists; MIG is not offered through it (the scheduling labels, ALI doc-detail/191140.html
 updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and topology; ACK's MIG page covers ebmgn7 A100 bare
 metal on heterogeneous-computing clusters only). eRDMA comes from the ACK eRDMA controller on the types that take ERIs.
 """
