@@ -120,3 +120,10 @@ def test_the_ack_profile_needs_nothing_read_from_a_source() -> None:
     assert image_stack_needs(lock, ACK, "alicloud", "cn-wulanchabu") == []
     assert not [need for need in lock_needs(lock) if any(ACK in field for field in need.fields)]
     assert profile_needs(lock.profiles[BAKED])  # a baked profile's bake still reads its facts
+
+
+def test_no_install_env_is_rendered_for_the_ack_profile() -> None:
+    from gpufleet.lock import render_install_env
+
+    with pytest.raises(ValueError, match=rf"profiles\.{ACK}: installed_by ack: ACK installs its driver, nothing is "):
+        render_install_env(load_lock().profiles[ACK], "alicloud")
