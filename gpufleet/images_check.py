@@ -89,14 +89,14 @@ def _fact_findings(lock: Lock, stacks: Mapping[str, Mapping[str, Any]], profile:
 def image_notes(stacks_dir: Path, on: date, profile: str | None = None,
                 lock_file: Path | None = None) -> list[dict[str, str]]:
     """What the lock records as not known yet (reported, never failing the check): e.g. a Kubernetes node image's
-    kubelet before it was read off a bake, and, unless one profile is checked, each in-cluster image without a
-    digest (a real run refuses it)."""
+    kubelet before it was read off a bake, the unsupported branch of a driver ACK installs (installed_by: ack), and,
+    unless one profile is checked, each in-cluster image without a digest (a real run refuses it)."""
     from .lock import DEFAULT_LOCK_PATH, load_lock
     from .lock.check import LockProblem, lock_notes
     from .lock.in_cluster_pins import unpinned_notes
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
-    notes = lock_notes(lock, profile) + ([] if profile else unpinned_notes(lock))
+    notes = lock_notes(lock, profile, on) + ([] if profile else unpinned_notes(lock))
     notes += [LockProblem("resolved", f.field, f"{f.section}: {f.key}: {f.message}")
               for f in _fact_findings(lock, shipped_stacks(stacks_dir), profile, on) if f.status != "different"]
     return [{"profile": n.profile, "field": n.field, "message": n.message} for n in notes]

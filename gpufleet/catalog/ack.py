@@ -56,7 +56,7 @@ class AckFacts(StrictModel):
         return (f"NVIDIA driver {driver} is not in ACK's driver list as gpufleet/catalog/ack.yaml read it "
                 f"({self.source(self.drivers)}: {', '.join(self.drivers.versions)}); for an unlisted version ACK "
                 "installs its default driver instead. A real run refuses the stack until ack.yaml lists it from ACK's "
-                "current page, or `image` names a VM profile with a listed driver")
+                "current page, or `image` names a lock profile whose driver it lists (installed_by: ack)")
 
 
 def instance_family(instance_type: str) -> str:

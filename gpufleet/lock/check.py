@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..catalog import Catalog, load_catalog
+from ..catalog.ack import load_ack_facts
+from ..clouds.alicloud.ack_facts import DRIVER_LABEL as ACK_DRIVER_LABEL
 from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
 from .kubernetes_nodes import kubernetes_notes, kubernetes_problems
 from .model import Lock, Profile
@@ -25,15 +27,16 @@ class LockProblem:
 
 def _versions(profile: Profile) -> dict[str, str]:
     """Every pinned version and image id of a profile, by field path."""
-    found = {
-        "driver": profile.driver,
-        "fabric_manager": profile.fabric_manager,
-        "cuda": profile.cuda,
-        "nccl": profile.nccl,
-        "dcgm": profile.dcgm,
-        "driver_pinning_package": profile.driver_pinning_package,
+    found = {"driver": profile.driver, "fabric_manager": profile.fabric_manager, "cuda": profile.cuda}
+    if not profile.baked:
+        return found  # ACK installs the driver: the profile pins nothing else
+    assert profile.apt is not None and profile.fabric is not None and profile.nodecheck is not None
+    found.update({
+        "nccl": str(profile.nccl),
+        "dcgm": str(profile.dcgm),
+        "driver_pinning_package": str(profile.driver_pinning_package),
         "nodecheck.nvidia_ml_py": profile.nodecheck.nvidia_ml_py,
-    }
+    })
     found.update({f"apt.{pkg}": version for pkg, version in profile.apt.items()})
     for cloud, components in profile.fabric.items():
         for name, component in components.items():
@@ -71,7 +74,8 @@ def _check_numeric(profile: Profile) -> list[LockProblem]:
     return problems
 
 
-def _check_driver(lock: Lock, profile: Profile, on: date) -> list[LockProblem]:
+def _check_driver(lock: Lock, profile: Profile) -> list[LockProblem]:
+    """The fabric manager equals the driver and the driver meets the profile's CUDA minimum."""
     name, driver = profile.name, profile.driver
     problems = []
     if profile.fabric_manager != driver:
@@ -88,23 +92,40 @@ def _check_driver(lock: Lock, profile: Profile, on: date) -> list[LockProblem]:
         problems.append(LockProblem(
             name, "driver", f"driver {driver} is below the minimum {minimum} for CUDA {minor}",
         ))
-    branch_name = driver_branch(driver)
+    return problems
+
+
+def _branch_problem(lock: Lock, profile: Profile, on: date) -> LockProblem | None:
+    """The driver's branch is known, in NVIDIA's support matrix and not past its end of life on `on`."""
+    driver, branch_name = profile.driver, driver_branch(profile.driver)
     branch = lock.driver_branches.branches.get(branch_name)
     if branch is None:
-        problems.append(LockProblem(
-            name, "driver", f"driver {driver} is on unknown branch {branch_name.upper()} (not in driver_branches)",
-        ))
+        message = f"driver {driver} is on unknown branch {branch_name.upper()} (not in driver_branches)"
     elif not branch.supported:
-        problems.append(LockProblem(
-            name, "driver", f"driver {driver} is on branch {branch_name.upper()}, out of the support matrix",
-        ))
+        message = f"driver {driver} is on branch {branch_name.upper()}, out of the support matrix"
     elif branch.eol is not None and on > branch.eol:
-        problems.append(LockProblem(
-            name, "driver",
-            f"driver branch {branch_name.upper()} reached end of life on {branch.eol.isoformat()} "
-            f"(checked for {on.isoformat()})",
-        ))
-    return problems
+        message = (f"driver branch {branch_name.upper()} reached end of life on {branch.eol.isoformat()} "
+                   f"(checked for {on.isoformat()})")
+    else:
+        return None
+    return LockProblem(profile.name, "driver", message)
+
+
+def _ack_branch_note(lock: Lock, profile: Profile, on: date) -> LockProblem | None:
+    """An ACK-installed driver's branch verdict, reported without failing: gpufleet can pick only from ACK's list."""
+    found = _branch_problem(lock, profile, on)
+    if found is None:
+        return None
+    return LockProblem(profile.name, "driver", f"{found.message}: ACK installs this driver (the node pools' "
+                                               f"{ACK_DRIVER_LABEL} label, from ACK's driver list) and gpufleet "
+                                               "bakes nothing for this profile (installed_by: ack)")
+
+
+def _check_ack_listed(profile: Profile) -> list[LockProblem]:
+    """An installed_by: ack profile's driver is one ACK's driver list names (gpufleet/catalog/ack.yaml), or ACK would
+    install its default driver instead of it."""
+    unlisted = load_ack_facts().unlisted_driver(profile.driver)
+    return [LockProblem(profile.name, "driver", f"installed_by ack: {unlisted}")] if unlisted else []
 
 
 def _driver_cuda_major(lock: Lock, driver: str) -> str | None:
@@ -159,6 +180,7 @@ REQUIRED_PINS = {"nvidia-fabricmanager": r"nvidia-fabricmanager", "libnccl2": r"
 def _check_required_pins(profile: Profile) -> list[LockProblem]:
     """The pins the bake needs are present, each download's URL names its version, and the kernel modules are the
     flavour the installer installs (images/install/gpu-stack.sh installs nvidia-open only)."""
+    assert profile.apt is not None and profile.fabric is not None  # a baked profile's (model._fields_of_the_installer)
     problems = [LockProblem(profile.name, "apt", f"no pin for {label}: the bake would install whatever apt chooses")
                 for label, pattern in REQUIRED_PINS.items()
                 if not any(re.fullmatch(pattern, package) for package in profile.apt)]
@@ -198,7 +220,10 @@ def _check_modules(profile: Profile, catalog: Catalog) -> list[LockProblem]:
 def check_downloads(profile: Profile) -> list[LockProblem]:
     """Every download the bake makes is checked (images/install/common.sh fetch, fetch_signed, fetch_key refuse the
     rest): the problem names the field the bake would stop on. `images check` (the gate before a bake) runs it;
-    plans do not, so a cloud whose vendor publishes no hash still plans while its bake refuses."""
+    plans do not, so a cloud whose vendor publishes no hash still plans while its bake refuses. An installed_by: ack
+    profile downloads nothing."""
+    if profile.cuda_keyring is None or profile.fabric is None:
+        return []
     components = {"cuda_keyring": profile.cuda_keyring}
     for group, by_cloud in (("fabric", profile.fabric), ("agents", profile.agents)):
         components.update({f"{group}.{cloud}.{name}": c
@@ -243,13 +268,18 @@ def _check_kubernetes(profile: Profile) -> list[LockProblem]:
     return [LockProblem(profile.name, field, message) for field, message in found]
 
 
-def lock_notes(lock: Lock, profile: str | None = None) -> list[LockProblem]:
+def lock_notes(lock: Lock, profile: str | None = None, on: date | None = None) -> list[LockProblem]:
     """What `images check` reports without failing: values the lock records as not known yet (a Kubernetes
-    image's kubelet before anyone read it off a bake)."""
-    names = [profile] if profile is not None else sorted(lock.profiles)
-    return [LockProblem(name, field, message) for name in names if name in lock.profiles
-            and (section := lock.profiles[name].kubernetes) is not None
-            for field, message in kubernetes_notes(section)]
+    image's kubelet before anyone read it off a bake), and, checked for date `on`, the driver branch of each profile
+    ACK installs (an unsupported branch is ACK's choice, not a bake's)."""
+    names = [name for name in ([profile] if profile is not None else sorted(lock.profiles)) if name in lock.profiles]
+    notes = [LockProblem(name, field, message) for name in names
+             if (section := lock.profiles[name].kubernetes) is not None
+             for field, message in kubernetes_notes(section)]
+    if on is not None:
+        notes += [note for name in names if not lock.profiles[name].baked
+                  and (note := _ack_branch_note(lock, lock.profiles[name], on)) is not None]
+    return notes
 
 
 def _check_base_images(lock: Lock) -> list[LockProblem]:
@@ -291,8 +321,12 @@ def check_lock(
         problems += _check_latest(body)
         numeric = _check_numeric(body)
         problems += numeric
+        if not body.baked:  # ACK installs the driver: nothing to bake, its branch is a note (lock_notes)
+            problems += ([] if numeric else _check_driver(lock, body)) + _check_ack_listed(body)
+            continue
         if not numeric:
-            problems += _check_driver(lock, body, on)
+            problems += _check_driver(lock, body)
+            problems += [found] if (found := _branch_problem(lock, body, on)) else []
             problems += _check_apt(lock, body)
         problems += _check_required_pins(body)
         problems += _check_modules(body, catalog)

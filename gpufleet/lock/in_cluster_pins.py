@@ -85,12 +85,12 @@ def driver_problems(lock: Lock, stacks: list[KubernetesStack]) -> list[LockProbl
 
 def ack_driver_problems(lock: Lock, stacks: list[KubernetesStack]) -> list[LockProblem]:
     """Each ACK stack whose profile's driver ACK's driver list does not name: its pools' label would get ACK's
-    default driver, not the lock's."""
+    default driver, not the lock's. An installed_by: ack profile's own check (check_lock) already says so."""
     facts = load_ack_facts()
     problems = []
     for stack in stacks:
         profile = lock.profiles.get(stack.profile)
-        unlisted = facts.unlisted_driver(profile.driver) if profile is not None else None
+        unlisted = facts.unlisted_driver(profile.driver) if profile is not None and profile.baked else None
         if unlisted:
             problems.append(LockProblem(stack.profile, "driver", f"stack {stack.name}: {unlisted}"))
     return problems

@@ -33,6 +33,9 @@ def render_install_env(profile: Profile, cloud: str) -> str:
     """The env file for installing `profile` on `cloud`; raises ValueError when the profile lacks that cloud."""
     if cloud not in FABRIC_COMPONENTS:
         raise ValueError(f"cloud: unknown cloud '{cloud}' (expected one of {sorted(FABRIC_COMPONENTS)})")
+    if not profile.baked:
+        raise ValueError(f"profiles.{profile.name}: installed_by ack: ACK installs its driver, nothing is baked")
+    assert profile.fabric is not None and profile.nodecheck is not None and profile.apt is not None
     if cloud not in profile.fabric:
         raise ValueError(f"profiles.{profile.name}.fabric.{cloud}: the profile has no fabric stack for {cloud}")
     values: dict[str, str] = {

@@ -89,34 +89,69 @@ class ImageEntry(StrictModel):
         return self
 
 
+# What a bake installs and the image it makes: a profile whose driver ACK installs (installed_by: ack) has none of
+# them, so filling them in would invent them.
+BAKE_FIELDS = ("nccl", "dcgm", "apt", "driver_pinning_package", "kernel_modules", "cuda_keyring", "nodecheck", "fabric",
+               "images")
+# Set only on a baked profile, never required: node agents and a Kubernetes node image's section.
+BAKE_EXTRAS = ("agents", "kubernetes")
+
+
 class Profile(StrictModel):
-    """One pinned stack: driver, fabric manager, CUDA, NCCL, DCGM, fabric per cloud, images per region."""
+    """One pinned stack: driver, fabric manager, CUDA, NCCL, DCGM, fabric per cloud, images per region; or, where ACK
+    installs the driver on its own node image (installed_by: ack), only what the nodes are checked against."""
 
     name: str
+    installed_by: Literal["bake", "ack"] = Field(
+        "bake", description="who installs the driver on the nodes: gpufleet's image bake, or ACK (the node pool's "
+                            "driver label on ACK's own node image; nothing is baked)")
     driver: str = Field(..., min_length=1)
     fabric_manager: str = Field(..., min_length=1)
     cuda: str = Field(..., min_length=1)
-    nccl: str = Field(..., min_length=1)
-    dcgm: str = Field(..., min_length=1)
-    apt: dict[str, str] = Field(..., min_length=1, description="Ubuntu package -> exact version to pin")
-    driver_pinning_package: str = Field(..., min_length=1)
-    kernel_modules: Literal["open", "proprietary"] = Field(
-        ..., description="the driver's kernel module flavour the bake installs (nvidia-open: open)")
-    cuda_keyring: FabricComponent = Field(
-        ..., description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
+    nccl: str | None = Field(None, min_length=1)
+    dcgm: str | None = Field(None, min_length=1)
+    apt: dict[str, str] | None = Field(None, min_length=1, description="Ubuntu package -> exact version to pin")
+    driver_pinning_package: str | None = Field(None, min_length=1)
+    kernel_modules: Literal["open", "proprietary"] | None = Field(
+        None, description="the driver's kernel module flavour the bake installs (nvidia-open: open)")
+    cuda_keyring: FabricComponent | None = Field(
+        None, description="NVIDIA's cuda-keyring .deb: adds the CUDA apt repository every `apt` package comes from"
     )
-    nodecheck: NodecheckPins
-    fabric: dict[str, dict[str, FabricComponent]]
+    nodecheck: NodecheckPins | None = None
+    fabric: dict[str, dict[str, FabricComponent]] | None = None
     agents: dict[str, dict[str, FabricComponent]] = Field(
         default_factory=dict, description="cloud -> node agents the image carries (CloudWatch agent, Lustre client)"
     )
-    images: dict[str, dict[str, ImageEntry]] = Field(..., description="cloud -> region -> image")
+    images: dict[str, dict[str, ImageEntry]] = Field(
+        default_factory=dict, description="cloud -> region -> image (required where installed_by is bake)")
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
     kubernetes: KubernetesNodeProfile | None = Field(
         None, description="set: a Kubernetes node image (its Kubernetes minor, base images, container toolkit)")
 
+    @property
+    def baked(self) -> bool:
+        """Whether gpufleet bakes this profile into images (False: ACK installs its driver, nothing is baked)."""
+        return self.installed_by == "bake"
+
+    @model_validator(mode="after")
+    def _fields_of_the_installer(self) -> Profile:
+        if self.baked:
+            missing = [f for f in BAKE_FIELDS if getattr(self, f) is None or f not in self.model_fields_set]
+            if missing:
+                raise ValueError(f"{', '.join(missing)}: required where installed_by is bake (the image bake installs "
+                                 "and records them)")
+            return self
+        given = [f for f in (*BAKE_FIELDS, *BAKE_EXTRAS) if f in self.model_fields_set]
+        if given:
+            raise ValueError(f"{', '.join(given)}: installed_by is ack: ACK installs the driver on its own node image "
+                             "and gpufleet bakes nothing, so a bake field would be invented; remove it")
+        return self
+
     @model_validator(mode="after")
     def _fabric_complete(self) -> Profile:
+        if not self.baked:
+            return self
+        assert self.fabric is not None and self.cuda_keyring is not None  # _fields_of_the_installer
         for cloud, components in self.fabric.items():
             if cloud not in FABRIC_COMPONENTS:
                 raise ValueError(f"fabric.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")

@@ -137,6 +137,7 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     """The apt repositories a bake of `profile` installs from: NVIDIA's CUDA repository (the apt pins and the driver
     pinning package), the container toolkit's (Kubernetes node images) and each cloud's Lustre client repository."""
     at = f"profiles.{profile.name}"
+    assert profile.cuda_keyring is not None and profile.apt is not None and profile.driver_pinning_package
     cuda = posixpath.dirname(profile.cuda_keyring.url or "") + "/"
     # The pinning package's name carries the driver version; any version of it the index lists will do ("").
     pins = tuple(sorted({*profile.apt.items(), (profile.driver_pinning_package, "")}))
@@ -157,7 +158,11 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
 
 
 def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> list[Need]:
-    """What a bake of `profile` on `clouds` (default: every cloud it has images for) fetches and installs."""
+    """What a bake of `profile` on `clouds` (default: every cloud it has images for) fetches and installs; nothing for
+    a profile whose driver ACK installs (installed_by: ack: no bake)."""
+    if not profile.baked:
+        return []
+    assert profile.cuda_keyring is not None and profile.nodecheck is not None  # a baked profile's
     clouds = clouds if clouds is not None else tuple(profile.images)
     at = f"profiles.{profile.name}"
     needs = _repository_needs(profile, clouds)
@@ -167,14 +172,17 @@ def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> li
                               nodecheck.nvidia_ml_py_url, nodecheck.nvidia_ml_py_sha256))
     for section in ("fabric", "agents"):
         for cloud in clouds:
-            for name, component in getattr(profile, section).get(cloud, {}).items():
+            for name, component in (getattr(profile, section) or {}).get(cloud, {}).items():
                 needs += _download_needs(component, f"{at}.{section}.{cloud}.{name}")
     return _merge(needs)
 
 
 def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[str, ...]) -> list[Need]:
-    """The base image each build region starts from: a Kubernetes profile's node base, else the lock's."""
+    """The base image each build region starts from: a Kubernetes profile's node base, else the lock's; none for a
+    profile nothing bakes (installed_by: ack)."""
     needs: list[Need] = []
+    if profile is not None and not profile.baked:
+        return needs
     for region in regions:
         node = profile.kubernetes.base_images.get(cloud, {}).get(region) if profile and profile.kubernetes else None
         if node is not None:

@@ -1,12 +1,13 @@
 """Checks only a Kubernetes cluster on Alibaba Cloud (ACK Pro) needs: what its node pools, its driver label, its
 GPU sharing component and its RAM principals can take.
 
-An ACK node runs ACK's own node image; the stack's `image` is a VM lock profile whose `driver` the pool pins with
-ack_facts.DRIVER_LABEL, and ACK installs a listed version only (another falls back to ACK's default driver:
-gpufleet/catalog/ack.yaml, ack-driver-label). That list is dated, so an unlisted driver is a plan warning and a
-real-run refusal (gpufleet/plan/support_warnings.py, components/clouds/alicloud/ack_in_cluster.py), not a stack
-error. GPU sharing is ack-ai-installer's: memory-isolated (cGPU) and time-slicing (its `share` mode, no isolation) on
-the families the catalog lists; MIG is not offered through it (the scheduling labels, ALI doc-detail/191140.html
+An ACK node runs ACK's own node image; the stack's `image` is a lock profile whose `driver` the pool pins with
+ack_facts.DRIVER_LABEL: one ACK installs (installed_by: ack, which only ACK clusters take) or a VM profile. ACK
+installs a listed version only (another falls back to ACK's default driver: gpufleet/catalog/ack.yaml,
+ack-driver-label). That list is dated, so an unlisted driver is a plan warning and a real-run refusal
+(gpufleet/plan/support_warnings.py, components/clouds/alicloud/ack_in_cluster.py), not a stack error. GPU sharing
+is ack-ai-installer's: memory-isolated (cGPU) and time-slicing (its `share` mode, no isolation) on the families the
+catalog lists; MIG is not offered through it (the scheduling labels, ALI doc-detail/191140.html
 updated Mar 26, 2026, are default, cgpu, core_mem, share, mps and topology; ACK's MIG page covers ebmgn7 A100 bare
 metal on heterogeneous-computing clusters only). eRDMA comes from the ACK eRDMA controller on the types that take ERIs.
 """
@@ -34,6 +35,20 @@ ACK_GPU_KEYS = frozenset({"ack.node.gpu.schedule", "ack.node.gpu.placement"})
 
 def _on_ack(cluster: ResolvedCluster) -> bool:
     return kubernetes_on(cluster) and cluster.spec.cloud == "alicloud"
+
+
+@check
+def ack_installed_profile_on_ack_only(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """A profile whose driver ACK installs (installed_by: ack) has no image: only an ACK node pool, which runs ACK's
+    own node image with the driver its label names, can use it."""
+    profile = cluster.profile
+    if profile is None or profile.baked or _on_ack(cluster):
+        return
+    baked = ", ".join(sorted(name for name, entry in cluster.lock.profiles.items() if entry.baked))
+    yield SpecError("image", f"profile {cluster.spec.image!r} is installed_by: ack: ACK installs its driver on ACK's "
+                             "own node image (the node pool's driver label) and gpufleet bakes no image of it, so "
+                             "only an ACK cluster (cloud alicloud, scheduler.kind kubernetes) can use it; name a "
+                             f"profile gpufleet bakes: {baked}")
 
 
 @group_check

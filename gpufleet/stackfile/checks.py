@@ -176,7 +176,7 @@ def image_profile_known(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if spec.image not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         yield SpecError("image", f"unknown image profile {spec.image!r}; images/lock.yaml has: {known}")
-    elif cluster.image is None:  # unbaked entries plan
+    elif cluster.image is None and lock.profiles[spec.image].baked:  # unbaked entries plan; ack_checks: ACK's own
         yield SpecError(
             "image",
             f"profile {spec.image!r} has no {spec.cloud} image in {spec.region}; bake one "

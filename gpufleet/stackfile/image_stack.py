@@ -45,6 +45,12 @@ def _profile_covers_the_regions(spec: ImagesSpec, lock: Lock) -> Iterator[SpecEr
         known = ", ".join(sorted(lock.profiles))
         yield SpecError("profile", f"unknown image profile {spec.profile!r}; images/lock.yaml has: {known}")
         return
+    if not profile.baked:
+        baked = ", ".join(sorted(name for name, entry in lock.profiles.items() if entry.baked))
+        yield SpecError("profile", f"profile {spec.profile!r} is installed_by: ack: ACK installs its driver on "
+                                   "ACK's own node image, so there is nothing to bake; name a profile gpufleet bakes: "
+                                   f"{baked}")
+        return
     listed = profile.images.get(spec.cloud, {})
     for i, region in enumerate(spec.regions):
         if is_valid_region(spec.cloud, region) and region not in listed:

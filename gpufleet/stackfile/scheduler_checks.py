@@ -143,8 +143,8 @@ def control_plane_zones(cluster: ResolvedCluster) -> Iterator[SpecError]:
 @check
 def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
     profile = cluster.profile
-    if profile is None or kubernetes_on(cluster) and cluster.spec.cloud in KUBERNETES_GAPS:
-        return  # image_profile_known, or kubernetes_built_on_the_cloud, reports it
+    if profile is None or kubernetes_on(cluster) and cluster.spec.cloud in KUBERNETES_GAPS or not profile.baked:
+        return  # image_profile_known, kubernetes_built_on_the_cloud or ack_installed_profile_on_ack_only reports it
     section, name = kubernetes_section(profile), cluster.spec.image
     if kubernetes_on(cluster) and cluster.spec.cloud in NODE_IMAGE_CLOUDS:
         if section is not None:

@@ -186,15 +186,15 @@ def test_fork_refuses_invalid_result(stacks_dir: Path) -> None:
     assert not (stacks_dir / "Pulumi.bad.yaml").exists()
 
 
-def test_images_check_on_shipped_lock_refuses_only_the_ack_stacks_driver() -> None:
-    """Every download of the shipped lock is verified (eRDMA's sha256, the FSx key's fingerprint pinned); what is left
-    is the shipped ACK stacks' driver, which ACK's driver list as read (gpufleet/catalog/ack.yaml) does not name."""
-    result = invoke("images", "check", "--format", "json")
-    assert result.exit_code == 1, result.output
-    problems = json.loads(result.output)["problems"]
-    assert {(p["profile"], p["field"], p["message"].split(":")[0]) for p in problems} == {
-        ("cuda12.8-r580", "driver", "stack alicloud-infer-ack"),
-        ("cuda12.8-r580", "driver", "stack alicloud-train-ack")}
+def test_images_check_on_shipped_lock_passes_noting_the_driver_ack_installs() -> None:
+    """Every download of the shipped lock is verified (eRDMA's sha256, the FSx key's fingerprint pinned) and the ACK
+    stacks name cuda12.8-r570-ack, whose driver ACK's list names: no problem is left; its R570 branch is a note."""
+    result = invoke("images", "check", "--format", "json", "--on", "2026-11-28")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["problems"] == []
+    assert [(n["field"], n["message"].split(":")[0]) for n in report["notes"] if n["profile"] == "cuda12.8-r570-ack"] \
+        == [("driver", "driver 570.169 is on branch R570, out of the support matrix")]
 
 
 def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:

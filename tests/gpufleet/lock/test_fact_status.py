@@ -23,7 +23,7 @@ def test_the_shipped_locks_needs_cover_pins_keys_images_and_bases() -> None:
     lock = load_lock()
     needs = lock_needs(lock)
     cuda = [n for n in needs if isinstance(n, AptNeed) and "compute/cuda/repos" in n.url]
-    for profile in lock.profiles.values():
+    for profile in (p for p in lock.profiles.values() if p.baked):  # an ACK-installed one needs nothing
         repo = next(n for n in cuda if n.keyring_deb == profile.cuda_keyring.url)
         assert (profile.driver_pinning_package, "") in repo.packages
         assert set(profile.apt.items()) <= set(repo.packages)

@@ -60,6 +60,5 @@ def test_an_apt_key_without_a_fingerprint_fails(tmp_path: Path) -> None:
 def test_the_shipped_lock_verifies_every_download(tmp_path: Path) -> None:
     # eRDMA's sha256 (Alibaba's Enable eRDMA table) and the FSx key's fingerprint are pinned: no download is left bare.
     rc, report, _ = _check(tmp_path, lambda profile: None)
-    # What is left is the shipped ACK stacks' driver, which ACK's driver list as read does not name.
-    assert rc == 1 and {(p["field"], p["message"].split(":")[0]) for p in report["problems"]} == {
-        ("driver", "stack alicloud-infer-ack"), ("driver", "stack alicloud-train-ack")}
+    # The shipped ACK stacks name the profile ACK installs (cuda12.8-r570-ack), not this one: nothing is left.
+    assert (rc, report["problems"]) == (0, [])

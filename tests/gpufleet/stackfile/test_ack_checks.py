@@ -222,3 +222,40 @@ def test_a_minor_without_ack_addon_versions_is_refused_naming_the_file(monkeypat
     errors = errors_by_field(_ack())  # 1.36
     assert list(errors) == ["scheduler.version"]
     assert "gpufleet/catalog/ack_addons.yaml has no add-on versions for Kubernetes 1.36" in errors["scheduler.version"]
+
+
+ACK_INSTALLED = "cuda12.8-r570-ack"  # the shipped lock's profile whose driver ACK installs (installed_by: ack)
+
+
+@pytest.mark.parametrize("stack", ["alicloud-infer-gn7i", "aws-train-p5", "aws-train-eks", "azure-infer-a100",
+                                   "azure-train-aks"])
+def test_a_profile_ack_installs_is_refused_off_ack(stack: str) -> None:
+    cluster = copy.deepcopy(read_cluster(stack))
+    cluster["image"] = ACK_INSTALLED
+    errors = errors_by_field(cluster)
+    assert list(errors) == ["image"]
+    assert errors["image"] == (
+        f"profile '{ACK_INSTALLED}' is installed_by: ack: ACK installs its driver on ACK's own node image (the node "
+        "pool's driver label) and gpufleet bakes no image of it, so only an ACK cluster (cloud alicloud, "
+        f"scheduler.kind kubernetes) can use it; name a profile gpufleet bakes: {ACK_PROFILE}, cuda12.8-r580, "
+        "cuda12.8-r580-eks1.35, cuda13.0-r580")  # ACK_PROFILE: this module's baked profile at a listed driver
+
+
+@pytest.mark.parametrize("stack", ["alicloud-train-ebmgn8v", "azure-infer-aks"])
+def test_plan_of_a_cluster_off_ack_on_the_ack_profile_exits_2_at_image(stacks_dir, monkeypatch: pytest.MonkeyPatch,
+                                                                       capsys, stack: str) -> None:
+    cluster = copy.deepcopy(read_cluster(stack))
+    cluster["image"] = ACK_INSTALLED
+    path = write_stack(stacks_dir, "off-ack", cluster)
+    assert run_main(monkeypatch, "plan", "--stack-file", str(path)) == 2
+    text = " ".join(capsys.readouterr().err.split())
+    assert f"image: profile '{ACK_INSTALLED}' is installed_by: ack" in text
+
+
+def test_an_ack_cluster_takes_the_ack_profile_without_an_image_entry() -> None:
+    cluster = _ack("alicloud-train-ebmgn8v")
+    cluster["image"] = ACK_INSTALLED
+    resolved = resolve_cluster(cluster)
+    assert resolved.profile.installed_by == "ack" and resolved.image is None
+    assert not [w for w in plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+                if w.startswith("image:")]

@@ -1,7 +1,7 @@
-"""The shipped ACK templates at the model level. As shipped they name cuda12.8-r580, whose driver (580.126.16) is not
-one ACK's driver label installs per the driver list read (gpufleet/catalog/ack.yaml): each resolves and its plan warns
-at `image` (a real run refuses). On a VM profile at a listed driver (tests/kubernetes_lock.py) each resolves as its
-comments say, without that warning."""
+"""The shipped ACK templates at the model level. As shipped they name cuda12.8-r570-ack, the lock profile whose driver
+ACK installs (installed_by: ack): 570.169, one ACK's driver label installs per the driver list read
+(gpufleet/catalog/ack.yaml), so each resolves as its comments say without a warning at `image`. On a VM profile whose
+driver ACK does not list (today's cuda12.8-r580) the plan warns at `image` (a real run refuses)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 from conftest import SHIPPED_STACKS
-from kubernetes_lock import with_vm_profile
 
 from gpufleet.plan.support_warnings import plan_warnings
 from gpufleet.resolve import ResolvedCluster, resolve_cluster
@@ -24,20 +23,29 @@ def _cluster(stack: str) -> dict[str, Any]:
     return load_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)["gpufleet:cluster"]
 
 
-def _resolved(stack: str, monkeypatch: pytest.MonkeyPatch) -> ResolvedCluster:
-    with_vm_profile(monkeypatch, "ack-570", "570.133.20")
-    return resolve_cluster({**_cluster(stack), "image": "ack-570"})
+def _resolved(stack: str) -> ResolvedCluster:
+    return resolve_cluster(_cluster(stack))
 
 
 @pytest.mark.parametrize("stack", STACKS)
-def test_as_shipped_the_plan_warns_of_the_unlisted_driver(stack: str) -> None:
+def test_as_shipped_they_name_the_profile_ack_installs_without_an_image_warning(stack: str) -> None:
     resolved = resolve_cluster(_cluster(stack))
-    (warning,) = plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+    assert resolved.spec.image == "cuda12.8-r570-ack" and resolved.profile.installed_by == "ack"
+    assert resolved.profile.driver == "570.169" and resolved.image is None  # nothing baked: no image entry
+    assert [w for w in plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+            if w.startswith("image:")] == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_on_a_vm_profile_ack_does_not_list_the_plan_warns_as_before(stack: str) -> None:
+    resolved = resolve_cluster({**_cluster(stack), "image": "cuda12.8-r580"})
+    (warning,) = [w for w in plan_warnings(resolved.spec, date(2026, 11, 27), resolved.profile.driver)
+                  if w.startswith("image:")]
     assert warning.startswith("image: NVIDIA driver 580.126.16 is not in ACK's driver list")
 
 
-def test_train_ack_is_ebmgn8v_on_erdma_in_one_zone(monkeypatch: pytest.MonkeyPatch) -> None:
-    cluster = _resolved("alicloud-train-ack", monkeypatch)
+def test_train_ack_is_ebmgn8v_on_erdma_in_one_zone() -> None:
+    cluster = _resolved("alicloud-train-ack")
     spec, (group,) = cluster.spec, cluster.groups
     assert (spec.cloud, spec.scheduler.kind, spec.scheduler.endpoint) == ("alicloud", "kubernetes", "private")
     assert kubernetes_section(cluster.profile) is None
@@ -45,15 +53,15 @@ def test_train_ack_is_ebmgn8v_on_erdma_in_one_zone(monkeypatch: pytest.MonkeyPat
     assert len(group.zones) == 1 and group.spec.gpu_sharing.mode == "none"
 
 
-def test_infer_ack_is_gn7i_memory_isolated_spot_above_an_on_demand_base(monkeypatch: pytest.MonkeyPatch) -> None:
-    (group,) = _resolved("alicloud-infer-ack", monkeypatch).groups
+def test_infer_ack_is_gn7i_memory_isolated_spot_above_an_on_demand_base() -> None:
+    (group,) = _resolved("alicloud-infer-ack").groups
     assert group.spec.instance_types == ["ecs.gn7i-c8g1.2xlarge"] and not group.rdma
     assert group.spec.gpu_sharing.mode == "memory-isolated"
     assert (group.spec.capacity, group.spec.on_demand_base) == ("spot", 1) and len(group.zones) == 2
 
 
-def test_the_plan_warns_in_the_last_weeks_of_an_ack_version(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = _resolved("alicloud-infer-ack", monkeypatch).spec
+def test_the_plan_warns_in_the_last_weeks_of_an_ack_version() -> None:
+    spec = _resolved("alicloud-infer-ack").spec
     assert [w for w in plan_warnings(spec, date(2026, 11, 27)) if w.startswith("scheduler.")] == []  # to 2027-05-30
     older = spec.model_copy(update={"scheduler": spec.scheduler.model_copy(update={"version": "1.34"})})
     (warning,) = [w for w in plan_warnings(older, date(2026, 11, 27)) if w.startswith("scheduler.")]

@@ -79,7 +79,15 @@ def test_a_build_type_missing_from_the_catalog_is_refused(tmp_path: Path, cloud:
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_an_unknown_profile_is_refused(tmp_path: Path, cloud: str) -> None:
     output = refused(images_stack(tmp_path, cloud, profile="cuda99-r1"))
-    assert ("profile: unknown image profile 'cuda99-r1'; images/lock.yaml has: cuda12.8-r580, cuda12.8-r580-eks1.35, "
+    assert ("profile: unknown image profile 'cuda99-r1'; images/lock.yaml has: cuda12.8-r570-ack, cuda12.8-r580, "
+            "cuda12.8-r580-eks1.35, cuda13.0-r580") in output
+
+
+@pytest.mark.parametrize("cloud", CLOUDS)
+def test_a_profile_ack_installs_is_refused(tmp_path: Path, cloud: str) -> None:
+    output = refused(images_stack(tmp_path, cloud, profile="cuda12.8-r570-ack"))
+    assert ("profile: profile 'cuda12.8-r570-ack' is installed_by: ack: ACK installs its driver on ACK's own node "
+            "image, so there is nothing to bake; name a profile gpufleet bakes: cuda12.8-r580, cuda12.8-r580-eks1.35, "
             "cuda13.0-r580") in output
 
 

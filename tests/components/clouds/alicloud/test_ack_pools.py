@@ -6,18 +6,21 @@ scheduling label, and the node check's startup taint."""
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import pulumi
 import pytest
 from cluster_scope_program import registered_by
-from conftest import read_cluster
+from conftest import SHIPPED_STACKS, read_cluster
 
 from components.clouds.alicloud.ack_pools import AckPoolArgs, ack_pools
 from components.clouds.scope import ClusterScope
 from components.kubernetes import NODE_CHECK_TAINT
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
+from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.stackfile import stack_path
 
 POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALING = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
@@ -120,3 +123,20 @@ def test_idle_groups_scale_down_through_acks_autoscaler_on_requested_gpus(infer:
 def test_a_stack_label_on_a_key_ack_reads_is_refused_naming_the_field() -> None:
     with pytest.raises(Exception, match=r"node_groups\[0\]\.labels"):
         registered(ack("alicloud-infer-gn7i", labels={DRIVER_LABEL: "550.144.03"}))
+
+
+@pytest.mark.parametrize("stack", ["alicloud-train-ack", "alicloud-infer-ack"])
+def test_the_shipped_ack_stacks_plan_their_pools_at_the_driver_ack_installs(stack: str) -> None:
+    """As shipped they name cuda12.8-r570-ack (installed_by: ack): every pool pins 570.169, a driver ACK lists, on
+    ACK's own image, and the plan warns of no driver."""
+    plan = plan_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)
+    pools = [r for r in plan.resources if r.type == POOL]
+    assert pools and [{label["key"]: label["value"] for label in pool.inputs["labels"]}[DRIVER_LABEL]
+                      for pool in pools] == ["570.169"] * len(pools)
+    assert all(pool.inputs["imageType"] == "AliyunLinux3" and "imageId" not in pool.inputs for pool in pools)
+    assert not [w for w in plan.summary.get("warnings", []) if w.startswith("image:")]
+    # The node check's DaemonSet checks the nodes against the same profile (the fabric manager on NVSwitch types).
+    expected = [json.loads(r.inputs["data"]["expect.json"]) for r in plan.resources
+                if r.type == "kubernetes:core/v1:ConfigMap" and "expect.json" in r.inputs.get("data", {})]
+    assert expected and {(e["profile"], e["driver"], e["fabric_manager"], e["cuda"]) for e in expected} == {
+        ("cuda12.8-r570-ack", "570.169", "570.169", "12.8")}
