@@ -176,11 +176,17 @@ def _unbootable(group: ResolvedGroup, image_modes: list[str], where: str) -> Ite
                             f"alicloud.yaml: {why}), so whether it boots the {spelled(image_modes)} image of {where} "
                             "is unknown; cite its boot modes there, or use another type")
             return
-        if not shared & set(row.boot_modes):
+        if not shared & set(row.boot_modes) and shared == set(image_modes):
             yield SpecError(field, f"{row.name} boots {spelled(row.boot_modes)} only, but {where} has images for "
-                            f"{spelled(image_modes)}" + (" that the group's other types boot" if index else "")
-                            + ", so it cannot boot them: bake an image of its boot mode (images/lock.yaml "
-                            "base_images and the profile's images), or use a type of the images' boot mode")
+                            f"{spelled(image_modes)} only, so it cannot boot them: bake an image of its boot mode "
+                            "(images/lock.yaml base_images and the profile's images), or use a type of the images' "
+                            "boot mode")
+            return
+        if not shared & set(row.boot_modes):
+            kept = [mode for mode in image_modes if mode in shared]
+            yield SpecError(field, f"{row.name} boots {spelled(row.boot_modes)} only, but the group's types before it "
+                            f"boot {spelled(kept)} of the images of {where}: a group boots one image, so give it "
+                            "types of one boot mode (or a group of its own)")
             return
         shared &= set(row.boot_modes)
 
