@@ -46,7 +46,8 @@ def pin_outputs(tmp_path: Path, outputs: dict) -> tuple[object, Path]:
 def test_pin_records_each_boot_modes_ids_in_its_entry(tmp_path: Path) -> None:
     result, lock_path = pin_outputs(tmp_path, OUTPUTS)
     assert result.exit_code == 0, result.output
-    assert f"pinned {PROFILE} alicloud/cn-beijing (bios): {BIOS_BAKED['cn-beijing']} (was unbaked)" in " ".join(result.output.split())
+    said = " ".join(result.output.split())
+    assert f"pinned {PROFILE} alicloud/cn-beijing (bios): {BIOS_BAKED['cn-beijing']} (was unbaked)" in said
     lock = load_lock(lock_path)
     for mode, baked, base in (("uefi", UEFI_BAKED, UEFI_BASE), ("bios", BIOS_BAKED, BIOS_BASE)):
         for region, image in baked.items():
