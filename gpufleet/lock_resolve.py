@@ -159,8 +159,9 @@ def _read_base(need: BaseNeed, now: datetime, previous: ResolvedFacts) -> Any:
         return azure.azure_marketplace_image(azure.default_compute_client(), need.region, need.reference, now=now)
     from .sources import alicloud
 
+    # Alibaba's DescribeImages says BootMode UEFI or BIOS; the lock's intent is uefi or bios.
     return alicloud.alicloud_base_image(alicloud.default_ecs_client(need.region), need.region, need.reference,
-                                        need.boot_mode, now=now)
+                                        need.boot_mode.upper() if need.boot_mode else None, now=now)
 
 
 READERS: dict[type, Callable[[Any, datetime, ResolvedFacts], Any]] = {

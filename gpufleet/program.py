@@ -94,11 +94,13 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
     """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
-    base = load_lock().base_image_entry(spec.cloud, spec.regions[0])
-    if base is None or base.status != "unconfirmed" or runtime.running_offline():
+    entries = load_lock().base_image_entries(spec.cloud, spec.regions[0])
+    mode, base = next(((m, b) for m, b in entries.items() if b.status == "unconfirmed"), (None, None))
+    if base is None or runtime.running_offline():
         return
+    where = f"{spec.cloud}.{spec.regions[0]}" + (f".{mode}" if mode else "")
     raise pulumi.RunError(
-        f"images/lock.yaml base_images.{spec.cloud}.{spec.regions[0]}: parent_image is null (status "
+        f"images/lock.yaml base_images.{where}: parent_image is null (status "
         f"{base.status}), so nothing was created: {base.note} Pin the confirmed image there, then run this again "
         "(`gpufleet plan` shows the image stack offline meanwhile)"
     )

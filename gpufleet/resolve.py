@@ -20,6 +20,7 @@ from pydantic import TypeAdapter
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
 from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
+from .lock.boot_modes import BootMode, common_boot_mode
 from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import discriminated_union, parse_with
@@ -119,8 +120,32 @@ class ResolvedCluster:
     @property
     def image(self) -> ImageEntry | None:
         """The lock's image of that profile for the stack's cloud and region, baked (an id) or not (id null, with
-        the stack that bakes it); None only for a stack the checks refuse."""
+        the stack that bakes it); None only for a stack the checks refuse. Where the lock keeps an image per boot
+        mode, the one a group boots that is not baked yet, else the first group's (whether the cluster can boot)."""
+        booted = [entry for group in self.groups if (entry := self.group_image(group)) is not None]
+        if booted:
+            return next((entry for entry in booted if entry.id is None), booted[0])
         return self.lock.image_entry(self.spec.image, self.spec.cloud, self.spec.region)
+
+    def image_boot_modes(self) -> list[BootMode | None]:
+        """The boot modes the lock keeps an image of the profile for in the region ([None]: one image, no mode)."""
+        return list(self.lock.image_entries(self.spec.image, self.spec.cloud, self.spec.region))
+
+    def group_boot_mode(self, group: ResolvedGroup) -> BootMode | None:
+        """The boot mode of the image the group boots: one every type of it boots and the lock has an image for,
+        UEFI first; None where the lock keeps one image (no boot mode) or where none fits (the checks refuse it)."""
+        modes = [mode for mode in self.image_boot_modes() if mode is not None]
+        if not modes or any(t is None or t.boot_modes is None for t in group.types):
+            return None
+        return common_boot_mode((t.boot_modes for t in group.known_types), modes)
+
+    def group_image(self, group: ResolvedGroup) -> ImageEntry | None:
+        """The lock's image the group boots (see group_boot_mode); None where it has none for the group."""
+        entries = self.lock.image_entries(self.spec.image, self.spec.cloud, self.spec.region)
+        if None in entries:
+            return entries[None]
+        mode = self.group_boot_mode(group)
+        return entries.get(mode) if mode is not None else None
 
     @property
     def alarm_target_mode(self) -> Literal["create", "bring"] | None:

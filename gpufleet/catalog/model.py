@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from ..clouds.registry import Cloud
+from ..lock.boot_modes import BootMode
 from ..yaml_model import StrictModel
 
 FabricKind = Literal["efa", "infiniband", "erdma", "roce", "none"]
@@ -66,6 +67,9 @@ class InstanceType(StrictModel):
     network_gbps: float | None = None
     nvswitch: bool
     local_nvme: LocalNvme | None = None
+    boot_modes: list[BootMode] | None = Field(
+        None, min_length=1, description="Alibaba: the boot modes the type boots, as its source lists them; null: "
+        "not published in the sources read (a group of it is refused until one is cited)")
     source: str = Field(..., min_length=3, description="where the facts were read")
     unconfirmed: dict[str, str] = Field(
         default_factory=dict, description="field -> why it is left null (could not be confirmed)"

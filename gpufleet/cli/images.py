@@ -74,7 +74,8 @@ def images_pin(
         err.print(f"error: {exc}", highlight=False, markup=False)
         raise typer.Exit(2) from None
     for p in pinned:
-        out.print(f"pinned {p.profile} {p.cloud}/{p.region}: {p.image_id} (was {p.previous or 'unbaked'})",
+        mode = f" ({p.boot_mode})" if p.boot_mode else ""
+        out.print(f"pinned {p.profile} {p.cloud}/{p.region}{mode}: {p.image_id} (was {p.previous or 'unbaked'})",
                   highlight=False)
     out.print("next: gpufleet images check, then gpufleet plan / pulumi up of the clusters on this profile",
               highlight=False)

@@ -44,7 +44,8 @@ def _versions(profile: Profile) -> dict[str, str]:
             if component.url:
                 found[f"fabric.{cloud}.{name}.url"] = component.url
     for cloud, regions in profile.images.items():
-        found.update({f"images.{cloud}.{region}": e.id for region, e in regions.items() if e.id is not None})
+        found.update({f"images.{cloud}.{region}" + (f".{mode}" if mode else ""): e.id for region in regions
+                      for mode, e in profile.image_entries(cloud, region).items() if e.id is not None})
     if profile.kubernetes is not None:
         toolkit = profile.kubernetes.container_toolkit
         found["kubernetes.container_toolkit.version"] = toolkit.version
@@ -238,12 +239,13 @@ def _check_images(profile: Profile, required_regions: dict[str, set[str]]) -> li
         # A Kubernetes node image serves the clouds it has a node base for (EKS first); others are not required.
         required_regions = {c: r for c, r in required_regions.items() if c in profile.kubernetes.base_images}
     for cloud, regions in sorted(profile.images.items()):
-        for region, entry in sorted(regions.items()):
+        for region, mode, entry in ((r, m, e) for r in sorted(regions)
+                                    for m, e in profile.image_entries(cloud, r).items()):
             # An unbaked entry (id null, status unbaked) is sound: plans show it, deploys refuse it.
             image = entry.id
             if image is not None and "latest" not in image.lower() and not is_valid_image_id(cloud, image):
                 problems.append(LockProblem(
-                    profile.name, f"images.{cloud}.{region}",
+                    profile.name, f"images.{cloud}.{region}" + (f".{mode}" if mode else ""),
                     f"'{image}' is not a valid {cloud} image id: expected {EXPECTED_SHAPE[cloud]}",
                 ))
     for cloud, regions in sorted(required_regions.items()):
@@ -284,11 +286,12 @@ def lock_notes(lock: Lock, profile: str | None = None, on: date | None = None) -
 
 def _check_base_images(lock: Lock) -> list[LockProblem]:
     return [
-        LockProblem("base_images", f"base_images.{cloud}.{region}.parent_image",
+        LockProblem("base_images", f"base_images.{cloud}.{region}" + (f".{mode}" if mode else "") + ".parent_image",
                     f"'{base.parent_image}' is not a pinnable {cloud} parent image: expected "
                     f"{EXPECTED_PARENT_SHAPE.get(cloud, 'a cloud with an image pipeline (aws)')}")
         for cloud, regions in sorted(lock.base_images.items())
-        for region, base in sorted(regions.items())
+        for region in sorted(regions)
+        for mode, base in lock.base_image_entries(cloud, region).items()
         # An unconfirmed (null) base is not a problem of the lock, as an unbaked image is not: `pulumi up` refuses it.
         if base.parent_image is not None
         and ("latest" in base.parent_image.lower() or not is_valid_parent_image(cloud, base.parent_image))

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
+from .boot_modes import same_boot_mode
 from .facts import Provenance, ResolvedFacts
 from .needs import RECORD, SECTION, AptNeed, BaseNeed, DownloadNeed, Need
 
@@ -54,7 +55,7 @@ def _difference(need: Need, fact: Provenance) -> str | None:
         if need.key_fingerprint and fact.key_fingerprint != need.key_fingerprint:  # type: ignore[attr-defined]
             return (f"{need.url} holds key {fact.key_fingerprint or 'none'}, the lock pins "  # type: ignore
                     f"{need.key_fingerprint}")
-    if isinstance(need, BaseNeed) and need.boot_mode and fact.boot_mode != need.boot_mode:  # type: ignore
+    if isinstance(need, BaseNeed) and need.boot_mode and not same_boot_mode(fact.boot_mode, need.boot_mode):  # type: ignore
         return f"{fact.image_id} boots {fact.boot_mode}, the lock wants {need.boot_mode}"  # type: ignore
     return None
 

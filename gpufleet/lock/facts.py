@@ -110,3 +110,9 @@ class ResolvedFacts(StrictModel):
 def resolved_path(lock_path: Path) -> Path:
     """The resolved file beside a lock: images/lock.yaml -> images/lock.resolved.yaml."""
     return lock_path.with_name(f"{lock_path.stem}.resolved{lock_path.suffix}")
+
+
+def base_image_key(cloud: str, region: str, reference: str) -> str:
+    """ResolvedFacts.base_images' key of a base image: '<cloud>/<region>/<reference>' (Alibaba: the lock's
+    name_regex)."""
+    return f"{cloud}/{region}/{reference}"

@@ -4,14 +4,56 @@ from __future__ import annotations
 
 import re
 from datetime import date
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import Field, PrivateAttr, model_validator
+from pydantic import Discriminator, Field, PrivateAttr, Tag, model_validator
 
 from ..yaml_model import StrictModel
+from .boot_modes import BOOT_MODES, BootMode, by_boot_mode
 from .facts import ResolvedFacts
 from .kubernetes_components import KubernetesComponents
 from .kubernetes_nodes import KubernetesNodeProfile
+
+# The clouds whose images the lock keeps per boot mode (Alibaba: its instance types boot UEFI, Legacy BIOS or both).
+PER_BOOT_MODE_CLOUDS = ("alicloud",)
+
+Entry = TypeVar("Entry")
+# The branches of a region's value; written <so> because they are no field (stackfile.validate drops them from paths).
+ONE, PER_BOOT_MODE = "<one entry>", "<per boot mode>"
+
+
+def _per_boot_mode(raw: Any) -> str:
+    """A mapping keyed only by boot modes is an entry per boot mode; anything else is one entry."""
+    return PER_BOOT_MODE if isinstance(raw, dict) and raw and set(raw) <= set(BOOT_MODES) else ONE
+
+
+def _one_or_per_boot_mode(entry: type[Entry]) -> Any:
+    """`entry`, or {uefi: entry, bios: entry}: the lock's value for one cloud region."""
+    return Annotated[Annotated[entry, Tag(ONE)] | Annotated[dict[BootMode, entry], Tag(PER_BOOT_MODE)],
+                     Discriminator(_per_boot_mode)]
+
+
+def _per_boot_mode_only_where_kept(field: str, values: dict[str, dict[str, Any]]) -> None:
+    for cloud, regions in values.items():
+        for region, value in regions.items():
+            if isinstance(value, dict) and cloud not in PER_BOOT_MODE_CLOUDS:
+                raise ValueError(f"{field}.{cloud}.{region}: {cloud} images have no boot mode here; give one entry")
+
+
+def _keyed_boot_modes(field: str, value: Any) -> Any:
+    """{uefi: {...}, bios: {...}} with each entry's boot_mode set to its key."""
+    if _per_boot_mode(value) != PER_BOOT_MODE:
+        return value
+    keyed = {}
+    for mode, entry in value.items():
+        if isinstance(entry, dict):
+            if entry.get("boot_mode", mode) != mode:
+                raise ValueError(f"{field}.{mode}.boot_mode: {entry['boot_mode']!r} under the key {mode!r}: the key "
+                                 "is the boot mode")
+            entry = {**entry, "boot_mode": mode}
+        keyed[mode] = entry
+    return keyed
+
 
 # The fabric stack components each cloud's installer needs.
 FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
@@ -122,8 +164,9 @@ class Profile(StrictModel):
     agents: dict[str, dict[str, FabricComponent]] = Field(
         default_factory=dict, description="cloud -> node agents the image carries (CloudWatch agent, Lustre client)"
     )
-    images: dict[str, dict[str, ImageEntry]] = Field(
-        default_factory=dict, description="cloud -> region -> image (required where installed_by is bake)")
+    images: dict[str, dict[str, _one_or_per_boot_mode(ImageEntry)]] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="cloud -> region -> image (Alibaba: boot mode -> image, {uefi: ..., "
+        "bios: ...}); required where installed_by is bake")
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
     kubernetes: KubernetesNodeProfile | None = Field(
         None, description="set: a Kubernetes node image (its Kubernetes minor, base images, container toolkit)")
@@ -163,7 +206,13 @@ class Profile(StrictModel):
         for cloud in self.images:
             if cloud not in FABRIC_COMPONENTS:
                 raise ValueError(f"images.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")
+        _per_boot_mode_only_where_kept("images", self.images)
         return self
+
+    def image_entries(self, cloud: str, region: str) -> dict[BootMode | None, ImageEntry]:
+        """The images of one cloud region by boot mode ({None: entry} where the lock keeps one); {} where none."""
+        found = self.images.get(cloud, {}).get(region)
+        return by_boot_mode(found) if found is not None else {}
 
 
 class DriverBranch(StrictModel):
@@ -188,14 +237,18 @@ class BaseImage(StrictModel):
 
     A reference nobody could confirm is still offered is null with status unconfirmed and a note saying how
     to confirm one: image stacks plan with it, a real `pulumi up` refuses them (gpufleet.program). Status
-    resolved: the image stack looks the newest of the cloud's own images whose name fully matches `name_regex`
-    up when it bakes (as Image Builder resolves an ssm: parameter) and exports it; `images pin` records it."""
+    resolved: an intent, not an id: `gpufleet lock resolve --only base` reads the newest of the cloud's own images
+    whose name fully matches `name_regex` and records its id in images/lock.resolved.yaml (gpufleet.lock.facts,
+    keyed base_image_key(cloud, region, name_regex)); the bake builds from that recorded id, so reading a stack back
+    never starts a new bake. Alibaba keeps one per boot mode ({uefi: ..., bios: ...}); `boot_mode` is its key."""
 
     parent_image: str | None = Field(..., description="AMI id, image ARN, ssm: parameter, URN or image name")
     status: Literal["pinned", "unconfirmed", "resolved"] = Field(
-        "pinned", description="unconfirmed: parent_image is null; resolved: looked up by name_regex at bake time")
+        "pinned", description="unconfirmed: parent_image is null; resolved: by name_regex (`lock resolve`)")
     name_regex: str | None = Field(None, description="resolved only: the cloud's own image names it may take")
     os: str = Field(..., description="e.g. Ubuntu 22.04 amd64")
+    boot_mode: BootMode | None = Field(
+        None, description="the boot mode the images it names boot (Alibaba: the key of its per-boot-mode entry)")
     source: str | None = Field(None, description="where the reference was read")
     note: str | None = None
 
@@ -241,23 +294,52 @@ class Lock(StrictModel):
     cuda_minimum_driver: CudaMinimumDriver
     driver_branches: DriverBranches
     required_regions: dict[str, list[str]] = Field(default_factory=dict)
-    base_images: dict[str, dict[str, BaseImage]] = Field(
-        default_factory=dict, description="cloud -> region -> the OS image pipelines bake on"
+    base_images: dict[str, dict[str, _one_or_per_boot_mode(BaseImage)]] = Field(  # type: ignore[valid-type]
+        default_factory=dict,
+        description="cloud -> region -> the OS image pipelines bake on (Alibaba: boot mode -> base image)",
     )
     profiles: dict[str, Profile]
     kubernetes_components: KubernetesComponents | None = Field(
         None, description="what a Kubernetes cluster runs inside itself: manifest sources and image pins"
     )
 
-    def base_image_entry(self, cloud: str, region: str) -> BaseImage | None:
-        """The lock's base image entry for a build region (pinned or unconfirmed), or None where it has none."""
-        return self.base_images.get(cloud, {}).get(region)
+    @model_validator(mode="before")
+    @classmethod
+    def _base_images_know_their_boot_mode(cls, raw: Any) -> Any:
+        """A per-boot-mode base image's boot mode is its key: copied in (a different one is refused)."""
+        if not isinstance(raw, dict) or not isinstance(raw.get("base_images"), dict):
+            return raw
+        clouds = {}
+        for cloud, regions in raw["base_images"].items():
+            if not isinstance(regions, dict):
+                return raw
+            clouds[cloud] = {region: _keyed_boot_modes(f"base_images.{cloud}.{region}", value)
+                             for region, value in regions.items()}
+        return {**raw, "base_images": clouds}
+
+    @model_validator(mode="after")
+    def _per_boot_mode_base_images_only_where_kept(self) -> Lock:
+        _per_boot_mode_only_where_kept("base_images", self.base_images)
+        return self
+
+    def base_image_entries(self, cloud: str, region: str) -> dict[BootMode | None, BaseImage]:
+        """A build region's base images by boot mode ({None: entry} where the lock keeps one); {} where none."""
+        found = self.base_images.get(cloud, {}).get(region)
+        return by_boot_mode(found) if found is not None else {}
+
+    def base_image_entry(self, cloud: str, region: str, boot_mode: BootMode | None = None) -> BaseImage | None:
+        """The lock's base image entry for a build region (pinned or unconfirmed), or None where it has none; on a
+        cloud kept per boot mode, that boot mode's (without one: the first, for a question of the region's)."""
+        entries = self.base_image_entries(cloud, region)
+        if boot_mode is not None and None not in entries:
+            return entries.get(boot_mode)
+        return next(iter(entries.values()), None)
 
     def base_image(self, cloud: str, region: str) -> str | None:
-        """The pinned parent image of a build region; None where there is no entry, it is unconfirmed, or it is
-        resolved at bake time (base_image_entry(...).name_regex)."""
-        found = self.base_image_entry(cloud, region)
-        return found.parent_image if found else None
+        """The pinned parent image of a build region; None where there is no entry, it is unconfirmed, it is
+        resolved (base_image_entry(...).name_regex) or kept per boot mode."""
+        found = self.base_images.get(cloud, {}).get(region)
+        return found.parent_image if isinstance(found, BaseImage) else None
 
     def profile_base_image(self, profile: str, cloud: str, region: str) -> str | None:
         """The parent image a bake of `profile` starts from in a build region: a Kubernetes profile's own base (its
@@ -268,14 +350,26 @@ class Lock(StrictModel):
             return base.parent_image if base else None
         return self.base_image(cloud, region)
 
-    def image_entry(self, profile: str, cloud: str, region: str) -> ImageEntry | None:
-        """The lock's entry for this profile, cloud and region (baked or not), or None where it has none."""
+    def image_entries(self, profile: str, cloud: str, region: str) -> dict[BootMode | None, ImageEntry]:
+        """The lock's entries for this profile, cloud and region by boot mode ({None: entry} where it keeps one)."""
         found = self.profiles.get(profile)
-        return found.images.get(cloud, {}).get(region) if found else None
+        return found.image_entries(cloud, region) if found else {}
 
-    def image_id(self, profile: str, cloud: str, region: str) -> str | None:
+    def image_entry(
+        self, profile: str, cloud: str, region: str, boot_mode: BootMode | None = None
+    ) -> ImageEntry | None:
+        """The lock's entry for this profile, cloud and region (baked or not), or None where it has none. Kept per
+        boot mode: that boot mode's; without one, the region's as a whole (an unbaked one first, else the first)."""
+        entries = self.image_entries(profile, cloud, region)
+        if None in entries:
+            return entries[None]
+        if boot_mode is not None:
+            return entries.get(boot_mode)
+        return next((e for e in entries.values() if e.id is None), next(iter(entries.values()), None))
+
+    def image_id(self, profile: str, cloud: str, region: str, boot_mode: BootMode | None = None) -> str | None:
         """The baked image to boot, or None where the lock has no entry or the entry is unbaked."""
-        entry = self.image_entry(profile, cloud, region)
+        entry = self.image_entry(profile, cloud, region, boot_mode)
         return entry.id if entry else None
 
     def regions(self, cloud: str) -> list[str]:
@@ -287,8 +381,9 @@ class Lock(StrictModel):
     def image_ids(self, cloud: str) -> set[str]:
         """Every image reference the lock pins for one cloud: baked ids and the pipelines' parent images
         (policies use it to allow only locked images)."""
-        baked = {e.id for p in self.profiles.values() for e in p.images.get(cloud, {}).values() if e.id}
+        baked = {e.id for p in self.profiles.values() for region in p.images.get(cloud, {})
+                 for e in p.image_entries(cloud, region).values() if e.id}
         nodes = {base.parent_image for p in self.profiles.values() if p.kubernetes
                  for base in p.kubernetes.base_images.get(cloud, {}).values()}
-        return baked | nodes | {base.parent_image for base in self.base_images.get(cloud, {}).values()
-                                if base.parent_image}
+        return baked | nodes | {base.parent_image for region in self.base_images.get(cloud, {})
+                                for base in self.base_image_entries(cloud, region).values() if base.parent_image}

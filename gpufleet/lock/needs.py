@@ -10,6 +10,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
+from .facts import base_image_key as base_key
 from .model import FabricComponent, Lock, Profile
 
 # The packages images/install/agents.sh installs from each agent's apt repository, by name (their version follows the
@@ -87,10 +88,6 @@ def apt_key(url: str, suite: str) -> str:
 
 def managed_key(service: str, minor: str, name: str | None = None) -> str:
     return f"{service}/{minor}/addon/{name}" if name else f"{service}/{minor}/kubernetes"
-
-
-def base_key(cloud: str, region: str, reference: str) -> str:
-    return f"{cloud}/{region}/{reference}"
 
 
 def _merge(needs: list[Need]) -> list[Need]:
@@ -178,11 +175,11 @@ def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> li
 
 
 def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[str, ...]) -> list[Need]:
-    """The base image each build region starts from: a Kubernetes profile's node base, else the lock's; none for a
-    profile nothing bakes (installed_by: ack)."""
-    needs: list[Need] = []
+    """The base image each build region starts from: a Kubernetes profile's node base, else the lock's (Alibaba:
+    one per boot mode, each read with its boot mode)."""
     if profile is not None and not profile.baked:
-        return needs
+        return []
+    needs: list[Need] = []
     for region in regions:
         node = profile.kubernetes.base_images.get(cloud, {}).get(region) if profile and profile.kubernetes else None
         if node is not None:
@@ -190,11 +187,12 @@ def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[s
             needs.append(BaseNeed(base_key(cloud, region, node.parent_image), (at,), cloud, region,
                                   node.parent_image))
             continue
-        base = lock.base_image_entry(cloud, region)
-        reference = base and (base.parent_image or base.name_regex)
-        if base is not None and reference:
-            needs.append(BaseNeed(base_key(cloud, region, reference), (f"base_images.{cloud}.{region}",), cloud,
-                                  region, reference))
+        for mode, base in lock.base_image_entries(cloud, region).items():
+            reference = base.parent_image or base.name_regex
+            field = f"base_images.{cloud}.{region}" + (f".{mode}" if mode else "")
+            if reference:
+                needs.append(BaseNeed(base_key(cloud, region, reference), (field,), cloud, region, reference,
+                                      base.boot_mode))
     return needs
 
 

@@ -28,6 +28,7 @@ from pydantic import (
 )
 from ruamel.yaml import YAML
 
+from .boot_modes import BOOT_MODES, BootMode
 from .image_ids import (
     ALICLOUD_CUSTOM,
     AWS_IMAGE_BUILD_ARN,
@@ -44,6 +45,7 @@ from .image_ids import (
 # copy or share may have failed, TEST_FAILED an image whose tests failed). AWS's Image resource is created only
 # once Image Builder reports the image AVAILABLE, so its build ARN in the outputs is the proof.
 from .loader import LockError, load_lock
+from .model import Profile
 
 FINISHED = {"azure": ("build_status", "Succeeded"), "alicloud": ("execution_status", "SUCCESS")}
 
@@ -71,6 +73,7 @@ class ImageStackOutputs(BaseModel):
     gallery_image_id: str | None = Field(None, description="Azure: the stack's own gallery image definition")
     stack: str | None = Field(None, description="the stack that exported these outputs (pulumi.get_stack())")
     parent_image: str | None = Field(None, description="the base image the bake started from")
+    boot_mode: BootMode | None = Field(None, description="Alibaba: the boot mode of this bake (its key in boot_modes)")
 
     @field_validator("images")
     @classmethod
@@ -126,6 +129,7 @@ class Pinned:
     region: str
     image_id: str
     previous: str | None
+    boot_mode: BootMode | None = None
 
 
 def stack_outputs(stack: str) -> Any:
@@ -151,7 +155,7 @@ def parse_json(text: str, source: str) -> Any:
         raise PinError(f"{source}: not JSON ({err})") from None
 
 
-def validate_outputs(raw: Any) -> ImageStackOutputs:
+def validate_outputs(raw: Any, prefix: str = "outputs") -> ImageStackOutputs:
     try:
         return ImageStackOutputs.model_validate(raw)
     except ValidationError as err:
@@ -159,7 +163,21 @@ def validate_outputs(raw: Any) -> ImageStackOutputs:
         message = first["msg"].removeprefix("Value error, ")
         where = ".".join(str(part) for part in first["loc"])
         # A check across fields (the model's own) names its field first in the message.
-        raise PinError(f"outputs.{where}: {message}" if where else f"outputs.{message}") from None
+        raise PinError(f"{prefix}.{where}: {message}" if where else f"{prefix}.{message}") from None
+
+
+def validate_bakes(raw: Any) -> list[ImageStackOutputs]:
+    """Each bake the outputs hold: one, or (Alibaba) one per boot mode under `boot_modes`, each checked as a whole
+    stack's outputs (its own execution, status and ids) with the stack's profile, cloud and name."""
+    if not isinstance(raw, dict) or "boot_modes" not in raw:
+        return [validate_outputs(raw)]
+    bakes = raw["boot_modes"]
+    if not isinstance(bakes, dict) or not bakes or not set(bakes) <= set(BOOT_MODES):
+        raise PinError(f"outputs.boot_modes: expected boot mode -> bake ({', '.join(BOOT_MODES)}), got {bakes!r}")
+    common = {key: value for key, value in raw.items() if key != "boot_modes"}
+    return [validate_outputs({**common, **bake, "boot_mode": mode} if isinstance(bake, dict) else bake,
+                             f"outputs.boot_modes.{mode}")
+            for mode, bake in bakes.items()]
 
 
 def _round_trip() -> YAML:
@@ -173,9 +191,30 @@ def _round_trip() -> YAML:
     return yaml
 
 
+def _bake_fits_the_lock(bake: ImageStackOutputs, profile: Profile, lock_name: str, stack: str, key: str) -> None:
+    """Every region of the bake has an entry of its boot mode in the profile, baked by no other stack."""
+    where = f"outputs.boot_modes.{bake.boot_mode}.images" if bake.boot_mode else f"outputs.{key}"
+    for region in sorted(bake.images):
+        entries = profile.image_entries(bake.cloud, region)
+        if not entries:
+            raise PinError(
+                f"{where}.{region}: profile {profile.name!r} has no {bake.cloud} entry for this region in "
+                f"{lock_name}; add `{region}: {{id: null, status: unbaked}}` under its images first")
+        if bake.boot_mode not in entries:
+            kept = "one image, with no boot mode" if None in entries else f"images for {', '.join(map(str, entries))}"
+            raise PinError(f"{where}.{region}: the bake is of boot mode {bake.boot_mode or 'none'}, but profile "
+                           f"{profile.name!r} keeps {kept} in {bake.cloud}/{region} ({lock_name})")
+        owner = entries[bake.boot_mode].stack
+        if owner not in (None, stack):
+            raise PinError(f"--stack: {lock_name} has {bake.cloud}/{region} of profile {profile.name!r} baked by "
+                           f"stack {owner!r}, not {stack!r}")
+
+
 def pin(lock_path: Path, raw_outputs: Any, stack: str) -> list[Pinned]:
-    """Write the ids that `stack`'s bake made (its outputs) into the lock at `lock_path`; returns what changed."""
-    outputs = validate_outputs(raw_outputs)
+    """Write the ids that `stack`'s bake made (its outputs) into the lock at `lock_path`; returns what changed. An
+    Alibaba stack bakes one image per boot mode: each is written to its boot mode's entry."""
+    bakes = validate_bakes(raw_outputs)
+    outputs = bakes[0]  # profile, cloud and stack are the stack's, shared by its bakes
     if outputs.stack != stack:
         raise PinError(f"outputs.stack: the outputs are of stack {outputs.stack!r}, not --stack {stack!r}: pin a "
                        "bake only with the stack that made it")
@@ -186,34 +225,28 @@ def pin(lock_path: Path, raw_outputs: Any, stack: str) -> list[Pinned]:
     if outputs.profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         raise PinError(f"outputs.profile: {outputs.profile!r} is not a profile of {lock_path.name} (known: {known})")
-    entries = lock.profiles[outputs.profile].images.get(outputs.cloud, {})
-    missing = sorted(set(outputs.images) - set(entries))
-    if missing:
-        key = "amis" if isinstance(raw_outputs, dict) and "amis" in raw_outputs else "images"
-        raise PinError(
-            f"outputs.{key}.{missing[0]}: profile {outputs.profile!r} has no {outputs.cloud} entry for this "
-            f"region in {lock_path.name}; add `{missing[0]}: {{id: null, status: unbaked}}` under its images first"
-        )
-
-    foreign = sorted(r for r in outputs.images if entries[r].stack not in (None, stack))
-    if foreign:
-        raise PinError(f"--stack: {lock_path.name} has {outputs.cloud}/{foreign[0]} of profile {outputs.profile!r} "
-                       f"baked by stack {entries[foreign[0]].stack!r}, not {stack!r}")
+    profile = lock.profiles[outputs.profile]
+    key = "amis" if isinstance(raw_outputs, dict) and "amis" in raw_outputs else "images"
+    for bake in bakes:
+        _bake_fits_the_lock(bake, profile, lock_path.name, stack, key)
 
     yaml = _round_trip()
     text = lock_path.read_text()
     doc = yaml.load(text)
-    target = doc["profiles"][outputs.profile]["images"][outputs.cloud]
     pinned = []
-    for region, image in sorted(outputs.images.items()):
-        pinned.append(Pinned(outputs.profile, outputs.cloud, region, image, entries[region].id))
-        if isinstance(target[region], str):
-            target[region] = image
-        else:
-            target[region]["id"] = image
-            target[region]["status"] = "baked"
-            if outputs.parent_image:
-                target[region]["base_image"] = outputs.parent_image  # which base this bake started from
+    for bake in bakes:
+        regions = doc["profiles"][outputs.profile]["images"][outputs.cloud]
+        for region, image in sorted(bake.images.items()):
+            previous = profile.image_entries(outputs.cloud, region)[bake.boot_mode].id
+            pinned.append(Pinned(outputs.profile, outputs.cloud, region, image, previous, bake.boot_mode))
+            parent, name = (regions[region], bake.boot_mode) if bake.boot_mode else (regions, region)
+            if isinstance(parent[name], str):
+                parent[name] = image
+            else:
+                parent[name]["id"] = image
+                parent[name]["status"] = "baked"
+                if bake.parent_image:
+                    parent[name]["base_image"] = bake.parent_image  # which base this bake started from
     buffer = io.StringIO()
     yaml.dump(doc, buffer)
 

@@ -65,6 +65,13 @@ def _profile_covers_the_regions(spec: ImagesSpec, lock: Lock) -> Iterator[SpecEr
     if is_valid_region(spec.cloud, build) and lock.base_image_entry(spec.cloud, build) is None:
         message = f"images/lock.yaml pins no base image for {spec.cloud} in {build}; add base_images"
         yield SpecError("regions[0]", message)
+        return
+    # A bake per boot mode the profile keeps an image for, each from a base image of that boot mode.
+    for mode in profile.image_entries(spec.cloud, build):
+        if mode is not None and lock.base_image_entry(spec.cloud, build, mode) is None:
+            yield SpecError("regions[0]", f"profile {spec.profile!r} keeps a {mode} image in {build} but images/lock."
+                            f"yaml has no {mode} base image there to bake it from; add base_images.{spec.cloud}."
+                            f"{build}.{mode}")
 
 
 def _build_types_known(spec: ImagesSpec, catalog: Catalog) -> Iterator[SpecError]:

@@ -39,6 +39,8 @@ def _errors(exc: ValidationError, prefix: str, tags: Sequence[str], unknown: str
             continue
         if loc and loc[0] in tags:
             loc = loc[1:]
+        # A nested union's branch tag written <like this> (gpufleet.lock.model: one entry or one per boot mode).
+        loc = tuple(part for part in loc if not (isinstance(part, str) and part.startswith("<") and part.endswith(">")))
         found.append(SpecError(field_path(prefix, loc), _message(error, unknown)))
     return found
 

@@ -226,11 +226,12 @@ def create_groups(
     """One ESS scaling group or Auto Provisioning Group per node group (in a LowLatency deployment set where the
     stack asks), each with its alarms and idle scale-down."""
     spec, name = scope.spec, scope.name
-    image = scope.resolved.image
-    assert image is not None, "the spec check makes sure the lock has an entry for the region"
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
     groups: dict[str, AlicloudNodeGroup] = {}
     for group in scope.resolved.groups:
+        # The image of the boot mode the group's types boot (the spec checks make sure there is one).
+        image = scope.resolved.group_image(group)
+        assert image is not None, "the spec checks make sure the lock has an image the group boots"
         deployment_set = None
         if group.name in spec.low_latency_groups:
             deployment_set = alicloud.ecs.EcsDeploymentSet(

@@ -34,10 +34,11 @@ class AlicloudImagePipelineArgs:
 
     profile: str
     """Image profile name from images/lock.yaml; the prefix of every baked image's name."""
-    parent_image: pulumi.Input[str] | None
-    """The lock's base image of the build region: a dated public image name or a custom image id, or an output
-    resolving to one (looked up at bake time). None where the lock has it unconfirmed: the pipeline is then recorded
-    without a base image (offline plans only; a real run is refused by gpufleet.program before any resource)."""
+    parent_image: str | None
+    """The base image of the build region: a public image name or a custom image id, pinned in the lock or recorded
+    by `gpufleet lock resolve --only base` (images/lock.resolved.yaml). None where the lock has it unconfirmed or no
+    id is recorded yet: the pipeline is then planned without a base image (offline plans only; a real run is refused
+    before any resource)."""
     installer_parts: list[str]
     """One-line shell commands the build runs as root in order, one component each
     (gpufleet.lock.bundle.installer_parts): the last installs."""
@@ -54,12 +55,17 @@ class AlicloudImagePipelineArgs:
     eRDMA packages, so 0 needs a vswitch_id behind a NAT gateway. The instance is released after the build."""
     system_disk_gb: int = 40
     """System disk of the build instance and so the image (20-500 GiB)."""
+    boot_mode: str | None = None
+    """The boot mode of the base image and so of the baked one (uefi, bios): a stack bakes one image per boot mode,
+    each named after it. None: the lock records none."""
+    base_image_status: str = "pinned"
+    """Where parent_image came from (pinned, recorded) or why it is missing (unconfirmed, unresolved): a tag."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.profile, str) or not PROFILE.match(self.profile):
             raise ValueError(f"profile: {self.profile!r} must be 1-41 letters, digits, '-', '_' or '.'")
         image = self.parent_image
-        if isinstance(image, str) and not is_valid_parent_image("alicloud", image):
+        if image is not None and not is_valid_parent_image("alicloud", image):
             raise ValueError(f"parent_image: {image!r} is not pinnable: expected {EXPECTED_PARENT_SHAPE['alicloud']}")
         if not self.installer_parts or not all(isinstance(p, str) and p.strip() and "\n" not in p
                                                for p in self.installer_parts):
@@ -96,9 +102,9 @@ def component_contents(installer_parts: list[str]) -> list[str]:
     return [*(f"RUN {write}\n" for write in writes), f"RUN {install}\nRUN {check}\n"]
 
 
-def image_name(profile: str) -> str:
-    """Name prefix of the baked images (ImageName): how DescribeImages finds them after a bake."""
-    return f"gpufleet-{profile}"
+def image_name(profile: str, boot_mode: str | None = None) -> str:
+    """Name prefix of the baked images (ImageName): how DescribeImages finds them after a bake; one per boot mode."""
+    return f"gpufleet-{profile}" + (f"-{boot_mode}" if boot_mode else "")
 
 
 class AlicloudImagePipeline(pulumi.ComponentResource):
@@ -142,7 +148,8 @@ def create_components(
         alicloud.ecs.EcsImageComponent(
             f"{name}-install" if index == last else f"{name}-part{index}",
             # A component name starts with an upper-case letter (CreateImageComponent Name).
-            image_component_name=f"Gpufleet-{args.profile}" + ("" if index == last else f"-part{index}"),
+            image_component_name=f"Gpufleet-{args.profile}" + (f"-{args.boot_mode}" if args.boot_mode else "")
+            + ("" if index == last else f"-part{index}"),
             # Components are immutable per version: the same content is the same version.
             component_version=content_version(content),
             component_type="Build",
@@ -164,31 +171,29 @@ def create_pipeline(
     """The pipeline (image template) that runs the components and copies the image to the other regions, and the
     first bake; the pipeline rebakes later from the console or StartImagePipelineExecution."""
     build_region, *copies = args.regions
-    base_status = ("unconfirmed" if args.parent_image is None else
-                   "pinned" if isinstance(args.parent_image, str) else "resolved-at-bake")
+    missing = {"unconfirmed": f"BASE IMAGE UNCONFIRMED: pin base_images.alicloud.{build_region} in images/lock.yaml",
+               "unresolved": "BASE IMAGE NOT RECORDED: run `gpufleet lock resolve --only base`"}
     pipeline = alicloud.ecs.EcsImagePipeline(
         f"{name}-pipeline",
-        name=f"gpufleet-{args.profile}",
-        # An unconfirmed base is left out, not invented: the SDK checks the argument is given, so it travels
-        # as an output that resolves to nothing; a real run never gets here (gpufleet.program refuses it).
+        name=image_name(args.profile, args.boot_mode),
+        # A missing base is left out, not invented: the SDK checks the argument is given, so it travels as an
+        # output that resolves to nothing; a real run never gets here (it is refused before any resource).
         base_image=args.parent_image or pulumi.Output.from_input(None),
         base_image_type="IMAGE",
         # Several COMPONENT lines run in order (CreateImagePipeline BuildContent's own example lists two).
         build_content=pulumi.Output.all(*(c.id for c in components)).apply(
             lambda ids: "".join(f"COMPONENT {i}\n" for i in ids)),
-        image_name=image_name(args.profile),
+        image_name=image_name(args.profile, args.boot_mode),
         to_region_ids=copies or None,
         instance_type=args.instance_type,
         vswitch_id=args.vswitch_id,
         internet_max_bandwidth_out=args.internet_max_bandwidth_out,
         system_disk_size=args.system_disk_gb,
         delete_instance_on_failure=True,
-        description=(
-            f"gpufleet image profile {args.profile}" if args.parent_image is not None else
-            f"gpufleet image profile {args.profile}; BASE IMAGE UNCONFIRMED: pin base_images.alicloud."
-            f"{build_region} in images/lock.yaml"
-        ),
-        tags={**args.tags, "gpufleet:base-image-status": base_status},
+        description=f"gpufleet image profile {args.profile}" + (f" ({args.boot_mode})" if args.boot_mode else "")
+        + (f"; {missing[args.base_image_status]}" if args.parent_image is None else ""),
+        tags={**args.tags, "gpufleet:base-image-status": args.base_image_status}
+        | ({"gpufleet:boot-mode": args.boot_mode} if args.boot_mode else {}),
         opts=child,
     )
     execution = alicloud.ecs.ImagePipelineExecution(f"{name}-bake", image_pipeline_id=pipeline.id, opts=child)
@@ -211,7 +216,8 @@ def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud
     for region in args.regions:
         provider = None if region == build_region else alicloud.Provider(f"{name}-{region}", region=region, opts=child)
         found = alicloud.ecs.get_images_output(
-            name_regex=f"^{re.escape(image_name(args.profile))}", owners="self", most_recent=True, status="Available",
+            name_regex=f"^{re.escape(image_name(args.profile, args.boot_mode))}", owners="self", most_recent=True,
+            status="Available",
             opts=pulumi.InvokeOutputOptions(parent=child.parent, provider=provider, depends_on=[execution]),
         )
         lookups.append(found.images)

@@ -1,6 +1,6 @@
 """Checks only Alibaba Cloud stacks need: vSwitch sizing, LowLatency deployment sets, ERIs only where the
-provider can attach them, the brought security group, and the operations options (alarm contact group, idle on
-ESS groups)."""
+provider can attach them, the brought security group, the operations options (alarm contact group, idle on
+ESS groups), and groups whose types boot the boot mode of an image the lock keeps."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING
 from components.clouds.alicloud.eri import eri_count
 from components.clouds.alicloud.vswitches import MAX_ZONES, NAT_ADDRESSES, SMALLEST_PREFIX, SPLIT_BITS
 
+from ...lock.boot_modes import spelled
 from ...stackfile.errors import SpecError
 from ..network_fit import Split, size_problems
 
 if TYPE_CHECKING:
-    from ...resolve import ResolvedCluster
+    from ...resolve import ResolvedCluster, ResolvedGroup
 
 
 def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
@@ -147,8 +148,51 @@ def key_in_a_kms_instance(cluster: ResolvedCluster) -> Iterator[SpecError]:
                         "where it was made); remove it")
 
 
+def groups_boot_the_image(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """Each VM group boots the profile's image of a boot mode all its types boot (Alibaba's boot-mode table, the
+    catalog's boot_modes): an image boots UEFI or Legacy BIOS, and a type that cannot boot it never starts. ACK node
+    pools boot ACK's own node image, so they are not asked."""
+    if cluster.spec.scheduler.kind == "kubernetes" or cluster.profile is None:
+        return
+    image_modes = [mode for mode in cluster.image_boot_modes() if mode is not None]
+    if not image_modes:
+        return  # no entry for the region (image_profile_known says so) or one image the lock records no mode of
+    where = f"image profile {cluster.spec.image!r} in {cluster.spec.region}"
+    for group in cluster.groups:
+        if cluster.group_boot_mode(group) is None:
+            yield from _unbootable(group, image_modes, where)
+
+
+def _unbootable(group: ResolvedGroup, image_modes: list[str], where: str) -> Iterator[SpecError]:
+    """The type that leaves the group no image to boot, named with its boot modes and the images'."""
+    shared = set(image_modes)
+    for index, row in enumerate(group.types):
+        if row is None:
+            continue  # an unknown type is the catalog check's
+        field = group.path(f"instance_types[{index}]")
+        if row.boot_modes is None:
+            why = row.unconfirmed.get("boot_modes", "no source read lists it")
+            yield SpecError(field, f"{row.name}: the catalog records no boot modes for it (gpufleet/catalog/data/"
+                            f"alicloud.yaml: {why}), so whether it boots the {spelled(image_modes)} image of {where} "
+                            "is unknown; cite its boot modes there, or use another type")
+            return
+        if not shared & set(row.boot_modes) and shared == set(image_modes):
+            yield SpecError(field, f"{row.name} boots {spelled(row.boot_modes)} only, but {where} has images for "
+                            f"{spelled(image_modes)} only, so it cannot boot them: bake an image of its boot mode "
+                            "(images/lock.yaml base_images and the profile's images), or use a type of the images' "
+                            "boot mode")
+            return
+        if not shared & set(row.boot_modes):
+            kept = [mode for mode in image_modes if mode in shared]
+            yield SpecError(field, f"{row.name} boots {spelled(row.boot_modes)} only, but the group's types before it "
+                            f"boot {spelled(kept)} of the images of {where}: a group boots one image, so give it "
+                            "types of one boot mode (or a group of its own)")
+            return
+        shared &= set(row.boot_modes)
+
+
 CHECKS = (
     key_in_a_kms_instance, vswitches_hold_nodes, low_latency_fits,
     eris_need_scaling_configuration, fleet_priced, cost_optimised_fallbacks_alike, brought_security_group,
-    alarm_target_is_a_contact_group, idle_on_scaling_groups,
+    alarm_target_is_a_contact_group, idle_on_scaling_groups, groups_boot_the_image,
 )

@@ -49,15 +49,15 @@ def images_stack(spec: ImagesSpec, clients: AlicloudClients) -> list[Finding]:
             f"{', '.join(f'{z} {s}' for z, (s, _) in sorted(zones.items())) or 'not listed'})",
             "choose a build_instance_type offered in the build region",
         ))
-    base = load_lock().base_image_entry("alicloud", region)
-    if base is not None and base.status == "resolved" and base.name_regex:
-        if account.newest_system_image(base.name_regex, clients) is None:
-            findings.append(Finding(
-                "alicloud-image", "regions[0]", True,
-                f"{region} has no Available system image whose name matches {base.name_regex} (images/lock.yaml "
-                "base_images), so the bake has no base image (DescribeImages, ImageOwnerAlias system)",
-                "build in a region that has it, or update name_regex in images/lock.yaml base_images",
-            ))
-    elif base is not None and base.parent_image:
-        findings += account.pinned_image("regions[0]", base.parent_image, "the base image", clients)
+    for base in load_lock().base_image_entries("alicloud", region).values():  # one per boot mode
+        if base.status == "resolved" and base.name_regex:
+            if account.newest_system_image(base.name_regex, clients) is None:
+                findings.append(Finding(
+                    "alicloud-image", "regions[0]", True,
+                    f"{region} has no Available system image whose name matches {base.name_regex} (images/lock.yaml "
+                    "base_images), so the bake has no base image (DescribeImages, ImageOwnerAlias system)",
+                    "build in a region that has it, or update name_regex in images/lock.yaml base_images",
+                ))
+        elif base.parent_image:
+            findings += account.pinned_image("regions[0]", base.parent_image, "the base image", clients)
     return findings

@@ -60,9 +60,10 @@ def checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Check]:
         found.append(lambda: disk_key(spec.storage.kms_key, clients))
     if spec.identity.ram_role_name:
         found.append(lambda: node_role(spec.identity.ram_role_name, clients))
-    entry = cluster.image
-    if entry is not None and entry.id:
-        found.append(lambda: pinned_image("image", entry.id, f"image profile {spec.image}", clients))
+    # Each image a group boots (one per boot mode the groups need).
+    booted = {e.id for group in cluster.groups if (e := cluster.group_image(group)) is not None and e.id}
+    for image_id in sorted(booted):
+        found.append(lambda image_id=image_id: pinned_image("image", image_id, f"image profile {spec.image}", clients))
     alarms = spec.monitoring.alarms
     if alarms is not None and cluster.alarm_target_mode == "bring":
         found.append(lambda: contact_group(alarms.target, clients))

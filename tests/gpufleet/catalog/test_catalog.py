@@ -84,6 +84,8 @@ def _required_paths(row: InstanceType) -> set[str]:
         required.discard("fabric.gbps")
     if row.local_nvme is None or row.local_nvme.count == 0:
         required.discard("local_nvme.size_gb")
+    if row.cloud != "alicloud":
+        required.discard("boot_modes")  # only Alibaba's images are chosen by boot mode
     return required
 
 

@@ -48,10 +48,13 @@ def test_shipped_profiles_cover_required_regions_and_record_sources():
             regions = lock.required_regions[cloud]
             assert set(regions) <= set(profile.images[cloud])
             # Nothing has been baked yet: every image is null with a status and names the stack that bakes it.
+            # Alibaba keeps one per boot mode (UEFI and Legacy BIOS), the other clouds one.
             for region in regions:
-                entry = profile.images[cloud][region]
-                assert (entry.id, entry.status) == (None, "unbaked")
-                assert entry.stack == f"{cloud}-images" + ("-eks" if profile.kubernetes else "")
+                entries = profile.image_entries(cloud, region)
+                assert list(entries) == (["uefi", "bios"] if cloud == "alicloud" else [None])
+                for entry in entries.values():
+                    assert (entry.id, entry.status) == (None, "unbaked")
+                    assert entry.stack == f"{cloud}-images" + ("-eks" if profile.kubernetes else "")
 
 
 def test_image_lookups():
