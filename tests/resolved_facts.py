@@ -40,7 +40,9 @@ def record(needs: list[Need], read_at: datetime = READ_AT) -> ResolvedFacts:
         elif isinstance(need, ManagedNeed):
             managed[need.key] = ManagedVersionFact(**seen, version="v1.2.3" if need.name else "1.36.1-aliyun.1")
         elif isinstance(need, BaseNeed):
-            bases[need.key] = BaseImageFact(**seen, image_id="ami-0fedcba9876543210")
+            # Alibaba's DescribeImages spells the boot mode UEFI or BIOS.
+            bases[need.key] = BaseImageFact(**seen, image_id="ami-0fedcba9876543210",
+                                            boot_mode=need.boot_mode.upper() if need.boot_mode else None)
     return ResolvedFacts(apt=apt, downloads=downloads, images=images, managed=managed, base_images=bases)
 
 

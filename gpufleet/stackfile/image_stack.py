@@ -69,9 +69,9 @@ def _profile_covers_the_regions(spec: ImagesSpec, lock: Lock) -> Iterator[SpecEr
     # A bake per boot mode the profile keeps an image for, each from a base image of that boot mode.
     for mode in profile.image_entries(spec.cloud, build):
         if mode is not None and lock.base_image_entry(spec.cloud, build, mode) is None:
-            yield SpecError("regions[0]", f"profile {spec.profile!r} keeps a {mode} image in {build} but images/lock."
-                            f"yaml has no {mode} base image there to bake it from; add base_images.{spec.cloud}."
-                            f"{build}.{mode}")
+            yield SpecError("regions[0]", f"profile {spec.profile!r} keeps a {mode} image in {build} but "
+                            f"images/lock.yaml has no {mode} base image there to bake it from; add "
+                            f"base_images.{spec.cloud}.{build}.{mode}")
 
 
 def _build_types_known(spec: ImagesSpec, catalog: Catalog) -> Iterator[SpecError]:

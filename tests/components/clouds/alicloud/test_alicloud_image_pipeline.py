@@ -11,11 +11,13 @@ import pulumi
 import pytest
 from alicloud_boot_lock import BIOS_BASE, RECORDED, REGION, UEFI_BASE, recorded_facts, use_lock
 from conftest import SHIPPED_STACKS, of_type, registered_types
+from resolved_facts import record
 
 from components import runtime
 from gpufleet import program
-from gpufleet.lock import load_lock
+from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
 from gpufleet.lock.bundle import installer_parts
+from gpufleet.lock.needs import BaseNeed, image_stack_needs
 from gpufleet.plan.engine import STACK_TYPE, run_program
 from gpufleet.plan.planner import plan_stack
 from gpufleet.stackfile import SpecInvalid, load_stack
@@ -30,8 +32,12 @@ GET_IMAGES = "alicloud:ecs/getImages:getImages"
 
 @pytest.fixture
 def recorded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The shipped lock with the facts `lock resolve --only base` records for both boot modes beside it."""
-    return use_lock(tmp_path, monkeypatch, facts=recorded_facts())
+    """The shipped lock with every fact its bake needs recorded beside it: each boot mode's base as `lock resolve
+    --only base` records it, the repositories and downloads as tests/resolved_facts.py does."""
+    needs = image_stack_needs(load_lock(DEFAULT_LOCK_PATH), PROFILE, "alicloud", REGION)
+    others = record([need for need in needs if not isinstance(need, BaseNeed)])
+    return use_lock(tmp_path, monkeypatch, facts=others.model_copy(
+        update={"base_images": recorded_facts().base_images}))
 
 
 @pytest.fixture
@@ -114,8 +120,9 @@ def test_real_run_without_a_recorded_fact_is_refused_before_any_resource(
     with pytest.raises(pulumi.RunError) as refused:
         run_stack()
     message = str(refused.value)
-    pattern = load_lock().base_image_entry("alicloud", REGION, "uefi").name_regex
-    assert f"base_images.alicloud.{REGION}.uefi: no base image id is recorded for name_regex {pattern!r}" in message
+    # The program's gate names every unread fact of the bake, each base image by its boot mode's field.
+    assert f"base_images.alicloud.{REGION}.uefi: not read from its source yet" in message
+    assert f"base_images.alicloud.{REGION}.bios: not read from its source yet" in message
     assert "run `gpufleet lock resolve --only base`" in message
     assert set(seen) <= {STACK_TYPE}
 
