@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import Field, model_validator
 
@@ -123,3 +123,16 @@ def resolved_kubernetes_version(service: str, minor: str) -> str | None:
     1.36.x-aliyun.n: a minor alone would diff on every later `up`); None until it was read."""
     fact = load_lock().resolved.managed.get(f"{service}/{minor}/kubernetes")
     return fact.version if fact else None
+
+
+def addon_config_problems(service: str, minor: str, name: str, config: dict[str, Any]) -> list[str]:
+    """Where `config` breaks the configuration schema `gpufleet lock resolve` read for the add-on (ACK's ListAddons
+    config_schema), each with its path; empty where it fits or no schema was read."""
+    fact = load_lock().resolved.managed.get(f"{service}/{minor}/addon/{name}")
+    if fact is None or not fact.config_schema:
+        return []
+    from jsonschema.validators import validator_for
+
+    validator = validator_for(fact.config_schema)(fact.config_schema)
+    return [f"{'.'.join(map(str, error.absolute_path)) or '(root)'}: {error.message}"
+            for error in sorted(validator.iter_errors(config), key=lambda error: list(error.absolute_path))]

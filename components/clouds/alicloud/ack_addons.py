@@ -28,7 +28,7 @@ import json
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.catalog.managed_addons import load_ack_addons, resolved_kubernetes_version
+from gpufleet.catalog.managed_addons import addon_config_problems, load_ack_addons, resolved_kubernetes_version
 from gpufleet.resolve import ResolvedCluster
 
 from ... import runtime
@@ -91,6 +91,10 @@ def cluster_addons(name: str, resolved: ResolvedCluster, cluster_id: pulumi.Inpu
     groups and monitoring need them."""
     addons, minor = [], resolved.spec.scheduler.version or ""
     if erdma_in_use(resolved):
+        if problems := addon_config_problems("ack", minor, ERDMA_CONTROLLER, ERDMA_CONFIG):
+            raise pulumi.RunError(f"{ERDMA_CONTROLLER} config {json.dumps(ERDMA_CONFIG, sort_keys=True)} does not fit "
+                                  f"the schema ACK lists for its version (images/lock.resolved.yaml): "
+                                  f"{'; '.join(problems)}")
         addons.append(alicloud.cs.KubernetesAddon(
             f"{name}-{ERDMA_CONTROLLER}", cluster_id=cluster_id, name=ERDMA_CONTROLLER,
             version=version(minor, ERDMA_CONTROLLER), config=json.dumps(ERDMA_CONFIG, sort_keys=True),

@@ -26,6 +26,7 @@ from components.clouds.alicloud.ack_steps import ram_principal
 from gpufleet.catalog.managed_addons import AckAddons
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.prepare import prepare
+from gpufleet.stackfile import SpecInvalid
 from gpufleet.stackfile.read import load_stack
 
 CLUSTER = "alicloud:cs/managedKubernetes:ManagedKubernetes"
@@ -261,3 +262,33 @@ def test_ram_principals_are_users_or_roles_and_nothing_else() -> None:
     assert ram_principal(ROLE_ADMIN) == (True, "platform-ops")
     assert ram_principal("acs:ram::5123456789012345:assumed-role/deployer/session-1") == (True, "deployer")
     assert ram_principal("acs:ram::5123456789012345:root") is None
+
+
+def test_the_erdma_config_is_checked_against_the_schema_ack_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, without_pools: None,
+) -> None:
+    from datetime import datetime, timezone
+
+    from gpufleet.lock import DEFAULT_LOCK_PATH, loader
+    from gpufleet.lock.facts import ManagedVersionFact, ResolvedFacts
+    from gpufleet.lock_resolve import write_facts
+
+    def with_schema(schema: dict[str, Any]) -> None:
+        lock = tmp_path / f"lock-{len(list(tmp_path.glob('lock-*.yaml')))}.yaml"
+        lock.write_text(DEFAULT_LOCK_PATH.read_text())
+        fact = ManagedVersionFact(source="cs:ListAddons (test record)", version="v1.0.0", config_schema=schema,
+                                  read_at=datetime(2026, 11, 1, tzinfo=timezone.utc))
+        write_facts(lock, ResolvedFacts(managed={"ack/1.35/addon/ack-erdma-controller": fact}))
+        monkeypatch.setattr(loader.load_lock, "__defaults__", (lock,))
+
+    # A schema in ListAddons' form that takes only the compat driver: the stack's ofed config is refused (exit 2).
+    with_schema({"type": "object", "properties": {"agent": {"type": "object", "properties": {
+        "preferDriver": {"enum": ["compat", "default"]}, "allocateAllDevices": {"type": "boolean"}}}}})
+    with pytest.raises(SpecInvalid) as refused:
+        plan_of(tmp_path, ack_cluster())
+    assert "ack-erdma-controller config" in str(refused.value)
+    assert "agent.preferDriver: 'ofed' is not one of ['compat', 'default']" in str(refused.value)
+    # One that takes it: the plan goes on.
+    with_schema({"type": "object", "properties": {"agent": {"type": "object", "properties": {
+        "preferDriver": {"enum": ["compat", "default", "ofed"]}}}}})
+    assert named(plan_of(tmp_path, ack_cluster()), ADDON, "train-ack-erdma-controller")
