@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= aws-train-p5
 
-.PHONY: plan test bench lint policies clean node-check-image
+.PHONY: plan test test-deep bench lint policies clean node-check-image
 
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -15,9 +15,16 @@ $(BIN)/gpufleet: pyproject.toml
 plan: $(BIN)/gpufleet
 	$(BIN)/gpufleet plan --stack $(STACK)
 
+# Before every commit: each property test with a small budget (tests/test_depth.py).
 test: $(BIN)/gpufleet
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n auto --dist worksteal
+
+# The full property budget (10,002 validations, 300 CLI runs, 300 plans) and fuzz corpus; CI runs it after `test`.
+test-deep: $(BIN)/gpufleet
+	GPUFLEET_TEST_DEPTH=deep $(BIN)/python -m pytest -n auto --dist worksteal tests/gpufleet/plan/test_properties.py \
+		tests/gpufleet/stackfile/test_fuzz_leftovers.py tests/gpufleet/test_yaml_libyaml.py \
+		tests/gpufleet/plan/test_budget_worst_case.py
 
 bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench

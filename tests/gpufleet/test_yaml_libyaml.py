@@ -14,6 +14,7 @@ from conftest import REPO, SHIPPED_STACKS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
+from test_depth import examples
 
 from gpufleet import yaml_libyaml
 from gpufleet.stackfile import SpecInvalid
@@ -82,7 +83,7 @@ def outcome(text: str) -> Any:
         return ("refused", str(refused))
 
 
-@settings(max_examples=150, deadline=None, database=None)
+@settings(max_examples=examples(150, 30), deadline=None, database=None)
 @given(documents, st.sampled_from([None, True, False]))
 def test_any_document_written_in_any_style_reads_the_same(document: Any, flow: bool | None) -> None:
     writer = YAML(typ="rt")

@@ -13,13 +13,14 @@ from conftest import read_cluster, write_stack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from organisation_files import organisation_file
+from test_depth import examples
 from typer.testing import CliRunner
 
 from gpufleet.catalog import load_catalog
 from gpufleet.cli import app
 from gpufleet.plan.planner import plan_stack
 
-QUICK = settings(max_examples=12, deadline=None, database=None,
+QUICK = settings(max_examples=examples(12, 4), deadline=None, database=None,
                  suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 REGION = "us-east-1"
 

@@ -16,6 +16,7 @@ import yaml
 from conftest import REPO, SHIPPED_STACKS, read_cluster, write_stack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_depth import examples
 from typer.testing import CliRunner
 
 from gpufleet import cli, collector
@@ -28,9 +29,9 @@ CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.g
 BASES = {name: read_cluster(name) for name in CLUSTERS}
 CLOUDS = ("aws", "azure", "alicloud")
 # Each property runs once per cloud on that cloud's shipped clusters: every cloud gets its share of the cases,
-# and `make test` can spread the three runs over its workers. Totals: 10,002 validations, 300 CLI runs and
-# 300 full plans.
-VALIDATIONS, CLI_RUNS, PLANS = 3_334, 100, 100
+# and `make test` can spread the three runs over its workers. Totals under `make test-deep`: 10,002 validations,
+# 300 CLI runs and 300 full plans; `make test` runs a tenth of the validations and a few of the rest.
+VALIDATIONS, CLI_RUNS, PLANS = examples(3_334, 300), examples(100, 4), examples(100, 3)
 # No example database: CI runs in a fresh clone, and a test must not write into the repository.
 SLOW = settings(
     deadline=None, database=None,

@@ -13,6 +13,7 @@ from conftest import SHIPPED_STACKS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from organisation_files import organisation_file
+from test_depth import examples
 from typer.testing import CliRunner
 
 from gpufleet import cli
@@ -20,7 +21,7 @@ from gpufleet.stackfile.json_schema import stack_file_json_schema
 from gpufleet.stackfile.pattern_words import PATTERN_WORDS
 from gpufleet.yaml_model import read_yaml
 
-FUZZ = settings(max_examples=15, deadline=None, database=None,
+FUZZ = settings(max_examples=examples(15, 3), deadline=None, database=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 REGEX = re.compile(r"\\[SdDws]|\^|\$'|\{\d+,\d*\}|\[[^\]]*-[^\]]*\]")
 
