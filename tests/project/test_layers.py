@@ -30,6 +30,7 @@ COMPUTED = {
     "gpufleet.clouds.program": [f"gpufleet.clouds.{cloud}.program" for cloud in CLOUDS],
     "policies.registry": [f"policies.{cloud}" for cloud in CLOUDS],
     "gpufleet.preflight.runner": [f"gpufleet.preflight.{cloud}" for cloud in CLOUDS],
+    "gpufleet.sources.sdk": [],  # a cloud SDK module (an optional extra), never a project module
 }
 
 
