@@ -8,6 +8,7 @@ from datetime import date
 
 from ..catalog import Catalog, load_catalog
 from ..catalog.ack import load_ack_facts
+from ..clouds.alicloud.ack_facts import DRIVER_LABEL as ACK_DRIVER_LABEL
 from .image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_SHAPE, is_valid_image_id, is_valid_parent_image
 from .kubernetes_nodes import kubernetes_notes, kubernetes_problems
 from .model import Lock, Profile
@@ -117,7 +118,7 @@ def _ack_branch_note(lock: Lock, profile: Profile, on: date) -> LockProblem | No
     if found is None:
         return None
     return LockProblem(profile.name, "driver", f"{found.message}: ACK installs this driver (the node pools' "
-                                               f"node pool's driver label, from ACK's driver list) and gpufleet "
+                                               f"{ACK_DRIVER_LABEL} label, from ACK's driver list) and gpufleet "
                                                "bakes nothing for this profile (installed_by: ack)")
 
 
