@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -59,12 +61,22 @@ def _world(tmp_path: Path, drop: str | None = None, locking: bool = False,
     return box, env_file
 
 
+def _command(box: AptSandbox, env_file: Path, script: Path, dkms: str) -> tuple[list[str], dict[str, str]]:
+    stubs = stub_dir(box.root.parent / "stubs", ("systemctl",), {"uname": f"echo {KERNEL}", "dkms": dkms})
+    return (["bash", "-c", f'set -a; . "{env_file}"; set +a; exec bash "{script}" yes'],
+            box.env(f"{stubs}:/usr/sbin:/usr/bin:/sbin:/bin"))
+
+
 def _run(box: AptSandbox, env_file: Path, script: Path = GPU_STACK,
          dkms: str = DKMS) -> subprocess.CompletedProcess[str]:
-    stubs = stub_dir(box.root.parent / "stubs", ("systemctl",), {"uname": f"echo {KERNEL}", "dkms": dkms})
-    return subprocess.run(["bash", "-c", f'set -a; . "{env_file}"; set +a; exec bash "{script}" yes'],
-                          env=box.env(f"{stubs}:/usr/sbin:/usr/bin:/sbin:/bin"), capture_output=True, text=True,
-                          timeout=300, check=False)
+    command, env = _command(box, env_file, script, dkms)
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+
+
+def _start(box: AptSandbox, env_file: Path) -> subprocess.Popen[str]:
+    """The GPU stack script running, its output (stderr joined) readable as it is written."""
+    command, env = _command(box, env_file, GPU_STACK, DKMS)
+    return subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
 
 def pin_problems(box: AptSandbox) -> list[str]:
@@ -147,15 +159,23 @@ def test_a_module_dkms_did_not_build_for_the_running_kernel_fails_the_bake(tmp_p
 
 def test_the_bake_waits_for_a_held_dpkg_lock_instead_of_failing(tmp_path):
     box, env_file = _world(tmp_path, locking=True)
-    # Held past the script's steps before its first apt-get install (keyring check, sources, update): 4 s was
-    # sometimes spent before it on a loaded CI machine, and apt then never waited.
-    holder = box.hold_dpkg_lock(10)
+    # Another apt holds dpkg's lock from before the script starts until apt-get in it says it is waiting, then
+    # lets go: the script must wait and finish, not fail (released on apt's own words, not after a guessed time).
+    holder = box.hold_dpkg_lock(300)
+    said: list[str] = []
     try:
-        done = _run(box, env_file)
+        run = _start(box, env_file)
+        reader = threading.Thread(target=lambda: said.extend(iter(lambda: run.stdout.read(1), "")), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 120
+        while "Waiting for cache lock" not in "".join(said) and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
     finally:
+        holder.kill()
         holder.wait()
-    assert done.returncode == 0, done.stderr
-    assert "Waiting for cache lock" in done.stderr or "Waiting for cache lock" in done.stdout
+    assert run.wait(timeout=300) == 0, "".join(said)
+    reader.join(timeout=10)
+    assert "Waiting for cache lock" in "".join(said)
     assert pin_problems(box) == []
 
 
