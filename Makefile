@@ -15,14 +15,16 @@ $(BIN)/gpufleet: pyproject.toml
 plan: $(BIN)/gpufleet
 	$(BIN)/gpufleet plan --stack $(STACK)
 
-# Before every commit: each property test with a small budget (tests/test_depth.py).
+# Before every commit: each property test with a small budget (tests/test_depth.py). One worker more than CPUs:
+# many tests wait on a process of their own (apt-get, a registry, gpg, the CLI), and the spare worker fills that time.
+WORKERS = $$(( $$(nproc) + 1 ))
 test: $(BIN)/gpufleet
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest -n auto --dist worksteal
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
 # The full property budget (10,002 validations, 300 CLI runs, 300 plans) and fuzz corpus; CI runs it after `test`.
 test-deep: $(BIN)/gpufleet
-	GPUFLEET_TEST_DEPTH=deep $(BIN)/python -m pytest -n auto --dist worksteal tests/gpufleet/plan/test_properties.py \
+	GPUFLEET_TEST_DEPTH=deep $(BIN)/python -m pytest -n $(WORKERS) --dist worksteal tests/gpufleet/plan/test_properties.py \
 		tests/gpufleet/stackfile/test_fuzz_leftovers.py tests/gpufleet/test_yaml_libyaml.py \
 		tests/gpufleet/plan/test_budget_worst_case.py
 
