@@ -13,6 +13,7 @@ import pulumi
 from gpufleet.clouds.aws.stack_model import AwsImagesSpec
 from gpufleet.lock import load_lock
 from gpufleet.lock.bundle import installer_parts
+from gpufleet.lock.facts import base_image_key
 
 from ...tags import resource_tags
 from .image_pipeline import AwsImagePipeline, AwsImagePipelineArgs
@@ -26,6 +27,10 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
         raise ValueError(f"regions[0]: images/lock.yaml pins no Kubernetes {profile.kubernetes.version} node base for "
                          f"{spec.cloud} in {spec.regions[0]}; add profiles.{spec.profile}.kubernetes.base_images."
                          f"{spec.cloud}.{spec.regions[0]}")
+    # The AMI `lock resolve` read behind the parameter, so a bake starts from the recorded id, never from what the
+    # parameter names on the day it runs (without a record the plan shows the parameter; `up` refuses it first).
+    recorded = lock.resolved.base_images.get(base_image_key(spec.cloud, spec.regions[0], parent_image or ""))
+    parent_image = recorded.image_id if recorded is not None else parent_image
     pipeline = AwsImagePipeline(
         spec.name,
         AwsImagePipelineArgs(

@@ -100,3 +100,23 @@ def test_component_document_has_no_anchors_and_parses_back() -> None:
     profile = load_lock().profiles["cuda12.8-r580"]
     command = installer_parts(profile, "aws", True)[-1]
     assert yaml.safe_load(data) == component_document("cuda12.8-r580", command)
+
+
+def test_the_recipe_starts_from_the_recorded_ami_not_the_parameter(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from datetime import datetime, timezone
+
+    from gpufleet.lock import DEFAULT_LOCK_PATH, loader
+    from gpufleet.lock.facts import BaseImageFact, ResolvedFacts, base_image_key
+    from gpufleet.lock_resolve import write_facts
+
+    lock = tmp_path / "lock.yaml"
+    lock.write_text(DEFAULT_LOCK_PATH.read_text())
+    parameter = load_lock(lock).base_image("aws", "us-east-1")
+    fact = BaseImageFact(source=f"ssm:GetParameter Name={parameter} (test record)", image_id="ami-0a1b2c3d4e5f60718",
+                         read_at=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    write_facts(lock, ResolvedFacts(base_images={base_image_key("aws", "us-east-1", parameter): fact}))
+    monkeypatch.setattr(loader.load_lock, "__defaults__", (lock,))
+    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    recipe = next(r for r in plan.resources if r.type == "aws:imagebuilder/imageRecipe:ImageRecipe")
+    assert recipe.inputs["parentImage"] == "ami-0a1b2c3d4e5f60718"
