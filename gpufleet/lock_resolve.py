@@ -25,12 +25,15 @@ from .lock.needs import (
     ManagedNeed,
     Need,
     lock_needs,
+    managed_key,
     managed_needs,
     profile_needs,
 )
 from .sources.http import SourceError
 
 SECTIONS = tuple(RECORD)
+# A run's record as it grows: kind (--only's name) -> key -> fact; a reader sees what earlier reads of the run found.
+Sections = dict[str, dict[str, Any]]
 # The lowest add-on versions the program needs: vpc-cni v1.18.5 for the launch templates' efa-only interfaces (EKS user
 # guide ml/node-efa.adoc, as gpufleet/catalog/eks_addons.yaml notes).
 EKS_ADDON_FLOORS = {"vpc-cni": "v1.18.5"}
@@ -77,7 +80,7 @@ def selected_needs(lock_path: Path, stacks: Mapping[str, Mapping[str, Any]], onl
     return [need for need in needs if only is None or SECTION[type(need)] in only]
 
 
-def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
+def _read_apt(need: AptNeed, now: datetime, read: Sections) -> Any:
     from .sources.apt import keyring_from_deb, resolve_apt_repository
     from .sources.http import get
 
@@ -105,11 +108,11 @@ def _read_apt(need: AptNeed, now: datetime, previous: ResolvedFacts) -> Any:
     return facts[0].model_copy(update={"packages": {k: v for fact in facts for k, v in fact.packages.items()}})
 
 
-def _read_download(need: DownloadNeed, now: datetime, previous: ResolvedFacts) -> Any:
+def _read_download(need: DownloadNeed, now: datetime, read: Sections) -> Any:
     from .sources.downloads import resolve_download
 
     fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now)
-    before = previous.downloads.get(need.key)
+    before = read["downloads"].get(need.key)
     if before is not None and before.sha256 != fact.sha256:
         raise SourceError(f"{need.url}: its bytes hash to {fact.sha256}, recorded {before.read_at.date()} as "
                           f"{before.sha256}: a versioned file changed at its source; remove its record only once "
@@ -120,13 +123,13 @@ def _read_download(need: DownloadNeed, now: datetime, previous: ResolvedFacts) -
     return fact
 
 
-def _read_image(need: ImageNeed, now: datetime, previous: ResolvedFacts) -> Any:
+def _read_image(need: ImageNeed, now: datetime, read: Sections) -> Any:
     from .sources.registry import resolve_image
 
     return resolve_image(need.reference, need.platforms, now=now)
 
 
-def _read_managed(need: ManagedNeed, now: datetime, previous: ResolvedFacts) -> Any:
+def _read_managed(need: ManagedNeed, now: datetime, read: Sections) -> Any:
     if need.service == "eks":
         from .sources import aws
 
@@ -136,7 +139,10 @@ def _read_managed(need: ManagedNeed, now: datetime, previous: ResolvedFacts) -> 
         from .sources import alicloud
 
         cs = alicloud.default_cs_client(need.region or "cn-beijing")
-        version = alicloud.ack_kubernetes_version(cs, need.region or "cn-beijing", need.minor, now=now)
+        # The cluster version this run read already (managed_needs lists it first), else read it now.
+        version = read["addons"].get(managed_key("ack", need.minor))
+        if version is None or version.read_at != now:
+            version = alicloud.ack_kubernetes_version(cs, need.region or "cn-beijing", need.minor, now=now)
         if need.name is None:
             return version
         return alicloud.ack_addon_versions(cs, need.region or "cn-beijing", version.version, [need.name],
@@ -147,7 +153,7 @@ def _read_managed(need: ManagedNeed, now: datetime, previous: ResolvedFacts) -> 
                                         need.minor, now=now)
 
 
-def _read_base(need: BaseNeed, now: datetime, previous: ResolvedFacts) -> Any:
+def _read_base(need: BaseNeed, now: datetime, read: Sections) -> Any:
     if need.cloud == "aws":
         from .sources import aws
 
@@ -164,7 +170,7 @@ def _read_base(need: BaseNeed, now: datetime, previous: ResolvedFacts) -> Any:
                                         need.boot_mode.upper() if need.boot_mode else None, now=now)
 
 
-READERS: dict[type, Callable[[Any, datetime, ResolvedFacts], Any]] = {
+READERS: dict[type, Callable[[Any, datetime, Sections], Any]] = {
     AptNeed: _read_apt, DownloadNeed: _read_download, ImageNeed: _read_image, ManagedNeed: _read_managed,
     BaseNeed: _read_base,
 }
@@ -187,7 +193,7 @@ def resolve(needs: list[Need], previous: ResolvedFacts, now: datetime | None = N
     for need in needs:
         section = SECTION[type(need)]
         try:
-            fact = READERS[type(need)](need, now, previous)
+            fact = READERS[type(need)](need, now, sections)
         except SourceError as failed:
             run.failed[need.fields[0]] = str(failed)
             continue

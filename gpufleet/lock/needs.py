@@ -217,11 +217,11 @@ def managed_needs(service: str, minor: str, names: tuple[str, ...], region: str 
                   with_version: bool) -> list[Need]:
     """A managed cluster's Kubernetes version (`with_version`: ACK and AKS take a full one) and its add-ons."""
     catalog = {"eks": "gpufleet/catalog/eks_addons.yaml", "ack": "gpufleet/catalog/ack_addons.yaml"}.get(service, "")
-    needs: list[Need] = [ManagedNeed(managed_key(service, minor, name), (f"{catalog} kubernetes.{minor}.{name}",),
-                                     service, minor, name, region) for name in names]
-    if with_version:
-        needs.append(ManagedNeed(managed_key(service, minor), ("scheduler.version",), service, minor, None, region))
-    return needs
+    # The version first: an add-on's versions are read for it.
+    needs: list[Need] = [ManagedNeed(managed_key(service, minor), ("scheduler.version",), service, minor, None,
+                                     region)] if with_version else []
+    return needs + [ManagedNeed(managed_key(service, minor, name), (f"{catalog} kubernetes.{minor}.{name}",),
+                                service, minor, name, region) for name in names]
 
 
 def lock_needs(lock: Lock) -> list[Need]:

@@ -172,3 +172,31 @@ def test_base_images_resolve_through_the_default_clients_and_a_missing_cloud_nam
     # Azure and Alibaba Cloud without credentials: each base image names its field and why, nothing is recorded.
     others = {need.fields[0] for need in needs if need.cloud != "aws"}
     assert set(run.failed) == others and others
+
+
+def test_acks_cluster_version_is_read_once_a_run_and_its_add_ons_are_read_for_it(monkeypatch) -> None:
+    # The orchestration only: the readers themselves run against recorded SDK answers in tests/sources.
+    from gpufleet.lock.facts import ManagedVersionFact
+    from gpufleet.lock.needs import managed_needs
+    from gpufleet.sources import alicloud
+
+    asked: list[str] = []
+
+    def version(cs: object, region: str, minor: str, now: datetime) -> ManagedVersionFact:
+        asked.append(minor)
+        return ManagedVersionFact(source="cs:DescribeKubernetesVersionMetadata", read_at=now,
+                                  version=f"{minor}.5-aliyun.1")
+
+    def addons(cs: object, region: str, cluster: str, names: list[str],
+               now: datetime) -> dict[str, ManagedVersionFact]:
+        return {name: ManagedVersionFact(source=f"cs:ListAddons {cluster}", read_at=now, version="v1.0.0")
+                for name in names}
+
+    monkeypatch.setattr(alicloud, "default_cs_client", lambda region: object())
+    monkeypatch.setattr(alicloud, "ack_kubernetes_version", version)
+    monkeypatch.setattr(alicloud, "ack_addon_versions", addons)
+    run = resolve(managed_needs("ack", "1.36", ("terway-eniip", "ack-arms-prometheus"), "cn-beijing", True),
+                  ResolvedFacts(), NOW)
+    assert asked == ["1.36"] and run.failed == {}
+    assert {fact.source for key, fact in run.facts.managed.items() if "/addon/" in key} == {
+        "cs:ListAddons 1.36.5-aliyun.1"}
