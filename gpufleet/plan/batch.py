@@ -3,15 +3,18 @@
 Outcomes come back in the order of the names given, whatever order the workers finish in, so the output of a
 batch is the same on every machine. A stack never ends the batch: an invalid one is exit 2 and an internal
 error exit 3 for that stack, the others are still planned. Workers are spawned (not forked: the parent may
-hold gRPC and asyncio state) and import what they need themselves.
+hold gRPC and asyncio state) and import what they need themselves; most of a worker's time on its first stacks is
+importing its provider's SDK modules, so a worker is handed stacks of the provider it planned last while any are
+left, and imports one or two providers' modules where a round-robin would make every worker import them all.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+from collections import deque
 from collections.abc import Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -20,6 +23,7 @@ from typing import Any
 
 from .. import collector
 from ..stackfile import SpecInvalid, stack_path
+from ..yaml_model import read_yaml
 
 EXIT_INTERNAL = 3
 # A worker starts by importing the provider SDKs again (one to two seconds): below this many stacks that costs
@@ -62,13 +66,66 @@ def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None) 
         for name in names:
             yield plan_one(stacks_dir, name)
         return
-    pool = _pool(workers)
+    queues = _by_provider(stacks_dir, names)
+    pools = [_pool(1) for _ in range(workers)]
+    running: dict[Future[StackOutcome], tuple[int, str]] = {}
+    done: dict[str, StackOutcome] = {}
+    last: list[tuple[str, ...] | None] = [None] * workers
     try:
-        futures = [pool.submit(plan_one, stacks_dir, name) for name in names]
-        for name, future in zip(names, futures, strict=True):
-            yield _result(future, stacks_dir, name)
+        for worker in range(workers):
+            _dispatch(pools, worker, last, queues, running, stacks_dir)
+        for name in names:
+            while name not in done:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    worker, planned = running.pop(future)
+                    done[planned] = _result(future, stacks_dir, planned)
+                    _dispatch(pools, worker, last, queues, running, stacks_dir)
+            yield done.pop(name)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for pool in pools:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _by_provider(stacks_dir: Path, names: list[str]) -> dict[tuple[str, ...], deque[str]]:
+    """The stacks to plan, grouped by the provider settings each one's file names."""
+    queues: dict[tuple[str, ...], deque[str]] = {}
+    for name in names:
+        queues.setdefault(_providers(stack_path(stacks_dir, name)), deque()).append(name)
+    return queues
+
+
+def _providers(path: Path) -> tuple[str, ...]:
+    """The provider namespaces of a stack file's own settings (aws, azure-native, alicloud): the Pulumi CLI reads
+    provider settings from the stack's own file only, so every stack names its provider there. An unreadable file
+    has none; planning it reports what is wrong."""
+    try:
+        config = read_yaml(path).get("config") or {}
+        return tuple(sorted({str(key).partition(":")[0] for key in config if not str(key).startswith("gpufleet:")}))
+    except Exception:  # an ordering hint only
+        return ()
+
+
+def _dispatch(pools: list[ProcessPoolExecutor], worker: int, last: list[tuple[str, ...] | None],
+              queues: dict[tuple[str, ...], deque[str]], running: dict[Future[StackOutcome], tuple[int, str]],
+              stacks_dir: Path) -> None:
+    """Give `worker` its next stack: one of the provider it planned last while any is left (its SDK modules are
+    loaded), else one of the provider with the most stacks left that no other worker is on, else of the most."""
+    left = {key: queue for key, queue in queues.items() if queue}
+    if not left:
+        return
+    key = last[worker]
+    if key not in left:
+        others = {last[index] for index in range(len(pools)) if index != worker}
+        key = max(left, key=lambda k: (k not in others, len(left[k])))
+    last[worker] = key
+    name = left[key].popleft()
+    try:
+        future = pools[worker].submit(plan_one, stacks_dir, name)
+    except BrokenProcessPool:  # the worker died planning its last stack (see _result): a fresh one takes over
+        pools[worker] = _pool(1)
+        future = pools[worker].submit(plan_one, stacks_dir, name)
+    running[future] = (worker, name)
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import os
 import resource
 import shutil
@@ -21,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conftest import REPO, SHIPPED_STACKS
+
+from gpufleet.yaml_model import read_yaml
 
 PLAN = "from gpufleet.cli import main; main()"
 
@@ -94,15 +97,17 @@ def group_stack(directory: Path, groups: int) -> str:
 
 
 def forked_stacks(directory: Path, count: int) -> list[str]:
-    """`count` stacks in `directory`: the shipped ones, then forks of the cluster stacks (renamed clusters)."""
+    """`count` stacks in `directory`: the shipped ones, then forks of the cluster stacks (renamed clusters, with
+    their template's provider settings, which the Pulumi CLI reads from a stack's own file only)."""
     shutil.copytree(SHIPPED_STACKS, directory)
     names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in directory.glob("Pulumi.*.yaml"))
-    clusters = [name for name in names if not name.endswith("-images")]
+    configs = {name: read_yaml(directory / f"Pulumi.{name}.yaml")["config"] for name in names}
+    clusters = [name for name in names if "gpufleet:cluster" in configs[name]]
     for index in range(count - len(names)):
         template = clusters[index % len(clusters)]
         fork = f"fork{index:02d}-{template}"
-        (directory / f"Pulumi.{fork}.yaml").write_text(
-            f"config:\n  gpufleet:cluster: {{extends: {template}, name: fork{index:02d}}}\n"
-        )
+        provider = {key: value for key, value in configs[template].items() if not key.startswith("gpufleet:")}
+        config = {**provider, "gpufleet:cluster": {"extends": template, "name": f"fork{index:02d}"}}
+        (directory / f"Pulumi.{fork}.yaml").write_text(json.dumps({"config": config}))
         names.append(fork)
     return sorted(names)

@@ -3,7 +3,7 @@
 Each extra node group: `gpufleet plan` of a 1-group and an N-group stack (aws-train-p5 with N p5 groups), timed
 in the same rounds; the marginal CPU per group against what the Pulumi SDK alone spends registering the same
 resources (sdk_replay.py: the two recorded plans registered under the SDK's mock monitor, no gpufleet code),
-marginal per group too. Target: a group costs at most twice the SDK's part.
+marginal per group too. Target: a group costs at most 1.5x the SDK's part.
 Policy evaluation at 64 groups: inside one process, the policy runner's time against the whole plan_stack call,
 on plans after the first (imports done), best of a few.
 """
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.bench
 
 RUNS = 5
 GROUPS = 33
-PER_GROUP_TARGET = 2.0
+PER_GROUP_TARGET = 1.5
 POLICY_SHARE_TARGET = 0.10
 REPLAY = Path(__file__).with_name("sdk_replay.py")
 POLICY_SHARE = """
@@ -56,7 +56,7 @@ with collector.paused():  # as the CLI runs a plan
             shares.append((spent[0] / whole, spent[0], whole))
 print(json.dumps(min(shares)))
 """
-def test_each_extra_node_group_costs_at_most_twice_the_sdk(tmp_path: Path) -> None:
+def test_each_extra_node_group_costs_at_most_one_and_a_half_times_the_sdk(tmp_path: Path) -> None:
     one, many = group_stack(tmp_path, 1), group_stack(tmp_path, GROUPS)
     plans = {
         name: gpufleet("plan", "--stack", name, "--stacks-dir", str(tmp_path), "--format", "json")

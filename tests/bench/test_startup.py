@@ -7,8 +7,9 @@ interpreters that load nothing of gpufleet:
   the app's --help), which is what the framework itself spends on one command: typer 0.29 converts every
   option through a pydantic TypeAdapter, so running any command with options loads pydantic, and --help
   loads rich's Markdown and traceback renderers (typer.rich_utils).
-The ratio asserted is CPU time against the framework run (target <= 2x); the ratio against the bare import
-is printed beside it, with what the framework run alone costs against that same import.
+Target: each command <= 0.25 s CPU, or <= 1.5x the framework run where that is larger (on a slow machine the
+framework alone may take most of 0.25 s); the ratio against the bare import is printed beside it, with what the
+framework run alone costs against that same import.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from bench_tools import Timing, best_of, gpufleet, python
 pytestmark = pytest.mark.bench
 
 RUNS = 7
-TARGET = 2.0
+TARGET = 1.5
+TARGET_CPU = 0.25
 BARE = "import typer, rich"
 FRAMEWORK = '''
 import enum, sys
@@ -86,7 +88,7 @@ def measured() -> dict[str, Timing]:
         mine, floor = timings[name], _floor(name, timings)
         print(
             f"  gpufleet {name:<13} {mine.cpu:.3f}s CPU ({mine.wall:.3f}s wall): {mine.cpu / floor.cpu:.2f}x the "
-            f"framework (target <= {TARGET:g}x), {mine.cpu / bare.cpu:.2f}x bare"
+            f"framework, {mine.cpu / bare.cpu:.2f}x bare (target <= {_allowed(name, timings):.3f}s CPU)"
         )
     return timings
 
@@ -95,7 +97,11 @@ def _floor(name: str, timings: dict[str, Timing]) -> Timing:
     return timings["framework help" if name == "--help" else "framework run"]
 
 
+def _allowed(name: str, timings: dict[str, Timing]) -> float:
+    return max(TARGET_CPU, TARGET * _floor(name, timings).cpu)
+
+
 @pytest.mark.parametrize("name", list(COMMANDS))
-def test_command_starts_within_twice_the_framework(name: str) -> None:
+def test_command_starts_within_a_quarter_second_or_the_framework(name: str) -> None:
     timings = measured()
-    assert timings[name].cpu / _floor(name, timings).cpu <= TARGET
+    assert timings[name].cpu <= _allowed(name, timings)

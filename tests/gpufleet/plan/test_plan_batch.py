@@ -106,3 +106,32 @@ def test_progress_bar_only_on_a_terminal(monkeypatch) -> None:
                 advance()
         # A bar draws on a terminal (and clears itself); piped, nothing at all is written.
         assert bool(screen.getvalue()) is terminal
+
+
+class _Recorder:
+    """Stands in for one worker's executor: records what it is handed, in order (the scheduling is under test)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def submit(self, _fn, _stacks_dir: Path, name: str) -> Future[StackOutcome]:
+        self.names.append(name)
+        return Future()
+
+
+def test_a_worker_keeps_to_one_provider_while_its_stacks_last(small_stacks: Path) -> None:
+    # Most of a worker's first plans is importing its provider's SDK: two workers on two providers import one each.
+    for index in range(3):
+        shutil.copy(SHIPPED_STACKS / "Pulumi.aws-infer-g6e.yaml", small_stacks / f"Pulumi.aws-{index}.yaml")
+    names = ["aws-0", "azure-images", "aws-1", "alicloud-images", "aws-2", "aws-images"]
+    queues = batch._by_provider(small_stacks, names)
+    assert {key: list(queue) for key, queue in queues.items()} == {
+        ("aws",): ["aws-0", "aws-1", "aws-2", "aws-images"], ("azure-native",): ["azure-images"],
+        ("alicloud",): ["alicloud-images"]}
+    pools, last, running = [_Recorder(), _Recorder()], [None, None], {}
+    for worker in (0, 1, 0, 0, 1, 0):  # the order the workers come back free
+        batch._dispatch(pools, worker, last, queues, running, small_stacks)
+    # The first worker takes the largest provider and stays on it; the second another, then steals what is left.
+    assert pools[0].names == ["aws-0", "aws-1", "aws-2", "aws-images"]
+    assert pools[1].names[0] == "azure-images" and sorted(pools[1].names) == ["alicloud-images", "azure-images"]
+    assert len(running) == 6 and not any(queues.values())
