@@ -9,8 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from .clouds.backend import ResolvedCluster
 from .clouds.lookup import backend
-from .resolve import ResolvedCluster, resolve_cluster
+from .resolve import resolve_cluster
 from .stackfile.checks import stack_accounts
 from .stackfile.errors import SpecError, SpecInvalid
 from .stackfile.image_stack import validate_images

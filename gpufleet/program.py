@@ -13,13 +13,13 @@ import pulumi
 
 from components import runtime
 
+from .clouds.backend import ResolvedCluster
 from .clouds.lookup import backend
 from .clouds.program import cloud_program
 from .clouds.registry import CLOUDS
 from .lock import load_lock
 from .lock.status import next_steps
 from .prepare import Prepared, prepare
-from .resolve import ResolvedCluster
 from .stackfile.errors import SpecInvalid
 from .stackfile.keys import PROVIDER_ACCOUNT_KEYS
 from .stackfile.models import CLUSTER_KEY, IMAGES_KEY, ImagesSpec

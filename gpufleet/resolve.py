@@ -9,172 +9,21 @@ or whether alarms need a target created or one brought. Whether a group runs spo
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
-from ipaddress import IPv4Network
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
+from .clouds.backend import NO_FABRIC, CloudBackend, FabricInUse, GroupCost, ResolvedCluster, ResolvedGroup
 from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
-from .lock.boot_modes import BootMode, common_boot_mode
 from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import discriminated_union, parse_with
 
 if TYPE_CHECKING:
-    from .clouds.backend import CloudBackend
-    from .lock.model import ImageEntry, Lock, Profile
-
-
-@dataclass(frozen=True)
-class GroupCost:
-    """USD per hour of a group at the type its cloud prices it at (its primary; on Alibaba Cloud cost-optimised
-    groups, the most expensive: CloudBackend.priced_type) (catalog.pricing.hourly_cost): the stack's price for the
-    type when `prices` gives one, else the catalog snapshot."""
-
-    desired_on_demand: float
-    desired_expected: float
-    """Desired size with its spot nodes at the spot price (on-demand where none is given)."""
-    max_on_demand: float
-    """What the budget is checked against: size.max at the group's most expensive type (catalog.most_expensive)."""
-
-
-@dataclass(frozen=True)
-class FabricInUse:
-    """The RDMA fabric a node of one instance type uses in its group, as the cloud's backend counts it."""
-
-    kind: str
-    """efa, infiniband, erdma, roce; none without RDMA (or on a type without interfaces)."""
-    interfaces: int
-    """RDMA interfaces (EFA, IB HCAs, ERIs) the node must show; 0 with kind none."""
-
-
-NO_FABRIC = FabricInUse("none", 0)
-
-
-@dataclass(frozen=True)
-class ResolvedGroup:
-    """One node group with what the catalog, the fabric and the cloud's naming make of it."""
-
-    index: int
-    spec: NodeGroup
-    types: tuple[InstanceType | None, ...]
-    """Catalog row of each of spec.instance_types, in order; None for a type the catalog lacks."""
-    rdma: bool
-    """RDMA in use: required, or auto on a primary type with a fabric."""
-    fabrics: tuple[FabricInUse, ...]
-    """The fabric a node of each of spec.instance_types uses, in order (none for a type the catalog lacks)."""
-    zones: tuple[str, ...]
-    names: Mapping[str, str]
-    """Names the group's resources need before they exist (e.g. scaling_group), by role."""
-    cost: GroupCost | None
-    """None when the primary type is unknown or has no on-demand price in the region: unknown, not 0."""
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def primary(self) -> InstanceType | None:
-        return self.types[0]
-
-    @property
-    def fabric(self) -> str:
-        """Fabric kind the primary type uses (efa, infiniband, erdma, roce) or none."""
-        return self.fabrics[0].kind
-
-    @property
-    def interfaces(self) -> int:
-        """RDMA interfaces per node of the primary type in use (0 without RDMA)."""
-        return self.fabrics[0].interfaces
-
-    @property
-    def known_types(self) -> list[InstanceType]:
-        return [t for t in self.types if t is not None]
-
-    def path(self, field: str) -> str:
-        """Field path of a field of this group in the stack file, e.g. node_groups[1].size."""
-        return f"node_groups[{self.index}].{field}"
-
-
-@dataclass(frozen=True)
-class ResolvedCluster:
-    spec: ClusterSpec
-    groups: tuple[ResolvedGroup, ...]
-    catalog: Catalog
-    lock: Lock
-
-    @property
-    def backend(self) -> CloudBackend:
-        return backend(self.spec.cloud)
-
-    @property
-    def profile(self) -> Profile | None:
-        """The lock's profile the stack names (spec.image); None only for a stack the checks refuse."""
-        return self.lock.profiles.get(self.spec.image)
-
-    @property
-    def image(self) -> ImageEntry | None:
-        """The lock's image of that profile for the stack's cloud and region, baked (an id) or not (id null, with
-        the stack that bakes it); None only for a stack the checks refuse. Where the lock keeps an image per boot
-        mode, the one a group boots that is not baked yet, else the first group's (whether the cluster can boot)."""
-        booted = [entry for group in self.groups if (entry := self.group_image(group)) is not None]
-        if booted:
-            return next((entry for entry in booted if entry.id is None), booted[0])
-        return self.lock.image_entry(self.spec.image, self.spec.cloud, self.spec.region)
-
-    def image_boot_modes(self) -> list[BootMode | None]:
-        """The boot modes the lock keeps an image of the profile for in the region ([None]: one image, no mode)."""
-        return list(self.lock.image_entries(self.spec.image, self.spec.cloud, self.spec.region))
-
-    def group_boot_mode(self, group: ResolvedGroup) -> BootMode | None:
-        """The boot mode of the image the group boots: one every type of it boots and the lock has an image for,
-        UEFI first; None where the lock keeps one image (no boot mode) or where none fits (the checks refuse it)."""
-        modes = [mode for mode in self.image_boot_modes() if mode is not None]
-        if not modes or any(t is None or t.boot_modes is None for t in group.types):
-            return None
-        return common_boot_mode((t.boot_modes for t in group.known_types), modes)
-
-    def group_image(self, group: ResolvedGroup) -> ImageEntry | None:
-        """The lock's image the group boots (see group_boot_mode); None where it has none for the group."""
-        entries = self.lock.image_entries(self.spec.image, self.spec.cloud, self.spec.region)
-        if None in entries:
-            return entries[None]
-        mode = self.group_boot_mode(group)
-        return entries.get(mode) if mode is not None else None
-
-    @property
-    def alarm_target_mode(self) -> Literal["create", "bring"] | None:
-        """How alarms and budget alerts reach people: "bring" when monitoring.alarms.target names the cloud's
-        notification target, "create" when alarms or budget alerts need one and none is brought (the stack's own
-        topic / action group / contact group, with the alarm emails as recipients), None when nothing notifies."""
-        alarms = self.spec.monitoring.alarms
-        if alarms is not None and alarms.target != "create":
-            return "bring"
-        if alarms is not None or self.spec.budget.alert_at_percent:
-            return "create"
-        return None
-
-    def addresses_at_max(self, per_zone: bool = True) -> dict[str, int]:
-        """Private addresses the node groups take at max size, per zone ("" for a regional group): a group
-        over several zones may land every node in one of them, so each of its zones counts all of them. With
-        per_zone False, one total under "" (one subnet serves every zone)."""
-        demand: dict[str, int] = {}
-        for group in self.groups:
-            if group.primary is None:
-                continue
-            per_node = self.backend.addresses_per_node(group.primary, group.rdma)
-            for zone in (group.zones or ("",)) if per_zone else ("",):
-                demand[zone] = demand.get(zone, 0) + group.spec.size.max * per_node
-        return demand
-
-    def usable_addresses(self, subnet: IPv4Network) -> int:
-        """Addresses of a subnet left for nodes once the cloud's reserved ones are taken (catalog limit)."""
-        return subnet.num_addresses - int(self.catalog.limit(self.spec.cloud, "subnet_reserved_addresses"))
+    from .lock.model import Lock
 
 
 def _zones(spec: ClusterSpec, group: NodeGroup, rdma: bool) -> tuple[str, ...]:
@@ -247,6 +96,7 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
         groups=tuple(_group(spec, i, g, cloud, catalog) for i, g in enumerate(spec.node_groups)),
         catalog=catalog,
         lock=lock or load_lock(),
+        backend=cloud,
     )
     errors = run_checks(resolved)
     if errors:

@@ -26,11 +26,12 @@ from moto.servicequotas.exceptions import NoSuchResource
 from moto.servicequotas.models import ServiceQuotasBackend
 from moto.servicequotas.responses import ServiceQuotasResponse
 
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.lock import load_lock
 from gpufleet.lock.model import ImageEntry
 from gpufleet.preflight.aws import quotas
 from gpufleet.preflight.aws.clients import CONFIG, AwsClients
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 
 REGION = "us-east-1"
 PROFILE = "cuda12.8-r580"

@@ -20,10 +20,11 @@ from azure.core.pipeline.transport import HttpTransport
 from azure.core.rest._requests_basic import RestRequestsTransportResponse
 from conftest import read_cluster
 
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.preflight.azure import AzureClients, make_clients, preflight
 from gpufleet.preflight.azure.account import cluster_providers
 from gpufleet.preflight.findings import Finding
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 
 FIXTURES = Path(__file__).parent / "data" / "preflight" / "azure"
 SUBSCRIPTION = "6f1c7e52-3d4b-4c1a-9a3e-0d2b8c5e7f10"

@@ -9,8 +9,8 @@ from typing import Any
 import pulumi
 
 from components.clouds.scope import ClusterScope
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.engine import run_program
-from gpufleet.resolve import ResolvedCluster
 
 
 def registered_by(resolved: ResolvedCluster, step: Callable[[ClusterScope], None]) -> list[Any]:

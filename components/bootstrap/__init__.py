@@ -34,7 +34,8 @@
 """
 
 from .cloud_init import expect_document, render_user_data, user_data_limit
-from .config import BootstrapConfig, BootstrapError, ExpectedType, LifecycleHooks
+from .config import BootstrapConfig, ExpectedType, LifecycleHooks
+from .errors import BootstrapError
 from .gate import checkpoint_command, gate_command
 from .mig import MigLayout
 

@@ -20,7 +20,8 @@ import yaml
 
 from gpufleet.catalog import load_catalog
 
-from .config import BootstrapConfig, BootstrapError
+from .config import BootstrapConfig
+from .errors import BootstrapError
 from .operations import CLOUDWATCH_AGENT_CONFIG, CLOUDWATCH_AGENT_CTL, agent_config_text, lustre_fstab_entry
 
 ETC = "/etc/gpufleet"

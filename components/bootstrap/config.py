@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, get_args
+from typing import get_args
 
 from gpufleet.catalog.mig import MAX_DEVICES_PER_GPU
 from gpufleet.catalog.model import FabricKind
@@ -16,19 +16,14 @@ from gpufleet.clouds.lookup import backend
 from gpufleet.clouds.registry import CLOUDS, Cloud
 from gpufleet.stackfile.models import ScratchMode
 
+from .errors import BootstrapError
 from .mig import MigLayout
-
-if TYPE_CHECKING:
-    from .operations import GpuMetrics, SharedMount
+from .operations import GpuMetrics, SharedMount
 
 FABRICS = get_args(FabricKind)
 # Each setting of the node's operations, by the backend operation whose node scripts carry it out
 # (gpu-health-<cloud>.sh: publish, mark_unhealthy; the Lustre mount).
 OPERATION_OF = {"gpu_metrics": "monitoring", "shared_mount": "shared_storage"}
-
-
-class BootstrapError(ValueError):
-    """Bad bootstrap input or a rendering that cannot be used; the message names the field."""
 
 
 def _require_text(field: str, value: object) -> None:

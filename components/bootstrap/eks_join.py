@@ -36,7 +36,7 @@ from gpufleet.stackfile.scheduler import LABEL_VALUE
 from gpufleet.yaml_libyaml import SAFE_LOADER
 
 from .cloud_init import ETC, SBIN, UNITS, _file, _LiteralDumper, _packed_file, node_script, user_data_limit
-from .config import BootstrapError
+from .errors import BootstrapError
 
 JOIN_UNIT = "gpufleet-eks-join.service"
 # The kubelet's unit on the Ubuntu EKS image (a snap's daemon) and on images that install it as a plain unit.

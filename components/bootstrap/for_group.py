@@ -11,7 +11,7 @@ from .config import BootstrapConfig, ExpectedType
 from .mig import MigLayout
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+    from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 
 def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_settings: Any) -> BootstrapConfig:

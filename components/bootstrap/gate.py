@@ -13,7 +13,7 @@ runs `checkpoint_command` the same way: the stack's checkpoint hook, once, then 
 from __future__ import annotations
 
 from .cloud_init import node_script
-from .config import BootstrapError
+from .errors import BootstrapError
 
 
 def gate_command(wait_seconds: int) -> str:

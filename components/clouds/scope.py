@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
-from gpufleet.resolve import ResolvedCluster
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.stackfile.models import ClusterSpec
 
 from ..tags import resource_tags

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpufleet.resolve import ResolvedGroup
+from gpufleet.clouds.backend import ResolvedGroup
 
 from .gpu_sharing import GroupSharing, sharing_labels
 from .node_check import NODE_CHECK_TAINT

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from .registry import CLOUDS
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster
     from ..stackfile.models import ImagesSpec
+    from .backend import ResolvedCluster
 
 
 class CloudProgram(Protocol):

@@ -12,7 +12,7 @@ from typing import Any
 
 from policies.registry import RULES_BY_NAME, rdma_in_use_config
 
-from ..resolve import ResolvedCluster, ResolvedGroup
+from ..clouds.backend import ResolvedCluster, ResolvedGroup
 from ..stackfile.checks import stack_accounts
 from ..stackfile.errors import SpecError, SpecInvalid
 from ..stackfile.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..catalog import InstanceType
-from ..resolve import ResolvedCluster
+from ..clouds.backend import ResolvedCluster
 from ..stackfile.models import StackPrice
 
 

@@ -23,7 +23,7 @@ from .errors import SpecError
 from .scheduler_checks import key_errors, kubernetes_on
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from ..clouds.backend import ResolvedCluster, ResolvedGroup
 
 # Label and taint namespaces ACK writes itself: the driver pin ack.aliyun.com/nvidia-driver-version (ALI 207292),
 # the node pool's alibabacloud.com/nodepool-id, the card-model labels aliyun.accelerator/nvidia_name ... (ALI

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from .errors import SpecError
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from ..clouds.backend import ResolvedCluster, ResolvedGroup
 
 Check = Callable[["ResolvedCluster"], Iterator[SpecError]]
 GroupCheck = Callable[["ResolvedCluster", "ResolvedGroup"], Iterator[SpecError]]

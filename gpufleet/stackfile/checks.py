@@ -17,7 +17,7 @@ from .errors import SpecError
 from .keys import account_problem, arn_accounts, key_problem
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from ..clouds.backend import ResolvedCluster, ResolvedGroup
     from .models import ClusterSpec
 
 # RFC 1918 private address space: node networks live here.

@@ -29,7 +29,7 @@ from .check_registry import check, group_check
 from .errors import SpecError
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from ..clouds.backend import ResolvedCluster, ResolvedGroup
 
 # Clouds whose managed Kubernetes gpufleet builds, and what the others lack.
 KUBERNETES_GAPS: dict[str, str] = {}

@@ -19,7 +19,7 @@ from .check_registry import group_check
 from .errors import SpecError
 
 if TYPE_CHECKING:
-    from ..resolve import ResolvedCluster, ResolvedGroup
+    from ..clouds.backend import ResolvedCluster, ResolvedGroup
 
 
 # Clouds whose nodes cannot take MIG at boot yet, and why. A MIG node reboots once on its first boot (the mode

@@ -11,8 +11,9 @@ import pytest
 from conftest import read_cluster
 
 from components.bootstrap.for_group import group_bootstrap
+from gpufleet.clouds.backend import NO_FABRIC, FabricInUse
 from gpufleet.lock import load_lock
-from gpufleet.resolve import NO_FABRIC, FabricInUse, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile.models import NodeGroup
 
 

@@ -29,7 +29,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from gpufleet.catalog.managed_addons import addon_config_problems, load_ack_addons, resolved_kubernetes_version
-from gpufleet.resolve import ResolvedCluster
+from gpufleet.clouds.backend import ResolvedCluster
 
 from ... import runtime
 

@@ -17,7 +17,7 @@ from components.bootstrap.for_group import node_check_expectations
 from components.kubernetes import InClusterGroup
 from components.kubernetes.pool_nodes import gpus_per_node, group_taints
 from gpufleet.catalog.ack import load_ack_facts
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 from ... import runtime
 from .ack_pools import pool_fabric, pool_labels

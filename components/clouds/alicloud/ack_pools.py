@@ -30,7 +30,7 @@ import pulumi_alicloud as alicloud
 
 from components.kubernetes.pool_nodes import group_labels, group_taints
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
-from gpufleet.resolve import ResolvedGroup
+from gpufleet.clouds.backend import ResolvedGroup
 
 from ..scope import ClusterScope
 from .ack_operations import autoscaling_config

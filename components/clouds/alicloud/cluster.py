@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 import pulumi
 import pulumi_alicloud as alicloud
 
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.lock.status import image_tags
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.lock.status import image_tags
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 from gpufleet.stackfile.models import ClusterSpec
 
 from ...bootstrap import render_user_data

@@ -8,7 +8,7 @@ import json
 import pulumi
 
 from components.kubernetes import InClusterGroup
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 from .eks_nodes import node_labels, node_taints
 

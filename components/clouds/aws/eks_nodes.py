@@ -22,8 +22,8 @@ import pulumi
 from gpufleet.catalog import InstanceType
 from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 
-from ...bootstrap.config import BootstrapError
 from ...bootstrap.eks_join import EksNode, eks_user_data
+from ...bootstrap.errors import BootstrapError
 
 if TYPE_CHECKING:
     from ...kubernetes.gpu_sharing import GroupSharing

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pulumi_azure_native import containerservice
 
-from gpufleet.resolve import ResolvedCluster
+from gpufleet.clouds.backend import ResolvedCluster
 
 # The autoscaler's default (the SDK's description of scale_down_unneeded_time: "The default is '10m'").
 DEFAULT_UNNEEDED_MINUTES = 10

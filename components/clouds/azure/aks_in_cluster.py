@@ -21,7 +21,7 @@ import yaml
 from components.bootstrap.for_group import node_check_expectations
 from components.kubernetes import InClusterGroup
 from components.kubernetes.pool_nodes import gpus_per_node
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 from .aks_pools import SPOT_KEY, SPOT_TAINT, pool_labels, pool_names, pool_taints
 

@@ -28,7 +28,7 @@ from pulumi_azure_native import containerservice
 from components.kubernetes.pool_nodes import group_labels, group_taints
 from gpufleet.catalog import load_mig_facts
 from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile
 
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"

@@ -12,9 +12,9 @@ import pulumi
 from pulumi_azure_native import authorization, compute, resources
 
 from gpufleet.clouds.azure.names import GROUP, NAMES
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import image_tags
-from gpufleet.resolve import ResolvedCluster, ResolvedGroup
 
 from ... import runtime
 from ...bootstrap import render_user_data

@@ -16,7 +16,7 @@ from ...stackfile.errors import SpecError
 from ..network_fit import Split, size_problems
 
 if TYPE_CHECKING:
-    from ...resolve import ResolvedCluster, ResolvedGroup
+    from ..backend import ResolvedCluster, ResolvedGroup
 
 
 def vswitches_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:

@@ -14,7 +14,7 @@ from ..network_fit import Split, size_problems
 from .stack_model import KMS_KEY_ONLY_ARN
 
 if TYPE_CHECKING:
-    from ...resolve import ResolvedCluster
+    from ..backend import ResolvedCluster
 
 
 def capacity_blocks_fixed(cluster: ResolvedCluster) -> Iterator[SpecError]:

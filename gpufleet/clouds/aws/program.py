@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ...resolve import ResolvedCluster
+    from ..backend import ResolvedCluster
     from .stack_model import AwsImagesSpec
 
 

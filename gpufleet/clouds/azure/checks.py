@@ -19,7 +19,7 @@ from ..network_fit import Split, size_problems
 RSA_KEY_MIN_BITS = 2048  # Azure's minimum for ssh-rsa admin keys (Compute API SshPublicKey.keyData)
 
 if TYPE_CHECKING:
-    from ...resolve import ResolvedCluster
+    from ..backend import ResolvedCluster
 
 
 def infiniband_limits(cluster: ResolvedCluster) -> Iterator[SpecError]:

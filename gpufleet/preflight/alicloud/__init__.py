@@ -11,8 +11,8 @@ from . import account, capacity, network
 from .clients import AlicloudClients, Retry, make_clients
 
 if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedCluster
     from gpufleet.prepare import Prepared
-    from gpufleet.resolve import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 
 __all__ = ["AlicloudClients", "Retry", "make_clients", "preflight"]
@@ -21,7 +21,7 @@ __all__ = ["AlicloudClients", "Retry", "make_clients", "preflight"]
 def preflight(prepared: Prepared, clients: AlicloudClients | None = None) -> list[Finding]:
     """Findings for an Alibaba Cloud cluster or image stack, in check order; PreflightUnavailable when the account
     cannot be asked (no or refused credentials, access denied, unknown region, no answer)."""
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
     if isinstance(prepared, ResolvedCluster):
         clients = clients or make_clients(prepared.spec.region)

@@ -34,7 +34,7 @@ from alibabacloud_ram20150501 import models as ram
 from ..findings import Finding, PreflightUnavailable
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
     from .clients import AlicloudClients
 

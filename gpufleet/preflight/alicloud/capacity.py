@@ -32,7 +32,7 @@ from components.clouds.alicloud.nodegroup import spot_strategy
 from ..findings import Finding
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+    from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
     from .clients import AlicloudClients
 

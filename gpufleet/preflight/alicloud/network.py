@@ -22,7 +22,7 @@ from alibabacloud_vpc20160428 import models as vpc
 from ..findings import Finding
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
     from .clients import AlicloudClients
 

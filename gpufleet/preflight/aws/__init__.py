@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from ..findings import Finding, PreflightUnavailable
 
 if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedCluster
     from gpufleet.prepare import Prepared
-    from gpufleet.resolve import ResolvedCluster
 
     from ..concurrent import Check
     from .clients import AwsClients

@@ -17,7 +17,7 @@ from ..findings import Finding
 from .clients import COST_EXPLORER_REGION, AwsClients, ask
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
 ROLES = "aws-service-linked-role"
 COST_TAG = "aws-cost-allocation-tag"

@@ -17,7 +17,7 @@ from ..findings import Finding
 from .clients import AwsClients, ask
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
 NETWORK = "aws-network"
 KEY = "aws-kms-key"

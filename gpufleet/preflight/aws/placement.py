@@ -17,7 +17,7 @@ from ..findings import Finding
 from .clients import AwsClients, ask
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+    from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 OFFERING = "aws-zone-offering"
 RESERVATION = "aws-reservation"

@@ -24,7 +24,7 @@ from .clients import AwsClients, ask
 
 if TYPE_CHECKING:
     from gpufleet.catalog import InstanceType
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
 CHECK = "aws-quota"
 RESERVED = ("capacity-block", "reservation")

@@ -18,7 +18,7 @@ from ..findings import Finding
 from .clients import AzureClients, ask
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 
 # VM Image Builder's providers (azure-compute-docs virtual-machines/linux/image-builder.md, "Register the providers"),

@@ -19,7 +19,7 @@ from . import ids
 from .clients import AzureClients, ask_or_missing
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster, ResolvedGroup
+    from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 KEYVAULT_API = "2024-11-01"
 IDENTITY_API = "2023-01-31"

@@ -22,7 +22,7 @@ from .brought import get_by_id
 from .clients import AzureClients, ask_or_missing
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 
 GALLERY_API = "2024-03-03"

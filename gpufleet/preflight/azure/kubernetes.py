@@ -20,7 +20,7 @@ from .account import feature_state
 from .clients import AzureClients
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
 NAMESPACE = "Microsoft.ContainerService"
 INFINIBAND_FEATURE = "AKSInfinibandSupport"

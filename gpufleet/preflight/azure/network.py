@@ -20,7 +20,7 @@ from . import ids
 from .clients import AzureClients, ask_or_missing
 
 if TYPE_CHECKING:
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
 VNET, SUBNET = "network.vnet_id", "network.subnet_id"
 

@@ -15,14 +15,14 @@ from .kubernetes import aks_checks
 from .network import network_checks
 
 if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedCluster
     from gpufleet.prepare import Prepared
-    from gpufleet.resolve import ResolvedCluster
     from gpufleet.stackfile import ImagesSpec
 
 
 def preflight(prepared: Prepared, clients: AzureClients | None = None) -> list[Finding]:
     """Findings of every check, in a stable order; PreflightUnavailable when Azure cannot be asked."""
-    from gpufleet.resolve import ResolvedCluster
+    from gpufleet.clouds.backend import ResolvedCluster
 
     clients = clients or default_clients()
     compute = Compute(clients, Memo())

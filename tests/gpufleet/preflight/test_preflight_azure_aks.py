@@ -12,7 +12,8 @@ from azure_replay import INFER, TRAIN, account, cluster, only, run, usages_with
 from conftest import read_cluster
 from test_preflight_azure_brought import GALLERY_VERSION, baked_lock
 
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.clouds.backend import ResolvedCluster
+from gpufleet.resolve import resolve_cluster
 
 FEATURE = "features/AKSInfinibandSupport"
 KUBERNETES = {"kind": "kubernetes", "version": "1.36"}

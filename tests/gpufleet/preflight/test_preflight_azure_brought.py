@@ -23,10 +23,11 @@ from azure_replay import (
 )
 from conftest import SHIPPED_STACKS, read_cluster
 
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.lock import load_lock
 from gpufleet.preflight.azure import preflight
 from gpufleet.preflight.azure.account import IMAGE_PROVIDERS
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import validate_images
 from gpufleet.yaml_model import read_yaml
 

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from conftest import SHIPPED_STACKS
 
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.support_warnings import plan_warnings
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import load_stack, stack_path
 from gpufleet.stackfile.scheduler_checks import kubernetes_section
 

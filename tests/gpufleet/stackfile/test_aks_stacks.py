@@ -8,8 +8,9 @@ from datetime import date
 from conftest import SHIPPED_STACKS
 
 from gpufleet.catalog.mig import load_mig_facts
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.support_warnings import plan_warnings
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import load_stack, stack_path
 from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile, kubernetes_section
 

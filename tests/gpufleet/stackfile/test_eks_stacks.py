@@ -7,7 +7,8 @@ import pytest
 from conftest import SHIPPED_STACKS
 from kubernetes_lock import with_kubernetes_profiles
 
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.clouds.backend import ResolvedCluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import load_stack, stack_path
 
 PROFILE = "cuda12.8-r580-eks1.35"

@@ -16,7 +16,8 @@ from components.bootstrap.operations import FATAL_XIDS
 from components.clouds.alicloud.ack_addons import cluster_addons
 from components.clouds.alicloud.ack_alerts import alarm_contact_group, pool_alerts
 from components.clouds.scope import ClusterScope
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.clouds.backend import ResolvedCluster
+from gpufleet.resolve import resolve_cluster
 
 RULE = "alicloud:arms/prometheusAlertRule:PrometheusAlertRule"
 GROUP = "alicloud:arms/alertContactGroup:AlertContactGroup"

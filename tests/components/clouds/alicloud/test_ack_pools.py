@@ -18,8 +18,9 @@ from components.clouds.alicloud.ack_pools import AckPoolArgs, ack_pools
 from components.clouds.scope import ClusterScope
 from components.kubernetes import NODE_CHECK_TAINT
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.planner import plan_stack
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import stack_path
 
 POOL = "alicloud:cs/nodePool:NodePool"

@@ -21,9 +21,10 @@ from components.bootstrap.eks_join import KUBELET_UNITS
 from components.clouds.aws.eks_join import EksJoin
 from components.clouds.aws.lifecycle import group_hooks
 from components.clouds.aws.nodegroup import AwsNodeGroup, NodeGroupArgs
+from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.engine import run_program
 from gpufleet.plan.record import RecordedResource
-from gpufleet.resolve import ResolvedCluster, resolve_cluster
+from gpufleet.resolve import resolve_cluster
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
