@@ -36,8 +36,9 @@ app.add_typer(lock_app, name="lock")
 out = Console()
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
 err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
-DEFAULT_STACKS = Path(__file__).resolve().parents[2] / "stacks"
-StacksDir = Annotated[Path, typer.Option("--stacks-dir", help="Directory of Pulumi.<stack>.yaml files.")]
+StacksDir = Annotated[Path | None, typer.Option(
+    "--stacks-dir", help="Folder of the Pulumi.<stack>.yaml files (default: the project's, found as Pulumi finds it: "
+    "the nearest Pulumi.yaml from here upward, and its stackConfigDir).")]
 
 
 class Format(str, Enum):
@@ -69,6 +70,20 @@ def emit_json(data: Any) -> None:
 def fail_invalid(invalid: SpecInvalid) -> None:
     err.print(f"error: {invalid}")
     raise typer.Exit(2)
+
+
+def project_stacks(given: Path | None) -> Path:
+    """`--stacks-dir` when given, else the stack folder of the project the working directory is in; exit 2 when
+    there is none."""
+    from ..project import stacks_dir
+    from ..stackfile import SpecInvalid
+
+    try:
+        return stacks_dir(given)
+    except SpecInvalid as invalid:  # no stack is read yet: the usage error alone, not "invalid stack"
+        for error in invalid.errors:
+            err.print(f"error: {error.path}: {error.message}")
+        raise typer.Exit(2) from None
 
 
 def existing_stack(stacks_dir: Path, name: str) -> Path:

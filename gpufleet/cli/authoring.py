@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, err, existing_stack, fail_invalid, out
+from .app import Format, FormatOpt, StacksDir, app, emit_json, err, existing_stack, fail_invalid, out, project_stacks
 
 
 @app.command()
@@ -57,13 +58,17 @@ def fork(
     template: Annotated[str, typer.Argument(help="Stack to extend, e.g. aws-train-p5.")],
     new: Annotated[str, typer.Argument(help="Name of the new stack.")],
     settings: Annotated[list[str] | None, typer.Option("--set", help="path=value override, repeatable.")] = None,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""
     from ..fork import fork as fork_stack
     from ..stackfile import SpecInvalid
 
+    given = stacks_dir
+    stacks_dir = project_stacks(stacks_dir)
     existing_stack(stacks_dir, template)
+    # The next commands run from here: they name the stack folder unless it is the one they would find.
+    where = f" --stacks-dir {given}" if given is not None and given.resolve() != _project_stacks_here() else ""
     try:
         path, result = fork_stack(template, new, settings or [], stacks_dir)
     except SpecInvalid as invalid:
@@ -73,7 +78,18 @@ def fork(
         violations = result.policies.get("violations", [])
         failed = sorted({v["policy"] for v in violations if v["level"] == "mandatory"})
         err.print(f"wrote {path}, but it fails mandatory policies: {', '.join(failed)}; see "
-                  f"`gpufleet plan --stack {new}` and fix it before `pulumi up`", highlight=False)
+                  f"`gpufleet plan --stack {new}{where}` and fix it before `pulumi up`", highlight=False)
         raise typer.Exit(result.exit_code)
-    out.print(f"wrote {path}\nnext:\n  gpufleet plan --stack {new}\n  pulumi stack init {new}\n"
-              f"  pulumi up --stack {new} --policy-pack policies", highlight=False)
+    out.print(f"wrote {path}\nnext:\n  gpufleet plan --stack {new}{where}\n"
+              f"  gpufleet policy-config --stack {new}{where} > policy-config-{new}.json\n"
+              f"  gpufleet preflight --stack {new}{where}    # read-only questions to the account\n"
+              f"  pulumi stack init {new}\n"
+              f"  pulumi up --stack {new} --policy-pack policies --policy-pack-config policy-config-{new}.json",
+              highlight=False, soft_wrap=True)  # commands whole, never wrapped at the terminal's width
+
+
+def _project_stacks_here() -> Path | None:
+    from ..project import find_project
+
+    project = find_project(Path.cwd())
+    return project.stacks_dir.resolve() if project is not None else None

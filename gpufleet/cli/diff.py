@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .app import DEFAULT_STACKS, app, emit_json, err, fail_invalid, out, progress
+from .app import StacksDir, app, emit_json, err, fail_invalid, out, progress, project_stacks
 
 
 class DiffFormat(str, Enum):
@@ -28,6 +28,7 @@ def diff(
     = False,
     fmt: Annotated[DiffFormat, typer.Option("--format", help="table for people, json for machines, markdown for "
                                                             "a pull request.")] = DiffFormat.table,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Plan each stack at git ref BASE (with BASE's code and stacks) and in the work tree, offline, and print
     per stack: resources added, removed and changed (input paths, before -> after, secrets masked), GPU and
@@ -49,8 +50,12 @@ def diff(
     if stack is not None and all_stacks:
         err.print("error: give --stack NAME or --all, not both")
         raise typer.Exit(2)
+    from ..project import project_root
+
+    stacks_dir = project_stacks(stacks_dir)
     try:
-        report = diff_against(DEFAULT_STACKS.parent, base, [stack] if stack is not None else None, progress)
+        report = diff_against(project_root(stacks_dir), base, [stack] if stack is not None else None, progress,
+                              stacks_dir)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     if fmt is DiffFormat.json:

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, images_app, out
+from .app import Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, images_app, out, project_stacks
 
 
 @images_app.command("check")
@@ -17,7 +17,7 @@ def images_check(
     on: Annotated[str | None, typer.Option("--on", help="Judge end of life on this date (YYYY-MM-DD).")] = None,
     lock_file: Annotated[Path | None, typer.Option("--lock", help="Lock file (default images/lock.yaml).")] = None,
     fmt: FormatOpt = Format.table,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions, in-cluster
     pins (digests noted where missing; each AKS stack's driver container pinned)."""
@@ -30,6 +30,7 @@ def images_check(
         err.print(f"error: --on must be a date like 2026-11-21, got {on!r}")
         raise typer.Exit(2) from None
     try:
+        stacks_dir = project_stacks(stacks_dir)
         problems = check_images(stacks_dir, when, profile, lock_file)
         notes = image_notes(stacks_dir, when, profile, lock_file)
     except SpecInvalid as invalid:

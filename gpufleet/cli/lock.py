@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, lock_app, out
+from .app import Format, FormatOpt, StacksDir, emit_json, err, fail_invalid, lock_app, out, project_stacks
 
 
 class FactKind(str, Enum):
@@ -33,7 +33,7 @@ def lock_resolve(
         "--check", help="Write nothing; exit 1 when a source moved (a new default add-on, a new digest behind a "
         "tag, a retired version) or a fact cannot be read: for a scheduled CI job.")] = False,
     fmt: FormatOpt = Format.table,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Read every fact the lock needs from its source with your network and credentials, and record each with where
     and when it was read. Exit 0: all read (or, with --check, nothing moved); 1: a fact could not be read or does not
@@ -51,6 +51,7 @@ def lock_resolve(
             raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; the lock has: "
                                          f"{', '.join(sorted(lock.profiles))}")])
         kinds = {kind.value for kind in only} if only else None
+        stacks_dir = project_stacks(stacks_dir)
         needs = selected_needs(path, shipped_stacks(stacks_dir), kinds, profile)
         previous = load_facts(path)
     except SpecInvalid as invalid:

@@ -12,7 +12,6 @@ import typer
 
 from ..plan.record import SHOW_SECRETS_ENV
 from .app import (
-    DEFAULT_STACKS,
     ReportFormat,
     ReportFormatOpt,
     StacksDir,
@@ -22,6 +21,7 @@ from .app import (
     existing_stack,
     out,
     progress,
+    project_stacks,
 )
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ def plan(
     stack_file: Annotated[Path | None, typer.Option("--stack-file", help="Path to a stack file.")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Plan every stack in the stacks directory.")] = False,
     fmt: ReportFormatOpt = ReportFormat.table,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
     show_secrets: Annotated[bool, typer.Option(
         "--show-secrets", envvar=SHOW_SECRETS_ENV,
         help="Print secret inputs in the JSON plan (else [secret], as `pulumi preview`).")] = False,
@@ -46,7 +46,7 @@ def plan(
 ) -> None:
     """Plan a stack offline under the mock engine: resources, fabric, policies, cost."""
     if all_stacks:
-        raise typer.Exit(plan_all(stacks_dir, fmt, jobs))
+        raise typer.Exit(plan_all(project_stacks(stacks_dir), fmt, jobs))
     # Each output's modules where it is made: a JSON plan loads neither rich's tables nor the batch's process pool.
     from ..plan.planner import EXIT_INVALID, plan_stack, stack_name
     from ..stackfile import SpecInvalid
@@ -54,9 +54,12 @@ def plan(
     if (stack is None) == (stack_file is None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
+    if stack_file is None:
+        stacks_dir = project_stacks(stacks_dir)
     path = stack_file if stack_file is not None else existing_stack(stacks_dir, stack or "")
     try:
-        result = plan_stack(path, stacks_dir if stack is not None else None)
+        # A stack file's `extends` names stacks of --stacks-dir where given, else of the file's own folder.
+        result = plan_stack(path, stacks_dir)
     except SpecInvalid as invalid:
         err.print(f"error: {invalid}")
         if fmt in REPORTS:  # CI still gets a report to publish, naming the invalid stack
@@ -72,12 +75,18 @@ def plan(
     elif fmt is ReportFormat.table:
         from ..report.tables import print_plan
 
+        out.print(f"stack file: {shown_path(path)}", markup=False, highlight=False)
         print_plan(out, result)
     else:
         from ..plan.batch import StackOutcome
 
         emit_report(fmt, [StackOutcome(result.stack, path, result.exit_code, result.to_json(), None)])
     raise typer.Exit(result.exit_code)
+
+
+def shown_path(path: Path) -> str:
+    """A path as a person types it from here: relative to the working directory."""
+    return os.path.relpath(path.resolve(), Path.cwd().resolve())
 
 
 def emit_report(fmt: ReportFormat, outcomes: Sequence[StackOutcome]) -> None:

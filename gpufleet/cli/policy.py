@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, existing_stack, fail_invalid, out
+from .app import Format, FormatOpt, StacksDir, app, emit_json, existing_stack, fail_invalid, out, project_stacks
 
 
 @app.command()
@@ -27,7 +27,7 @@ def policies(fmt: FormatOpt = Format.table) -> None:
 @app.command("policy-config")
 def policy_config(
     stack: Annotated[str, typer.Option("--stack", help="Stack name: stacks/Pulumi.<stack>.yaml.")],
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Print the --policy-pack-config JSON for `pulumi up --policy-pack policies` on this stack."""
     from ..pack_config.derive import policy_pack_config
@@ -35,6 +35,7 @@ def policy_config(
     from ..prepare import prepare
     from ..stackfile import SpecInvalid, load_stack
 
+    stacks_dir = project_stacks(stacks_dir)
     path = existing_stack(stacks_dir, stack)
     try:
         config = load_stack(path, stacks_dir)

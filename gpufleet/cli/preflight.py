@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .app import DEFAULT_STACKS, ReportFormat, StacksDir, app, emit_json, err, existing_stack, out
+from .app import ReportFormat, StacksDir, app, emit_json, err, existing_stack, out, project_stacks
 
 if TYPE_CHECKING:
     from gpufleet.preflight.runner import PreflightOutcome
@@ -30,7 +30,7 @@ def preflight(
     stack_file: Annotated[Path | None, typer.Option("--stack-file", help="Path to a stack file.")] = None,
     all_stacks: Annotated[bool, typer.Option("--all", help="Every stack in the stacks directory.")] = False,
     fmt: FormatOpt = ReportFormat.table,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Before `pulumi up`: plan offline, then ask the account read-only (quotas, types offered in the zones,
     reservations, brought resources, pinned images, account setup) with your usual credentials. Exit 0 nothing
@@ -44,6 +44,8 @@ def preflight(
     if all_stacks == (stack is not None or stack_file is not None) or (stack is not None and stack_file is not None):
         err.print("error: give exactly one of --stack NAME, --stack-file PATH or --all")
         raise typer.Exit(2)
+    if stack_file is None:
+        stacks_dir = project_stacks(stacks_dir)
     if all_stacks:
         from ..stackfile import stack_names
 
@@ -54,7 +56,7 @@ def preflight(
         outcomes = [preflight_stack(existing_stack(stacks_dir, name), stacks_dir) for name in names]
     else:
         path = stack_file if stack_file is not None else existing_stack(stacks_dir, stack or "")
-        outcomes = [preflight_stack(path, stacks_dir if stack is not None else None)]
+        outcomes = [preflight_stack(path, stacks_dir)]
     _emit(fmt, outcomes, all_stacks)
     raise typer.Exit(max(outcome.exit_code for outcome in outcomes))
 

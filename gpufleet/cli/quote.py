@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from .app import DEFAULT_STACKS, Format, FormatOpt, StacksDir, app, emit_json, fail_invalid, out
+from .app import Format, FormatOpt, StacksDir, app, emit_json, fail_invalid, out, project_stacks
 
 
 class CapacityChoice(str, Enum):
@@ -42,7 +42,7 @@ def quote(
     fmt: FormatOpt = Format.table,
     fork: Annotated[str | None, typer.Option("--fork", help="Print the fork command of a row as stack NEW.")] = None,
     pick: Annotated[int | None, typer.Option("--pick", help="Row number (#) to fork; default 1, the cheapest.")] = None,
-    stacks_dir: StacksDir = DEFAULT_STACKS,
+    stacks_dir: StacksDir = None,
 ) -> None:
     """Catalog types that hold COUNT GPUs of a model across the clouds, per region, by hourly cost."""
     from ..catalog import load_catalog
@@ -64,7 +64,7 @@ def quote(
             if not 1 <= number <= len(result.rows):
                 raise SpecInvalid([SpecError("--pick", f"must be a row number from 1 to {len(result.rows)}, "
                                                        f"got {number}")], source="quote")
-            line = fork_line(result.rows[number - 1], fork, capacity.value, stacks_dir)
+            line = fork_line(result.rows[number - 1], fork, capacity.value, project_stacks(stacks_dir))
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     if fmt is Format.json:

@@ -69,18 +69,25 @@ def plan_work_tree(stacks_dir: Path, stack: str, digest_key: str) -> Side:
     return Side("planned", result.exit_code, plan=result.to_json(digest_key=digest_key.encode()))
 
 
-def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked) -> DiffReport:
-    """Diff STACKS (default: every stack on either side) of the project at `root` against git ref `base`.
+def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked,
+                 work_stacks: Path | None = None) -> DiffReport:
+    """Diff STACKS (default: every stack on either side) of the project at `root`, its stack files in
+    `work_stacks` (default root/stacks), against git ref `base`, whose stack files are at the same place.
 
-    SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, or a named stack
-    exists on neither side."""
+    SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, a named stack
+    exists on neither side, or the stack folder is outside the project."""
+    work_stacks = work_stacks or root / "stacks"
+    try:
+        in_project = work_stacks.resolve().relative_to(root.resolve())
+    except ValueError:
+        raise SpecInvalid([SpecError("--stacks-dir", f"{work_stacks} is outside the project at {root}: diff "
+                                     "compares the project's own stack files at two commits")]) from None
     commit = resolve_ref(root, base)
     # One key per run: both sides print each secret as its digest under it, so a changed secret shows as changed
     # while neither plan (the base's crosses a process boundary) carries a secret in clear.
     digest_key = token_hex(32)
-    work_stacks = root / "stacks"
     with exported_tree(root, commit) as tree:
-        at_base = set(base_stacks(tree))
+        at_base = set(base_stacks(tree, in_project))
         at_work = set(stack_names(work_stacks)) if work_stacks.is_dir() else set()
         names = sorted(at_base | at_work) if stacks is None else stacks
         missing = [name for name in names if name not in at_base | at_work]
@@ -90,7 +97,7 @@ def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: 
         workers = max(1, (os.cpu_count() or 2) - 1)
         with ThreadPoolExecutor(max_workers=workers) as pool, track(len(names)) as advance:
             before: dict[str, Future[Side]] = {
-                name: pool.submit(plan_in_tree, tree, name, digest_key) for name in names if name in at_base
+                name: pool.submit(plan_in_tree, tree, name, digest_key, in_project) for name in names if name in at_base
             }
             diffs = []
             for name in names:

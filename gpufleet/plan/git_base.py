@@ -89,9 +89,9 @@ def exported_tree(repo: Path, commit: str) -> Iterator[Path]:
         yield tree / prefix
 
 
-def base_stacks(tree: Path) -> list[str]:
-    stacks = tree / "stacks"
-    return stack_names(stacks) if stacks.is_dir() else []
+def base_stacks(tree: Path, stacks: Path = Path("stacks")) -> list[str]:
+    """The stacks of the exported project, in its stack folder `stacks` (relative to the project)."""
+    return stack_names(tree / stacks) if (tree / stacks).is_dir() else []
 
 
 # What an offline plan needs from the caller's environment; everything else (cloud credentials, tokens, the
@@ -113,7 +113,7 @@ def planning_environment(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if kept(k)}
 
 
-def plan_in_tree(tree: Path, stack: str, digest_key: str | None = None) -> Side:
+def plan_in_tree(tree: Path, stack: str, digest_key: str | None = None, stacks: Path = Path("stacks")) -> Side:
     """Plan STACK with the exported tree's own code, as `gpufleet plan --stack STACK --format json` there.
     That code runs here: it gets the scrubbed environment of `planning_environment`, never credentials, and
     prints secrets masked, or as digests under `digest_key` (secret_values: compared here, never in clear)."""
@@ -121,7 +121,8 @@ def plan_in_tree(tree: Path, stack: str, digest_key: str | None = None) -> Side:
     if digest_key is not None:
         env[SECRET_DIGEST_ENV] = digest_key
     done = subprocess.run(
-        [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json"],
+        [sys.executable, "-c", _RUN_EXPORTED_CLI, "plan", "--stack", stack, "--format", "json",
+         "--stacks-dir", str(tree / stacks)],
         cwd=tree, env=env, capture_output=True, text=True, timeout=PLAN_TIMEOUT_S, check=False,
     )
     message = done.stderr.strip().removeprefix("error: ")
