@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import base64
 import binascii
+import gzip
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -182,11 +184,22 @@ def parse_json(value: Any) -> Any:
     return value
 
 
+# cloud-init reads gzip-compressed user data as it reads plain (EKS nodes' user data is gzipped whole, to fit
+# EC2's 16 KB); what it unpacks to is read up to this size, far above any user data a node is given.
+GZIP_MAGIC = b"\x1f\x8b"
+USER_DATA_READ_LIMIT = 1 << 20
+
+
 def base64_text(value: Any) -> Any:
-    """Base64-encoded user data as text: UNKNOWN while it is unknown, "" when absent or not base64."""
+    """Base64-encoded user data as text, gzip unpacked as cloud-init unpacks it: UNKNOWN while it is unknown, ""
+    when absent or not base64 (or not gzip where it says it is)."""
     if value is UNKNOWN:
         return UNKNOWN
     try:
-        return base64.b64decode(value or "", validate=True).decode("utf-8", "replace")
-    except (binascii.Error, ValueError, TypeError):
+        raw = base64.b64decode(value or "", validate=True)
+        if raw.startswith(GZIP_MAGIC):
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as packed:
+                raw = packed.read(USER_DATA_READ_LIMIT)
+        return raw.decode("utf-8", "replace")
+    except (binascii.Error, ValueError, TypeError, OSError, EOFError):
         return ""

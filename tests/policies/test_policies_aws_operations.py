@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 
 from aws_rule_args import CMK, LT, validate
 from stack_rule_args import SG, messages, res, urn
@@ -24,6 +25,15 @@ def test_gpu_metrics_missing_is_advised() -> None:
 def test_gpu_metrics_configured_passes() -> None:
     config = '{"metrics":{"metrics_collected":{"nvidia_gpu":{"measurement":["utilization_gpu"]}}}}'
     assert validate("aws-node-gpu-metrics", LT, {"userData": user_data(f"#cloud-config\n# {config}\n")}) == []
+
+
+def test_gzipped_user_data_is_read_as_cloud_init_reads_it() -> None:
+    # EKS nodes' user data is gzipped whole (EC2's 16 KB): the rule unpacks it before looking, both ways.
+    config = '{"metrics":{"metrics_collected":{"nvidia_gpu":{"measurement":["utilization_gpu"]}}}}'
+    packed = base64.b64encode(gzip.compress(f"#cloud-config\n# {config}\n".encode())).decode()
+    assert validate("aws-node-gpu-metrics", LT, {"userData": packed}) == []
+    bare = base64.b64encode(gzip.compress(b"#cloud-config\nruncmd: []\n")).decode()
+    assert len(validate("aws-node-gpu-metrics", LT, {"userData": bare})) == 1
 
 
 def test_alarm_without_actions_is_advised() -> None:
@@ -95,9 +105,10 @@ def test_a_notified_topic_with_a_subscriber_passes_and_an_unnotified_one_is_not_
     assert messages("aws-alarm-topic-subscribed", [res(TOPIC, "interruptions", {})]) == []
 
 
-def test_shipped_training_stack_passes_the_operations_rules(shipped_plans) -> None:
-    plan = shipped_plans["aws-train-p5"]
+def test_shipped_training_stacks_pass_the_operations_rules(shipped_plans) -> None:
     names = {"aws-node-gpu-metrics", "aws-alarm-has-target", "aws-shared-fs-customer-key", "aws-shared-fs-nodes-only",
              "aws-alarm-topic-subscribed"}
-    assert plan.policies["evaluated"] > 0
-    assert [v for v in plan.policies["violations"] if v["policy"] in names] == []
+    for stack in ("aws-train-p5", "aws-train-eks"):  # the EKS stack sets gpu_metrics in gzipped user data
+        plan = shipped_plans[stack]
+        assert plan.policies["evaluated"] > 0
+        assert [v for v in plan.policies["violations"] if v["policy"] in names] == [], stack
