@@ -21,7 +21,8 @@ def policies(fmt: FormatOpt = Format.table) -> None:
         return
     out.print(table("gpufleet policy pack", ["name", "level", "cloud", "resource types", "matches", "description"],
                     [(r["name"], r["level"], r["cloud"], "\n".join(r.get("resource_types", [])),
-                      r.get("cis") or r.get("checkov") or "", r["description"]) for r in rules]))
+                      r.get("cis") or r.get("checkov") or "", r["description"]) for r in rules],
+                    key=("name",), minor=("matches", "resource types", "cloud")))
 
 
 @app.command("policy-config")

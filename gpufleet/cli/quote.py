@@ -97,6 +97,8 @@ def _print_table(result: Any, rule: str) -> None:
     title = (f"{result.count} x {result.gpu} ({result.capacity}): USD/h for all nodes, cheapest first, unpriced last; "
              f"{rule}")
     out.print(table(title, ["#", "cloud", "type", "region", "nodes x GPUs", "fabric", "on-demand", "expected",
-                            "one group", "price source (read)", "notes"], rows))
+                            "one group", "price source (read)", "notes"], rows,
+                    key=("#", "cloud", "type", "region"),
+                    minor=("price source (read)", "one group", "fabric", "notes")))
     for pair in result.not_offered:
         out.print(f"not offered: {escape(pair)}", highlight=False)

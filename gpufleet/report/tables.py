@@ -5,10 +5,13 @@ Cells and names come from stack files and policy messages: they are printed as t
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.markup import escape
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
@@ -19,13 +22,60 @@ if TYPE_CHECKING:  # types only: `catalog`, `quote` and `policies` print tables 
     from ..plan.record import RecordedResource
 
 
-def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
-    out = Table(title=Text(title), title_justify="left")
-    for column in columns:
-        out.add_column(column)
-    for row in rows:
-        out.add_row(*[Text("" if cell is None else str(cell)) for cell in row])
-    return out
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], key: Sequence[str] = (),
+          minor: Sequence[str] = ()) -> FittedTable:
+    """A table that never cuts a value. Its `key` columns (what a row is: an instance type, a rule name) are never
+    wrapped; where the table is wider than the terminal its `minor` columns go first, in that order, and a line
+    says which; what still does not fit wraps, a word wider than its column folding onto the next line."""
+    return FittedTable(title, tuple(columns), [tuple(row) for row in rows], frozenset(key), tuple(minor))
+
+
+UNBOUNDED = 1 << 16
+
+
+@dataclass(frozen=True)
+class FittedTable:
+    title: str
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    key: frozenset[str]
+    minor: tuple[str, ...]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        # Fits: every column at least as wide as its longest word (key columns: their whole values), measured
+        # without the terminal's limit, which a table's own measure is clamped to.
+        unbounded = options.update_width(UNBOUNDED)
+        hidden: tuple[str, ...] = ()
+        for count in range(len(self.minor) + 1):
+            hidden = self.minor[:count]
+            built = self._built(hidden)
+            if Measurement.get(console, unbounded, built).minimum <= options.max_width:
+                break
+        yield built
+        if hidden:
+            yield Text(f"({', '.join(hidden)} not shown at this width: widen the terminal, or --format json)",
+                       style="dim")
+
+    def _built(self, hidden: tuple[str, ...]) -> Table:
+        shown = [index for index, column in enumerate(self.columns) if column not in hidden]
+        out = Table(title=Text(self.title), title_justify="left")
+        for index in shown:
+            column = self.columns[index]
+            out.add_column(column, no_wrap=column in self.key, overflow="fold")
+        for row in self.rows:
+            out.add_row(*[Text(cell_text(row[index])) for index in shown])
+        return out
+
+
+def cell_text(value: Any) -> str:
+    """A value as a person writes it: nothing for None, yes/no, lists joined by commas (never Python's repr)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple | set | frozenset):
+        return ", ".join(cell_text(item) for item in value)
+    return str(value)
 
 
 def catalog_table(instances: list[InstanceType], region: str | None = None, mig: MigFacts | None = None) -> Table:
@@ -34,7 +84,7 @@ def catalog_table(instances: list[InstanceType], region: str | None = None, mig:
         return "?" if facts is None else "yes" if facts.mig else "no"
 
     def price(inst: InstanceType) -> str:
-        shown = [f"{r} {p.on_demand}/{p.spot if p.spot is not None else '-'}" if p.offered else f"{r} not offered"
+        shown = [f"{r} {cell_text(p.on_demand) or '-'}/{cell_text(p.spot) or '-'}" if p.offered else f"{r} not offered"
                  for r, p in sorted(inst.prices.items()) if region is None or r == region]
         return "\n".join(shown)
 
@@ -46,6 +96,7 @@ def catalog_table(instances: list[InstanceType], region: str | None = None, mig:
              i.fabric.kind, i.fabric.interfaces, "yes" if i.nvswitch else "no", price(i))
             for i in instances
         ],
+        key=("cloud", "type"), minor=("NVSwitch", "interfaces", "MIG", "GPU mem"),
     )
 
 
@@ -85,6 +136,7 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
                  f"{g['size']['min']}/{g['size']['desired']}/{g['size']['max']}", g["fabric"], g["interfaces"])
                 for g in summary["node_groups"]
             ],
+            key=("group", "type"), minor=("interfaces",),
         )
     )
     gpus, cost = summary["gpus"], summary["hourly_usd"]
@@ -117,10 +169,11 @@ def print_policies(console: Console, policies: dict[str, Any]) -> None:
     if not violations:
         console.print(f"Policies: {policies['evaluated']} evaluated, no violations")
         return
-    console.print(
-        table(
-            f"Policies: {policies['evaluated']} evaluated, {len(violations)} violation(s)",
-            ["policy", "level", "resource", "message"],
-            [(v["policy"], v["level"], (v.get("urn") or "stack").split("::")[-1], v["message"]) for v in violations],
-        )
-    )
+    # One block per violation, the message at the console's full width: a four-column table at 80 columns left
+    # the message (and the command in its fix) a sliver.
+    console.print(f"Policies: {policies['evaluated']} evaluated, {len(violations)} violation(s)")
+    for v in violations:
+        head = Text.assemble((v["level"], "red" if v["level"] == "mandatory" else "yellow"), " ", (v["policy"], "bold"),
+                             f" on {(v.get('urn') or 'stack').split('::')[-1]}")
+        console.print(head, overflow="fold")
+        console.print(Padding(Text(v["message"]), (0, 0, 0, 4)), overflow="fold")

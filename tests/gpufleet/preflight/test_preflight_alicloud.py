@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -64,7 +65,7 @@ def run(raw: dict[str, Any] | None = None, image_id: str | None = None) -> list[
     if image_id is not None:
         lock = load_lock().model_copy(deep=True)
         lock.profiles[cluster.spec.image].images["alicloud"][cluster.spec.region] = ImageEntry(id=image_id)
-        cluster = type(cluster)(spec=cluster.spec, groups=cluster.groups, catalog=cluster.catalog, lock=lock)
+        cluster = replace(cluster, lock=lock)
     return preflight(cluster, clients(cluster.spec.region))
 
 
