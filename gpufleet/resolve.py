@@ -76,8 +76,35 @@ def _cluster_adapter() -> TypeAdapter[Any]:
 
 
 def cluster_json_schema() -> dict[str, Any]:
-    """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud`."""
-    return {"title": "gpufleet:cluster", **_cluster_adapter().json_schema()}
+    """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud` with if/then (standard JSON Schema
+    validators ignore OpenAPI's `discriminator`, and a `oneOf` reports every other cloud's errors too), each branch
+    naming its cloud's instance types and regions (the catalog's and the image lock's)."""
+    from .lock import load_lock
+
+    schema = _cluster_adapter().json_schema()
+    defs, mapping = schema["$defs"], schema["discriminator"]["mapping"]
+    catalog, lock = load_catalog(), load_lock()
+    for cloud, ref in mapping.items():
+        instances = catalog.instances(cloud)
+        regions = sorted({region for inst in instances for region in inst.prices} | set(lock.regions(cloud)))
+        branch = defs[ref.removeprefix("#/$defs/")]["properties"]
+        branch["region"] = {**branch["region"], "enum": regions}
+        groups = branch["node_groups"]
+        groups["items"] = {"allOf": [groups["items"], {"properties": {"instance_types": {
+            "items": {"enum": sorted(inst.name for inst in instances)}}}}]}
+    return {
+        "title": "gpufleet:cluster",
+        "type": "object",
+        "required": ["cloud"],
+        "properties": {"cloud": {"enum": list(mapping), "description": "the cloud: picks the branch that applies"}},
+        "allOf": [
+            *({"if": {"required": ["cloud"], "properties": {"cloud": {"const": cloud}}}, "then": {"$ref": ref}}
+              for cloud, ref in mapping.items()),
+            # An extending file may inherit `cloud`: then its fields are checked against the clouds that have them.
+            {"if": {"not": {"required": ["cloud"]}}, "then": {"anyOf": [{"$ref": ref} for ref in mapping.values()]}},
+        ],
+        "$defs": defs,
+    }
 
 
 def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None = None) -> ResolvedCluster:

@@ -78,6 +78,9 @@ class _Extending:
         for key, value in node.items():
             if key in ("required", "discriminator"):
                 continue
+            if key == "if":  # a condition, not a requirement of the file: kept as written
+                out[key] = value
+                continue
             if key in ("properties", "patternProperties"):
                 out[key] = {field: self.schema(spec) for field, spec in value.items()}
             elif key in ("items", "prefixItems"):
@@ -96,7 +99,8 @@ def _section(name: str, schema: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     extending = _Extending(defs)
     partial = extending.schema(full)
     # The models the section itself is (one per cloud, or one) take the `extends` field.
-    branches = [extending.made[ref["$ref"][len(DEFS):]] for ref in partial.get("anyOf", []) if "$ref" in ref]
+    refs = [*partial.get("anyOf", []), *(rule["then"] for rule in partial.get("allOf", []) if "then" in rule)]
+    branches = [extending.made[ref["$ref"][len(DEFS):]] for ref in refs if "$ref" in ref]
     for model in branches or [partial]:
         model["properties"][EXTENDS] = EXTENDS_FIELD
     defs.update(extending.made)

@@ -48,9 +48,10 @@ def test_catalog_unknown_cloud_is_usage_error() -> None:
 def test_schema_is_json_schema() -> None:
     schema = json.loads(invoke("schema").output)
     assert schema["title"] == "gpufleet:cluster"
-    branches = {ref.rsplit("/", 1)[1]: schema["$defs"][ref.rsplit("/", 1)[1]] for ref in
-                (branch["$ref"] for branch in schema["oneOf"])}
-    assert set(branches) == {"AwsClusterSpec", "AzureClusterSpec", "AlicloudClusterSpec"}
+    chosen = {rule["if"]["properties"]["cloud"]["const"]: rule["then"]["$ref"].rsplit("/", 1)[1]
+              for rule in schema["allOf"] if "properties" in rule["if"]}
+    assert chosen == {"aws": "AwsClusterSpec", "azure": "AzureClusterSpec", "alicloud": "AlicloudClusterSpec"}
+    branches = {name: schema["$defs"][name] for name in chosen.values()}
     for branch in branches.values():
         assert {"name", "cloud", "region", "network", "image", "node_groups"} <= set(branch["required"])
 

@@ -66,10 +66,22 @@ def test_a_misspelled_cluster_field_is_refused(validator: Draft202012Validator) 
     assert problems(validator, doc)
 
 
-def test_a_field_of_another_cloud_is_refused(validator: Draft202012Validator) -> None:
+def test_a_field_of_another_cloud_is_refused_with_its_own_clouds_error_only(validator: Draft202012Validator) -> None:
+    # if/then on `cloud`: a standard validator reports the AWS branch's error, not every other cloud's too.
     doc = shipped("aws-train-p5")
     doc["config"]["gpufleet:cluster"]["network"]["vnet_id"] = "/subscriptions/x"
-    assert problems(validator, doc)
+    assert problems(validator, doc) == ["Additional properties are not allowed ('vnet_id' was unexpected)"]
+
+
+def test_instance_types_and_regions_are_the_clouds_own(validator: Draft202012Validator) -> None:
+    doc = shipped("aws-train-p5")
+    cluster = doc["config"]["gpufleet:cluster"]
+    cluster["node_groups"][0]["instance_types"] = ["Standard_ND96isr_H100_v5"]
+    cluster["region"] = "eastus"
+    found = problems(validator, doc)
+    assert len(found) == 2
+    assert any(m.startswith("'Standard_ND96isr_H100_v5' is not one of ['") and "'p5.48xlarge'" in m for m in found)
+    assert any(m.startswith("'eastus' is not one of ['") and "'us-east-1'" in m for m in found)
 
 
 def test_a_cluster_without_its_required_fields_is_refused(validator: Draft202012Validator) -> None:
