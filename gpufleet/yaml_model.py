@@ -113,7 +113,8 @@ def _yaml_errors(source: str, fast: bool) -> Iterator[None]:
             raise _LibyamlRefused from exc
         if isinstance(exc, RecursionError):
             raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
-        raise _refuse(source, f"not valid YAML: {exc}") from None
+        # The pure reader names the text it was given "<unicode string>": the file is what the user opens.
+        raise _refuse(source, f"not valid YAML: {str(exc).replace('<unicode string>', source)}") from None
 
 
 def _read(text: str, source: str, step: Callable[[str, str, bool], T]) -> T:

@@ -27,11 +27,32 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Plain help, as click prints it: rich's panels read help text as markup (`[secret]` vanished) and label every
+    # flag `<bool>`.
+    rich_markup_mode=None,
 )
-images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", no_args_is_help=True)
+images_app = typer.Typer(help="Pinned CUDA driver images (images/lock.yaml).", no_args_is_help=True,
+                         rich_markup_mode=None)
 app.add_typer(images_app, name="images")
-lock_app = typer.Typer(help="Facts the image lock needs, read from their sources.", no_args_is_help=True)
+lock_app = typer.Typer(help="Facts the image lock needs, read from their sources.", no_args_is_help=True,
+                       rich_markup_mode=None)
 app.add_typer(lock_app, name="lock")
+
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from importlib.metadata import version
+
+        out.print(f"gpufleet {version('gpufleet')}", highlight=False)
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                 help="Print the version and exit.")] = False) -> None:
+    """GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins."""
+
 
 out = Console()
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.

@@ -23,7 +23,13 @@ def catalog(
     if cloud is not None and cloud not in CLOUDS:
         err.print(f"error: --cloud must be one of {', '.join(CLOUDS)}, got {cloud!r}")
         raise typer.Exit(2)
-    instances = load_catalog().instances(cloud, gpu)
+    catalog_rows = load_catalog()
+    instances = catalog_rows.instances(cloud, gpu)
+    if gpu is not None and not catalog_rows.instances(None, gpu):  # as `quote` refuses it: a typo is not "none"
+        from ..catalog.quote import gpu_models
+
+        err.print(f"error: --gpu: no catalog type has GPU model {gpu!r}; known: {', '.join(gpu_models(catalog_rows))}")
+        raise typer.Exit(2)
     mig = load_mig_facts()
     if fmt is Format.json:
         # The GPU's MIG profiles (mig.yaml) beside its other facts; empty where the GPU has no MIG.
@@ -57,7 +63,8 @@ def schema(
 def fork(
     template: Annotated[str, typer.Argument(help="Stack to extend, e.g. aws-train-p5.")],
     new: Annotated[str, typer.Argument(help="Name of the new stack.")],
-    settings: Annotated[list[str] | None, typer.Option("--set", help="path=value override, repeatable.")] = None,
+    settings: Annotated[list[str] | None, typer.Option("--set", metavar="PATH=VALUE",
+                                                       help="An override, repeatable.")] = None,
     stacks_dir: StacksDir = None,
 ) -> None:
     """Write stacks/Pulumi.NEW.yaml extending TEMPLATE, validate it, print the next commands."""

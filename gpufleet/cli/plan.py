@@ -62,6 +62,9 @@ def plan(
         result = plan_stack(path, stacks_dir)
     except SpecInvalid as invalid:
         err.print(f"error: {invalid}")
+        if fmt is ReportFormat.json:  # a machine reading stdout gets a document too: the stack, its exit, the errors
+            emit_json({"stack": stack_name(path), "exit_code": EXIT_INVALID,
+                       "errors": [{"field": e.path, "message": e.message} for e in invalid.errors]})
         if fmt in REPORTS:  # CI still gets a report to publish, naming the invalid stack
             from ..plan.batch import StackOutcome
 

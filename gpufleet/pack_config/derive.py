@@ -18,7 +18,7 @@ from ..stackfile.errors import SpecError, SpecInvalid
 from ..stackfile.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts
 from ..stackfile.models import POLICY_KEY, ImagesSpec
 from .floor import exceptions_in_use, organisation, raised_floors
-from .settings import requested_level
+from .settings import LEVELS, requested_level
 from .tighten import tighten
 
 
@@ -77,6 +77,17 @@ def user_policy(config: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(user, dict):
         message = "must be a map of policy names to a level (mandatory, advisory, disabled) or settings"
         raise SpecInvalid([SpecError(POLICY_KEY, message)])
+    # Every level the stack writes is one of the pack's, however it writes it (`Disabled`, 0): layering below reads
+    # levels it knows only, and would drop another one silently.
+    problems = []
+    for name, given in user.items():
+        written = given.get("enforcementLevel") if isinstance(given, dict) else given
+        if (isinstance(given, str) or (isinstance(given, dict) and "enforcementLevel" in given)) \
+                and requested_level(given) is None:
+            where = f"{POLICY_KEY}.{name}" + (".enforcementLevel" if isinstance(given, dict) else "")
+            problems.append(SpecError(where, f"{written!r} is not an enforcement level (one of {', '.join(LEVELS)})"))
+    if problems:
+        raise SpecInvalid(problems)
     return user
 
 

@@ -6,6 +6,7 @@ Checks only one cloud needs live in gpufleet/clouds/<cloud>/checks.py and run af
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from ipaddress import IPv4Network
@@ -24,17 +25,23 @@ if TYPE_CHECKING:
 PRIVATE_SPACE = (IPv4Network("10.0.0.0/8"), IPv4Network("172.16.0.0/12"), IPv4Network("192.168.0.0/16"))
 # Longest derived name `<cluster>-<group>`: Azure scale set names stop at 64 and child names add suffixes.
 MAX_DERIVED_NAME = 48
+# Catalog types a message lists before saying how many more there are.
+SHOWN_TYPES = 12
 
 @group_check
 def instance_types_known(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
     cloud = cluster.spec.cloud
     for j, (name, row) in enumerate(zip(group.spec.instance_types, group.types, strict=True)):
         if row is None:
-            known = ", ".join(cluster.catalog.names(cloud)[:12])
+            names = cluster.catalog.names(cloud)
+            close = difflib.get_close_matches(name, names, n=1)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            more = len(names) - SHOWN_TYPES
+            shown = ", ".join(names[:SHOWN_TYPES]) + (f" and {more} more" if more > 0 else "")
             yield SpecError(
                 group.path(f"instance_types[{j}]"),
-                f"unknown instance type {name!r} for {cloud}; use one of: {known} "
-                f"(see `gpufleet catalog --cloud {cloud}`)",
+                f"unknown instance type {name!r} for {cloud}; {hint}the catalog has {shown} "
+                f"(all: `gpufleet catalog --cloud {cloud}`)",
             )
 
 

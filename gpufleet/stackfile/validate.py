@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, TypeVar, Union
 
@@ -25,24 +26,69 @@ def _message(error: Mapping[str, Any], unknown: str) -> str:
         return "must be true or false"
     if error["type"] == "string_pattern_mismatch":
         return pattern_in_words(str(error["ctx"]["pattern"]))
-    return str(error["msg"])
+    # pydantic prefixes a validator's own message with the exception's kind; the message is the user's.
+    return str(error["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
 
 
-def _errors(exc: ValidationError, prefix: str, tags: Sequence[str], unknown: str) -> list[SpecError]:
+def _fields_at(schema: dict[str, Any], loc: Sequence[Any]) -> list[str]:
+    """The field names the JSON Schema `schema` allows at `loc` (pydantic's error location: a union's tag, field
+    names, list indexes); [] where the walk cannot tell."""
+    defs = schema.get("$defs", {})
+
+    def plain(node: dict[str, Any]) -> dict[str, Any]:
+        while "$ref" in node or ("anyOf" in node and "properties" not in node):
+            if "$ref" in node:
+                node = defs.get(node["$ref"].rsplit("/", 1)[-1], {})
+            else:  # an optional field (X | None): the branch that has fields or items
+                node = next((n for n in node["anyOf"] if n.get("type") != "null"), {})
+        return node
+
+    node = plain(schema)
+    for part in loc:
+        mapping = node.get("discriminator", {}).get("mapping", {})
+        if isinstance(part, str) and part in mapping:
+            node = plain({"$ref": mapping[part]})
+        elif isinstance(part, int):
+            node = plain(node.get("items", {}))
+        elif part in node.get("properties", {}):
+            node = plain(node["properties"][part])
+        else:
+            return []
+    return list(node.get("properties", {}))
+
+
+def _unknown(adapter: TypeAdapter[Any], loc: tuple[Any, ...], unknown: str) -> str:
+    """The unknown-field message, with the closest field the model has there."""
+    try:
+        fields = _fields_at(adapter.json_schema(), loc[:-1])
+    except Exception:  # a schema pydantic cannot write (a callable default): the message without a suggestion
+        fields = []
+    close = difflib.get_close_matches(str(loc[-1]), fields, n=1) if loc else []
+    return f"{unknown}; did you mean {close[0]!r}?" if close else unknown
+
+
+def _errors(exc: ValidationError, prefix: str, tags: Sequence[str], unknown: str,
+            adapter: TypeAdapter[Any] | None = None) -> list[SpecError]:
     """pydantic's errors as SpecErrors with field paths; a discriminated union's tag is not a field."""
     found = []
     for error in exc.errors():
         loc = tuple(error["loc"])
+        if error["type"] == "extra_forbidden" and adapter is not None:
+            found.append(SpecError(field_path(prefix, _without_tags(loc, tags)), _unknown(adapter, loc, unknown)))
+            continue
         if error["type"] in ("union_tag_invalid", "union_tag_not_found"):
             reason = "required field is missing" if error["type"] == "union_tag_not_found" else "unknown value"
             found.append(SpecError(field_path(prefix, ("cloud",)), f"{reason}; use one of: {', '.join(tags)}"))
             continue
-        if loc and loc[0] in tags:
-            loc = loc[1:]
-        # A nested union's branch tag written <like this> (gpufleet.lock.model: one entry or one per boot mode).
-        loc = tuple(part for part in loc if not (isinstance(part, str) and part.startswith("<") and part.endswith(">")))
-        found.append(SpecError(field_path(prefix, loc), _message(error, unknown)))
+        found.append(SpecError(field_path(prefix, _without_tags(loc, tags)), _message(error, unknown)))
     return found
+
+
+def _without_tags(loc: tuple[Any, ...], tags: Sequence[str]) -> tuple[Any, ...]:
+    if loc and loc[0] in tags:
+        loc = loc[1:]
+    # A nested union's branch tag written <like this> (gpufleet.lock.model: one entry or one per boot mode).
+    return tuple(part for part in loc if not (isinstance(part, str) and part.startswith("<") and part.endswith(">")))
 
 
 def parse_with(
@@ -57,7 +103,7 @@ def parse_with(
     try:
         return adapter.validate_python(raw)
     except ValidationError as exc:
-        raise SpecInvalid(_errors(exc, prefix, tags, unknown)) from None
+        raise SpecInvalid(_errors(exc, prefix, tags, unknown, adapter)) from None
 
 
 def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOWN_STACK_FIELD) -> ModelT:

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_help import help_text, options
 from conftest import REPO, shellcheck
-from typer.testing import CliRunner
 
-from gpufleet.cli import app
 from gpufleet.yaml_model import read_yaml
 
 WORKFLOWS = sorted((REPO / "examples" / "github").glob("*.yml"))
@@ -26,7 +25,6 @@ INVOCATION = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?gpufleet\s+([^|;&>\n]*)")
 MAJOR_TAG = re.compile(r"^[\w.-]+/[\w.-]+(?:/[\w./-]+)?@v\d+$")
 # In `--help`: a command row of the Commands panel, and an option with its metavar.
 COMMAND = re.compile(r"^\W (\w[\w-]*) {2,}", re.M)
-OPTION = re.compile(r"(--[\w-]+)\s+<([^>]*)>")
 
 
 def workflow(path: Path) -> dict[str, Any]:
@@ -103,17 +101,6 @@ def invocations() -> list[list[str]]:
                     continue
                 found += [shlex.split(match.group(1)) for match in INVOCATION.finditer(line)]
     return found
-
-
-def help_text(*command: str) -> str:
-    result = CliRunner().invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
-    assert result.exit_code == 0, (command, result.output)
-    return result.output
-
-
-def options(help_output: str) -> dict[str, str]:
-    """Each --option of a command's help and its metavar: <bool> for a flag, <a|b> for a choice."""
-    return dict(OPTION.findall(help_output))
 
 
 def check_invocation(words: list[str]) -> list[str]:
