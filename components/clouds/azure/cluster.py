@@ -205,6 +205,7 @@ def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Clie
             subscription_id=client.subscription_id,
             protect=scope.prod,
             tags=scope.tags,
+            environment=scope.spec.environment,
             key_url=None if storage.kms_key == "create" else storage.kms_key,
             key_vault_id=storage.key_vault_id,
         ),
@@ -262,7 +263,7 @@ def create_budget(scope: ClusterScope, group_id: pulumi.Output[str], alarm_targe
     """A Consumption budget on the resource group notifying the alarm target at budget.alert_at_percent."""
     budget = scope.spec.budget
     if budget.alert_at_percent and alarm_target is not None:
-        cost_budget(scope.name, group_id, budget, alarm_target, scope.child)
+        cost_budget(scope.name, scope.spec.environment, group_id, budget, alarm_target, scope.child)
 
 
 def create_shared_storage(
