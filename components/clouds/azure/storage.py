@@ -37,14 +37,19 @@ def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.
     )
 
 
-def propagated(name: str, assignment: authorization.RoleAssignment, opts: pulumi.ResourceOptions) -> Sleep:
-    """A wait of RBAC_PROPAGATION after the assignment exists: what needs the role depends on this, not on the
-    assignment. A replaced assignment (new id) waits again; azure-native has no wait of its own for this."""
+def propagated(
+    name: str, role: authorization.RoleAssignment | authorization.RoleDefinition, opts: pulumi.ResourceOptions
+) -> Sleep:
+    """A wait of RBAC_PROPAGATION after the assignment (or custom role definition) exists: what needs it depends on
+    this, not on it. A replaced one (new id) waits again; azure-native has no wait of its own for this. A custom role
+    is replicated like an assignment ("Role assignment changes are not being detected" covers role definitions
+    too), so an assignment of it waits here first, or ARM refuses it as a role that does not exist."""
+    key = "role_definition_id" if isinstance(role, authorization.RoleDefinition) else "role_assignment_id"
     return Sleep(
         f"{name}-propagated",
         create_duration=RBAC_PROPAGATION,
-        triggers={"role_assignment_id": assignment.id},
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[assignment])),
+        triggers={key: role.id},
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[role])),
     )
 
 
