@@ -24,7 +24,13 @@ from ..scope import ClusterScope
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .cluster_parts import Client, ClusterResourceGroup, NodeIdentity, SharedFileSystem
-from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
+from .identity import (
+    METRICS_NAMESPACE,
+    AzureNodeIdentity,
+    NodeIdentityArgs,
+    brought_principal_id,
+    grant_metrics_publisher,
+)
 from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
 from .network import AzureNetwork, AzureNetworkArgs
@@ -232,7 +238,10 @@ def create_identity(scope: ClusterScope, group_name: pulumi.Output[str], client:
     """The nodes' user-assigned identity with its roles, or the brought identity."""
     identity = scope.spec.identity
     if identity.identity_id:
-        return NodeIdentity(pulumi.Output.from_input(identity.identity_id), None)
+        # A brought identity gets the same Monitoring Metrics Publisher on each scale set as a created one (nothing
+        # else): without it the nodes' metrics, the alerts and the idle rule see nothing.
+        principal = brought_principal_id(identity.identity_id, scope.invoke())
+        return NodeIdentity(pulumi.Output.from_input(identity.identity_id), principal)
     created = AzureNodeIdentity(
         f"{scope.name}-node",
         NodeIdentityArgs(
@@ -368,12 +377,11 @@ def _group_operations(
     scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AzureNodeGroup, group_name: pulumi.Output[str],
     identity: NodeIdentity, client: Client, alarm_target: pulumi.Output[str] | None,
 ) -> None:
-    """The created identity's right to publish the group's metrics, and the group's alerts, children of the
-    group."""
+    """The identity's right to publish the group's metrics, and the group's alerts, children of the group."""
     name = f"{scope.name}-{resolved_group.spec.name}"
     monitoring, alarms = scope.spec.monitoring, scope.spec.monitoring.alarms
     group_opts = pulumi.ResourceOptions(parent=node_group)
-    if monitoring.gpu_metrics and identity.principal_id is not None:
+    if monitoring.gpu_metrics:
         grant_metrics_publisher(name, node_group.scale_set_id, identity.principal_id, client.subscription_id,
                                 group_opts)
     if alarms is not None and alarm_target is not None:

@@ -197,6 +197,10 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
     """A local answer to an Azure invoke, or None when there is none."""
     if token == "azure-native:authorization:getClientConfig":
         return {"clientId": CLIENT, "objectId": CLIENT, "subscriptionId": SUBSCRIPTION, "tenantId": TENANT}
+    if token == "azure-native:managedidentity:getUserAssignedIdentity":
+        # A brought identity's ids are Azure's to answer: stand-ins, as for a created one.
+        return {"principalId": guid("brought identity principal"), "clientId": guid("brought identity client"),
+                "tenantId": TENANT}
     if token == "azure-native:containerservice:listManagedClusterUserCredentials":
         # CredentialResults: kubeconfigs[], each a name and the base64 kubeconfig file (azure-native's
         # ListManagedClusterUserCredentialsResult / CredentialResultResponse).
