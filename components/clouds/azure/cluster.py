@@ -106,7 +106,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         identity = create_identity(scope, group.name, client)
         alarm_target = create_alarm_target(scope, group.name)
         create_budget(scope, group.id, alarm_target)
-        shared = create_shared_storage(scope, network, encryption, group.name, client)
+        shared = create_shared_storage(scope, network, encryption, group.name, client, alarm_target)
         groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared)
 
         self.resource_group_name = group.name
@@ -277,7 +277,7 @@ def create_budget(scope: ClusterScope, group_id: pulumi.Output[str], alarm_targe
 
 def create_shared_storage(
     scope: ClusterScope, network: AzureNetwork, encryption: AzureDiskEncryption, group_name: pulumi.Output[str],
-    client: Client,
+    client: Client, alarm_target: pulumi.Output[str] | None,
 ) -> SharedFileSystem | None:
     """Azure Managed Lustre and its mount, or None without storage.shared (the checks made sure it fits)."""
     spec = scope.spec
@@ -297,7 +297,7 @@ def create_shared_storage(
             zone=spec.network.zones[0], vnet_name=network.vnet_name, nat_gateway_id=network.nat_gateway_id,
             node_cidr=node_cidr, lustre_cidr=lustre_cidr, subscription_id=client.subscription_id,
             vault_name=encryption.vault_name, vault_id=encryption.vault_id, brought_key_url=brought,
-            protect=scope.prod, tags=scope.tags,
+            protect=scope.prod, tags=scope.tags, alarm_target=alarm_target,
         ),
         int(catalog.limit("azure", "amlfs_key_size")),
         scope.child,

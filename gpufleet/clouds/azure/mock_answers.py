@@ -54,6 +54,9 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", "dataCollectionRuleName"),
     "azure-native:alertsmanagement:PrometheusRuleGroup": (
         "Microsoft.AlertsManagement/prometheusRuleGroups", "ruleGroupName"),
+    "azure-native:eventgrid:SystemTopic": ("Microsoft.EventGrid/systemTopics", "systemTopicName"),
+    "azure-native:eventgrid:SystemTopicEventSubscription": (
+        "Microsoft.EventGrid/systemTopics/{systemTopicName}/eventSubscriptions", "eventSubscriptionName"),
 }
 
 # Stand-in for the API server's private FQDN, which AKS assigns at creation: a name under the reserved .invalid

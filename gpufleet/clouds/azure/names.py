@@ -95,8 +95,11 @@ NAMES = NameTable(
             "network:PublicIPAddress", "network:Subnet", "network:VirtualNetwork", "storagecache:AmlFilesystem",
             "virtualmachineimages:VirtualMachineImageTemplate", "containerservice:ManagedCluster",
             "containerservice:AgentPool", "monitor:AzureMonitorWorkspace", "monitor:DataCollectionEndpoint",
-            "monitor:DataCollectionRule", "alertsmanagement:PrometheusRuleGroup",
+            "monitor:DataCollectionRule", "alertsmanagement:PrometheusRuleGroup", "eventgrid:SystemTopic",
+            "eventgrid:SystemTopicEventSubscription",
         )},
+        ("azure-native:eventgrid:SystemTopicEventSubscription", "systemTopicName"): "the system topic's (autonamed) "
+                                                                                    "name",
         (PROMETHEUS_RULES, "clusterName"): "the AKS cluster's name (its own row), which the rules filter by",
         (AGENT_POOL, "resourceName"): "the AKS cluster's name (its own row)",
         (AGENT_POOL, "vmSize"): "a VM size",
