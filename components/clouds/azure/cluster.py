@@ -33,6 +33,7 @@ from .identity import (
 )
 from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
+from .nccl import nccl_family
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
 from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
@@ -364,6 +365,7 @@ def _user_data(
         gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
         if spec.monitoring.gpu_metrics
         else None,
+        nccl_family=nccl_family(resolved_group.primary.name, resolved_group.rdma) if resolved_group.primary else None,
     )
     user_data = render_user_data(bootstrap)
     if shared is None or spec.storage.shared is None:
