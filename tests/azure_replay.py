@@ -48,11 +48,13 @@ class Replay(HttpTransport):
     """Answers from fixtures keyed by (method, path); a route given several answers gives them in turn, the last one
     repeating. A route answered by an exception raises it (a timeout). sleep() records and returns at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, writes: bool = False) -> None:
         self._routes: dict[tuple[str, str], list[Any]] = {}
         self._queries: dict[tuple[str, str], dict[str, str]] = {}
         self._lock = threading.Lock()
+        self.writes = writes  # preflight only reads; a dynamic provider's create also writes
         self.asked: list[str] = []
+        self.sent: list[Any] = []  # the requests themselves (headers, body), in order
         self.slept: list[float] = []
 
     def add(self, recorded: dict[str, Any], *more: dict[str, Any] | BaseException) -> Replay:
@@ -73,7 +75,8 @@ class Replay(HttpTransport):
         key = (request.method, url.path.lower())
         with self._lock:
             self.asked.append(f"{request.method} {url.path}")
-            assert request.method == "GET", f"{request.method} {url.path}: preflight must only read"
+            self.sent.append(request)
+            assert self.writes or request.method == "GET", f"{request.method} {url.path}: preflight must only read"
             answers = self._routes.get(key)
             assert answers, f"no recorded answer for {request.method} {url.path}"
             answer = answers.pop(0) if len(answers) > 1 else answers[0]

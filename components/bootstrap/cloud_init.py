@@ -87,6 +87,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
     }
     if cfg.mig:  # only where MIG is applied: a whole-GPU node's settings are unchanged
         values["GPUFLEET_MIG_DEVICES"] = cfg.mig.instances
+    if cfg.nccl_family:  # Azure InfiniBand groups only
+        values["GPUFLEET_NCCL_FAMILY"] = cfg.nccl_family
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
         "# shellcheck shell=bash disable=SC2034",
@@ -153,6 +155,12 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _file(f"{UNITS}/gpufleet-scratch.service", node_script("gpufleet-scratch.service"), "0644"),
         ]
         units.insert(0, "gpufleet-scratch.service")
+    if cfg.nccl_family:
+        files += [
+            _packed_file(f"{SBIN}/gpufleet-nccl-conf", node_script("nccl-conf.sh"), "0755"),
+            _file(f"{UNITS}/gpufleet-nccl-conf.service", node_script("gpufleet-nccl-conf.service"), "0644"),
+        ]
+        units.insert(0, "gpufleet-nccl-conf.service")
     if cfg.mig:
         files += [
             _packed_file(f"{SBIN}/gpufleet-mig", node_script("mig.sh"), "0755"),

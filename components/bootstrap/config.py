@@ -24,6 +24,8 @@ FABRICS = get_args(FabricKind)
 # Each setting of the node's operations, by the backend operation whose node scripts carry it out
 # (gpu-health-<cloud>.sh: publish, mark_unhealthy; the Lustre mount).
 OPERATION_OF = {"gpu_metrics": "monitoring", "shared_mount": "shared_storage"}
+# The azhpc-images VM families whose NCCL settings an Azure InfiniBand node writes (components/clouds/azure/nccl.py).
+NCCL_FAMILIES = ("ndv4", "ndv5")
 
 
 def _require_text(field: str, value: object) -> None:
@@ -145,6 +147,9 @@ class BootstrapConfig:
     """Seconds between two boot node checks while retrying."""
     mig: MigLayout | None = None
     """Partition every GPU at boot, before the node check (scripts/mig.sh); None: whole GPUs."""
+    nccl_family: str | None = None
+    """Azure InfiniBand groups: the azhpc-images VM family (ndv4, ndv5) whose /etc/nccl.conf the node writes at
+    boot (scripts/nccl-conf.sh, components/clouds/azure/nccl.py); None: no nccl.conf."""
 
     def __post_init__(self) -> None:
         if not self.expected:
@@ -182,6 +187,10 @@ class BootstrapConfig:
             )
         self._validate_operations()
         self._validate_mig()
+
+        if self.nccl_family is not None and (self.cloud != "azure" or self.nccl_family not in NCCL_FAMILIES):
+            raise BootstrapError(f"nccl_family: one of {', '.join(NCCL_FAMILIES)} on azure, got {self.nccl_family!r} "
+                                 f"on {self.cloud}")
 
         port = self.health_port
         if port is not None and (not isinstance(port, int) or isinstance(port, bool) or not 1024 <= port <= 65535):

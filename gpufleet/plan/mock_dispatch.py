@@ -21,9 +21,9 @@ from . import kubernetes_answers
 
 PROVIDER_TYPE = "pulumi:providers:"
 # Resources of cloud-neutral providers a cloud's components use (pulumiverse-time's Sleep: waits for role
-# propagation on Azure). Their outputs are their inputs; the real id is the creation time (RFC 3339), which nobody
-# reads, so a stable stand-in takes its place.
-NEUTRAL_TYPES = {"time:index/sleep:Sleep"}
+# propagation on Azure; Static: the Key Vault's creation time its name carries). Their outputs are their inputs; the
+# real id is the creation time (RFC 3339), unknown before `pulumi up`, so a stable stand-in takes its place.
+NEUTRAL_TYPES = {"time:index/sleep:Sleep", "time:index/static:Static"}
 # Python dynamic resources a cloud's components define register as `pulumi-python:dynamic/<cloud>:<Name>`: their
 # create runs in the program's own provider, which the cloud's offline answers stand in for.
 DYNAMIC_PREFIX = "pulumi-python:dynamic/"

@@ -23,7 +23,7 @@ from .engine import run_program
 from .policy_runner import run_policies
 from .record import RecordedResource
 from .stack_facts import stack_fact_findings
-from .support_warnings import plan_warnings
+from .support_warnings import plan_warnings, unheard_key_expiry
 
 EXIT_CLEAN, EXIT_POLICY, EXIT_INVALID = 0, 1, 2
 
@@ -82,7 +82,8 @@ def plan_and_prepared(
         spec = prepared.spec
         cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
         summary = summarize(prepared).to_json()
-        if warnings := plan_warnings(spec, today, prepared.profile.driver if prepared.profile else None):
+        if warnings := [*plan_warnings(spec, today, prepared.profile.driver if prepared.profile else None),
+                        *unheard_key_expiry(prepared)]:
             summary["warnings"] = warnings
     try:
         resources = run_program(

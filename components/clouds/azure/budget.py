@@ -19,14 +19,16 @@ def first_of_this_month() -> str:
 
 
 def cost_budget(
-    name: str, scope: pulumi.Input[str], budget: Budget, action_group_id: pulumi.Input[str],
+    name: str, environment: str, scope: pulumi.Input[str], budget: Budget, action_group_id: pulumi.Input[str],
     opts: pulumi.ResourceOptions,
 ) -> consumption.Budget:
+    """The budget, named with the environment: a budget's name is unique at its scope, and two environments of one
+    cluster may share a brought resource group (a PUT of the same name would take the other's budget over)."""
     amount = budget.monthly_usd
     assert amount is not None  # the spec requires max_hourly_usd with alert_at_percent
     return consumption.Budget(
         f"{name}-budget",
-        budget_name=f"gpufleet-{name}",
+        budget_name=f"gpufleet-{name}-{environment}",
         scope=scope,
         amount=round(amount, 2),
         category="Cost",

@@ -24,9 +24,16 @@ from ..scope import ClusterScope
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .cluster_parts import Client, ClusterResourceGroup, NodeIdentity, SharedFileSystem
-from .identity import METRICS_NAMESPACE, AzureNodeIdentity, NodeIdentityArgs, grant_metrics_publisher
+from .identity import (
+    METRICS_NAMESPACE,
+    AzureNodeIdentity,
+    NodeIdentityArgs,
+    brought_principal_id,
+    grant_metrics_publisher,
+)
 from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
+from .nccl import nccl_family
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
 from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
@@ -100,7 +107,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         identity = create_identity(scope, group.name, client)
         alarm_target = create_alarm_target(scope, group.name)
         create_budget(scope, group.id, alarm_target)
-        shared = create_shared_storage(scope, network, encryption, group.name, client)
+        shared = create_shared_storage(scope, network, encryption, group.name, client, alarm_target)
         groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared)
 
         self.resource_group_name = group.name
@@ -205,6 +212,7 @@ def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Clie
             subscription_id=client.subscription_id,
             protect=scope.prod,
             tags=scope.tags,
+            environment=scope.spec.environment,
             key_url=None if storage.kms_key == "create" else storage.kms_key,
             key_vault_id=storage.key_vault_id,
         ),
@@ -231,7 +239,10 @@ def create_identity(scope: ClusterScope, group_name: pulumi.Output[str], client:
     """The nodes' user-assigned identity with its roles, or the brought identity."""
     identity = scope.spec.identity
     if identity.identity_id:
-        return NodeIdentity(pulumi.Output.from_input(identity.identity_id), None)
+        # A brought identity gets the same Monitoring Metrics Publisher on each scale set as a created one (nothing
+        # else): without it the nodes' metrics, the alerts and the idle rule see nothing.
+        principal = brought_principal_id(identity.identity_id, scope.invoke())
+        return NodeIdentity(pulumi.Output.from_input(identity.identity_id), principal)
     created = AzureNodeIdentity(
         f"{scope.name}-node",
         NodeIdentityArgs(
@@ -262,12 +273,12 @@ def create_budget(scope: ClusterScope, group_id: pulumi.Output[str], alarm_targe
     """A Consumption budget on the resource group notifying the alarm target at budget.alert_at_percent."""
     budget = scope.spec.budget
     if budget.alert_at_percent and alarm_target is not None:
-        cost_budget(scope.name, group_id, budget, alarm_target, scope.child)
+        cost_budget(scope.name, scope.spec.environment, group_id, budget, alarm_target, scope.child)
 
 
 def create_shared_storage(
     scope: ClusterScope, network: AzureNetwork, encryption: AzureDiskEncryption, group_name: pulumi.Output[str],
-    client: Client,
+    client: Client, alarm_target: pulumi.Output[str] | None,
 ) -> SharedFileSystem | None:
     """Azure Managed Lustre and its mount, or None without storage.shared (the checks made sure it fits)."""
     spec = scope.spec
@@ -287,7 +298,7 @@ def create_shared_storage(
             zone=spec.network.zones[0], vnet_name=network.vnet_name, nat_gateway_id=network.nat_gateway_id,
             node_cidr=node_cidr, lustre_cidr=lustre_cidr, subscription_id=client.subscription_id,
             vault_name=encryption.vault_name, vault_id=encryption.vault_id, brought_key_url=brought,
-            protect=scope.prod, tags=scope.tags,
+            protect=scope.prod, tags=scope.tags, alarm_target=alarm_target,
         ),
         int(catalog.limit("azure", "amlfs_key_size")),
         scope.child,
@@ -354,6 +365,7 @@ def _user_data(
         gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
         if spec.monitoring.gpu_metrics
         else None,
+        nccl_family=nccl_family(resolved_group.primary.name, resolved_group.rdma) if resolved_group.primary else None,
     )
     user_data = render_user_data(bootstrap)
     if shared is None or spec.storage.shared is None:
@@ -367,12 +379,11 @@ def _group_operations(
     scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AzureNodeGroup, group_name: pulumi.Output[str],
     identity: NodeIdentity, client: Client, alarm_target: pulumi.Output[str] | None,
 ) -> None:
-    """The created identity's right to publish the group's metrics, and the group's alerts, children of the
-    group."""
+    """The identity's right to publish the group's metrics, and the group's alerts, children of the group."""
     name = f"{scope.name}-{resolved_group.spec.name}"
     monitoring, alarms = scope.spec.monitoring, scope.spec.monitoring.alarms
     group_opts = pulumi.ResourceOptions(parent=node_group)
-    if monitoring.gpu_metrics and identity.principal_id is not None:
+    if monitoring.gpu_metrics:
         grant_metrics_publisher(name, node_group.scale_set_id, identity.principal_id, client.subscription_id,
                                 group_opts)
     if alarms is not None and alarm_target is not None:

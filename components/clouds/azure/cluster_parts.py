@@ -26,8 +26,8 @@ class NodeIdentity:
     """What the nodes run as."""
 
     identity_id: pulumi.Output[str]
-    principal_id: pulumi.Output[str] | None
-    """None for a brought identity: it gets no role from gpufleet."""
+    principal_id: pulumi.Output[str]
+    """Created or brought, the identity's object id: the metrics role goes to it."""
 
 
 @dataclass(frozen=True)

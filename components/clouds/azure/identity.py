@@ -19,6 +19,18 @@ MONITORING_METRICS_PUBLISHER = "3913510d-42f4-4e42-8a64-420c390055eb"
 METRICS_NAMESPACE = "gpufleet"
 
 
+def brought_principal_id(identity_id: str, opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:
+    """The object id of a brought user-assigned identity (its resource id names its group and name), read with
+    Managed Identity's Get: what a role assignment names. Read in the provider's subscription."""
+    # /subscriptions/S/resourceGroups/RG/providers/Microsoft.ManagedIdentity/userAssignedIdentities/NAME
+    # (stack_model.IDENTITY_ID made sure of the shape).
+    parts = identity_id.split("/")
+    found = managedidentity.get_user_assigned_identity_output(
+        resource_group_name=parts[4], resource_name=parts[8], opts=opts
+    )
+    return found.principal_id
+
+
 def grant_metrics_publisher(
     name: str, scale_set_id: pulumi.Input[str], principal_id: pulumi.Input[str],
     subscription_id: pulumi.Input[str], opts: pulumi.ResourceOptions,

@@ -201,6 +201,8 @@ def create_build_identity(
         permissions=[azure.authorization.PermissionArgs(actions=list(GALLERY_ACTIONS))],
         opts=child,
     )
+    # A custom role is assigned only once it has replicated, as every role is used only after its assignment has.
+    role_ready = propagated(f"{name}-gallery-role", role, child)
     grant = azure.authorization.RoleAssignment(
         f"{name}-gallery-grant",
         principal_id=identity.principal_id,
@@ -208,7 +210,7 @@ def create_build_identity(
         role_definition_id=role.id,
         scope=gallery.gallery.id,
         description="VM Image Builder distributes image versions into this gallery only",
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=[role_ready])),
     )
     # The service checks the identity's permissions on the gallery when the template is created (and the build
     # distributes right after): the template waits until the custom role's assignment has propagated.

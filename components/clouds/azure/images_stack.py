@@ -7,18 +7,28 @@ the bake's `build_status` (pin refuses an image whose bake has not succeeded) an
 
 from __future__ import annotations
 
-import re
-
 import pulumi
 
 from gpufleet.catalog import load_catalog
+from gpufleet.clouds.azure.names import GALLERY, NAMES
 from gpufleet.clouds.azure.stack_model import AzureImagesSpec
+from gpufleet.clouds.naming import fit
 from gpufleet.lock import load_lock
 from gpufleet.lock.bundle import installer_command
 
 from ...tags import resource_tags
 from .gallery_replicas import replicas_per_region, zone_regions
 from .image_pipeline import AzureImagePipeline, AzureImagePipelineArgs
+
+
+def gallery_name(spec: AzureImagesSpec) -> str:
+    """`gpufleet_<name>_<hash>`: gallery names are unique in the subscription, not the resource group ("Gallery
+    names must be unique within your subscription", MicrosoftDocs azure-docs articles/virtual-machines/
+    create-gallery.md). Two image stacks in one subscription (a fork keeps `name: images`) differ in their Pulumi
+    project or stack, or their build region: the hash covers those."""
+    base = f"gpufleet_{spec.name}".replace("-", "_")  # galleries take no hyphen
+    return fit(base, NAMES.limit(GALLERY, "galleryName"), spec.regions[0], pulumi.get_project(),
+               pulumi.get_stack(), sep="_")
 
 
 def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
@@ -35,7 +45,7 @@ def build_azure_images(spec: AzureImagesSpec) -> dict[str, pulumi.Output]:
             installer_script=installer_command(profile, "azure", spec.nvswitch),
             regions=list(spec.regions),
             vm_size=spec.build_vm_size,
-            gallery_name=re.sub(r"[^A-Za-z0-9_.]", "_", f"gpufleet_{spec.name}"),
+            gallery_name=gallery_name(spec),
             replicas=replicas_per_region(spec.max_concurrent_nodes, catalog),
             zone_redundant_regions=zone_regions(catalog) & set(spec.regions),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),

@@ -24,10 +24,11 @@ from datetime import datetime, timezone
 from typing import Any
 
 import pulumi
-from pulumi.dynamic import CreateResult, DiffResult, Resource, ResourceProvider
+from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider
 from pulumi_azure_native import authorization
 
 from .identity import MONITORING_METRICS_PUBLISHER
+from .provider_credential import provider_credential, provider_settings
 from .storage import propagated, role_definition_id
 
 MONITORING_SCOPE = "https://monitoring.azure.com/.default"  # the custom metrics API's audience
@@ -64,14 +65,21 @@ def _token_object_id(token: str) -> str | None:
 
 
 class MetricSeedProvider(ResourceProvider):
-    """Publishes one data point and waits for the metric's definition. `transport`, `credential` and `sleep` are
-    for tests (an azure-core transport with recorded responses); a deploy uses requests and
-    DefaultAzureCredential, the deployer's own credentials."""
+    """Publishes one data point and waits for the metric's definition, signed in as azure-native is (the same
+    settings: provider_credential.py), read from the stack configuration the dynamic provider host hands
+    configure() and the environment. `transport`, `credential`, `sleep` and `clock` are for tests (an azure-core
+    transport with recorded responses); a deploy uses requests."""
 
     def __init__(self, transport: Any = None, credential: Any = None,
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None) -> None:
         super().__init__()
         self.transport, self.credential, self.sleep, self.clock = transport, credential, sleep, clock
+        self.settings: dict[str, str] | None = None
+
+    def configure(self, req: ConfigureRequest) -> None:
+        # The host calls this once, after loading the provider, with the stack's configuration (secrets unwrapped):
+        # the settings stay in the host's memory, never in the resource's state.
+        self.settings = provider_settings(req.config.get)
 
     def _client(self, base_url: str, scope: str) -> Any:
         from azure.core import PipelineClient
@@ -84,9 +92,9 @@ class MetricSeedProvider(ResourceProvider):
 
     def _credential(self) -> Any:
         if self.credential is None:
-            from azure.identity import DefaultAzureCredential
-
-            self.credential = DefaultAzureCredential()
+            settings = self.settings if self.settings is not None else provider_settings(lambda _: None)
+            transport = {"transport": self.transport} if self.transport is not None else {}
+            self.credential = provider_credential(settings, **transport)
         return self.credential
 
     def _check_principal(self, props: dict[str, Any]) -> None:
@@ -94,9 +102,9 @@ class MetricSeedProvider(ResourceProvider):
         oid = _token_object_id(self._credential().get_token(MONITORING_SCOPE).token)
         if oid is not None and oid != props["principal_id"]:
             raise RuntimeError(
-                f"the credentials the seed found (DefaultAzureCredential, object id {oid}) are not the deployer's "
-                f"({props['principal_id']}, which holds Monitoring Metrics Publisher on the scale set): give both "
-                "the same identity (e.g. the same AZURE_CLIENT_ID/ARM_CLIENT_ID, or both the Azure CLI login)"
+                f"the credentials the seed signed in with (azure-native's settings, object id {oid}) are not the "
+                f"deployer's ({props['principal_id']}, which holds Monitoring Metrics Publisher on the scale set): "
+                "the seed reads the same azure-native:* config and ARM_* variables as the provider"
             )
 
     def _publish(self, props: dict[str, Any]) -> None:

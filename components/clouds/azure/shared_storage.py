@@ -18,6 +18,7 @@ from pulumi_azure_native import authorization, keyvault, managedidentity, networ
 
 from gpufleet.stackfile.models import SharedStorage
 
+from .key_expiry import notify_key_near_expiry
 from .lustre_sizes import Tier
 from .storage import (
     CRYPTO_SERVICE_ENCRYPTION_USER,
@@ -36,8 +37,10 @@ FILESYSTEM_NAME = "lustrefs"  # the Lustre file system name every Azure Managed 
 MAINTENANCE = storagecache.AmlFilesystemMaintenanceWindowArgs(day_of_week="Sunday", time_of_day_utc="02:00")
 DENY_ALL_PRIORITY = 4096
 # Key Vault notifies (Event Grid KeyNearExpiry) this long before the version in use expires: the file system does
-# not move to a rotated version by itself (see _key), so its owner moves it in that window.
+# not move to a rotated version by itself (see _key), so its owner moves it in that window. The event reaches the
+# stack's action group (key_expiry.py); a stack without one is told by its plan that nobody hears it.
 NOTIFY_BEFORE_EXPIRY = "P30D"
+KEY_NAME = "gpufleet-lustre"
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,8 @@ class LustreArgs:
     """A brought key (it must be RSA 2048 for Azure Managed Lustre); None creates one in vault_name."""
     protect: bool
     tags: dict[str, str]
+    alarm_target: pulumi.Input[str] | None
+    """The action group a created key's near-expiry event alerts; None: nobody hears it (the plan says so)."""
 
 
 def _rule(name: str, priority: int, source: str, port: str | tuple[str, ...], access: str = "Allow",
@@ -98,7 +103,7 @@ def _key(name: str, args: LustreArgs, key_size: int, opts: pulumi.ResourceOption
         return url, key_scope(args.vault_id, url)
     key = keyvault.Key(
         f"{name}-lustre",
-        key_name="gpufleet-lustre",
+        key_name=KEY_NAME,
         vault_name=args.vault_name,
         resource_group_name=args.resource_group_name,
         # The file system does not follow key versions: it is created with a versioned key URL, and its encryption
@@ -128,6 +133,10 @@ def _key(name: str, args: LustreArgs, key_size: int, opts: pulumi.ResourceOption
         tags=args.tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=args.protect)),
     )
+    if args.alarm_target is not None:
+        notify_key_near_expiry(name, args.vault_id, KEY_NAME, args.alarm_target, args.resource_group_name,
+                               args.location, args.tags, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
+                                   depends_on=[key])))
     return key.key_uri_with_version, key.id
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pulumi
 from pulumi_azure_native import authorization, compute, keyvault
-from pulumiverse_time import Sleep
+from pulumiverse_time import Sleep, Static
 
 from gpufleet.clouds.azure.names import NAMES, VAULT
 from gpufleet.clouds.naming import fit
@@ -37,14 +37,19 @@ def role_definition_id(subscription_id: pulumi.Input[str], role: str) -> pulumi.
     )
 
 
-def propagated(name: str, assignment: authorization.RoleAssignment, opts: pulumi.ResourceOptions) -> Sleep:
-    """A wait of RBAC_PROPAGATION after the assignment exists: what needs the role depends on this, not on the
-    assignment. A replaced assignment (new id) waits again; azure-native has no wait of its own for this."""
+def propagated(
+    name: str, role: authorization.RoleAssignment | authorization.RoleDefinition, opts: pulumi.ResourceOptions
+) -> Sleep:
+    """A wait of RBAC_PROPAGATION after the assignment (or custom role definition) exists: what needs it depends on
+    this, not on it. A replaced one (new id) waits again; azure-native has no wait of its own for this. A custom role
+    is replicated like an assignment ("Role assignment changes are not being detected" covers role definitions
+    too), so an assignment of it waits here first, or ARM refuses it as a role that does not exist."""
+    key = "role_definition_id" if isinstance(role, authorization.RoleDefinition) else "role_assignment_id"
     return Sleep(
         f"{name}-propagated",
         create_duration=RBAC_PROPAGATION,
-        triggers={"role_assignment_id": assignment.id},
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[assignment])),
+        triggers={key: role.id},
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[role])),
     )
 
 
@@ -64,6 +69,8 @@ class DiskEncryptionArgs:
     protect: bool
     """Prod: the vault, key and DES cannot be deleted by a `pulumi destroy`."""
     tags: dict[str, str]
+    environment: str
+    """The stack's environment: two environments of one cluster (one brought resource group) get two vaults."""
     key_url: str | None = None
     """Brought: a Key Vault key id with its version; None creates the vault and key."""
     key_vault_id: str | None = None
@@ -75,13 +82,19 @@ def _vault_and_key(
 ) -> tuple[keyvault.Vault, keyvault.Key]:
     """A vault open to trusted Azure services only, and an RSA key in it that rotates yearly."""
     common = {"resource_group_name": args.resource_group_name, "tags": args.tags}
+    # Destroying the vault leaves it soft-deleted for SOFT_DELETE_DAYS, and purge protection forbids purging it, so
+    # a deterministic name would make `pulumi destroy` then `pulumi up` fail with 409 for 90 days. The name carries
+    # the moment it was first created, kept in state by a time_static (its id is the RFC 3339 creation time:
+    # hashicorp/terraform-provider-time internal/provider/resource_time_static.go, Create), which a destroy removes
+    # with the vault, so the next `up` asks for a new name.
+    created = Static(f"{name}-kv-created", opts=opts)
     vault = keyvault.Vault(
         f"{name}-kv",
-        # Globally unique (a DNS name) and at most 24 characters: azure-native's autoname (the logical
-        # name and 8 random characters) overflows it, so the name is derived to fit, with the hash of the
-        # region, subscription and resource group.
-        vault_name=pulumi.Output.all(args.subscription_id, args.resource_group_name).apply(
-            lambda ids: fit(name, NAMES.limit(VAULT, "vaultName"), args.location, *ids)
+        # Globally unique (a DNS name) and at most 24 characters: azure-native's autoname (the logical name and 8
+        # random characters) overflows it, so the name is derived to fit, with the hash of the region,
+        # environment, subscription, resource group and creation time.
+        vault_name=pulumi.Output.all(args.subscription_id, args.resource_group_name, created.id).apply(
+            lambda ids: fit(name, NAMES.limit(VAULT, "vaultName"), args.location, args.environment, *ids)
         ),
         location=args.location,
         properties=keyvault.VaultPropertiesArgs(
@@ -94,7 +107,9 @@ def _vault_and_key(
             network_acls=keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
         ),
         **common,
-        opts=opts,
+        # A stack made before the creation time joined the name keeps the name it has (a new name would replace
+        # the vault and its keys); the name is chosen once, at create.
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(ignore_changes=["vaultName"])),
     )
     key = keyvault.Key(
         f"{name}-disks",

@@ -54,6 +54,9 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:monitor:DataCollectionRule": ("Microsoft.Insights/dataCollectionRules", "dataCollectionRuleName"),
     "azure-native:alertsmanagement:PrometheusRuleGroup": (
         "Microsoft.AlertsManagement/prometheusRuleGroups", "ruleGroupName"),
+    "azure-native:eventgrid:SystemTopic": ("Microsoft.EventGrid/systemTopics", "systemTopicName"),
+    "azure-native:eventgrid:SystemTopicEventSubscription": (
+        "Microsoft.EventGrid/systemTopics/{systemTopicName}/eventSubscriptions", "eventSubscriptionName"),
 }
 
 # Stand-in for the API server's private FQDN, which AKS assigns at creation: a name under the reserved .invalid
@@ -197,6 +200,10 @@ def invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | None:
     """A local answer to an Azure invoke, or None when there is none."""
     if token == "azure-native:authorization:getClientConfig":
         return {"clientId": CLIENT, "objectId": CLIENT, "subscriptionId": SUBSCRIPTION, "tenantId": TENANT}
+    if token == "azure-native:managedidentity:getUserAssignedIdentity":
+        # A brought identity's ids are Azure's to answer: stand-ins, as for a created one.
+        return {"principalId": guid("brought identity principal"), "clientId": guid("brought identity client"),
+                "tenantId": TENANT}
     if token == "azure-native:containerservice:listManagedClusterUserCredentials":
         # CredentialResults: kubeconfigs[], each a name and the base64 kubeconfig file (azure-native's
         # ListManagedClusterUserCredentialsResult / CredentialResultResponse).

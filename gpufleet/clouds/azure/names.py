@@ -16,6 +16,7 @@ TEMPLATE = "azure-native:virtualmachineimages:VirtualMachineImageTemplate"
 AKS = "azure-native:containerservice:ManagedCluster"
 AGENT_POOL = "azure-native:containerservice:AgentPool"
 DCR = "azure-native:monitor:DataCollectionRule"
+GALLERY = "azure-native:compute:Gallery"
 PROMETHEUS_RULES = "azure-native:alertsmanagement:PrometheusRuleGroup"
 # learn.microsoft.com/azure/aks/create-node-pools (limitations): a pool name starts with a lower-case letter and holds
 # lower-case letters and digits only; Linux pools 1-12 characters (Windows 1-6).
@@ -56,10 +57,10 @@ NAMES = NameTable(
         NameRule("azure-native:monitor:ActionGroup", "emailReceivers[].name", None, ANY, "parent", NO_LIMIT),
         NameRule("azure-native:monitor:MetricAlert", "criteria.allOf[].name", None, ANY, "parent", NO_LIMIT),
         NameRule("azure-native:monitor:AutoscaleSetting", "profiles[].name", None, ANY, "parent", NO_LIMIT),
-        NameRule("azure-native:compute:Gallery", "galleryName", 80, r"[A-Za-z0-9][A-Za-z0-9_.]*[A-Za-z0-9]",
-                 "resource group",
-                 f"{RULES}, Microsoft.Compute galleries: resource group, 1-80, alphanumerics, underscores and "
-                 "periods; start and end with alphanumeric"),
+        NameRule(GALLERY, "galleryName", 80, r"[A-Za-z0-9][A-Za-z0-9_.]*[A-Za-z0-9]", "subscription",
+                 f"{RULES}, Microsoft.Compute galleries: 1-80, alphanumerics, underscores and periods; start and end "
+                 "with alphanumeric. Scope: 'Gallery names must be unique within your subscription' (azure-docs "
+                 "articles/virtual-machines/create-gallery.md), wider than the table's 'resource group'"),
         NameRule("azure-native:compute:GalleryImage", "galleryImageName", 80, r"[A-Za-z0-9][A-Za-z0-9.-]*[A-Za-z0-9]",
                  "parent", f"{RULES}, Microsoft.Compute galleries / images: gallery, 1-80, alphanumerics, hyphens "
                  "and periods; start and end with alphanumeric"),
@@ -94,8 +95,11 @@ NAMES = NameTable(
             "network:PublicIPAddress", "network:Subnet", "network:VirtualNetwork", "storagecache:AmlFilesystem",
             "virtualmachineimages:VirtualMachineImageTemplate", "containerservice:ManagedCluster",
             "containerservice:AgentPool", "monitor:AzureMonitorWorkspace", "monitor:DataCollectionEndpoint",
-            "monitor:DataCollectionRule", "alertsmanagement:PrometheusRuleGroup",
+            "monitor:DataCollectionRule", "alertsmanagement:PrometheusRuleGroup", "eventgrid:SystemTopic",
+            "eventgrid:SystemTopicEventSubscription",
         )},
+        ("azure-native:eventgrid:SystemTopicEventSubscription", "systemTopicName"): "the system topic's (autonamed) "
+                                                                                    "name",
         (PROMETHEUS_RULES, "clusterName"): "the AKS cluster's name (its own row), which the rules filter by",
         (AGENT_POOL, "resourceName"): "the AKS cluster's name (its own row)",
         (AGENT_POOL, "vmSize"): "a VM size",

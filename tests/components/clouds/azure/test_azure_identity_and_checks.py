@@ -91,6 +91,31 @@ def test_brought_identity_key_and_resource_group_are_used_not_created(tmp_path: 
     assert {r.inputs["resourceGroupName"] for r in plan.resources if "resourceGroupName" in r.inputs} == {"shared"}
 
 
+def test_a_brought_identity_publishes_its_scale_sets_metrics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its object id is read (Managed Identity Get on the group and name its id gives) and holds Monitoring Metrics
+    Publisher on the scale set, as a created identity does: without it metrics, alerts and `idle` see nothing."""
+    from gpufleet.plan.mock_dispatch import OfflineMocks
+
+    asked: list[tuple[str, dict]] = []
+    answer = OfflineMocks.call
+
+    def recording(self: OfflineMocks, args: pulumi.runtime.MockCallArgs) -> dict:
+        asked.append((args.token, dict(args.args)))
+        return answer(self, args)
+
+    monkeypatch.setattr(OfflineMocks, "call", recording)
+    identity = f"{SUB}/resourceGroups/shared/providers/Microsoft.ManagedIdentity/userAssignedIdentities/nodes"
+    plan = plan_variant(tmp_path, variant(identity={"identity_id": identity}))
+    assert ("azure-native:managedidentity:getUserAssignedIdentity",
+            {"resourceGroupName": "shared", "resourceName": "nodes"}) in asked
+    scale_set = one(plan, VMSS)
+    assert scale_set.inputs["identity"]["userAssignedIdentities"] == [identity]
+    (grant,) = [r for r in of_type(plan, ROLE) if r.property_dependencies.get("scope") == (scale_set.urn,)
+                and r.inputs["roleDefinitionId"].endswith(PUBLISHER)
+                and r.inputs["principalType"] == "ServicePrincipal"]
+    assert grant.inputs["principalId"]  # the object id Get answered
+
+
 @pytest.mark.parametrize(
     ("changes", "expected"),
     [

@@ -1,13 +1,15 @@
 """A create that needs a role waits for Azure's role propagation: the DES's key access before the scale set's
 disks, the Lustre identity's key access before the file system, the image builder's gallery role before the
-template. Each wait is a pulumiverse-time Sleep of RBAC_PROPAGATION that depends on the assignment and is re-run
-when the assignment is replaced; the dependent create depends on the wait (edges as the engine records them)."""
+template, and the custom gallery role's own replication before its assignment. Each wait is a pulumiverse-time Sleep
+of RBAC_PROPAGATION that depends on the assignment and is re-run when the assignment is replaced; the dependent
+create depends on the wait (edges as the engine records them)."""
 
 from __future__ import annotations
 
 from azure_plans import DES, ROLE, TRAIN, VMSS, one, shipped
 from conftest import of_type
 from test_azure_image_pipeline import GRANT, TEMPLATE, args, build
+from test_azure_image_pipeline import ROLE as CUSTOM_ROLE
 
 from components.clouds.azure.storage import RBAC_PROPAGATION
 from gpufleet.plan.record import RecordedResource
@@ -50,3 +52,13 @@ def test_the_image_template_waits_for_the_gallery_role_to_propagate() -> None:
     (template,), (grant,) = found[TEMPLATE], found[GRANT]
     _wait_between(grant, template, found[SLEEP])
     assert grant.urn not in template.depends_on
+
+
+def test_the_custom_gallery_role_is_assigned_only_after_it_has_replicated() -> None:
+    found = build(args())
+    (role,), (grant,) = found[CUSTOM_ROLE], found[GRANT]
+    (wait,) = [s for s in found[SLEEP] if s.urn in grant.depends_on]
+    assert role.urn in wait.depends_on
+    # A replaced definition (new id) waits again.
+    assert wait.property_dependencies["triggers"] == (role.urn,)
+    assert wait.inputs["createDuration"] == RBAC_PROPAGATION
