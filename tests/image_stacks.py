@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -32,8 +33,11 @@ def images_stack(tmp_path: Path, cloud: str, provider_region: str | None = None,
 
 
 def refused(path: Path) -> str:
-    """The CLI's error for a stack it must refuse: exit 2, no traceback, nothing on stdout; whitespace folded."""
+    """The CLI's error for a stack it must refuse: exit 2, no traceback, no plan on stdout (an error document whose
+    errors are the ones printed); the printed errors with whitespace folded."""
     result = CliRunner().invoke(app, ["plan", "--stack-file", str(path), "--format", "json"])
     assert result.exit_code == 2, result.output
-    assert "Traceback" not in result.output and not result.stdout.strip().startswith("{")
-    return " ".join(result.output.split())
+    document = json.loads(result.stdout)
+    assert "resources" not in document and document["exit_code"] == 2
+    assert "Traceback" not in result.stderr
+    return " ".join(result.stderr.split())

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # gpufleet-nccl-conf: /etc/nccl.conf on an Azure InfiniBand node, as Azure/azhpc-images writes it for the VM family
-# (components/customizations/ndv4.sh and ndv5.sh @8e9d055f, lines 10-15): relaxed PCI ordering on the IB HCAs,
-# the family's topology file (the VM's PCI layout is virtual: NCCL cannot read GPU-HCA affinity from it), CPU
-# affinity ignored. Also NCCL_IB_HCA naming the InfiniBand HCAs only: these VMs show their accelerated-networking NIC
-# as an mlx5 RDMA device too, link layer Ethernet (azhpc-images renames the two kinds mlx5_ib* and mlx5_an*:
-# components/install_azure_persistent_rdma_naming.sh; this image keeps the kernel's mlx5_N names, so the ports' link
-# layer tells them apart), and NCCL would otherwise pick it. `=` makes the list exact names (NCCL env.html,
-# NCCL_IB_HCA). Written at every boot: mlx5_N numbering follows PCI enumeration.
+# (Azure/azhpc-images components/customizations/ndv4.sh and ndv5.sh @8e9d055f, lines 10-15): relaxed PCI ordering on
+# the IB HCAs, the family's topology file (the VM's PCI layout is virtual: NCCL cannot read GPU-HCA affinity from it),
+# CPU affinity ignored. Also NCCL_IB_HCA naming the InfiniBand HCAs only: these VMs show their accelerated-networking
+# NIC as an mlx5 RDMA device too, link layer Ethernet (azhpc-images renames the two kinds mlx5_ib* and mlx5_an*:
+# Azure/azhpc-images components/install_azure_persistent_rdma_naming.sh; this image keeps the kernel's mlx5_N names,
+# so the ports' link layer tells them apart), and NCCL would otherwise pick it. `=` makes the list exact names (NCCL
+# env.html, NCCL_IB_HCA). Written at every boot: mlx5_N numbering follows PCI enumeration.
 set -euo pipefail
 # shellcheck source=common.sh
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"

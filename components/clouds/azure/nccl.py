@@ -1,7 +1,7 @@
 """Which /etc/nccl.conf an Azure InfiniBand node writes: the VM family whose NCCL settings and topology file
-Azure/azhpc-images ships, by VM size as its components/setup_sku_customizations.sh (@8e9d055f, lines 27-36) derives
-it: `standard_nd*v4` -> ndv4 (ND A100 v4), `standard_nd96is*_h[1-2]00_v5` -> ndv5 (ND H100 v5, ND H200 v5). The
-node writes the file at boot (components/bootstrap/scripts/nccl-conf.sh)."""
+Azure/azhpc-images ships, by VM size as Azure/azhpc-images components/setup_sku_customizations.sh (@8e9d055f, lines
+27-36) derives it: `standard_nd*v4` -> ndv4 (ND A100 v4), `standard_nd96is*_h[1-2]00_v5` -> ndv5 (ND H100 v5, ND H200
+v5). The node writes the file at boot (components/bootstrap/scripts/nccl-conf.sh)."""
 
 from __future__ import annotations
 

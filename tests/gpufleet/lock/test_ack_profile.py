@@ -59,7 +59,7 @@ def test_a_baked_profile_requires_each_bake_field(tmp_path: Path, field: str) ->
     with pytest.raises(LockError) as refused:
         load_lock(_write(tmp_path, lambda profiles: profiles[BAKED].pop(field)))
     text = " ".join(str(refused.value).split())
-    assert f"profiles.{BAKED}: Value error, {field}: required where installed_by is bake" in text
+    assert f"profiles.{BAKED}: {field}: required where installed_by is bake" in text
 
 
 def test_a_profile_without_installed_by_is_baked_and_an_ack_one_without_sources_is_refused(tmp_path: Path) -> None:

@@ -114,7 +114,7 @@ def test_unbaked_and_baked_entries_pass(tmp_path):
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"id": None}, r"images\.aws\.us-east-1: Value error, id is null: set status: unbaked"),
+        ({"id": None}, r"images\.aws\.us-east-1: id is null: set status: unbaked"),
         ({"id": "ami-0123456789abcdef0", "status": "unbaked"}, r"status is unbaked but id is 'ami-0123456789abcdef0'"),
         ({"id": None, "status": "pending"}, r"images\.aws\.us-east-1\.status: Input should be 'baked' or 'unbaked'"),
         ({"id": None, "status": "unbaked", "from": "x"}, r"images\.aws\.us-east-1\.from: unknown field"),

@@ -81,7 +81,7 @@ def test_piped_table_is_one_line_per_stack_at_80_columns(small_stacks: Path) -> 
     assert [line.split()[0] for line in lines] == names
     (broken,) = [line for line in lines if line.startswith("broken ")]
     assert len(broken) > 80 and "invalid stack: environment: Input should be" in broken
-    assert "'dev', 'staging' or 'prod'; tags: Value error" in broken
+    assert "'dev', 'staging' or 'prod'; tags: " in broken
     assert "planning" not in result.output  # no progress bar off a terminal
 
 

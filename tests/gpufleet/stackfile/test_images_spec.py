@@ -117,26 +117,26 @@ def test_tags_within_the_clouds_limits(tmp_path: Path) -> None:
 
 def test_a_tag_that_is_not_text_is_refused(tmp_path: Path) -> None:
     output = refused(images_stack(tmp_path, "azure", tags={"cost-center": 4410}))
-    assert "tags: Value error, 'cost-center': 4410 is not text (YAML 1.2 read a int); quote it" in output
+    assert "tags: 'cost-center': 4410 is not text (YAML 1.2 read a int); quote it" in output
 
 
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
         ({"kms_key": "1234abcd-12ab-34cd-56ef-1234567890ab"},
-         "kms_key: Value error, '1234abcd-12ab-34cd-56ef-1234567890ab' is not a KMS key ARN"),
+         "kms_key: '1234abcd-12ab-34cd-56ef-1234567890ab' is not a KMS key ARN"),
         ({"kms_key": "alias/images", "replica_kms_keys": {"us-west-2": REPLICA}},
-         "kms_key: Value error, 'alias/images' is not a KMS key ARN"),
+         "kms_key: 'alias/images' is not a KMS key ARN"),
         ({"kms_key": REPLICA, "replica_kms_keys": {"us-west-2": REPLICA}},
-         f"kms_key: Value error, '{REPLICA}' is a key in us-west-2; a KMS key is regional, give one in us-east-1"),
+         f"kms_key: '{REPLICA}' is a key in us-west-2; a KMS key is regional, give one in us-east-1"),
         ({"kms_key": KEY},
-         "replica_kms_keys: Value error, a brought kms_key needs the key of us-west-2 too (a KMS key is regional)"),
+         "replica_kms_keys: a brought kms_key needs the key of us-west-2 too (a KMS key is regional)"),
         ({"kms_key": KEY, "replica_kms_keys": {"us-west-2": KEY}},
-         f"replica_kms_keys: Value error, us-west-2: '{KEY}' is a key in us-east-1"),
+         f"replica_kms_keys: us-west-2: '{KEY}' is a key in us-east-1"),
         ({"kms_key": KEY, "replica_kms_keys": {"us-west-2": REPLICA, "eu-west-1": REPLICA}},
-         "replica_kms_keys: Value error, eu-west-1: not one of the other regions ['us-west-2']"),
+         "replica_kms_keys: eu-west-1: not one of the other regions ['us-west-2']"),
         ({"replica_kms_keys": {"us-west-2": REPLICA}},
-         "replica_kms_keys: Value error, only with a brought kms_key; a created key is replicated to every region"),
+         "replica_kms_keys: only with a brought kms_key; a created key is replicated to every region"),
     ],
 )
 def test_aws_image_keys_are_key_arns_of_each_region(tmp_path: Path, changes: dict[str, Any], message: str) -> None:

@@ -81,8 +81,8 @@ def test_provider_region_must_equal_the_stacks_region(tmp_path: Path, stacks_dir
 @pytest.mark.parametrize(
     ("setting", "message"),
     [
-        ("storage: {scratch_mount: /}", "storage.scratch_mount: Value error, '/' would cover the whole system"),
-        ("storage: {scratch_mount: /a/../b}", "storage.scratch_mount: Value error, '/a/../b' must be a plain"),
+        ("storage: {scratch_mount: /}", "storage.scratch_mount: '/' would cover the whole system"),
+        ("storage: {scratch_mount: /a/../b}", "storage.scratch_mount: '/a/../b' must be a plain"),
         ("bootstrap: {checkpoint_hook: '   '}", "bootstrap.checkpoint_hook: must contain something other than spaces"),
         ("bootstrap: {checkpoint_hook: ''}", "bootstrap.checkpoint_hook: String should have at least 1 character"),
     ],

@@ -90,12 +90,12 @@ def test_a_created_network_takes_the_zone_and_cidr_given(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("network", "message"),
     [
-        ({"subnet_id": SUBNET_ID}, "network: Value error, bring subnet_id and security_group_id "
+        ({"subnet_id": SUBNET_ID}, "network: bring subnet_id and security_group_id "
                                    "together"),
         ({"security_group_id": "sg-1"}, "network.security_group_id: must be a security group id"),
-        ({"zone": "us-west-2a"}, "network: Value error, zone 'us-west-2a' is not a zone of the "
+        ({"zone": "us-west-2a"}, "network: zone 'us-west-2a' is not a zone of the "
                                  "build region us-east-1"),
-        ({"cidr": "10.77.0.0/26"}, "network.cidr: Value error, 10.77.0.0/26 is too small"),
+        ({"cidr": "10.77.0.0/26"}, "network.cidr: 10.77.0.0/26 is too small"),
     ],
 )
 def test_a_network_the_bake_cannot_use_exits_2_naming_the_field(stacks_dir: Path, network: dict[str, Any],

@@ -100,14 +100,14 @@ def test_bucket_keys_are_usable_through_s3_of_the_region_only(tmp_path: Path) ->
 @pytest.mark.parametrize(
     ("identity", "message"),
     [
-        ("{s3_write_prefixes: ['s3://corp-*/ckpt']}", "identity.s3_write_prefixes[0]: Value error, 's3://corp-*/ckpt' "
+        ("{s3_write_prefixes: ['s3://corp-*/ckpt']}", "identity.s3_write_prefixes[0]: 's3://corp-*/ckpt' "
                                                        "names buckets by a pattern"),
-        ("{s3_write_prefixes: ['corp-ckpt/runs']}", "identity.s3_write_prefixes[0]: Value error, 'corp-ckpt/runs' is "
+        ("{s3_write_prefixes: ['corp-ckpt/runs']}", "identity.s3_write_prefixes[0]: 'corp-ckpt/runs' is "
                                                      "not s3://BUCKET/PREFIX"),
-        ("{s3_read_prefixes: ['s3://corp/runs/*']}", "identity.s3_read_prefixes: Value error, 's3://corp/runs/*': a "
+        ("{s3_read_prefixes: ['s3://corp/runs/*']}", "identity.s3_read_prefixes: 's3://corp/runs/*': a "
                                                       "prefix takes no wildcard"),
         ("{s3_kms_keys: ['arn:aws:kms:us-east-1:210987654321:alias/ckpt']}",
-         "identity.s3_kms_keys: Value error, 'arn:aws:kms:us-east-1:210987654321:alias/ckpt': give key ARNs"),
+         "identity.s3_kms_keys: 'arn:aws:kms:us-east-1:210987654321:alias/ckpt': give key ARNs"),
         (f"{{s3_kms_keys: ['{KEY.replace('us-east-1', 'eu-west-1')}']}}",
          "identity.s3_kms_keys[0]: 'arn:aws:kms:eu-west-1:210987654321:key/1234abcd-12ab-34cd-56ef-1234567890ab' is "
          "a key in eu-west-1"),

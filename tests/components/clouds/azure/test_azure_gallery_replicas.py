@@ -64,10 +64,10 @@ def test_a_region_without_zones_keeps_locally_redundant_replicas() -> None:
     ("changes", "message"),
     [
         ({"max_concurrent_nodes": 0}, "max_concurrent_nodes: Input should be greater than or equal to 1"),
-        ({"max_concurrent_nodes": 1001}, "max_concurrent_nodes: Value error, at most 1000"),
+        ({"max_concurrent_nodes": 1001}, "max_concurrent_nodes: at most 1000"),
         # 1000 VMs want 50 replicas in each region: three regions would hold 150, over an image version's 100.
         ({"max_concurrent_nodes": 1000, "regions": ["eastus", "southcentralus", "westus"]},
-         "max_concurrent_nodes: Value error, 50 replicas in each of 3 regions is 150, over the 100 replicas"),
+         "max_concurrent_nodes: 50 replicas in each of 3 regions is 150, over the 100 replicas"),
     ],
 )
 def test_past_the_gallery_limits_is_exit_2_naming_the_field(tmp_path: Path, changes: dict, message: str) -> None:
