@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import io
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -16,6 +17,7 @@ from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
 from .stackfile import CLUSTER_KEY, IMAGES_KEY, SpecError, SpecInvalid, load_stack, stack_path
 from .stackfile.errors import split_field_path
+from .stackfile.models import NAME_PATTERN
 from .stackfile.read import EXTENDS, STACK_NAME, plain_values
 from .yaml_model import parse_yaml
 
@@ -24,6 +26,7 @@ if TYPE_CHECKING:
 
 # Pulumi's stack names: letters, digits, dashes, underscores, dots; no path separator, so no traversal.
 MAX_SET_VALUE = 4096
+APPEND = "[+]"
 
 
 def parse_path(path: str) -> list[str | int]:
@@ -32,6 +35,16 @@ def parse_path(path: str) -> list[str | int]:
     if parts is None:
         raise SpecInvalid([SpecError(path, "not a field path; write it like node_groups[0].size.max")])
     return parts
+
+
+def _get(node: Any, parts: list[str | int], missing: Any) -> Any:
+    """The value at `parts` under `node`, else `missing`."""
+    for part in parts:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return missing
+    return node
 
 
 def _step(target: Any, part: str | int, path: str) -> None:
@@ -117,16 +130,29 @@ def fork(template: str, new: str, settings: list[str], stacks_dir: Path) -> tupl
         path, sep, text = setting.partition("=")
         if not sep:
             raise SpecInvalid([SpecError(setting, "write --set as path=value, e.g. node_groups[0].size.max=32")])
-        parts = parse_path(path)
+        appended = path.endswith(APPEND)  # node_groups[+]={...}: one more item (lists replace: the fork lists all)
+        parts = parse_path(path.removesuffix(APPEND))
         _fits_template(resolved.get(key), parts, path)
         value = _value(text, path)
-        if isinstance(value, (int, float, bool)) and _holds_text(resolved.get(key), parts):
+        if appended:
+            listed = _get(section, parts, None)
+            listed = _get(resolved.get(key), parts, []) if listed is None else listed
+            if not isinstance(listed, list):
+                raise SpecInvalid([SpecError(path, "[+] adds an item to a list; the template holds no list here")])
+            value = [*copy.deepcopy(listed), value]
+        elif isinstance(value, (int, float, bool)) and _holds_text(resolved.get(key), parts):
             value = text.strip()
         top = parts[0]
         # Lists replace rather than merge, so an override inside a list carries the whole list.
         if len(parts) > 1 and any(isinstance(p, int) for p in parts) and top not in section:
             section[top] = copy.deepcopy(resolved[key].get(top))
         assign(section, parts, value, path)
+    if key == CLUSTER_KEY and "name" not in section:
+        # Two forks of one template would share its cluster name, and every account-scoped name built from it.
+        if not re.fullmatch(NAME_PATTERN, new):
+            raise SpecInvalid([SpecError("NEW", f"{new!r} cannot also name the cluster (lower-case letters, digits "
+                                                "and dashes, starting with a letter): add --set name=<cluster name>")])
+        section["name"] = new
     # Provider keys as the template resolves them (a template that extends another may set none itself), and the
     # region key equal to the region the fork sets: the provider deploys where its key says.
     provider_keys = {k: v for k, v in resolved.items() if not k.startswith("gpufleet:")}

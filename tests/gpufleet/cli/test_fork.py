@@ -3,6 +3,7 @@ reaches dashed keys and reads values as YAML 1.2, and the template's guidance co
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,30 @@ def test_a_fork_into_another_region_moves_the_provider_region_too(stacks_dir: Pa
     assert code == 0, output
     config = read_config(stacks_dir / "Pulumi.west.yaml")
     assert config["aws:region"] == config["gpufleet:cluster"]["region"] == "us-west-2"
+
+
+def test_a_fork_names_its_own_cluster(stacks_dir: Path) -> None:
+    # Two forks of one template must not share the cluster name every account-scoped name is built from.
+    for new in ("team-a", "team-b"):
+        assert fork(stacks_dir, "aws-train-p5", new)[0] == 0
+        assert read_config(stacks_dir / f"Pulumi.{new}.yaml")["gpufleet:cluster"]["name"] == new
+    assert fork(stacks_dir, "aws-train-p5", "team-c", "--set", "name=research")[0] == 0
+    assert read_config(stacks_dir / "Pulumi.team-c.yaml")["gpufleet:cluster"]["name"] == "research"
+    code, output = fork(stacks_dir, "aws-train-p5", "Team_D")
+    assert code == 2 and "add --set name=<cluster name>" in output
+    assert not (stacks_dir / "Pulumi.Team_D.yaml").exists()
+
+
+def test_set_with_plus_adds_a_node_group(stacks_dir: Path) -> None:
+    extra = "{name: extra, instance_types: [g6e.48xlarge], size: {min: 0, desired: 1, max: 2}, capacity: spot}"
+    code, output = fork(stacks_dir, "aws-train-p5", "grown", "--set", f"node_groups[+]={extra}",
+                        "--set", "budget.max_hourly_usd=2000")
+    assert code == 0, output
+    groups = read_config(stacks_dir / "Pulumi.grown.yaml")["gpufleet:cluster"]["node_groups"]
+    assert [g["name"] for g in groups] == ["h100", "extra"]  # the template's group kept: lists replace whole
+    plan = CliRunner().invoke(cli.app, ["plan", "--stack", "grown", "--stacks-dir", str(stacks_dir),
+                                        "--format", "json"])
+    groups = {r["name"] for r in json.loads(plan.stdout)["resources"] if r["type"].startswith("aws:autoscaling/group")}
+    assert groups == {"grown-h100-asg", "grown-extra-asg"}
+    code, output = fork(stacks_dir, "aws-train-p5", "bad", "--set", "region[+]=x")
+    assert code == 2 and "[+] adds an item to a list" in output
