@@ -123,8 +123,3 @@ def stub_dir(folder: Path, names: tuple[str, ...], scripts: dict[str, str] | Non
         os.chmod(folder / name, 0o755)
     return folder
 
-
-def dpkg_installs(box: AptSandbox) -> list[str]:
-    """Packages in the order dpkg installed them (its log)."""
-    log = (box.root / "var/log/dpkg.log").read_text()
-    return [line.split()[3].split(":")[0] for line in log.splitlines() if line.split()[2:3] == ["install"]]

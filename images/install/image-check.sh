@@ -6,7 +6,8 @@
 # gpufleet/lock/node_tools.py: mount.lustre among them where Lustre is mounted). No GPU needed: any build size works.
 # Usage: image-check.sh [--booted]   (--booted: the VM booted the image, so it must run that kernel)
 set -euo pipefail
-bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# Bash alone reads the files: the only commands run are those checked (modinfo, uname) and command -v.
+bundle=${BASH_SOURCE[0]%/images/install/*}
 # shellcheck source=/dev/null
 source "$bundle/pins.env"
 root=${GPUFLEET_ROOT:-}
@@ -16,7 +17,7 @@ fail() {
     exit 1
 }
 
-kernel=$(cat "$root/etc/gpufleet/boot-kernel" 2>/dev/null) || fail "no boot kernel recorded (/etc/gpufleet/boot-kernel)"
+kernel=$(<"$root/etc/gpufleet/boot-kernel") || fail "no boot kernel recorded (/etc/gpufleet/boot-kernel)"
 echo "gpufleet image check: kernel $kernel"
 if [[ "${1:-}" == --booted ]]; then
     running=$(uname -r)
