@@ -210,7 +210,8 @@ def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud
     status and create_time; DescribeImagePipelineExecutions' ImageId is not read by it), so the stack reads them back
     and keeps only images created at or after the execution's create_time: an older bake of the same name is never
     taken. On the `pulumi up` that bakes, the lookup may run before the build ends and find none; `images pin` takes
-    the ids only when execution_status is SUCCESS, after a later `pulumi up` of the image stack read the new ones.
+    the ids only when execution_status is SUCCESS, after a later `pulumi up --refresh` read the new ones, and only
+    those the execution itself names (a later execution's image also matches the prefix and the time bound).
     """
     build_region, *copies = args.regions
     lookups = []
