@@ -38,8 +38,8 @@ case "$GPUFLEET_CLOUD" in
         apt_get update
         # The DKMS client (Microsoft's DKMS steps for Ubuntu 22.04): lustre-client (mount.lustre) and
         # lustre-client-modules-dkms, built here for the boot kernel. LNet runs over TCP: AMLFS is reached over the
-        # VNet, with no InfiniBand line of sight to its servers (Azure/azhpc-images @8e9d055
-        # components/install_lustre_client.sh), so no o2ib is configured.
+        # VNet, with no InfiniBand line of sight to its servers (install_lustre_client.sh of Azure/azhpc-images
+        # @8e9d055), so no o2ib is configured.
         client=amlfs-lustre-client-dkms-$AMLFS_LUSTRE_CLIENT_VERSION
         apt_install "$client"
         dkms_build "$kernel"
