@@ -70,13 +70,15 @@ class AptSandbox:
 
 
 def build_deb(out: Path, name: str, version: str, files: dict[str, str | bytes] | None = None,
-              architecture: str = "all") -> Path:
-    """An empty package (or one holding `files`, path -> text or bytes) for `architecture`, built with dpkg-deb."""
+              architecture: str = "all", depends: str | None = None) -> Path:
+    """An empty package (or one holding `files`, path -> text or bytes) for `architecture`, built with dpkg-deb;
+    `depends`: its Depends field (a metapackage that pulls another)."""
     tree = out / f"{name}_{version}_{architecture}".replace(":", "%")
     (tree / "DEBIAN").mkdir(parents=True)
     (tree / "DEBIAN/control").write_text(
         f"Package: {name}\nVersion: {version}\nArchitecture: {architecture}\n"
-        f"Maintainer: gpufleet tests <t@example.com>\nDescription: empty stand-in for {name}\n"
+        + (f"Depends: {depends}\n" if depends else "")
+        + f"Maintainer: gpufleet tests <t@example.com>\nDescription: empty stand-in for {name}\n"
     )
     for path, text in (files or {}).items():
         target = tree / path.lstrip("/")
@@ -89,14 +91,14 @@ def build_deb(out: Path, name: str, version: str, files: dict[str, str | bytes] 
 
 
 def flat_repository(folder: Path, packages: dict[str, list[str]], origin: str,
-                    files: dict[str, dict[str, str]] | None = None) -> Path:
+                    files: dict[str, dict[str, str]] | None = None, depends: dict[str, str] | None = None) -> Path:
     """A flat repository (`deb file://FOLDER /`) with Packages and Release at its top, holding each name at each
-    listed version (with `files[name]` inside where given)."""
+    listed version (with `files[name]` inside and `depends[name]` its Depends where given)."""
     folder.mkdir(parents=True, exist_ok=True)
     build = folder.parent / f".{folder.name}-build"
     for name, versions in packages.items():
         for version in versions:
-            deb = build_deb(build, name, version, (files or {}).get(name))
+            deb = build_deb(build, name, version, (files or {}).get(name), depends=(depends or {}).get(name))
             deb.rename(folder / f"{name}_{version.replace(':', '%')}_all.deb")
     scanned = subprocess.run(["dpkg-scanpackages", "--multiversion", "."], cwd=folder, capture_output=True,
                              text=True, check=True).stdout
@@ -121,8 +123,3 @@ def stub_dir(folder: Path, names: tuple[str, ...], scripts: dict[str, str] | Non
         os.chmod(folder / name, 0o755)
     return folder
 
-
-def dpkg_installs(box: AptSandbox) -> list[str]:
-    """Packages in the order dpkg installed them (its log)."""
-    log = (box.root / "var/log/dpkg.log").read_text()
-    return [line.split()[3].split(":")[0] for line in log.splitlines() if line.split()[2:3] == ["install"]]

@@ -131,9 +131,10 @@ class LocalAptRepositories:
     def add(self, packages: Mapping[str, Sequence[str]], suite: str = "stable", component: str = "main",
             architectures: Sequence[str] = ("amd64",), built_for: Mapping[str, str] | None = None,
             files: Mapping[str, dict[str, str | bytes]] | None = None, key: SigningKey | None = None,
-            ) -> LocalAptRepository:
+            depends: Mapping[str, str] | None = None) -> LocalAptRepository:
         """A signed repository holding each name at each listed version, built for `built_for[name]` (default
-        'all'), with `files[name]` inside; indexed for `architectures`, signed with `key` (default: a new one)."""
+        'all'), with `files[name]` inside and `depends[name]` its Depends; indexed for `architectures`, signed with
+        `key` (default: a new one)."""
         folder = self.root / f"repo{len(list(self.root.iterdir()))}"
         repository = LocalAptRepository(f"{self.url}/{folder.name}/", suite, component, folder, key or self.key())
         pool = folder if suite == FLAT else folder / "pool" / component
@@ -142,7 +143,8 @@ class LocalAptRepositories:
         for name, versions in packages.items():
             architecture = (built_for or {}).get(name, "all")
             for version in versions:
-                deb = build_deb(build, name, version, (files or {}).get(name), architecture)
+                deb = build_deb(build, name, version, (files or {}).get(name), architecture,
+                                (depends or {}).get(name))
                 repository.debs[f"{name}={version}"] = deb.rename(pool / deb.name)
         shutil.rmtree(build, ignore_errors=True)
         if suite == FLAT:

@@ -70,7 +70,7 @@ def images_pin(
             raise PinError(f"--outputs: {outputs} is not a readable file")
         else:
             raw = parse_json(outputs.read_text(), f"--outputs {outputs}")
-        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw, stack)
+        pinned = pin(lock_file or DEFAULT_LOCK_PATH, raw, stack, made_by=_execution_images)
     except PinError as exc:
         err.print(f"error: {exc}", highlight=False, markup=False)
         raise typer.Exit(2) from None
@@ -87,3 +87,16 @@ def _problem_table(problems: list[dict[str, str]]) -> Any:
 
     return table("Image lock problems", ["profile", "field", "problem"],
                  [(p["profile"], p["field"], p["message"]) for p in problems])
+
+
+def _execution_images(bake: Any) -> dict[str, str]:
+    """Region -> image id an Alibaba bake's execution made, read from the execution with the caller's credentials."""
+    from ..lock.pin import PinError
+    from ..sources.alicloud import default_ecs_client
+    from ..sources.alicloud_execution import execution_images
+    from ..sources.http import SourceError
+
+    try:
+        return execution_images(default_ecs_client, bake.regions, bake.execution_id).images
+    except SourceError as error:
+        raise PinError(f"outputs.execution_id: {error}") from None

@@ -28,16 +28,12 @@ PARTS_DIR = "/opt/gpufleet/bundle"
 # 16,000 characters with its wrapper; tests check each cloud's component against its own limit.
 PART_CHARS = 12_000
 PACKED = ("__init__.py", "install", "nodecheck")
-# Checks that run on the build VM and again on a fresh VM of the image; they need no GPU, so any build size works.
-# Each line stands alone (Azure's inline customizer takes them as a list): the driver's module, every command the
-# node scripts run (NODE_TOOLS in the bundle's pins, gpufleet/lock/node_tools.py) and, on AWS, the Lustre client's
-# module for the kernel the image boots (the bootstrap mounts FSx for Lustre).
-IMAGE_CHECK = (
-    "modinfo nvidia >/dev/null\n"
-    f". {BUNDLE_DIR}/pins.env && for t in $NODE_TOOLS; do command -v \"$t\" >/dev/null"
-    " || { echo \"gpufleet image check: $t is missing\" >&2; exit 1; }; done"
-    " && if [ \"$GPUFLEET_CLOUD\" = aws ]; then modinfo lustre >/dev/null; fi\n"
-)
+
+
+def image_check(booted: bool) -> str:
+    """The image check (images/install/image-check.sh in the unpacked bundle) as one command, whose exit status is the
+    step's: `booted` where the VM booted the image (it must run the image's kernel)."""
+    return f"bash {BUNDLE_DIR}/images/install/image-check.sh" + (" --booted" if booted else "")
 
 
 def _add(archive: tarfile.TarFile, name: str, data: bytes, mode: int) -> None:

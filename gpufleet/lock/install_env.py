@@ -52,7 +52,7 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         "NVIDIA_ML_PY_URL": profile.nodecheck.nvidia_ml_py_url,
         "NVIDIA_ML_PY_SHA256": profile.nodecheck.nvidia_ml_py_sha256,
         "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
-        # What the image check (gpufleet.lock.bundle.image_check) finds on the baked image.
+        # What the image check (images/install/image-check.sh) finds on the baked image.
         "NODE_TOOLS": " ".join(sorted(installed_tools(cloud) | (KUBERNETES_TOOLS if profile.kubernetes else set()))),
         # The apt suite of the base image's release (the FSx Lustre client repository is per suite).
         "UBUNTU_CODENAME": profile.kubernetes.codename if profile.kubernetes else UBUNTU_CODENAMES[VM_UBUNTU],

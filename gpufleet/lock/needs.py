@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from .facts import base_image_key as base_key
 from .model import FabricComponent, Lock, Profile
 
-# The packages images/install/agents.sh installs from each agent's apt repository, by name (their version follows the
-# kernel or is in the name): the resolve checks each is there for the image's release.
-AGENT_PACKAGES = {"lustre_client": ("lustre-client-modules-aws",),
+# The packages images/install/lustre.sh installs from each client's apt repository, by name (their version follows the
+# kernel or is in the name): the resolve checks each is there for the image's release. FSx's modules package is named
+# after the base image's kernel, known only on the builder (lustre.sh fails naming it when FSx has none).
+AGENT_PACKAGES = {"lustre_client": ("lustre-client-utils",),
                   "amlfs_lustre_client": ("amlfs-lustre-client-dkms-{version}",)}
 # The suites of NVIDIA's flat repositories (`deb URL /`).
 FLAT = "/"

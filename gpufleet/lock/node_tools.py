@@ -3,8 +3,8 @@ it on the image: the Ubuntu 22.04 server image itself, or one of images/install/
 
 tests/images/test_node_tools.py renders every node script for every cloud, collects the commands each runs with a
 shell parser and fails on one this table does not provide, so a new tool in a node script fails CI, not a node.
-The image check (bundle.image_check) runs `command -v` on each of a cloud's tools on the build VM and on a fresh
-VM of the image, so a base-image assumption below that stops holding fails the bake, not the first boot.
+The image check (images/install/image-check.sh) runs `command -v` on each of a cloud's tools on the build VM and on a
+fresh VM of the image, so a base-image assumption below that stops holding fails the bake, not the first boot.
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ INSTALLED: dict[str, dict[str, tuple[str, str]]] = {
         "aws": ("agents.sh", '"$work/aws/install"'),
         "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl": (
             "agents.sh", 'apt_install "$work/amazon-cloudwatch-agent.deb"'),
+        "mount.lustre": ("lustre.sh", 'apt_install "lustre-client-modules-$kernel" lustre-client-utils'),
     },
-    "azure": {},
+    # The bootstrap mounts storage.shared with `mount -t lustre`, which runs the client's mount.lustre helper.
+    "azure": {"mount.lustre": ("lustre.sh", 'apt_install "$client"')},
     "alicloud": {
         "aliyun": ("agents.sh", 'tar -xzf "$work/aliyun-cli.tgz" -C "${GPUFLEET_ROOT:-}/usr/local/bin" aliyun'),
     },

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -31,6 +32,7 @@ from ruamel.yaml import YAML
 from .boot_modes import BOOT_MODES, BootMode
 from .image_ids import (
     ALICLOUD_CUSTOM,
+    AWS_AMI,
     AWS_IMAGE_BUILD_ARN,
     AZURE_GALLERY_VERSION,
     EXPECTED_REGION,
@@ -73,6 +75,7 @@ class ImageStackOutputs(BaseModel):
     gallery_image_id: str | None = Field(None, description="Azure: the stack's own gallery image definition")
     stack: str | None = Field(None, description="the stack that exported these outputs (pulumi.get_stack())")
     parent_image: str | None = Field(None, description="the base image the bake started from")
+    regions: list[str] | None = Field(None, description="Alibaba: the pipeline's regions, the build region first")
     boot_mode: BootMode | None = Field(None, description="Alibaba: the boot mode of this bake (its key in boot_modes)")
 
     @field_validator("images")
@@ -95,9 +98,11 @@ class ImageStackOutputs(BaseModel):
             field, done = FINISHED[self.cloud]
             status = getattr(self, field)
             if status != done:
+                # Stack outputs are what the program computed on its last run: `pulumi refresh` alone leaves them as
+                # they were (pulumi-azure-native #3522), `up --refresh` reads the bake and recomputes them.
                 raise ValueError(
                     f"{field}: the bake is {status!r}, not {done!r}, so its images are not all made: wait for it, "
-                    "run `pulumi refresh` on the image stack, then pin again"
+                    f"run `pulumi up --refresh --stack {self.stack or 'IMAGE_STACK'}`, then pin again"
                 )
         if self.cloud == "aws":
             found = AWS_IMAGE_BUILD_ARN.fullmatch(self.image_arn or "")
@@ -106,6 +111,10 @@ class ImageStackOutputs(BaseModel):
                                  "the AMIs are pinned only with the build that made them")
             if found["region"] not in self.images:
                 raise ValueError(f"images: no AMI in the build region {found['region']} of {self.image_arn}")
+            # The lock records which base each bake started from: the AMI, not a parameter that names another later.
+            if not AWS_AMI.fullmatch(self.parent_image or ""):
+                raise ValueError(f"parent_image: {self.parent_image!r} is not the AMI the bake started from: bake from "
+                                 "the AMI `gpufleet lock resolve --only base` recorded for its parameter")
         if self.cloud == "azure":
             gallery = self.gallery_image_id or ""
             for region, image in self.images.items():
@@ -116,6 +125,8 @@ class ImageStackOutputs(BaseModel):
         if self.cloud == "alicloud":
             if not self.execution_id:
                 raise ValueError("execution_id: missing: the ids are pinned only with the execution that made them")
+            if not self.regions:
+                raise ValueError("regions: missing: the execution is read in its build region, the first")
             for region, image in self.images.items():
                 if not ALICLOUD_CUSTOM.fullmatch(image):
                     raise ValueError(f"images.{region}: {image!r} is not a custom image id (m-...): a bake makes one")
@@ -210,9 +221,30 @@ def _bake_fits_the_lock(bake: ImageStackOutputs, profile: Profile, lock_name: st
                            f"stack {owner!r}, not {stack!r}")
 
 
-def pin(lock_path: Path, raw_outputs: Any, stack: str) -> list[Pinned]:
+MadeBy = Callable[[ImageStackOutputs], dict[str, str]]
+"""Alibaba: region -> image id the bake's execution made, as the execution itself names them (PinError when it
+cannot be read)."""
+
+
+def _made_by_the_execution(bake: ImageStackOutputs, made_by: MadeBy | None) -> None:
+    """Every Alibaba id the outputs give is one the bake's own execution made: a later execution's image of the same
+    name is refused."""
+    if bake.cloud != "alicloud":
+        return
+    if made_by is None:
+        raise PinError("outputs.execution_id: the images an Alibaba execution made are read from the execution")
+    made = made_by(bake)
+    where = f"outputs.boot_modes.{bake.boot_mode}.images" if bake.boot_mode else "outputs.images"
+    for region, image in sorted(bake.images.items()):
+        if made.get(region) != image:
+            raise PinError(f"{where}.{region}: {image} is not an image execution {bake.execution_id} made "
+                           f"(it made {made.get(region) or 'none there'})")
+
+
+def pin(lock_path: Path, raw_outputs: Any, stack: str, made_by: MadeBy | None = None) -> list[Pinned]:
     """Write the ids that `stack`'s bake made (its outputs) into the lock at `lock_path`; returns what changed. An
-    Alibaba stack bakes one image per boot mode: each is written to its boot mode's entry."""
+    Alibaba stack bakes one image per boot mode: each is written to its boot mode's entry, and only ids `made_by`
+    says its execution made."""
     bakes = validate_bakes(raw_outputs)
     outputs = bakes[0]  # profile, cloud and stack are the stack's, shared by its bakes
     if outputs.stack != stack:
@@ -229,6 +261,7 @@ def pin(lock_path: Path, raw_outputs: Any, stack: str) -> list[Pinned]:
     key = "amis" if isinstance(raw_outputs, dict) and "amis" in raw_outputs else "images"
     for bake in bakes:
         _bake_fits_the_lock(bake, profile, lock_path.name, stack, key)
+        _made_by_the_execution(bake, made_by)
 
     yaml = _round_trip()
     text = lock_path.read_text()

@@ -93,6 +93,33 @@ apt_hold() {
     apt-mark -o DPkg::Lock::Timeout=$APT_LOCK_TIMEOUT hold "$@"
 }
 
+# boot_kernel: the kernel the image boots, as kernel.sh chose and recorded it (every module is built for it).
+boot_kernel() {
+    local record="${GPUFLEET_ROOT:-}/etc/gpufleet/boot-kernel"
+    [[ -s "$record" ]] || die "${record}: no boot kernel recorded (kernel.sh runs before any module is built)"
+    cat "$record"
+}
+
+# dkms_build KERNEL: build and install every DKMS module on the machine for KERNEL. A package's own DKMS hook builds
+# for the running kernel, which on Azure is not the one the image boots (no reboot there: kernel.sh). mlnx-ofed-kernel
+# goes first: iser, isert and srp build against it, and `dkms autoinstall` takes modules in name order
+# (Azure/azhpc-images @8e9d055 packer/scripts/prerequisites.sh configure_ofed_dkms_build_depends sets BUILD_DEPENDS).
+dkms_build() {
+    local kernel=$1 module ofed
+    if [[ -d "${GPUFLEET_ROOT:-}/var/lib/dkms/mlnx-ofed-kernel" ]]; then
+        mkdir -p "${GPUFLEET_ROOT:-}/etc/dkms"
+        for module in iser isert srp; do
+            echo 'BUILD_DEPENDS="mlnx-ofed-kernel"' >"${GPUFLEET_ROOT:-}/etc/dkms/$module.conf"
+        done
+        # `dkms status -m M` lines read "M/VERSION, KERNEL, ARCH: STATE" (or "M/VERSION: added").
+        ofed=$(dkms status -m mlnx-ofed-kernel | awk -F'[,:]' 'NR == 1 {print $1}')
+        [[ -n "$ofed" ]] || die "dkms: mlnx-ofed-kernel is not added"
+        [[ $(dkms status -m "${ofed%%/*}" -v "${ofed#*/}" -k "$kernel") == *": installed"* ]] \
+            || dkms install "$ofed" -k "$kernel"
+    fi
+    dkms autoinstall -k "$kernel"
+}
+
 # settle_machine: before the first apt call of a bake. The builder is a booted VM (Image Builder, Azure VM Image
 # Builder and Alibaba's image builder all run on one): cloud-init may still install packages, so wait for it (exit 1
 # is a critical error; 2, recoverable errors since cloud-init 23.4, is done: cloud-init docs, failure_states

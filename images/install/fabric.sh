@@ -28,6 +28,8 @@ case "$GPUFLEET_CLOUD" in
         apt_get update
         apt_install doca-ofed
         apt_hold doca-ofed
+        # mlnx-ofed-kernel and the rest of DOCA's modules for the kernel the image boots, before the driver.
+        dkms_build "$(boot_kernel)"
         ;;
     alicloud)
         require ERDMA_VERSION ERDMA_URL

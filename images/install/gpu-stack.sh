@@ -28,11 +28,12 @@ apt_install "$work/cuda-keyring.deb"
 apt_get update
 # The pinning metapackage holds every driver package at DRIVER_VERSION; nvidia-open follows it.
 apt_install "$DRIVER_PINNING_PACKAGE"
-# DKMS builds the open kernel modules for the kernel whose headers are installed: those of the kernel this bake runs,
-# the kernel the image boots.
-kernel=$(uname -r)
-apt_install "linux-headers-${kernel}"
+# The open kernel modules are built for the kernel the image boots (kernel.sh installed its headers), explicitly: the
+# package's DKMS hook builds for the running kernel, which on Azure is not it. On Azure DOCA's mlnx-ofed-kernel is
+# built for it already (fabric.sh), so nvidia-peermem builds against DOCA's ib_core.
+kernel=$(boot_kernel)
 apt_install nvidia-open "${pins[@]}"
+dkms_build "$kernel"
 # A module DKMS failed to build leaves the packages installed: only dkms status says it was built for this kernel.
 [[ $(dkms status -m nvidia -v "$DRIVER_VERSION" -k "$kernel") == *": installed"* ]] \
     || die "dkms: the nvidia ${DRIVER_VERSION} module is not installed for kernel ${kernel}"

@@ -35,6 +35,8 @@ fi
 [[ "$nvswitch" == yes || "$nvswitch" == no ]] || die "--nvswitch: must be yes or no"
 
 settle_machine
+# The kernel the image boots first: every module below is built for it, and apt refuses any other kernel.
+bash "$here/kernel.sh"
 
 # The order each cloud's own HPC image documents for the fabric stack. Azure/azhpc-images
 # (distros/ubuntu22.04/install.sh) installs DOCA-OFED before the NVIDIA driver (nvidia-peermem loads against
@@ -46,6 +48,9 @@ if [[ "$GPUFLEET_CLOUD" == azure ]]; then
 else
     bash "$here/gpu-stack.sh" "$nvswitch"
     bash "$here/fabric.sh"
+fi
+if [[ "$GPUFLEET_CLOUD" != alicloud ]]; then
+    bash "$here/lustre.sh"
 fi
 bash "$here/agents.sh"
 # A Kubernetes node image (its pins name a Kubernetes minor) also gets the container toolkit for containerd.

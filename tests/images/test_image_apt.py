@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from apt_sandbox import AptSandbox, build_deb, dpkg_installs, flat_repository, sha256, stub_dir
+from apt_sandbox import AptSandbox, build_deb, flat_repository, sha256, stub_dir
 from conftest import REPO
 
 from gpufleet.lock import load_lock, render_install_env
@@ -23,11 +23,13 @@ from gpufleet.lock import load_lock, render_install_env
 GPU_STACK = REPO / "images" / "install" / "gpu-stack.sh"
 PROFILE = load_lock().profiles["cuda12.8-r580"]
 DRIVER_PACKAGE_VERSION = f"{PROFILE.driver}-1"
-KERNEL = "6.8.0-1015-aws"  # what the stand-in uname -r says the bake runs
-HEADERS = f"linux-headers-{KERNEL}"
-# The stand-in dkms reports NVIDIA's module built for a kernel once that kernel's headers and the driver are in.
-DKMS = (f'[[ "$*" == "status -m nvidia -v {PROFILE.driver} -k {KERNEL}" ]] || exit 0\n'
-        f'dpkg-query --admindir="$DPKG_ADMINDIR" -W {HEADERS} nvidia-open >/dev/null 2>&1 || exit 0\n'
+KERNEL = "5.15.0-1089-azure"  # the kernel the image boots, as kernel.sh recorded it
+RUNNING = "6.8.0-1041-azure"  # what the stand-in uname -r says the build VM runs (Azure: not the boot kernel)
+# The stand-in dkms builds what `dkms autoinstall -k K` asks for once the driver is in, and reports it built for K.
+DKMS = (f'if [[ $1 == autoinstall ]]; then echo "$3" >> "$GPUFLEET_ROOT/dkms-built"; exit 0; fi\n'
+        f'[[ "$*" == "status -m nvidia -v {PROFILE.driver} -k {KERNEL}" ]] || exit 0\n'
+        f'dpkg-query --admindir="$DPKG_ADMINDIR" -W nvidia-open >/dev/null 2>&1 || exit 0\n'
+        f'grep -qx {KERNEL} "$GPUFLEET_ROOT/dkms-built" 2>/dev/null || exit 0\n'
         f'echo "nvidia/{PROFILE.driver}, {KERNEL}, x86_64: installed"')
 
 
@@ -49,8 +51,9 @@ def _world(tmp_path: Path, drop: str | None = None, locking: bool = False,
     preferences = {"/etc/apt/preferences.d/nvidia-driver-pinning.pref":
                    f"Package: nvidia-open nvidia-fabricmanager\nPin: version {PROFILE.driver}-*\nPin-Priority: 1000\n"}
     repo = flat_repository(tmp_path / "cuda", cuda, "NVIDIA", {PROFILE.driver_pinning_package: preferences})
-    ubuntu = flat_repository(tmp_path / "ubuntu", {"nvidia-open": ["999.0-0ubuntu1"], HEADERS: ["6.8.0-1015.16"]},
-                             "Ubuntu")
+    ubuntu = flat_repository(tmp_path / "ubuntu", {"nvidia-open": ["999.0-0ubuntu1"]}, "Ubuntu")
+    (box.root / "etc/gpufleet").mkdir(parents=True)
+    (box.root / "etc/gpufleet/boot-kernel").write_text(f"{KERNEL}\n")  # kernel.sh ran first
     (box.root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file://{ubuntu} /\n")
     keyring = build_deb(tmp_path / "keyring", "cuda-keyring", PROFILE.cuda_keyring.version, {
         "/etc/apt/sources.list.d/cuda-ubuntu2204-x86_64.list": f"deb [trusted=yes] file://{repo} /\n"})
@@ -62,7 +65,7 @@ def _world(tmp_path: Path, drop: str | None = None, locking: bool = False,
 
 
 def _command(box: AptSandbox, env_file: Path, script: Path, dkms: str) -> tuple[list[str], dict[str, str]]:
-    stubs = stub_dir(box.root.parent / "stubs", ("systemctl",), {"uname": f"echo {KERNEL}", "dkms": dkms})
+    stubs = stub_dir(box.root.parent / "stubs", ("systemctl",), {"uname": f"echo {RUNNING}", "dkms": dkms})
     return (["bash", "-c", f'set -a; . "{env_file}"; set +a; exec bash "{script}" yes'],
             box.env(f"{stubs}:/usr/sbin:/usr/bin:/sbin:/bin"))
 
@@ -142,12 +145,11 @@ def test_the_harness_catches_an_install_before_its_repository_exists(tmp_path):
     assert "Unable to locate package nvidia-driver-pinning-580.126.16" in done.stderr
 
 
-def test_the_running_kernels_headers_install_before_the_driver_and_dkms_built_it(tmp_path):
+def test_the_driver_is_built_for_the_kernel_the_image_boots_not_the_running_one(tmp_path):
     box, env_file = _world(tmp_path)
     done = _run(box, env_file)
     assert done.returncode == 0, done.stderr
-    order = dpkg_installs(box)
-    assert order.index(HEADERS) < order.index("nvidia-open"), order
+    assert (box.root / "dkms-built").read_text().split() == [KERNEL]
 
 
 def test_a_module_dkms_did_not_build_for_the_running_kernel_fails_the_bake(tmp_path):

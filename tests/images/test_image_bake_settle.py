@@ -13,7 +13,7 @@ from apt_sandbox import AptSandbox, flat_repository, stub_dir
 from conftest import REPO
 
 INSTALL = REPO / "images" / "install"
-STEPS = ("fabric.sh", "gpu-stack.sh", "agents.sh", "nodecheck.sh")
+STEPS = ("kernel.sh", "fabric.sh", "gpu-stack.sh", "lustre.sh", "agents.sh", "nodecheck.sh")
 APT_UNITS = ("apt-daily.timer apt-daily-upgrade.timer apt-daily.service apt-daily-upgrade.service "
              "unattended-upgrades.service")
 
@@ -44,7 +44,7 @@ def test_the_bake_waits_for_cloud_init_and_masks_apts_timers_before_any_install(
     assert done.returncode == 0, done.stderr
     assert log == ["cloud-init status --wait", f"systemctl mask {APT_UNITS}",
                    "systemctl stop apt-daily.timer apt-daily-upgrade.timer",
-                   "gpu-stack.sh no", "fabric.sh ", "agents.sh ", "nodecheck.sh "]
+                   "kernel.sh ", "gpu-stack.sh no", "fabric.sh ", "lustre.sh ", "agents.sh ", "nodecheck.sh "]
     assert (root / "etc/apt/apt.conf.d/90gpufleet-lock-timeout").read_text() == 'DPkg::Lock::Timeout "600";\n'
 
 

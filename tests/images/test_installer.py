@@ -16,7 +16,8 @@ from gpufleet.lock.model import Profile
 INSTALL = REPO / "images" / "install"
 # Every apt-get call waits for the dpkg lock (common.sh apt_get).
 APT = "apt-get -o DPkg::Lock::Timeout=600 "
-STUBS = ("apt-get", "apt-mark", "systemctl", "curl", "dpkg", "sha256sum", "modinfo", "nvidia-ctk")
+STUBS = ("apt-get", "apt-cache", "apt-mark", "systemctl", "curl", "dpkg", "dpkg-query", "sha256sum", "modinfo",
+         "nvidia-ctk")
 TOOLKIT_KEY = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"  # the lock's, for NVIDIA's container toolkit repository
 # Canonical's EKS image carries kubelet as the kubelet-eks snap (`snap list` columns: Name Version Rev Tracking ...).
 SNAP_STUB = """#!/bin/bash
@@ -30,6 +31,7 @@ AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
 EFA_KEY = "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"  # the lock's, from the EC2 user guide
 MICROSOFT_KEY = "BC528686B50D79E339D3721CEB3E94ADBE1229CF"
 FSX_KEY = "9C36DD9C515F10DBC3AA835C5D5CCC3383A962E1"  # the lock's, for the FSx for Lustre client repository
+AWS_KERNEL = "6.8.0-1015-aws"  # what the stand-in uname -r says the AWS builder runs: the image's kernel
 GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
 key={AWS_CLI_KEY}
@@ -88,12 +90,13 @@ def stubbed(tmp_path):
     _executable(bin_dir / "gpg", GPG_STUB)
     _executable(bin_dir / "python3", PYTHON_STUB)
     _executable(bin_dir / "snap", SNAP_STUB)
-    # The Azure bake boots the Lustre client's supported LTS kernel (test_azure_lustre_client.py).
+    _executable(bin_dir / "uname", f"#!/bin/bash\necho {AWS_KERNEL}\n")
+    # The Azure bake boots the Lustre client's supported LTS kernel (test_kernel_azure.py).
     (tmp_path / "root/boot").mkdir(parents=True)
     (tmp_path / "root/boot/vmlinuz-5.15.0-1089-azure").touch()
-    # dkms logs its calls and reports the driver's module built for the running kernel.
+    # dkms logs its calls and reports the driver's module built for the kernel asked about (the last argument).
     _executable(bin_dir / "dkms", '#!/bin/bash\necho "dkms $*" >> "$STUB_LOG"\n'
-                '[[ $1 == status ]] && echo "nvidia/580.126.16, $(uname -r), x86_64: installed"\nexit 0\n')
+                '[[ $1 == status ]] && echo "nvidia/580.126.16, ${!#}, x86_64: installed"\nexit 0\n')
     log = tmp_path / "calls.log"
     env = {
         "PATH": f"{bin_dir}:/usr/bin:/bin",
@@ -153,8 +156,8 @@ def test_aws_installs_the_pinned_cloudwatch_agent_and_the_lustre_client(stubbed)
     assert any(c.startswith("curl ") and c.endswith(agent) for c in calls)
     assert any(c.startswith(f"{APT}install ") and c.endswith("amazon-cloudwatch-agent.deb") for c in calls)
     (lustre,) = [c for c in calls if c.startswith(f"{APT}install") and "lustre-client-modules-" in c]
-    # The running kernel's modules and the package that follows the kernel on upgrades (FSx guide, Ubuntu).
-    assert lustre.endswith(" lustre-client-modules-aws")
+    # The boot kernel's own modules and mount.lustre's package, never lustre-client-modules-aws (it pulls a kernel).
+    assert lustre == f"{APT}install -y --no-install-recommends lustre-client-modules-{AWS_KERNEL} lustre-client-utils"
     listing = (tmp_path / "root/etc/apt/sources.list.d/fsxlustreclientrepo.list").read_text()
     assert "https://fsx-lustre-client-repo.s3.amazonaws.com/ubuntu jammy main" in listing
 
@@ -223,8 +226,8 @@ def test_fabric_manager_must_equal_driver(stubbed):
     )
     assert done.returncode == 2
     assert "fabric manager 580.82.07 differs from driver 580.126.16" in done.stderr
-    # Only the machine was settled (apt's timers masked): nothing was fetched or installed.
-    assert all(c.startswith("systemctl ") for c in log.read_text().splitlines())
+    # Only the machine was settled and its boot kernel chosen: no download, no driver.
+    assert not any(c.startswith("curl ") or "nvidia" in c for c in log.read_text().splitlines())
 
 
 def test_usage_errors(stubbed):
@@ -291,7 +294,8 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
     assert calls[fetched + 1].startswith("sha256sum --check")
     install = f"{APT}install "
     assert calls[fetched + 2].startswith(install) and calls[fetched + 2].endswith("cuda-keyring.deb")
-    first_install = next(i for i, c in enumerate(calls) if c.startswith(install))
+    first_install = next(i for i, c in enumerate(calls)  # after kernel.sh's: the boot kernel's headers
+                         if c.startswith(install) and "linux-headers-" not in c)
     assert fetched < first_install
 
 
@@ -349,7 +353,7 @@ def test_the_fsx_key_is_trusted_only_at_the_pinned_fingerprint(stubbed):
     tmp_path, env, _ = stubbed
     rc, calls, err = _install(stubbed, "aws", "--nvswitch", "no")
     assert rc == 0, err
-    assert any("lustre-client-modules-aws" in c for c in calls)
+    assert any(f"lustre-client-modules-{AWS_KERNEL}" in c for c in calls)
     (tmp_path / "calls.log").unlink()
     env["FSX_KEY_FOUND"] = "0" * 40
     rc, calls, err = _install(stubbed, "aws", "--nvswitch", "no")

@@ -24,6 +24,7 @@ from gpufleet.stackfile import stack_path
 PROFILE = "cuda12.8-r580-eks1.35"
 EKS_BASE = "ssm:/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id"
 VM_BASE = "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id"
+EKS_BASE_AMI = "ami-0e1d2c3b4a5968778"  # what `lock resolve --only base` recorded behind EKS_BASE: the bake's parent
 runner = CliRunner()
 
 
@@ -67,7 +68,7 @@ def _outputs(tmp_path: Path, stack: str) -> str:
         "amis": {"us-east-1": "ami-0123456789abcdef0", "us-west-2": "ami-0fedcba9876543210"},
         "cloud": "aws",
         "image_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image/gpufleet-cuda12-8-r580-eks1-35/1.0.42/1",
-        "parent_image": EKS_BASE,
+        "parent_image": EKS_BASE_AMI,
         "profile": PROFILE,
         "project": "gpufleet",
         "stack": stack,
@@ -83,7 +84,7 @@ def test_pin_writes_the_node_images_amis_and_its_base_and_check_still_notes_the_
     assert done.exit_code == 0, done.output
     profile = load_lock(lock_file).profiles[PROFILE]
     entry = profile.images["aws"]["us-east-1"]
-    assert (entry.id, entry.status, entry.base_image) == ("ami-0123456789abcdef0", "baked", EKS_BASE)
+    assert (entry.id, entry.status, entry.base_image) == ("ami-0123456789abcdef0", "baked", EKS_BASE_AMI)
     assert profile.kubernetes is not None and profile.kubernetes.kubelet is None
     # The VM profile sharing its versions is untouched.
     assert load_lock(lock_file).profiles["cuda12.8-r580"].images["aws"]["us-east-1"].id is None

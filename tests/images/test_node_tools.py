@@ -1,10 +1,8 @@
-"""The image carries every command the node scripts run: the rendered node scripts of every cloud,
-parsed with shfmt, against gpufleet/lock/node_tools.py, and the image check that enforces it on a bake."""
+"""The image carries every command the node scripts run: the rendered node scripts of every cloud, parsed with
+shfmt, against gpufleet/lock/node_tools.py (the image check that enforces it on a bake: test_image_check.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import tempfile
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,8 +14,6 @@ from shell_commands import commands, node_commands
 
 from components.bootstrap import MigLayout, gate_command, render_user_data
 from components.bootstrap.operations import GpuMetrics
-from gpufleet.lock import load_lock, render_install_env
-from gpufleet.lock.bundle import BUNDLE_DIR, IMAGE_CHECK
 from gpufleet.lock.node_tools import BASE_OS, INSTALLED, installed_tools
 
 INSTALL = REPO / "images" / "install"
@@ -88,45 +84,3 @@ def test_each_installed_tool_is_installed_by_the_script_named(cloud, tool):
 def test_no_base_tool_is_claimed_twice():
     for tools in INSTALLED.values():
         assert not set(tools) & set(BASE_OS)
-
-
-def _image_check(tmp_path: Path, cloud: str, tools: set[str], lustre: bool) -> subprocess.CompletedProcess[str]:
-    """IMAGE_CHECK under bash with the bundle's pins and a PATH holding exactly `tools` (and modinfo)."""
-    tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))
-    bundle = tmp_path / "bundle"
-    bundle.mkdir()
-    (bundle / "pins.env").write_text(render_install_env(load_lock().profiles["cuda12.8-r580"], cloud))
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    modules = "nvidia lustre" if lustre else "nvidia"
-    stubs = {"modinfo": f'[[ " {modules} " == *" $1 "* ]]'} | {Path(t).name: "exit 0" for t in tools}
-    for name, body in stubs.items():
-        (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
-        (bin_dir / name).chmod(0o755)
-    # Absolute tools (the CloudWatch agent's ctl) are looked up by path: point them into the stub directory.
-    script = IMAGE_CHECK.replace(BUNDLE_DIR, str(bundle))
-    lines = "\n".join(f"set -e; {line}" for line in script.splitlines())
-    pins = (bundle / "pins.env").read_text()
-    for tool in INSTALLED[cloud]:
-        if tool.startswith("/"):
-            pins = pins.replace(tool, str(bin_dir / Path(tool).name))
-    (bundle / "pins.env").write_text(pins)
-    return subprocess.run(["/bin/bash", "-c", lines], env={"PATH": str(bin_dir)}, capture_output=True, text=True,
-                          check=False)
-
-
-@pytest.mark.parametrize("cloud", CLOUDS)
-def test_image_check_passes_an_image_with_every_tool(tmp_path, cloud):
-    done = _image_check(tmp_path, cloud, installed_tools(cloud), lustre=True)
-    assert done.returncode == 0, done.stderr
-
-
-def test_image_check_fails_a_bake_without_the_aws_cli(tmp_path):
-    done = _image_check(tmp_path, "aws", installed_tools("aws") - {"aws"}, lustre=True)
-    assert done.returncode == 1
-    assert "gpufleet image check: aws is missing" in done.stderr
-
-
-def test_image_check_fails_an_aws_bake_without_lustre_modules(tmp_path):
-    assert _image_check(tmp_path, "aws", installed_tools("aws"), lustre=False).returncode != 0
-    assert _image_check(tmp_path, "azure", installed_tools("azure"), lustre=False).returncode == 0

@@ -1,7 +1,8 @@
 """Alibaba Cloud readers of `lock resolve` through the official SDK V2 clients (alibabacloud_cs20151215,
 alibabacloud_ecs20140526) built by the module's own factories, answered at the HTTP layer by `responses` with recorded
 bodies (tests/alicloud_replay.py): signing, retries and deserialisation are the SDK's. Each answer is chosen by the
-request's action and parameters, so a request with a wrong parameter gets no answer and fails."""
+request's action and parameters, so a request with a wrong parameter gets no answer and fails. Also the images an
+image pipeline execution made (gpufleet/sources/alicloud_execution.py), for `images pin`."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from gpufleet.sources.alicloud import (
     default_cs_client,
     default_ecs_client,
 )
+from gpufleet.sources.alicloud_execution import execution_images
 from gpufleet.sources.http import SourceError
 
 SOURCES = Path(__file__).parent.parent / "data" / "sources" / "alicloud"
@@ -173,3 +175,40 @@ def test_no_credentials_in_the_default_chain(monkeypatch: pytest.MonkeyPatch, tm
     monkeypatch.setenv("ALIBABA_CLOUD_ECS_METADATA_DISABLED", "true")
     with pytest.raises(SourceError, match=r"no Alibaba Cloud credentials: the Alibaba Cloud default credential chain"):
         default_cs_client(REGION)
+
+
+# --- the images an execution made -------------------------------------------------------------------------------
+EXECUTION = "exec-0jl7kp9a3i5ilu6xbm2s"
+BUILD, COPY = "cn-wulanchabu", "cn-beijing"
+NAME = "gpufleet-cuda12.8-r580-uefi_20261001T100000"
+
+
+def client(region: str) -> object:
+    return default_ecs_client(region, credential=static_key(), retry=FAST)
+
+
+def test_the_execution_names_its_image_and_its_copy_is_found_by_exact_name(replay: Replay) -> None:
+    replay.answer("DescribeImagePipelineExecutions", "DescribeImagePipelineExecutions.success", RegionId=BUILD,
+                  ExecutionId=EXECUTION)
+    replay.answer("DescribeImages", "DescribeImages.self.built", RegionId=BUILD, ImageId="m-0jl8d1ej4mkbbq3ya2lm",
+                  ImageOwnerAlias="self")
+    replay.answer("DescribeImages", "DescribeImages.self.copy", RegionId=COPY, ImageName=NAME, ImageOwnerAlias="self")
+    made = execution_images(client, [BUILD, COPY], EXECUTION)
+    assert made.status == "SUCCESS"
+    assert made.images == {BUILD: "m-0jl8d1ej4mkbbq3ya2lm", COPY: "m-2zeaq1tbyqs6uyzhs3vx"}
+
+
+def test_a_region_without_a_copy_of_that_exact_name_gets_none(replay: Replay) -> None:
+    replay.answer("DescribeImagePipelineExecutions", "DescribeImagePipelineExecutions.success", RegionId=BUILD,
+                  ExecutionId=EXECUTION)
+    replay.answer("DescribeImages", "DescribeImages.self.built", RegionId=BUILD, ImageId="m-0jl8d1ej4mkbbq3ya2lm")
+    replay.answer("DescribeImages", "DescribeImages.self.none", RegionId=COPY, ImageName=NAME)
+    assert execution_images(client, [BUILD, COPY], EXECUTION).images == {BUILD: "m-0jl8d1ej4mkbbq3ya2lm"}
+
+
+def test_an_unfinished_execution_names_no_image(replay: Replay) -> None:
+    replay.answer("DescribeImagePipelineExecutions", "DescribeImagePipelineExecutions.building", RegionId=BUILD,
+                  ExecutionId=EXECUTION)
+    made = execution_images(client, [BUILD, COPY], EXECUTION)
+    assert (made.status, made.images) == ("BUILDING", {})
+    assert replay.count("DescribeImages") == 0

@@ -17,7 +17,7 @@ from typing import Any
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.bundle import content_version, image_check
 from gpufleet.lock.image_ids import EXPECTED_PARENT_SHAPE, EXPECTED_REGION, is_valid_parent_image, is_valid_region
 
 # Image names: 2-64 characters, starting with a letter (CreateImagePipeline ImageName is a name prefix).
@@ -98,8 +98,9 @@ def component_contents(installer_parts: list[str]) -> list[str]:
     with a `COMPONENT ic-...` build_content (terraform-provider-alicloud website/docs/r/ecs_image_component and
     ecs_image_pipeline_execution examples); no source here shows a YAML component inside a Dockerfile template."""
     *writes, install = installer_parts
-    check = " && ".join(IMAGE_CHECK.strip().splitlines())
-    return [*(f"RUN {write}\n" for write in writes), f"RUN {install}\nRUN {check}\n"]
+    # The build instance is not rebooted here (a Dockerfile-format restart is not confirmed): it runs the base image's
+    # kernel, the one the image boots (kernel.sh), and the check reads that kernel's modules.
+    return [*(f"RUN {write}\n" for write in writes), f"RUN {install}\nRUN {image_check(booted=False)}\n"]
 
 
 def image_name(profile: str, boot_mode: str | None = None) -> str:
@@ -209,7 +210,8 @@ def baked_images(name: str, args: AlicloudImagePipelineArgs, execution: alicloud
     status and create_time; DescribeImagePipelineExecutions' ImageId is not read by it), so the stack reads them back
     and keeps only images created at or after the execution's create_time: an older bake of the same name is never
     taken. On the `pulumi up` that bakes, the lookup may run before the build ends and find none; `images pin` takes
-    the ids only when execution_status is SUCCESS, after a later `pulumi up` of the image stack read the new ones.
+    the ids only when execution_status is SUCCESS, after a later `pulumi up --refresh` read the new ones, and only
+    those the execution itself names (a later execution's image also matches the prefix and the time bound).
     """
     build_region, *copies = args.regions
     lookups = []

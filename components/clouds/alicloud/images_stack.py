@@ -3,9 +3,9 @@
 Its outputs are what `gpufleet images pin --stack NAME` reads (`pulumi stack output --json`): the profile, the
 cloud and, per boot mode (`boot_modes`), the base image and `images`, region -> image id. Neither a pipeline nor
 its execution exposes the image it bakes (this SDK's ImagePipelineExecution outputs only its status and creation
-time), so `images` is empty until a bake is read back: after the execution reaches SUCCESS, list the images named
-`image_name` in each region with DescribeImages and pin them from an outputs file
-(stacks/Pulumi.alicloud-images.yaml).
+time), so `images` is empty until a bake is read back (`pulumi up --refresh` after the execution reaches SUCCESS).
+`images pin` takes only ids the execution itself names (DescribeImagePipelineExecutions, and its copies by the built
+image's exact name: gpufleet/sources/alicloud_execution.py), never another execution's image of the same prefix.
 
 Each bake starts from the base image id `gpufleet lock resolve --only base` recorded (images/lock.resolved.yaml),
 never from a name looked up per run: reading the stack back never starts a new bake.
@@ -51,7 +51,9 @@ def build_alicloud_images(spec: AlicloudImagesSpec) -> dict[str, pulumi.Output]:
     common = {"profile": pulumi.Output.from_input(spec.profile), "cloud": pulumi.Output.from_input(spec.cloud),
               # Who baked: `images pin --stack` takes only this stack's outputs.
               "project": pulumi.Output.from_input(pulumi.get_project()),
-              "stack": pulumi.Output.from_input(pulumi.get_stack())}
+              "stack": pulumi.Output.from_input(pulumi.get_stack()),
+              # Where each execution ran (the first) and copied to: `images pin` reads the execution there.
+              "regions": pulumi.Output.from_input(list(spec.regions))}
     if None in bakes:
         return {**common, **{key: pulumi.Output.from_input(value) for key, value in bakes[None].items()}}
     return {**common, "boot_modes": pulumi.Output.from_input(bakes)}

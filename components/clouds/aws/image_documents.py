@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from gpufleet.lock.bundle import IMAGE_CHECK
+from gpufleet.lock.bundle import image_check
 
 
 class _NoAliasDumper(yaml.SafeDumper):
@@ -28,9 +28,12 @@ def part_document(profile: str, index: int, command: str) -> dict[str, object]:
 
 
 def component_document(profile: str, installer_script: str) -> dict[str, object]:
-    """The installing component: install, reboot, then check on build and test instances."""
+    """The installing component: install, reboot into the image's kernel, then check on build and test instances."""
+    # One command: AWSTOE takes an ExecuteBash step's result from its script's last command, so the check is one
+    # script that stops at its first failure (image-check.sh, set -e), run on the kernel the instance booted.
     check = [
-        {"name": "DriverAndNodeCheckPresent", "action": "ExecuteBash", "inputs": {"commands": [IMAGE_CHECK]}}
+        {"name": "BootKernelModulesAndNodeTools", "action": "ExecuteBash",
+         "inputs": {"commands": [image_check(booted=True)]}}
     ]
     return {
         "name": f"gpufleet-{profile}",

@@ -3,7 +3,7 @@ customer key) in the cluster's first subnet, encrypted with the stack key, behin
 admits Lustre traffic (TCP 988 and 1018-1023) only from the node security group and from itself.
 
 The node group's launch templates mount it (components.bootstrap.operations.lustre_fstab_entry); the image
-carries the Lustre client (images/install/agents.sh).
+carries the Lustre client (images/install/lustre.sh).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ import pulumi_azure_native as azure
 
 from gpufleet.clouds.azure.names import NAMES
 from gpufleet.clouds.naming import fit
-from gpufleet.lock.bundle import IMAGE_CHECK, content_version
+from gpufleet.lock.bundle import content_version, image_check
 from gpufleet.lock.image_ids import AZURE_REGION, AZURE_URN, EXPECTED_PARENT_SHAPE
 
 from .gallery_replicas import LOCALLY_REDUNDANT, ZONE_REDUNDANT
@@ -241,8 +241,10 @@ def create_pipeline(
         validate=vmi.ImageTemplatePropertiesValidateArgs(
             continue_distribute_on_failure=False,
             in_vm_validations=[
+                # The build VM still runs the marketplace kernel (no Linux restart customizer): the check reads the
+                # modules of the kernel the image boots, not the running one's.
                 vmi.ImageTemplateShellValidatorArgs(
-                    type="Shell", name="DriverAndNodeCheckPresent", inline=IMAGE_CHECK.splitlines()
+                    type="Shell", name="BootKernelModulesAndNodeTools", inline=[image_check(booted=False)]
                 )
             ],
         ),

@@ -5,7 +5,7 @@ security group admits Lustre only from the node subnet (and the file servers amo
 AzureMonitor service tag the service needs, and denies everything else inbound.
 
 The node groups mount it (components.bootstrap.operations.lustre_fstab_entry); the image carries the Lustre client
-(images/install/agents.sh).
+(images/install/lustre.sh).
 """
 
 from __future__ import annotations

@@ -23,7 +23,8 @@ OUTPUTS = {
     "cloud": "aws",
     "image_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image/gpufleet-cuda12-8-r580/1.0.42/1",
     "kms_key_arn": "arn:aws:kms:us-east-1:111122223333:key/mrk-1234abcd12ab34cd56ef1234567890ab",
-    "parent_image": "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
+    # The AMI the recipe started from: the one `lock resolve --only base` recorded behind the SSM parameter.
+    "parent_image": "ami-0a1b2c3d4e5f60718",
     "pipeline_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image-pipeline/images-pipeline",
     "profile": PROFILE,
     "recipe_arn": "arn:aws:imagebuilder:us-east-1:111122223333:image-recipe/images-recipe/1.0.42",
@@ -129,6 +130,15 @@ def test_missing_pulumi_cli_exits_2_with_the_way_out(tmp_path: Path, lock_file: 
          "outputs.images: no AMI in the build region eu-west-1"),
         ({"amis": {"us-east-1": "ami-0123456789abcdef0\n"}}, "outputs.amis: us-east-1: 'ami-0123456789abcdef0\\n'"),
         ({"amis": {"us-east-1": "ami-0123456789abcdef\u0660"}}, "outputs.amis: us-east-1:"),
+        # A parameter names whichever AMI is current on the day it is read: the lock records the AMI itself.
+        ({"parent_image": "ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id"},
+         "outputs.parent_image: 'ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/"
+         "ami-id' is not the AMI the bake started from"),
+        ({"parent_image": None}, "outputs.parent_image: None is not the AMI the bake started from"),
+        # An unfinished Azure bake: outputs refresh only when the program runs again (pulumi-azure-native #3522).
+        ({"cloud": "azure", "amis": {"eastus": "Canonical:ubuntu:22_04:22.04.202510230"}, "build_status": "Running"},
+         "outputs.build_status: the bake is 'Running', not 'Succeeded', so its images are not all made: wait for "
+         "it, run `pulumi up --refresh --stack aws-images`, then pin again"),
     ],
 )
 def test_bad_outputs_exit_2_naming_the_field(tmp_path: Path, lock_file: Path, change: dict, message: str) -> None:

@@ -1,5 +1,7 @@
 """`gpufleet images pin` of the alicloud-images stack's outputs: each boot mode's bake is written to its own entry
-of the profile's images.alicloud, and nothing else in the lock changes; malformed or unfinished bakes are refused."""
+of the profile's images.alicloud, and nothing else in the lock changes; malformed or unfinished bakes are refused, and
+so is an id its own execution did not make (what the execution names: tests/sources/test_sources_alicloud_execution.py,
+here the CLI's reader answers as the recorded executions do)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from alicloud_boot_lock import BIOS_BASE, UEFI_BASE
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
+from gpufleet.cli import images as images_cli
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
 
 PROFILE = "cuda12.8-r580"
@@ -29,9 +32,19 @@ def bake(images: dict[str, str], parent: str, mode: str, execution: str) -> dict
 # What `pulumi stack output --json --stack alicloud-images` prints, with the DescribeImages ids added to images.
 OUTPUTS = {
     "cloud": "alicloud", "profile": PROFILE, "project": "gpufleet", "stack": "alicloud-images",
+    "regions": ["cn-wulanchabu", "cn-beijing"],
     "boot_modes": {"uefi": bake(UEFI_BAKED, UEFI_BASE, "uefi", "exec-0jl7kp9a3i5ilu6xbm2s"),
                    "bios": bake(BIOS_BAKED, BIOS_BASE, "bios", "exec-0jl2c8wq5x1m4nbz7t0d")},
 }
+
+
+# What each execution made, as DescribeImagePipelineExecutions and its copies' exact name say.
+MADE = {"exec-0jl7kp9a3i5ilu6xbm2s": UEFI_BAKED, "exec-0jl2c8wq5x1m4nbz7t0d": BIOS_BAKED}
+
+
+@pytest.fixture(autouse=True)
+def executions(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(images_cli, "_execution_images", lambda bake: MADE.get(bake.execution_id, {}))
 
 
 def pin_outputs(tmp_path: Path, outputs: dict) -> tuple[object, Path]:
@@ -90,6 +103,11 @@ def changed_bake(mode: str, **change: object) -> dict:
            f"outputs.boot_modes.bios.execution_status: the bake is {status!r}, not 'SUCCESS'")
           for status in ("BUILDING", "DISTRIBUTING", "PARTITION_SUCCESS", "FAILED", "TEST_FAILED", "success", None)),
         (changed_bake("uefi", execution_id=None), "outputs.boot_modes.uefi.execution_id: missing"),
+        ({k: v for k, v in OUTPUTS.items() if k != "regions"}, "outputs.boot_modes.uefi.regions: missing"),
+        # The name prefix and time bound of the stack's lookup also match a later execution's image: refused.
+        (changed_bake("uefi", images={**UEFI_BAKED, "cn-beijing": "m-2zelaterexecution001"}),
+         "outputs.boot_modes.uefi.images.cn-beijing: m-2zelaterexecution001 is not an image execution "
+         f"exec-0jl7kp9a3i5ilu6xbm2s made (it made {UEFI_BAKED['cn-beijing']})"),
         (changed_bake("uefi", images={"cn-wulanchabu": UEFI_BASE}),
          f"outputs.boot_modes.uefi.images.cn-wulanchabu: '{UEFI_BASE}' is not a custom image id"),
         ({**OUTPUTS, "boot_modes": {"legacy": OUTPUTS["boot_modes"]["bios"]}},

@@ -16,7 +16,7 @@ from resolved_facts import record
 from components import runtime
 from gpufleet import program
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
-from gpufleet.lock.bundle import installer_parts
+from gpufleet.lock.bundle import image_check, installer_parts
 from gpufleet.lock.needs import BaseNeed, image_stack_needs
 from gpufleet.plan.engine import STACK_TYPE, run_program
 from gpufleet.plan.planner import plan_stack
@@ -75,7 +75,7 @@ def test_one_pipeline_per_boot_mode_runs_the_installer_parts_each_within_16_kb(r
         lines = [c.inputs["content"].splitlines() for c in components]
         assert all(line.startswith("RUN ") for body in lines for line in body)
         assert [line.removeprefix("RUN ") for body in lines for line in body][:-1] == parts
-        assert "modinfo nvidia" in lines[-1][-1]
+        assert lines[-1][-1] == f"RUN {image_check(booted=False)}"  # what it checks: tests/images/test_image_check.py
         # CreateImageComponent: the content size of an image component cannot exceed 16 KB; so the template.
         assert all(len(c.inputs["content"].encode()) <= 16 * 1024 for c in components)
         assert len(pipelines(plan)[mode].inputs["buildContent"].encode()) <= 16 * 1024

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-from gpufleet.lock.bundle import IMAGE_CHECK, installer_command
+from gpufleet.lock.bundle import image_check, installer_command
 from gpufleet.plan.engine import run_program
 from gpufleet.plan.planner import plan_stack
 from gpufleet.plan.record import RecordedResource
@@ -72,7 +72,8 @@ def test_template_starts_from_the_pinned_marketplace_version_and_runs_the_instal
     assert base64.b64decode(encoded).decode() == args().installer_script
     assert template.inputs["autoRun"] == {"state": "Enabled"}
     checks = template.inputs["validate"]["inVMValidations"][0]["inline"]
-    assert checks == IMAGE_CHECK.splitlines()
+    # The build VM runs the marketplace kernel: the check reads the boot kernel's modules (test_image_check.py).
+    assert checks == [image_check(booted=False)]
 
 
 def test_distribution_writes_an_explicit_version_of_the_gallery_definition_in_every_region() -> None:
