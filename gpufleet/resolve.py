@@ -20,7 +20,7 @@ from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
 from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
-from .stackfile.validate import discriminated_union, parse_with
+from .stackfile.validate import branches_by_tag, discriminated_union, parse_with
 
 if TYPE_CHECKING:
     from .lock.model import Lock
@@ -76,8 +76,7 @@ def _cluster_adapter() -> TypeAdapter[Any]:
 
 
 def cluster_json_schema() -> dict[str, Any]:
-    """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud` with if/then (standard JSON Schema
-    validators ignore OpenAPI's `discriminator`, and a `oneOf` reports every other cloud's errors too), each branch
+    """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud` (validate.branches_by_tag), each
     naming its cloud's instance types and regions (the catalog's and the image lock's)."""
     from .lock import load_lock
 
@@ -91,20 +90,9 @@ def cluster_json_schema() -> dict[str, Any]:
         branch["region"] = {**branch["region"], "enum": regions}
         groups = branch["node_groups"]
         groups["items"] = {"allOf": [groups["items"], {"properties": {"instance_types": {
+            "description": f"{cloud} catalog types (`gpufleet catalog --cloud {cloud}`)",
             "items": {"enum": sorted(inst.name for inst in instances)}}}}]}
-    return {
-        "title": "gpufleet:cluster",
-        "type": "object",
-        "required": ["cloud"],
-        "properties": {"cloud": {"enum": list(mapping), "description": "the cloud: picks the branch that applies"}},
-        "allOf": [
-            *({"if": {"required": ["cloud"], "properties": {"cloud": {"const": cloud}}}, "then": {"$ref": ref}}
-              for cloud, ref in mapping.items()),
-            # An extending file may inherit `cloud`: then its fields are checked against the clouds that have them.
-            {"if": {"not": {"required": ["cloud"]}}, "then": {"anyOf": [{"$ref": ref} for ref in mapping.values()]}},
-        ],
-        "$defs": defs,
-    }
+    return branches_by_tag(schema, "gpufleet:cluster")
 
 
 def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None = None) -> ResolvedCluster:

@@ -40,11 +40,13 @@ def policy_catalog() -> list[dict[str, Any]]:
 def config_json_schema(rules: Sequence[Rule]) -> dict[str, Any]:
     """JSON Schema of a pack config that resolve_config accepts: per rule (or "all") a level, or a map of
     `enforcementLevel` and the rule's own settings. Nothing is required: unset settings keep their defaults."""
-    level = {"enum": list(LEVELS)}
+    level = {"enum": list(LEVELS), "description": "mandatory stops `pulumi up`, advisory only prints, disabled skips "
+                                                  "the rule (lowering a floor needs an organisation exception)"}
 
     def entry(rule: Rule | None) -> dict[str, Any]:
         settings = rule.config_schema.properties if rule is not None and rule.config_schema else {}
-        described = {"description": rule.description} if rule is not None and rule.description else {}
+        described = ({"description": rule.description} if rule is not None and rule.description else
+                     {"description": "every rule's level, where a rule's own entry gives none"})
         return {**described, "anyOf": [level, {
             "type": "object", "additionalProperties": False,
             "properties": {"enforcementLevel": level, **copy.deepcopy(settings)},

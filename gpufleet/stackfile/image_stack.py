@@ -17,7 +17,7 @@ from ..lock.image_ids import is_valid_region
 from .checks import regions_of_the_cloud, tags_within_limits
 from .errors import SpecError, SpecInvalid
 from .models import ImagesSpec
-from .validate import discriminated_union, parse_with
+from .validate import branches_by_tag, discriminated_union, parse_with
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -34,8 +34,8 @@ def _images_adapter() -> TypeAdapter[Any]:
 
 
 def images_json_schema() -> dict[str, Any]:
-    """JSON Schema of `gpufleet:images`: one branch per cloud, chosen by `cloud`."""
-    return {"title": "gpufleet:images", **_images_adapter().json_schema()}
+    """JSON Schema of `gpufleet:images`: one branch per cloud, chosen by `cloud` (validate.branches_by_tag)."""
+    return branches_by_tag(_images_adapter().json_schema(), "gpufleet:images")
 
 
 def _profile_covers_the_regions(spec: ImagesSpec, lock: Lock) -> Iterator[SpecError]:

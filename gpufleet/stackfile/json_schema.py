@@ -29,6 +29,10 @@ TEMPLATE_KEYS = {
     "gpufleet:cloud": {"enum": list(CLOUDS), "description": "cloud of a `pulumi new` stack"},
     "gpufleet:region": {"type": "string", "description": "region of a `pulumi new` stack"},
 }
+SECTION_DESCRIPTIONS = {
+    "cluster": "a GPU cluster: its cloud, region, network, node groups, storage, budget and monitoring",
+    "images": "a stack that bakes image profiles (images/lock.yaml) instead of running a cluster",
+}
 EXTENDS_FIELD = {
     "type": "string", "minLength": 1,
     "description": "another stack in stacks/ to inherit; maps merge, lists replace, this file sets only overrides",
@@ -106,6 +110,7 @@ def _section(name: str, schema: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     defs.update(extending.made)
     defs[name], defs[EXTENDING + name] = full, partial
     section = {
+        "description": SECTION_DESCRIPTIONS[name],
         "if": {"type": "object", "required": [EXTENDS]},
         "then": {"$ref": DEFS + EXTENDING + name},
         "else": {"$ref": DEFS + name},

@@ -78,7 +78,7 @@ class NodeGroup(StrictModel):
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
     instance_types: list[str] = Field(..., min_length=1, description="first is primary, the rest fallbacks")
-    size: Size
+    size: Size = Field(..., description="min <= desired <= max nodes")
     capacity: Capacity = Field("on-demand", description="on-demand | spot | mixed | capacity-block | reservation")
     on_demand_base: int = Field(0, ge=0, strict=True, description="mixed/spot: on-demand nodes before any spot node")
     spot_max_price: float | None = Field(
@@ -288,7 +288,8 @@ class Alarms(StrictModel):
         description="create (an encrypted topic of the stack's) | the cloud's notification target: an SNS topic "
         "ARN (aws), an action group id (azure), a CloudMonitor alarm contact group name (alicloud)",
     )
-    low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation)
+    low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation,
+                                            description="an alarm when GPUs sit idle (utilisation below a threshold)")
     emails: list[Email] = Field(
         default_factory=list,
         description="people the created target notifies (alarms and budget alerts), each an email address that "
@@ -356,18 +357,20 @@ class ClusterSpec(StrictModel):
     """The `gpufleet:cluster` key: one cluster in one environment (each cloud's model extends this one)."""
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
-    cloud: Cloud
-    region: str = Field(..., min_length=2)
-    environment: Environment = "dev"
-    tags: Tags = Field(default_factory=dict)
-    network: Network
+    cloud: Cloud = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
+    region: str = Field(..., min_length=2, description="the cloud's region name, e.g. us-east-1, eastus, cn-beijing")
+    environment: Environment = Field("dev", description="dev | staging | prod: part of every name, so two "
+                                                        "environments of one cluster never collide")
+    tags: Tags = Field(default_factory=dict, description="tags (labels) on every resource that takes them; text values")
+    network: Network = Field(..., description="where the nodes live: a created network or one brought by id")
     image: str = Field(..., description="a profile in images/lock.yaml")
-    storage: Storage = Field(default_factory=Storage)
-    bootstrap: Bootstrap = Field(default_factory=Bootstrap)
-    node_groups: list[NodeGroup] = Field(..., min_length=1)
+    storage: Storage = Field(default_factory=Storage, description="disk encryption key, root volume, local NVMe")
+    bootstrap: Bootstrap = Field(default_factory=Bootstrap, description="what each node runs at boot")
+    node_groups: list[NodeGroup] = Field(..., min_length=1, description="the GPU node groups, one scaling group "
+                                                                        "each")
     scheduler: Scheduler = Field(default_factory=Scheduler, description="none (VMs, the default) | kubernetes")
-    budget: Budget = Field(default_factory=Budget)
-    monitoring: Monitoring = Field(default_factory=Monitoring)
+    budget: Budget = Field(default_factory=Budget, description="the worst-case hourly cost cap and spend alerts")
+    monitoring: Monitoring = Field(default_factory=Monitoring, description="GPU metrics, alarms and who they notify")
     prices: dict[str, StackPrice] = Field(
         default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
     )
@@ -377,12 +380,12 @@ class ImagesSpec(StrictModel):
     """The `gpufleet:images` key: a stack that bakes image profiles instead of running a cluster (each cloud's
     model extends this one with the settings its image pipeline takes)."""
 
-    name: str = Field(..., pattern=NAME_PATTERN)
-    cloud: Cloud
+    name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
+    cloud: Cloud = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
     regions: list[str] = Field(..., min_length=1, description="first is where the build runs, the rest get copies")
     profile: str = Field(..., description="a profile in images/lock.yaml")
     nvswitch: bool = Field(True, description="enable the fabric manager (HGX/NVSwitch types: p4d, p5, ND, ...)")
-    tags: Tags = Field(default_factory=dict)
+    tags: Tags = Field(default_factory=dict, description="tags (labels) on every resource that takes them")
 
     BUILD_FIELD: ClassVar[str]
     """The cloud model's field naming the machine type(s) the pipeline builds on."""

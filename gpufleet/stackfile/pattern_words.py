@@ -3,9 +3,13 @@ regular expression. test_fuzz_leftovers.py checks every pattern of `gpufleet sch
 
 from __future__ import annotations
 
+_OCTET = r"(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+# The editor schema's form of pydantic's ipv4network: a dotted quad, optionally with a /0-32 prefix length.
+IPV4_NETWORK_PATTERN = rf"^{_OCTET}(\.{_OCTET}){{3}}(/(3[0-2]|[12]?[0-9]))?$"
 _AZURE_ID = "an Azure resource id: /subscriptions/<subscription id>/resourceGroups/<group>/providers/"
 PATTERN_WORDS: dict[str, str] = {
     r"\S": "must contain something other than spaces",
+    IPV4_NETWORK_PATTERN: "must be an IPv4 network such as 10.0.0.0/16",
     r"^(create|https://.+)$": "must be `create` or an https:// URL",
     r"^create$|^https://[-a-zA-Z0-9]{3,24}\.vault\.azure\.net/keys/[-a-zA-Z0-9]{1,127}/[0-9a-f]{32}$":
         "must be `create` or a versioned Key Vault key id: https://<vault>.vault.azure.net/keys/<key>/<32 hex version>",

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TypeVar, Union
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
 from .errors import SpecError, SpecInvalid, field_path
-from .pattern_words import pattern_in_words
+from .pattern_words import IPV4_NETWORK_PATTERN, pattern_in_words
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -114,3 +114,36 @@ def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOW
 def discriminated_union(models: Sequence[type[BaseModel]]) -> TypeAdapter[Any]:
     """One model per cloud, chosen by the value of its `cloud` field."""
     return TypeAdapter(Annotated[Union[tuple(models)], Field(discriminator="cloud")])  # noqa: UP007 - a runtime tuple
+
+
+def with_network_patterns(node: Any) -> Any:
+    """`node` (a JSON Schema) with a pattern beside every `format: ipv4network`: validators ignore a format they do
+    not know, as they do pydantic's."""
+    if isinstance(node, list):
+        return [with_network_patterns(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    found = {key: with_network_patterns(value) for key, value in node.items()}
+    if found.get("format") == "ipv4network":
+        found["pattern"] = IPV4_NETWORK_PATTERN
+    return found
+
+
+def branches_by_tag(schema: dict[str, Any], title: str) -> dict[str, Any]:
+    """A discriminated union's JSON Schema (pydantic's `oneOf` + OpenAPI `discriminator`, which JSON Schema
+    validators ignore, so every branch's errors are reported) as if/then on the tag: the tag's own branch applies. A
+    document without the tag (an extending stack file inherits it) is checked against the branches that have its
+    fields. Network values get their pattern too (with_network_patterns)."""
+    tag, mapping = schema["discriminator"]["propertyName"], schema["discriminator"]["mapping"]
+    return with_network_patterns({
+        "title": title,
+        "type": "object",
+        "required": [tag],
+        "properties": {tag: {"enum": list(mapping), "description": f"the {tag}: picks the branch that applies"}},
+        "allOf": [
+            *({"if": {"required": [tag], "properties": {tag: {"const": value}}}, "then": {"$ref": ref}}
+              for value, ref in mapping.items()),
+            {"if": {"not": {"required": [tag]}}, "then": {"anyOf": [{"$ref": ref} for ref in mapping.values()]}},
+        ],
+        "$defs": schema["$defs"],
+    })

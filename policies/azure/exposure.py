@@ -22,7 +22,9 @@ PRIVATE_TAGS = frozenset({"virtualnetwork", "azureloadbalancer"})
 # never set by the stack or the organisation: Azure Managed Lustre's subnet admits AzureMonitor on any TCP port
 # (configure-network-security-group.md, inbound rule 112).
 ALLOWED_SERVICE_TAGS = "allowedServiceTags"
-SCHEMA = config_schema({ALLOWED_SERVICE_TAGS: {"type": "array", "items": {"type": "string"}, "default": []}})
+SCHEMA = config_schema({ALLOWED_SERVICE_TAGS: {
+    "type": "array", "items": {"type": "string"}, "default": [],
+    "description": "service tags an admin inbound rule may come from besides private ranges (derived from the spec)"}})
 ADMIN_PORTS = (22, 3389)
 
 

@@ -24,7 +24,9 @@ BUILT_IN_ROLES = {
 WIDE_SCOPE = re.compile(
     r"^(?:/|/subscriptions/[^/]+/?|/providers/Microsoft\.Management/managementGroups/[^/]+/?)$", re.IGNORECASE
 )
-SCHEMA = config_schema({"allowedRoleDefinitionIds": {"type": "array", "items": {"type": "string"}}})
+SCHEMA = config_schema({"allowedRoleDefinitionIds": {
+    "type": "array", "items": {"type": "string"},
+    "description": "role definition ids a role assignment may grant at a wide scope (derived from the spec)"}})
 
 
 def _custom_roles_ok(stack: Stack, assignment: Any) -> bool:

@@ -57,10 +57,16 @@ class AlicloudIdentitySettings(StrictModel):
 
 
 class AlicloudClusterSpec(ClusterSpec):
-    cloud: Literal["alicloud"]
-    network: AlicloudNetworkSettings
-    storage: AlicloudStorageSettings = Field(default_factory=AlicloudStorageSettings)
-    identity: AlicloudIdentitySettings = Field(default_factory=AlicloudIdentitySettings)
+    cloud: Literal["alicloud"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
+    network: AlicloudNetworkSettings = Field(..., description="the VPC: created (cidr, zones) or brought (vswitch ids)")
+    storage: AlicloudStorageSettings = Field(
+        default_factory=AlicloudStorageSettings,
+        description="disk key, system disk, local NVMe",
+    )
+    identity: AlicloudIdentitySettings = Field(
+        default_factory=AlicloudIdentitySettings,
+        description="the node RAM role: created least-privilege, or brought by name",
+    )
     low_latency_groups: list[str] = Field(
         default_factory=list,
         description="node groups placed in a LowLatency deployment set (one zone, at most 20 instances, "
@@ -75,7 +81,7 @@ class AlicloudImagesSpec(ImagesSpec):
 
     BUILD_FIELD = "build_instance_type"
 
-    cloud: Literal["alicloud"]
+    cloud: Literal["alicloud"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
     build_instance_type: str = Field(
         "ecs.g7.2xlarge",
         description="instance type of the build instance (InstanceType): no GPU is needed to install drivers",

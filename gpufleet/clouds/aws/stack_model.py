@@ -126,10 +126,17 @@ class AwsNodeGroupSettings(NodeGroup):
 
 
 class AwsClusterSpec(ClusterSpec):
-    cloud: Literal["aws"]
-    network: AwsNetworkSettings
-    node_groups: list[AwsNodeGroupSettings] = Field(..., min_length=1)  # type: ignore[assignment]
-    identity: AwsIdentitySettings = Field(default_factory=AwsIdentitySettings)
+    cloud: Literal["aws"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
+    network: AwsNetworkSettings = Field(
+        ...,
+        description="the VPC: created (cidr, zones) or brought (vpc_id, subnet ids)",
+    )
+    node_groups: list[AwsNodeGroupSettings] = Field(  # type: ignore[assignment]
+        ..., min_length=1, description="the GPU node groups, one Auto Scaling group or EC2 Fleet each")
+    identity: AwsIdentitySettings = Field(
+        default_factory=AwsIdentitySettings,
+        description="the node role: created least-privilege, or brought by ARN",
+    )
 
 
 def _key_problem(key: str, region: str, accounts: frozenset[str] = frozenset()) -> str | None:
@@ -183,7 +190,7 @@ class AwsImagesSpec(ImagesSpec):
 
     BUILD_FIELD = "build_instance_types"
 
-    cloud: Literal["aws"]
+    cloud: Literal["aws"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
     build_instance_types: list[str] = Field(
         default_factory=lambda: ["g5.2xlarge"],
         min_length=1,

@@ -100,10 +100,16 @@ class AzureIdentitySettings(StrictModel):
 
 
 class AzureClusterSpec(ClusterSpec):
-    cloud: Literal["azure"]
-    network: AzureNetworkSettings
-    storage: AzureStorageSettings = Field(default_factory=AzureStorageSettings)
-    identity: AzureIdentitySettings = Field(default_factory=AzureIdentitySettings)
+    cloud: Literal["azure"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
+    network: AzureNetworkSettings = Field(..., description="the VNet: created (cidr, zones) or brought (subnet id)")
+    storage: AzureStorageSettings = Field(
+        default_factory=AzureStorageSettings,
+        description="disk encryption set and key, root disk, local NVMe",
+    )
+    identity: AzureIdentitySettings = Field(
+        default_factory=AzureIdentitySettings,
+        description="the node identity: created user-assigned, or brought by id",
+    )
     admin_ssh_public_key: str | None = Field(
         None,
         pattern=r"^(ssh-rsa|ssh-ed25519|ecdsa-sha2-nistp\d+) [A-Za-z0-9+/=]+( .*)?$",
@@ -119,7 +125,7 @@ class AzureImagesSpec(ImagesSpec):
 
     BUILD_FIELD = "build_vm_size"
 
-    cloud: Literal["azure"]
+    cloud: Literal["azure"] = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
     build_vm_size: str = Field(
         "Standard_D8s_v5",
         description="size of the build VM (vmProfile.vmSize): no GPU is needed to install drivers; the base image "

@@ -186,9 +186,10 @@ def test_the_images_schema_has_each_clouds_own_settings() -> None:
     result = CliRunner().invoke(app, ["schema", "--images"])
     assert result.exit_code == 0, result.output
     schema = json.loads(result.stdout)
-    assert schema["title"] == "gpufleet:images" and schema["discriminator"]["propertyName"] == "cloud"
-    fields = {cloud: set(schema["$defs"][ref.rsplit("/", 1)[1]]["properties"])
-              for cloud, ref in schema["discriminator"]["mapping"].items()}
+    assert schema["title"] == "gpufleet:images" and schema["required"] == ["cloud"]
+    fields = {rule["if"]["properties"]["cloud"]["const"]: set(schema["$defs"][rule["then"]["$ref"].rsplit("/", 1)[1]]
+                                                               ["properties"])
+              for rule in schema["allOf"] if "properties" in rule["if"]}
     assert fields["aws"] >= {"build_instance_types", "kms_key", "replica_kms_keys"}
     assert "build_vm_size" in fields["azure"] and "kms_key" not in fields["azure"]
     assert "build_instance_type" in fields["alicloud"] and "kms_key" not in fields["alicloud"]

@@ -162,3 +162,33 @@ def test_a_fork_validates(validator: Draft202012Validator, stacks_dir: Path) -> 
     forked = stack_path(stacks_dir, "my-train")
     assert MODELINE in forked.read_text(encoding="utf-8")  # the template's comment block carries it
     assert problems(validator, read_yaml(forked)) == []
+
+
+def _properties(node: Any, where: str = "") -> list[tuple[str, Any]]:
+    """Every property the schema declares (conditions of if/then left out: they declare nothing)."""
+    found: list[tuple[str, Any]] = []
+    if isinstance(node, dict):
+        for name, spec in node.get("properties", {}).items():
+            found.append((f"{where}.{name}", spec))
+            found += _properties(spec, f"{where}.{name}")
+        for key, value in node.items():
+            if key not in ("properties", "if"):
+                found += _properties(value, where)
+    elif isinstance(node, list):
+        for value in node:
+            found += _properties(value, where)
+    return found
+
+
+def test_every_property_says_what_it_is() -> None:
+    schema = json.loads(SCHEMA_FILE.read_text(encoding="utf-8"))
+    undescribed = [where for where, spec in _properties(schema) if isinstance(spec, dict) and "description" not in spec]
+    assert undescribed == []
+
+
+def test_a_network_field_takes_only_a_network(validator: Draft202012Validator) -> None:
+    doc = shipped("aws-train-p5")
+    doc["config"]["gpufleet:cluster"]["network"]["admin_cidrs"] = ["10.0.0.0/33"]
+    assert any("does not match" in message for message in problems(validator, doc))
+    doc["config"]["gpufleet:cluster"]["network"]["admin_cidrs"] = ["10.1.0.0/24"]
+    assert problems(validator, doc) == []
