@@ -13,6 +13,7 @@ from typing import Any
 from .catalog import load_catalog
 from .catalog.quote import Capacity, QuoteRow
 from .clouds.lookup import backend
+from .lock import load_lock
 from .stackfile import CLUSTER_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 from .stackfile.models import NAME_PATTERN
 
@@ -118,6 +119,12 @@ def fork_line(row: QuoteRow, new: str, capacity: Capacity, stacks_dir: Path) -> 
             notes.append(f"no zone of {row.region} is known here: add --set network.zones=[...] with yours")
         elif zones is not None:
             settings.append(f"network.zones={_yaml(zones)}")
+    profile = template.get("image")
+    if isinstance(profile, str) and not load_lock().image_entries(profile, row.cloud, row.region):
+        # The fork is refused until an image of its profile exists there: say so rather than print a failing step.
+        notes.append(f"image profile {profile!r} has no {row.cloud} image in {row.region}, so this fork is refused "
+                     f"until one is baked there: add {row.region} to the image stack's regions, `pulumi up` it, then "
+                     "`gpufleet images pin`")
     settings.append(f"node_groups[0].instance_types={_yaml([row.instance_type])}")
     low = min(int((group.get("size") or {}).get("min", 0)), row.nodes)
     settings.append(f"node_groups[0].size={_yaml({'min': low, 'desired': row.nodes, 'max': row.nodes})}")

@@ -183,3 +183,12 @@ def test_fork_zones_follow_the_region(stacks_dir: Path) -> None:
     zones = load_stack(stacks_dir / "Pulumi.h20.yaml")["gpufleet:cluster"]["network"]["zones"]
     assert zones == load_stack(stacks_dir / "Pulumi.alicloud-infer-gn7i.yaml")["gpufleet:cluster"]["network"][
         "zones"][:1]
+
+
+def test_fork_into_a_region_without_the_profiles_image_says_so() -> None:
+    data = quote_json("--gpu", "H100", "--count", "16", "--region", "us-east-2", "--fork", "h100-ohio")
+    (note,) = [n for n in data["fork"]["notes"] if "image" in n]
+    assert note.startswith("image profile 'cuda12.8-r580' has no aws image in us-east-2, so this fork is refused")
+    assert "add us-east-2 to the image stack's regions" in note
+    assert not [n for n in quote_json("--gpu", "H100", "--count", "16", "--region", "us-west-2", "--fork",
+                                      "h100-west")["fork"]["notes"] if "image" in n]
