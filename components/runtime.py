@@ -1,6 +1,10 @@
-"""What the components ask of the Pulumi runtime they run under."""
+"""What the components ask of the Pulumi runtime they run under, and how a real run refuses what it must not deploy."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 
 
 def running_offline() -> bool:
@@ -28,3 +32,40 @@ def refuse_unread(message: str) -> None:
         pulumi.log.warn(f"{message} (a preview goes on; `pulumi up` stops here)")
         return
     raise pulumi.RunError(message)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """What a real preview or deploy stops on, at the stack field that causes it; the message says the fix."""
+
+    field: str
+    message: str
+
+
+# The refusals of the plan the offline engine is building: one plan at a time per process (plan --all plans in
+# turn or in worker processes), and the program registers from the engine's thread, so a module list serves.
+_recorded: list[Refusal] | None = None
+
+
+def refuse(field: str, message: str) -> None:
+    """Stop a real preview or deploy before it creates something that cannot work (an unbaked image, a placeholder
+    value, a missing key); offline, the plan records it instead (summary.refusals) and goes on, so it shows the
+    stack whole and names every refusal at once, on every cloud alike."""
+    import pulumi
+
+    if running_offline():
+        if _recorded is not None:
+            _recorded.append(Refusal(field, message))
+        return
+    raise pulumi.RunError(f"{field}: {message}" if field else message)
+
+
+@contextmanager
+def recorded_refusals() -> Iterator[list[Refusal]]:
+    """The refusals of the program run inside the block (the offline planner's)."""
+    global _recorded
+    previous, _recorded = _recorded, []
+    try:
+        yield _recorded
+    finally:
+        _recorded = previous

@@ -23,6 +23,7 @@ from .prepare import Prepared, prepare
 from .stackfile.errors import SpecInvalid
 from .stackfile.keys import PROVIDER_ACCOUNT_KEYS
 from .stackfile.models import CLUSTER_KEY, IMAGES_KEY, ImagesSpec
+from .stackfile.placeholders import placeholders
 from .stackfile.read import STACKS_DIR, resolve_extends
 
 
@@ -68,6 +69,7 @@ def build(prepared: Prepared | None = None) -> None:
             prepared = prepare(config)
     except SpecInvalid as invalid:
         raise pulumi.RunError(str(invalid)) from None
+    refuse_placeholders(prepared)
     if isinstance(prepared, ImagesSpec):
         refuse_unconfirmed_base_image(prepared)
         refuse_unresolved_facts(prepared)
@@ -83,27 +85,30 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
     """Stop a real preview or deploy whose image profile has no baked image in its region yet."""
     spec = cluster.spec
     entry = cluster.image
-    if entry is None or entry.id is not None or runtime.running_offline():
+    if entry is None or entry.id is not None:
         return
-    raise pulumi.RunError(
-        f"image profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} "
-        f"(images/lock.yaml: id null, status unbaked), so nothing was created: {next_steps(entry.stack)}; "
-        "then run this again (`gpufleet plan` shows the cluster offline meanwhile)"
-    )
+    runtime.refuse("image", (
+        f"profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} (images/lock.yaml: id null, status "
+        f"unbaked), so a real run creates nothing: {next_steps(entry.stack)}; then run it again"))
 
 
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
     """Stop a real preview or deploy of an image stack whose build region has no confirmed base image."""
     entries = load_lock().base_image_entries(spec.cloud, spec.regions[0])
     mode, base = next(((m, b) for m, b in entries.items() if b.status == "unconfirmed"), (None, None))
-    if base is None or runtime.running_offline():
+    if base is None:
         return
     where = f"{spec.cloud}.{spec.regions[0]}" + (f".{mode}" if mode else "")
-    raise pulumi.RunError(
-        f"images/lock.yaml base_images.{where}: parent_image is null (status "
-        f"{base.status}), so nothing was created: {base.note} Pin the confirmed image there, then run this again "
-        "(`gpufleet plan` shows the image stack offline meanwhile)"
-    )
+    runtime.refuse(f"images/lock.yaml base_images.{where}", (
+        f"parent_image is null (status {base.status}), so a real run creates nothing: {base.note} Pin the confirmed "
+        "image there, then run it again"))
+
+
+def refuse_placeholders(prepared: Prepared) -> None:
+    """Stop a real run on a value the template left for the user to replace (a fork inherits it silently)."""
+    spec = prepared if isinstance(prepared, ImagesSpec) else prepared.spec
+    for problem in placeholders(spec.model_dump(mode="json")):
+        runtime.refuse(problem.path, problem.message)
 
 
 def refuse_unresolved_facts(spec: ImagesSpec) -> None:

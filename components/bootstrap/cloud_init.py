@@ -133,6 +133,12 @@ def _gz_b64(content: str) -> str:
     return base64.b64encode(gzip.compress(content.encode(), mtime=0)).decode()
 
 
+def _service(command: str, script: str, unit: str) -> list[dict[str, Any]]:
+    """A node script installed as a command, with the systemd unit that runs it."""
+    return [_packed_file(f"{SBIN}/{command}", node_script(script), "0755"),
+            _file(f"{UNITS}/{unit}", node_script(unit), "0644")]
+
+
 def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
     expect = json.dumps(expect_document(cfg), indent=2, sort_keys=True) + "\n"
     files = [
@@ -150,16 +156,10 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
         # (images/install/gpu-stack.sh): an NVSwitch node starts it before the node check, which expects it active.
         units.insert(0, "nvidia-fabricmanager.service")
     if cfg.scratch == "raid0":
-        files += [
-            _packed_file(f"{SBIN}/gpufleet-scratch", node_script("scratch.sh"), "0755"),
-            _file(f"{UNITS}/gpufleet-scratch.service", node_script("gpufleet-scratch.service"), "0644"),
-        ]
+        files += _service("gpufleet-scratch", "scratch.sh", "gpufleet-scratch.service")
         units.insert(0, "gpufleet-scratch.service")
     if cfg.nccl_family:
-        files += [
-            _packed_file(f"{SBIN}/gpufleet-nccl-conf", node_script("nccl-conf.sh"), "0755"),
-            _file(f"{UNITS}/gpufleet-nccl-conf.service", node_script("gpufleet-nccl-conf.service"), "0644"),
-        ]
+        files += _service("gpufleet-nccl-conf", "nccl-conf.sh", "gpufleet-nccl-conf.service")
         units.insert(0, "gpufleet-nccl-conf.service")
     if cfg.mig:
         files += [
@@ -167,10 +167,7 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _file(f"{UNITS}/gpufleet-health.service.d/mig.conf", MIG_DROP_IN, "0644"),
         ]
     if cfg.health_port:
-        files += [
-            _packed_file(f"{SBIN}/gpufleet-health-endpoint", node_script("health-endpoint.py"), "0755"),
-            _file(f"{UNITS}/gpufleet-health-endpoint.service", node_script("gpufleet-health-endpoint.service"), "0644"),
-        ]
+        files += _service("gpufleet-health-endpoint", "health-endpoint.py", "gpufleet-health-endpoint.service")
         units.append("gpufleet-health-endpoint.service")
     agent: list[list[str]] = []
     if cfg.gpu_metrics:

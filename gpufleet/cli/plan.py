@@ -137,6 +137,7 @@ def _summary_line(outcome: StackOutcome) -> dict[str, Any]:
     return {"stack": outcome.name, "exit": outcome.exit_code, "resources": len(outcome.plan["resources"]),
             "violations": len(outcome.plan["policies"]["violations"]),
             "unresolved_facts": len(outcome.plan["summary"].get("unresolved_facts", [])),
+            "refusals": len(outcome.plan["summary"].get("refusals", [])),
             "max_hourly_usd": outcome.plan["summary"]["hourly_usd"]["max_on_demand"]}
 
 
@@ -149,6 +150,8 @@ def _table_line(line: dict[str, Any]) -> str:
         usd = line["max_hourly_usd"]
         cost = "max USD/h unpriced" if usd is None else f"max {usd:.2f} USD/h"
         detail = f"{line['resources']} resources, {line['violations']} violation(s), {cost}"
+        if line["refusals"]:
+            detail += f", {line['refusals']} refusal(s) (`up` stops)"
         if line["unresolved_facts"]:
             detail += f", {line['unresolved_facts']} unresolved fact(s) (`up` refuses)"
     return f"{line['stack']:<28} exit {line['exit']}  {detail}"

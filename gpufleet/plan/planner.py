@@ -10,6 +10,7 @@ from typing import Any
 import pulumi
 
 from components.bootstrap import BootstrapError
+from components.runtime import recorded_refusals
 
 from ..pack_config.derive import policy_pack_config, user_policy
 from ..pack_config.floor import bound_stack, exceptions_in_use, organisation
@@ -86,9 +87,12 @@ def plan_and_prepared(
                         *unheard_key_expiry(prepared)]:
             summary["warnings"] = warnings
     try:
-        resources = run_program(
-            lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
-        )
+        with recorded_refusals() as refusals:
+            resources = run_program(
+                lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
+            )
+        if refusals:  # what a real `pulumi up` stops on: named with its field and fix, on every cloud alike
+            summary["refusals"] = [{"field": r.field, "message": r.message} for r in refusals]
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
     except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)

@@ -82,6 +82,8 @@ def stack_section(outcome: StackOutcome, rules: Mapping[str, Mapping[str, Any]])
                  f"USD/h: {cost_line(summary)}")
     parts += [f"_{md_text(note)}_" for note in summary.get("stack_priced", [])]
     parts += [f"**warning**: {md_text(warning)}" for warning in summary.get("warnings", [])]
+    parts += [f"**refused** (a real `pulumi up` stops here): {md_text(refusal['field'])}: {md_text(refusal['message'])}"
+              for refusal in summary.get("refusals", [])]
     parts += [f"**{fact['status']} fact** (a real `pulumi up` refuses it): {md_text(fact['field'])}: "
               f"{md_text(fact['message'])}" for fact in summary.get("unresolved_facts", [])]
     parts.append(_policies(policies, rules))

@@ -154,6 +154,9 @@ def print_findings(console: Console, summary: dict[str, Any]) -> None:
     """The plan's warnings and the facts a real run refuses, for cluster and image stacks alike."""
     for warning in summary.get("warnings", []):
         console.print(f"[yellow]warning[/]: {escape(warning)}")
+    for refusal in summary.get("refusals", []):
+        console.print(f"[red]refused[/] (a real `pulumi up` stops here): {escape(refusal['field'])}: "
+                      f"{escape(refusal['message'])}")
     for fact in summary.get("unresolved_facts", []):
         console.print(f"[red]{fact['status']} fact[/] (a real `pulumi up` refuses it): {escape(fact['field'])}: "
                       f"{escape(fact['message'])}")

@@ -54,8 +54,8 @@ def refuse_unlisted_driver(resolved: ResolvedCluster) -> None:
     the pools' driver label would get ACK's default driver, not the lock's (the plan warns instead)."""
     driver = resolved.profile.driver if resolved.profile else None
     unlisted = load_ack_facts().unlisted_driver(driver) if driver else None
-    if unlisted and not runtime.running_offline():
-        raise pulumi.RunError(f"image: {unlisted}")
+    if unlisted:
+        runtime.refuse("image", unlisted)
 
 
 def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:

@@ -61,11 +61,9 @@ def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
 def refuse_without_admin_key(resolved: ResolvedCluster) -> None:
     """Azure creates no Linux scale set without a key or password; say so before any resource, not midway."""
     kubernetes = resolved.spec.scheduler.kind == "kubernetes"  # AKS makes its nodes' accounts itself
-    if resolved.spec.admin_ssh_public_key is None and not kubernetes and not runtime.running_offline():
-        raise pulumi.RunError(
-            "admin_ssh_public_key is unset: Azure needs a public key for a Linux scale set without a password; "
-            "set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)"
-        )
+    if resolved.spec.admin_ssh_public_key is None and not kubernetes:
+        runtime.refuse("admin_ssh_public_key", "unset: Azure needs a public key for a Linux scale set without a "
+                       "password; set it in the stack (SSH stays closed unless network.admin_cidrs lists a source)")
 
 
 class AzureGpuCluster(pulumi.ComponentResource):

@@ -66,23 +66,29 @@ def test_plan_of_a_baked_profile_boots_the_pinned_id(baked_lock: str) -> None:
     assert plan.policies["violations"] == []
 
 
-def test_real_run_refuses_the_unbaked_profile_before_any_resource(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_real_run_refuses_the_unbaked_profile_before_any_resource(monkeypatch: pytest.MonkeyPatch,
+                                                                   stacks_dir: Path) -> None:
+    # The shipped stack's alarm address is a placeholder, which a real run refuses first: a fork with a real one.
+    train = stacks_dir / "Pulumi.train.yaml"
+    train.write_text("config:\n  aws:region: us-east-1\n  gpufleet:cluster:\n    extends: aws-train-p5\n"
+                     "    name: train\n    monitoring: {alarms: {target: create, emails: [ops@corp.io]}}\n")
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     seen = registered_types(monkeypatch)
-    config = load_stack(TRAIN, SHIPPED_STACKS)
+    config = load_stack(train, stacks_dir)
     with pytest.raises(pulumi.RunError) as refused:
         run_program(program.build, config, project="gpufleet", stack="aws-train-p5", region="us-east-1",
                     zones=["us-east-1a"])
     message = str(refused.value)
-    assert "image profile 'cuda12.8-r580' has no baked aws image in us-east-1" in message
+    assert message.startswith("image: profile 'cuda12.8-r580' has no baked aws image in us-east-1")
     assert "`pulumi up --stack aws-images`" in message and "`gpufleet images pin --stack aws-images`" in message
     assert set(seen) <= {STACK_TYPE}
     # gpufleet plan reports the same refusal as invalid input (exit 2), not a crash.
     with pytest.raises(SpecInvalid, match="has no baked aws image in us-east-1"):
-        plan_stack(TRAIN, SHIPPED_STACKS)
+        plan_stack(train, stacks_dir)
 
 
 def test_real_run_of_a_baked_profile_is_not_refused(monkeypatch: pytest.MonkeyPatch, baked_lock: str) -> None:
+    monkeypatch.setattr(program, "refuse_placeholders", lambda prepared: None)  # the shipped alarm address is one
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     plan = plan_stack(TRAIN, SHIPPED_STACKS)
     assert {t.inputs["imageId"] for t in templates(plan)} == {baked_lock}

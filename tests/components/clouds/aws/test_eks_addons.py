@@ -147,6 +147,7 @@ def test_the_refusal_comes_before_any_resource(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr("components.clouds.aws.eks_addons.load_eks_addons", lambda: catalog(coredns=None))
     monkeypatch.setattr(program, "refuse_unbaked_image", lambda cluster: None)  # the VM profile is unbaked too
+    monkeypatch.setattr(program, "refuse_placeholders", lambda prepared: None)  # and the alarm address a placeholder
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     seen = registered_types(monkeypatch)
     with pytest.raises(SpecInvalid, match="eks_addons.yaml kubernetes.1.35: 1 add-on.*coredns"):

@@ -172,7 +172,7 @@ def test_a_real_deploy_without_an_admin_key_is_refused(monkeypatch: pytest.Monke
     from components.clouds.azure.cluster import refuse_without_admin_key
 
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
-    with pytest.raises(pulumi.RunError, match="admin_ssh_public_key is unset"):
+    with pytest.raises(pulumi.RunError, match="admin_ssh_public_key: unset"):
         refuse_without_admin_key(resolve_cluster(variant()))
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
