@@ -20,8 +20,9 @@ What ACK runs itself (so the shared layer's copies are not run, a second one wou
   help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-erdma-in-ack-clusters).
 
 What ACK lacks: a drain on the spot release notice (spot_drain.py), and a check of each node against the lock
-before it takes work. The pools carry NODE_CHECK_TAINT and the
-node check DaemonSet per group lifts it (node_check.py), reading the driver the node's image loaded.
+before it takes work. ACK's device plugin is ACK's, so nothing here can wait for a label: the pools carry
+NODE_CHECK_TAINT (with the autoscaler's startup-taint prefix) and the node check DaemonSet per group lifts it
+(node_check.py), reading the driver the node's image loaded.
 """
 
 from __future__ import annotations
@@ -49,5 +50,6 @@ def alicloud_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompone
     if not expectation:
         raise ValueError("InClusterArgs.node_check is empty: ACK nodes run the node check from a DaemonSet, which "
                          "reads the lock's expectation (the expect.json document) from it")
-    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True)),
+    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True,
+                                                startup_taint=True)),
             ("spot-drain", spot_drain_objects(groups, pins))]

@@ -65,6 +65,12 @@ def pool_labels(group: ResolvedGroup, driver: str) -> dict[str, str]:
     return group_labels(group, pool_fabric(group), ack)
 
 
+def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
+    """The stack's taints, the GPU taint and the node check's startup taint, which the check lifts (ACK's device
+    plugin is ACK's, so nothing of ours could wait for a label instead: components/kubernetes/node_check.py)."""
+    return group_taints(group, startup_taint=True)
+
+
 def _spot(group: ResolvedGroup) -> Mapping[str, object]:
     """The ESS spot settings of the pool's scaling group, as nodegroup.py's scaling groups take them."""
     spec = group.spec
@@ -111,7 +117,7 @@ def node_pool(scope: ClusterScope, group: ResolvedGroup, args: AckPoolArgs, driv
         instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
         install_cloud_monitor=True,
         labels=[alicloud.cs.NodePoolLabelArgs(key=k, value=v) for k, v in pool_labels(group, driver).items()],
-        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in group_taints(group)],
+        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in pool_taints(group)],
         tags=scope.tags,
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(replace_on_changes=POOL_CREATION_ONLY)),
     )

@@ -79,8 +79,9 @@ def pool_labels(group: ResolvedGroup) -> dict[str, str]:
 
 
 def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, the GPU taint and the node check's startup taint (components/kubernetes/pool_nodes.py)."""
-    return group_taints(group)
+    """The stack's taints and the GPU taint; no node-check taint: AKS forbids removing a pool's taint from a node, so
+    the node check gates by a label instead (components/kubernetes/node_check.py)."""
+    return group_taints(group, startup_taint=False)
 
 
 @dataclass(frozen=True)
