@@ -15,7 +15,8 @@ from components.kubernetes.manifests import pod_spec
 from gpufleet.lock import load_lock
 
 PINS = load_lock().kubernetes_components
-NODE_CHECK = {"key": "gpufleet.io/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"}
+NODE_CHECK = {"key": "startup-taint.cluster-autoscaler.kubernetes.io/gpufleet-node-check", "operator": "Equal",
+              "value": "pending", "effect": "NoSchedule"}
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,9 @@ def test_the_node_check_reads_the_host_driver_without_the_operators_runtime_clas
                 "values": list(group.instance_types)} in term["matchExpressions"]
         check = spec["initContainers"][0]
         assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in check["env"]
+        # ACK pools carry the startup taint (ACK's device plugin cannot wait for a label): the check lifts it.
+        assert {"name": "NODE_CHECK_TAINT", "value": "startup-taint.cluster-autoscaler.kubernetes.io/"
+                "gpufleet-node-check=pending:NoSchedule"} in check["env"]
         data = plan.one("ConfigMap", f"gpufleet-node-check-{group.name}").inputs["data"]
         assert json.loads(data["expect.json"]) == ACK_EXPECTATIONS[group.name]
 
