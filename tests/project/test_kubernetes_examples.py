@@ -117,6 +117,17 @@ def test_alicloud_workers_ask_for_gpus_and_erdma_on_the_host_network_with_alibab
     assert "NCCL_IB_GID_INDEX" not in dict(nccl_settings(obj))
 
 
+def test_alicloud_mpi_workers_on_the_host_network_keep_off_the_nodes_sshd_port():
+    """hostNetwork workers share the node's ports: their sshd and the launcher's ssh use 2222, not the node's 22."""
+    obj = job(EXAMPLES / "alicloud" / "nccl-allreduce.yaml")
+    pods = templates(obj)
+    (worker,) = pods["Worker"]["template"]["spec"]["containers"]
+    assert worker["command"] == ["/usr/sbin/sshd", "-De", "-p", "2222"]
+    (launcher,) = pods["Launcher"]["template"]["spec"]["containers"]
+    command = launcher["command"]
+    assert command[command.index("plm_rsh_args") + 1] == "-p 2222"
+
+
 def test_a_misspelled_field_is_refused():
     obj = copy.deepcopy(job(EXAMPLES / "aws" / "nccl-allreduce.yaml"))
     obj["spec"]["slotPerWorker"] = obj["spec"].pop("slotsPerWorker")
