@@ -18,6 +18,12 @@ pulumi-alicloud 4.0.0 cs.NodePool argument text is the same provider's):
   ESS groups leave it unset). spot_instance_remedy: ESS starts a replacement when a spot node gets its reclaim notice.
 - instance_metadata_options http_tokens required: metadata in hardened mode only, as the VM path's launch templates
   (ACK 1.28 or later, the argument text).
+- node_name_mode `customized,<prefix>,ip,<suffix>`: each node is named prefix + its private IP + suffix (the argument
+  text; sent as kubernetes_config.node_name_mode, ForceNew: resource_alicloud_cs_kubernetes_node_pool.go:648-653,
+  :1735-1737). A pool's nodes are named `<group>-<ip>`, so what reads node names (the ARMS rules, ack_alerts.py) tells
+  a pool's nodes by name: ACK's default names (region.ip) say nothing of the pool, and the pool's labels reach
+  Prometheus only through kube_node_labels, whose label_* series kube-state-metrics exports only for allowlisted
+  label keys.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from .ack_operations import autoscaling_config
 from .nodegroup import DISK_CATEGORY, SPOT_POOLS, spot_strategy
 
 IMAGE_TYPE = "AliyunLinux3"
+# Node names: "<group>-" then the private IPv4 address (digits and dots); group names end in a letter or digit.
+NODE_IP = "[0-9.]+"
 # A change to any of these makes a new pool: security_group_ids cannot be modified (cs.NodePool argument text).
 POOL_CREATION_ONLY = ["securityGroupIds"]
 
@@ -48,6 +56,11 @@ class AckPoolArgs:
     security_group_id: pulumi.Output[str]
     key_id: pulumi.Output[str]  # the stack's KMS key
     contact_group: pulumi.Input[str] | None  # alarm target (create_alarm_target's result)
+
+
+def node_name_prefix(group_name: str) -> str:
+    """What every node name of the group's pool starts with, its private IP following."""
+    return f"{group_name}-"
 
 
 def pool_fabric(group: ResolvedGroup) -> str:
@@ -116,6 +129,7 @@ def node_pool(scope: ClusterScope, group: ResolvedGroup, args: AckPoolArgs, driv
         internet_max_bandwidth_out=0,
         instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
         install_cloud_monitor=True,
+        node_name_mode=f"customized,{node_name_prefix(spec.name)},ip,",
         labels=[alicloud.cs.NodePoolLabelArgs(key=k, value=v) for k, v in pool_labels(group, driver).items()],
         taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in pool_taints(group)],
         tags=scope.tags,
