@@ -35,6 +35,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.kubernetes.pool_nodes import group_labels, group_taints
+from components.kubernetes.terway_whitelist import terway_config_label
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
 from gpufleet.clouds.backend import ResolvedGroup
 
@@ -69,9 +70,9 @@ def pool_fabric(group: ResolvedGroup) -> str:
 
 
 def pool_labels(group: ResolvedGroup, driver: str) -> dict[str, str]:
-    """The stack's labels, gpufleet's placement and sharing labels, the driver pin and, for a sharing group,
-    ack-ai-installer's scheduling label."""
-    ack = {DRIVER_LABEL: driver}
+    """The stack's labels, gpufleet's placement and sharing labels, the driver pin, for a sharing group
+    ack-ai-installer's scheduling label and for an eRDMA group Terway's ENI whitelist (terway_whitelist.py)."""
+    ack = {DRIVER_LABEL: driver, **(terway_config_label() if pool_fabric(group) == "erdma" else {})}
     schedule = SHARING_SCHEDULE.get(group.spec.gpu_sharing.mode)
     if schedule is not None:
         ack[SCHEDULE_LABEL] = schedule
