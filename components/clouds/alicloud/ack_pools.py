@@ -24,6 +24,16 @@ pulumi-alicloud 4.0.0 cs.NodePool argument text is the same provider's):
   a pool's nodes by name: ACK's default names (region.ip) say nothing of the pool, and the pool's labels reach
   Prometheus only through kube_node_labels, whose label_* series kube-state-metrics exports only for allowlisted
   label keys.
+
+Scale from zero: ACK runs the cluster autoscaler itself. The node check's startup taint carries the autoscaler's
+startup-taint prefix, which the autoscaler leaves off the template node it simulates a scale-up with (kubernetes/
+autoscaler @55c37cd cluster-autoscaler/FAQ.md, "Startup taints"), so it never keeps a pod from scaling a pool up.
+What ACK does not allow: declaring an extended resource on a pool's template. The upstream Alibaba Cloud provider
+builds the template's capacity from the instance type only (pods, CPU, memory, nvidia.com/gpu:
+cloudprovider/alicloud/alicloud_manager.go:213-239) and turns the scaling configuration's tags into labels, not
+resources; ACK documents no setting for one. So a pod that asks for aliyun/erdma does not scale an eRDMA pool up from
+zero; keep such a pool's size.min at the job's node count, or let pods ask for GPUs first. Whether ACK's own
+autoscaler honours the startup-taint prefix is unconfirmed here.
 """
 
 from __future__ import annotations
