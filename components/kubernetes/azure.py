@@ -2,8 +2,12 @@
 lock's driver (AKS GPU pools take no custom image and install no driver), the Network Operator's DOCA driver and
 RDMA shared device plugin on InfiniBand groups (with the NodeFeatureRule that labels their HCAs), and the node check
 that labels each GPU node once it passes. The shared device plugin and DCGM exporter wait for the operator's
-validation on their node (their pods need the driver); the device plugin also waits for the node check's label
-(node_check.py: AKS pools cannot carry a taint a pod lifts) and hands GPUs out as CDI devices (gpu_operator.py)."""
+validation on their node (their pods need the driver) and for the node check's label (node_check.py: AKS pools cannot
+carry a taint a pod lifts): no GPU is advertised before the node passed, and no DCGM exporter holds the GPUs while
+the operator's MIG manager enables MIG mode (it stops only the systemd services and operator operands its
+default-gpu-clients lists, gpu-operator v26.3.3 assets/state-mig-manager/0410_configmap.yaml; a GPU in use cannot
+change mode). GPU feature discovery runs from the start: its labels start the MIG manager (gpu_operator.py). The
+device plugin hands GPUs out as CDI devices (gpu_operator.py)."""
 
 from __future__ import annotations
 
@@ -20,6 +24,9 @@ from .model import InClusterGroup
 from .network_operator import infiniband_groups, mellanox_rule, network_operator_objects, unpinned_pulls
 from .node_check import node_check_objects, passed
 from .placement import SYSTEM_POOL, add_tolerations
+
+# The GPU clients that run only on nodes that passed the node check (the module's text says why).
+AFTER_CHECK = (nvidia.DAEMONSETS[0], dcgm.NAME)
 
 
 def _required(driver: str | None, expectation: Mapping[str, Mapping[str, Any]] | None
@@ -48,15 +55,14 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple
                 objects.append(mellanox_rule())  # beside its CRD: created after it
         names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
         for name in names:
-            wait_for_driver(find(objects, "DaemonSet", name), validator)
+            daemonset = find(objects, "DaemonSet", name)
+            wait_for_driver(daemonset, validator)
+            if name in AFTER_CHECK:
+                for term in pod_spec(daemonset)["affinity"]["nodeAffinity"][
+                        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+                    term["matchExpressions"].append(passed())
         if component == "nvidia-device-plugin":
-            plugin = find(objects, "DaemonSet", nvidia.DAEMONSETS[0])
-            cdi_device_plugin(plugin)
-            # No GPU advertised before the node passed its check; GPU feature discovery runs from the start (the
-            # operator starts the MIG manager by its labels, gpu_operator.py).
-            for term in pod_spec(plugin)["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
-                    "nodeSelectorTerms"]:
-                term["matchExpressions"].append(passed())
+            cdi_device_plugin(find(objects, "DaemonSet", nvidia.DAEMONSETS[0]))
     return [("gpu-operator", gpu_operator_objects(groups, pins, driver, minor)), *shared,
             ("network-operator", network_operator_objects(groups, pins, node_os(minor))),
             ("node-check", node_check_objects(groups, pins, expectation))]

@@ -30,8 +30,9 @@ gpuInstanceProfile; none runs). The operator's MIG manager partitions them: it r
 nvidia.com/gpu.deploy.mig-manager, which it does for MIG-capable GPUs (controllers/state_manager.go:287-306, :421-423:
 GFD's nvidia.com/mig.capable or an A100/H100/A30 product label, so GPU feature discovery must run before the check),
 and applies the node's nvidia.com/mig.config from its default-mig-parted-config (assets/state-mig-manager/
-0400_configmap.yaml). The device plugin waits for the node check, which compares the MIG layout with the lock's, so
-it never advertises a GPU the manager has not partitioned yet.
+0400_configmap.yaml). The device plugin and DCGM exporter wait for the node check, which compares the MIG layout with
+the lock's (azure.py), so neither holds a GPU the manager is switching to MIG mode nor advertises one it has not
+partitioned yet.
 """
 
 from __future__ import annotations

@@ -149,14 +149,15 @@ def test_the_shared_daemons_wait_for_the_driver_and_read_it_where_the_operator_p
     assert root["hostPath"]["path"] == "/run/nvidia/driver"
 
 
-def test_no_gpu_is_advertised_before_the_node_check_passed(plan):
-    """The device plugin runs only on nodes the check labelled; GPU feature discovery, whose labels start the MIG
-    manager that partitions the node before its check can pass, and the DCGM exporter run from the start."""
-    plugin = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin").inputs)
-    assert len(terms(plugin)) == 2 and all(PASSED in term["matchExpressions"] for term in terms(plugin))
-    for name in ("nvdp-nvidia-device-plugin-gpu-feature-discovery", "dcgm-exporter"):
+def test_no_gpu_is_advertised_or_held_before_the_node_check_passed(plan):
+    """The device plugin and the DCGM exporter (a GPU client the MIG manager cannot stop while it enables MIG mode)
+    run only on nodes the check labelled; GPU feature discovery, whose labels start the MIG manager that partitions
+    the node before its check can pass, runs from the start."""
+    for name in ("nvdp-nvidia-device-plugin", "dcgm-exporter"):
         spec = pod_spec(plan.one("DaemonSet", name).inputs)
-        assert not any(PASSED in term["matchExpressions"] for term in terms(spec)), name
+        assert len(terms(spec)) == 2 and all(PASSED in term["matchExpressions"] for term in terms(spec)), name
+    gfd = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery").inputs)
+    assert not any(PASSED in term["matchExpressions"] for term in terms(gfd))
     assert plan.one("ClusterPolicy", "cluster-policy").inputs["spec"]["migManager"]["enabled"] is True
 
 
