@@ -43,7 +43,8 @@ from .placement import GPU_TAINT_KEY, add_tolerations, groups_affinity, taint_to
 NODE_CHECK_TAINT = ("startup-taint.cluster-autoscaler.kubernetes.io/gpufleet-node-check", "pending", "NoSchedule")
 """(key, value, effect) of the startup taint an ACK GPU pool carries until its node passes the node check."""
 NODE_CHECK_LABEL = ("gpufleet.io/node-check", "passed")
-"""(key, value) of the label the node check sets on a node that passed: what the AKS device plugin selects."""
+"""(key, value) of the label the node check sets on a node that passed: what the AKS device plugin and DCGM exporter
+select (azure.py)."""
 NAMESPACE = NAME = "gpufleet-node-check"
 SCRIPTS = Path(__file__).resolve().parent / "scripts"
 SCRIPT = SCRIPTS / "release_node.py"
