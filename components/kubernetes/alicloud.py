@@ -17,11 +17,13 @@ What ACK runs itself (so the shared layer's copies are not run, a second one wou
 - node-feature-discovery: nothing on ACK reads its labels (no GPU Operator places a driver by them).
 - eRDMA: the ACK eRDMA Controller add-on (the cloud side's) registers each node's eRDMA devices as the extended
   resource ERDMA_RESOURCE, which a pod requests in its limits (ACK "Use eRDMA to accelerate container networks",
-  help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-erdma-in-ack-clusters).
+  help/en/ack/ack-managed-and-ack-dedicated/user-guide/use-erdma-in-ack-clusters); Terway's ENI whitelist on the
+  eRDMA nodes keeps Terway off the controller's interfaces (terway_whitelist.py).
 
 What ACK lacks: a drain on the spot release notice (spot_drain.py), and a check of each node against the lock
-before it takes work. The pools carry NODE_CHECK_TAINT and the
-node check DaemonSet per group lifts it (node_check.py), reading the driver the node's image loaded.
+before it takes work. ACK's device plugin is ACK's, so nothing here can wait for a label: the pools carry
+NODE_CHECK_TAINT (with the autoscaler's startup-taint prefix) and the node check DaemonSet per group lifts it
+(node_check.py), reading the driver the node's image loaded.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from .manifests import Obj
 from .model import InClusterGroup
 from .node_check import node_check_objects
 from .spot_drain import spot_drain_objects
+from .terway_whitelist import terway_whitelist_objects
 
 ERDMA_RESOURCE = "aliyun/erdma"
 """The extended resource the ACK eRDMA Controller's agent registers: one per eRDMA device a pod gets."""
@@ -42,12 +45,15 @@ ERDMA_RESOURCE = "aliyun/erdma"
 
 def alicloud_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents, driver: str | None,
                      expectation: Mapping[str, Mapping[str, Any]] | None) -> list[tuple[str, list[Obj]]]:
-    """The ACK components: the node check on every group's nodes, the drain on the spot groups' nodes."""
+    """The ACK components: the node check on every group's nodes, the drain on the spot groups' nodes, Terway's
+    ENI whitelist for the eRDMA groups' nodes."""
     if driver:
         raise ValueError("InClusterArgs.driver is set: ACK installs the driver the pool label "
                          "ack.aliyun.com/nvidia-driver-version names, nothing in the cluster installs one")
     if not expectation:
         raise ValueError("InClusterArgs.node_check is empty: ACK nodes run the node check from a DaemonSet, which "
                          "reads the lock's expectation (the expect.json document) from it")
-    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True)),
-            ("spot-drain", spot_drain_objects(groups, pins))]
+    return [("node-check", node_check_objects(groups, pins, expectation, host_driver=True,
+                                                startup_taint=True)),
+            ("spot-drain", spot_drain_objects(groups, pins)),
+            ("terway-erdma-whitelist", terway_whitelist_objects(groups))]

@@ -1,8 +1,13 @@
 """What an AKS cluster runs inside itself beyond the shared layer: the GPU Operator's driver and toolkit at the
 lock's driver (AKS GPU pools take no custom image and install no driver), the Network Operator's DOCA driver and
-RDMA shared device plugin on InfiniBand groups, and the node check that lifts each GPU node's startup taint. The
-shared device plugin and DCGM exporter wait for the operator's validation on their node (their pods need the
-driver)."""
+RDMA shared device plugin on InfiniBand groups (with the NodeFeatureRule that labels their HCAs), and the node check
+that labels each GPU node once it passes. The shared device plugin and DCGM exporter wait for the operator's
+validation on their node (their pods need the driver) and for the node check's label (node_check.py: AKS pools cannot
+carry a taint a pod lifts): no GPU is advertised before the node passed, and no DCGM exporter holds the GPUs while
+the operator's MIG manager enables MIG mode (it stops only the systemd services and operator operands its
+default-gpu-clients lists, gpu-operator v26.3.3 assets/state-mig-manager/0410_configmap.yaml; a GPU in use cannot
+change mode). GPU feature discovery runs from the start: its labels start the MIG manager (gpu_operator.py). The
+device plugin hands GPUs out as CDI devices (gpu_operator.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +18,15 @@ from gpufleet.lock.in_cluster_pins import node_os
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from . import dcgm, nvidia
-from .gpu_operator import gpu_operator_objects, unpinned_driver, wait_for_driver
+from .gpu_operator import cdi_device_plugin, gpu_operator_objects, unpinned_driver, wait_for_driver
 from .manifests import Obj, find, pod_spec
 from .model import InClusterGroup
-from .network_operator import infiniband_groups, network_operator_objects, unpinned_pulls
-from .node_check import NODE_CHECK_TAINT, node_check_objects
+from .network_operator import infiniband_groups, mellanox_rule, network_operator_objects, unpinned_pulls
+from .node_check import node_check_objects, passed
 from .placement import SYSTEM_POOL, add_tolerations
+
+# The GPU clients that run only on nodes that passed the node check (the module's text says why).
+AFTER_CHECK = (nvidia.DAEMONSETS[0], dcgm.NAME)
 
 
 def _required(driver: str | None, expectation: Mapping[str, Mapping[str, Any]] | None
@@ -38,18 +46,23 @@ def azure_objects(shared: list[tuple[str, list[Obj]]], minor: str, groups: tuple
     """The AKS components, the operator first (its CRDs), and the shared ones set to wait for the driver."""
     driver, expectation = _required(driver, expectation)
     validator = pins.gpu_operator.images["gpu-operator"].reference
-    key, value, effect = NODE_CHECK_TAINT
     for component, objects in shared:
         if component == "node-feature-discovery":
-            # NFD's labels are what the operators place their drivers by (the GPU Operator's pci-10de/0302_10de and
-            # os_release labels): its worker must run on nodes still held by the node-check taint, and its master
-            # and gc may run on the system pool.
+            # NFD's master and gc may run on the system pool.
             for obj in (o for o in objects if "template" in o.get("spec", {})):
-                add_tolerations(pod_spec(obj), [{"key": key, "operator": "Equal", "value": value, "effect": effect},
-                                                SYSTEM_POOL])
+                add_tolerations(pod_spec(obj), [SYSTEM_POOL])
+            if infiniband_groups(groups):
+                objects.append(mellanox_rule())  # beside its CRD: created after it
         names = {"nvidia-device-plugin": nvidia.DAEMONSETS, "dcgm-exporter": (dcgm.NAME,)}.get(component, ())
         for name in names:
-            wait_for_driver(find(objects, "DaemonSet", name), validator)
+            daemonset = find(objects, "DaemonSet", name)
+            wait_for_driver(daemonset, validator)
+            if name in AFTER_CHECK:
+                for term in pod_spec(daemonset)["affinity"]["nodeAffinity"][
+                        "requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]:
+                    term["matchExpressions"].append(passed())
+        if component == "nvidia-device-plugin":
+            cdi_device_plugin(find(objects, "DaemonSet", nvidia.DAEMONSETS[0]))
     return [("gpu-operator", gpu_operator_objects(groups, pins, driver, minor)), *shared,
             ("network-operator", network_operator_objects(groups, pins, node_os(minor))),
             ("node-check", node_check_objects(groups, pins, expectation))]

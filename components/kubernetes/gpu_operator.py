@@ -10,10 +10,29 @@ plugin, GFD, DCGM exporter and NFD.
 
 One NVIDIADriver per node group (ClusterPolicy driver.useNvidiaDriverCRD): RDMA (nvidia-peermem) only on the
 InfiniBand groups, whose nodes get the network operator's DOCA driver that nvidia-peermem builds against; a group
-without InfiniBand gets a plain driver (peermem would wait for a MOFED that never comes). Each is placed by the
-group's node affinity and tolerates the group's taints and the node-check taint (the driver must be in before the
-check runs). The shared device plugin and DCGM exporter wait for the operator's validation, as the operator's own
-operands do (assets/state-device-plugin/0500_daemonset.yaml, init container toolkit-validation).
+without InfiniBand gets a plain driver (peermem would wait for a MOFED that never comes). Each is placed by its
+`nodeSelector`, the one placement field v26.3.3 reads (api/nvidia/v1alpha1/nvidiadriver_types.go:169-170;
+GetNodeSelector, :540-549, puts a driver without one on every node with nvidia.com/gpu.present, and
+internal/validator/validator.go:47-70 refuses drivers whose selected nodes overlap; `nodeAffinity`, :172-174, is read
+by no controller of that tag), and tolerates the group's taints (the driver must be in before the node check runs).
+
+One device path: the toolkit runs in CDI mode (cdi.enabled), so a pod gets its GPUs from the CDI devices the
+kubelet names, not from NVIDIA_VISIBLE_DEVICES. The shared device plugin is set as the operator sets its own under
+CDI (controllers/object_controls.go:1509-1516 transformDevicePluginCtrForCDI: DEVICE_LIST_STRATEGY
+cdi-annotations,cdi-cri, CDI_ANNOTATION_PREFIX cdi.k8s.io/, NVIDIA_CDI_HOOK_PATH under the toolkit's installDir) and as
+its chart renders nvidiaDriverRoot (k8s-device-plugin v0.20.0 templates/daemonset-device-plugin.yml:162-165,
+:211-217, :247-252: the driver root mounted at /driver-root, where CDI spec generation reads it). The shared device
+plugin and DCGM exporter wait for the operator's validation, as the operator's own operands do
+(assets/state-device-plugin/0500_daemonset.yaml, init container toolkit-validation).
+
+MIG: AKS pools made with gpuProfile.driver None get no MIG layout from AKS (its driver install would apply the pool's
+gpuInstanceProfile; none runs). The operator's MIG manager partitions them: it runs on nodes the operator labels
+nvidia.com/gpu.deploy.mig-manager, which it does for MIG-capable GPUs (controllers/state_manager.go:287-306, :421-423:
+GFD's nvidia.com/mig.capable or an A100/H100/A30 product label, so GPU feature discovery must run before the check),
+and applies the node's nvidia.com/mig.config from its default-mig-parted-config (assets/state-mig-manager/
+0400_configmap.yaml). The device plugin and DCGM exporter wait for the node check, which compares the MIG layout with
+the lock's (azure.py), so neither holds a GPU the manager is switching to MIG mode nor advertises one it has not
+partitioned yet.
 """
 
 from __future__ import annotations
@@ -25,13 +44,17 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj, find, pod_spec, read_manifest
 from .model import InClusterGroup
-from .node_check import NODE_CHECK_TAINT
-from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, group_term, taint_tolerations
+from .placement import GPU_TAINT_KEY, INSTANCE_TYPE_LABEL, SYSTEM_POOL, add_tolerations, taint_tolerations
 
 NAMESPACE = "gpu-operator"
 VALIDATIONS = "/run/nvidia/validations"
 RUNTIME_CLASS = "nvidia"  # values.yaml operator.runtimeClass: the RuntimeClass the toolkit's runtime serves
 DRIVER_ROOT = "/run/nvidia/driver"  # values.yaml hostPaths.driverInstallDir: where the driver container puts it
+TOOLKIT_DIR = "/usr/local/nvidia"  # ClusterPolicy toolkit.installDir (values.yaml's default)
+CONTAINER_DRIVER_ROOT = "/driver-root"  # where the device plugin's chart mounts the driver root for CDI
+# The device plugin's settings under CDI, as the operator gives its own (object_controls.go:1509-1516).
+CDI_PLUGIN_ENV = {"DEVICE_LIST_STRATEGY": "cdi-annotations,cdi-cri", "CDI_ANNOTATION_PREFIX": "cdi.k8s.io/",
+                  "NVIDIA_CDI_HOOK_PATH": f"{TOOLKIT_DIR}/toolkit/nvidia-cdi-hook", "NVIDIA_DRIVER_ROOT": DRIVER_ROOT}
 OFF = ("devicePlugin", "dcgm", "dcgmExporter", "gfd", "migManager", "nodeStatusExporter", "gds", "gdrcopy",
        "vgpuManager", "vgpuDeviceManager", "vfioManager", "sandboxDevicePlugin", "kataManager", "ccManager")
 
@@ -71,9 +94,7 @@ def _split(reference: str) -> tuple[str, str, str]:
 
 
 def _tolerations(groups: tuple[InClusterGroup, ...]) -> list[dict[str, Any]]:
-    key, value, effect = NODE_CHECK_TAINT
-    return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
-            {"key": key, "operator": "Equal", "value": value, "effect": effect}, *taint_tolerations(groups)]
+    return [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"}, *taint_tolerations(groups)]
 
 
 def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponents) -> Obj:
@@ -91,7 +112,7 @@ def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponent
         "psa": {"enabled": False},
         "cdi": {"enabled": True},
         "driver": {"enabled": True, "useNvidiaDriverCRD": True},
-        "toolkit": {"enabled": True, "installDir": "/usr/local/nvidia",
+        "toolkit": {"enabled": True, "installDir": TOOLKIT_DIR,
                     **dict(zip(("repository", "image", "version"), toolkit, strict=True))},
     }
     spec.update({name: {"enabled": False} for name in OFF})
@@ -106,6 +127,18 @@ def cluster_policy(groups: tuple[InClusterGroup, ...], pins: KubernetesComponent
             "spec": spec}
 
 
+def driver_node_selector(group: InClusterGroup) -> dict[str, str]:
+    """The labels only the group's nodes carry, as the NVIDIADriver's nodeSelector (equality only): its labels (the
+    pool's, gpufleet.io/group among them) and its instance type where it has one."""
+    selector = dict(group.labels)
+    if len(group.instance_types) == 1:
+        selector[INSTANCE_TYPE_LABEL] = group.instance_types[0]
+    if not selector:
+        raise ValueError(f"node group {group.name!r}: no label and several instance types; an NVIDIADriver's "
+                         "nodeSelector could not tell its nodes from another group's")
+    return selector
+
+
 def nvidia_driver(group: InClusterGroup, version: str, pins: KubernetesComponents) -> Obj:
     """The group's NVIDIADriver: the lock's driver (`version`: driver_version's), RDMA on InfiniBand groups, on the
     group's nodes only."""
@@ -115,8 +148,7 @@ def nvidia_driver(group: InClusterGroup, version: str, pins: KubernetesComponent
                      "usePrecompiled": False,
                      "manager": dict(zip(("repository", "image", "version"), manager, strict=True)),
                      "rdma": {"enabled": group.fabric == "infiniband", "useHostMofed": False},
-                     "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
-                         "nodeSelectorTerms": [group_term(group)]}},
+                     "nodeSelector": driver_node_selector(group),
                      "tolerations": _tolerations((group,))}}
 
 
@@ -154,5 +186,14 @@ def wait_for_driver(daemonset: Obj, image: str) -> None:
     for volume in spec["volumes"]:
         if volume["name"] == "driver-root":
             volume["hostPath"]["path"] = DRIVER_ROOT
-    add_tolerations(spec, [{"key": NODE_CHECK_TAINT[0], "operator": "Equal", "value": NODE_CHECK_TAINT[1],
-                            "effect": NODE_CHECK_TAINT[2]}])
+
+
+def cdi_device_plugin(daemonset: Obj) -> None:
+    """The device plugin hands GPUs out as CDI devices, the toolkit's mode, with the driver root it reads the CDI
+    spec from (the chart's nvidiaDriverRoot rendering); wait_for_driver runs first (driver-root volume)."""
+    spec = pod_spec(daemonset)
+    plugin = next(c for c in spec["containers"] if c["name"] == "nvidia-device-plugin-ctr")
+    plugin["env"] = [v for v in plugin["env"] if v["name"] not in CDI_PLUGIN_ENV]
+    plugin["env"] += [{"name": name, "value": value} for name, value in CDI_PLUGIN_ENV.items()]
+    plugin["volumeMounts"].append({"name": "driver-root", "mountPath": CONTAINER_DRIVER_ROOT, "readOnly": True})
+    spec["volumes"].append({"name": "driver-root", "hostPath": {"path": DRIVER_ROOT, "type": "Directory"}})

@@ -7,8 +7,15 @@ As Azure/aks-rdma-infiniband configures it (configs/nicclusterpolicy/base/nic.ya
 rdma.yaml @700dabb: DOCA driver doca3.2.0-25.10-1.2.8.0-2 with its OFED_BLACKLIST_MODULES_FILE workaround, upgrade
 policy and probes; plugin network-operator-v25.10.0 selecting vendor 15b3 with link type infiniband), so the
 accelerated-networking NIC (an mlx5 with link type ether) is never handed to pods. Two changes: the resource is
-named `ib` (IBR's `shared_ib`), and the policy's node affinity is the InfiniBand groups' nodes rather than NFD's
-pci-15b3 label, which every AKS node with accelerated networking carries (its NIC is a Mellanox VF too).
+named `ib` (IBR's `shared_ib`), and the policy's node affinity is the InfiniBand groups' nodes.
+
+The operator's DaemonSets also select feature.node.kubernetes.io/pci-15b3.present=true (Mellanox/network-operator
+v25.10.0 manifests/state-ofed-driver/0050_ofed-driver-ds.yaml:268, state-rdma-shared-device-plugin/
+0060_rdma-shared-dev-plugin-ds.yaml:121), which NFD's default PCI whitelist never sets for a NIC (source/pci/pci.go
+newDefaultConfig: classes 03, 0b40, 12): without a rule the policy deploys nothing. mellanox_rule is IBR's
+(tests/setup-infra/network-operator-nfd.yaml: pci.device 101c or 101e, the ConnectX-6 and ConnectX-7 virtual
+functions of the ND InfiniBand HCAs) with the vendor matched too (device ids are per vendor). NFD's master applies
+it (its CRD and the rule are created with the node-feature-discovery component, azure.py).
 """
 
 from __future__ import annotations
@@ -20,12 +27,13 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj, find, pod_spec, read_manifest
 from .model import InClusterGroup
-from .node_check import NODE_CHECK_TAINT
 from .placement import GPU_TAINT_KEY, SYSTEM_POOL, add_tolerations, groups_affinity, taint_tolerations
 
 NAMESPACE = "nvidia-network-operator"
 RESOURCE = "rdma/ib"  # the plugin's resource prefix `rdma` and the resource name below
-HCA_MAX = 63  # how many pods may share one node's HCAs (IBR's rdmaHcaMax)
+HCA_MAX = 63  # how many pods may share one node's HCAs (IBR's rdmaHcaMax): the rdma/ib a node advertises
+MELLANOX_LABEL = "feature.node.kubernetes.io/pci-15b3.present"
+IB_VIRTUAL_FUNCTIONS = ["101c", "101e"]  # IBR's rule: ConnectX-6 and ConnectX-7 VFs
 PLUGIN_CONFIG = {"configList": [{"resourceName": "ib", "rdmaHcaMax": HCA_MAX,
                                  "selectors": {"vendors": ["15b3"], "linkTypes": ["infiniband"]}}]}
 # The operator appends -<os><version>-<arch> to the DOCA driver's version (IBR nic.yaml's comment), but not to a
@@ -82,10 +90,18 @@ def unpinned_pulls(pins: KubernetesComponents, os_suffix: str) -> list[str]:
     return found
 
 
+def mellanox_rule() -> Obj:
+    """The NodeFeatureRule that labels a node with InfiniBand HCAs for the operator's DaemonSets."""
+    return {"apiVersion": "nfd.k8s-sigs.io/v1alpha1", "kind": "NodeFeatureRule",
+            "metadata": {"name": "gpufleet-mellanox-infiniband"},
+            "spec": {"rules": [{"name": "mellanox infiniband hca", "labels": {MELLANOX_LABEL: "true"},
+                                "matchFeatures": [{"feature": "pci.device", "matchExpressions": {
+                                    "vendor": {"op": "In", "value": ["15b3"]},
+                                    "device": {"op": "In", "value": IB_VIRTUAL_FUNCTIONS}}}]}]}}
+
+
 def nic_cluster_policy(ib: tuple[InClusterGroup, ...], pins: KubernetesComponents, os_suffix: str) -> Obj:
-    key, value, effect = NODE_CHECK_TAINT
     tolerations: list[dict[str, Any]] = [{"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
-                                         {"key": key, "operator": "Equal", "value": value, "effect": effect},
                                          *taint_tolerations(ib)]
     doca_repository, doca_image, _ = _parts(pins.network_operator.images["doca-driver"].image)
     plugin = _parts(pins.network_operator.images["k8s-rdma-shared-dev-plugin"].image)

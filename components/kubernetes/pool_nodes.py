@@ -4,8 +4,9 @@ placement labels, the group's sharing labels and its taints, with the GPU taint 
 Labels: the stack's, gpufleet.io/group and gpufleet.io/fabric (as EKS's kubelets set them, components/clouds/aws/
 eks_nodes.py), the device plugin's sharing labels (gpu_sharing.py) and whatever the cloud adds (ACK's driver pin);
 a stack label with one of those keys is refused naming the field. Taints: the stack's, nvidia.com/gpu=present:
-NoSchedule unless the stack taints nvidia.com/gpu itself (placement.GPU_TAINT_KEY), and NODE_CHECK_TAINT, which the
-node-check DaemonSet lifts once the node passes (node_check.py)."""
+NoSchedule unless the stack taints nvidia.com/gpu itself (placement.GPU_TAINT_KEY), and on clouds whose pools may
+carry a taint a pod lifts (ACK, not AKS: node_check.py), NODE_CHECK_TAINT, which the node-check DaemonSet lifts once
+the node passes."""
 
 from __future__ import annotations
 
@@ -44,8 +45,9 @@ def group_labels(group: ResolvedGroup, fabric: str, cloud: Mapping[str, str] | N
     return {**group.spec.labels, **labels}
 
 
-def group_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, the GPU taint unless the stack taints nvidia.com/gpu itself, and the node check's."""
+def group_taints(group: ResolvedGroup, *, startup_taint: bool) -> tuple[tuple[str, str, str], ...]:
+    """The stack's taints, the GPU taint unless the stack taints nvidia.com/gpu itself, and with `startup_taint` the
+    node check's."""
     taints = tuple((t.key, t.value, t.effect) for t in group.spec.taints)
     gpu = () if any(key == GPU_TAINT[0] for key, _, _ in taints) else (GPU_TAINT,)
-    return (*taints, *gpu, NODE_CHECK_TAINT)
+    return (*taints, *gpu, *((NODE_CHECK_TAINT,) if startup_taint else ()))

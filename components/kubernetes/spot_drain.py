@@ -20,7 +20,7 @@ from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj
 from .model import InClusterGroup
-from .node_check import KUBE_API, NODE_CHECK_TAINT
+from .node_check import KUBE_API, startup_toleration
 from .placement import GPU_TAINT_KEY, add_tolerations, groups_affinity, taint_tolerations
 from .termination_handler import spot_groups
 
@@ -54,7 +54,6 @@ def spot_drain_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
 
 def _daemonset(spot: tuple[InClusterGroup, ...], image: str | None) -> Obj:
     labels = {"app.kubernetes.io/name": NAME}
-    key, value, effect = NODE_CHECK_TAINT
     spec: dict[str, Any] = {
         "serviceAccountName": NAME,
         "priorityClassName": "system-node-critical",
@@ -72,7 +71,7 @@ def _daemonset(spot: tuple[InClusterGroup, ...], image: str | None) -> Obj:
         "volumes": [{"name": "scripts", "configMap": {"name": NAME}}],
     }
     # A node can be reclaimed before its node check passes: the drain runs from the start.
-    add_tolerations(spec, [{"key": key, "operator": "Equal", "value": value, "effect": effect},
+    add_tolerations(spec, [startup_toleration(),
                            {"key": GPU_TAINT_KEY, "operator": "Exists", "effect": "NoSchedule"},
                            *taint_tolerations(spot)])
     return {"apiVersion": "apps/v1", "kind": "DaemonSet",

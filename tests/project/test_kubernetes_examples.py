@@ -13,6 +13,7 @@ from conftest import REPO
 from kubernetes_schemas import UnknownField, load_crds, plan_versions, validate
 
 from components.kubernetes.alicloud import ERDMA_RESOURCE
+from components.kubernetes.node_check import NODE_CHECK_LABEL, NODE_CHECK_TAINT
 from gpufleet.catalog import load_catalog
 from policies.kubernetes.workloads import REPLICA_SPECS
 
@@ -85,7 +86,7 @@ def test_azure_workers_ask_for_gpus_and_infiniband_with_ipc_lock_and_azures_nccl
     assert "IPC_LOCK" in worker["securityContext"]["capabilities"]["add"]
     assert spec["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}
     # Never the node-check taint: a job must not land on a node that has not passed the check.
-    assert all(t.get("key") != "gpufleet.io/node-check" for t in spec.get("tolerations", []))
+    assert all(t.get("key") not in (NODE_CHECK_TAINT[0], NODE_CHECK_LABEL[0]) for t in spec.get("tolerations", []))
     assert nccl_settings(obj) >= {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": "^mlx5_8", "NCCL_NET_GDR_LEVEL": "SYS",
                                   "NCCL_TOPO_FILE": "/opt/nvidia-topology/topo.xml"}.items()
     mounts = {m["mountPath"] for m in worker["volumeMounts"]}
@@ -110,11 +111,22 @@ def test_alicloud_workers_ask_for_gpus_and_erdma_on_the_host_network_with_alibab
     (instance_type,) = spec["nodeSelector"].values()
     row = next(r for r in load_catalog().instances() if r.name == instance_type)
     assert row.fabric.kind == "erdma" and row.gpu.count == 8
-    assert all(t.get("key") != "gpufleet.io/node-check" for t in spec.get("tolerations", []))
+    assert all(t.get("key") not in (NODE_CHECK_TAINT[0], NODE_CHECK_LABEL[0]) for t in spec.get("tolerations", []))
     assert nccl_settings(obj) >= {"NCCL_IB_DISABLE": "0", "NCCL_IB_HCA": "erdma",
                                   "NCCL_SOCKET_IFNAME": "eth0"}.items()
     # The GID index is NCCL's own choice: the two eRDMA devices' RoCE v2 GIDs can sit at different indexes.
     assert "NCCL_IB_GID_INDEX" not in dict(nccl_settings(obj))
+
+
+def test_alicloud_mpi_workers_on_the_host_network_keep_off_the_nodes_sshd_port():
+    """hostNetwork workers share the node's ports: their sshd and the launcher's ssh use 2222, not the node's 22."""
+    obj = job(EXAMPLES / "alicloud" / "nccl-allreduce.yaml")
+    pods = templates(obj)
+    (worker,) = pods["Worker"]["template"]["spec"]["containers"]
+    assert worker["command"] == ["/usr/sbin/sshd", "-De", "-p", "2222"]
+    (launcher,) = pods["Launcher"]["template"]["spec"]["containers"]
+    command = launcher["command"]
+    assert command[command.index("plm_rsh_args") + 1] == "-p 2222"
 
 
 def test_a_misspelled_field_is_refused():

@@ -7,9 +7,12 @@ DCGM_FI_DEV_GPU_UTIL (listed there), DCGM_FI_DEV_XID_ERRORS ("value of the last 
 DCGM_FI_DEV_ROW_REMAP_FAILURE (dcgm-exporter etc/default-counters.csv). Node readiness is kube-state-metrics'
 kube_node_status_condition, which ARMS scrapes in an ACK cluster.
 
-A rule selects its pool's nodes by gpufleet.io/group (pool_nodes.GROUP_LABEL, set on every pool's nodes):
-kube_node_labels carries it as label_gpufleet_io_group, joined to the GPU series on the node's name (the exporter's
-NodeName label, as ACK's GPU series write it: ACS "GPU-HPN node-level monitoring metrics").
+A rule selects its pool's nodes by name: each pool names its nodes `<group>-<ip>` (ack_pools.node_name_mode), and
+kube-state-metrics' kube_node_info carries every node's name in its `node` label, joined to the GPU series on the
+node's name (the exporter's NodeName label, as ACK's GPU series write it: ACS "GPU-HPN node-level monitoring
+metrics"). Not by the gpufleet.io/group label: kube-state-metrics exports node labels in kube_node_labels only for
+the keys its --metric-labels-allowlist names (none by default since v2.0.0, kubernetes/kube-state-metrics PR 1125),
+and ARMS's collector is the add-on's, whose allowlist gpufleet does not set.
 
 arms.PrometheusAlertRule (aliyun/terraform-provider-alicloud @81c43b6 resource_alicloud_arms_prometheus_alert_rule.go:
 cluster_id, duration, expression, message and the name required, lines 39-94; CreatePrometheusAlertRule) on the
@@ -30,17 +33,15 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.bootstrap.operations import FATAL_XID_TEXT, FATAL_XIDS
-from components.kubernetes.pool_nodes import GROUP_LABEL
 from gpufleet.stackfile.models import LowUtilisation
 
 from ..scope import ClusterScope
+from .ack_pools import NODE_IP, node_name_prefix
 
 # DCGM_FI_DEV_XID_ERRORS holds the last XID, so "an XID" is a change of it within this window, not its value (one
 # XID would hold the alert for the node's life); a fatal one stays raised until the node is replaced.
 XID_WINDOW = "5m"
 NODE = "NodeName"
-# kube-state-metrics writes a node label as label_<name> with every other character an underscore.
-POOL_LABEL = "label_" + "".join(c if c.isalnum() else "_" for c in GROUP_LABEL)
 # The dispatch rule's grouping as the provider's example sets it (website/docs/r/arms_dispatch_rule.html.markdown):
 # wait 5 s, then one mail per 15 s window, alerts grouped by name.
 GROUP_WAIT_S, GROUP_INTERVAL_S = 5, 15
@@ -51,8 +52,10 @@ MATCH = arms.DispatchRuleLabelMatchExpressionGridLabelMatchExpressionGroupLabelM
 
 def pool_nodes(group: str) -> str:
     """One series per node of the group's pool, value 1, labelled with the node's name."""
-    return (f'max by ({NODE}) (label_replace(kube_node_labels{{{POOL_LABEL}="{group}"}}, "{NODE}", "$1", "node", '
-            '"(.*)"))')
+    # PromQL anchors =~ at both ends and a group name has no regex metacharacter, so the pattern matches this pool's
+    # names only (another group's longer prefix is not followed by an IP).
+    names = f"{node_name_prefix(group)}{NODE_IP}"
+    return f'max by ({NODE}) (label_replace(kube_node_info{{node=~"{names}"}}, "{NODE}", "$1", "node", "(.*)"))'
 
 
 def on_pool(expression: str, group: str) -> str:

@@ -15,12 +15,12 @@ import pulumi
 
 from components.bootstrap.for_group import node_check_expectations
 from components.kubernetes import InClusterGroup
-from components.kubernetes.pool_nodes import gpus_per_node, group_taints
+from components.kubernetes.pool_nodes import gpus_per_node
 from gpufleet.catalog.ack import load_ack_facts
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 from ... import runtime
-from .ack_pools import pool_fabric, pool_labels
+from .ack_pools import pool_fabric, pool_labels, pool_taints
 
 # The client certificate's lifetime (data_source_alicloud_cs_cluster_credential.go:22-25, :100-102; the provider
 # checks no range): long enough for one `pulumi up`, renewed by each.
@@ -38,7 +38,7 @@ def in_cluster_group(group: ResolvedGroup, driver: str | None) -> InClusterGroup
         max_size=spec.size.max,
         scaling_group_name=group.names["scaling_group"],
         labels=pool_labels(group, driver or ""),
-        taints=group_taints(group),
+        taints=pool_taints(group),
         spot=spec.spot,
         **spec.gpu_sharing.in_cluster_fields(),  # type: ignore[arg-type]
     )

@@ -18,6 +18,22 @@ pulumi-alicloud 4.0.0 cs.NodePool argument text is the same provider's):
   ESS groups leave it unset). spot_instance_remedy: ESS starts a replacement when a spot node gets its reclaim notice.
 - instance_metadata_options http_tokens required: metadata in hardened mode only, as the VM path's launch templates
   (ACK 1.28 or later, the argument text).
+- node_name_mode `customized,<prefix>,ip,<suffix>`: each node is named prefix + its private IP + suffix (the argument
+  text; sent as kubernetes_config.node_name_mode, ForceNew: resource_alicloud_cs_kubernetes_node_pool.go:648-653,
+  :1735-1737). A pool's nodes are named `<group>-<ip>`, so what reads node names (the ARMS rules, ack_alerts.py) tells
+  a pool's nodes by name: ACK's default names (region.ip) say nothing of the pool, and the pool's labels reach
+  Prometheus only through kube_node_labels, whose label_* series kube-state-metrics exports only for allowlisted
+  label keys.
+
+Scale from zero: ACK runs the cluster autoscaler itself. The node check's startup taint carries the autoscaler's
+startup-taint prefix, which the autoscaler leaves off the template node it simulates a scale-up with (kubernetes/
+autoscaler @55c37cd cluster-autoscaler/FAQ.md, "Startup taints"), so it never keeps a pod from scaling a pool up.
+What ACK does not allow: declaring an extended resource on a pool's template. The upstream Alibaba Cloud provider
+builds the template's capacity from the instance type only (pods, CPU, memory, nvidia.com/gpu:
+cloudprovider/alicloud/alicloud_manager.go:213-239) and turns the scaling configuration's tags into labels, not
+resources; ACK documents no setting for one. So a pod that asks for aliyun/erdma does not scale an eRDMA pool up from
+zero; keep such a pool's size.min at the job's node count, or let pods ask for GPUs first. Whether ACK's own
+autoscaler honours the startup-taint prefix is unconfirmed here.
 """
 
 from __future__ import annotations
@@ -29,6 +45,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.kubernetes.pool_nodes import group_labels, group_taints
+from components.kubernetes.terway_whitelist import terway_config_label
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
 from gpufleet.clouds.backend import ResolvedGroup
 
@@ -37,6 +54,8 @@ from .ack_operations import autoscaling_config
 from .nodegroup import DISK_CATEGORY, SPOT_POOLS, spot_strategy
 
 IMAGE_TYPE = "AliyunLinux3"
+# Node names: "<group>-" then the private IPv4 address (digits and dots); group names end in a letter or digit.
+NODE_IP = "[0-9.]+"
 # A change to any of these makes a new pool: security_group_ids cannot be modified (cs.NodePool argument text).
 POOL_CREATION_ONLY = ["securityGroupIds"]
 
@@ -50,19 +69,30 @@ class AckPoolArgs:
     contact_group: pulumi.Input[str] | None  # alarm target (create_alarm_target's result)
 
 
+def node_name_prefix(group_name: str) -> str:
+    """What every node name of the group's pool starts with, its private IP following."""
+    return f"{group_name}-"
+
+
 def pool_fabric(group: ResolvedGroup) -> str:
     """The fabric a pool's nodes are labelled with: eRDMA where the group uses it."""
     return "erdma" if group.rdma and group.fabric == "erdma" else "none"
 
 
 def pool_labels(group: ResolvedGroup, driver: str) -> dict[str, str]:
-    """The stack's labels, gpufleet's placement and sharing labels, the driver pin and, for a sharing group,
-    ack-ai-installer's scheduling label."""
-    ack = {DRIVER_LABEL: driver}
+    """The stack's labels, gpufleet's placement and sharing labels, the driver pin, for a sharing group
+    ack-ai-installer's scheduling label and for an eRDMA group Terway's ENI whitelist (terway_whitelist.py)."""
+    ack = {DRIVER_LABEL: driver, **(terway_config_label() if pool_fabric(group) == "erdma" else {})}
     schedule = SHARING_SCHEDULE.get(group.spec.gpu_sharing.mode)
     if schedule is not None:
         ack[SCHEDULE_LABEL] = schedule
     return group_labels(group, pool_fabric(group), ack)
+
+
+def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
+    """The stack's taints, the GPU taint and the node check's startup taint, which the check lifts (ACK's device
+    plugin is ACK's, so nothing of ours could wait for a label instead: components/kubernetes/node_check.py)."""
+    return group_taints(group, startup_taint=True)
 
 
 def _spot(group: ResolvedGroup) -> Mapping[str, object]:
@@ -110,8 +140,9 @@ def node_pool(scope: ClusterScope, group: ResolvedGroup, args: AckPoolArgs, driv
         internet_max_bandwidth_out=0,
         instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
         install_cloud_monitor=True,
+        node_name_mode=f"customized,{node_name_prefix(spec.name)},ip,",
         labels=[alicloud.cs.NodePoolLabelArgs(key=k, value=v) for k, v in pool_labels(group, driver).items()],
-        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in group_taints(group)],
+        taints=[alicloud.cs.NodePoolTaintArgs(key=k, value=v, effect=e) for k, v, e in pool_taints(group)],
         tags=scope.tags,
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(replace_on_changes=POOL_CREATION_ONLY)),
     )

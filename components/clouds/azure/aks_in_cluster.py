@@ -23,7 +23,7 @@ from components.kubernetes import InClusterGroup
 from components.kubernetes.pool_nodes import gpus_per_node
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
-from .aks_pools import SPOT_KEY, SPOT_TAINT, pool_labels, pool_names, pool_taints
+from .aks_pools import SPOT_KEY, SPOT_TAINT, pool_fabric, pool_labels, pool_names, pool_taints
 
 EXEC_API = "client.authentication.k8s.io/v1beta1"
 AKS_SERVER_ID = "6dae42f8-4368-4678-94ff-3960e28e3630"
@@ -43,7 +43,7 @@ def in_cluster_group(group: ResolvedGroup, pool: str) -> InClusterGroup:
     labels = {**pool_labels(group), **({SPOT_KEY: "spot"} if spot else {})}
     return InClusterGroup(
         name=spec.name,
-        fabric="infiniband" if group.rdma and group.fabric == "infiniband" else "none",
+        fabric=pool_fabric(group),
         instance_types=tuple(spec.instance_types),
         gpus_per_node=gpus_per_node(group),
         min_size=spec.size.min,

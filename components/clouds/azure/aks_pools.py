@@ -14,6 +14,16 @@ Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/ak
   behaviour, no configuration; "best effort"), so no termination handler runs on AKS (the AWS one has no Azure mode).
 - create-node-pools: a pool name starts with a lower-case letter, lower-case letters and digits only, at most 12
   characters for a Linux pool.
+- use-tags: "Tags set on a node pool apply only to resources related to that node pool" (its scale set).
+
+Scale from zero: AKS runs the cluster autoscaler, which builds a pool's template node from its scale set: the SKU's
+GPUs as nvidia.com/gpu, the pool's labels and taints, and each scale-set tag
+k8s.io_cluster-autoscaler_node-template_resources_<resource, `/` written `_`> as that resource's capacity
+(kubernetes/autoscaler @55c37cd cluster-autoscaler/cloudprovider/azure/azure_util.go:89, azure_template.go:384-388,
+:591-610). So each pool's tags name what its node advertises once checked: its GPUs as the device plugin shares them
+(a MIG or time-sliced count differs from the SKU's) and, on InfiniBand pools, rdma/ib; a pod asking for them scales a
+pool up from zero. The node check's gate is a label only the device plugin selects (no pool taint), so it keeps
+nothing from the simulation. AKS exposes none of the autoscaler's startup-taint flags (Azure/AKS #3276).
 """
 
 from __future__ import annotations
@@ -25,7 +35,10 @@ from dataclasses import dataclass
 import pulumi
 from pulumi_azure_native import containerservice
 
-from components.kubernetes.pool_nodes import group_labels, group_taints
+from components.kubernetes.gpu_sharing import advertised_resources
+from components.kubernetes.network_operator import HCA_MAX
+from components.kubernetes.network_operator import RESOURCE as RDMA_RESOURCE
+from components.kubernetes.pool_nodes import group_labels, group_taints, sharing_of
 from gpufleet.catalog import load_mig_facts
 from gpufleet.clouds.azure.names import AGENT_POOL, NAMES
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
@@ -34,6 +47,7 @@ from gpufleet.stackfile.scheduler_checks import aks_gpu_instance_profile
 SPOT_KEY = "kubernetes.azure.com/scalesetpriority"
 SPOT_TAINT = (SPOT_KEY, "spot", "NoSchedule")
 NEVER_EVICTED_FOR_PRICE = -1
+TEMPLATE_RESOURCE_TAG = "k8s.io_cluster-autoscaler_node-template_resources_"
 # A change to any of these makes a new pool (the sources above): Pulumi replaces it, and the plan says so.
 POOL_CREATION_ONLY = ["vmSize", "gpuInstanceProfile", "gpuProfile", "scaleSetPriority", "scaleSetEvictionPolicy",
                       "spotMaxPrice", "nodeTaints", "availabilityZones", "vnetSubnetID", "osSKU",
@@ -72,15 +86,28 @@ def gpu_instance_profile(group: ResolvedGroup) -> str | None:
     return aks_gpu_instance_profile(facts.profiles, sharing.mig_profile) if facts else None
 
 
+def pool_fabric(group: ResolvedGroup) -> str:
+    """The fabric a pool's nodes are labelled with: InfiniBand where the group uses it."""
+    return "infiniband" if group.rdma and group.fabric == "infiniband" else "none"
+
+
 def pool_labels(group: ResolvedGroup) -> dict[str, str]:
     """The labels the pool's nodes carry from gpufleet and the stack (AKS adds its own, spot's among them)."""
-    fabric = "infiniband" if group.rdma and group.fabric == "infiniband" else "none"
-    return group_labels(group, fabric)
+    return group_labels(group, pool_fabric(group))
 
 
 def pool_taints(group: ResolvedGroup) -> tuple[tuple[str, str, str], ...]:
-    """The stack's taints, the GPU taint and the node check's startup taint (components/kubernetes/pool_nodes.py)."""
-    return group_taints(group)
+    """The stack's taints and the GPU taint; no node-check taint: AKS forbids removing a pool's taint from a node, so
+    the node check gates by a label instead (components/kubernetes/node_check.py)."""
+    return group_taints(group, startup_taint=False)
+
+
+def template_tags(group: ResolvedGroup) -> dict[str, str]:
+    """The scale-set tags that give the autoscaler's template node what one checked node of the pool advertises."""
+    resources = advertised_resources(sharing_of(group))
+    if pool_fabric(group) == "infiniband":
+        resources[RDMA_RESOURCE] = HCA_MAX
+    return {TEMPLATE_RESOURCE_TAG + name.replace("/", "_"): str(count) for name, count in sorted(resources.items())}
 
 
 @dataclass(frozen=True)
@@ -128,6 +155,7 @@ def agent_pool(name: str, group: ResolvedGroup, pool: str, args: PoolArgs,
         os_disk_size_gb=args.root_volume_gb,
         enable_encryption_at_host=args.encryption_at_host,
         enable_node_public_ip=False,
+        tags=template_tags(group),
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             replace_on_changes=POOL_CREATION_ONLY,
             ignore_changes=["count"])),  # the autoscaler owns the count between min and max

@@ -15,7 +15,8 @@ from components.kubernetes.manifests import pod_spec
 from gpufleet.lock import load_lock
 
 PINS = load_lock().kubernetes_components
-NODE_CHECK = {"key": "gpufleet.io/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"}
+NODE_CHECK = {"key": "startup-taint.cluster-autoscaler.kubernetes.io/gpufleet-node-check", "operator": "Equal",
+              "value": "pending", "effect": "NoSchedule"}
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +24,10 @@ def plan():
     return build((ERDMA, CGPU), cloud="alicloud", region="cn-beijing")
 
 
-def test_ack_gets_only_the_node_check_and_the_spot_drain(plan):
+def test_ack_gets_only_the_node_check_the_spot_drain_and_terways_erdma_whitelist(plan):
     components = [c for c, _ in component_objects("alicloud", "1.35", "cn-beijing", (ERDMA, CGPU), PINS, None,
                                                   ACK_EXPECTATIONS)]
-    assert components == ["node-check", "spot-drain"]  # CGPU runs spot
+    assert components == ["node-check", "spot-drain", "terway-erdma-whitelist"]  # CGPU runs spot, ERDMA eRDMA
     kinds = {o["kind"] for o in plan.objects()}
     assert kinds == {"Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ConfigMap", "DaemonSet"}
     daemonsets = {o["metadata"]["name"] for o in plan.objects() if o["kind"] == "DaemonSet"}
@@ -47,8 +48,21 @@ def test_the_node_check_reads_the_host_driver_without_the_operators_runtime_clas
                 "values": list(group.instance_types)} in term["matchExpressions"]
         check = spec["initContainers"][0]
         assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in check["env"]
+        # ACK pools carry the startup taint (ACK's device plugin cannot wait for a label): the check lifts it.
+        assert {"name": "NODE_CHECK_TAINT", "value": "startup-taint.cluster-autoscaler.kubernetes.io/"
+                "gpufleet-node-check=pending:NoSchedule"} in check["env"]
         data = plan.one("ConfigMap", f"gpufleet-node-check-{group.name}").inputs["data"]
         assert json.loads(data["expect.json"]) == ACK_EXPECTATIONS[group.name]
+
+
+def test_erdma_nodes_get_terways_eni_whitelist_so_terway_leaves_the_erdma_interfaces_alone(plan):
+    """Terway's node-level config (the kube-system ConfigMap a node's terway-config label names) merges
+    eni_tag_filter over eni-config: Terway manages only the ENIs it created (creator=terway)."""
+    config_map = plan.one("ConfigMap", "gpufleet-erdma-eni-whitelist").inputs
+    assert config_map["metadata"]["namespace"] == "kube-system"
+    assert json.loads(config_map["data"]["eni_conf"]) == {"eni_tag_filter": {"creator": "terway"}}
+    without = component_objects("alicloud", "1.35", "cn-beijing", (CGPU,), PINS, None, ACK_EXPECTATIONS)
+    assert "terway-erdma-whitelist" not in [c for c, _ in without]
 
 
 def test_aks_keeps_waiting_for_the_operators_driver():

@@ -1,6 +1,7 @@
 """The in-cluster layer on AKS: the GPU Operator's driver per node group (RDMA on InfiniBand groups), the Network
-Operator's DOCA driver and RDMA shared device plugin on InfiniBand nodes, the node check lifting the startup taint,
-the shared daemons waiting for the driver, and a real run refused while images lack a digest."""
+Operator's DOCA driver and RDMA shared device plugin on InfiniBand nodes (NFD labelling their HCAs), the node check
+labelling the nodes that pass and the device plugin waiting for that label, one CDI device path, the shared daemons
+waiting for the driver, and a real run refused while images lack a digest."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ import pulumi
 import pytest
 from kubernetes_objects import EXPECTATIONS, IB, MIG_SPOT, build
 
-from components.kubernetes import NODE_CHECK_TAINT, component_objects, refuse_unpinned
+from components.kubernetes import component_objects, refuse_unpinned
 from components.kubernetes.manifests import pod_spec
+from components.kubernetes.node_check import NODE_CHECK_LABEL
 from gpufleet.lock import load_lock
 
 PINS = load_lock().kubernetes_components
-NODE_CHECK = {"key": "gpufleet.io/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"}
+# The taint main's pools carried: nothing on AKS may rely on it (AKS forbids lifting a pool taint from a node).
+OLD_NODE_CHECK = {"key": "gpufleet.io/node-check", "operator": "Equal", "value": "pending", "effect": "NoSchedule"}
+PASSED = {"key": "gpufleet.io/node-check", "operator": "In", "values": ["passed"]}
 SPOT = {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
 
 
@@ -28,8 +32,8 @@ def terms(spec: dict) -> list[dict]:
     return spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
 
 
-def test_the_node_check_taint_is_the_one_pools_carry():
-    assert NODE_CHECK_TAINT == ("gpufleet.io/node-check", "pending", "NoSchedule")
+def tolerated_keys(spec: dict) -> set[str]:
+    return {t.get("key") for t in spec.get("tolerations", [])}
 
 
 def test_aks_gets_the_operator_rdma_plugin_and_node_check_and_nothing_of_aws(plan):
@@ -51,11 +55,21 @@ def test_each_group_gets_its_driver_at_the_lock_version_with_rdma_only_on_infini
     spot = plan.one("NVIDIADriver", "nc-a100").inputs["spec"]
     assert (ib["version"], spot["version"]) == ("580.126.16", "580.126.16")
     assert ib["rdma"]["enabled"] is True and spot["rdma"]["enabled"] is False
-    (term,) = ib["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term["matchExpressions"][0]["values"] == ["Standard_ND96isr_H100_v5"]
-    assert NODE_CHECK in ib["tolerations"] and SPOT not in ib["tolerations"]
-    assert NODE_CHECK in spot["tolerations"] and SPOT in spot["tolerations"]
+    assert SPOT not in ib["tolerations"] and SPOT in spot["tolerations"]
     assert spot["manager"]["version"] == PINS.gpu_operator.images["k8s-driver-manager"].digest
+
+
+def test_each_driver_selects_its_groups_nodes_by_node_selector_the_field_the_operator_reads(plan):
+    """gpu-operator v26.3.3 places an NVIDIADriver by spec.nodeSelector only (GetNodeSelector: none = every GPU
+    node, so two drivers conflict and neither deploys); nodeAffinity is read by no controller."""
+    ib = plan.one("NVIDIADriver", "nd-h100").inputs["spec"]
+    spot = plan.one("NVIDIADriver", "nc-a100").inputs["spec"]
+    assert "nodeAffinity" not in ib and "nodeAffinity" not in spot
+    assert ib["nodeSelector"] == {"node.kubernetes.io/instance-type": "Standard_ND96isr_H100_v5"}
+    assert spot["nodeSelector"] == {**MIG_SPOT.labels, "node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
+    # No node carries both selectors' labels with the same values: the validator finds no overlap.
+    shared = set(ib["nodeSelector"]) & set(spot["nodeSelector"])
+    assert any(ib["nodeSelector"][key] != spot["nodeSelector"][key] for key in shared)
 
 
 def test_the_cluster_policy_runs_only_driver_and_toolkit(plan):
@@ -88,7 +102,7 @@ def test_the_nic_policy_exposes_only_infiniband_hcas_on_infiniband_nodes_with_th
     assert resource["selectors"] == {"vendors": ["15b3"], "linkTypes": ["infiniband"]}
     (term,) = spec["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"][0]["values"] == ["Standard_ND96isr_H100_v5"]
-    assert NODE_CHECK in spec["tolerations"] and SPOT not in spec["tolerations"]
+    assert SPOT not in spec["tolerations"] and OLD_NODE_CHECK not in spec["tolerations"]
     # The policy names the version without the -<os>-<arch> suffix the operator adds to the pinned tag.
     doca = spec["ofedDriver"]
     assert f"{doca['repository']}/{doca['image']}:{doca['version']}-ubuntu24.04-amd64" == \
@@ -105,13 +119,15 @@ def test_the_operators_run_on_the_system_pool_not_on_gpu_nodes(plan):
         assert not any(t.get("key") in ("nvidia.com/gpu", "gpufleet.io/node-check") for t in spec["tolerations"])
 
 
-def test_the_node_check_runs_through_its_taint_reads_the_expectation_and_may_only_patch_nodes(plan):
+def test_the_node_check_labels_its_node_reads_the_expectation_and_may_only_patch_nodes(plan):
     spec = pod_spec(plan.one("DaemonSet", "gpufleet-node-check-nc-a100").inputs)
-    assert NODE_CHECK in spec["tolerations"] and SPOT in spec["tolerations"]
+    assert SPOT in spec["tolerations"] and not any("node-check" in key for key in tolerated_keys(spec))
     assert len(terms(spec)) == 1  # this group's nodes only: each group has its own expectation
     check = next(c for c in spec["initContainers"] if c["name"] == "node-check")
     env = {e["name"]: e.get("value") for e in check["env"]}
-    assert env["NODE_CHECK_TAINT"] == "gpufleet.io/node-check=pending:NoSchedule"
+    # AKS pools carry no taint a pod could lift: the check sets the label, and has no taint to remove.
+    assert env["NODE_CHECK_LABEL"] == "gpufleet.io/node-check=passed" == "=".join(NODE_CHECK_LABEL)
+    assert "NODE_CHECK_TAINT" not in env
     assert "images.nodecheck --expect /etc/gpufleet/expect.json" in check["command"][-1]
     assert not any(c.get("securityContext", {}).get("privileged") for c in spec["initContainers"])
     for group in (IB, MIG_SPOT):
@@ -127,25 +143,76 @@ def test_the_shared_daemons_wait_for_the_driver_and_read_it_where_the_operator_p
         spec = pod_spec(plan.one(kind, name).inputs)
         first = spec["initContainers"][0]
         assert first["name"] == "toolkit-validation" and "toolkit-ready" in first["args"][0], name
-        assert NODE_CHECK in spec["tolerations"], name
         assert spec["runtimeClassName"] == "nvidia", name
     gfd = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery").inputs)
     root = next(v for v in gfd["volumes"] if v["name"] == "driver-root")
     assert root["hostPath"]["path"] == "/run/nvidia/driver"
 
 
-def test_nfd_labels_unchecked_nodes_and_its_master_may_use_the_system_pool(plan):
-    """The operators place their drivers by NFD's labels: NFD must run through the node-check taint, or the driver
-    (and so the check) never comes."""
+def test_no_gpu_is_advertised_or_held_before_the_node_check_passed(plan):
+    """The device plugin and the DCGM exporter (a GPU client the MIG manager cannot stop while it enables MIG mode)
+    run only on nodes the check labelled; GPU feature discovery, whose labels start the MIG manager that partitions
+    the node before its check can pass, runs from the start."""
+    for name in ("nvdp-nvidia-device-plugin", "dcgm-exporter"):
+        spec = pod_spec(plan.one("DaemonSet", name).inputs)
+        assert len(terms(spec)) == 2 and all(PASSED in term["matchExpressions"] for term in terms(spec)), name
+    gfd = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery").inputs)
+    assert not any(PASSED in term["matchExpressions"] for term in terms(gfd))
+    assert plan.one("ClusterPolicy", "cluster-policy").inputs["spec"]["migManager"]["enabled"] is True
+
+
+def test_the_device_plugin_hands_out_cdi_devices_as_the_toolkit_expects(plan):
+    """The toolkit runs in CDI mode (cdi.enabled): the plugin passes devices as the operator's own plugin does under
+    CDI, and reads the operator's driver root to write the CDI spec; not NVIDIA_VISIBLE_DEVICES alone."""
+    assert plan.one("ClusterPolicy", "cluster-policy").inputs["spec"]["cdi"] == {"enabled": True}
+    spec = pod_spec(plan.one("DaemonSet", "nvdp-nvidia-device-plugin").inputs)
+    plugin = next(c for c in spec["containers"] if c["name"] == "nvidia-device-plugin-ctr")
+    env = {e["name"]: e.get("value") for e in plugin["env"]}
+    assert env["DEVICE_LIST_STRATEGY"] == "cdi-annotations,cdi-cri"
+    assert env["CDI_ANNOTATION_PREFIX"] == "cdi.k8s.io/"
+    assert env["NVIDIA_CDI_HOOK_PATH"] == "/usr/local/nvidia/toolkit/nvidia-cdi-hook"
+    assert env["NVIDIA_DRIVER_ROOT"] == "/run/nvidia/driver"
+    assert {"name": "driver-root", "mountPath": "/driver-root", "readOnly": True} in plugin["volumeMounts"]
+    assert {"name": "driver-root", "hostPath": {"path": "/run/nvidia/driver", "type": "Directory"}} in \
+        spec["volumes"]
+    # On EKS the node image's runtime takes NVIDIA_VISIBLE_DEVICES: the chart's envvar strategy stays.
+    aws = pod_spec(build().one("DaemonSet", "nvdp-nvidia-device-plugin").inputs)
+    assert not any(e["name"] == "DEVICE_LIST_STRATEGY" for c in aws["containers"] for e in c.get("env", []))
+
+
+def test_nfd_labels_the_infiniband_hcas_the_network_operator_places_its_daemons_by(plan):
+    """The operator's DOCA driver and RDMA plugin DaemonSets select pci-15b3.present, which NFD's default PCI
+    whitelist never sets for a NIC: the rule (Azure/aks-rdma-infiniband's) sets it on the IB HCAs' nodes."""
+    rule = plan.one("NodeFeatureRule", "gpufleet-mellanox-infiniband")
+    (entry,) = rule.inputs["spec"]["rules"]
+    assert entry["labels"] == {"feature.node.kubernetes.io/pci-15b3.present": "true"}
+    (match,) = entry["matchFeatures"]
+    assert match == {"feature": "pci.device", "matchExpressions": {"vendor": {"op": "In", "value": ["15b3"]},
+                                                                   "device": {"op": "In", "value": ["101c", "101e"]}}}
+    assert plan.urn_of("CustomResourceDefinition", "nodefeaturerules.nfd.k8s-sigs.io") in rule.depends_on
+    without = build((MIG_SPOT,), cloud="azure", region="eastus")
+    assert not [o for o in without.objects() if o["kind"] == "NodeFeatureRule"]
+
+
+def test_nfd_master_may_use_the_system_pool(plan):
     for kind, name in (("DaemonSet", "nfd-worker"), ("Deployment", "nfd-master")):
         tolerations = pod_spec(plan.one(kind, name).inputs)["tolerations"]
-        assert NODE_CHECK in tolerations and {"key": "CriticalAddonsOnly", "operator": "Exists"} in tolerations
+        assert {"key": "CriticalAddonsOnly", "operator": "Exists"} in tolerations
+
+
+def test_nothing_on_aks_tolerates_a_node_check_taint(plan):
+    """AKS pools carry no node-check taint (AKS would never let the check lift it); no toleration pretends so."""
+    for obj in plan.objects():
+        spec = obj.get("spec", {})
+        found = [*spec.get("tolerations", []), *spec.get("daemonsets", {}).get("tolerations", []),
+                 *spec.get("template", {}).get("spec", {}).get("tolerations", [])]
+        assert not any("node-check" in str(t.get("key")) for t in found), obj["metadata"]["name"]
 
 
 def test_the_shared_daemons_are_unchanged_on_aws():
     plan = build()
     assert "initContainers" not in pod_spec(plan.one("DaemonSet", "dcgm-exporter").inputs)
-    assert NODE_CHECK not in pod_spec(plan.one("DaemonSet", "nfd-worker").inputs)["tolerations"]
+    assert "CriticalAddonsOnly" not in tolerated_keys(pod_spec(plan.one("DaemonSet", "nfd-worker").inputs))
 
 
 def test_aks_needs_the_driver_and_the_expectation():

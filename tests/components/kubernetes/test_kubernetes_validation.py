@@ -30,11 +30,12 @@ def test_every_registered_object_validates_on_aws(version):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_every_registered_object_validates_on_azure(version):
-    """AKS: the operators' ClusterPolicy, NVIDIADrivers and NicClusterPolicy against their CRDs, the rest strictly."""
+    """AKS: the operators' ClusterPolicy, NVIDIADrivers and NicClusterPolicy and NFD's NodeFeatureRule against their
+    CRDs, the rest strictly."""
     objects = build((IB, MIG_SPOT), cloud="azure", region="eastus", version=version).objects()
     crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
-    custom = [o for o in objects if o["apiVersion"].split("/")[0] in ("nvidia.com", "mellanox.com")]
-    assert {o["kind"] for o in custom} == {"ClusterPolicy", "NVIDIADriver", "NicClusterPolicy"}
+    custom = [o for o in objects if o["apiVersion"].split("/")[0] in ("nvidia.com", "mellanox.com", "nfd.k8s-sigs.io")]
+    assert {o["kind"] for o in custom} == {"ClusterPolicy", "NVIDIADriver", "NicClusterPolicy", "NodeFeatureRule"}
     for obj in objects:
         validate(obj, version, crds)
 

@@ -69,7 +69,10 @@ def test_each_pools_rules_select_that_pools_nodes(created: list[Any]) -> None:
         assert {r.inputs["prometheusAlertRuleName"].rsplit(f"{pool}-", 1)[1] for r in mine} == {
             "xid", "fatal-xid", "row-remap", "node-not-ready", "gpu-idle"}
         for rule in mine:
-            assert f'kube_node_labels{{label_gpufleet_io_group="{pool}"}}' in rule.inputs["expression"]
+            # By the pool's node names (`<group>-<ip>`, the pool's node_name_mode): kube-state-metrics exports node
+            # labels (kube_node_labels' label_*) only for allowlisted keys, none by default.
+            assert f'kube_node_info{{node=~"{pool}-[0-9.]+"}}' in rule.inputs["expression"]
+            assert "kube_node_labels" not in rule.inputs["expression"]
             assert rule.inputs["clusterId"] == CLUSTER_ID
 
 

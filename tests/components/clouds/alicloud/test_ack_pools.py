@@ -72,8 +72,14 @@ def test_a_pool_runs_acks_image_with_the_lock_drivers_label_and_the_node_check_t
     assert pool["clusterId"] == CLUSTER_ID and pool["type"] == "ess"
     assert pool["imageType"] == "AliyunLinux3" and "imageId" not in pool
     labels = {label["key"]: label["value"] for label in pool["labels"]}
-    assert labels == {"gpufleet.io/group": "h20", "gpufleet.io/fabric": "erdma", DRIVER_LABEL: "580.126.16"}
+    # terway-config: Terway's node-level config with the ENI whitelist for eRDMA nodes (terway_whitelist.py).
+    assert labels == {"gpufleet.io/group": "h20", "gpufleet.io/fabric": "erdma", DRIVER_LABEL: "580.126.16",
+                      "terway-config": "gpufleet-erdma-eni-whitelist"}
     assert pool["taints"] == [GPU_TAINT, NODE_CHECK]
+    # The autoscaler leaves a startup-taint.cluster-autoscaler.kubernetes.io/ taint off its scale-from-zero template.
+    assert NODE_CHECK["key"] == "startup-taint.cluster-autoscaler.kubernetes.io/gpufleet-node-check"
+    # Nodes named <group>-<ip>: the ARMS rules tell the pool's nodes by name (ack_alerts.py).
+    assert pool["nodeNameMode"] == "customized,h20-,ip,"
     for no_login in ("keyName", "password", "kmsEncryptedPassword"):
         assert no_login not in pool
     assert pool["internetMaxBandwidthOut"] == 0 and pool["instanceMetadataOptions"] == {"httpTokens": "required"}

@@ -19,7 +19,6 @@ from test_aks_cluster import VERSION, aks_cluster, plan_of
 import components.clouds.azure.aks_pools as aks_pools
 import components.clouds.azure.aks_steps as aks_steps
 from components.clouds.azure.aks_in_cluster import KUBELOGIN_ARGS
-from components.kubernetes import NODE_CHECK_TAINT
 from gpufleet.lock import load_lock
 from gpufleet.plan.kubernetes_answers import is_kubernetes
 from gpufleet.plan.planner import PlanResult
@@ -27,7 +26,7 @@ from gpufleet.plan.planner import PlanResult
 POOL = "azure-native:containerservice:AgentPool"
 CLUSTER = "azure-native:containerservice:ManagedCluster"
 GPU_TAINT = "nvidia.com/gpu=present:NoSchedule"
-NODE_CHECK = "{}={}:{}".format(*NODE_CHECK_TAINT)
+TEMPLATE = "k8s.io_cluster-autoscaler_node-template_resources_"
 RESERVATION = ("/subscriptions/11111111-1111-4111-8111-111111111111/resourceGroups/rg/providers/Microsoft.Compute/"
                "capacityReservationGroups/crg")
 SPOT_TAINT = ("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule")
@@ -101,8 +100,18 @@ def test_aks_installs_no_driver_the_gpu_operator_installs_the_lock_one(plans: di
 
 def test_gpu_nodes_carry_the_gpu_taint_and_gpufleet_labels(plans: dict[str, PlanResult]) -> None:
     inputs = one(plans["train"], POOL).inputs
-    assert inputs["nodeTaints"] == [GPU_TAINT, NODE_CHECK]  # the node check lifts its taint once the node passes
+    # No node-check taint: AKS forbids removing a pool's taint from a node, so the check gates by a label.
+    assert inputs["nodeTaints"] == [GPU_TAINT]
     assert inputs["nodeLabels"] == {"gpufleet.io/group": "h100", "gpufleet.io/fabric": "infiniband"}
+
+
+def test_the_autoscaler_template_of_each_pool_carries_what_a_checked_node_advertises(
+        plans: dict[str, PlanResult]) -> None:
+    """AKS's cluster autoscaler reads a pool's scale-set tags as its template node's resources (azure_template.go):
+    the IB pool's rdma/ib and GPUs, the MIG pool's GPUs as MIG devices, so pods asking for them scale from zero."""
+    assert one(plans["train"], POOL).inputs["tags"] == {f"{TEMPLATE}nvidia.com_gpu": "8", f"{TEMPLATE}rdma_ib": "63"}
+    assert one(plans["infer"], POOL).inputs["tags"] == {f"{TEMPLATE}nvidia.com_gpu": "1"}
+    assert one(plans["mig"], POOL).inputs["tags"] == {f"{TEMPLATE}nvidia.com_gpu": "7"}  # all-1g.10gb, single
 
 
 def test_a_spot_group_is_a_spot_pool_evicted_by_delete_never_for_price(plans: dict[str, PlanResult]) -> None:
@@ -147,7 +156,7 @@ def test_the_in_cluster_layer_is_told_about_azure_and_each_pool(spied_plans: tup
     assert {train.cloud, infer.cloud} == {"azure"}
     (h100,) = train.groups
     assert (h100.fabric, h100.scaling_group_name, h100.spot) == ("infiniband", "h100", False)
-    assert h100.taints == (("nvidia.com/gpu", "present", "NoSchedule"), NODE_CHECK_TAINT)
+    assert h100.taints == (("nvidia.com/gpu", "present", "NoSchedule"),)
     assert set(train.node_check) == {"h100"} and train.node_check["h100"]["driver"] == train.driver
     (a100,) = infer.groups
     assert a100.spot is True and SPOT_TAINT in a100.taints  # AKS taints every spot node
