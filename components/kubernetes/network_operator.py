@@ -13,9 +13,9 @@ The operator's DaemonSets also select feature.node.kubernetes.io/pci-15b3.presen
 v25.10.0 manifests/state-ofed-driver/0050_ofed-driver-ds.yaml:268, state-rdma-shared-device-plugin/
 0060_rdma-shared-dev-plugin-ds.yaml:121), which NFD's default PCI whitelist never sets for a NIC (source/pci/pci.go
 newDefaultConfig: classes 03, 0b40, 12): without a rule the policy deploys nothing. mellanox_rule is
-Azure/aks-rdma-infiniband tests/setup-infra/network-operator-nfd.yaml's (pci.device 101c or 101e, the ConnectX-6
-and ConnectX-7 virtual functions of the ND InfiniBand HCAs) with the vendor matched too (device ids are per vendor). NFD's master applies
-it (its CRD and the rule are created with the node-feature-discovery component, azure.py).
+Azure/aks-rdma-infiniband tests/setup-infra/network-operator-nfd.yaml's (pci.device 101c or 101e, the ConnectX-6 and
+ConnectX-7 virtual functions of the ND InfiniBand HCAs) with the vendor matched too (device ids are per vendor). NFD's
+master applies it (its CRD and the rule are created with the node-feature-discovery component, azure.py).
 """
 
 from __future__ import annotations
