@@ -318,7 +318,8 @@ def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], iden
     """Grant the node and gate roles on the ESS groups, then size the gated groups: the first nodes are gated and
     complete their hooks only with both roles' grants in place."""
     scaled_ids = [groups[g.name].group_id for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
-    grants: list[pulumi.Resource] = [identity.created.attach(scaled_ids)] if identity.created is not None else []
+    node_grant = identity.created.attach(scaled_ids) if identity.created is not None else None
+    grants: list[pulumi.Resource] = [node_grant] if node_grant is not None else []
     if gate is None:
         return
     grants.append(gate.attach(scaled_ids))

@@ -195,18 +195,24 @@ def capacity_template(role_name: str) -> str:
 
 def gate_policy_document(region: str, account_id: str, group_ids: list[str], sizes_groups: bool) -> str:
     """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account,
-    and complete lifecycle actions of (and size) the cluster's own scaling groups."""
+    complete lifecycle actions (an action RAM authorises on every resource) and size the cluster's own scaling
+    groups."""
     statements = [
         # New nodes have no ids until they launch and no tag condition is documented for these actions, so the
         # narrowest scope is the region and account (Cloud Assistant's RAM guide scopes by region, instance and
         # command); RunCommand also creates the command it runs.
         {"Effect": "Allow", "Action": GATE_ECS_ACTIONS, "Resource": [f"acs:ecs:{region}:{account_id}:*"]},
-        {
-            "Effect": "Allow",
-            "Action": GATE_ESS_ACTIONS + (SIZING_ESS_ACTIONS if sizes_groups else []),
-            "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
-        },
+        # ess:CompleteLifecycleAction is authorised on All Resources only (Auto Scaling API reference,
+        # api-ess-2022-02-22-completelifecycleaction, Authorization information: resource type "All Resources", no
+        # condition key): the request names only the hook id and token, so a scaling-group ARN never matches it.
+        {"Effect": "Allow", "Action": GATE_ESS_ACTIONS, "Resource": ["*"]},
     ]
+    if sizes_groups:
+        statements.append({
+            "Effect": "Allow",
+            "Action": SIZING_ESS_ACTIONS,
+            "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
+        })
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 

@@ -125,8 +125,10 @@ def test_ram_role_trusts_ecs_and_its_policy_has_no_wildcard_action() -> None:
     document = json.loads(_node_identity(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
     actions = [a for s in document["Statement"] for a in s["Action"]]
     assert actions and not [a for a in actions if "*" in a]
-    lifecycle = next(s for s in document["Statement"] if "ess:CompleteLifecycleAction" in s["Action"])
-    (resource,) = lifecycle["Resource"]
+    # The node never completes a hook (the gate's role does); it only marks itself unhealthy in its own group.
+    assert "ess:CompleteLifecycleAction" not in actions
+    health = next(s for s in document["Statement"] if s["Action"] == ["ess:SetInstanceHealth"])
+    (resource,) = health["Resource"]
     assert resource.startswith("acs:ess:cn-wulanchabu:") and "scalinggroup/asg-" in resource
     attachment = _node_identity(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
     assert attachment.inputs["policyType"] == "Custom"
