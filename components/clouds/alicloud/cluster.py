@@ -26,7 +26,7 @@ from .lifecycle import group_hooks
 from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
 from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
-from .security import node_security_group
+from .security import eri_lane_security_groups, node_security_group
 from .storage import cluster_key
 
 # Of the length of a CloudMonitor application group id, for the user data size check before the group exists.
@@ -119,6 +119,8 @@ class ClusterNetwork:
     """vSwitch per zone."""
     security_group_id: pulumi.Output[str]
     """The node security group, created or brought."""
+    eri_lane_security_group_ids: tuple[pulumi.Output[str], ...] = ()
+    """ERI lanes 2..n of the scaling configurations (security.py eri_lane_security_groups)."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +146,13 @@ def create_network(scope: ClusterScope) -> ClusterNetwork:
     else:
         admin = [str(c) for c in net.admin_cidrs]
         security_group_id = node_security_group(name, network.vpc_id, admin, scope.tags, scope.child).id
-    return ClusterNetwork(network.vpc_id, network.vswitch_ids, security_group_id)
+    # Only ESS scaling configurations take ERIs (nodegroup.py); ACK pools make their own.
+    scaled = [g for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
+    vm_cluster = scope.spec.scheduler.kind != "kubernetes"
+    most_eris = max((eri_count(g.known_types[0], g.rdma) for g in scaled), default=0) if vm_cluster else 0
+    lanes = eri_lane_security_groups(name, network.vpc_id, most_eris, scope.tags, scope.child)
+    return ClusterNetwork(network.vpc_id, network.vswitch_ids, security_group_id,
+                          tuple(lane.id for lane in lanes))
 
 
 def create_key(scope: ClusterScope) -> pulumi.Output[str]:
@@ -258,6 +266,7 @@ def create_groups(
                 deployment_set_id=deployment_set,
                 launch_notification_arn=gate.notification_arn if gate else None,
                 terminate_notification_arn=gate.checkpoint_arn if gate else None,
+                eri_lane_security_group_ids=network.eri_lane_security_group_ids,
             ),
             opts=scope.child,
         )

@@ -36,7 +36,7 @@ from gpufleet.lock.status import PROFILE_TAG
 from gpufleet.stackfile.models import NodeGroup
 
 from ..hooks import GroupHooks
-from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
+from .eri import HIGH_PERFORMANCE, STANDARD, eri_count, eri_security_groups
 from .scale_out_gate import AlicloudScaleOutGate
 
 DISK_CATEGORY = "cloud_essd"
@@ -66,6 +66,8 @@ class NodeGroupArgs:
     """The scale-out gate the launch hook notifies (scaling groups only)."""
     terminate_notification_arn: pulumi.Input[str] | None = None
     """The checkpoint runbook the scale-in hook notifies (scaling groups only)."""
+    eri_lane_security_group_ids: tuple[pulumi.Input[str], ...] = ()
+    """Lane groups 2..n of the ERIs (security.py eri_lane_security_groups), at least one fewer than the ERIs."""
 
 
 def spot_strategy(group: NodeGroup) -> str:
@@ -193,15 +195,16 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         self, group: alicloud.ess.ScalingGroup, opts: pulumi.ResourceOptions
     ) -> alicloud.ess.ScalingConfiguration:
         args, spec = self._args, self._args.group
+        # Each ERI block distinct in a field the provider's set hashes (eri.py, eri_security_groups).
         interfaces = [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
             instance_type="Primary", network_interface_traffic_mode=STANDARD,
             security_group_ids=[args.security_group_id],
         )] + [
             alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
                 instance_type="Secondary", network_interface_traffic_mode=HIGH_PERFORMANCE,
-                security_group_ids=[args.security_group_id],
+                security_group_ids=groups,
             )
-            for _ in range(self.eris)
+            for groups in eri_security_groups(args.security_group_id, args.eri_lane_security_group_ids, self.eris)
         ]
         spot = spot_strategy(spec)
         return alicloud.ess.ScalingConfiguration(
@@ -213,12 +216,17 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             instance_types=[t.name for t in args.types],
             image_id=args.image_id,
             instance_description=self._description(),
-            # terraform-provider-alicloud (release/v2, as v1.289.0 and v2.0.0-beta3),
-            # alicloud/resource_alicloud_ess_scaling_configuration.go: Create refuses a configuration with neither
-            # security_group_id nor security_group_ids (line 602-604, "must be assigned"), and the schema lets
-            # network_interfaces conflict with security_group_id only (line 120). So the one combination it accepts
-            # at create is security_group_ids beside network_interfaces: the same group as the primary ENI's.
-            # ESS's CreateScalingConfiguration reference says a call setting both fails: confirm on an account.
+            # security_group_ids beside network_interfaces, read in terraform-provider-alicloud 81c43b672
+            # alicloud/resource_alicloud_ess_scaling_configuration.go: the schema lets network_interfaces conflict
+            # with security_group_id only (:120); Create refuses a configuration with neither security_group_id nor
+            # security_group_ids (:600-604) and sends SecurityGroupIds (:658-660) beside NetworkInterfaces
+            # (:851-869) in one CreateScalingConfiguration; Update (modifyEssScalingConfiguration :1272-1308) sends
+            # SecurityGroupIds with NetworkInterfaces whenever security_group_ids is set. So this is the only
+            # combination the provider creates. ESS's CreateScalingConfiguration and ModifyScalingConfiguration
+            # references say a call configuring the primary ENI both ways fails; the provider's own acceptance test
+            # reaches network_interfaces only by creating with security_group_id and removing it in a later update
+            # (resource_alicloud_ess_scaling_configuration_test.go:1763-1843). Unconfirmed on an account: if ESS
+            # enforces its reference, this create fails and an ERI group needs a configuration made another way.
             security_group_ids=[args.security_group_id],
             network_interfaces=interfaces,
             internet_max_bandwidth_out=0,
