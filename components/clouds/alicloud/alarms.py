@@ -40,17 +40,18 @@ PERIOD_SECONDS = 60
 OVER, UNDER, LEVEL = ">", "<", "CRITICAL"
 
 
-def contact_group(name: str, region: str, emails: list[str],
+def contact_group(name: str, base: str, region: str, emails: list[str],
                   opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
-    """The stack's contact group (its id is its name) with an alarm contact per email address."""
+    """The stack's contact group (its id is its name) with an alarm contact per email address; their names from
+    `base`, the cluster in its environment (both are account-wide)."""
     contacts = [
         alicloud.cms.AlarmContact(
             f"{name}-contact-{email}",
             # Account-wide, and PutContact modifies a contact of the same name: the hash of region and address keeps
             # it this stack's and this person's (letters, digits, . and _ only: the cluster's dashes become _).
-            alarm_contact_name=fit(f"gpufleet_{name.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
+            alarm_contact_name=fit(f"gpufleet_{base.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
                                    region, email, sep="_"),
-            describe=f"gpufleet {name}: GPU alarms and spot interruptions",
+            describe=f"gpufleet {base}: GPU alarms and spot interruptions",
             channels_mail=email,
             opts=opts,
         )
@@ -58,21 +59,22 @@ def contact_group(name: str, region: str, emails: list[str],
     ]
     return alicloud.cms.AlarmContactGroup(
         f"{name}-alarms",
-        alarm_contact_group_name=fit(f"gpufleet-{name}-alarms", None, region),  # account-wide
+        alarm_contact_group_name=fit(f"gpufleet-{base}-alarms", None, region),  # account-wide
         contacts=[contact.alarm_contact_name for contact in contacts],
-        describe=f"gpufleet {name}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
+        describe=f"gpufleet {base}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
         "interruptions",
         opts=opts,
     )
 
 
 def metrics_group(
-    name: str, region: str, contact: pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str, base: str, region: str, contact: pulumi.Input[str] | None, tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.MonitorGroup:
     """The application group the nodes' custom metrics belong to (PutCustomMetric GroupId) and the alarms read."""
     return alicloud.cms.MonitorGroup(
         f"{name}-gpu-metrics",
-        monitor_group_name=fit(f"gpufleet-{name}-gpu", None, region),  # account-wide
+        monitor_group_name=fit(f"gpufleet-{base}-gpu", None, region),  # account-wide
         contact_groups=[contact] if contact is not None else None,
         tags=tags,
         opts=opts,

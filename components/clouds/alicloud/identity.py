@@ -24,6 +24,8 @@ class NodeIdentityArgs:
     account_id: pulumi.Input[str]
     region: str
     tags: dict[str, str]
+    base: str
+    """The cluster in its environment (naming.stack_base): RAM names are account-wide."""
     oss_read_prefixes: list[str] = field(default_factory=list)
     gpu_metrics: bool = False
     """Publish gpufleet-gpu-health's custom metrics and mark a broken node unhealthy in its own group."""
@@ -85,8 +87,8 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         self._name, self._args = name, args
         role = alicloud.ram.Role(
             f"{name}-role",
-            # RAM names are account-wide: the region's hash keeps one cluster name in two regions apart.
-            role_name=fit(f"{name}-node", NAMES.limit(ROLE, "roleName"), args.region),
+            # RAM names are account-wide: the environment in the base and the region's hash keep stacks apart.
+            role_name=fit(f"{args.base}-node", NAMES.limit(ROLE, "roleName"), args.region),
             description=f"gpufleet {name}: GPU node",
             assume_role_policy_document=service_trust_document(ECS_SERVICE),
             tags=args.tags,
@@ -105,7 +107,7 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=fit(f"{self._name}-node", NAMES.limit(POLICY, "policyName"), args.region),
+            policy_name=fit(f"{args.base}-node", NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' health",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: node_policy_document(

@@ -130,7 +130,8 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         args, group = self._args, self._args.group
         return alicloud.ecs.EcsLaunchTemplate(
             f"{self._name}-lt",
-            launch_template_name=f"{self._name}-lt",
+            # Unique in the region: the group's name carries the environment.
+            launch_template_name=f"{args.group_name}-lt",
             description=self._description(),
             image_id=args.image_id,
             instance_type=args.types[0].name,

@@ -218,7 +218,9 @@ def gate_policy_document(region: str, account_id: str, group_ids: list[str], siz
 
 @dataclass(frozen=True)
 class ScaleOutGateArgs:
-    cluster: str
+    base: str
+    """The cluster in its environment (naming.stack_base): the role, policy and template names carry it (RAM names are
+    account-wide, OOS template names unique in the region)."""
     region: str
     account_id: pulumi.Input[str]
     concurrency: int
@@ -245,7 +247,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         role = alicloud.ram.Role(
             f"{name}-role",
-            role_name=fit(name, NAMES.limit(ROLE, "roleName"), args.region),  # account-wide, as the policy
+            role_name=fit(f"{args.base}-scale-out-gate", NAMES.limit(ROLE, "roleName"), args.region),  # account-wide
             description=f"gpufleet {name}: OOS runs the node check on new nodes and the checkpoint on leaving ones",
             assume_role_policy_document=service_trust_document(OOS_SERVICE),
             tags=args.tags,
@@ -254,14 +256,14 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         template = alicloud.oos.Template(
             f"{name}-template",
             # OOS refuses names starting with ALIYUN, ACS, ALIBABA or ALICLOUD, which a cluster name may.
-            template_name=f"gpufleet-{name}",
+            template_name=f"gpufleet-{args.base}-scale-out-gate",
             content=role.role_name.apply(lambda role_name: gate_template(role_name, args.concurrency)),
             tags=args.tags,
             opts=child,
         )
         checkpoint = alicloud.oos.Template(
             f"{name}-checkpoint",
-            template_name=f"gpufleet-{args.cluster}-scale-in-checkpoint",
+            template_name=f"gpufleet-{args.base}-scale-in-checkpoint",
             content=role.role_name.apply(
                 lambda role_name: checkpoint_template(role_name, args.concurrency, args.checkpoint_grace_seconds)
             ),
@@ -270,7 +272,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         )
         self._capacity = alicloud.oos.Template(
             f"{name}-capacity",
-            template_name=f"gpufleet-{name}-capacity",
+            template_name=f"gpufleet-{args.base}-capacity",
             content=role.role_name.apply(capacity_template),
             tags=args.tags,
             opts=child,
@@ -305,7 +307,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         args = self._args
         policy = alicloud.ram.Policy(
             f"{self._name}-policy",
-            policy_name=fit(self._name, NAMES.limit(POLICY, "policyName"), args.region),
+            policy_name=fit(f"{args.base}-scale-out-gate", NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet lifecycle runbooks: Cloud Assistant in the stack's region, its scaling groups' hooks",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: gate_policy_document(args.region, values[0], list(values[1:]), args.sizes_groups)

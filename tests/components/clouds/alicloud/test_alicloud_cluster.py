@@ -198,7 +198,7 @@ def test_both_lifecycle_hooks() -> None:
     assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
     # The stack's 300 s checkpoint grace plus the runbook's overhead; the checkpoint runbook completes it.
     assert hooks["SCALE_IN"]["heartbeatTimeout"] == 420 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
-    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-scale-in-checkpoint")
+    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-dev-scale-in-checkpoint")
 
 
 def test_interruption_events_go_to_an_encrypted_logstore() -> None:

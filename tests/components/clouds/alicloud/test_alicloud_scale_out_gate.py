@@ -190,7 +190,8 @@ def test_every_scaling_group_of_both_shipped_stacks_checkpoints_on_scale_in() ->
         plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
         hooks = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_IN"]
         assert len(hooks) == len(of_type(plan, GROUP)) >= 1
-        assert all(h["notificationArn"].endswith(f"oos/gpufleet-{read_cluster(stack)['name']}{CHECKPOINT}")
+        assert all(h["notificationArn"].endswith(
+            f"oos/gpufleet-{read_cluster(stack)['name']}-{read_cluster(stack)['environment']}{CHECKPOINT}")
                    for h in hooks)
 
 
