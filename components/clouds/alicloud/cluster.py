@@ -226,8 +226,7 @@ def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> A
         f"{scope.name}-scale-out-gate",
         ScaleOutGateArgs(base=_base(scope), region=spec.region, account_id=account, tags=scope.tags,
                          checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
-                         concurrency=max(g.spec.size.max for g in scaled),
-                         sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
+                         concurrency=max(g.spec.size.max for g in scaled)),
         opts=scope.child,
     )
 
@@ -269,6 +268,7 @@ def create_groups(
                 user_data=_user_data(_bootstrap(scope.resolved, group), gpu_metrics.id if gpu_metrics else None),
                 hooks=hooks,
                 tags=scope.tags,
+                region=spec.region,
                 deployment_set_id=deployment_set,
                 launch_notification_arn=gate.notification_arn if gate else None,
                 terminate_notification_arn=gate.checkpoint_arn if gate else None,
@@ -337,7 +337,7 @@ def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], iden
     grants: list[pulumi.Resource] = [node_grant] if node_grant is not None else []
     if gate is None:
         return
-    grants.append(gate.attach(scaled_ids))
+    grants.append(gate.attach())
     for group in scope.resolved.groups:
         if group.spec.provisioner == "autoscaling":
-            groups[group.name].start(grants, gate)
+            groups[group.name].start(grants)

@@ -17,7 +17,7 @@ them). terraform-provider-alicloud alicloud/resource_alicloud_ess_scaling_group.
 Inactive (line 310) and enabled there only when it has a launch template (lines 314-335); a scaling configuration
 with enable set enables its group (resource_alicloud_ess_scaling_configuration.go, enableEssScalingConfiguration,
 line 1523-1562). So a configuration group's configuration waits for the hooks, and a launch-template group is
-created with min size and desired capacity 0 and sized afterwards by the gate's sizing template.
+created with min size and desired capacity 0 and sized afterwards (group_size.py).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from gpufleet.stackfile.models import NodeGroup
 
 from ..hooks import GroupHooks
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count, eri_security_groups
-from .scale_out_gate import AlicloudScaleOutGate
+from .group_size import ScalingGroupSize
 
 DISK_CATEGORY = "cloud_essd"
 SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)
@@ -61,6 +61,7 @@ class NodeGroupArgs:
     """The rendered cloud-init document (an Output where it names the metrics' application group)."""
     hooks: GroupHooks
     tags: dict[str, str]
+    region: str
     deployment_set_id: pulumi.Input[str] | None = None
     launch_notification_arn: pulumi.Input[str] | None = None
     """The scale-out gate the launch hook notifies (scaling groups only)."""
@@ -105,7 +106,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             self.group_id = self._group.id
         self.register_outputs({"group_id": self.group_id})
 
-    def start(self, grants: Sequence[pulumi.Resource], gate: AlicloudScaleOutGate) -> None:
+    def start(self, grants: Sequence[pulumi.Resource]) -> None:
         """Let a scaling group launch nodes once both hooks and the grants (the node's and the gate's role
         policies) exist: enable a configuration group, size a launch-template group. A fleet has no hooks."""
         if self._args.group.provisioner == "fleet":
@@ -115,7 +116,9 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             self._scaling_configuration(self._group, opts)
         else:
             size = self._args.group.size
-            gate.size_group(self._name, self._group.id, size.min, size.desired, opts)
+            ScalingGroupSize(f"{self._name}-size", {"scaling_group_id": self._group.id, "min_size": size.min,
+                                                    "desired_capacity": size.desired, "region": self._args.region},
+                             opts)
 
     def _user_data(self) -> pulumi.Output[str]:
         user_data = pulumi.Output.from_input(self._args.user_data)

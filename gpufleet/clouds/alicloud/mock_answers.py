@@ -222,6 +222,8 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
     "alicloud:slb/aclEntryAttachment:AclEntryAttachment": _acl_entry,
     "pulumi-python:dynamic/alicloud:ApiServerAcl": _api_server_acl,
+    # A launch-template group's size (components/clouds/alicloud/group_size.py): create returns the group's id.
+    "pulumi-python:dynamic/alicloud:ScalingGroupSize": _named("scaling_group_id"),
     **ACK_POOL_ANSWERS,
     **ARMS_ANSWERS,
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,
