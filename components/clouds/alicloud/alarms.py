@@ -38,6 +38,24 @@ from .custom_metric_rule import CustomMetricRule
 PERIOD_SECONDS = 60
 # PutCustomMetricRule's ComparisonOperator takes symbols (>=, =, <=, >, <, !=) and Level CRITICAL, WARN or INFO.
 OVER, UNDER, LEVEL = ">", "<", "CRITICAL"
+# The rules on a node's error counts, each alarming when one node's value in a minute is over 0: (rule, metric, what).
+ERROR_CHECKS = (
+    ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node stays)"),
+    ("fatal-xid", "gpu_fatal_xid_errors", f"a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node leaves its group"),
+    ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
+    ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
+    ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
+)
+# The value each metric is seeded with before its rules exist (metric_seed.py): one that alarms on nothing.
+QUIET_ERRORS, BUSY_GPUS = 0, 100
+
+
+def seeded_metrics(rules: bool, idle: bool) -> dict[str, float]:
+    """The metrics a node group's alarm rules (`rules`) and idle task (`idle`) read, each with its quiet value."""
+    found: dict[str, float] = {metric: QUIET_ERRORS for _, metric, _ in ERROR_CHECKS} if rules else {}
+    if rules or idle:
+        found[GPU_UTILISATION_CUSTOM_METRIC] = BUSY_GPUS
+    return found
 
 
 def contact_group(name: str, base: str, region: str, emails: list[str],
@@ -123,17 +141,8 @@ def group_alarms(
     """XID, fatal XID, ECC, row-remap, node-check and low-utilisation rules for one node group, on its NodeGroup
     dimension: a node's value over 0 in one minute alarms."""
     over = ("Maximum", OVER, 0, 1)
-    checks = [
-        ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node "
-         "stays)"),
-        ("fatal-xid", "gpu_fatal_xid_errors", f"a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node "
-         "leaves its group"),
-        ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
-        ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
-        ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
-    ]
     rules = [_rule(name, rule, what, group, metric, group_name, region, account_id, over, contact, opts)
-             for rule, metric, what in checks]
+             for rule, metric, what in ERROR_CHECKS]
     rules.append(_rule(name, "low-util", f"GPU utilisation under {low.below_percent}% for {low.for_minutes} minutes",
                        group, GPU_UTILISATION_CUSTOM_METRIC, group_name, region, account_id,
                        ("Average", UNDER, low.below_percent, low.for_minutes), contact, opts))

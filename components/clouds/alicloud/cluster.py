@@ -19,11 +19,12 @@ from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
 from ..scope import ClusterScope
-from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group
+from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group, seeded_metrics
 from .eri import ERDMA_MTU, eri_count
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
 from .lifecycle import group_hooks
+from .metric_seed import seed_metrics
 from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
 from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
@@ -317,15 +318,27 @@ def _group_operations(
     scope: ClusterScope, group: ResolvedGroup, node_group: AlicloudNodeGroup,
     gpu_metrics: alicloud.cms.MonitorGroup | None, contact: pulumi.Input[str] | None, account: pulumi.Output[str],
 ) -> None:
-    """The group's alarms and its idle scale-down (ESS groups only), children of the group."""
+    """The group's alarms and its idle scale-down (ESS groups only), children of the group, made after the seed of
+    the metrics they read (metric_seed.py)."""
     name, alarms = f"{scope.name}-{group.name}", scope.spec.monitoring.alarms
+    if gpu_metrics is None:
+        return
+    rules = alarms is not None and contact is not None
+    idle = group.spec.idle is not None and group.spec.provisioner == "autoscaling"
+    if not (rules or idle):
+        return
     group_opts = pulumi.ResourceOptions(parent=node_group)
-    if gpu_metrics is not None and alarms is not None and contact is not None:
+    seed = seed_metrics(name, gpu_metrics.id, group.names["scaling_group"], seeded_metrics(rules, idle),
+                        scope.spec.region, group_opts)
+    after_seed = pulumi.ResourceOptions.merge(group_opts, pulumi.ResourceOptions(depends_on=[seed]))
+    if rules:
+        assert alarms is not None and contact is not None  # rules says so
         group_alarms(name, group.names["scaling_group"], gpu_metrics, scope.spec.region, account,
-                     alarms.low_utilisation, contact, group_opts)
-    if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
+                     alarms.low_utilisation, contact, after_seed)
+    if idle:
+        assert group.spec.idle is not None  # idle says so
         idle_scale_down(name, node_group.group_id, group.names["scaling_group"], gpu_metrics, group.spec.size.min,
-                        group.spec.idle, group_opts)
+                        group.spec.idle, after_seed)
 
 
 def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], identity: NodeIdentity,

@@ -17,7 +17,8 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
-from components.clouds.alicloud.custom_metric_rule import RULE_TYPE, CustomMetricRuleProvider, RuleRefused
+from components.clouds.alicloud.cloudmonitor_calls import CloudMonitorRefused
+from components.clouds.alicloud.custom_metric_rule import RULE_TYPE, CustomMetricRuleProvider
 from components.clouds.alicloud.deployer_credentials import (
     CREDENTIAL_KEYS,
     AssumeRoleSettingError,
@@ -79,13 +80,14 @@ def test_delete_removes_the_rule_by_id(replay: Replay) -> None:
 
 def test_a_refusal_inside_http_200_stops_the_create(replay: Replay) -> None:
     replay.answer("PutCustomMetricRule", "PutCustomMetricRule.refused")
-    with pytest.raises(RuleRefused, match=r"PutCustomMetricRule refused: ParameterInvalid \(Illegal parameters.\)"):
+    refused = r"PutCustomMetricRule refused: ParameterInvalid \(Illegal parameters.\)"
+    with pytest.raises(CloudMonitorRefused, match=refused):
         provider().create(dict(PROPS))
 
 
 def test_an_error_status_stops_the_delete(replay: Replay) -> None:
     replay.answer("DeleteMetricRules", "DeleteMetricRules.refused")
-    with pytest.raises(RuleRefused, match="DeleteMetricRules refused: ParameterInvalid"):
+    with pytest.raises(CloudMonitorRefused, match="DeleteMetricRules refused: ParameterInvalid"):
         provider().delete(PROPS["rule_id"], dict(PROPS))
 
 
