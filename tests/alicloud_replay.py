@@ -58,8 +58,10 @@ class Replay:
         return sum(1 for called, _ in self.calls if called == action)
 
     def _reply(self, request: requests.PreparedRequest) -> tuple[int, dict[str, str], str]:
-        action = request.headers.get("x-acs-action", "")
         params = dict(parse_qsl(urlparse(request.url).query))
+        # ROA/OpenAPI calls name the action in a header; the RPC-style calls (STS AssumeRole from the credentials
+        # library) in the query.
+        action = request.headers.get("x-acs-action") or params.get("Action", "")
         body = request.body.decode() if isinstance(request.body, bytes) else request.body
         if body and "x-www-form-urlencoded" in request.headers.get("content-type", ""):
             params.update(parse_qsl(body))

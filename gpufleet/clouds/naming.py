@@ -77,6 +77,13 @@ class NameTable:
         return self.rules[(typ, path)].max_len
 
 
+def stack_base(cluster: str, environment: str) -> str:
+    """`<cluster>-<environment>`: the base of every name unique in a region or wider. A stack is one cluster in one
+    environment, so the dev and prod stacks of a cluster in one account never ask for the same name (the scaling
+    group names of clouds/backend.py carry the environment the same way)."""
+    return f"{cluster}-{environment}"
+
+
 def fit(base: str, limit: int | None, *scope: str, sep: str = "-") -> str:
     """`base` as it is when it fits and no scope is given. With scope (the name is unique wider than one stack; pass
     what sets the stack apart there: its region, and its account or subscription where known), `base<sep><hash>`

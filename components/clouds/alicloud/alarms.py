@@ -38,19 +38,38 @@ from .custom_metric_rule import CustomMetricRule
 PERIOD_SECONDS = 60
 # PutCustomMetricRule's ComparisonOperator takes symbols (>=, =, <=, >, <, !=) and Level CRITICAL, WARN or INFO.
 OVER, UNDER, LEVEL = ">", "<", "CRITICAL"
+# The rules on a node's error counts, each alarming when one node's value in a minute is over 0: (rule, metric, what).
+ERROR_CHECKS = (
+    ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node stays)"),
+    ("fatal-xid", "gpu_fatal_xid_errors", f"a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node leaves its group"),
+    ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
+    ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
+    ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
+)
+# The value each metric is seeded with before its rules exist (metric_seed.py): one that alarms on nothing.
+QUIET_ERRORS, BUSY_GPUS = 0, 100
 
 
-def contact_group(name: str, region: str, emails: list[str],
+def seeded_metrics(rules: bool, idle: bool) -> dict[str, float]:
+    """The metrics a node group's alarm rules (`rules`) and idle task (`idle`) read, each with its quiet value."""
+    found: dict[str, float] = {metric: QUIET_ERRORS for _, metric, _ in ERROR_CHECKS} if rules else {}
+    if rules or idle:
+        found[GPU_UTILISATION_CUSTOM_METRIC] = BUSY_GPUS
+    return found
+
+
+def contact_group(name: str, base: str, region: str, emails: list[str],
                   opts: pulumi.ResourceOptions) -> alicloud.cms.AlarmContactGroup:
-    """The stack's contact group (its id is its name) with an alarm contact per email address."""
+    """The stack's contact group (its id is its name) with an alarm contact per email address; their names from
+    `base`, the cluster in its environment (both are account-wide)."""
     contacts = [
         alicloud.cms.AlarmContact(
             f"{name}-contact-{email}",
             # Account-wide, and PutContact modifies a contact of the same name: the hash of region and address keeps
             # it this stack's and this person's (letters, digits, . and _ only: the cluster's dashes become _).
-            alarm_contact_name=fit(f"gpufleet_{name.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
+            alarm_contact_name=fit(f"gpufleet_{base.replace('-', '_')}", NAMES.limit(CONTACT, "alarmContactName"),
                                    region, email, sep="_"),
-            describe=f"gpufleet {name}: GPU alarms and spot interruptions",
+            describe=f"gpufleet {base}: GPU alarms and spot interruptions",
             channels_mail=email,
             opts=opts,
         )
@@ -58,21 +77,22 @@ def contact_group(name: str, region: str, emails: list[str],
     ]
     return alicloud.cms.AlarmContactGroup(
         f"{name}-alarms",
-        alarm_contact_group_name=fit(f"gpufleet-{name}-alarms", None, region),  # account-wide
+        alarm_contact_group_name=fit(f"gpufleet-{base}-alarms", None, region),  # account-wide
         contacts=[contact.alarm_contact_name for contact in contacts],
-        describe=f"gpufleet {name}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
+        describe=f"gpufleet {base}: GPU alarms (XID, ECC, row remapping, node check, low utilisation) and spot "
         "interruptions",
         opts=opts,
     )
 
 
 def metrics_group(
-    name: str, region: str, contact: pulumi.Input[str] | None, tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str, base: str, region: str, contact: pulumi.Input[str] | None, tags: dict[str, str],
+    opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.MonitorGroup:
     """The application group the nodes' custom metrics belong to (PutCustomMetric GroupId) and the alarms read."""
     return alicloud.cms.MonitorGroup(
         f"{name}-gpu-metrics",
-        monitor_group_name=fit(f"gpufleet-{name}-gpu", None, region),  # account-wide
+        monitor_group_name=fit(f"gpufleet-{base}-gpu", None, region),  # account-wide
         contact_groups=[contact] if contact is not None else None,
         tags=tags,
         opts=opts,
@@ -121,17 +141,8 @@ def group_alarms(
     """XID, fatal XID, ECC, row-remap, node-check and low-utilisation rules for one node group, on its NodeGroup
     dimension: a node's value over 0 in one minute alarms."""
     over = ("Maximum", OVER, 0, 1)
-    checks = [
-        ("xid", "gpu_xid_errors", "GPUs logged new XID errors this minute (most are application errors; the node "
-         "stays)"),
-        ("fatal-xid", "gpu_fatal_xid_errors", f"a GPU logged a fatal XID ({FATAL_XID_TEXT}); the node "
-         "leaves its group"),
-        ("ecc", "gpu_ecc_uncorrectable", "uncorrectable (double-bit) ECC errors on a GPU; the node leaves its group"),
-        ("row-remap", "gpu_row_remap_failures", "row remapping failed on a GPU; the node leaves its group"),
-        ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
-    ]
     rules = [_rule(name, rule, what, group, metric, group_name, region, account_id, over, contact, opts)
-             for rule, metric, what in checks]
+             for rule, metric, what in ERROR_CHECKS]
     rules.append(_rule(name, "low-util", f"GPU utilisation under {low.below_percent}% for {low.for_minutes} minutes",
                        group, GPU_UTILISATION_CUSTOM_METRIC, group_name, region, account_id,
                        ("Average", UNDER, low.below_percent, low.for_minutes), contact, opts))

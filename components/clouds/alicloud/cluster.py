@@ -12,21 +12,23 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
+from gpufleet.clouds.naming import stack_base
 from gpufleet.lock.status import image_tags
 
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
 from ..scope import ClusterScope
-from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group
+from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group, seeded_metrics
 from .eri import ERDMA_MTU, eri_count
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
 from .lifecycle import group_hooks
+from .metric_seed import seed_metrics
 from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
 from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
-from .security import node_security_group
+from .security import eri_lane_security_groups, node_security_group
 from .storage import cluster_key
 
 # Of the length of a CloudMonitor application group id, for the user data size check before the group exists.
@@ -119,6 +121,8 @@ class ClusterNetwork:
     """vSwitch per zone."""
     security_group_id: pulumi.Output[str]
     """The node security group, created or brought."""
+    eri_lane_security_group_ids: tuple[pulumi.Output[str], ...] = ()
+    """ERI lanes 2..n of the scaling configurations (security.py eri_lane_security_groups)."""
 
 
 @dataclass(frozen=True)
@@ -130,12 +134,17 @@ class NodeIdentity:
     """The created role, whose grants on the scaling groups follow them; None when the stack brings a role."""
 
 
+def _base(scope: ClusterScope) -> str:
+    """The base of the names unique in the stack's region or account: the cluster in its environment."""
+    return stack_base(scope.name, scope.spec.environment)
+
+
 def create_network(scope: ClusterScope) -> ClusterNetwork:
     """The VPC and vSwitches (created or brought) and the node security group."""
     net, name = scope.spec.network, scope.name
     network = AlicloudNetwork(
         f"{name}-net",
-        AlicloudNetworkArgs(zones=list(net.zones), tags=scope.tags, cidr=net.cidr, vpc_id=net.vpc_id,
+        AlicloudNetworkArgs(zones=list(net.zones), tags=scope.tags, base=_base(scope), cidr=net.cidr, vpc_id=net.vpc_id,
                             vswitch_ids=list(net.vswitch_ids)),
         opts=scope.child,
     )
@@ -144,7 +153,13 @@ def create_network(scope: ClusterScope) -> ClusterNetwork:
     else:
         admin = [str(c) for c in net.admin_cidrs]
         security_group_id = node_security_group(name, network.vpc_id, admin, scope.tags, scope.child).id
-    return ClusterNetwork(network.vpc_id, network.vswitch_ids, security_group_id)
+    # Only ESS scaling configurations take ERIs (nodegroup.py); ACK pools make their own.
+    scaled = [g for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
+    vm_cluster = scope.spec.scheduler.kind != "kubernetes"
+    most_eris = max((eri_count(g.known_types[0], g.rdma) for g in scaled), default=0) if vm_cluster else 0
+    lanes = eri_lane_security_groups(name, network.vpc_id, most_eris, scope.tags, scope.child)
+    return ClusterNetwork(network.vpc_id, network.vswitch_ids, security_group_id,
+                          tuple(lane.id for lane in lanes))
 
 
 def create_key(scope: ClusterScope) -> pulumi.Output[str]:
@@ -154,7 +169,7 @@ def create_key(scope: ClusterScope) -> pulumi.Output[str]:
         return pulumi.Output.from_input(storage.kms_key)
     instance = storage.dkms_instance_id
     assert instance is not None, "the spec check requires a KMS instance for a created key"
-    return cluster_key(scope.name, instance, scope.prod, scope.tags, scope.child).id
+    return cluster_key(scope.name, _base(scope), instance, scope.prod, scope.tags, scope.child).id
 
 
 def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
@@ -164,7 +179,7 @@ def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIde
         return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
     identity = AlicloudNodeIdentity(
         f"{scope.name}-node",
-        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags,
+        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags, base=_base(scope),
                          oss_read_prefixes=list(spec.identity.oss_read_prefixes),
                          gpu_metrics=spec.monitoring.gpu_metrics),
         opts=scope.child,
@@ -181,14 +196,14 @@ def create_alarm_target(scope: ClusterScope) -> pulumi.Input[str] | None:
         return None
     if mode == "bring":
         return alarms.target
-    return contact_group(scope.name, scope.spec.region, list(alarms.emails), scope.child).id
+    return contact_group(scope.name, _base(scope), scope.spec.region, list(alarms.emails), scope.child).id
 
 
 def create_gpu_metrics(scope: ClusterScope, contact: pulumi.Input[str] | None) -> alicloud.cms.MonitorGroup | None:
     """The application group the nodes publish their GPU metrics into; None without monitoring.gpu_metrics."""
     if not scope.spec.monitoring.gpu_metrics:
         return None
-    return metrics_group(scope.name, scope.spec.region, contact, scope.tags, scope.child)
+    return metrics_group(scope.name, _base(scope), scope.spec.region, contact, scope.tags, scope.child)
 
 
 def create_interruption_events(
@@ -198,8 +213,8 @@ def create_interruption_events(
     spec = scope.spec
     if not any(g.spot for g in spec.node_groups):
         return None
-    return interruption_rule(scope.name, spec.region, account, spec.monitoring.log_retention_days, contact,
-                             scope.tags, scope.child)
+    return interruption_rule(scope.name, _base(scope), spec.region, account, spec.monitoring.log_retention_days,
+                             contact, scope.tags, scope.child)
 
 
 def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> AlicloudScaleOutGate | None:
@@ -210,10 +225,9 @@ def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> A
         return None
     return AlicloudScaleOutGate(
         f"{scope.name}-scale-out-gate",
-        ScaleOutGateArgs(cluster=scope.name, region=spec.region, account_id=account, tags=scope.tags,
+        ScaleOutGateArgs(base=_base(scope), region=spec.region, account_id=account, tags=scope.tags,
                          checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
-                         concurrency=max(g.spec.size.max for g in scaled),
-                         sizes_groups=any(not eri_count(g.known_types[0], g.rdma) for g in scaled)),
+                         concurrency=max(g.spec.size.max for g in scaled)),
         opts=scope.child,
     )
 
@@ -235,7 +249,7 @@ def create_groups(
         deployment_set = None
         if group.name in spec.low_latency_groups:
             deployment_set = alicloud.ecs.EcsDeploymentSet(
-                f"{name}-{group.name}-ds", deployment_set_name=f"{name}-{group.name}", strategy="LowLatency",
+                f"{name}-{group.name}-ds", deployment_set_name=group.names["scaling_group"], strategy="LowLatency",
                 opts=scope.child,
             ).id
         node_group = AlicloudNodeGroup(
@@ -255,9 +269,11 @@ def create_groups(
                 user_data=_user_data(_bootstrap(scope.resolved, group), gpu_metrics.id if gpu_metrics else None),
                 hooks=hooks,
                 tags=scope.tags,
+                region=spec.region,
                 deployment_set_id=deployment_set,
                 launch_notification_arn=gate.notification_arn if gate else None,
                 terminate_notification_arn=gate.checkpoint_arn if gate else None,
+                eri_lane_security_group_ids=network.eri_lane_security_group_ids,
             ),
             opts=scope.child,
         )
@@ -302,15 +318,27 @@ def _group_operations(
     scope: ClusterScope, group: ResolvedGroup, node_group: AlicloudNodeGroup,
     gpu_metrics: alicloud.cms.MonitorGroup | None, contact: pulumi.Input[str] | None, account: pulumi.Output[str],
 ) -> None:
-    """The group's alarms and its idle scale-down (ESS groups only), children of the group."""
+    """The group's alarms and its idle scale-down (ESS groups only), children of the group, made after the seed of
+    the metrics they read (metric_seed.py)."""
     name, alarms = f"{scope.name}-{group.name}", scope.spec.monitoring.alarms
+    if gpu_metrics is None:
+        return
+    rules = alarms is not None and contact is not None
+    idle = group.spec.idle is not None and group.spec.provisioner == "autoscaling"
+    if not (rules or idle):
+        return
     group_opts = pulumi.ResourceOptions(parent=node_group)
-    if gpu_metrics is not None and alarms is not None and contact is not None:
+    seed = seed_metrics(name, gpu_metrics.id, group.names["scaling_group"], seeded_metrics(rules, idle),
+                        scope.spec.region, group_opts)
+    after_seed = pulumi.ResourceOptions.merge(group_opts, pulumi.ResourceOptions(depends_on=[seed]))
+    if rules:
+        assert alarms is not None and contact is not None  # rules says so
         group_alarms(name, group.names["scaling_group"], gpu_metrics, scope.spec.region, account,
-                     alarms.low_utilisation, contact, group_opts)
-    if gpu_metrics is not None and group.spec.idle is not None and group.spec.provisioner == "autoscaling":
+                     alarms.low_utilisation, contact, after_seed)
+    if idle:
+        assert group.spec.idle is not None  # idle says so
         idle_scale_down(name, node_group.group_id, group.names["scaling_group"], gpu_metrics, group.spec.size.min,
-                        group.spec.idle, group_opts)
+                        group.spec.idle, after_seed)
 
 
 def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], identity: NodeIdentity,
@@ -318,10 +346,11 @@ def start_groups(scope: ClusterScope, groups: dict[str, AlicloudNodeGroup], iden
     """Grant the node and gate roles on the ESS groups, then size the gated groups: the first nodes are gated and
     complete their hooks only with both roles' grants in place."""
     scaled_ids = [groups[g.name].group_id for g in scope.resolved.groups if g.spec.provisioner == "autoscaling"]
-    grants: list[pulumi.Resource] = [identity.created.attach(scaled_ids)] if identity.created is not None else []
+    node_grant = identity.created.attach(scaled_ids) if identity.created is not None else None
+    grants: list[pulumi.Resource] = [node_grant] if node_grant is not None else []
     if gate is None:
         return
-    grants.append(gate.attach(scaled_ids))
+    grants.append(gate.attach())
     for group in scope.resolved.groups:
         if group.spec.provisioner == "autoscaling":
-            groups[group.name].start(grants, gate)
+            groups[group.name].start(grants)

@@ -14,8 +14,9 @@ resource_alicloud_cloud_monitor_service_metric_alarm_rule.go:362), so this dynam
 official SDK (alibabacloud_cms20190101, the `preflight` extra).
 
 Create and update are PutCustomMetricRule with the rule's id ("If the alert rule ID already exists, the alert rule
-is modified"); delete is DeleteMetricRules ("deletes one or more alert rules", Id.N). CloudMonitor answers a refusal
-with HTTP 200 and Success false as well as with an error status: both stop the deploy with its code and message.
+is modified"); delete is DeleteMetricRules ("deletes one or more alert rules", Id.N); a refusal stops the deploy
+(cloudmonitor_calls.py). The rules wait for their group's metric seed (metric_seed.py): the API wants the metric
+reported first.
 
 Credentials are the stack's alicloud provider's (deployer_credentials.py).
 """
@@ -28,6 +29,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
+from .cloudmonitor_calls import call, cloudmonitor_client
 from .deployer_credentials import credential, provider_settings
 
 # `pulumi-python:dynamic/alicloud:CustomMetricRule`: the offline engine answers it through the Alibaba backend.
@@ -37,12 +39,6 @@ FIELDS = ("rule_id", "rule_name", "group_id", "metric_name", "resources", "conta
           "comparison_operator", "threshold", "evaluation_count", "period", "email_subject")
 # A rule is its id in the account (and the region's endpoint): a new one of either is a new rule.
 REPLACED_BY = ("rule_id", "region")
-# The SDK client's method for each action.
-METHODS = {"PutCustomMetricRule": "put_custom_metric_rule", "DeleteMetricRules": "delete_metric_rules"}
-
-
-class RuleRefused(RuntimeError):
-    """CloudMonitor did not make or remove the rule."""
 
 
 class CustomMetricRuleProvider(ResourceProvider):
@@ -57,24 +53,9 @@ class CustomMetricRuleProvider(ResourceProvider):
     def configure(self, req: ConfigureRequest) -> None:
         self.settings = provider_settings(req.config, dict(os.environ))
 
-    def _client(self, region: str) -> Any:
-        from alibabacloud_cms20190101.client import Client
-        from alibabacloud_tea_openapi.utils_models import Config
-
-        signer = self.credential if self.credential is not None else credential(self.settings)
-        return Client(Config(credential=signer, region_id=region, endpoint=self.endpoint))
-
     def _call(self, region: str, action: str, request: Any) -> None:
-        from alibabacloud_tea_openapi.exceptions import AlibabaCloudException
-
-        method = getattr(self._client(region), METHODS[action])
-        try:
-            body = method(request).body
-        except AlibabaCloudException as error:
-            raise RuleRefused(f"CloudMonitor {action} refused: {error.code} ({error.message})") from None
-        if body is None or body.success is False or str(body.code) != "200":
-            code, message = (body.code, body.message) if body is not None else (None, "no answer body")
-            raise RuleRefused(f"CloudMonitor {action} refused: {code} ({message})")
+        signer = self.credential if self.credential is not None else credential(self.settings)
+        call(cloudmonitor_client(signer, region, self.endpoint), action, request)
 
     def _put(self, props: dict[str, Any]) -> None:
         from alibabacloud_cms20190101.models import PutCustomMetricRuleRequest

@@ -8,7 +8,12 @@ count per type is the catalog's fabric.interfaces (DescribeInstanceTypes.EriQuan
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TypeVar
+
 from gpufleet.catalog import InstanceType
+
+SecurityGroupId = TypeVar("SecurityGroupId")
 
 STANDARD = "Standard"
 HIGH_PERFORMANCE = "HighPerformance"
@@ -25,3 +30,21 @@ def eri_count(instance: InstanceType, rdma: bool) -> int:
 def addresses_per_node(instance: InstanceType, rdma: bool) -> int:
     """The primary ENI plus one address per ERI, all from the node's vSwitch."""
     return 1 + eri_count(instance, rdma)
+
+
+def eri_security_groups(node_group: SecurityGroupId, lanes: Sequence[SecurityGroupId],
+                        eris: int) -> list[list[SecurityGroupId]]:
+    """The security groups of each of a node's ERIs: the first in the node group alone, ERI k (k >= 2) in the node
+    group and lane k's group.
+
+    Why not all in the node group: ess.ScalingConfiguration's network_interfaces is a TypeSet whose elements hash
+    over their user-settable fields, instance_type, network_interface_traffic_mode, ipv6_address_count and
+    security_group_ids (terraform-provider-alicloud 81c43b672 alicloud/resource_alicloud_ess_scaling_configuration.go
+    :117-147, no name or description field); the plugin SDK it builds with (v1.17.2, go.mod:42) hashes a block with
+    helper/schema/serialize.go:89-113 and keeps one element per hash (helper/schema/set.go:228-247). Identical ERI
+    blocks would leave one ERI per node. Lane k's group holds exactly ERI k of each node, all of them members of the
+    node group too, so the extra group changes no reachability."""
+    if not eris:
+        return []
+    assert len(lanes) >= eris - 1, f"{eris} ERIs need {eris - 1} lane security groups, got {len(lanes)}"
+    return [[node_group]] + [[node_group, lane] for lane in lanes[: eris - 1]]

@@ -1,8 +1,8 @@
 """Least-privilege node identity: a RAM role trusted by ecs.aliyuncs.com with one custom policy.
 
 Read of the OSS prefixes the stack names; with GPU metrics, custom metrics to CloudMonitor and marking its own
-scaling groups' instances unhealthy; completing lifecycle actions of the cluster's own scaling groups. No wildcard
-actions.
+scaling groups' instances unhealthy. Lifecycle hooks are completed by the scale-out gate's role, never the node's.
+No wildcard actions.
 """
 
 from __future__ import annotations
@@ -24,6 +24,8 @@ class NodeIdentityArgs:
     account_id: pulumi.Input[str]
     region: str
     tags: dict[str, str]
+    base: str
+    """The cluster in its environment (naming.stack_base): RAM names are account-wide."""
     oss_read_prefixes: list[str] = field(default_factory=list)
     gpu_metrics: bool = False
     """Publish gpufleet-gpu-health's custom metrics and mark a broken node unhealthy in its own group."""
@@ -63,11 +65,12 @@ def node_policy_document(
         # cms:PutCustomMetric has no resource-level permission and no condition key (CloudMonitor API reference,
         # PutCustomMetric: All Resources): Resource "*" (the action is not a wildcard).
         statements.insert(0, {"Effect": "Allow", "Action": ["cms:PutCustomMetric"], "Resource": ["*"]})
-    if group_ids:
-        actions = ["ess:CompleteLifecycleAction", *(["ess:SetInstanceHealth"] if gpu_metrics else [])]
+    # The node never completes a lifecycle hook (the scale-out gate's runbook does, as its own role): only a node
+    # with GPU metrics acts on its group, marking itself unhealthy.
+    if group_ids and gpu_metrics:
         statements.append({
             "Effect": "Allow",
-            "Action": actions,
+            "Action": ["ess:SetInstanceHealth"],
             "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
         })
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
@@ -84,8 +87,8 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         self._name, self._args = name, args
         role = alicloud.ram.Role(
             f"{name}-role",
-            # RAM names are account-wide: the region's hash keeps one cluster name in two regions apart.
-            role_name=fit(f"{name}-node", NAMES.limit(ROLE, "roleName"), args.region),
+            # RAM names are account-wide: the environment in the base and the region's hash keep stacks apart.
+            role_name=fit(f"{args.base}-node", NAMES.limit(ROLE, "roleName"), args.region),
             description=f"gpufleet {name}: GPU node",
             assume_role_policy_document=service_trust_document(ECS_SERVICE),
             tags=args.tags,
@@ -95,13 +98,17 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
         self.role_arn = role.arn
         self.register_outputs({"role_name": self.role_name, "role_arn": self.role_arn})
 
-    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment:
-        child = pulumi.ResourceOptions(parent=self)
+    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment | None:
+        """The node's policy, once the scaling groups it names exist; None when the node needs no grant at all
+        (no OSS prefixes, no GPU metrics): RAM takes no policy without statements."""
         args = self._args
+        if not args.oss_read_prefixes and not args.gpu_metrics:
+            return None
+        child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
-            policy_name=fit(f"{self._name}-node", NAMES.limit(POLICY, "policyName"), args.region),
-            description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' lifecycle and health",
+            policy_name=fit(f"{args.base}-node", NAMES.limit(POLICY, "policyName"), args.region),
+            description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' health",
             policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
                 lambda values: node_policy_document(
                     values[0], args.region, list(values[1:]), args.oss_read_prefixes, args.gpu_metrics

@@ -20,6 +20,7 @@ INTERRUPTION_EVENT = "Instance:PreemptibleInstanceInterruption"
 
 def interruption_rule(
     name: str,
+    base: str,
     region: str,
     account_id: pulumi.Input[str],
     retention_days: int,
@@ -28,12 +29,13 @@ def interruption_rule(
     opts: pulumi.ResourceOptions,
 ) -> alicloud.cms.EventRule:
     """The event rule, the logstore that keeps its events `retention_days` (monitoring.log_retention_days) and the
-    contact group (a name) it notifies, if any."""
+    contact group (a name) it notifies, if any. The rule's and project's names come from `base`, the cluster in its
+    environment (the rule is account-wide, the project unique in the region over every account)."""
     project = alicloud.log.Project(
         f"{name}-events",
         # Unique in the region over every account: the hash of region and account keeps it this stack's.
         project_name=pulumi.Output.from_input(account_id).apply(
-            lambda account: fit(f"{name}-events", NAMES.limit(PROJECT, "projectName"), region, account)
+            lambda account: fit(f"{base}-events", NAMES.limit(PROJECT, "projectName"), region, account)
         ), description="gpufleet spot interruption events",
         tags=tags, opts=opts,
     )
@@ -47,7 +49,7 @@ def interruption_rule(
     )
     return alicloud.cms.EventRule(
         f"{name}-interruptions",
-        rule_name=fit(f"{name}-interruptions", None, region),  # account-wide: PutEventRule overwrites by name
+        rule_name=fit(f"{base}-interruptions", None, region),  # account-wide: PutEventRule overwrites by name
         description="Spot (preemptible) instance interruption notices, 5 minutes before release",
         event_pattern=alicloud.cms.EventRuleEventPatternArgs(
             product="ECS", event_type_lists=["StatusNotification"], name_lists=[INTERRUPTION_EVENT]

@@ -20,6 +20,8 @@ class AlicloudNetworkArgs:
 
     zones: list[str]
     tags: dict[str, str]
+    base: str
+    """The cluster in its environment (naming.stack_base): the VPC's and the EIP's names, unique in the region."""
     cidr: IPv4Network | None = None
     vpc_id: str | None = None
     vswitch_ids: list[str] = field(default_factory=list)
@@ -44,7 +46,7 @@ class AlicloudNetwork(pulumi.ComponentResource):
 
     def _create(self, name: str, args: AlicloudNetworkArgs, cidr: IPv4Network) -> None:
         child = pulumi.ResourceOptions(parent=self)
-        vpc = alicloud.vpc.Network(f"{name}-vpc", vpc_name=f"{name}-vpc", cidr_block=str(cidr), tags=args.tags,
+        vpc = alicloud.vpc.Network(f"{name}-vpc", vpc_name=f"{args.base}-vpc", cidr_block=str(cidr), tags=args.tags,
                                    opts=child)
         self.vpc_id = vpc.id
         switches = {
@@ -74,7 +76,7 @@ class AlicloudNetwork(pulumi.ComponentResource):
         )
         eip = alicloud.ecs.EipAddress(
             f"{name}-nat",
-            address_name=f"{name}-nat",
+            address_name=f"{args.base}-nat",
             internet_charge_type="PayByTraffic",
             payment_type="PayAsYouGo",
             bandwidth=EIP_BANDWIDTH_MBPS,

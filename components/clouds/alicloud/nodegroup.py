@@ -17,7 +17,7 @@ them). terraform-provider-alicloud alicloud/resource_alicloud_ess_scaling_group.
 Inactive (line 310) and enabled there only when it has a launch template (lines 314-335); a scaling configuration
 with enable set enables its group (resource_alicloud_ess_scaling_configuration.go, enableEssScalingConfiguration,
 line 1523-1562). So a configuration group's configuration waits for the hooks, and a launch-template group is
-created with min size and desired capacity 0 and sized afterwards by the gate's sizing template.
+created with min size and desired capacity 0 and sized afterwards (group_size.py).
 """
 
 from __future__ import annotations
@@ -36,8 +36,8 @@ from gpufleet.lock.status import PROFILE_TAG
 from gpufleet.stackfile.models import NodeGroup
 
 from ..hooks import GroupHooks
-from .eri import HIGH_PERFORMANCE, STANDARD, eri_count
-from .scale_out_gate import AlicloudScaleOutGate
+from .eri import HIGH_PERFORMANCE, STANDARD, eri_count, eri_security_groups
+from .group_size import ScalingGroupSize
 
 DISK_CATEGORY = "cloud_essd"
 SPOT_POOLS = 3  # COST_OPTIMIZED spreads spot over this many of the cheapest types (ESS allows 1 to 10)
@@ -61,11 +61,14 @@ class NodeGroupArgs:
     """The rendered cloud-init document (an Output where it names the metrics' application group)."""
     hooks: GroupHooks
     tags: dict[str, str]
+    region: str
     deployment_set_id: pulumi.Input[str] | None = None
     launch_notification_arn: pulumi.Input[str] | None = None
     """The scale-out gate the launch hook notifies (scaling groups only)."""
     terminate_notification_arn: pulumi.Input[str] | None = None
     """The checkpoint runbook the scale-in hook notifies (scaling groups only)."""
+    eri_lane_security_group_ids: tuple[pulumi.Input[str], ...] = ()
+    """Lane groups 2..n of the ERIs (security.py eri_lane_security_groups), at least one fewer than the ERIs."""
 
 
 def spot_strategy(group: NodeGroup) -> str:
@@ -103,7 +106,7 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             self.group_id = self._group.id
         self.register_outputs({"group_id": self.group_id})
 
-    def start(self, grants: Sequence[pulumi.Resource], gate: AlicloudScaleOutGate) -> None:
+    def start(self, grants: Sequence[pulumi.Resource]) -> None:
         """Let a scaling group launch nodes once both hooks and the grants (the node's and the gate's role
         policies) exist: enable a configuration group, size a launch-template group. A fleet has no hooks."""
         if self._args.group.provisioner == "fleet":
@@ -113,7 +116,9 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             self._scaling_configuration(self._group, opts)
         else:
             size = self._args.group.size
-            gate.size_group(self._name, self._group.id, size.min, size.desired, opts)
+            ScalingGroupSize(f"{self._name}-size", {"scaling_group_id": self._group.id, "min_size": size.min,
+                                                    "desired_capacity": size.desired, "region": self._args.region},
+                             opts)
 
     def _user_data(self) -> pulumi.Output[str]:
         user_data = pulumi.Output.from_input(self._args.user_data)
@@ -128,7 +133,8 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         args, group = self._args, self._args.group
         return alicloud.ecs.EcsLaunchTemplate(
             f"{self._name}-lt",
-            launch_template_name=f"{self._name}-lt",
+            # Unique in the region: the group's name carries the environment.
+            launch_template_name=f"{args.group_name}-lt",
             description=self._description(),
             image_id=args.image_id,
             instance_type=args.types[0].name,
@@ -193,15 +199,16 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
         self, group: alicloud.ess.ScalingGroup, opts: pulumi.ResourceOptions
     ) -> alicloud.ess.ScalingConfiguration:
         args, spec = self._args, self._args.group
+        # Each ERI block distinct in a field the provider's set hashes (eri.py, eri_security_groups).
         interfaces = [alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
             instance_type="Primary", network_interface_traffic_mode=STANDARD,
             security_group_ids=[args.security_group_id],
         )] + [
             alicloud.ess.ScalingConfigurationNetworkInterfaceArgs(
                 instance_type="Secondary", network_interface_traffic_mode=HIGH_PERFORMANCE,
-                security_group_ids=[args.security_group_id],
+                security_group_ids=groups,
             )
-            for _ in range(self.eris)
+            for groups in eri_security_groups(args.security_group_id, args.eri_lane_security_group_ids, self.eris)
         ]
         spot = spot_strategy(spec)
         return alicloud.ess.ScalingConfiguration(
@@ -213,12 +220,17 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             instance_types=[t.name for t in args.types],
             image_id=args.image_id,
             instance_description=self._description(),
-            # terraform-provider-alicloud (release/v2, as v1.289.0 and v2.0.0-beta3),
-            # alicloud/resource_alicloud_ess_scaling_configuration.go: Create refuses a configuration with neither
-            # security_group_id nor security_group_ids (line 602-604, "must be assigned"), and the schema lets
-            # network_interfaces conflict with security_group_id only (line 120). So the one combination it accepts
-            # at create is security_group_ids beside network_interfaces: the same group as the primary ENI's.
-            # ESS's CreateScalingConfiguration reference says a call setting both fails: confirm on an account.
+            # security_group_ids beside network_interfaces, read in terraform-provider-alicloud 81c43b672
+            # alicloud/resource_alicloud_ess_scaling_configuration.go: the schema lets network_interfaces conflict
+            # with security_group_id only (:120); Create refuses a configuration with neither security_group_id nor
+            # security_group_ids (:600-604) and sends SecurityGroupIds (:658-660) beside NetworkInterfaces
+            # (:851-869) in one CreateScalingConfiguration; Update (modifyEssScalingConfiguration :1272-1308) sends
+            # SecurityGroupIds with NetworkInterfaces whenever security_group_ids is set. So this is the only
+            # combination the provider creates. ESS's CreateScalingConfiguration and ModifyScalingConfiguration
+            # references say a call configuring the primary ENI both ways fails; the provider's own acceptance test
+            # reaches network_interfaces only by creating with security_group_id and removing it in a later update
+            # (resource_alicloud_ess_scaling_configuration_test.go:1763-1843). Unconfirmed on an account: if ESS
+            # enforces its reference, this create fails and an ERI group needs a configuration made another way.
             security_group_ids=[args.security_group_id],
             network_interfaces=interfaces,
             internet_max_bandwidth_out=0,

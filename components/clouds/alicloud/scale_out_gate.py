@@ -14,10 +14,6 @@ The scale-in hook notifies the checkpoint template the same way: it runs the boo
 every leaving node at once, then completes the action with CONTINUE whatever the command did (Auto Scaling, "best
 practices for lifecycle hooks and OOS templates": a failed O&M operation on scale-in still removes the instances).
 The same role runs it: it needs no action the gate lacks.
-
-A second template sizes a launch-template group once its hooks exist: the provider enables such a group when it
-creates it, so the group is created with no nodes and an execution of this template, run as the same role, sets
-its min size and desired capacity (ESS ModifyScalingGroup) after both hooks and the roles' grants are in place.
 """
 
 from __future__ import annotations
@@ -33,14 +29,13 @@ from gpufleet.clouds.alicloud.names import NAMES, POLICY, ROLE
 from gpufleet.clouds.naming import fit
 
 from ...bootstrap import checkpoint_command, gate_command
-from .identity import scaling_group_arn, service_trust_document
+from .identity import service_trust_document
 from .lifecycle import GATE_COMMAND_TIMEOUT, GATE_WAIT_SECONDS, checkpoint_command_timeout
 
 OOS_SERVICE = "oos.aliyuncs.com"
 # What the template runs and calls, and nothing else (the public template's list).
 GATE_ECS_ACTIONS = ["ecs:RunCommand", "ecs:DescribeInvocations", "ecs:DescribeInvocationResults"]
 GATE_ESS_ACTIONS = ["ess:CompleteLifecycleAction"]
-SIZING_ESS_ACTIONS = ["ess:ModifyScalingGroup"]  # only where the gate sizes launch-template groups
 # Placeholders ESS fills when a lifecycle hook notifies an OOS template.
 ESS_FILLED = "filled in by ESS when the lifecycle hook notifies this template"
 
@@ -157,75 +152,38 @@ def checkpoint_template(role_name: str, concurrency: int, checkpoint_grace_secon
     return json.dumps(document, indent=2)
 
 
-def capacity_template(role_name: str) -> str:
-    """The OOS template (JSON) that gives a scaling group its size: ESS ModifyScalingGroup takes MinSize and
-    DesiredCapacity (terraform-provider-alicloud alicloud/resource_alicloud_ess_scaling_group.go, Update)."""
-    def parameter(kind: str, what: str) -> dict[str, Any]:
-        return {"Type": kind, "Description": what}
-
-    document = {
-        "FormatVersion": "OOS-2019-06-01",
-        "Description": "gpufleet: size a launch-template scaling group once its lifecycle hooks exist",
-        "Parameters": {
-            "regionId": parameter("String", "Region of the scaling group"),
-            "scalingGroupId": parameter("String", "The scaling group"),
-            "minSize": parameter("Number", "The group's min size"),
-            "desiredCapacity": parameter("Number", "The group's desired capacity"),
-            "OOSAssumeRole": {**parameter("String", "RAM role OOS assumes to size the group"), "Default": role_name},
-        },
-        "RamRole": "{{ OOSAssumeRole }}",
-        "Tasks": [{
-            "Name": "sizeGroup",
-            "Action": "ACS::ExecuteAPI",
-            "Description": "Set the group's min size and desired capacity",
-            "Properties": {
-                "Service": "ESS",
-                "API": "ModifyScalingGroup",
-                "Parameters": {
-                    "RegionId": "{{ regionId }}",
-                    "ScalingGroupId": "{{ scalingGroupId }}",
-                    "MinSize": "{{ minSize }}",
-                    "DesiredCapacity": "{{ desiredCapacity }}",
-                },
-            },
-        }],
-    }
-    return json.dumps(document, indent=2)
-
-
-def gate_policy_document(region: str, account_id: str, group_ids: list[str], sizes_groups: bool) -> str:
-    """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account,
-    and complete lifecycle actions of (and size) the cluster's own scaling groups."""
+def gate_policy_document(region: str, account_id: str) -> str:
+    """What the gate's role may do: run and read Cloud Assistant commands in the stack's region and account, and
+    complete lifecycle actions (an action RAM authorises on every resource, not per scaling group)."""
     statements = [
         # New nodes have no ids until they launch and no tag condition is documented for these actions, so the
         # narrowest scope is the region and account (Cloud Assistant's RAM guide scopes by region, instance and
         # command); RunCommand also creates the command it runs.
         {"Effect": "Allow", "Action": GATE_ECS_ACTIONS, "Resource": [f"acs:ecs:{region}:{account_id}:*"]},
-        {
-            "Effect": "Allow",
-            "Action": GATE_ESS_ACTIONS + (SIZING_ESS_ACTIONS if sizes_groups else []),
-            "Resource": [scaling_group_arn(region, account_id, group) for group in group_ids],
-        },
+        # ess:CompleteLifecycleAction is authorised on All Resources only (Auto Scaling API reference,
+        # api-ess-2022-02-22-completelifecycleaction, Authorization information: resource type "All Resources", no
+        # condition key): the request names only the hook id and token, so a scaling-group ARN never matches it.
+        {"Effect": "Allow", "Action": GATE_ESS_ACTIONS, "Resource": ["*"]},
     ]
     return json.dumps({"Version": "1", "Statement": statements}, sort_keys=True)
 
 
 @dataclass(frozen=True)
 class ScaleOutGateArgs:
-    cluster: str
+    base: str
+    """The cluster in its environment (naming.stack_base): the role, policy and template names carry it (RAM names are
+    account-wide, OOS template names unique in the region)."""
     region: str
     account_id: pulumi.Input[str]
     concurrency: int
     """New nodes checked at once: the most a scaling activity can add (the largest group's max size)."""
-    sizes_groups: bool
-    """Whether a launch-template group needs the sizing template (`size_group`)."""
     checkpoint_grace_seconds: int
     """How long the stack's checkpoint may run on a leaving node."""
     tags: dict[str, str]
 
 
 class AlicloudScaleOutGate(pulumi.ComponentResource):
-    """The templates and their role; `attach` grants the role the scaling groups once they exist."""
+    """The templates and their role; `attach` grants the role what the templates call."""
 
     notification_arn: pulumi.Output[str]
     checkpoint_arn: pulumi.Output[str]
@@ -239,7 +197,7 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         role = alicloud.ram.Role(
             f"{name}-role",
-            role_name=fit(name, NAMES.limit(ROLE, "roleName"), args.region),  # account-wide, as the policy
+            role_name=fit(f"{args.base}-scale-out-gate", NAMES.limit(ROLE, "roleName"), args.region),  # account-wide
             description=f"gpufleet {name}: OOS runs the node check on new nodes and the checkpoint on leaving ones",
             assume_role_policy_document=service_trust_document(OOS_SERVICE),
             tags=args.tags,
@@ -248,27 +206,20 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         template = alicloud.oos.Template(
             f"{name}-template",
             # OOS refuses names starting with ALIYUN, ACS, ALIBABA or ALICLOUD, which a cluster name may.
-            template_name=f"gpufleet-{name}",
+            template_name=f"gpufleet-{args.base}-scale-out-gate",
             content=role.role_name.apply(lambda role_name: gate_template(role_name, args.concurrency)),
             tags=args.tags,
             opts=child,
         )
         checkpoint = alicloud.oos.Template(
             f"{name}-checkpoint",
-            template_name=f"gpufleet-{args.cluster}-scale-in-checkpoint",
+            template_name=f"gpufleet-{args.base}-scale-in-checkpoint",
             content=role.role_name.apply(
                 lambda role_name: checkpoint_template(role_name, args.concurrency, args.checkpoint_grace_seconds)
             ),
             tags=args.tags,
             opts=child,
         )
-        self._capacity = alicloud.oos.Template(
-            f"{name}-capacity",
-            template_name=f"gpufleet-{name}-capacity",
-            content=role.role_name.apply(capacity_template),
-            tags=args.tags,
-            opts=child,
-        ) if args.sizes_groups else None
         self.role_name = role.role_name
         self.template_name = template.template_name
         self.notification_arn = pulumi.Output.all(args.account_id, template.template_name).apply(
@@ -280,29 +231,15 @@ class AlicloudScaleOutGate(pulumi.ComponentResource):
         self.register_outputs({"notification_arn": self.notification_arn, "checkpoint_arn": self.checkpoint_arn,
                                "role_name": self.role_name})
 
-    def size_group(self, name: str, group_id: pulumi.Input[str], min_size: int, desired: int,
-                   opts: pulumi.ResourceOptions) -> alicloud.oos.Execution:
-        """Run the sizing template once for one group; a changed size is a new execution (its inputs force one)."""
-        assert self._capacity is not None, "the gate was made without sizes_groups"
-        parameters = {"regionId": self._args.region, "scalingGroupId": group_id, "minSize": min_size,
-                      "desiredCapacity": desired}
-        return alicloud.oos.Execution(
-            f"{name}-capacity",
-            template_name=self._capacity.template_name,
-            description="gpufleet: size the scaling group now that its lifecycle hooks exist",
-            parameters=pulumi.Output.json_dumps(parameters),
-            opts=opts,
-        )
-
-    def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment:
+    def attach(self) -> alicloud.ram.RolePolicyAttachment:
         child = pulumi.ResourceOptions(parent=self)
         args = self._args
         policy = alicloud.ram.Policy(
             f"{self._name}-policy",
-            policy_name=fit(self._name, NAMES.limit(POLICY, "policyName"), args.region),
-            description="gpufleet lifecycle runbooks: Cloud Assistant in the stack's region, its scaling groups' hooks",
-            policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
-                lambda values: gate_policy_document(args.region, values[0], list(values[1:]), args.sizes_groups)
+            policy_name=fit(f"{args.base}-scale-out-gate", NAMES.limit(POLICY, "policyName"), args.region),
+            description="gpufleet lifecycle runbooks: Cloud Assistant in the stack's region, lifecycle hooks",
+            policy_document=pulumi.Output.from_input(args.account_id).apply(
+                lambda account: gate_policy_document(args.region, account)
             ),
             opts=child,
         )

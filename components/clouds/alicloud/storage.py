@@ -20,11 +20,12 @@ ROTATION_INTERVAL = "365d"  # the longest a software key allows (7 to 365 days)
 PENDING_WINDOW_DAYS = 30  # a mistaken destroy can be cancelled for a month
 
 
-def cluster_key(name: str, instance_id: str, protect: bool, tags: dict[str, str],
+def cluster_key(name: str, base: str, instance_id: str, protect: bool, tags: dict[str, str],
                 opts: pulumi.ResourceOptions) -> alicloud.kms.Key:
+    """The key, and its alias named for `base` (the cluster in its environment: aliases are unique in a region)."""
     key = alicloud.kms.Key(
         f"{name}-key",
-        description=f"gpufleet {name}: node system and data disks",
+        description=f"gpufleet {base}: node system and data disks",
         dkms_instance_id=instance_id,
         key_spec="Aliyun_AES_256",
         key_usage="ENCRYPT/DECRYPT",
@@ -35,5 +36,5 @@ def cluster_key(name: str, instance_id: str, protect: bool, tags: dict[str, str]
         tags=tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect)),
     )
-    alicloud.kms.Alias(f"{name}-key", alias_name=f"alias/gpufleet-{name}", key_id=key.id, opts=opts)
+    alicloud.kms.Alias(f"{name}-key", alias_name=f"alias/gpufleet-{base}", key_id=key.id, opts=opts)
     return key

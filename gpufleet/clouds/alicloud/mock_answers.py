@@ -197,6 +197,14 @@ ARMS_GROUP = {"id": "1000001", "alertContactGroupId": "1000001", "alertContactGr
 # --- end ACK's ARMS alerts ---
 
 
+def _metric_seed(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """The metric seed's create returns the group and series it reported, and its inputs as outputs: the same
+    function answers here."""
+    from components.clouds.alicloud.metric_seed import seed_id
+
+    return seed_id(inputs), {}
+
+
 ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     **dict.fromkeys(PREFIXED_IDS, _prefixed),
     **dict.fromkeys(IMAGE_BUILDER_IDS, _image_builder),
@@ -222,6 +230,9 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "pulumi-python:dynamic/alicloud:CustomMetricRule": _named("rule_id"),
     "alicloud:slb/aclEntryAttachment:AclEntryAttachment": _acl_entry,
     "pulumi-python:dynamic/alicloud:ApiServerAcl": _api_server_acl,
+    # A launch-template group's size (components/clouds/alicloud/group_size.py): create returns the group's id.
+    "pulumi-python:dynamic/alicloud:ScalingGroupSize": _named("scaling_group_id"),
+    "pulumi-python:dynamic/alicloud:MetricSeed": _metric_seed,
     **ACK_POOL_ANSWERS,
     **ARMS_ANSWERS,
     "alicloud:cs/managedKubernetes:ManagedKubernetes": _ack_cluster,

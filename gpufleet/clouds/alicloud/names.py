@@ -134,7 +134,6 @@ NAMES = NameTable(
         ("alicloud:cs/kubernetesAddon:KubernetesAddon", "name"): "an ACK add-on's id (ack_addons.py)",
         ("alicloud:cs/kubernetesPermission:KubernetesPermission", "permissions[].roleName"):
             "ACK's predefined cluster role (admin)",
-        ("alicloud:oos/execution:Execution", "templateName"): "the OOS template it runs (its own row)",
         ("alicloud:log/store:Store", "projectName"): "the project's name (its own row)",
         ("alicloud:cms/eventRule:EventRule", "contactParameters[].contactGroupName"):
             "the alarm contact group's name (its own row, or the stack's brought group)",

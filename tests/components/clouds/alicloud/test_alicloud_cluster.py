@@ -44,16 +44,54 @@ def test_train_plan_exits_0_as_json() -> None:
     assert {CONFIG, GROUP, "alicloud:ess/lifecycleHook:LifecycleHook", "alicloud:cms/eventRule:EventRule"} <= types
 
 
-def test_each_ebmgn8v_node_gets_its_two_eris_with_the_node_security_group() -> None:
+# The fields terraform-provider-alicloud's network_interfaces set hashes (every Optional one of its element schema,
+# resource_alicloud_ess_scaling_configuration.go:117-147; plugin SDK v1.17.2 serialize.go:89-113), by Pulumi name.
+INTERFACE_HASH_FIELDS = ("instanceType", "ipv6AddressCount", "networkInterfaceTrafficMode", "securityGroupIds")
+
+
+def _set_hash_key(interface: dict[str, Any]) -> str:
+    """What the plugin SDK serialises a block to before hashing it: each field in key order, lists in order."""
+    def value(field: str) -> str:
+        found = interface.get(field)
+        return ";".join(found) + ";" if isinstance(found, list) else "" if found is None else str(found)
+    return "".join(f"{field}:{value(field)};" for field in sorted(INTERFACE_HASH_FIELDS))
+
+
+def test_each_ebmgn8v_node_keeps_its_two_eris_through_the_providers_set() -> None:
+    """network_interfaces is a TypeSet that keeps one element per hash (set.go:228-247): every block must differ
+    in a hashed field, or a node gets one ERI of its two."""
     plan = shipped(TRAIN)
-    interfaces = one(plan, CONFIG).inputs["networkInterfaces"]
+    config = one(plan, CONFIG)
+    interfaces = config.inputs["networkInterfaces"]
     assert [(i["instanceType"], i["networkInterfaceTrafficMode"]) for i in interfaces] == [
         ("Primary", "Standard"), ("Secondary", "HighPerformance"), ("Secondary", "HighPerformance")]
-    sg = one(plan, "alicloud:ecs/securityGroup:SecurityGroup")
-    groups = {tuple(i["securityGroupIds"]) for i in interfaces}
-    assert len(groups) == 1 and next(iter(groups))[0].startswith("sg-")
-    assert sg.urn in one(plan, CONFIG).property_dependencies["networkInterfaces"]
-    assert one(plan, CONFIG).inputs["internetMaxBandwidthOut"] == 0
+    assert len({_set_hash_key(i) for i in interfaces}) == len(interfaces) == 3
+    # Every interface is in the node security group; the second ERI also in its lane's group.
+    groups = {g.inputs["securityGroupName"]: g for g in of_type(plan, "alicloud:ecs/securityGroup:SecurityGroup")}
+    assert set(groups) == {"train-nodes", "train-eri-2"}
+    node_sg = interfaces[0]["securityGroupIds"][0]
+    assert [i["securityGroupIds"][0] for i in interfaces] == [node_sg] * 3
+    assert [len(i["securityGroupIds"]) for i in interfaces] == [1, 1, 2]
+    assert {groups["train-nodes"].urn, groups["train-eri-2"].urn} <= set(config.property_dependencies[
+        "networkInterfaces"])
+    assert config.inputs["internetMaxBandwidthOut"] == 0
+
+
+def test_an_eri_lane_group_opens_only_its_own_members_to_each_other() -> None:
+    plan = shipped(TRAIN)
+    (lane,) = [g for g in of_type(plan, "alicloud:ecs/securityGroup:SecurityGroup")
+               if g.inputs["securityGroupName"] == "train-eri-2"]
+    rules = [r for r in of_type(plan, "alicloud:ecs/securityGroupRule:SecurityGroupRule")
+             if r.property_dependencies.get("securityGroupId") == (lane.urn,)]
+    (rule,) = rules
+    assert rule.property_dependencies["sourceSecurityGroupId"] == (lane.urn,)
+    assert (rule.inputs["type"], rule.inputs["ipProtocol"], rule.inputs["nicType"]) == ("ingress", "all", "intranet")
+    assert "cidrIp" not in rule.inputs
+
+
+def test_a_cluster_without_eris_makes_no_lane_group() -> None:
+    names = [g.inputs["securityGroupName"] for g in of_type(shipped(INFER), "alicloud:ecs/securityGroup:SecurityGroup")]
+    assert names == ["infer-nodes"]
 
 
 INSTANCE = "kst-bjj62f1cb66fa42qo"  # a KMS instance id of the documented shape (kst-...)
@@ -125,8 +163,10 @@ def test_ram_role_trusts_ecs_and_its_policy_has_no_wildcard_action() -> None:
     document = json.loads(_node_identity(plan, "alicloud:ram/policy:Policy").inputs["policyDocument"])
     actions = [a for s in document["Statement"] for a in s["Action"]]
     assert actions and not [a for a in actions if "*" in a]
-    lifecycle = next(s for s in document["Statement"] if "ess:CompleteLifecycleAction" in s["Action"])
-    (resource,) = lifecycle["Resource"]
+    # The node never completes a hook (the gate's role does); it only marks itself unhealthy in its own group.
+    assert "ess:CompleteLifecycleAction" not in actions
+    health = next(s for s in document["Statement"] if s["Action"] == ["ess:SetInstanceHealth"])
+    (resource,) = health["Resource"]
     assert resource.startswith("acs:ess:cn-wulanchabu:") and "scalinggroup/asg-" in resource
     attachment = _node_identity(plan, "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
     assert attachment.inputs["policyType"] == "Custom"
@@ -158,7 +198,7 @@ def test_both_lifecycle_hooks() -> None:
     assert set(hooks) == {"SCALE_OUT", "SCALE_IN"}
     # The stack's 300 s checkpoint grace plus the runbook's overhead; the checkpoint runbook completes it.
     assert hooks["SCALE_IN"]["heartbeatTimeout"] == 420 and hooks["SCALE_IN"]["defaultResult"] == "CONTINUE"
-    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-scale-in-checkpoint")
+    assert hooks["SCALE_IN"]["notificationArn"].endswith(":oos/gpufleet-train-dev-scale-in-checkpoint")
 
 
 def test_interruption_events_go_to_an_encrypted_logstore() -> None:

@@ -17,8 +17,14 @@ from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 
-from components.clouds.alicloud.custom_metric_rule import RULE_TYPE, CustomMetricRuleProvider, RuleRefused
-from components.clouds.alicloud.deployer_credentials import CREDENTIAL_KEYS, credential, provider_settings
+from components.clouds.alicloud.cloudmonitor_calls import CloudMonitorRefused
+from components.clouds.alicloud.custom_metric_rule import RULE_TYPE, CustomMetricRuleProvider
+from components.clouds.alicloud.deployer_credentials import (
+    CREDENTIAL_KEYS,
+    AssumeRoleSettingError,
+    credential,
+    provider_settings,
+)
 from gpufleet.clouds.alicloud.mock_answers import new_resource
 
 REGION = "cn-wulanchabu"
@@ -74,13 +80,14 @@ def test_delete_removes_the_rule_by_id(replay: Replay) -> None:
 
 def test_a_refusal_inside_http_200_stops_the_create(replay: Replay) -> None:
     replay.answer("PutCustomMetricRule", "PutCustomMetricRule.refused")
-    with pytest.raises(RuleRefused, match=r"PutCustomMetricRule refused: ParameterInvalid \(Illegal parameters.\)"):
+    refused = r"PutCustomMetricRule refused: ParameterInvalid \(Illegal parameters.\)"
+    with pytest.raises(CloudMonitorRefused, match=refused):
         provider().create(dict(PROPS))
 
 
 def test_an_error_status_stops_the_delete(replay: Replay) -> None:
     replay.answer("DeleteMetricRules", "DeleteMetricRules.refused")
-    with pytest.raises(RuleRefused, match="DeleteMetricRules refused: ParameterInvalid"):
+    with pytest.raises(CloudMonitorRefused, match="DeleteMetricRules refused: ParameterInvalid"):
         provider().delete(PROPS["rule_id"], dict(PROPS))
 
 
@@ -121,7 +128,45 @@ def test_a_deploy_signs_with_the_stacks_alicloud_config_at_its_regions_endpoint(
 
 def test_an_sts_token_in_the_config_signs_as_sts() -> None:
     signer = credential({"accessKey": "STS.LTAI5tKey", "secretKey": "s", "securityToken": "token"}).get_credential()
-    assert (signer.access_key_id, signer.security_token, signer.type) == ("STS.LTAI5tKey", "token", "sts")
+    assert (signer.access_key_id, signer.security_token, signer.type) == ("STS.LTAI5tKey", "token", "static_sts")
+
+
+ROLE_ARN = "acs:ram::1234567890123456:role/gpufleet-deployer"
+
+
+def test_the_providers_assume_role_is_assumed_before_the_call_as_the_provider_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """alicloud:assumeRole set: the rule is put with the assumed role's STS credentials, the session named and timed
+    as terraform-provider-alicloud's provider.go names and times it (terraform, 3600 s)."""
+    for variable in (v for variables in CREDENTIAL_KEYS.values() for v in variables):
+        monkeypatch.delenv(variable, raising=False)
+    rules = CustomMetricRuleProvider()
+    rules.configure(ConfigureRequest(Config({
+        "alicloud:accessKey": "LTAI5tConfigKey0000000000", "alicloud:secretKey": "config-secret",
+        "alicloud:assumeRole": json.dumps({"roleArn": ROLE_ARN, "externalId": "abc"}),
+    }, "gpufleet")))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        replay = Replay(mock)
+        replay.answer("AssumeRole", "AssumeRole.ok")
+        replay.answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+        rules.create(dict(PROPS))
+        assume, put = mock.calls
+    assumed = dict(replay.calls)["AssumeRole"]
+    assert (assumed["RoleArn"], assumed["RoleSessionName"], assumed["DurationSeconds"], assumed["ExternalId"],
+            assumed["AccessKeyId"]) == (ROLE_ARN, "terraform", "3600", "abc", "LTAI5tConfigKey0000000000")
+    assert "Credential=STS.NUgYrLnoC37mZZCNnAbez2MT," in put.request.headers["Authorization"]
+    assert put.request.headers["x-acs-security-token"] == "assumed-role-security-token"
+
+
+def test_assume_role_fields_fall_back_to_the_providers_environment_and_a_bad_block_is_named() -> None:
+    env = {"ALICLOUD_ASSUME_ROLE_ARN": ROLE_ARN, "ALICLOUD_ASSUME_ROLE_SESSION_NAME": "ci",
+           "ALICLOUD_ASSUME_ROLE_SESSION_EXPIRATION": "900"}
+    settings = provider_settings(Config({"alicloud:assumeRole": "{}"}, "gpufleet"), env)
+    assert settings["assumeRole"] == {"roleArn": ROLE_ARN, "sessionName": "ci", "sessionExpiration": 900}
+    assert "assumeRole" not in provider_settings(Config({}, "gpufleet"), env)  # no block, no role (as the provider)
+    with pytest.raises(AssumeRoleSettingError, match=r"alicloud:assumeRole.roleArn is required"):
+        provider_settings(Config({"alicloud:assumeRole": "{}"}, "gpufleet"), {})
 
 
 def test_the_provider_survives_the_engines_serialization() -> None:
