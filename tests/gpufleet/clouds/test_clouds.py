@@ -67,7 +67,8 @@ def test_unknown_cloud_is_refused_with_the_list() -> None:
 
 def test_an_aws_field_on_an_azure_stack_is_refused_by_name() -> None:
     errors = errors_of(azure_cluster(vpc_id="vpc-0123456789abcdef0"))
-    assert "network.vpc_id: unknown field; check its spelling against `gpufleet schema`; did you mean 'vnet_id'?" in errors
+    assert ("network.vpc_id: unknown field; check its spelling against `gpufleet schema`; did you mean 'vnet_id'?"
+            in errors)
     raw = azure_cluster()
     raw["identity"] = {"s3_read_prefixes": []}
     assert "identity.s3_read_prefixes: unknown field; check its spelling against `gpufleet schema`" in errors_of(raw)
