@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
@@ -27,6 +26,7 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider
 from pulumi_azure_native import authorization
 
+from ..seed_wait import await_listed
 from .identity import MONITORING_METRICS_PUBLISHER
 from .provider_credential import provider_credential, provider_settings
 from .storage import propagated, role_definition_id
@@ -134,17 +134,15 @@ class MetricSeedProvider(ResourceProvider):
         return any((d.get("name") or {}).get("value") == props["metric"] for d in response.json().get("value", []))
 
     def _await_definition(self, props: dict[str, Any]) -> None:
-        sleep, clock = self.sleep or time.sleep, self.clock or time.monotonic
-        deadline = clock() + float(props["timeout_seconds"])
         with self._client(ARM, ARM_SCOPE) as client:
-            while not self._listed(client, props):
-                if clock() >= deadline:
-                    raise SeedTimeout(
-                        f"{props['metric']} was published to {props['scale_set_id']} but its metric definitions did "
-                        f"not list it within {props['timeout_seconds']} s; autoscale would refuse the idle rule. "
-                        "Run `pulumi up` again: the seed is retried and the data point stays for 93 days"
-                    )
-                sleep(float(props["poll_seconds"]))
+            await_listed(
+                lambda: self._listed(client, props), float(props["timeout_seconds"]), float(props["poll_seconds"]),
+                lambda: SeedTimeout(
+                    f"{props['metric']} was published to {props['scale_set_id']} but its metric definitions did "
+                    f"not list it within {props['timeout_seconds']} s; autoscale would refuse the idle rule. "
+                    "Run `pulumi up` again: the seed is retried and the data point stays for 93 days"),
+                sleep=self.sleep, clock=self.clock,
+            )
 
     def create(self, props: dict[str, Any]) -> CreateResult:
         self._check_principal(props)
