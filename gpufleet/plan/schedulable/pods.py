@@ -1,8 +1,8 @@
 """The pod templates a plan creates, and those of a job manifest (the shipped examples), each with where it comes
 from; and what is left unchecked, with why.
 
-Read: Deployment, StatefulSet, ReplicaSet, DaemonSet and Job (spec.template), CronJob (spec.jobTemplate.spec.template),
-bare Pods, Kubeflow jobs (spec.<kind>ReplicaSpecs.<role>.template: MPIJob, PyTorchJob, TFJob...), and EKS managed
+Read: the workloads the pack's rules read (policies/kubernetes/workloads.py: Pod, Deployment, StatefulSet, ReplicaSet,
+ReplicationController, DaemonSet, Job, CronJob, MPIJob and PyTorchJob per replica type), and EKS managed
 add-ons whose configurationValues place their pods (tolerations, nodeSelector, affinity: the add-on's own defaults
 for the rest are EKS's and not in the plan; their requests are not judged).
 Not read (each named in the summary with why): operator custom resources (NVIDIADriver, ClusterPolicy,
@@ -18,9 +18,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from policies.kubernetes.workloads import REPLICA_SPECS, WORKLOAD_TYPES, pod_specs, workload_name
+
 from ..record import RecordedResource
 
-WORKLOADS = {"Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job"}
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
 OPERATOR_GROUPS = ("nvidia.com/", "mellanox.com/")
 EKS_ADDON = "aws:eks/addon:Addon"
 # The clouds' own in-cluster software: pod specs the cloud renders, none of them in the plan.
@@ -43,26 +45,17 @@ class PodSource:
     """The resource's URN, or the manifest file."""
 
 
-def _kind(resource_type: str) -> tuple[str, str]:
-    """(api group/version, kind) of a kubernetes:<group/version>:<Kind> resource type."""
-    _, version, kind = resource_type.split(":", 2)
-    return version, kind
-
-
-def object_pods(obj: Mapping[str, Any], origin: str) -> list[PodSource]:
-    """The pod templates of one Kubernetes object ([] for objects that run no pod)."""
-    kind, metadata, spec = obj.get("kind"), obj.get("metadata") or {}, obj.get("spec") or {}
-    where = f"{metadata['namespace']}/" if metadata.get("namespace") else ""
-    title = f"{kind} {where}{metadata.get('name', '')}"
-    if kind in WORKLOADS:
-        return [PodSource(title, spec["template"]["spec"], kind == "DaemonSet", origin)]
-    if kind == "CronJob":
-        return [PodSource(title, spec["jobTemplate"]["spec"]["template"]["spec"], False, origin)]
-    if kind == "Pod":
-        return [PodSource(title, spec, False, origin)]
-    replicas = [(key, value) for key, value in spec.items() if key.endswith("ReplicaSpecs") and isinstance(value, dict)]
-    return [PodSource(f"{title} {role}", role_spec["template"]["spec"], False, origin)
-            for _, roles in replicas for role, role_spec in roles.items()]
+def object_pods(resource_type: str, obj: Mapping[str, Any], origin: str) -> list[PodSource]:
+    """The pod templates of one Kubernetes object of type token `resource_type` ([] for objects that run none), read
+    where the pack's rules read them (policies/kubernetes/workloads.py)."""
+    if resource_type not in WORKLOAD_TYPES:
+        return []
+    title = f"{resource_type.rsplit(':', 1)[1]} {workload_name(dict(obj))}"
+    if resource_type in REPLICA_SPECS:
+        roles = (obj.get("spec") or {}).get(REPLICA_SPECS[resource_type]) or {}
+        return [PodSource(f"{title} {role}", replica["template"]["spec"], False, origin)
+                for role, replica in roles.items()]
+    return [PodSource(title, spec, resource_type == DAEMONSET, origin) for spec in pod_specs(resource_type, dict(obj))]
 
 
 def plan_pods(resources: Sequence[RecordedResource]) -> tuple[list[PodSource], list[str]]:
@@ -70,12 +63,11 @@ def plan_pods(resources: Sequence[RecordedResource]) -> tuple[list[PodSource], l
     found: list[PodSource] = []
     unchecked: list[str] = []
     for resource in resources:
-        if resource.type.startswith("kubernetes:") and resource.custom and resource.type.count(":") == 2:
-            version, kind = _kind(resource.type)
-            if version.startswith(OPERATOR_GROUPS):
-                unchecked.append(f"{kind} {resource.name}: its operator renders the pods from its own templates")
-                continue
-            found += object_pods({**resource.inputs, "kind": kind}, resource.urn)
+        if resource.type.startswith(tuple(f"kubernetes:{group}" for group in OPERATOR_GROUPS)):
+            kind = resource.type.rsplit(":", 1)[1]
+            unchecked.append(f"{kind} {resource.name}: its operator renders the pods from its own templates")
+        elif resource.type.startswith("kubernetes:"):
+            found += object_pods(resource.type, resource.inputs, resource.urn)
         elif resource.type == EKS_ADDON:
             found += _addon_pods(resource, unchecked)
         elif resource.type in CLOUD_MANAGED:
@@ -100,4 +92,5 @@ def _addon_pods(resource: RecordedResource, unchecked: list[str]) -> list[PodSou
 
 def manifest_pods(documents: Iterable[Mapping[str, Any] | None], origin: str) -> list[PodSource]:
     """The pod templates of a multi-document manifest (a shipped example job)."""
-    return [pod for document in documents if document for pod in object_pods(document, origin)]
+    return [pod for document in documents if document
+            for pod in object_pods(f"kubernetes:{document['apiVersion']}:{document['kind']}", document, origin)]

@@ -121,7 +121,7 @@ def _aks(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         if pool.get("scaleSetPriority") == "Spot":
             labels[AKS_SPOT.key] = AKS_SPOT.value
             taints.append(AKS_SPOT)
-        group = next((g for g in resolved.groups if g.name == name), None)
+        group = next((g for g in resolved.groups if g.name == labels.get(GROUP_LABEL, name)), None)
         advertised = gpu_allocatable(group)
         if ib_plugin and group is not None and group.rdma and group.fabric == "infiniband":
             advertised[IB_RESOURCE] = Fraction(HCA_MAX)

@@ -186,7 +186,12 @@ def pod_requests(spec: Mapping[str, Any]) -> dict[str, Fraction]:
     return {name: amount for name, amount in requests.items() if amount > 0}
 
 
-def _show(amount: Fraction) -> str:
+BYTES = ("memory", "ephemeral-storage", "hugepages-")
+
+
+def _show(name: str, amount: Fraction) -> str:
+    if name.startswith(BYTES):
+        return f"{float(amount / 2**20):g}Mi"
     return str(int(amount)) if amount.denominator == 1 else f"{float(amount):g}"
 
 
@@ -197,9 +202,9 @@ def resource_gaps(requests: Mapping[str, Fraction], allocatable: Mapping[str, Fr
         if name in allocatable:
             has = allocatable[name]
             if has is not None and amount > has:
-                gaps.append(f"{name}: requests {_show(amount)}, allocatable {_show(has)}")
+                gaps.append(f"{name}: requests {_show(name, amount)}, allocatable {_show(name, has)}")
         elif name not in NODE_SIZED:
-            gaps.append(f"{name}: requests {_show(amount)}, not advertised")
+            gaps.append(f"{name}: requests {_show(name, amount)}, not advertised")
     return gaps
 
 
