@@ -29,9 +29,7 @@ def stack_findings(resources: Sequence[RecordedResource], resolved: ResolvedClus
 
 def add_schedulability(resources: Sequence[RecordedResource], resolved: ResolvedCluster, summary: dict[str, Any],
                        report: PolicyReport) -> None:
-    """Add a Kubernetes stack's summary.schedulability and its violations; nothing for a VM cluster."""
-    if resolved.spec.scheduler.kind != "kubernetes":
-        return
+    """Add a Kubernetes stack's summary.schedulability and its violations."""
     found, checked, unchecked = stack_findings(resources, resolved)
     summary["schedulability"] = {"pods_checked": checked, "not_checked": unchecked,
                                  "unschedulable": [finding.to_json() for finding in found]}
