@@ -11,12 +11,10 @@ from typing import Any
 from ...clouds.backend import ResolvedCluster
 from ..policy_runner import PolicyReport, Violation
 from ..record import RecordedResource
+from . import SCHEDULABLE
 from .check import Unschedulable, unschedulable
 from .pods import PodSource, plan_pods
 from .pools import node_templates
-
-SCHEDULABLE = "kubernetes-pods-schedulable"
-"""The name a pod with no node is reported under among the plan's violations."""
 
 
 def stack_findings(resources: Sequence[RecordedResource], resolved: ResolvedCluster,

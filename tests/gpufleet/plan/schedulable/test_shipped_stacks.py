@@ -11,10 +11,11 @@ import yaml
 from conftest import REPO, SHIPPED_STACKS
 
 from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.schedulable import SCHEDULABLE
 from gpufleet.plan.schedulable.pods import manifest_pods, plan_pods
 from gpufleet.plan.schedulable.pools import node_templates
 from gpufleet.plan.schedulable.semantics import Taint
-from gpufleet.plan.schedulable.stack import SCHEDULABLE, stack_findings
+from gpufleet.plan.schedulable.stack import stack_findings
 from gpufleet.prepare import prepare
 from gpufleet.stackfile import load_stack
 
