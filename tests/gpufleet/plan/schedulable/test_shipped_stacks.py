@@ -136,3 +136,12 @@ def test_a_stack_pod_with_no_node_fails_the_plan_naming_it(monkeypatch):
     assert plan.summary["schedulability"]["unschedulable"] == [{
         "pod": "Deployment kube-system/cluster-autoscaler", "origin": violation["urn"],
         "groups": {"h100": ["taint nvidia.com/gpu=present:NoSchedule not tolerated"]}}]
+
+
+def test_shared_gpus_are_advertised_as_the_device_plugin_shares_them(shipped_plans):
+    aks = {node.group: node for node in node_templates(shipped_plans["azure-infer-aks"].resources,
+                                                        _resolved("azure-infer-aks"))}
+    assert aks["a100spot"].allocatable["nvidia.com/gpu"] == 7  # MIG all-1g.10gb on one A100 80 GB (single strategy)
+    assert aks["a100base"].allocatable["nvidia.com/gpu"] == 1
+    eks = node_templates(shipped_plans["aws-infer-eks"].resources, _resolved("aws-infer-eks"))
+    assert {node.allocatable["nvidia.com/gpu"] for node in eks} == {8 * 4}  # 8 L40S x time-slicing replicas 4
