@@ -1,18 +1,22 @@
-"""What the kube-scheduler's filters ask of one node for one pod, as Kubernetes defines them:
+"""What the kube-scheduler's filters ask of one node for one pod, as Kubernetes defines them (kubernetes/kubernetes,
+files read at the commits named):
 
-- taints and tolerations: k8s.io/api core/v1 toleration.go ToleratesTaint (empty effect matches every effect; empty
-  key with Exists matches every taint; empty operator means Equal; Lt/Gt compare integers), filtered as the
-  TaintToleration plugin does (pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go Filter: only
-  NoSchedule and NoExecute block; PreferNoSchedule only scores);
-- nodeSelector and required node affinity: component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go
-  (every nodeSelector pair must be a label; nodeSelectorTerms are ORed, a term's matchExpressions ANDed, an empty
-  term matches nothing) with apimachinery's labels/selector.go operators (NotIn and DoesNotExist hold where the label
-  is absent; Gt and Lt compare one integer value with an integer label);
-- requests: component-helpers resource/helpers.go PodRequests (regular containers summed; each init container
-  against that sum at its max, restartable (sidecar) init containers added to everything after them; the pod's
-  overhead on top), with requests defaulted to limits where only limits are given (pkg/apis/core/v1/defaults.go
-  SetDefaults_Pod), judged as the NodeResourcesFit plugin does (noderesources/fit.go fitsRequest): each requested
-  resource against the node's allocatable.
+- taints and tolerations: staging/src/k8s.io/api/core/v1/toleration.go@19c6083b ToleratesTaint (empty effect
+  matches every effect; empty key matches every key, with Exists every taint; empty operator means Equal; Lt and Gt
+  compare integers), filtered as pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go Filter does
+  (FindMatchingUntoleratedTaint over NoSchedule and NoExecute taints only: PreferNoSchedule only scores);
+- nodeSelector and required node affinity: staging/src/k8s.io/component-helpers/scheduling/corev1/nodeaffinity/
+  nodeaffinity.go@1ca8f84e (RequiredNodeAffinity.Match: every nodeSelector pair, then the terms; terms are ORed,
+  "nil or empty term selects no objects" (NewLazyErrorNodeSelector), a term's matchExpressions ANDed as one label
+  selector), with apimachinery labels/selector.go Requirement.Matches (NotIn and DoesNotExist hold where the label
+  is absent; Gt and Lt take one integer value and an integer label);
+- requests: staging/src/k8s.io/component-helpers/resource/helpers.go@0085214e PodRequests and
+  aggregateContainerResourcesByFn (regular containers summed; each init container, plus the restartable (sidecar)
+  init containers before it, against that sum at its max; sidecars added to the sum; pod-level requests of cpu,
+  memory and hugepages in place of the containers'; the pod's overhead on top), with requests defaulted to limits
+  where only limits are given (pkg/apis/core/v1/defaults.go SetDefaults_Pod), judged as the NodeResourcesFit plugin
+  does (pkg/scheduler/framework/plugins/noderesources/fit.go fitsRequest): each requested resource against the
+  node's allocatable.
 
 A node's allocatable may leave out cpu, memory, ephemeral-storage or pods where the plan cannot know the type's size:
 those are not judged. Any other resource a node leaves out it does not advertise (0).
@@ -144,14 +148,19 @@ def selection_gaps(spec: Mapping[str, Any], labels: Mapping[str, str]) -> list[s
     return gaps
 
 
-def _requests(container: Mapping[str, Any]) -> dict[str, Fraction]:
-    resources = container.get("resources") or {}
-    # Requests default to limits where only limits are given (defaults.go SetDefaults_Pod).
+def _requests(owner: Mapping[str, Any], what: str) -> dict[str, Fraction]:
+    """A container's (or a pod's own) `resources` as requests: limits stand for requests that are not given."""
+    resources = owner.get("resources") or {}
     merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
     try:
         return {name: quantity(amount) for name, amount in merged.items()}
     except QuantityError as error:
-        raise ValueError(f"container {container.get('name')}: {error}") from None
+        raise ValueError(f"{what}: {error}") from None
+
+
+def _pod_level(name: str) -> bool:
+    # helpers.go IsSupportedPodLevelResource: cpu, memory and huge pages.
+    return name in ("cpu", "memory") or name.startswith("hugepages-")
 
 
 def _add(total: dict[str, Fraction], more: Mapping[str, Fraction]) -> None:
@@ -168,11 +177,11 @@ def pod_requests(spec: Mapping[str, Any]) -> dict[str, Fraction]:
     """What the pod asks of a node (component-helpers resource/helpers.go PodRequests)."""
     requests: dict[str, Fraction] = {}
     for container in spec.get("containers") or []:
-        _add(requests, _requests(container))
+        _add(requests, _requests(container, f"container {container.get('name')}"))
     init_peak: dict[str, Fraction] = {}
     sidecars: dict[str, Fraction] = {}
     for container in spec.get("initContainers") or []:
-        own = _requests(container)
+        own = _requests(container, f"init container {container.get('name')}")
         if container.get("restartPolicy") == "Always":  # a sidecar keeps running beside everything after it
             _add(requests, own)
             _add(sidecars, own)
@@ -182,6 +191,7 @@ def pod_requests(spec: Mapping[str, Any]) -> dict[str, Fraction]:
             _add(during, sidecars)
         _at_least(init_peak, during)
     _at_least(requests, init_peak)
+    requests.update({name: amount for name, amount in _requests(spec, "pod resources").items() if _pod_level(name)})
     _add(requests, {name: quantity(amount) for name, amount in (spec.get("overhead") or {}).items()})
     return {name: amount for name, amount in requests.items() if amount > 0}
 

@@ -145,6 +145,12 @@ def test_limits_stand_for_requests_where_none_are_given_and_overhead_is_added():
     assert pod_requests(spec) == {"nvidia.com/gpu": Fraction(8), "memory": Fraction(3 * 2**30)}
 
 
+def test_pod_level_requests_take_the_place_of_the_containers_for_cpu_memory_and_hugepages():
+    spec = {"containers": [_container("c", {"cpu": "1", "nvidia.com/gpu": 1})],
+            "resources": {"requests": {"cpu": "3"}, "limits": {"memory": "1Gi"}}}
+    assert pod_requests(spec) == {"cpu": Fraction(3), "memory": Fraction(2**30), "nvidia.com/gpu": Fraction(1)}
+
+
 @pytest.mark.parametrize(("requests", "allocatable", "gaps"), [
     ({"nvidia.com/gpu": Fraction(8)}, {"nvidia.com/gpu": Fraction(8)}, []),
     ({"nvidia.com/gpu": Fraction(8)}, {"nvidia.com/gpu": Fraction(4)},
