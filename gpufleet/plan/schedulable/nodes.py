@@ -74,7 +74,8 @@ def templates(cloud: str, group: str, instance_types: Sequence[str], labels: Map
     made = []
     for instance_type in instance_types:
         size = {**catalog_allocatable(resolved, instance_type), **allocatable}
-        base = {OS_LABEL: "linux", INSTANCE_TYPE_LABEL: instance_type, **labels}
+        typed = {INSTANCE_TYPE_LABEL: instance_type} if instance_type else {}  # "": the type is not in the plan
+        base = {OS_LABEL: "linux", **typed, **labels}
         for variant, extra in (variants or {"": {}}).items():
             name = ", ".join(part for part in (instance_type if len(instance_types) > 1 else "", variant) if part)
             made.append(NodeTemplate(group, {**base, **extra}, kept, size, name))

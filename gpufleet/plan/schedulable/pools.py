@@ -49,11 +49,25 @@ def _taint_text(text: str) -> Taint:
     return Taint(key, value, effect)
 
 
-def _kubelet_settings(user_data: str) -> dict[str, str]:
+def _kubelet_settings(launch: RecordedResource) -> dict[str, str]:
     """GPUFLEET_EKS_* of /etc/gpufleet/eks.env in a launch template's (base64, gzipped) cloud-config."""
-    document = yaml.load(gzip.decompress(base64.b64decode(user_data)).decode(), Loader=SAFE_LOADER)
-    env = next((f["content"] for f in document.get("write_files") or [] if f["path"] == "/etc/gpufleet/eks.env"), "")
+    try:
+        text = gzip.decompress(base64.b64decode(launch.inputs["userData"])).decode()
+        document = yaml.load(text, Loader=SAFE_LOADER)
+        files = document.get("write_files") or []
+    except (KeyError, TypeError, ValueError, OSError, AttributeError, yaml.YAMLError) as error:
+        raise PoolReadError(f"{launch.urn}: user data is no gzipped cloud-config ({error})") from None
+    env = next((f["content"] for f in files if f.get("path") == "/etc/gpufleet/eks.env"), None)
+    if env is None:
+        raise PoolReadError(f"{launch.urn}: user data writes no /etc/gpufleet/eks.env (the kubelet's labels, taints)")
     return dict(line.split("=", 1) for line in shlex.split(env, comments=True) if "=" in line)
+
+
+def _linked_launch_template(resource: RecordedResource,
+                            by_urn: dict[str, RecordedResource]) -> RecordedResource | None:
+    linked = {urn for urns in resource.property_dependencies.values() for urn in urns} | set(resource.depends_on)
+    return next((by_urn[urn] for urn in sorted(linked)
+                 if urn in by_urn and by_urn[urn].type == "aws:ec2/launchTemplate:LaunchTemplate"), None)
 
 
 def _split(text: str) -> list[str]:
@@ -78,12 +92,10 @@ def _eks(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
     by_urn = {r.urn: r for r in resources}
     made: list[NodeTemplate] = []
     for asg in (r for r in resources if r.type == "aws:autoscaling/group:Group"):
-        linked = {urn for urns in asg.property_dependencies.values() for urn in urns} | set(asg.depends_on)
-        launch = next((by_urn[u] for u in sorted(linked) if by_urn.get(u) and by_urn[u].type
-                       == "aws:ec2/launchTemplate:LaunchTemplate"), None)
-        if launch is None or not isinstance(launch.inputs.get("userData"), str):
-            raise PoolReadError(f"{asg.urn}: no launch template user data to read the kubelet's labels from")
-        settings = _kubelet_settings(launch.inputs["userData"])
+        launch = _linked_launch_template(asg, by_urn)
+        if launch is None:
+            raise PoolReadError(f"{asg.urn}: no launch template to read the kubelet's labels and taints from")
+        settings = _kubelet_settings(launch)
         labels = dict(pair.split("=", 1) for pair in _split(settings.get("GPUFLEET_EKS_LABELS", "")))
         taints = [_taint_text(text) for text in _split(settings.get("GPUFLEET_EKS_TAINTS", ""))]
         prefix = TEMPLATE_RESOURCES
@@ -100,8 +112,9 @@ def _eks(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         labels = {**(inputs.get("labels") or {}), EKS_NODEGROUP_LABEL: name, EKS_CAPACITY_LABEL: capacity}
         taints = [Taint(t["key"], t.get("value") or "", EKS_EFFECTS[t["effect"]]) for t in inputs.get("taints") or []]
         group = next((g for g in resolved.groups if g.name == labels.get(GROUP_LABEL, name)), None)
-        made += templates("aws", name, inputs.get("instanceTypes") or [], labels, taints, gpu_allocatable(group),
-                          resolved)
+        launch = _linked_launch_template(pool, by_urn)
+        types = inputs.get("instanceTypes") or [launch.inputs.get("instanceType", "") if launch else ""]
+        made += templates("aws", name, types, labels, taints, gpu_allocatable(group), resolved)
     return made
 
 

@@ -11,9 +11,10 @@ import yaml
 from conftest import REPO, SHIPPED_STACKS
 
 from gpufleet.plan.planner import plan_stack
+from gpufleet.plan.record import RecordedResource
 from gpufleet.plan.schedulable import SCHEDULABLE
 from gpufleet.plan.schedulable.pods import manifest_pods, plan_pods
-from gpufleet.plan.schedulable.pools import node_templates
+from gpufleet.plan.schedulable.pools import PoolReadError, node_templates
 from gpufleet.plan.schedulable.semantics import Taint
 from gpufleet.plan.schedulable.stack import stack_findings
 from gpufleet.prepare import prepare
@@ -145,3 +146,28 @@ def test_shared_gpus_are_advertised_as_the_device_plugin_shares_them(shipped_pla
     assert aks["a100base"].allocatable["nvidia.com/gpu"] == 1
     eks = node_templates(shipped_plans["aws-infer-eks"].resources, _resolved("aws-infer-eks"))
     assert {node.allocatable["nvidia.com/gpu"] for node in eks} == {8 * 4}  # 8 L40S x time-slicing replicas 4
+
+
+def _recorded(type_: str, name: str, inputs: dict, **links) -> RecordedResource:
+    return RecordedResource(f"urn:pulumi:s::gpufleet::{type_}::{name}", type_, name, None, (), inputs, True, **links)
+
+
+def test_an_eks_managed_node_group_makes_nodes_labelled_and_tainted_as_the_eks_api_takes_them():
+    launch = _recorded("aws:ec2/launchTemplate:LaunchTemplate", "system-lt", {"instanceType": "m7i.xlarge"})
+    pool = _recorded("aws:eks/nodeGroup:NodeGroup", "system", {
+        "nodeGroupName": "system", "capacityType": "ON_DEMAND", "labels": {"role": "system"},
+        "taints": [{"key": "CriticalAddonsOnly", "value": "true", "effect": "NO_SCHEDULE"}]},
+        property_dependencies={"launchTemplate": (launch.urn,)})
+    (node,) = node_templates([launch, pool], _resolved("aws-train-eks"))
+    assert node.group == "system" and node.taints == (Taint("CriticalAddonsOnly", "true", "NoSchedule"),)
+    assert node.labels == {"kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": "m7i.xlarge",
+                           "role": "system", "eks.amazonaws.com/nodegroup": "system",
+                           "eks.amazonaws.com/capacityType": "ON_DEMAND"}
+    assert "nvidia.com/gpu" not in node.allocatable  # no gpufleet GPU group of that name
+
+
+def test_a_scaling_group_whose_launch_template_has_no_kubelet_settings_is_named():
+    launch = _recorded("aws:ec2/launchTemplate:LaunchTemplate", "lt", {"userData": "bm90IGd6aXA="})
+    asg = _recorded("aws:autoscaling/group:Group", "asg", {}, property_dependencies={"launchTemplate": (launch.urn,)})
+    with pytest.raises(PoolReadError, match=f"{launch.urn}: user data is no gzipped cloud-config"):
+        node_templates([launch, asg], _resolved("aws-train-eks"))
