@@ -103,6 +103,10 @@ def plan_and_prepared(
     except PolicyConfigError as exc:
         # The runner names fields from the pack config's root; in a stack file that root is gpufleet:policy.
         raise SpecInvalid([SpecError("", str(exc).replace("policy config", POLICY_KEY, 1))]) from None
+    if not isinstance(prepared, ImagesSpec) and prepared.spec.scheduler.kind == "kubernetes":
+        from .schedulable.stack import add_schedulability  # loads the Kubernetes components: their clusters only
+
+        add_schedulability(resources, prepared, summary, report)
     findings = stack_fact_findings(prepared if isinstance(prepared, ImagesSpec) else prepared.spec,
                                    (r.inputs for r in resources), today)
     if unresolved := [f.to_json() for f in findings if f.status != "stale"]:

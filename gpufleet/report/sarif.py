@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..plan.batch import StackOutcome
+from ..plan.schedulable import SCHEDULABLE
 from ..stackfile import POLICY_KEY, SpecInvalid
 from .stack_lines import StackFileLines, stack_file_lines
 from .violation_source import violation_field
@@ -55,6 +56,13 @@ INVALID_RULE = {
     "id": INVALID_STACK,
     "shortDescription": {"text": "The stack file is invalid: nothing can be planned or deployed from it."},
     "help": {"text": "Fix each field the message names; `gpufleet plan --stack NAME` prints the same errors."},
+    "defaultConfiguration": {"level": "error"},
+}
+SCHEDULABLE_RULE = {
+    "id": SCHEDULABLE,
+    "shortDescription": {"text": "A pod the Kubernetes stack creates has no node group that admits it."},
+    "help": {"text": "The message names the pod and, per node group, the taints it does not tolerate, the labels it "
+                     "selects that the group lacks, and the requests its nodes cannot hold."},
     "defaultConfiguration": {"level": "error"},
 }
 
@@ -122,7 +130,7 @@ def _exception_notes(outcome: StackOutcome, lines: StackFileLines | None, root: 
 
 def sarif_log(outcomes: Sequence[StackOutcome], catalog: Sequence[Mapping[str, Any]], root: Path) -> dict[str, Any]:
     """One SARIF 2.1.0 log with one run: the pack's rules and a result per violation of every outcome."""
-    rules = [_rule(row) for row in catalog] + [INVALID_RULE]
+    rules = [_rule(row) for row in catalog] + [INVALID_RULE, SCHEDULABLE_RULE]
     index = {rule["id"]: position for position, rule in enumerate(rules)}
     root = root.resolve()
     results: list[dict[str, Any]] = []
