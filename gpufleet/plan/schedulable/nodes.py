@@ -13,9 +13,10 @@ cluster-autoscaler node-template resource tags, the same figures with EFA device
 the Network Operator's shared device plugin advertises it (components/kubernetes/network_operator.py HCA_MAX); on
 ACK aliyun/erdma where the eRDMA controller is installed, its count not known offline (not judged).
 
-The node check's startup taint (components/kubernetes/node_check.py NODE_CHECK_TAINT) is lifted once the node passes,
-so it does not count against a pod, except where the pool API owns taints: AKS re-applies a pool's nodeTaints and
-forbids changing them through the Kubernetes API (azure-aks-docs articles/aks/use-node-taints.md; Azure/AKS #2934).
+A node is judged as it is once it passed its check: the check's startup taint (components/kubernetes/node_check.py
+NODE_CHECK_TAINT) lifted where a pool carries it (EKS, ACK; AKS pools carry none: the pool API owns their taints,
+azure-aks-docs articles/aks/use-node-taints.md, Azure/AKS #2934), and on AKS and ACK GPU nodes the label it sets
+(NODE_CHECK_LABEL, which the device plugin selects; pools.py).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ import yaml
 from components.kubernetes.alicloud import ERDMA_RESOURCE
 from components.kubernetes.network_operator import HCA_MAX
 from components.kubernetes.network_operator import RESOURCE as IB_RESOURCE
+from components.kubernetes.node_check import NODE_CHECK_LABEL
 
 from ...clouds.backend import ResolvedCluster
 from ...yaml_libyaml import SAFE_LOADER
@@ -138,6 +139,8 @@ def _aks(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         advertised = gpu_allocatable(group)
         if ib_plugin and group is not None and group.rdma and group.fabric == "infiniband":
             advertised[IB_RESOURCE] = Fraction(HCA_MAX)
+        if group is not None:  # the label the node check sets once the node passed (components/kubernetes/node_check)
+            labels = {**labels, NODE_CHECK_LABEL[0]: NODE_CHECK_LABEL[1]}
         made += templates("azure", name, [pool["vmSize"]], labels, taints, advertised, resolved)
     return made
 
@@ -156,6 +159,8 @@ def _ack(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         advertised = gpu_allocatable(group)
         if erdma and group is not None and group.rdma and group.fabric == "erdma":
             advertised[ERDMA_RESOURCE] = None
+        if group is not None:  # the label the node check sets once the node passed (components/kubernetes/node_check)
+            labels = {**labels, NODE_CHECK_LABEL[0]: NODE_CHECK_LABEL[1]}
         made += templates("alicloud", name, inputs.get("instanceTypes") or [], labels, taints, advertised, resolved)
     return made
 

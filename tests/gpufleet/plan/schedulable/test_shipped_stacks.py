@@ -25,19 +25,19 @@ KUBERNETES_STACKS = ("aws-train-eks", "aws-infer-eks", "azure-train-aks", "azure
 # The stack each cloud's example jobs (examples/kubernetes/<cloud>/) are written for: their workers select its type.
 EXAMPLES_FOR = {"aws-train-eks": "aws", "azure-train-aks": "azure", "alicloud-train-ack": "alicloud"}
 GPU = Taint("nvidia.com/gpu", "present", "NoSchedule")
-NODE_CHECK = Taint("gpufleet.io/node-check", "pending", "NoSchedule")
 
 NCCL_LAUNCHER = "MPIJob default/nccl-allreduce Launcher"
 NCCL_WORKER = "MPIJob default/nccl-allreduce Worker"
 DDP_MASTER, DDP_WORKER = "PyTorchJob default/pytorch-ddp Master", "PyTorchJob default/pytorch-ddp Worker"
 
 # Today's pods with no node, per stack (its own pods and the examples written for it). The MPI launchers tolerate no
-# taint and every group is tainted (no untainted system group yet: issue 39 part 1); on AKS the node-check taint is
-# the pool's and is never lifted, so no GPU job lands either. CoreDNS on AKS and ACK is the cloud's (not checked);
+# taint and every group is tainted (no untainted system group yet: issue 39 part 1); AKS GPU pools carry no
+# node-check taint (the check labels a node that passed, NODE_CHECK_LABEL). CoreDNS on AKS and ACK is the cloud's
+# (not checked);
 # EKS's CoreDNS add-on tolerates the GPU taint, so it is admitted (onto GPU nodes). Update with the system group.
 AWS_TRAIN_EKS_UNSCHEDULABLE = [NCCL_LAUNCHER]
 AWS_INFER_EKS_UNSCHEDULABLE: list[str] = []
-AZURE_TRAIN_AKS_UNSCHEDULABLE = [NCCL_LAUNCHER, NCCL_WORKER, DDP_MASTER, DDP_WORKER]
+AZURE_TRAIN_AKS_UNSCHEDULABLE = [NCCL_LAUNCHER]
 AZURE_INFER_AKS_UNSCHEDULABLE: list[str] = []
 ALICLOUD_TRAIN_ACK_UNSCHEDULABLE = [NCCL_LAUNCHER]
 ALICLOUD_INFER_ACK_UNSCHEDULABLE: list[str] = []
@@ -90,11 +90,9 @@ def test_the_launchers_gaps_name_each_group_and_the_taint(shipped_plans):
     launcher = next(f for f in found if f.pod == NCCL_LAUNCHER)
     assert launcher.gaps == {
         "system": ["taint CriticalAddonsOnly=true:NoSchedule not tolerated"],
-        "h100": ["taint nvidia.com/gpu=present:NoSchedule not tolerated",
-                 "taint gpufleet.io/node-check=pending:NoSchedule not tolerated"],
+        "h100": ["taint nvidia.com/gpu=present:NoSchedule not tolerated"],
     }
-    worker = next(f for f in found if f.pod == NCCL_WORKER)
-    assert worker.gaps["h100"] == ["taint gpufleet.io/node-check=pending:NoSchedule not tolerated"]
+    assert not [f for f in found if f.pod == NCCL_WORKER]  # the workers tolerate the GPU taint
 
 
 def test_eks_nodes_register_the_kubelet_flags_and_the_autoscaler_template_resources(shipped_plans):
@@ -110,12 +108,13 @@ def test_eks_nodes_register_the_kubelet_flags_and_the_autoscaler_template_resour
     assert {node.labels["node.kubernetes.io/lifecycle"] for node in nodes} == {"spot", "on-demand"}
 
 
-def test_aks_pools_keep_the_node_check_taint_and_spot_pools_carry_the_spot_taint(shipped_plans):
+def test_aks_gpu_pools_carry_the_checks_label_and_spot_pools_the_spot_taint(shipped_plans):
     nodes = {node.group: node for node in node_templates(shipped_plans["azure-infer-aks"].resources,
                                                           _resolved("azure-infer-aks"))}
     assert nodes["system"].taints == (Taint("CriticalAddonsOnly", "true", "NoSchedule"),)
-    assert nodes["a100spot"].taints == (GPU, NODE_CHECK, Taint("kubernetes.azure.com/scalesetpriority", "spot",
-                                                               "NoSchedule"))
+    assert nodes["a100spot"].taints == (GPU, Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"))
+    assert nodes["a100spot"].labels["gpufleet.io/node-check"] == "passed"  # as the node is once its check passed
+    assert "gpufleet.io/node-check" not in nodes["system"].labels
     assert nodes["a100base"].allocatable["nvidia.com/gpu"] >= 1
 
 
