@@ -29,7 +29,8 @@ from .interruptions import interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
 from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
-from .nodegroup import AwsNodeGroup, NodeGroupArgs
+from .nodegroup import AwsNodeGroup
+from .nodegroup_args import NodeGroupArgs
 from .security import node_security_group
 from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
 from .storage import cluster_key

@@ -27,7 +27,7 @@ from ...bootstrap.errors import BootstrapError
 
 if TYPE_CHECKING:
     from ...kubernetes.gpu_sharing import GroupSharing
-    from .nodegroup import NodeGroupArgs
+    from .nodegroup_args import NodeGroupArgs
 
 GROUP_LABEL = "gpufleet.io/group"
 FABRIC_LABEL = "gpufleet.io/fabric"

@@ -6,19 +6,16 @@ Node count lives in the scaling group: a group of 512 nodes registers the same r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_aws as aws
 
 from gpufleet.catalog import InstanceType
-from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 from gpufleet.lock.status import PROFILE_TAG
 
-from ..hooks import GroupHooks, Hook
+from ..hooks import Hook
 from .efa import InterfaceSlot, interface_layout
-from .eks_join import EksJoin
 from .eks_nodes import group_tags, instance_tags, launch_user_data
+from .nodegroup_args import NodeGroupArgs
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
 SPOT_ALLOCATION = "price-capacity-optimized"  # AWS's recommendation; `lowest-price` risks interruptions
@@ -27,45 +24,6 @@ ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary fir
 FLEET_ON_DEMAND_ALLOCATION = "prioritized"
 FLEET_SPOT_ALLOCATION = "capacity-optimized-prioritized"
 RESERVED = ("capacity-block", "reservation")  # capacity kinds that launch into a reservation
-
-
-@dataclass(frozen=True)
-class NodeGroupArgs:
-    """Inputs of AwsNodeGroup."""
-
-    group: AwsNodeGroupSettings
-    """The validated node group from the stack file."""
-    types: list[InstanceType]
-    """Catalog rows of group.instance_types, primary first."""
-    rdma: bool
-    """Whether the fabric is wired (rdma required, or auto on a type that has one)."""
-    asg_name: str
-    """Explicit group name, known to the IAM policy and the bootstrap before the group exists."""
-    image_id: str | None
-    """AMI id from images/lock.yaml; None while the profile is unbaked there (the template then sets none)."""
-    image_tags: dict[str, str]
-    """Launch-template tags naming the image profile and its lock status (gpufleet.lock.status)."""
-    subnet_ids: list[pulumi.Input[str]]
-    """Private subnets; exactly one for RDMA groups."""
-    security_group_id: pulumi.Input[str]
-    """Node security group, set on every interface."""
-    instance_profile_arn: pulumi.Input[str]
-    """Instance profile of the nodes."""
-    key_arn: pulumi.Input[str]
-    """KMS key of every volume."""
-    root_volume_gb: int
-    """Root volume size."""
-    user_data: pulumi.Input[str]
-    """Rendered cloud-init (an output where it names a resource made in the same run, e.g. the file system)."""
-    hooks: GroupHooks
-    """Lifecycle hooks of an Auto Scaling group (the bootstrap completes the same names)."""
-    tags: dict[str, str]
-    """Tags for every resource and launched instance."""
-    service_linked_role_arn: pulumi.Input[str] | None = None
-    """The Auto Scaling group's own service-linked role (the one the stack key names); None: the account's
-    default AWSServiceRoleForAutoScaling."""
-    eks: EksJoin | None = None
-    """scheduler kubernetes: the EKS cluster the nodes join; None: a VM cluster."""
 
 
 def _interface_args(

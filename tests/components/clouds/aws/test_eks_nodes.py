@@ -20,7 +20,8 @@ from components.bootstrap import BootstrapError, render_user_data
 from components.bootstrap.eks_join import KUBELET_UNITS
 from components.clouds.aws.eks_join import EksJoin
 from components.clouds.aws.lifecycle import group_hooks
-from components.clouds.aws.nodegroup import AwsNodeGroup, NodeGroupArgs
+from components.clouds.aws.nodegroup import AwsNodeGroup
+from components.clouds.aws.nodegroup_args import NodeGroupArgs
 from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.plan.engine import run_program
 from gpufleet.plan.record import RecordedResource
