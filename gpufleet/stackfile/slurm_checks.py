@@ -1,0 +1,69 @@
+"""Checks of `scheduler` kind slurm against the node groups, the network and the catalog.
+
+A partition is where a job lands: one that names a group the stack lacks has no nodes, and one holding two
+`rdma: required` groups lets a multi-node job span two fabric groups (placement groups, InfiniBand scale sets, eRDMA
+groups), whose nodes do not reach each other at fabric speed. topology.conf keeps jobs inside one switch where it
+can (components/slurm/topology.py), but a group that *requires* RDMA promises it, so its partition must be its own
+fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .check_registry import check
+from .errors import SpecError
+
+if TYPE_CHECKING:
+    from ..clouds.backend import ResolvedCluster
+
+
+def slurm_on(cluster: ResolvedCluster) -> bool:
+    return bool(cluster.spec.scheduler.kind == "slurm")
+
+
+@check
+def partitions_name_node_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    known = {group.name for group in cluster.groups}
+    for partition, groups in cluster.spec.scheduler.partitions.items():
+        unknown = [name for name in groups if name not in known]
+        if unknown:
+            yield SpecError(f"scheduler.partitions.{partition}",
+                            f"{', '.join(unknown)} not among node_groups ({', '.join(sorted(known))})")
+
+
+@check
+def partitions_keep_rdma_groups_apart(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    required = {group.name for group in cluster.groups if group.spec.rdma == "required"}
+    for partition, groups in cluster.spec.scheduler.partitions.items():
+        fabrics = sorted(required.intersection(groups))
+        if len(fabrics) > 1:
+            yield SpecError(f"scheduler.partitions.{partition}",
+                            f"{', '.join(fabrics)} are rdma: required groups, each its own fabric group: a job "
+                            "in one partition could span both without RDMA between them; give each its own "
+                            "partition")
+
+
+@check
+def head_node_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    head = cluster.spec.scheduler.head_node
+    head_type = head.instance_type if head else None
+    if head_type is None:
+        # The catalog lists GPU types only: no CPU row with a source to default to, and no price to quote.
+        yield SpecError("scheduler.head_node.instance_type",
+                        "the catalog has no CPU type to default to yet: set a small on-demand CPU type of the cloud "
+                        "(it runs slurmctld only)")
+    elif cluster.catalog.get(cluster.spec.cloud, head_type) is not None:
+        yield SpecError("scheduler.head_node.instance_type",
+                        f"{head_type} is a GPU type: the head node runs slurmctld only, give it a small CPU type")
+    zones = cluster.spec.network.zones
+    if head and head.zone is not None and head.zone not in zones:
+        yield SpecError("scheduler.head_node.zone", f"{head.zone} is not one of network.zones ({', '.join(zones)})")
+
