@@ -89,3 +89,9 @@ def test_bad_slurm_values_exit_2_naming_the_field(tmp_path: Path, monkeypatch: p
     write_stack(tmp_path, "slurm", slurm_cluster(**scheduler))
     assert run_main(monkeypatch, "plan", "--stacks-dir", str(tmp_path), "--stack", "slurm") == 2
     assert words in capsys.readouterr().err
+
+
+def test_mig_under_slurm_is_refused_until_built() -> None:
+    cluster = slurm_cluster("aws-train-p5")
+    cluster["node_groups"][0].update(rdma="off", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
+    assert "mig under slurm is not built yet" in errors_by_field(cluster)["node_groups[0].gpu_sharing"]
