@@ -19,7 +19,7 @@ INSTANCE_ID = "i-0123456789abcdef0"
 @pytest.fixture(scope="module")
 def p5() -> Iterator[SlurmCluster]:
     assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
-    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5"))) as running:
+    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5", suspend_after_minutes=45))) as running:
         running.start_node(running.cluster.groups[0], INSTANCE_ID)
         yield running
 
@@ -29,6 +29,19 @@ def test_the_dynamic_node_registers_with_its_features_and_gpus(p5: SlurmCluster)
     assert "AvailableFeatures=h100,p5.48xlarge,efa,us-east-1a" in shown
     assert "Gres=gpu:h100:8" in shown
     assert "Partitions=h100" in shown
+
+
+def test_the_controller_runs_with_the_stacks_settings(p5: SlurmCluster) -> None:
+    shown = dict(line.split(" = ", 1) for line in p5.run("scontrol", "show", "config").stdout.splitlines()
+                 if " = " in line)
+    settings = {key.strip(): value.strip() for key, value in shown.items()}
+    assert {key: settings[key] for key in ("ClusterName", "AuthType", "SelectType", "GresTypes", "MaxNodeCount",
+                                           "SuspendTime", "SuspendProgram", "ResumeProgram",
+                                           "HealthCheckProgram")} == {
+        "ClusterName": "train-dev", "AuthType": "auth/munge", "SelectType": "select/cons_tres", "GresTypes": "gpu",
+        "MaxNodeCount": "16", "SuspendTime": "2700 sec", "SuspendProgram": p5.site.suspend_program,
+        "ResumeProgram": p5.site.resume_program, "HealthCheckProgram": p5.site.health_check_program,
+    }
 
 
 def test_srun_runs_on_the_node_with_its_gpus(p5: SlurmCluster) -> None:
