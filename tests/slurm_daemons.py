@@ -100,23 +100,27 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
 
 
 @contextmanager
-def running_slurm(cluster: ResolvedCluster) -> Iterator[SlurmCluster]:
-    """munged and slurmctld running with the cluster's rendered configuration in a new directory; stopped after.
-    The node check passes while `root/node-check.status` exists."""
+def running_slurm(cluster: ResolvedCluster,
+                  edit: Callable[[Path], None] | None = None) -> Iterator[SlurmCluster]:
+    """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
+    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
     # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
     with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory:
-        with _running_in(Path(directory), cluster) as running:
+        with _running_in(Path(directory), cluster, edit) as running:
             yield running
 
 
 @contextmanager
-def _running_in(root: Path, cluster: ResolvedCluster) -> Iterator[SlurmCluster]:
+def _running_in(root: Path, cluster: ResolvedCluster,
+                edit: Callable[[Path], None] | None) -> Iterator[SlurmCluster]:
     (root / "node-check.status").write_text("pass")
     check = root / "node-check"
     check.write_text("#!/bin/sh\nexec cat " + str(root / "node-check.status") + " >/dev/null\n")
     check.chmod(0o755)
     site = site_in(root, str(check))
     write_config(root, site, cluster)
+    if edit is not None:
+        edit(root / "etc")
     key = root / "munge/munge.key"
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)

@@ -14,8 +14,9 @@ Settings and the man page (slurm.conf.5, 22.05.8, the installed `man 5 slurm.con
 - SuspendTime / SuspendProgram / ResumeProgram / ResumeTimeout: power saving; SuspendTime in seconds from the
   stack's suspend_after_minutes, the programs in power.py.
 - TopologyPlugin=topology/none: under 22.05 a dynamic node registering after slurmctld started belongs to no switch
-  of topology/tree, and every job is "never runnable" there (reproduced with the real daemons; 24.11 adds the
-  node's Topology= option for this). Jobs stay on one fabric through partitions instead: an `rdma: required` group
+  of topology/tree, and every job is "never runnable" there (tests/components/slurm/test_slurm_daemons.py
+  test_topology_tree_leaves_a_dynamic_node_unschedulable_under_22_05; 24.11 adds the node's Topology= option).
+  Jobs stay on one fabric through partitions instead: an `rdma: required` group
   gets a partition of its own (gpufleet/stackfile/slurm_checks.py), and every group is a node set of its nodes.
 """
 
