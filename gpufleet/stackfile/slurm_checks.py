@@ -2,9 +2,8 @@
 
 A partition is where a job lands: one that names a group the stack lacks has no nodes, and one holding two
 `rdma: required` groups lets a multi-node job span two fabric groups (placement groups, InfiniBand scale sets, eRDMA
-groups), whose nodes do not reach each other at fabric speed. topology.conf keeps jobs inside one switch where it
-can (components/slurm/topology.py), but a group that *requires* RDMA promises it, so its partition must be its own
-fabric.
+groups), whose nodes do not reach each other at fabric speed. Slurm 22.05's topology/tree cannot place dynamic nodes
+(components/slurm/slurm_conf.py), so a group that *requires* RDMA gets a partition of its own fabric.
 """
 
 from __future__ import annotations
