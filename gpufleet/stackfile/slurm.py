@@ -15,8 +15,8 @@ from ..yaml_model import StrictModel
 # Partition names as sbatch --partition and a shell word take them without quoting; a node group's name (a default
 # partition's) always is one.
 PARTITION_NAME = r"^[a-z][a-z0-9_-]*$"
-# Slurm's SuspendTime is in seconds (slurm.conf.5 SuspendTime); a day is the longest idle wait that still returns a
-# node, and a minute the shortest a node can boot within.
+# suspend_after_minutes becomes SuspendTime, in seconds (slurm.conf.5). At most a day: a GPU node idle longer is a
+# cost nobody asked for; a stack that wants nodes kept sets size.min instead.
 SUSPEND_MINUTES_MAX = 24 * 60
 DEFAULT_SUSPEND_MINUTES = 30
 PartitionName = Annotated[str, StringConstraints(pattern=PARTITION_NAME, max_length=40)]
@@ -26,7 +26,7 @@ class HeadNode(StrictModel):
     """The machine slurmctld runs on: small, on-demand, in the cluster's network."""
 
     instance_type: str | None = Field(
-        None, description="a CPU type of the cloud; null: the catalog's default head node type for the cloud"
+        None, description="a small CPU type of the cloud; required until the catalog lists CPU types to default to"
     )
     disk_gb: int = Field(100, ge=30, le=16384, description="root disk (slurmctld state, logs)")
     zone: str | None = Field(None, description="one of network.zones; null: the first of them")
