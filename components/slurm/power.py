@@ -111,13 +111,13 @@ def suspend(names: Sequence[str], groups: Sequence[PowerGroup], capacity: GroupC
 
 
 def run_program(args: Sequence[str], capacity_in: Callable[[str], GroupCapacity],
-                config_path: str = POWER_CONFIG) -> int:
+                config_path: str | None = None) -> int:
     """`resume HOSTLIST` or `suspend HOSTLIST` (the two programs are this one with the action first); the cloud's
     GroupCapacity is made for the region power.json names. Prints what it changed, for slurmctld's log."""
     if len(args) != 2 or args[0] not in ("resume", "suspend"):
         print("usage: resume|suspend HOSTLIST")
         return 2
-    config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+    config = json.loads(Path(config_path or POWER_CONFIG).read_text(encoding="utf-8"))
     groups = [PowerGroup(**group) for group in config["groups"]]
     capacity = capacity_in(config["region"])
     names = expand_hostlist(args[1])

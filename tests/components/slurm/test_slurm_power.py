@@ -14,7 +14,9 @@ from moto import mock_aws
 from slurm_daemons import site_in
 from slurm_stacks import second_group, slurm_cluster
 
+from components.clouds.aws import slurm_capacity
 from components.clouds.aws.slurm_capacity import AutoScalingCapacity
+from components.slurm import power
 from components.slurm.power import render_power_config, run_program
 from components.slurm.slurm_conf import render_slurm_conf
 from gpufleet.resolve import resolve_cluster
@@ -106,3 +108,18 @@ def test_a_node_of_no_group_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyP
     config = _head_node(tmp_path, monkeypatch, {"min": 0, "desired": 1, "max": 4}, autoscaling)
     with pytest.raises(ValueError, match="node a100-n1 belongs to no node group"):
         _run(config, "resume", "a100-n1")
+
+
+def test_the_aws_program_reads_the_power_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 autoscaling: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    config = _head_node(tmp_path, monkeypatch, {"min": 0, "desired": 0, "max": 4}, autoscaling)
+    monkeypatch.setattr(power, "POWER_CONFIG", str(config))
+    monkeypatch.setattr("sys.argv", ["gpufleet-slurm-power", "resume", "h100-n[1-2]"])
+    assert slurm_capacity.main() == 0
+    assert _group(autoscaling, ASG)["DesiredCapacity"] == 2
+    assert capsys.readouterr().out.strip() == '{"resume": {"h100": 2}}'
+
+
+def test_a_wrong_call_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_program(["stop", "h100-n1"], lambda region: AutoScalingCapacity(None), str(tmp_path / "none")) == 2
+    assert capsys.readouterr().out.strip() == "usage: resume|suspend HOSTLIST"
