@@ -9,6 +9,8 @@ Settings and the man page (slurm.conf.5, 22.05.8, the installed `man 5 slurm.con
 - TreeWidth=65533: nodes are known by address, not DNS (the FUTURE-nodes note: disable fanout by a high TreeWidth).
 - NodeSet=<group> Feature=<group> and PartitionName=... Nodes=<node sets>: the dynamic nodes page ("Partition
   Assignment": a node registering with a feature joins the node sets and partitions that name it).
+- ReturnToService=2: a DOWN node returns once it registers with a valid configuration (a resumed node that reboots
+  is DOWN for "unexpected reboot" otherwise); a drained node stays drained.
 - HealthCheckProgram / HealthCheckInterval: the node check again on every node; the program drains a failing node
   itself ("Any action to be taken must be explicitly performed by the program"), health_check.py.
 - SuspendTime / SuspendProgram / ResumeProgram / ResumeTimeout: power saving; SuspendTime in seconds from the
