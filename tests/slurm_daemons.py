@@ -40,6 +40,12 @@ def wait_for(what: str, ready: Callable[[], bool], seconds: float = 30.0) -> Non
         time.sleep(0.2)
 
 
+def daemon_pid(pid_file: Path) -> int:
+    """The pid a daemon wrote once it has forked (the file may exist empty for a moment)."""
+    wait_for(str(pid_file), lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
+    return int(pid_file.read_text())
+
+
 @dataclass
 class SlurmCluster:
     """A running controller and its nodes; `run` calls a Slurm client against it."""
@@ -65,9 +71,7 @@ class SlurmCluster:
         argv = slurmd_registration(group, instance, group.zones[0], instance_id)
         subprocess.run(argv, env=self.env, check=True, capture_output=True, text=True, timeout=30)
         name = argv[argv.index("-N") + 1]
-        pid_file = self.root / f"run/slurmd-{name}.pid"
-        wait_for(f"slurmd {name}", pid_file.exists)
-        self.processes.append(int(pid_file.read_text()))
+        self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
         return name
 
@@ -130,10 +134,10 @@ def _running_in(root: Path, cluster: ResolvedCluster,
         subprocess.run(["munged", f"--socket={site.munge_socket}", f"--key-file={key}",
                         f"--pid-file={root}/run/munged.pid", f"--log-file={root}/log/munged.log",
                         f"--seed-file={root}/run/munged.seed", "--force"], check=True, capture_output=True)
-        running.processes.append(int((root / "run/munged.pid").read_text()))
+        running.processes.append(daemon_pid(root / "run/munged.pid"))
         subprocess.run(["slurmctld", "-c"], env=running.env, check=True, capture_output=True, timeout=30)
-        wait_for("slurmctld", lambda: (root / "run/slurmctld.pid").exists() and running.run("sinfo").returncode == 0)
-        running.processes.append(int((root / "run/slurmctld.pid").read_text()))
+        running.processes.append(daemon_pid(root / "run/slurmctld.pid"))
+        wait_for("slurmctld", lambda: running.run("sinfo").returncode == 0)
         yield running
     finally:
         for pid in reversed(running.processes):
