@@ -76,6 +76,7 @@ def build(prepared: Prepared | None = None) -> None:
         outputs = cloud_program(prepared.cloud).build_images(prepared)
     else:
         refuse_unbaked_image(prepared)
+        refuse_unbuilt_slurm(prepared)
         outputs = cloud_program(prepared.spec.cloud).build_cluster(prepared)
     for key, value in outputs.items():
         pulumi.export(key, value)
@@ -90,6 +91,15 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
     runtime.refuse("image", (
         f"profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} (images/lock.yaml: id null, status "
         f"unbaked), so a real run creates nothing: {next_steps(entry.stack)}; then run it again"))
+
+
+def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:
+    """Stop a real run of a Slurm stack until its head node and node registration are built (issue 42's next slice):
+    it would create GPU nodes that no controller schedules. The offline plan still shows the cluster's nodes."""
+    if cluster.spec.scheduler.kind == "slurm":
+        runtime.refuse("scheduler.kind", (
+            "slurm's head node, munge key and node registration are not built yet (only its configuration is "
+            "rendered), so a real run would create nodes no controller schedules; use kind: none until then"))
 
 
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:

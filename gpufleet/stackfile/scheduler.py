@@ -14,8 +14,9 @@ from pydantic import Field, field_validator, model_validator
 
 from ..yaml_model import StrictModel
 from .address_ranges import cidrs_written_as_text, too_wide
+from .slurm import SlurmFields, slurm_fields_problem
 
-SchedulerKind = Literal["none", "kubernetes"]
+SchedulerKind = Literal["none", "kubernetes", "slurm"]
 EndpointAccess = Literal["private", "public"]
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
@@ -35,11 +36,12 @@ class Taint(StrictModel):
     effect: TaintEffect = Field(..., description="NoSchedule | PreferNoSchedule | NoExecute")
 
 
-class Scheduler(StrictModel):
+class Scheduler(SlurmFields, StrictModel):
     """What schedules work on the cluster."""
 
     kind: SchedulerKind = Field("none", description="none (VMs only, the default) | kubernetes (the cloud's managed "
-                                                    "Kubernetes, the node groups join it)")
+                                                    "Kubernetes, the node groups join it) | slurm (VM nodes join a "
+                                                    "Slurm controller on a head node)")
     version: str | None = Field(
         None, pattern=MINOR_VERSION, description="kubernetes: the Kubernetes minor version, e.g. \"1.35\""
     )
@@ -73,7 +75,13 @@ class Scheduler(StrictModel):
 
     @model_validator(mode="after")
     def _kind_fits(self) -> Scheduler:
-        if self.kind == "none":
+        if self.kind != "slurm" and self.slurm_fields_set():
+            raise ValueError(f"{', '.join(self.slurm_fields_set())} only apply to kind: slurm")
+        if self.kind == "slurm":
+            problem = slurm_fields_problem(self)
+            if problem:
+                raise ValueError(problem)
+        if self.kind in ("none", "slurm"):
             set_fields = [name for name in ("version", "public_cidrs", "admins") if getattr(self, name)]
             if set_fields or self.endpoint != "private":
                 raise ValueError(f"{', '.join(set_fields) or 'endpoint'} only apply to kind: kubernetes")

@@ -14,6 +14,7 @@ import pulumi
 import pytest
 from alicloud_boot_lock import REGION, recorded_facts, use_lock
 from conftest import REPO, SHIPPED_STACKS, write_stack
+from slurm_stacks import slurm_cluster
 
 from components import runtime
 from gpufleet.plan.engine import run_program
@@ -29,6 +30,7 @@ CASES: dict[str, tuple[str, str]] = {
     "gpufleet.program.refuse_placeholders": ("alicloud-infer-gn7i", "storage.kms_key"),
     "components.clouds.azure.cluster.refuse_without_admin_key": ("azure-infer-a100", "admin_ssh_public_key"),
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
+    "gpufleet.program.refuse_unbuilt_slurm": ("slurm-p5", "scheduler.kind"),
 }
 
 
@@ -71,6 +73,7 @@ def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         (target / path.name).write_text(path.read_text())
     cluster: dict[str, Any] = {"extends": "alicloud-train-ack", "name": "ack-bake", "image": "cuda12.8-r580"}
     write_stack(target, "ack-on-a-bake-profile", cluster, **{"alicloud:region": "cn-wulanchabu"})
+    write_stack(target, "slurm-p5", slurm_cluster("aws-train-p5"))
     return target
 
 

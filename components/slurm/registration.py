@@ -1,0 +1,37 @@
+"""How a node joins Slurm: a dynamic slurmd registration with its features and GRES (the dynamic nodes page of
+Slurm 22.05: `slurmd -Z --conf "<node parameters>"`; slurmd.8: NodeName and Port are not taken there, so the name
+is slurmd's -N).
+
+Features name what a job may constrain on (--constraint): the group (the node set its partitions take), the
+instance type, the fabric and the zone. The node's name starts with its group's, so the resume and suspend
+programs find the group behind a node from its name alone (power.py).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gpufleet.catalog.model import InstanceType
+
+from .gres_conf import gpu_type
+
+if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedGroup
+
+
+def node_name(group: ResolvedGroup, instance_id: str) -> str:
+    """The Slurm node name of the group's instance: the group, then the cloud's id of the instance."""
+    return f"{group.name}-{instance_id}"
+
+
+def node_features(group: ResolvedGroup, instance: InstanceType, zone: str) -> list[str]:
+    """The node's features: group, instance type, fabric in use (none without RDMA), zone."""
+    fabric = group.fabrics[group.types.index(instance)].kind
+    return [group.name, instance.name, fabric, zone]
+
+
+def slurmd_registration(group: ResolvedGroup, instance: InstanceType, zone: str, instance_id: str) -> list[str]:
+    """The slurmd command line a node of `group` registers with (argv; the node's slurm.conf and gres.conf beside)."""
+    gres = f"gpu:{gpu_type(instance)}:{instance.gpu.count}"
+    features = ",".join(node_features(group, instance, zone))
+    return ["slurmd", "-Z", "-N", node_name(group, instance_id), "--conf", f"Gres={gres} Feature={features}"]

@@ -1,0 +1,52 @@
+"""Where Slurm's daemons keep their state and find the programs gpufleet renders: the head node's layout by default,
+a temporary directory in the tests that start the real daemons."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# slurm.conf.5 (22.05) SlurmctldPort / SlurmdPort: the defaults 6817 and 6818.
+SLURMCTLD_PORT = 6817
+SLURMD_PORT = 6818
+
+
+@dataclass(frozen=True)
+class SlurmSite:
+    """Host, ports, user and paths of one Slurm installation."""
+
+    controller_host: str
+    """The head node's short host name (SlurmctldHost)."""
+    controller_address: str
+    """Its private address, so nodes reach it without DNS."""
+    slurm_user: str = "slurm"
+    etc_dir: str = "/etc/slurm"
+    state_dir: str = "/var/spool/slurmctld"
+    spool_dir: str = "/var/spool/slurmd"
+    run_dir: str = "/run/slurm"
+    log_dir: str = "/var/log/slurm"
+    munge_socket: str = "/run/munge/munge.socket.2"
+    program_dir: str = "/usr/local/lib/gpufleet/slurm"
+    """Where the head node keeps the resume and suspend programs and every node the health check program."""
+    device_dir: str = "/dev"
+    """Where the GPU device files are (nvidia0...); a directory of stand-in devices in the tests."""
+    node_check: str = "gpufleet-nodecheck --expect /etc/gpufleet/expect.json --format text"
+    """The node check command the health check program runs (the image's, as at boot)."""
+    health_check_seconds: int = 300
+    """HealthCheckInterval: how often every node runs the node check again (slurm.conf.5: 0 disables it)."""
+    process_tracking: str = "proctrack/cgroup"
+    """ProctrackType: cgroups on the nodes; the tests' daemons run in a container without a cgroup of their own."""
+    task_plugin: str = "task/cgroup,task/affinity"
+    slurmctld_port: int = SLURMCTLD_PORT
+    slurmd_port: int = SLURMD_PORT
+
+    @property
+    def health_check_program(self) -> str:
+        return f"{self.program_dir}/health-check"
+
+    @property
+    def resume_program(self) -> str:
+        return f"{self.program_dir}/resume"
+
+    @property
+    def suspend_program(self) -> str:
+        return f"{self.program_dir}/suspend"

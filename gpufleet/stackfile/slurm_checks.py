@@ -1,0 +1,83 @@
+"""Checks of `scheduler` kind slurm against the node groups, the network and the catalog.
+
+A partition is where a job lands: one that names a group the stack lacks has no nodes, and one holding two
+`rdma: required` groups lets a multi-node job span two fabric groups (placement groups, InfiniBand scale sets, eRDMA
+groups), whose nodes do not reach each other at fabric speed. Slurm 22.05's topology/tree cannot place dynamic nodes
+(components/slurm/slurm_conf.py), so a group that *requires* RDMA gets a partition of its own fabric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .check_registry import check
+from .errors import SpecError
+
+if TYPE_CHECKING:
+    from ..clouds.backend import ResolvedCluster
+
+
+def slurm_on(cluster: ResolvedCluster) -> bool:
+    return bool(cluster.spec.scheduler.kind == "slurm")
+
+
+@check
+def partitions_name_node_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    known = {group.name for group in cluster.groups}
+    for partition, groups in cluster.spec.scheduler.partitions.items():
+        unknown = [name for name in groups if name not in known]
+        if unknown:
+            yield SpecError(f"scheduler.partitions.{partition}",
+                            f"{', '.join(unknown)} not among node_groups ({', '.join(sorted(known))})")
+
+
+@check
+def partitions_keep_rdma_groups_apart(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    required = {group.name for group in cluster.groups if group.spec.rdma == "required"}
+    for partition, groups in cluster.spec.scheduler.partitions.items():
+        fabrics = sorted(required.intersection(groups))
+        if len(fabrics) > 1:
+            yield SpecError(f"scheduler.partitions.{partition}",
+                            f"{', '.join(fabrics)} are rdma: required groups, each its own fabric group: a job "
+                            "in one partition could span both without RDMA between them; give each its own "
+                            "partition")
+
+
+@check
+def head_node_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    if not slurm_on(cluster):
+        return
+    head = cluster.spec.scheduler.head_node
+    head_type = head.instance_type if head else None
+    if head_type is None:
+        # The catalog lists GPU types only: no CPU row with a source to default to, and no price to quote.
+        yield SpecError("scheduler.head_node.instance_type",
+                        "the catalog has no CPU type to default to yet: set a small on-demand CPU type of the cloud "
+                        "(it runs slurmctld only)")
+    elif cluster.catalog.get(cluster.spec.cloud, head_type) is not None:
+        yield SpecError("scheduler.head_node.instance_type",
+                        f"{head_type} is a GPU type: the head node runs slurmctld only, give it a small CPU type")
+    zones = cluster.spec.network.zones
+    if head and head.zone is not None and head.zone not in zones:
+        yield SpecError("scheduler.head_node.zone", f"{head.zone} is not one of network.zones ({', '.join(zones)})")
+
+
+
+@check
+def no_mig_under_slurm_yet(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # gres.conf.5 (22.05.8): MIG devices are GRES through MultipleFiles (their /dev/nvidia-caps files, known only once
+    # the boot has partitioned the GPUs) or AutoDetect=nvml, which Debian's slurm-wlm 22.05 is built without (no
+    # gpu_nvml.so among its plugins, only gpu_generic.so).
+    if not slurm_on(cluster):
+        return
+    for group in cluster.groups:
+        if group.spec.gpu_sharing.mode == "mig":
+            yield SpecError(group.path("gpu_sharing"),
+                            "mig under slurm is not built yet: Slurm needs each MIG device's file in gres.conf, known "
+                            "only after the boot partitions the GPUs, or NVML autodetection, which Debian's Slurm "
+                            "22.05 lacks; use whole GPUs (mode none) or scheduler kind none")

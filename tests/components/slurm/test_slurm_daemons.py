@@ -1,0 +1,98 @@
+"""The rendered Slurm configuration under the real daemons (Debian bookworm's slurm-wlm 22.05.8 and munge): a dynamic
+node registers with its features and GPUs, jobs run, and a failing node check drains the node."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
+from slurm_stacks import SLURM_STACKS, slurm_cluster
+
+from components.slurm.gres_conf import gpu_type
+from gpufleet.resolve import resolve_cluster
+
+INSTANCE_ID = "i-0123456789abcdef0"
+
+
+@pytest.fixture(scope="module")
+def p5() -> Iterator[SlurmCluster]:
+    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5", suspend_after_minutes=45))) as running:
+        running.start_node(running.cluster.groups[0], INSTANCE_ID)
+        yield running
+
+
+def test_the_dynamic_node_registers_with_its_features_and_gpus(p5: SlurmCluster) -> None:
+    shown = p5.node(f"h100-{INSTANCE_ID}")
+    assert "AvailableFeatures=h100,p5.48xlarge,efa,us-east-1a" in shown
+    assert "Gres=gpu:h100:8" in shown
+    assert "Partitions=h100" in shown
+
+
+def test_the_controller_runs_with_the_stacks_settings(p5: SlurmCluster) -> None:
+    shown = dict(line.split(" = ", 1) for line in p5.run("scontrol", "show", "config").stdout.splitlines()
+                 if " = " in line)
+    settings = {key.strip(): value.strip() for key, value in shown.items()}
+    assert {key: settings[key] for key in ("ClusterName", "AuthType", "SelectType", "GresTypes", "MaxNodeCount",
+                                           "SuspendTime", "SuspendProgram", "ResumeProgram",
+                                           "HealthCheckProgram")} == {
+        "ClusterName": "train-dev", "AuthType": "auth/munge", "SelectType": "select/cons_tres", "GresTypes": "gpu",
+        "MaxNodeCount": "16", "SuspendTime": "2700 sec", "SuspendProgram": p5.site.suspend_program,
+        "ResumeProgram": p5.site.resume_program, "HealthCheckProgram": p5.site.health_check_program,
+    }
+
+
+def test_srun_runs_on_the_node_with_its_gpus(p5: SlurmCluster) -> None:
+    done = p5.run("srun", "-N1", "--gres=gpu:h100:8", "sh", "-c", "hostname; echo $CUDA_VISIBLE_DEVICES")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "0,1,2,3,4,5,6,7"
+
+
+def test_an_sbatch_job_runs(p5: SlurmCluster, tmp_path: Path) -> None:
+    out = tmp_path / "job.out"
+    done = p5.run("sbatch", "--wait", "-N1", "-p", "h100", "-o", str(out), "--wrap", "echo ran on $SLURMD_NODENAME")
+    assert done.returncode == 0, done.stderr
+    assert out.read_text().strip() == f"ran on h100-{INSTANCE_ID}"
+
+
+def test_a_failing_node_check_drains_the_node(p5: SlurmCluster) -> None:
+    name = f"h100-{INSTANCE_ID}"
+    (p5.root / "node-check.status").unlink()
+    try:
+        wait_for("the drain", lambda: "DRAIN" in p5.node(name), seconds=30)
+        assert "Reason=gpufleet node check failed" in p5.node(name)
+    finally:
+        (p5.root / "node-check.status").write_text("pass")
+        p5.run("scontrol", "update", f"NodeName={name}", "State=RESUME")
+
+
+@pytest.mark.parametrize("stack", sorted(SLURM_STACKS))
+def test_each_shipped_vm_stack_turned_slurm_runs_a_gpu_job(stack: str) -> None:
+    cluster = resolve_cluster(slurm_cluster(stack))
+    with running_slurm(cluster) as running:
+        group = cluster.groups[0]
+        instance = group.known_types[0]
+        gres = f"gpu:{gpu_type(instance)}:{instance.gpu.count}"
+        name = running.start_node(group, "n1")
+        assert f"Gres={gres}" in running.node(name)
+        assert running.run("sinfo", "-h", "-o", "%P").stdout.split() == [f"{group.name}*"]
+        # Every GPU by its device file in the rendered gres.conf: the job sees them all.
+        done = running.run("srun", "-N1", f"--gres={gres}", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES")
+        assert done.stdout.split() == [",".join(map(str, range(instance.gpu.count)))], done.stderr
+
+
+def test_topology_tree_leaves_a_dynamic_node_unschedulable_under_22_05() -> None:
+    # Why slurm.conf says topology/none: under 22.05 a node that registers after slurmctld started is in no switch
+    # of topology/tree, even one naming it, and no job can run on it. A Slurm that takes the node's Topology= option
+    # (24.11) turns this around; then render topology.conf, a switch per fabric group.
+    def with_topology_tree(etc: Path) -> None:
+        conf = etc / "slurm.conf"
+        conf.write_text(conf.read_text().replace("TopologyPlugin=topology/none", "TopologyPlugin=topology/tree"))
+        (etc / "topology.conf").write_text("SwitchName=h100 Nodes=h100-n1\n")
+
+    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5")), with_topology_tree) as running:
+        running.start_node(running.cluster.groups[0], "n1")
+        done = running.run("srun", "-N1", "--immediate=5", "hostname")
+        assert done.returncode != 0 and "Requested node configuration is not available" in done.stderr, done.stderr

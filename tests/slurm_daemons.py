@@ -1,0 +1,154 @@
+"""Real Slurm 22.05 and munge daemons (Debian's slurm-wlm and munge) on 127.0.0.1, started with gpufleet's rendered
+slurm.conf and gres.conf: munged, slurmctld and dynamic slurmd nodes, as the current user, in a temporary directory
+with free ports. GPUs are stand-in character devices (the null device's numbers) named in gres.conf."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from local_registry import free_port
+
+from components.slurm.gres_conf import render_gres_conf
+from components.slurm.health_check import render_health_check
+from components.slurm.registration import slurmd_registration
+from components.slurm.site import SlurmSite
+from components.slurm.slurm_conf import render_slurm_conf
+from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
+
+DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch")
+
+
+def missing_daemons() -> list[str]:
+    return [tool for tool in DAEMONS if shutil.which(tool) is None]
+
+
+def wait_for(what: str, ready: Callable[[], bool], seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not ready():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what} not ready after {seconds} s")
+        time.sleep(0.2)
+
+
+def daemon_pid(pid_file: Path) -> int:
+    """The pid a daemon wrote once it has forked (the file may exist empty for a moment)."""
+    wait_for(str(pid_file), lambda: pid_file.exists() and pid_file.read_text().strip().isdigit())
+    return int(pid_file.read_text())
+
+
+@dataclass
+class SlurmCluster:
+    """A running controller and its nodes; `run` calls a Slurm client against it."""
+
+    root: Path
+    site: SlurmSite
+    cluster: ResolvedCluster
+    processes: list[int] = field(default_factory=list)
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {**os.environ, "SLURM_CONF": f"{self.site.etc_dir}/slurm.conf"}
+
+    def run(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(args, capture_output=True, text=True, env=self.env, timeout=timeout, check=False)
+
+    def node(self, name: str) -> str:
+        return self.run("scontrol", "show", "node", name).stdout
+
+    def start_node(self, group: ResolvedGroup, instance_id: str) -> str:
+        """A dynamic slurmd of the group, registered with the rendered registration line; its node name."""
+        instance = group.known_types[0]
+        argv = slurmd_registration(group, instance, group.zones[0], instance_id)
+        subprocess.run(argv, env=self.env, check=True, capture_output=True, text=True, timeout=30)
+        name = argv[argv.index("-N") + 1]
+        self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
+        wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
+        return name
+
+
+def site_in(root: Path, node_check: str) -> SlurmSite:
+    return SlurmSite(
+        controller_host=socket.gethostname().split(".")[0], controller_address="127.0.0.1",
+        slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
+        spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
+        program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=2,
+        # The container has no cgroup of its own to delegate: process groups, no task binding.
+        process_tracking="proctrack/pgid", task_plugin="task/none",
+        slurmctld_port=free_port(), slurmd_port=free_port(),
+    )
+
+
+def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
+    """The rendered files, as the head node and the nodes hold them."""
+    for sub in ("etc", "state", "spool", "run", "log", "programs", "dev", "munge"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    (root / "etc/slurm.conf").write_text(render_slurm_conf(cluster, site))
+    # One gres.conf serves the nodes here: every group of the test cluster has the same type.
+    instance = cluster.groups[0].known_types[0]
+    (root / "etc/gres.conf").write_text(render_gres_conf(instance, site.device_dir))
+    for index in range(instance.gpu.count):
+        os.mknod(root / f"dev/nvidia{index}", 0o600 | 0o020000, os.makedev(1, 3))
+    health = root / "programs/health-check"
+    health.write_text(render_health_check(site))
+    health.chmod(0o755)
+
+
+@contextmanager
+def running_slurm(cluster: ResolvedCluster,
+                  edit: Callable[[Path], None] | None = None) -> Iterator[SlurmCluster]:
+    """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
+    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
+    # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
+    with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory:
+        with _running_in(Path(directory), cluster, edit) as running:
+            yield running
+
+
+@contextmanager
+def _running_in(root: Path, cluster: ResolvedCluster,
+                edit: Callable[[Path], None] | None) -> Iterator[SlurmCluster]:
+    (root / "node-check.status").write_text("pass")
+    check = root / "node-check"
+    check.write_text("#!/bin/sh\nexec cat " + str(root / "node-check.status") + " >/dev/null\n")
+    check.chmod(0o755)
+    site = site_in(root, str(check))
+    write_config(root, site, cluster)
+    if edit is not None:
+        edit(root / "etc")
+    key = root / "munge/munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    (root / "munge").chmod(0o700)
+    running = SlurmCluster(root, site, cluster)
+    try:
+        subprocess.run(["munged", f"--socket={site.munge_socket}", f"--key-file={key}",
+                        f"--pid-file={root}/run/munged.pid", f"--log-file={root}/log/munged.log",
+                        f"--seed-file={root}/run/munged.seed", "--force"], check=True, capture_output=True)
+        running.processes.append(daemon_pid(root / "run/munged.pid"))
+        subprocess.run(["slurmctld", "-c"], env=running.env, check=True, capture_output=True, timeout=30)
+        running.processes.append(daemon_pid(root / "run/slurmctld.pid"))
+        wait_for("slurmctld", lambda: running.run("sinfo").returncode == 0)
+        yield running
+    finally:
+        for pid in reversed(running.processes):
+            _stop(pid)
+
+
+def _stop(pid: int) -> None:
+    """SIGTERM, then wait until the process is gone (the next test's daemons may take its place)."""
+    try:
+        os.kill(pid, 15)
+    except ProcessLookupError:
+        return
+    wait_for(f"process {pid} to stop", lambda: not Path(f"/proc/{pid}").exists()
+             or "zombie" in Path(f"/proc/{pid}/status").read_text().lower(), seconds=30)
