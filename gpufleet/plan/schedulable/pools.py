@@ -139,7 +139,7 @@ def _aks(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         advertised = gpu_allocatable(group)
         if ib_plugin and group is not None and group.rdma and group.fabric == "infiniband":
             advertised[IB_RESOURCE] = Fraction(HCA_MAX)
-        if group is not None:  # the label the node check sets once the node passed (components/kubernetes/node_check.py)
+        if group is not None:  # the label the node check sets on a node that passed (node_check.NODE_CHECK_LABEL)
             labels = {**labels, NODE_CHECK_LABEL[0]: NODE_CHECK_LABEL[1]}
         made += templates("azure", name, [pool["vmSize"]], labels, taints, advertised, resolved)
     return made
@@ -159,7 +159,7 @@ def _ack(resources: Sequence[RecordedResource], resolved: ResolvedCluster) -> li
         advertised = gpu_allocatable(group)
         if erdma and group is not None and group.rdma and group.fabric == "erdma":
             advertised[ERDMA_RESOURCE] = None
-        if group is not None:  # the label the node check sets once the node passed (components/kubernetes/node_check.py)
+        if group is not None:  # the label the node check sets on a node that passed (node_check.NODE_CHECK_LABEL)
             labels = {**labels, NODE_CHECK_LABEL[0]: NODE_CHECK_LABEL[1]}
         made += templates("alicloud", name, inputs.get("instanceTypes") or [], labels, taints, advertised, resolved)
     return made
