@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
 from .address_ranges import cidrs_written_as_text, too_wide
 from .gpu_sharing import GpuSharing
 from .mounts import mount_problem, normal
-from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint
+from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint, derive_defaults
 
 # The stack config keys gpufleet reads (the Pulumi project's namespace).
 CLUSTER_KEY = "gpufleet:cluster"
@@ -352,8 +360,15 @@ class StackPrice(StrictModel):
         return self
 
 
+def _image_derivable(schema: dict[str, Any]) -> None:
+    """An EKS stack may leave `image` out (derive_defaults): the schema must not call it required there."""
+    schema["required"] = [name for name in schema.get("required", []) if name != "image"]
+
+
 class ClusterSpec(StrictModel):
     """The `gpufleet:cluster` key: one cluster in one environment (each cloud's model extends this one)."""
+
+    model_config = ConfigDict(json_schema_extra=_image_derivable)
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
     cloud: Cloud
@@ -361,7 +376,8 @@ class ClusterSpec(StrictModel):
     environment: Environment = "dev"
     tags: Tags = Field(default_factory=dict)
     network: Network
-    image: str = Field(..., description="a profile in images/lock.yaml")
+    image: str = Field(..., description="a profile in images/lock.yaml; on EKS derived from scheduler.version when "
+                                        "left out")
     storage: Storage = Field(default_factory=Storage)
     bootstrap: Bootstrap = Field(default_factory=Bootstrap)
     node_groups: list[NodeGroup] = Field(..., min_length=1)
@@ -371,6 +387,23 @@ class ClusterSpec(StrictModel):
     prices: dict[str, StackPrice] = Field(
         default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
     )
+    _derived: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _scheduler_defaults(cls, data: Any, handler: ModelWrapValidatorHandler[ClusterSpec]) -> ClusterSpec:
+        """Fill what the scheduler implies where the stack wrote nothing (scheduler.derive_defaults)."""
+        derived: tuple[str, ...] = ()
+        if isinstance(data, dict):
+            data, derived = derive_defaults(data)
+        spec = handler(data)
+        spec._derived = derived or spec._derived
+        return spec
+
+    @property
+    def derived(self) -> tuple[str, ...]:
+        """What the stack did not write and was derived from its scheduler, one line each (the plan shows them)."""
+        return self._derived
 
 
 class ImagesSpec(StrictModel):

@@ -27,6 +27,7 @@ from ..catalog.managed_addons import load_ack_addons, load_eks_addons
 from ..catalog.mig import load_mig_facts
 from .check_registry import check, group_check
 from .errors import SpecError
+from .scheduler import CLOUD_IMAGE_NODES
 
 if TYPE_CHECKING:
     from ..clouds.backend import ResolvedCluster, ResolvedGroup
@@ -169,6 +170,19 @@ def image_fits_the_scheduler(cluster: ResolvedCluster) -> Iterator[SpecError]:
     elif section.version != version:
         yield SpecError("image", f"profile {name!r} is baked for Kubernetes {section.version}, the control plane "
                                  f"runs scheduler.version {version}: nodes join with the same minor version{offer}")
+
+
+@check
+def system_group_type_in_catalog(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    """The system group runs a CPU type the catalog knows for the cloud (its facts, and its price where published)."""
+    if not kubernetes_on(cluster):
+        return
+    cloud, name = cluster.spec.cloud, cluster.spec.scheduler.system_group.instance_type
+    if cluster.catalog.system_type(cloud, name) is None:
+        offered = ", ".join(cluster.catalog.system_type_names(cloud)) or "none yet"
+        yield SpecError("scheduler.system_group.instance_type",
+                        f"{name or 'the default'} is not a system type of {cloud} in gpufleet/catalog/data/"
+                        f"{cloud}.yaml (system_types: {offered}); name one of them, or add a row with its source")
 
 
 @check
@@ -352,19 +366,16 @@ def one_priority_per_agent_pool(cluster: ResolvedCluster, group: ResolvedGroup) 
                                                 "on-demand or spot")
 
 
-# Managed Kubernetes whose nodes run the service's own image: no gpufleet bootstrap runs on them.
-CLOUD_IMAGE_NODES = {"azure": "AKS", "alicloud": "ACK"}
-
-
 @check
 def no_scratch_raid_on_cloud_image_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     service = CLOUD_IMAGE_NODES.get(cluster.spec.cloud)
     storage = cluster.spec.storage
     if kubernetes_on(cluster) and service and storage.scratch == "raid0":
         # The node-check DaemonSet would expect the mount (expect.json scratch_mount) and never release the node.
+        # Only a written raid0 reaches here: an unwritten scratch is none under Kubernetes (scheduler.derive_defaults).
         yield SpecError("storage.scratch", f"{service} nodes run {service}'s own image and no gpufleet bootstrap, so "
                                            f"nothing stripes their local NVMe at {storage.scratch_mount}: set "
-                                           "storage.scratch: none")
+                                           "storage.scratch: none (or leave it out)")
 
 
 @check
