@@ -42,6 +42,10 @@ class Taint(StrictModel):
     effect: TaintEffect = Field(..., description="NoSchedule | PreferNoSchedule | NoExecute")
 
 
+# The system group's pool and resource name (AKS agent pool, ACK node pool): no node group may take it.
+SYSTEM_GROUP_NAME = "system"
+
+
 class SystemGroupSize(StrictModel):
     """How many system nodes: at least one, or CoreDNS and the autoscaler have nowhere to run."""
 

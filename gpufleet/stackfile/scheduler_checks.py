@@ -27,7 +27,7 @@ from ..catalog.managed_addons import load_ack_addons, load_eks_addons
 from ..catalog.mig import load_mig_facts
 from .check_registry import check, group_check
 from .errors import SpecError
-from .scheduler import CLOUD_IMAGE_NODES
+from .scheduler import CLOUD_IMAGE_NODES, SYSTEM_GROUP_NAME
 
 if TYPE_CHECKING:
     from ..clouds.backend import ResolvedCluster, ResolvedGroup
@@ -209,6 +209,14 @@ def fleet_not_under_kubernetes(cluster: ResolvedCluster, group: ResolvedGroup) -
                                                                                 "their Auto Scaling groups")
         yield SpecError(group.path("provisioner"), "the Kubernetes Cluster Autoscaler scales node groups through "
                                                    f"{through}: set provisioner: autoscaling")
+
+
+@group_check
+def system_name_reserved(cluster: ResolvedCluster, group: ResolvedGroup) -> Iterator[SpecError]:
+    if kubernetes_on(cluster) and group.spec.name == SYSTEM_GROUP_NAME:
+        yield SpecError(group.path("name"), f"{SYSTEM_GROUP_NAME!r} is the system group's name "
+                                            "(scheduler.system_group, the untainted CPU nodes cluster services run "
+                                            "on): name the GPU group after its role or type, e.g. h100")
 
 
 @group_check

@@ -101,8 +101,7 @@ def system_group(scope: ClusterScope, cluster: aws.eks.Cluster, subnet_ids: list
                  security_group_id: pulumi.Output[str], key_arn: pulumi.Output[str],
                  after: list[pulumi.Resource]) -> aws.eks.NodeGroup:
     """The managed node group of scheduler.system_group, once the add-ons its nodes need (the VPC CNI) exist."""
-    spec, system = scope.spec, scope.spec.scheduler.system_group
-    found = scope.resolved.catalog.system_type("aws", system.instance_type)
+    spec, system, found = scope.spec, scope.spec.scheduler.system_group, scope.resolved.system_type
     assert found is not None, "system_group_type_in_catalog refuses an unknown type"
     return system_node_group(scope.name, SystemGroupArgs(
         cluster_name=cluster.name, version=spec.scheduler.version or "", instance_type=found[0],
