@@ -54,6 +54,11 @@ class Catalog:
         row = catalog.system_types.get(name)
         return (name, row) if row is not None else None
 
+    def priced(self, cloud: str, name: str) -> InstanceType | SystemType | None:
+        """The row a type is priced by: a GPU instance type, or a system group's CPU type."""
+        found = self.get(cloud, name) or self.system_type(cloud, name)
+        return found[1] if isinstance(found, tuple) else found
+
     def system_type_names(self, cloud: str) -> list[str]:
         catalog = self._clouds.get(cloud)
         return sorted(catalog.system_types) if catalog else []

@@ -81,6 +81,7 @@ def stack_section(outcome: StackOutcome, rules: Mapping[str, Mapping[str, Any]])
     parts.append(f"GPUs min/desired/max: **{gpus['min']}/{gpus['desired']}/{gpus['max']}**  \n"
                  f"USD/h: {cost_line(summary)}")
     parts += [f"_{md_text(note)}_" for note in summary.get("stack_priced", [])]
+    parts += [f"**derived**: {md_text(derived)}" for derived in summary.get("derived", [])]
     parts += [f"**warning**: {md_text(warning)}" for warning in summary.get("warnings", [])]
     parts += [f"**{fact['status']} fact** (a real `pulumi up` refuses it): {md_text(fact['field'])}: "
               f"{md_text(fact['message'])}" for fact in summary.get("unresolved_facts", [])]
