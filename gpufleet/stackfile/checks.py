@@ -363,3 +363,4 @@ def run_checks(cluster: ResolvedCluster) -> list[SpecError]:
 from . import sharing_checks  # noqa: E402, F401, I001
 from . import scheduler_checks  # noqa: E402, F401
 from . import ack_checks  # noqa: E402, F401
+from . import system_group_checks  # noqa: E402, F401

@@ -31,7 +31,7 @@ import pulumi_alicloud as alicloud
 
 from components.bootstrap.operations import FATAL_XID_TEXT, FATAL_XIDS
 from components.kubernetes.pool_nodes import GROUP_LABEL
-from gpufleet.stackfile.models import LowUtilisation
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ..scope import ClusterScope
 
