@@ -203,3 +203,10 @@ def base64_text(value: Any) -> Any:
         return raw.decode("utf-8", "replace")
     except (binascii.Error, ValueError, TypeError, OSError, EOFError):
         return ""
+
+
+def eks_supplies_the_image(props: Any) -> bool:
+    """A launch template with neither an image nor user data: nothing can boot from it but an EKS managed node group,
+    which supplies both from its amiType (EKS user guide, launch-templates: an AMI in the template needs amiType
+    CUSTOM and its own bootstrap user data); a self-managed group's launch would fail for want of an image."""
+    return get(props, "imageId") in (None, "") and get(props, "userData") in (None, "")

@@ -8,14 +8,14 @@ from pathlib import Path
 from ..clouds.registry import CLOUDS, Cloud
 from ..yaml_model import load_yaml_model
 from .mig import MigFacts, MigGpu, load_mig_facts
-from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price
+from .model import CloudCatalog, Fabric, FabricKind, Gpu, InstanceType, Limit, LocalNvme, Price, SystemType
 from .pricing import hourly_cost, most_expensive
 
 DATA_DIR = Path(__file__).parent / "data"
 
 __all__ = [
     "CLOUDS", "Catalog", "Cloud", "Fabric", "FabricKind", "Gpu", "InstanceType", "Limit", "LocalNvme", "MigFacts",
-    "MigGpu", "Price", "hourly_cost", "load_catalog", "load_mig_facts", "most_expensive",
+    "MigGpu", "Price", "SystemType", "hourly_cost", "load_catalog", "load_mig_facts", "most_expensive",
 ]
 
 
@@ -42,6 +42,26 @@ class Catalog:
         """Every type `cloud`'s image pipeline may build on: its build types, then its GPU types."""
         catalog = self._clouds.get(cloud)
         return [*sorted(catalog.build_types), *sorted(catalog.instances)] if catalog else []
+
+    def system_type(self, cloud: str, name: str | None) -> tuple[str, SystemType] | None:
+        """The system group's type: `name`, or the cloud's default where name is None; None where the catalog lacks
+        it (the checks refuse it)."""
+        catalog = self._clouds.get(cloud)
+        if catalog is None:
+            return None
+        if name is None:
+            return next(((n, row) for n, row in catalog.system_types.items() if row.default), None)
+        row = catalog.system_types.get(name)
+        return (name, row) if row is not None else None
+
+    def priced(self, cloud: str, name: str) -> InstanceType | SystemType | None:
+        """The row a type is priced by: a GPU instance type, or a system group's CPU type."""
+        found = self.get(cloud, name) or self.system_type(cloud, name)
+        return found[1] if isinstance(found, tuple) else found
+
+    def system_type_names(self, cloud: str) -> list[str]:
+        catalog = self._clouds.get(cloud)
+        return sorted(catalog.system_types) if catalog else []
 
     def names(self, cloud: str) -> list[str]:
         catalog = self._clouds.get(cloud)

@@ -99,6 +99,17 @@ class BuildType(StrictModel):
     source: str = Field(..., min_length=3, description="where the facts were read")
 
 
+class SystemType(BuildType):
+    """A general-purpose CPU type for a Kubernetes cluster's system group (CoreDNS, operators, the autoscaler, job
+    launchers): facts and on-demand prices where a source publishes them."""
+
+    default: bool = Field(False, description="the type a system group without instance_type runs (one per cloud)")
+    prices: dict[str, Price] = Field(default_factory=dict, description="region -> price snapshot")
+
+    def price(self, region: str) -> Price | None:
+        return self.prices.get(region)
+
+
 class CloudCatalog(StrictModel):
     cloud: Cloud
 
@@ -119,3 +130,13 @@ class CloudCatalog(StrictModel):
     build_types: dict[str, BuildType] = Field(
         default_factory=dict, description="machine types the image pipeline may build on, besides the GPU types"
     )
+    system_types: dict[str, SystemType] = Field(
+        default_factory=dict, description="CPU types a Kubernetes system group may run, one of them the default"
+    )
+
+    @model_validator(mode="after")
+    def _one_default_system_type(self) -> CloudCatalog:
+        defaults = [name for name, row in self.system_types.items() if row.default]
+        if self.system_types and len(defaults) != 1:
+            raise ValueError(f"system_types need exactly one default: true, found {len(defaults)}")
+        return self

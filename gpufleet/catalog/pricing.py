@@ -10,9 +10,7 @@ catalog snapshot for the type.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Protocol
-
-from .model import InstanceType
+from typing import Protocol, TypeVar
 
 
 class HourlyPrice(Protocol):
@@ -25,7 +23,16 @@ class HourlyPrice(Protocol):
     def spot(self) -> float | None: ...
 
 
-def unit_price(instance: InstanceType | None, region: str, stack_price: HourlyPrice | None) -> HourlyPrice | None:
+class PricedRow(Protocol):
+    """A catalog row with price snapshots per region: a GPU instance type or a Kubernetes system type."""
+
+    def price(self, region: str) -> HourlyPrice | None: ...
+
+
+RowT = TypeVar("RowT", bound=PricedRow)
+
+
+def unit_price(instance: PricedRow | None, region: str, stack_price: HourlyPrice | None) -> HourlyPrice | None:
     """The stack's price for the type when it gives one, else the catalog's snapshot in `region`, else None."""
     if stack_price is not None:
         return stack_price
@@ -33,7 +40,7 @@ def unit_price(instance: InstanceType | None, region: str, stack_price: HourlyPr
 
 
 def hourly_cost(
-    instance: InstanceType | None,
+    instance: PricedRow | None,
     region: str,
     count: int,
     spot_count: int = 0,
@@ -53,13 +60,13 @@ def hourly_cost(
 
 
 def most_expensive(
-    candidates: Sequence[tuple[str, InstanceType | None]], region: str, stack_prices: Mapping[str, HourlyPrice]
-) -> tuple[str, InstanceType | None, HourlyPrice | None] | None:
+    candidates: Sequence[tuple[str, RowT | None]], region: str, stack_prices: Mapping[str, HourlyPrice]
+) -> tuple[str, RowT | None, HourlyPrice | None] | None:
     """The type of a group that costs most per on-demand node in `region`: what the group costs at worst, since a
     fallback type provisions whenever the primary has no capacity. The stack's price for a type wins over the
     catalog's (unit_price). None when any type has no on-demand price: the worst case is then unknown, not the
     cheapest priced type."""
-    worst: tuple[float, str, InstanceType | None, HourlyPrice | None] | None = None
+    worst: tuple[float, str, RowT | None, HourlyPrice | None] | None = None
     for name, instance in candidates:
         stack_price = stack_prices.get(name)
         price = unit_price(instance, region, stack_price)

@@ -18,7 +18,7 @@ from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 from .naming import fit
 
 if TYPE_CHECKING:
-    from ..catalog import Catalog, InstanceType
+    from ..catalog import Catalog, InstanceType, SystemType
     from ..lock.model import ImageEntry, Lock, Profile
     from ..stackfile.errors import SpecError
 
@@ -205,6 +205,14 @@ class ResolvedCluster:
     lock: Lock
     backend: CloudBackend
     """The stack's cloud (gpufleet.clouds.lookup.backend(spec.cloud)), given by resolve."""
+
+    @property
+    def system_type(self) -> tuple[str, SystemType] | None:
+        """A Kubernetes cluster's system group type, named or the catalog's default for the cloud, with its row; None
+        for a VM cluster (and for a type the catalog lacks, which the checks refuse)."""
+        if self.spec.scheduler.kind != "kubernetes":
+            return None
+        return self.catalog.system_type(self.spec.cloud, self.spec.scheduler.system_group.instance_type)
 
     @property
     def profile(self) -> Profile | None:

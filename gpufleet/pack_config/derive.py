@@ -25,14 +25,23 @@ from .tighten import tighten
 def _group_at_max(cluster: ResolvedCluster, group: ResolvedGroup) -> dict[str, Any]:
     """What the budget rule prices: every type of the group (it takes the most expensive, since any of them may
     provision the whole group) at size.max, with the stack's own price for a type where `prices` gives one."""
-    entry: dict[str, Any] = {
-        "name": group.name, "cloud": cluster.spec.cloud, "instanceTypes": list(group.spec.instance_types),
-        "maxSize": group.spec.size.max,
-    }
-    given = {t: cluster.spec.prices[t] for t in group.spec.instance_types if t in cluster.spec.prices}
+    return _priced_entry(cluster, group.name, list(group.spec.instance_types), group.spec.size.max)
+
+
+def _priced_entry(cluster: ResolvedCluster, name: str, types: list[str], max_size: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": name, "cloud": cluster.spec.cloud, "instanceTypes": types, "maxSize": max_size}
+    given = {t: cluster.spec.prices[t] for t in types if t in cluster.spec.prices}
     if given:
         entry["prices"] = {t: {"onDemand": p.on_demand, "spot": p.spot, "source": p.source} for t, p in given.items()}
     return entry
+
+
+def _system_at_max(cluster: ResolvedCluster) -> list[dict[str, Any]]:
+    """A Kubernetes cluster's system group, priced like a node group at its max (nothing for a VM cluster)."""
+    system = cluster.system_type
+    if system is None:
+        return []
+    return [_priced_entry(cluster, "system group", [system[0]], cluster.spec.scheduler.system_group.size.max)]
 
 
 def _own_accounts(accounts: frozenset[str]) -> dict[str, dict[str, Any]]:
@@ -54,7 +63,8 @@ def derived_settings(
     spec = prepared.spec
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
-        "hourly-budget": {"region": spec.region, "nodeGroups": [_group_at_max(prepared, g) for g in prepared.groups]},
+        "hourly-budget": {"region": spec.region, "nodeGroups": [
+            *(_group_at_max(prepared, g) for g in prepared.groups), *_system_at_max(prepared)]},
         **_own_accounts(stack_accounts(spec) | accounts),
     }
     if spec.budget.max_hourly_usd is not None:

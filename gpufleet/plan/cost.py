@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import InstanceType
+from ..catalog import hourly_cost
+from ..catalog.pricing import PricedRow
 from ..clouds.backend import ResolvedCluster
 from ..stackfile.models import StackPrice
 
@@ -29,12 +30,31 @@ class Summary:
         return out
 
 
-def _beside_catalog(group: str, name: str, row: InstanceType | None, given: StackPrice, region: str) -> str:
+def _beside_catalog(group: str, name: str, row: PricedRow | None, given: StackPrice, region: str) -> str:
     """A stack-supplied price with the catalog's for the same type beside it, so a reviewer sees the difference."""
     listed = row.price(region) if row is not None else None
     catalog = (f"catalog {listed.on_demand:g} USD/h" if listed is not None and listed.on_demand is not None
                else f"no catalog price in {region}")
     return f"{group}: {name} priced by the stack at {given.on_demand:g} USD/h ({given.source}); {catalog}"
+
+
+def _system_group(cluster: ResolvedCluster) -> tuple[dict, dict[str, float] | None, str | None] | None:
+    """A Kubernetes cluster's system group as a summary row (role system, on-demand, desired = min), its cost (None:
+    unpriced) and the note where the stack prices its type; None for a VM cluster."""
+    found = cluster.system_type
+    if found is None:
+        return None
+    (name, row), spec = found, cluster.spec
+    size = spec.scheduler.system_group.size
+    entry = {"name": "system", "role": "system", "instance_type": name, "fabric": "none", "interfaces": 0,
+             "capacity": "on-demand", "size": {"min": size.min, "desired": size.min, "max": size.max}}
+    given = spec.prices.get(name)
+    note = _beside_catalog("system", name, row, given, spec.region) if given is not None else None
+    desired = hourly_cost(row, spec.region, size.min, 0, given)
+    maximum = hourly_cost(row, spec.region, size.max, 0, given)
+    if desired is None or maximum is None:
+        return entry, None, note
+    return entry, {"desired_on_demand": desired, "desired_expected": desired, "max_on_demand": maximum}, note
 
 
 def summarize(cluster: ResolvedCluster) -> Summary:
@@ -61,6 +81,14 @@ def summarize(cluster: ResolvedCluster) -> Summary:
             continue
         for key in hourly:
             hourly[key] += getattr(resolved.cost, key)
+    if (system := _system_group(cluster)) is not None:
+        entry, cost, stack_note = system
+        groups.append(entry)
+        stack_priced += [stack_note] if stack_note else []
+        if cost is None:
+            unpriced.append(f"{entry['instance_type']} in {spec.region} (system group)")
+        else:
+            hourly = {key: value + cost[key] for key, value in hourly.items()}
     return Summary(
         gpus=gpus,
         hourly_usd={key: None if unpriced else round(value, 4) for key, value in hourly.items()},

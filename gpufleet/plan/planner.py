@@ -83,6 +83,8 @@ def plan_and_prepared(
         spec = prepared.spec
         cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)
         summary = summarize(prepared).to_json()
+        if spec.derived:  # what the stack left out and its scheduler implies (scheduler.derive_defaults)
+            summary["derived"] = list(spec.derived)
         if warnings := [*plan_warnings(spec, today, prepared.profile.driver if prepared.profile else None),
                         *unheard_key_expiry(prepared)]:
             summary["warnings"] = warnings

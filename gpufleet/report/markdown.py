@@ -81,6 +81,7 @@ def stack_section(outcome: StackOutcome, rules: Mapping[str, Mapping[str, Any]])
     parts.append(f"GPUs min/desired/max: **{gpus['min']}/{gpus['desired']}/{gpus['max']}**  \n"
                  f"USD/h: {cost_line(summary)}")
     parts += [f"_{md_text(note)}_" for note in summary.get("stack_priced", [])]
+    parts += [f"**derived**: {md_text(derived)}" for derived in summary.get("derived", [])]
     parts += [f"**warning**: {md_text(warning)}" for warning in summary.get("warnings", [])]
     parts += [f"**refused** (a real `pulumi up` stops here): {md_text(refusal['field'])}: {md_text(refusal['message'])}"
               for refusal in summary.get("refusals", [])]

@@ -151,7 +151,10 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
 
 
 def print_findings(console: Console, summary: dict[str, Any]) -> None:
-    """The plan's warnings and the facts a real run refuses, for cluster and image stacks alike."""
+    """What the plan derived for the stack, its warnings and the facts a real run refuses, for cluster and image stacks
+    alike."""
+    for derived in summary.get("derived", []):
+        console.print(f"[cyan]derived[/]: {escape(derived)}")
     for warning in summary.get("warnings", []):
         console.print(f"[yellow]warning[/]: {escape(warning)}")
     for refusal in summary.get("refusals", []):

@@ -371,3 +371,4 @@ from . import sharing_checks  # noqa: E402, F401, I001
 from . import scheduler_checks  # noqa: E402, F401
 from . import ack_checks  # noqa: E402, F401
 from . import slurm_checks  # noqa: E402, F401
+from . import system_group_checks  # noqa: E402, F401

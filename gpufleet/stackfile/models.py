@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from ipaddress import IPv4Network
-from typing import Annotated, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BeforeValidator, Field, field_validator, model_validator
+from pydantic import (
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    field_validator,
+    model_validator,
+)
 
 from ..clouds.registry import Cloud
 from ..yaml_model import StrictModel
 from .address_ranges import cidrs_written_as_text, too_wide
 from .gpu_sharing import GpuSharing
+from .monitoring import Budget, Monitoring
 from .mounts import mount_problem, normal
-from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint
+from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint, derive_defaults
 
 # The stack config keys gpufleet reads (the Pulumi project's namespace).
 CLUSTER_KEY = "gpufleet:cluster"
@@ -37,15 +46,6 @@ def _tags_are_text(value: object) -> object:
 
 
 Tags = Annotated[dict[str, str], BeforeValidator(_tags_are_text)]
-
-# One addr-spec of RFC 5322 in its common dot-atom form, on a domain with a dot (no display names, quoted local
-# parts or IP literals: a mail provider's notification address never needs them); what SNS email subscriptions
-# and Azure action groups take. email-validator (pydantic's EmailStr) is not a dependency of the project.
-EMAIL_PATTERN = (
-    r"^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$"
-)
-Email = Annotated[str, Field(pattern=EMAIL_PATTERN, max_length=254)]
 
 # Lower-case letters, digits and dashes, starting with a letter: valid as AWS, Azure and Alibaba resource
 # names and as a DNS label.
@@ -236,106 +236,6 @@ class Bootstrap(StrictModel):
     )
 
 
-# Hours in a month as the clouds' pricing pages count them: a monthly budget is max_hourly_usd x this.
-HOURS_PER_MONTH = 730
-
-
-class Budget(StrictModel):
-    max_hourly_usd: float | None = Field(
-        None, gt=0, strict=True, description="USD/hour at max size; a plan over it fails"
-    )
-    alert_at_percent: list[int] = Field(
-        default_factory=list,
-        description="percents of the monthly budget (max_hourly_usd x 730 hours) at which the cloud's budget "
-        "alerts the alarm target; empty: no budget alert (the default)",
-    )
-
-    @field_validator("alert_at_percent")
-    @classmethod
-    def _percents(cls, value: list[int]) -> list[int]:
-        for percent in value:
-            if isinstance(percent, bool) or not isinstance(percent, int) or not 1 <= percent <= 1000:
-                raise ValueError(f"{percent!r} is not a whole percent from 1 to 1000")
-        if len(set(value)) != len(value):
-            raise ValueError("percents repeat; list each once")
-        return value
-
-    @model_validator(mode="after")
-    def _needs_an_amount(self) -> Budget:
-        if self.alert_at_percent and self.max_hourly_usd is None:
-            raise ValueError("alert_at_percent needs max_hourly_usd: the monthly budget is max_hourly_usd x 730 hours")
-        return self
-
-    @property
-    def monthly_usd(self) -> float | None:
-        """The monthly amount the cloud's budget alerts on; None without max_hourly_usd."""
-        return None if self.max_hourly_usd is None else self.max_hourly_usd * HOURS_PER_MONTH
-
-
-class LowUtilisation(StrictModel):
-    """When a group's GPUs count as under-used for the low-utilisation alarm."""
-
-    below_percent: int = Field(10, ge=1, le=100, strict=True, description="average GPU utilisation under this")
-    for_minutes: int = Field(120, ge=5, le=1440, strict=True, description="for this long")
-
-
-class Alarms(StrictModel):
-    """Per node group alarms: XID errors, uncorrectable ECC, low GPU utilisation, node-check failures."""
-
-    target: str = Field(
-        "create",
-        min_length=1,
-        description="create (an encrypted topic of the stack's) | the cloud's notification target: an SNS topic "
-        "ARN (aws), an action group id (azure), a CloudMonitor alarm contact group name (alicloud)",
-    )
-    low_utilisation: LowUtilisation = Field(default_factory=LowUtilisation,
-                                            description="an alarm when GPUs sit idle (utilisation below a threshold)")
-    emails: list[Email] = Field(
-        default_factory=list,
-        description="people the created target notifies (alarms and budget alerts), each an email address that "
-        "must confirm its subscription; a created target with nobody on it notifies no one",
-    )
-
-    @field_validator("emails")
-    @classmethod
-    def _each_once(cls, emails: list[str]) -> list[str]:
-        repeated = sorted({e for e in emails if emails.count(e) > 1})
-        if repeated:
-            raise ValueError(f"{', '.join(repeated)} listed twice; list each address once")
-        return emails
-
-    @model_validator(mode="after")
-    def _emails_on_a_created_target(self) -> Alarms:
-        if self.emails and self.target != "create":
-            raise ValueError("emails are subscribed to the target gpufleet creates: with a brought target, add the "
-                             "people to it there, or set target: create")
-        return self
-
-
-class Monitoring(StrictModel):
-    """GPU metrics to the cloud's own monitoring, and the alarms on them."""
-
-    gpu_metrics: bool = Field(
-        True,
-        strict=True,
-        description="ship GPU metrics (DCGM and the cloud's agent) to the cloud's monitoring; alarms and idle need it",
-    )
-    alarms: Alarms | None = Field(None, description="per node group alarms; unset: none")
-    log_retention_days: int = Field(
-        30,
-        strict=True,
-        ge=1,
-        description="days the cluster's logs are kept (AWS log group and flow logs, Alibaba event logstore); "
-        "a value the cloud accepts (catalog limits)",
-    )
-
-    @model_validator(mode="after")
-    def _alarms_read_the_metrics(self) -> Monitoring:
-        if self.alarms is not None and not self.gpu_metrics:
-            raise ValueError("alarms read the GPU metrics: set gpu_metrics: true or remove alarms")
-        return self
-
-
 class StackPrice(StrictModel):
     """The stack's own USD price of one instance type (a negotiated rate, or a type without a published one).
 
@@ -353,8 +253,15 @@ class StackPrice(StrictModel):
         return self
 
 
+def _image_derivable(schema: dict[str, Any]) -> None:
+    """An EKS stack may leave `image` out (derive_defaults): the schema must not call it required there."""
+    schema["required"] = [name for name in schema.get("required", []) if name != "image"]
+
+
 class ClusterSpec(StrictModel):
     """The `gpufleet:cluster` key: one cluster in one environment (each cloud's model extends this one)."""
+
+    model_config = ConfigDict(json_schema_extra=_image_derivable)
 
     name: str = Field(..., pattern=NAME_PATTERN, description="lower-case letters, digits, dashes")
     cloud: Cloud = Field(..., description="aws | azure | alicloud: picks the cloud's fields below")
@@ -363,7 +270,8 @@ class ClusterSpec(StrictModel):
                                                         "environments of one cluster never collide")
     tags: Tags = Field(default_factory=dict, description="tags (labels) on every resource that takes them; text values")
     network: Network = Field(..., description="where the nodes live: a created network or one brought by id")
-    image: str = Field(..., description="a profile in images/lock.yaml")
+    image: str = Field(..., description="a profile in images/lock.yaml; on EKS derived from scheduler.version when "
+                                        "left out")
     storage: Storage = Field(default_factory=Storage, description="disk encryption key, root volume, local NVMe")
     bootstrap: Bootstrap = Field(default_factory=Bootstrap, description="what each node runs at boot")
     node_groups: list[NodeGroup] = Field(..., min_length=1, description="the GPU node groups, one scaling group "
@@ -374,6 +282,23 @@ class ClusterSpec(StrictModel):
     prices: dict[str, StackPrice] = Field(
         default_factory=dict, description="instance type -> the stack's own USD price; wins over the catalog's"
     )
+    _derived: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _scheduler_defaults(cls, data: Any, handler: ModelWrapValidatorHandler[ClusterSpec]) -> ClusterSpec:
+        """Fill what the scheduler implies where the stack wrote nothing (scheduler.derive_defaults)."""
+        derived: tuple[str, ...] = ()
+        if isinstance(data, dict):
+            data, derived = derive_defaults(data)
+        spec = handler(data)
+        spec._derived = derived or spec._derived
+        return spec
+
+    @property
+    def derived(self) -> tuple[str, ...]:
+        """What the stack did not write and was derived from its scheduler, one line each (the plan shows them)."""
+        return self._derived
 
 
 class ImagesSpec(StrictModel):

@@ -352,21 +352,6 @@ def one_priority_per_agent_pool(cluster: ResolvedCluster, group: ResolvedGroup) 
                                                 "on-demand or spot")
 
 
-# Managed Kubernetes whose nodes run the service's own image: no gpufleet bootstrap runs on them.
-CLOUD_IMAGE_NODES = {"azure": "AKS", "alicloud": "ACK"}
-
-
-@check
-def no_scratch_raid_on_cloud_image_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    service = CLOUD_IMAGE_NODES.get(cluster.spec.cloud)
-    storage = cluster.spec.storage
-    if kubernetes_on(cluster) and service and storage.scratch == "raid0":
-        # The node-check DaemonSet would expect the mount (expect.json scratch_mount) and never release the node.
-        yield SpecError("storage.scratch", f"{service} nodes run {service}'s own image and no gpufleet bootstrap, so "
-                                           f"nothing stripes their local NVMe at {storage.scratch_mount}: set "
-                                           "storage.scratch: none")
-
-
 @check
 def shared_storage_not_on_aks(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if _on_aks(cluster) and cluster.spec.storage.shared is not None:

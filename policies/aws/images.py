@@ -11,7 +11,7 @@ from gpufleet.lock.status import PROFILE_TAG, STACK_TAG, STATUS_TAG, UNBAKED, ne
 
 from ..lock import lock_module, unpinned
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, resource_rule
-from ..props import UNKNOWN, get
+from ..props import UNKNOWN, eks_supplies_the_image, get
 from .resource_types import IMAGE_RECIPE, LAUNCH_TEMPLATE
 
 
@@ -34,6 +34,8 @@ def check_image_pinned(resource_type: str, props: Props, config: Config) -> Iter
     if not isinstance(image, str) or not image:
         if not recipe and _unbaked_tags(props) is not None:
             return  # an unbaked profile: aws-image-unbaked reports it and `pulumi up` refuses the stack
+        if not recipe and eks_supplies_the_image(props):
+            return  # an EKS managed node group's (the system group): EKS picks the AMI of the cluster's minor
         yield f"{arg} is not set: {fix}"
         return
     if image.startswith("resolve:ssm:"):

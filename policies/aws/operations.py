@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..meta import ADVISORY, MANDATORY, Config, Props, Rule, Stack, resource_rule, stack_rule
-from ..props import UNKNOWN, base64_text, get, items
+from ..props import UNKNOWN, base64_text, eks_supplies_the_image, get, items
 from .resource_types import (
     BUDGET,
     LAUNCH_TEMPLATE,
@@ -28,6 +28,8 @@ GPU_METRICS_MARK = '"nvidia_gpu"'
 
 
 def check_gpu_metrics(resource_type: str, props: Props, config: Config) -> Iterator[str]:
+    if eks_supplies_the_image(props):
+        return  # an EKS managed node group's template: CPU system nodes, no GPU to watch
     text = base64_text(get(props, "userData"))
     if text is UNKNOWN:
         return

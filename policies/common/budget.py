@@ -108,7 +108,7 @@ def _unpriced(group: PricedGroup, region: str, budget: float, missing: list[str]
 
 def _below_catalog(group: PricedGroup, catalog: Any, region: str) -> Iterator[Finding]:
     for name, given in sorted(group.stack_prices.items()):
-        entry = catalog.get(group.size.cloud, name)
+        entry = catalog.priced(group.size.cloud, name)
         listed = entry.price(region) if entry is not None else None
         if listed is not None and listed.on_demand is not None and given.on_demand < listed.on_demand:
             yield group.size.urn, (
@@ -157,7 +157,7 @@ def check_hourly_budget(stack: Stack, config: Config, readers: Readers) -> Itera
         size = group.size
         if config.get("pricesAtLeastCatalog"):
             yield from _below_catalog(group, catalog, region)
-        candidates = [(t, catalog.get(size.cloud, t)) for t in group.types]
+        candidates = [(t, catalog.priced(size.cloud, t)) for t in group.types]
         worst = most_expensive(candidates, region, group.stack_prices) if candidates else None
         if worst is None or size.count is None:
             unpriced.append((group, [t for t, e in candidates

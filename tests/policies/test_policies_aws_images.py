@@ -80,8 +80,17 @@ def test_unbaked_launch_template_is_advisory_and_names_the_pin_command(lock):
     assert RULES_BY_NAME["aws-image-unbaked"].policy.enforcement_level.value == "advisory"
     # The mandatory rule leaves an unbaked template to this one, and still refuses an unmarked missing id.
     assert validate("aws-image-pinned", LT, {"tags": UNBAKED_TAGS}) == []
-    (missing,) = validate("aws-image-pinned", LT, {"tags": {"team": "ml"}})
+    (missing,) = validate("aws-image-pinned", LT, {"tags": {"team": "ml"}, "userData": "I2Nsb3VkLWNvbmZpZw=="})
     assert missing.startswith("image_id is not set")
+
+
+def test_a_template_only_an_eks_managed_node_group_can_boot_passes(lock):
+    # Neither an image nor user data: EKS supplies both from the node group's amiType (the system group); a
+    # self-managed group could not launch from it at all. With user data, a missing image is still refused.
+    assert validate("aws-image-pinned", LT, {"tags": {"team": "ml"}}) == []
+    assert validate("aws-node-gpu-metrics", LT, {"tags": {"team": "ml"}}) == []
+    (metrics,) = validate("aws-node-gpu-metrics", LT, {"userData": "I2Nsb3VkLWNvbmZpZw=="})
+    assert "ships no GPU metrics" in metrics
 
 
 def test_baked_launch_template_passes_the_unbaked_rule(lock):

@@ -33,7 +33,7 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.bootstrap.operations import FATAL_XID_TEXT, FATAL_XIDS
-from gpufleet.stackfile.models import LowUtilisation
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ..scope import ClusterScope
 from .ack_pools import NODE_IP, node_name_prefix

@@ -150,26 +150,27 @@ def cluster_admins(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes, 
 
 def ack_node_pools(scope: ClusterScope, kubernetes: AckCluster, vswitch_ids: dict[str, pulumi.Output[str]],
                    security_group_id: pulumi.Output[str], key_id: pulumi.Output[str],
-                   contact: pulumi.Input[str] | None) -> dict[str, pulumi.Resource]:
+                   contact: pulumi.Input[str] | None) -> tuple[dict[str, pulumi.Resource], pulumi.Resource]:
     """One node pool per node group, on the cluster's vSwitches, node security group and key (ack_pools.py), and
-    its GPU alerts once the ARMS add-on runs (ack_alerts.py)."""
+    its GPU alerts once the ARMS add-on runs (ack_alerts.py); and the system group's pool (ack_system.py)."""
     from .ack_alerts import pool_alerts
     from .ack_pools import AckPoolArgs, ack_pools
+    from .ack_system import system_pool
 
-    pools = dict(ack_pools(scope, AckPoolArgs(cluster_id=kubernetes.cluster.id, vswitch_ids=vswitch_ids,
-                                              security_group_id=security_group_id, key_id=key_id,
-                                              contact_group=contact)))
+    args = AckPoolArgs(cluster_id=kubernetes.cluster.id, vswitch_ids=vswitch_ids,
+                       security_group_id=security_group_id, key_id=key_id, contact_group=contact)
+    pools = dict(ack_pools(scope, args))
     pool_alerts(scope, kubernetes.cluster.id, pools, contact, after=list(kubernetes.addons))
-    return pools
+    return pools, system_pool(scope, args)
 
 
-def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: dict[str, pulumi.Resource]) -> InCluster:
+def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: list[pulumi.Resource]) -> InCluster:
     """The in-cluster components through a provider for this cluster, once the pools, add-ons and admins exist.
     driver None: ACK's node image carries the driver its pool label pins (ack_facts.DRIVER_LABEL)."""
     import pulumi_kubernetes as k8s  # loads only for a Kubernetes cluster
 
     spec, name, cluster = scope.spec, scope.name, kubernetes.cluster
-    after: list[pulumi.Resource] = [*kubernetes.admins, *kubernetes.addons, *pools.values(),
+    after: list[pulumi.Resource] = [*kubernetes.admins, *kubernetes.addons, *pools,
                                     *([kubernetes.api_whitelist] if kubernetes.api_whitelist else [])]
     kubeconfig = kubeconfig_output(cluster.id, pulumi.InvokeOutputOptions(
         parent=scope.parent, depends_on=[cluster, *kubernetes.admins]))

@@ -30,7 +30,8 @@ import pulumi_alicloud as alicloud
 
 from gpufleet.clouds.alicloud.names import CONTACT, NAMES
 from gpufleet.clouds.naming import fit
-from gpufleet.stackfile.models import Idle, LowUtilisation
+from gpufleet.stackfile.models import Idle
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .custom_metric_rule import CustomMetricRule

@@ -82,8 +82,9 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         contact = alarm_contact_group(scope)  # ARMS's: ACK's alerts come from ARMS Prometheus (ack_alerts.py)
         kubernetes = ack_control_plane(scope, network.vswitch_ids, network.security_group_id, key_id, account,
                                        deployer_arn)
-        pools = ack_node_pools(scope, kubernetes, network.vswitch_ids, network.security_group_id, key_id, contact)
-        ack_workloads(scope, kubernetes, pools)
+        pools, system = ack_node_pools(scope, kubernetes, network.vswitch_ids, network.security_group_id, key_id,
+                                       contact)
+        ack_workloads(scope, kubernetes, [*pools.values(), system])
         self.group_ids = {n: p.id for n, p in pools.items()}
         self.security_group_id = network.security_group_id
         self.role_name = None

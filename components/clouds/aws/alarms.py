@@ -15,7 +15,8 @@ import json
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.stackfile.models import Idle, LowUtilisation
+from gpufleet.stackfile.models import Idle
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_METRIC
 from .identity import METRICS_NAMESPACE

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from gpufleet.stackfile.models import Budget
+from gpufleet.stackfile.monitoring import Budget
 
 CLUSTER_TAG = "gpufleet:cluster"
 

@@ -26,7 +26,7 @@ from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_topic
-from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
+from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, managed_node_roles, role_suffix
 from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup
@@ -176,7 +176,7 @@ def create_key(scope: ClusterScope) -> ClusterKey:
         tags=scope.tags,
         opts=scope.child,
         publishers=TOPIC_PUBLISHERS if scope.resolved.alarm_target_mode == "create" else (),
-        role_patterns=roles.patterns,
+        role_patterns=(*roles.patterns, *managed_node_roles(spec.scheduler.kind, roles.named)),
     )
     autoscaling_role_arn = created[AUTOSCALING.service].arn if roles.named[0].suffix is not None else None
     return ClusterKey(key.arn, autoscaling_role_arn)

@@ -26,6 +26,7 @@ from .eks_addons import (
     refuse_unpinned_addons,
 )
 from .eks_in_cluster import in_cluster_groups, kubeconfig_output, update_kubeconfig_command
+from .eks_system import SystemGroupArgs, system_node_group
 from .pod_identity import WorkloadScope, workload_identities
 
 
@@ -37,6 +38,8 @@ class EksCluster:
     ready: list[pulumi.Resource]
     """The admin access and the add-ons the nodes need: the program's own API calls and the pods wait for them."""
     region: str
+    system: aws.eks.NodeGroup
+    """The untainted CPU nodes cluster services run on (eks_system.py): CoreDNS and the in-cluster layer wait for it."""
 
     def exports(self) -> dict[str, object]:
         """Stack outputs: the cluster's name, API endpoint, and the command that writes a kubeconfig for it."""
@@ -89,7 +92,23 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
                             after=[attachment])
     workload_scope = account.apply(lambda a: WorkloadScope(a, spec.region, list(group_names)))
     workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
-    return EksCluster(control, [*admins, node_entry, *addons], spec.region)
+    system = system_group(scope, cluster, [subnet_ids[zone] for zone in spec.network.zones], security_group_id,
+                          key_arn, [*admins, node_entry, *addons])
+    return EksCluster(control, [*admins, node_entry, *addons], spec.region, system)
+
+
+def system_group(scope: ClusterScope, cluster: aws.eks.Cluster, subnet_ids: list[pulumi.Output[str]],
+                 security_group_id: pulumi.Output[str], key_arn: pulumi.Output[str],
+                 after: list[pulumi.Resource]) -> aws.eks.NodeGroup:
+    """The managed node group of scheduler.system_group, once the add-ons its nodes need (the VPC CNI) exist."""
+    spec, system, found = scope.spec, scope.spec.scheduler.system_group, scope.resolved.system_type
+    assert found is not None, "system_group_type_in_catalog refuses an unknown type"
+    return system_node_group(scope.name, SystemGroupArgs(
+        cluster_name=cluster.name, version=spec.scheduler.version or "", instance_type=found[0],
+        min_size=system.size.min, max_size=system.size.max, subnet_ids=list(subnet_ids),
+        security_group_id=security_group_id, key_arn=key_arn,
+        permissions_boundary=spec.identity.permissions_boundary, tags=scope.tags,
+    ), pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
 
 
 def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.Resource]) -> InCluster:
@@ -98,7 +117,7 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
 
     spec, name, cluster = scope.spec, scope.name, eks.control.cluster
     version = spec.scheduler.version or ""
-    after: list[pulumi.Resource] = [*eks.ready, *groups]
+    after: list[pulumi.Resource] = [*eks.ready, eks.system, *groups]
     groups_in_cluster = in_cluster_groups(scope.resolved)
     dns = managed_addons(name, cluster, version, AFTER_NODES, None, scope.tags, scope.child, after=after,
                          configuration=coredns_configuration(taint_tolerations(groups_in_cluster)))

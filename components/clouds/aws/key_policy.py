@@ -36,6 +36,8 @@ class ServiceRole:
     """The service takes a custom suffix (CreateServiceLinkedRole CustomSuffix)."""
     suffix: str | None = None
     """This role's custom suffix; None for the service's default role."""
+    sid: str = ""
+    """The statements' Sid stem where base_name would repeat another role's; empty: base_name."""
 
     @property
     def role_name(self) -> str:
@@ -55,6 +57,11 @@ class ServiceRole:
 
 AUTOSCALING = ServiceRole("autoscaling.amazonaws.com", "AWSServiceRoleForAutoScaling", "autoscaling", suffixable=True)
 EC2_FLEET = ServiceRole("ec2fleet.amazonaws.com", "AWSServiceRoleForEC2Fleet", "ec2fleet")
+# The account's default Auto Scaling role, which launches an EKS managed node group (the system group,
+# eks_system.py) whatever role gpufleet's own groups use: admitted by its exact ARN (not suffixable here, so no
+# other cluster's suffixed role matches), with Sids of its own beside a suffixed AUTOSCALING.
+EKS_MANAGED_NODES = ServiceRole("autoscaling.amazonaws.com", "AWSServiceRoleForAutoScaling", "autoscaling",
+                                sid="EksManagedNodeGroups")
 # IAM role names hold at most 64 characters (IAM user guide, "IAM and AWS STS quotas"): what a suffix may add.
 ROLE_NAME_MAX = 64
 
@@ -95,7 +102,7 @@ class LogGroupGrant:
 def _role_statements(role: ServiceRole, principal: dict[str, str], condition: dict[str, dict]) -> list[dict]:
     return [
         {
-            "Sid": f"{role.base_name}UsesKey",
+            "Sid": f"{role.sid or role.base_name}UsesKey",
             "Effect": "Allow",
             "Principal": principal,
             "Action": SERVICE_ROLE_KEY_ACTIONS,
@@ -103,7 +110,7 @@ def _role_statements(role: ServiceRole, principal: dict[str, str], condition: di
             **({"Condition": condition} if condition else {}),
         },
         {
-            "Sid": f"{role.base_name}CreatesGrants",
+            "Sid": f"{role.sid or role.base_name}CreatesGrants",
             "Effect": "Allow",
             "Principal": principal,
             "Action": "kms:CreateGrant",
@@ -240,3 +247,11 @@ def cluster_roles(mode: str, suffix: str, fleet: bool) -> ClusterRoles:
     if mode == "per-cluster":
         return ClusterRoles((AUTOSCALING.with_suffix(suffix),), True, (EC2_FLEET,) if fleet else ())
     return ClusterRoles((AUTOSCALING, EC2_FLEET) if fleet else (AUTOSCALING,), mode == "create", ())
+
+
+def managed_node_roles(scheduler: str, named: Sequence[ServiceRole]) -> tuple[ServiceRole, ...]:
+    """The default Auto Scaling role an EKS cluster's managed system group launches under, where the key does not
+    name it already (a per-cluster suffixed role is the stack's own groups')."""
+    if scheduler != "kubernetes" or any(role == AUTOSCALING for role in named):
+        return ()
+    return (EKS_MANAGED_NODES,)

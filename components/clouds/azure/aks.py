@@ -14,8 +14,11 @@ Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/ak
 - azure-disk-customer-managed-keys: node OS disks on a disk encryption set only from cluster creation; the cluster
   identity reads the DES (Reader).
 - managed-azure-ad / manage-azure-rbac: local accounts off with Entra ID and Azure RBAC for Kubernetes.
-- use-system-pools (@fb060ab): the system pool carries CriticalAddonsOnly=true:NoSchedule so only critical pods land
-  there; system pools "must contain at least two nodes" (three recommended in production) of at least 4 vCPUs.
+- use-system-pools (@fb060ab): system pools "must contain at least two nodes" (three recommended in production) of at
+  least 4 vCPUs; the CriticalAddonsOnly=true:NoSchedule taint is optional, what keeps application pods off a system
+  pool. gpufleet leaves it off: this pool is the cluster's system group (scheduler.system_group), where the operators,
+  the autoscaler and job launchers run beside CoreDNS, so no pod waits on a GPU node (issue 39). GPU pools keep
+  nvidia.com/gpu=present:NoSchedule.
 - azure-disk-customer-managed-keys and api-server-vnet-integration read at the same commit: "The AKS cluster identity
   needs Reader access to the DiskEncryptionSet"; Network Contributor on the API server and cluster subnets.
 The KMS plugin encrypts and decrypts with the key (Azure/kubernetes-kms pkg/plugin/keyvault.go: baseClient.Encrypt /
@@ -31,6 +34,8 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
 from pulumiverse_time import Sleep
 
+from gpufleet.stackfile.scheduler import SYSTEM_GROUP_NAME
+
 from .aks_autoscaler import DEFAULT_UNNEEDED_MINUTES, autoscaler_profile
 from .aks_monitoring import metrics_profile
 from .storage import KEY_EXPIRES_AFTER, KEY_SIZE, RBAC_PROPAGATION, ROTATE_AFTER, role_definition_id
@@ -42,10 +47,9 @@ NETWORK_CONTRIBUTOR = "4d97b98b-1d4f-4787-a291-c67834d212e7"
 READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 APISERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 APISERVER_PREFIX = 28
-SYSTEM_POOL = "system"
-SYSTEM_POOL_SIZE = "Standard_D4ds_v5"  # 4 vCPUs, general purpose, encryption at host capable (Dsv5 series docs)
-SYSTEM_POOL_NODES = 2
-SYSTEM_POOL_TAINT = "CriticalAddonsOnly=true:NoSchedule"
+SYSTEM_POOL = SYSTEM_GROUP_NAME
+# The label launchers and cluster services select the system nodes by, as on EKS and ACK.
+SYSTEM_LABELS = {"gpufleet.io/role": "system"}
 # Set only when the cluster is made: a change means a new cluster (azure-disk-customer-managed-keys; the pool fields
 # are the system pool's VM size and zones, fixed per pool like every agent pool's).
 CLUSTER_CREATION_ONLY = ["diskEncryptionSetID", "apiServerAccessProfile.enableVnetIntegration",
@@ -76,6 +80,10 @@ class AksArgs:
     """The created vault, where the KMS key goes; None with a brought key (then brought_key_url is KMS's key)."""
     brought_key_url: str | None
     encryption_at_host: bool
+    system_vm_size: str
+    """scheduler.system_group: the system pool's size (the catalog's system_types) and node counts."""
+    system_min: int
+    system_max: int
     public_cidrs: list[str] = field(default_factory=list)
     """Ranges the public API server answers; empty: a private cluster."""
     protect: bool = False
@@ -231,16 +239,20 @@ def _security(args: AksArgs, key_url: pulumi.Input[str]) -> containerservice.Man
 
 
 def system_pool(args: AksArgs) -> containerservice.ManagedClusterAgentPoolProfileArgs:
-    """The small pool CoreDNS and the in-cluster control components run on, apart from the GPU pools."""
+    """The untainted Regular-priority pool CoreDNS, the operators, the autoscaler and job launchers run on, apart
+    from the GPU pools; the cluster autoscaler scales it between the system group's min and max."""
     return containerservice.ManagedClusterAgentPoolProfileArgs(
         name=SYSTEM_POOL,
         mode="System",
         type="VirtualMachineScaleSets",
-        vm_size=SYSTEM_POOL_SIZE,
-        count=SYSTEM_POOL_NODES,
+        vm_size=args.system_vm_size,
+        count=args.system_min,
+        enable_auto_scaling=True,
+        min_count=args.system_min,
+        max_count=args.system_max,
         availability_zones=args.zones or None,
         vnet_subnet_id=args.node_subnet_id,
-        node_taints=[SYSTEM_POOL_TAINT],
+        node_labels=SYSTEM_LABELS,
         os_type="Linux",
         os_sku="Ubuntu",
         enable_encryption_at_host=args.encryption_at_host,

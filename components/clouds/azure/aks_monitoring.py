@@ -29,7 +29,7 @@ import pulumi
 from pulumi_azure_native import alertsmanagement, containerservice, monitor
 
 from components.bootstrap.operations import FATAL_XID_TEXT
-from gpufleet.stackfile.models import LowUtilisation
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 STREAM = "Microsoft-PrometheusMetrics"
 SOURCE = "PrometheusDataSource"

@@ -77,6 +77,8 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
     if storage.shared is not None:
         raise pulumi.RunError("storage.shared: AKS nodes do not mount the Azure Managed Lustre file system yet (its "
                               "CSI driver is not built); remove storage.shared from a scheduler kubernetes stack")
+    system = scope.resolved.system_type
+    assert system is not None, "system_group_type_in_catalog refuses an unknown type"
     aks = control_plane(scope.name, AksArgs(
         cluster_name=f"gpufleet-{spec.name}-{spec.environment}",
         version=scheduler.version or "",
@@ -92,6 +94,9 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
         vault_name=vault_name,
         brought_key_url=None if storage.kms_key == "create" else storage.kms_key,
         encryption_at_host=storage.encryption_at_host,
+        system_vm_size=system[0],
+        system_min=scheduler.system_group.size.min,
+        system_max=scheduler.system_group.size.max,
         public_cidrs=[str(c) for c in scheduler.public_cidrs] if scheduler.endpoint == "public" else [],
         protect=scope.prod,
         standard_tier=scope.prod or most_nodes(scope) >= FREE_TIER_NODES,
@@ -104,10 +109,9 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
 
 
 def most_nodes(scope: ClusterScope) -> int:
-    """The nodes the cluster can reach: every group at its max, and the system pool."""
-    from .aks import SYSTEM_POOL_NODES
-
-    return SYSTEM_POOL_NODES + sum(group.spec.size.max for group in scope.resolved.groups)
+    """The nodes the cluster can reach: every group and the system pool at their max."""
+    system = scope.spec.scheduler.system_group.size.max
+    return system + sum(group.spec.size.max for group in scope.resolved.groups)
 
 
 def cluster_admins(scope: ClusterScope, cluster: containerservice.ManagedCluster, subscription_id: pulumi.Output[str],

@@ -16,7 +16,8 @@ from pulumi_azure_native import monitor
 
 from gpufleet.clouds.azure.names import NAMES
 from gpufleet.clouds.naming import fit
-from gpufleet.stackfile.models import Idle, LowUtilisation
+from gpufleet.stackfile.models import Idle
+from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .identity import METRICS_NAMESPACE

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 import pulumi
 from pulumi_azure_native import consumption
 
-from gpufleet.stackfile.models import Budget
+from gpufleet.stackfile.monitoring import Budget
 
 
 def first_of_this_month() -> str:

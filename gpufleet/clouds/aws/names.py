@@ -61,7 +61,7 @@ NAMES = NameTable(
             "the instance profile's (autonamed) name",
         **{(f"aws:eks/{typ}", "clusterName"): "the EKS cluster's name (its own row)"
            for typ in ("addon:Addon", "accessEntry:AccessEntry", "accessPolicyAssociation:AccessPolicyAssociation",
-                       "podIdentityAssociation:PodIdentityAssociation")},
+                       "podIdentityAssociation:PodIdentityAssociation", "nodeGroup:NodeGroup")},
         ("aws:eks/addon:Addon", "addonName"): "an EKS add-on's name (describe-addon-versions lists them)",
     },
 )

@@ -2,7 +2,8 @@
 
 Cluster stacks: EC2 vCPU quotas per family at size.max (quotas.py), each type offered in each zone and the
 reservations groups launch into (placement.py), what the stack brings (brought.py), the service-linked roles,
-the budget's cost allocation tag and the pinned AMI (account.py). Image stacks: images.py. The identity is asked
+the budget's cost allocation tag, the pinned AMI and the EKS endpoint reached from here (account.py,
+../endpoint.py). Image stacks: images.py. The identity is asked
 first (STS GetCallerIdentity), so missing or expired credentials stop preflight before any other call.
 """
 
@@ -78,4 +79,6 @@ def cluster_checks(clients: AwsClients, cluster: ResolvedCluster) -> list[Check]
         lambda: account.check_cost_tag(clients, cluster),
         lambda: account.check_image(clients, cluster),
     ]
+    if spec.scheduler.kind == "kubernetes":
+        checks.append(lambda: account.check_endpoint(clients, cluster))
     return checks

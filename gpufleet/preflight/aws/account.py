@@ -89,3 +89,19 @@ def check_image(clients: AwsClients, cluster: ResolvedCluster) -> list[Finding]:
         return [Finding(IMAGE, "image", True, f"AMI {entry.id} is {state}, not available",
                         "wait for it to become available, or pin another bake")]
     return []
+
+
+def check_endpoint(clients: AwsClients, cluster: ResolvedCluster) -> list[Finding]:
+    """scheduler kubernetes: the EKS endpoint resolves and /healthz answers from here (a note before the cluster
+    exists)."""
+    from components.clouds.aws.eks import eks_cluster_name
+
+    from ..endpoint import not_created, probe
+
+    spec = cluster.spec
+    name = eks_cluster_name(spec.name, spec.environment)
+    answer = ask(clients, "eks", "describe_cluster", missing=("ResourceNotFoundException",), name=name)
+    endpoint = ((answer or {}).get("cluster") or {}).get("endpoint")
+    if not endpoint:
+        return [not_created("aws", name)]
+    return probe("aws", endpoint, spec.scheduler.endpoint)

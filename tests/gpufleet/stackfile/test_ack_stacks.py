@@ -48,7 +48,7 @@ def test_on_a_vm_profile_ack_does_not_list_the_plan_warns_as_before(stack: str) 
 def test_train_ack_is_ebmgn8v_on_erdma_in_one_zone() -> None:
     cluster = _resolved("alicloud-train-ack")
     spec, (group,) = cluster.spec, cluster.groups
-    assert (spec.cloud, spec.scheduler.kind, spec.scheduler.endpoint) == ("alicloud", "kubernetes", "private")
+    assert (spec.cloud, spec.scheduler.kind, spec.scheduler.endpoint) == ("alicloud", "kubernetes", "public")
     assert kubernetes_section(cluster.profile) is None
     assert group.spec.instance_types == ["ecs.ebmgn8v.48xlarge"] and group.rdma and group.fabric == "erdma"
     assert len(group.zones) == 1 and group.spec.gpu_sharing.mode == "none"
@@ -63,7 +63,8 @@ def test_infer_ack_is_gn7i_memory_isolated_spot_above_an_on_demand_base() -> Non
 
 def test_the_plan_warns_in_the_last_weeks_of_an_ack_version() -> None:
     spec = _resolved("alicloud-infer-ack").spec
-    assert [w for w in plan_warnings(spec, date(2026, 11, 27)) if w.startswith("scheduler.")] == []  # to 2027-05-30
+    # Supported to 2027-05-30 (the public endpoint's own warning is test_ack_api_server_acl's).
+    assert [w for w in plan_warnings(spec, date(2026, 11, 27)) if w.startswith("scheduler.version")] == []
     older = spec.model_copy(update={"scheduler": spec.scheduler.model_copy(update={"version": "1.34"})})
-    (warning,) = [w for w in plan_warnings(older, date(2026, 11, 27)) if w.startswith("scheduler.")]
+    (warning,) = [w for w in plan_warnings(older, date(2026, 11, 27)) if w.startswith("scheduler.version")]
     assert warning.startswith("scheduler.version: Kubernetes 1.34 on alicloud") and "no extended support" in warning

@@ -24,7 +24,7 @@ def test_train_aks_is_nd_h100_v5_on_infiniband_in_one_zone() -> None:
     cluster = _resolved("azure-train-aks")
     spec, (group,) = cluster.spec, cluster.groups
     assert (spec.cloud, spec.scheduler.kind, spec.scheduler.version) == ("azure", "kubernetes", "1.36")
-    assert spec.scheduler.endpoint == "private" and kubernetes_section(cluster.profile) is None
+    assert spec.scheduler.endpoint == "public" and kubernetes_section(cluster.profile) is None
     assert group.spec.instance_types == ["Standard_ND96isr_H100_v5"] and group.rdma and group.fabric == "infiniband"
     assert group.zones == ("1",) and group.spec.gpu_sharing.mode == "none"
     assert group.cost is not None and group.cost.max_on_demand <= spec.budget.max_hourly_usd

@@ -23,7 +23,7 @@ def _resolved(monkeypatch: pytest.MonkeyPatch, stack: str) -> ResolvedCluster:
 def test_train_eks_is_p5_with_efa_in_one_zone_of_two(monkeypatch: pytest.MonkeyPatch) -> None:
     cluster = _resolved(monkeypatch, "aws-train-eks")
     spec, (group,) = cluster.spec, cluster.groups
-    assert (spec.scheduler.kind, spec.scheduler.version, spec.scheduler.endpoint) == ("kubernetes", "1.35", "private")
+    assert (spec.scheduler.kind, spec.scheduler.version, spec.scheduler.endpoint) == ("kubernetes", "1.35", "public")
     assert spec.image == PROFILE and len(spec.network.zones) == 2
     assert group.spec.instance_types == ["p5.48xlarge"] and group.rdma and group.fabric == "efa"
     assert group.zones == ("us-east-1a",)

@@ -55,8 +55,9 @@ def test_a_version_the_table_lacks_is_refused_with_the_offered_ones() -> None:
     assert "Kubernetes 1.28 is not offered on aws" in message and "1.35, 1.34" in message
 
 
-def test_a_vm_profile_under_kubernetes_is_refused() -> None:
-    errors = errors_by_field(_eks(image="cuda12.8-r580"))
+def test_a_vm_profile_without_an_eks_twin_under_kubernetes_is_refused() -> None:
+    # cuda13.0-r580 has no cuda13.0-r580-eks1.35 in the lock, so nothing is derived and the VM profile is refused.
+    errors = errors_by_field(_eks(image="cuda13.0-r580"))
     assert list(errors) == ["image"]
     assert "is a VM image" in errors["image"] and "eks-135" in errors["image"]
 
@@ -167,7 +168,7 @@ def test_time_slicing_on_kubernetes_without_rdma_resolves() -> None:
 
 @pytest.mark.parametrize(("change", "field", "words"), [
     ({"scheduler": {"version": "1.28"}}, "scheduler.version", "not offered on aws"),
-    ({"image": "cuda12.8-r580"}, "image", "is a VM image"),
+    ({"image": "cuda13.0-r580"}, "image", "is a VM image"),
     ({"image": "eks-134"}, "image", "baked for Kubernetes 1.34"),
     ({"provisioner": "fleet"}, "node_groups[0].provisioner", "Cluster Autoscaler"),
     ({"zone": None, "rdma": "required"}, "node_groups[0].zone", "exactly one zone"),

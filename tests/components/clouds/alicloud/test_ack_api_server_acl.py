@@ -93,7 +93,9 @@ def test_the_pack_passes_the_bound_whitelist_and_fails_the_cluster_without_it(pu
 
 
 def test_a_private_cluster_has_no_list(tmp_path: Path) -> None:
-    plan = plan_stack(write_stack(tmp_path, "ack", read_cluster("alicloud-train-ack")))
+    cluster = copy.deepcopy(read_cluster("alicloud-train-ack"))
+    cluster["scheduler"] = {**cluster["scheduler"], "endpoint": "private", "public_cidrs": []}
+    plan = plan_stack(write_stack(tmp_path, "ack", cluster))
     assert one(plan, CLUSTER).inputs["slbInternetEnabled"] is False
     assert of_type(plan, ACL) == [] and of_type(plan, BINDING_TYPE) == []
     # As shipped (the profile ACK installs, a supported version) the plan warns of nothing: no warnings key at all.

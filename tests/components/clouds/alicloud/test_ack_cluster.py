@@ -53,7 +53,7 @@ def ack_cluster(stack: str = "alicloud-train-ebmgn8v", **changes: Any) -> dict[s
 @pytest.fixture(scope="module")
 def without_pools() -> Iterator[None]:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(ack_steps, "ack_node_pools", lambda *args, **kwargs: {})
+        patch.setattr(ack_steps, "ack_node_pools", lambda *args, **kwargs: ({}, None))
         patch.setattr(ack_steps, "ack_workloads", lambda *args, **kwargs: None)
         yield
 

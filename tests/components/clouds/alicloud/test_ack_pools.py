@@ -137,7 +137,7 @@ def test_the_shipped_ack_stacks_plan_their_pools_at_the_driver_ack_installs(stac
     """As shipped they name cuda12.8-r570-ack (installed_by: ack): every pool pins 570.169, a driver ACK lists, on
     ACK's own image, and the plan warns of no driver."""
     plan = plan_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)
-    pools = [r for r in plan.resources if r.type == POOL]
+    pools = [r for r in plan.resources if r.type == POOL and r.inputs["nodePoolName"] != "system"]
     assert pools and [{label["key"]: label["value"] for label in pool.inputs["labels"]}[DRIVER_LABEL]
                       for pool in pools] == ["570.169"] * len(pools)
     assert all(pool.inputs["imageType"] == "AliyunLinux3" and "imageId" not in pool.inputs for pool in pools)

@@ -136,16 +136,19 @@ def test_local_accounts_are_off_and_entra_rbac_and_workload_identity_on(plan: Pl
 
 def test_a_small_dev_cluster_takes_the_free_tier(tmp_path: Path) -> None:
     cluster = aks_cluster()
-    cluster["node_groups"][0]["size"] = {"min": 0, "desired": 1, "max": 7}
+    cluster["node_groups"][0]["size"] = {"min": 0, "desired": 1, "max": 6}  # 9 with the system pool's 3 at most
     cluster["budget"]["max_hourly_usd"] = 1600
     assert one(plan_of(tmp_path, cluster), CLUSTER).inputs["sku"] == {"name": "Base", "tier": "Free"}
 
 
-def test_the_system_pool_is_small_and_tainted_for_critical_addons(plan: PlanResult) -> None:
+def test_the_system_pool_is_the_untainted_system_group(plan: PlanResult) -> None:
+    # Issue 39: nothing but CriticalAddonsOnly pods could run on a tainted system pool, so launchers and operators
+    # stayed Pending; the system group is an untainted autoscaled pool of the catalog's default system type.
     cluster = one(plan, CLUSTER)
     (system,) = cluster.inputs["agentPoolProfiles"]
-    assert system["mode"] == "System" and system["count"] == 2
-    assert system["nodeTaints"] == ["CriticalAddonsOnly=true:NoSchedule"]
+    assert system["mode"] == "System" and "nodeTaints" not in system
+    assert (system["vmSize"], system["count"], system["minCount"], system["maxCount"]) == ("Standard_D4s_v5", 2, 2, 3)
+    assert system["enableAutoScaling"] is True and system["nodeLabels"] == {"gpufleet.io/role": "system"}
     assert system["enableNodePublicIP"] is False and system["enableEncryptionAtHost"] is True
     assert named(plan, "azure-native:network:Subnet", "train-net-nodes").urn in cluster.property_dependencies[
         "agentPoolProfiles"]
