@@ -67,7 +67,7 @@ class SystemGroup(StrictModel):
     instance_type: str | None = Field(
         None, description="a system type of the cloud's catalog (gpufleet/catalog/data/<cloud>.yaml system_types); "
                           "null: the catalog's default for the cloud")
-    size: SystemGroupSize = Field(default_factory=SystemGroupSize)
+    size: SystemGroupSize = Field(default_factory=SystemGroupSize, description="min <= max system nodes")
 
 
 class Scheduler(SlurmFields, StrictModel):

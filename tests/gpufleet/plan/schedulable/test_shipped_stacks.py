@@ -30,16 +30,14 @@ NCCL_LAUNCHER = "MPIJob default/nccl-allreduce Launcher"
 NCCL_WORKER = "MPIJob default/nccl-allreduce Worker"
 DDP_MASTER, DDP_WORKER = "PyTorchJob default/pytorch-ddp Master", "PyTorchJob default/pytorch-ddp Worker"
 
-# Today's pods with no node, per stack (its own pods and the examples written for it). The MPI launchers tolerate no
-# taint and every group is tainted (no untainted system group yet: issue 39 part 1); AKS GPU pools carry no
-# node-check taint (the check labels a node that passed, NODE_CHECK_LABEL). CoreDNS on AKS and ACK is the cloud's
-# (not checked);
-# EKS's CoreDNS add-on tolerates the GPU taint, so it is admitted (onto GPU nodes). Update with the system group.
-AWS_TRAIN_EKS_UNSCHEDULABLE = [NCCL_LAUNCHER]
+# Today's pods with no node, per stack (its own pods and the examples written for it): none, now that every
+# Kubernetes cluster has its untainted system group (issue 39 part 1), where the MPI launchers, CoreDNS on EKS and
+# the operators land. CoreDNS on AKS and ACK is the cloud's (not checked).
+AWS_TRAIN_EKS_UNSCHEDULABLE: list[str] = []
 AWS_INFER_EKS_UNSCHEDULABLE: list[str] = []
-AZURE_TRAIN_AKS_UNSCHEDULABLE = [NCCL_LAUNCHER]
+AZURE_TRAIN_AKS_UNSCHEDULABLE: list[str] = []
 AZURE_INFER_AKS_UNSCHEDULABLE: list[str] = []
-ALICLOUD_TRAIN_ACK_UNSCHEDULABLE = [NCCL_LAUNCHER]
+ALICLOUD_TRAIN_ACK_UNSCHEDULABLE: list[str] = []
 ALICLOUD_INFER_ACK_UNSCHEDULABLE: list[str] = []
 UNSCHEDULABLE_TODAY = {
     "aws-train-eks": AWS_TRAIN_EKS_UNSCHEDULABLE, "aws-infer-eks": AWS_INFER_EKS_UNSCHEDULABLE,
@@ -84,20 +82,31 @@ def test_what_the_cloud_renders_is_named_as_not_checked(stack, cloud_dns, shippe
     assert any(line.startswith(cloud_dns) for line in not_checked)
 
 
-def test_the_launchers_gaps_name_each_group_and_the_taint(shipped_plans):
-    plan = shipped_plans["azure-train-aks"]
-    found, _, _ = stack_findings(plan.resources, _resolved("azure-train-aks"), example_pods("azure"))
-    launcher = next(f for f in found if f.pod == NCCL_LAUNCHER)
-    assert launcher.gaps == {
-        "system": ["taint CriticalAddonsOnly=true:NoSchedule not tolerated"],
-        "h100": ["taint nvidia.com/gpu=present:NoSchedule not tolerated"],
-    }
-    assert not [f for f in found if f.pod == NCCL_WORKER]  # the workers tolerate the GPU taint
+SYSTEM_GROUP_TYPES = ("aws:eks/nodeGroup:NodeGroup", "alicloud:cs/nodePool:NodePool")
+
+
+@pytest.mark.parametrize("stack", sorted(EXAMPLES_FOR))
+def test_the_launchers_land_on_the_system_group_and_its_gaps_name_each_group_without_it(stack, shipped_plans):
+    plan = shipped_plans[stack]
+    nodes = node_templates(plan.resources, _resolved(stack))
+    system = [node for node in nodes if node.labels.get("gpufleet.io/role") == "system"]
+    assert system and all(node.taints == () for node in system)
+    launcher = next(pod for pod in example_pods(EXAMPLES_FOR[stack]) if pod.name == NCCL_LAUNCHER)
+    found, _, _ = stack_findings(plan.resources, _resolved(stack), [launcher])
+    assert found == []
+    # Without the system group (a resource of its own on EKS and ACK; AKS's is a profile of the cluster), nothing
+    # admits the launcher, and the finding names each GPU group's taint.
+    if stack == "azure-train-aks":
+        return
+    gpu_only = [r for r in plan.resources if not (r.type in SYSTEM_GROUP_TYPES and "system" in r.name)]
+    found, _, _ = stack_findings(gpu_only, _resolved(stack), [launcher])
+    (finding,) = found
+    assert all("taint nvidia.com/gpu=present:NoSchedule not tolerated" in gaps for gaps in finding.gaps.values())
 
 
 def test_eks_nodes_register_the_kubelet_flags_and_the_autoscaler_template_resources(shipped_plans):
     plan = shipped_plans["aws-train-eks"]
-    nodes = node_templates(plan.resources, _resolved("aws-train-eks"))
+    nodes = [node for node in node_templates(plan.resources, _resolved("aws-train-eks")) if node.group == "h100"]
     assert [node.title for node in nodes] == ["h100 (on-demand)", "h100 (spot)"]  # on_demand_base 1 under spot
     for node in nodes:
         assert node.taints == (GPU,)
@@ -111,7 +120,7 @@ def test_eks_nodes_register_the_kubelet_flags_and_the_autoscaler_template_resour
 def test_aks_gpu_pools_carry_the_checks_label_and_spot_pools_the_spot_taint(shipped_plans):
     nodes = {node.group: node for node in node_templates(shipped_plans["azure-infer-aks"].resources,
                                                           _resolved("azure-infer-aks"))}
-    assert nodes["system"].taints == (Taint("CriticalAddonsOnly", "true", "NoSchedule"),)
+    assert nodes["system"].taints == ()  # the untainted system group
     assert nodes["a100spot"].taints == (GPU, Taint("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"))
     assert nodes["a100spot"].labels["gpufleet.io/node-check"] == "passed"  # as the node is once its check passed
     assert "gpufleet.io/node-check" not in nodes["system"].labels
@@ -119,23 +128,31 @@ def test_aks_gpu_pools_carry_the_checks_label_and_spot_pools_the_spot_taint(ship
 
 
 def test_ack_pools_lift_the_node_check_taint_and_advertise_erdma(shipped_plans):
-    (node,) = node_templates(shipped_plans["alicloud-train-ack"].resources, _resolved("alicloud-train-ack"))
+    (node,) = [node for node in node_templates(shipped_plans["alicloud-train-ack"].resources,
+                                               _resolved("alicloud-train-ack")) if node.group != "system"]
     assert node.taints == (GPU,)
     assert node.labels["gpufleet.io/fabric"] == "erdma" and "aliyun/erdma" in node.allocatable
 
 
 def test_a_stack_pod_with_no_node_fails_the_plan_naming_it(monkeypatch):
-    # The autoscaler's Deployment made without the groups' tolerations: it has nowhere to run.
-    monkeypatch.setattr("components.kubernetes.autoscaler.taint_tolerations", lambda groups: [])
+    # The autoscaler's Deployment made to select a role no group has: it has nowhere to run.
+    from components.kubernetes import autoscaler
+
+    real = autoscaler.add_tolerations
+
+    def nowhere(spec, tolerations):
+        real(spec, tolerations)
+        spec["nodeSelector"] = {"gpufleet.io/role": "nowhere"}
+
+    monkeypatch.setattr(autoscaler, "add_tolerations", nowhere)
     plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-train-eks.yaml", SHIPPED_STACKS)
     (violation,) = [v for v in plan.policies["violations"] if v["policy"] == SCHEDULABLE]
     assert violation["level"] == "mandatory" and plan.exit_code == 1
     assert violation["urn"].endswith("kubernetes:apps/v1:Deployment::train-eks-kube-system-cluster-autoscaler")
-    assert violation["message"] == ("no node admits Deployment kube-system/cluster-autoscaler: h100: taint "
-                                    "nvidia.com/gpu=present:NoSchedule not tolerated")
-    assert plan.summary["schedulability"]["unschedulable"] == [{
-        "pod": "Deployment kube-system/cluster-autoscaler", "origin": violation["urn"],
-        "groups": {"h100": ["taint nvidia.com/gpu=present:NoSchedule not tolerated"]}}]
+    assert violation["message"].startswith("no node admits Deployment kube-system/cluster-autoscaler: ")
+    (entry,) = plan.summary["schedulability"]["unschedulable"]
+    assert entry["pod"] == "Deployment kube-system/cluster-autoscaler" and entry["origin"] == violation["urn"]
+    assert set(entry["groups"]) == {"h100", "train-eks-system"}
 
 
 def test_shared_gpus_are_advertised_as_the_device_plugin_shares_them(shipped_plans):
@@ -143,7 +160,8 @@ def test_shared_gpus_are_advertised_as_the_device_plugin_shares_them(shipped_pla
                                                         _resolved("azure-infer-aks"))}
     assert aks["a100spot"].allocatable["nvidia.com/gpu"] == 7  # MIG all-1g.10gb on one A100 80 GB (single strategy)
     assert aks["a100base"].allocatable["nvidia.com/gpu"] == 1
-    eks = node_templates(shipped_plans["aws-infer-eks"].resources, _resolved("aws-infer-eks"))
+    eks = [node for node in node_templates(shipped_plans["aws-infer-eks"].resources, _resolved("aws-infer-eks"))
+           if "nvidia.com/gpu" in node.allocatable]
     assert {node.allocatable["nvidia.com/gpu"] for node in eks} == {8 * 4}  # 8 L40S x time-slicing replicas 4
 
 
