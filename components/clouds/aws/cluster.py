@@ -21,7 +21,7 @@ from ..hooks import GroupHooks
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
-from .cluster_parts import ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
+from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
@@ -77,8 +77,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
         interruption_topic_arn = create_interruption_events(scope, key.arn)
         alarm_target = create_alarm_target(scope, key.arn, account)
         create_budget(scope, alarm_target)
+        alarm_arn = alarm_target.arn if alarm_target else None
         shared = create_shared_storage(scope, network, key.arn)
-        groups = create_groups(scope, network, key, identity, alarm_target, shared, kubernetes)
+        groups = create_groups(scope, network, key, identity, alarm_arn, shared, kubernetes)
         create_in_cluster(scope, kubernetes, groups)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
@@ -90,7 +91,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.subnet_ids = network.subnet_ids
         self.vpc_id = network.vpc_id
         self.interruption_topic_arn = interruption_topic_arn
-        self.alarm_topic_arn = alarm_target
+        self.alarm_topic_arn = alarm_arn
         self.shared_file_system_id = shared.file_system_id if shared else None
         # scheduler kubernetes: the EKS cluster's name, endpoint and kubeconfig command (outputs a VM stack lacks, so
         # not among the typed ones above).
@@ -258,23 +259,26 @@ def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str])
 
 def create_alarm_target(
     scope: ClusterScope, key_arn: pulumi.Output[str], account: pulumi.Output[str]
-) -> pulumi.Output[str] | None:
+) -> AlarmTarget | None:
     """The topic alarms and the budget notify: created (with its recipients) or brought; None without either."""
     alarms = scope.spec.monitoring.alarms
     mode = scope.resolved.alarm_target_mode
     if mode == "create":
         emails = list(alarms.emails) if alarms else []
-        return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child).arn
+        return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child)
     if mode == "bring" and alarms is not None:
-        return pulumi.Output.from_input(alarms.target)
+        return AlarmTarget(arn=pulumi.Output.from_input(alarms.target), publish_policy=None)
     return None
 
 
-def create_budget(scope: ClusterScope, alarm_target: pulumi.Output[str] | None) -> None:
+def create_budget(scope: ClusterScope, alarm_target: AlarmTarget | None) -> None:
     """An AWS Budget notifying the alarm target at budget.alert_at_percent."""
     budget = scope.spec.budget
     if budget.alert_at_percent and alarm_target is not None:
-        cost_budget(scope.name, scope.name, budget, alarm_target, scope.tags, scope.child)
+        # Budgets must be allowed to publish before its notifications exist (AWS budgets-sns-policy): policy first.
+        policy = alarm_target.publish_policy
+        opts = pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[policy] if policy else []))
+        cost_budget(scope.name, scope.name, budget, alarm_target.arn, scope.tags, opts)
 
 
 def create_shared_storage(

@@ -117,6 +117,13 @@ def test_p5_budget_filters_on_the_cluster_tag_and_notifies_at_each_percent() -> 
     assert all(n["subscriberSnsTopicArns"][0].startswith("arn:aws:sns:us-east-1:") for n in budget["notifications"])
 
 
+def test_the_budget_waits_for_the_topic_policy_that_lets_budgets_publish() -> None:
+    plan = shipped("aws-train-p5")
+    (policy,) = [p for p in of_type(plan, "aws:sns/topicPolicy:TopicPolicy") if p.name.endswith("-alarms")]
+    assert "budgets.amazonaws.com" in json.loads(policy.inputs["policy"])["Statement"][0]["Principal"]["Service"]
+    assert policy.urn in one(plan, "aws:budgets/budget:Budget").depends_on
+
+
 def test_p5_lustre_is_encrypted_with_the_stack_key_in_the_groups_subnet() -> None:
     plan = shipped("aws-train-p5")
     fs = one(plan, FSX)
