@@ -25,7 +25,7 @@ from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
-from .interruptions import interruption_topic
+from .interruptions import interruption_readers, interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, role_suffix
 from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
@@ -58,7 +58,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     """The VPC, created or brought."""
     interruption_topic_arn: pulumi.Output[str] | None
-    """SNS topic of spot interruption and rebalance events; None without spot groups."""
+    """SNS topic of spot interruption and rebalance events; None without spot groups or alarm emails to read it."""
     alarm_topic_arn: pulumi.Output[str] | None
     """The topic alarms and the budget notify (created or brought); None without alarms or budget alerts."""
     shared_file_system_id: pulumi.Output[str] | None
@@ -171,7 +171,7 @@ def create_key(scope: ClusterScope) -> ClusterKey:
                       also=eks_log_groups(spec.scheduler.kind, spec.name, spec.environment)),
         roles.named,
         create_roles=roles.create,
-        events=any(g.spot for g in spec.node_groups),
+        events=bool(interruption_readers(spec)),
         protect=scope.prod,
         tags=scope.tags,
         opts=scope.child,
@@ -251,10 +251,11 @@ def create_in_cluster(scope: ClusterScope, kubernetes: EksCluster | None, groups
 
 
 def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str]) -> pulumi.Output[str] | None:
-    """The topic of spot interruption and rebalance events; None without spot groups."""
-    if not any(g.spot for g in scope.spec.node_groups):
+    """The topic of spot interruption and rebalance events with the alarm emails on it; None without both."""
+    readers = interruption_readers(scope.spec)
+    if not readers:
         return None
-    return interruption_topic(scope.name, key_arn, scope.tags, scope.child).arn
+    return interruption_topic(scope.name, key_arn, readers, scope.tags, scope.child).arn
 
 
 def create_alarm_target(
