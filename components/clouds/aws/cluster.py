@@ -169,6 +169,7 @@ def create_key(scope: ClusterScope) -> ClusterKey:
         name,
         LogGroupGrant(region=spec.region, name=_log_group_name(spec),
                       also=eks_log_groups(spec.scheduler.kind, spec.name, spec.environment)),
+        spec.environment,
         roles.named,
         create_roles=roles.create,
         events=bool(interruption_readers(spec)),
