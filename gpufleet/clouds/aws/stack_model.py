@@ -161,6 +161,10 @@ class AwsBuildNetwork(StrictModel):
         None, pattern=r"^sg-[0-9a-f]{8,17}$",
         description="bring: the build instance's security group in the subnet's VPC: no ingress, egress as above",
     )
+    log_retention_days: int = Field(
+        30, strict=True, ge=1,
+        description="create: days the build VPC's flow logs are kept (a value CloudWatch Logs accepts: catalog limits)",
+    )
 
     @field_validator("cidr")
     @classmethod
@@ -175,6 +179,9 @@ class AwsBuildNetwork(StrictModel):
     def _create_or_bring(self) -> AwsBuildNetwork:
         if (self.subnet_id is None) != (self.security_group_id is None):
             raise ValueError("bring subnet_id and security_group_id together (or neither, to create them)")
+        if self.subnet_id is not None and "log_retention_days" in self.model_fields_set:
+            raise ValueError("log_retention_days is the created build VPC's flow log retention: a brought subnet's "
+                             "VPC keeps its owner's flow logs; remove it")
         return self
 
 
