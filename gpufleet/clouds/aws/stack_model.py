@@ -185,6 +185,17 @@ class AwsBuildNetwork(StrictModel):
         return self
 
 
+# What a created build network keeps between bakes (components/clouds/aws/build_network.py, network.py): billed by
+# the hour on AWS's VPC pricing page (NAT gateway, public IPv4 address) and AWS PrivateLink pricing (interface
+# endpoints; the S3 gateway endpoint is free). The catalog holds instance prices only, so the plan says unpriced.
+BUILD_NETWORK_STANDING = (
+    "the build network stays between bakes: 1 NAT gateway (per hour and per GB), 1 public IPv4 address (Elastic IP) "
+    "and 3 interface endpoints (ssm, ssmmessages, ec2messages; per hour per zone): unpriced, the catalog has no VPC "
+    "prices (https://aws.amazon.com/vpc/pricing/, https://aws.amazon.com/privatelink/pricing/); bring "
+    "network.subnet_id to build in a network you keep anyway"
+)
+
+
 class AwsImagesSpec(ImagesSpec):
     """EC2 Image Builder: build instance types, the AMI key (created, or brought for every region)."""
 
@@ -225,6 +236,9 @@ class AwsImagesSpec(ImagesSpec):
     def build_zone(self) -> str:
         """The created build subnet's zone."""
         return self.network.zone or f"{self.regions[0]}a"  # every region has an `a` zone (backend.default_zone)
+
+    def unpriced_standing(self) -> list[str]:
+        return [] if self.network.subnet_id else [BUILD_NETWORK_STANDING]
 
     @field_validator("build_instance_types")
     @classmethod

@@ -118,3 +118,13 @@ def test_a_network_the_bake_cannot_use_exits_2_naming_the_field(stacks_dir: Path
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert message in " ".join(result.output.split()), result.output
+
+
+def test_the_plan_says_the_created_build_network_bills_between_bakes_unpriced(tmp_path: Path) -> None:
+    shipped = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS).summary
+    # A NAT gateway, an address and interface endpoints bill by the hour with no catalog price: null, never 0.
+    assert set(shipped["hourly_usd"].values()) == {None}
+    (standing,) = shipped["unpriced"]
+    assert "1 NAT gateway" in standing and "https://aws.amazon.com/vpc/pricing/" in standing
+    brought = plan_images(tmp_path, {"subnet_id": SUBNET_ID, "security_group_id": SG_ID}).summary
+    assert set(brought["hourly_usd"].values()) == {0.0} and "unpriced" not in brought
