@@ -76,9 +76,11 @@ def plan_and_prepared(
     prepared = prepare(config)
     if isinstance(prepared, ImagesSpec):
         cloud, region, zones = prepared.cloud, prepared.regions[0], []
+        standing = prepared.unpriced_standing()
+        hourly = None if standing else 0.0  # what bills between bakes without a catalog price: null, never 0
         summary = {"gpus": {"min": 0, "desired": 0, "max": 0},
-                   "hourly_usd": {"desired_on_demand": 0.0, "desired_expected": 0.0, "max_on_demand": 0.0},
-                   "node_groups": []}
+                   "hourly_usd": {"desired_on_demand": hourly, "desired_expected": hourly, "max_on_demand": hourly},
+                   "node_groups": [], **({"unpriced": standing} if standing else {})}
     else:
         spec = prepared.spec
         cloud, region, zones = spec.cloud, spec.region, list(spec.network.zones)

@@ -105,6 +105,8 @@ def print_plan(console: Console, plan: PlanResult) -> None:
     summary = plan.summary
     if summary["node_groups"]:
         print_capacity(console, summary)
+    for standing in [] if summary["node_groups"] else summary.get("unpriced", []):  # an image stack's
+        console.print(f"[yellow]USD/h unknown: {escape(standing)}[/]")
     print_findings(console, summary)
     print_policies(console, plan.policies)
 

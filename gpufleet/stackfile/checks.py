@@ -283,18 +283,25 @@ def _allowed_values(text: str) -> tuple[set[int], list[tuple[int, int]]]:
     return single, ranges
 
 
+def retention_problem(limits: Mapping[str, object], cloud: str, days: int) -> str | None:
+    """Why the cloud's log store cannot keep events `days` days (catalog limits log_retention_days), or None."""
+    allowed = limits.get("log_retention_days")
+    if allowed is None:
+        return f"gpufleet creates no log store on {cloud}, so nothing would keep it; remove it"
+    single, ranges = _allowed_values(str(allowed))
+    if days not in single and not any(low <= days <= high for low, high in ranges):
+        return f"{cloud} does not accept {days} days; use one of {allowed}"
+    return None
+
+
 @check
 def log_retention_the_cloud_keeps(cluster: ResolvedCluster) -> Iterator[SpecError]:
     cloud, monitoring = cluster.spec.cloud, cluster.spec.monitoring
-    days, path = monitoring.log_retention_days, "monitoring.log_retention_days"
-    allowed = cluster.catalog.limits(cloud).get("log_retention_days")
-    if allowed is None:
-        if "log_retention_days" in monitoring.model_fields_set:
-            yield SpecError(path, f"gpufleet creates no log store on {cloud}, so nothing would keep it; remove it")
+    limits = cluster.catalog.limits(cloud)
+    if "log_retention_days" not in limits and "log_retention_days" not in monitoring.model_fields_set:
         return
-    single, ranges = _allowed_values(str(allowed))
-    if days not in single and not any(low <= days <= high for low, high in ranges):
-        yield SpecError(path, f"{cloud} does not accept {days} days; use one of {allowed}")
+    if problem := retention_problem(limits, cloud, monitoring.log_retention_days):
+        yield SpecError("monitoring.log_retention_days", problem)
 
 
 def operations_in_use(cluster: ResolvedCluster) -> Iterator[tuple[str, str]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..clouds.lookup import backend
 from ..clouds.registry import CLOUDS
 from ..lock.image_ids import is_valid_region
-from .checks import regions_of_the_cloud, tags_within_limits
+from .checks import regions_of_the_cloud, retention_problem, tags_within_limits
 from .errors import SpecError, SpecInvalid
 from .models import ImagesSpec
 from .validate import branches_by_tag, discriminated_union, parse_with
@@ -85,6 +85,13 @@ def _build_types_known(spec: ImagesSpec, catalog: Catalog) -> Iterator[SpecError
             )
 
 
+def _build_log_retention_kept(spec: ImagesSpec, catalog: Catalog) -> Iterator[SpecError]:
+    """An image stack's created build network keeps its flow logs network.log_retention_days (AWS)."""
+    days = getattr(getattr(spec, "network", None), "log_retention_days", None)
+    if days is not None and (problem := retention_problem(catalog.limits(spec.cloud), spec.cloud, days)):
+        yield SpecError("network.log_retention_days", problem)
+
+
 def validate_images(raw: Any, lock: Lock | None = None, catalog: Catalog | None = None) -> ImagesSpec:
     """Validate a `gpufleet:images` value; SpecInvalid lists every problem, by field."""
     spec: ImagesSpec = parse_with(_images_adapter(), raw, CLOUDS, unknown=UNKNOWN_IMAGES_FIELD)
@@ -100,6 +107,7 @@ def validate_images(raw: Any, lock: Lock | None = None, catalog: Catalog | None 
         *regions_of_the_cloud(spec.cloud, ((f"regions[{i}]", region) for i, region in enumerate(spec.regions))),
         *_profile_covers_the_regions(spec, lock),
         *_build_types_known(spec, catalog),
+        *_build_log_retention_kept(spec, catalog),
         *tags_within_limits(catalog.limits(spec.cloud), spec.cloud, spec.tags),
     ]
     if errors:

@@ -321,3 +321,8 @@ class ImagesSpec(StrictModel):
         if isinstance(value, list):
             return [(f"{self.BUILD_FIELD}[{i}]", name) for i, name in enumerate(value)]
         return [(self.BUILD_FIELD, value)]
+
+    def unpriced_standing(self) -> list[str]:
+        """What the stack keeps billing between bakes that the catalog cannot price (the plan's cost is then null,
+        never 0); none by default."""
+        return []

@@ -2,6 +2,7 @@
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
+LIFECYCLE_HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
 FLEET = "aws:ec2/fleet:Fleet"
 INSTANCE = "aws:ec2/instance:Instance"
 EBS_VOLUME = "aws:ebs/volume:Volume"

@@ -1,5 +1,5 @@
 """AWS scaling-group and spot rules: pinned launch template versions, the spot allocation strategy,
-capacity rebalancing, and a handler for spot interruption warnings.
+capacity rebalancing, and what acts on a spot interruption warning: the watcher on the node.
 """
 
 from __future__ import annotations
@@ -7,11 +7,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ..meta import ADVISORY, MANDATORY, Config, Node, Props, Rule, Stack, resource_rule, stack_rule
-from ..props import UNKNOWN, JsonError, as_bool, as_int, get, items, parse_json
-from .resource_types import ASG, EVENT_RULE, FLEET, LAUNCH_TEMPLATE
+import yaml
 
-SPOT_WARNING = "EC2 Spot Instance Interruption Warning"
+from ..meta import ADVISORY, MANDATORY, Config, Node, Props, Rule, Stack, resource_rule, stack_rule
+from ..props import UNKNOWN, as_bool, as_int, base64_text, get, items
+from .resource_types import ASG, FLEET, LAUNCH_TEMPLATE, LIFECYCLE_HOOK
+
+# gpufleet's on-node watcher (components/bootstrap/scripts/spot-watcher.sh) and the transition it completes.
+SPOT_WATCHER = "gpufleet-spot-watcher.service"
+TERMINATING = "autoscaling:EC2_INSTANCE_TERMINATING"
 FLOATING_VERSIONS = ("$Latest", "$Default")
 
 
@@ -117,35 +121,54 @@ def check_capacity_rebalance(stack: Stack, config: Mapping[str, Any]) -> Iterato
             )
 
 
-def _event_pattern_matches(rule: Node) -> bool | None:
-    """True/False whether the rule catches spot interruption warnings; None when it cannot be seen."""
-    try:
-        pattern = parse_json(get(rule.props, "eventPattern"))
-    except JsonError:
-        return False
-    if pattern is UNKNOWN:
+def _enabled_units(template: Node) -> list[str] | None:
+    """The systemd units the template's cloud-config enables at boot; None while its user data is unknown."""
+    text = base64_text(get(template.props, "userData"))
+    if text is UNKNOWN:
         return None
-    detail = get(pattern, "detail-type") if isinstance(pattern, dict) else None
-    listed = detail if isinstance(detail, list) else [detail]
-    return SPOT_WARNING in listed
+    try:
+        document = yaml.safe_load(text) if text.startswith("#cloud-config") else None
+    except yaml.YAMLError:
+        return []
+    runcmd = document.get("runcmd") if isinstance(document, dict) else None
+    return [unit for command in (runcmd if isinstance(runcmd, list) else []) if isinstance(command, list)
+            and command[:2] == ["systemctl", "enable"] for unit in command[2:] if isinstance(unit, str)]
+
+
+def _terminate_hook(group: Node, stack: Stack) -> bool | None:
+    """Whether a capacity-rebalance replacement waits for the watcher: a terminate lifecycle hook on the Auto Scaling
+    group (created with it, or a LifecycleHook resource on it), launch-before-terminate on an EC2 Fleet."""
+    if group.type == FLEET:
+        strategy = get(group.props, "spotOptions", "maintenanceStrategies", "capacityRebalance", "replacementStrategy")
+        return None if strategy is UNKNOWN else strategy == "launch-before-terminate"
+    hooks = items(group.props, "initialLifecycleHooks")
+    transitions = [get(hook, "lifecycleTransition") for hook in (hooks if isinstance(hooks, list) else [])]
+    transitions += [get(hook.props, "lifecycleTransition") for hook in stack.dependents_of(group, LIFECYCLE_HOOK)]
+    if hooks is UNKNOWN or UNKNOWN in transitions:
+        return None
+    return TERMINATING in transitions
 
 
 def check_spot_handler(stack: Stack, config: Mapping[str, Any]) -> Iterator[tuple[str | None, str]]:
-    spot = [node for node in stack.of_type(ASG, FLEET) if _is_spot_group(node, stack)]
-    if not spot:
-        return
-    verdicts = [_event_pattern_matches(rule) for rule in stack.of_type(EVENT_RULE)]
-    if any(verdict is not False for verdict in verdicts):
-        return
-    for group in spot:
-        yield (
-            group.urn,
-            (
-                f"spot capacity but no EventBridge rule for '{SPOT_WARNING}': add a cloudwatch.EventRule "
-                "with event_pattern detail-type ['EC2 Spot Instance Interruption Warning'] and a target "
-                "that drains the node"
-            ),
-        )
+    """What acts on a spot warning is on the node (an EventBridge rule only forwards it): the watcher polls the
+    instance metadata, runs the checkpoint hook, and completes the terminate hook."""
+    for group in stack.of_type(ASG, FLEET):
+        if not _is_spot_group(group, stack):
+            continue
+        templates = _templates_of(group, stack)
+        units = [_enabled_units(template) for template in templates]
+        if templates and all(found is not None and SPOT_WATCHER not in found for found in units):
+            yield group.urn, (
+                f"spot capacity whose nodes run no interruption watcher ({SPOT_WATCHER} is not enabled in the "
+                "launch template's user data): nothing saves work on the 2-minute notice; boot gpufleet's bootstrap "
+                "(bootstrap.checkpoint_hook is what it runs)"
+            )
+        if _terminate_hook(group, stack) is False:
+            yield group.urn, (
+                "spot capacity without a terminate step that waits for the node: add an "
+                f"{TERMINATING} lifecycle hook (Auto Scaling) or replacement_strategy launch-before-terminate "
+                "(EC2 Fleet), so a rebalanced node checkpoints before it goes"
+            )
 
 
 RULES: list[Rule] = [
@@ -175,10 +198,11 @@ RULES: list[Rule] = [
     ),
     stack_rule(
         "aws-spot-interruption-handler",
-        "Stacks with spot capacity have an EventBridge rule for EC2 Spot Instance Interruption Warnings.",
+        "Spot nodes run the interruption watcher, and a rebalanced node is terminated only after it (terminate "
+        "hook or launch-before-terminate).",
         MANDATORY,
         "aws",
-        [ASG, FLEET, LAUNCH_TEMPLATE, EVENT_RULE],
+        [ASG, FLEET, LAUNCH_TEMPLATE, LIFECYCLE_HOOK],
         check_spot_handler,
     ),
 ]

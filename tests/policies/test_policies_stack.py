@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import yaml
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, unknown_checking_proxy
-from stack_rule_args import ASG, LT, PG, SG, messages, res, urn
+from stack_rule_args import ASG, FLEET, LT, PG, SG, messages, res, urn
 
 from gpufleet.plan.record import RecordedResource
 from policies.registry import RULES_BY_NAME
@@ -212,20 +214,43 @@ def test_spot_market_launch_template_makes_a_spot_group():
     assert messages("aws-spot-capacity-rebalance", [on_demand, group]) == []
 
 
-def test_spot_without_interruption_rule_fails_with_rule_passes():
-    ((where, message),) = messages("aws-spot-interruption-handler", [spot_group(True)])
-    assert where == urn(ASG, "spot") and "EC2 Spot Instance Interruption Warning" in message
-    handler = res("aws:cloudwatch/eventRule:EventRule", "spot-warning", {"eventPattern": SPOT_PATTERN})
-    assert messages("aws-spot-interruption-handler", [spot_group(True), handler]) == []
+def node_template(units: list[str]) -> RecordedResource:
+    cloud_config = "#cloud-config\n" + yaml.safe_dump({"runcmd": [["systemctl", "enable", *units]]})
+    return res(LT, "lt", {"userData": base64.b64encode(cloud_config.encode()).decode()})
 
 
-def test_unrelated_event_rule_does_not_count_and_on_demand_needs_none():
-    other = res(
-        "aws:cloudwatch/eventRule:EventRule",
-        "other",
-        {"eventPattern": json.dumps({"detail-type": ["EC2 Instance State-change Notification"]})},
-    )
-    assert len(messages("aws-spot-interruption-handler", [spot_group(True), other])) == 1
+def watched_group(template: RecordedResource, terminating: bool = True) -> RecordedResource:
+    group = spot_group(True)
+    transition = "autoscaling:EC2_INSTANCE_TERMINATING" if terminating else "autoscaling:EC2_INSTANCE_LAUNCHING"
+    group.inputs["initialLifecycleHooks"] = [{"name": "checkpoint", "lifecycleTransition": transition}]
+    return res(ASG, "spot", group.inputs, depends_on=(template.urn,))
+
+
+def test_an_event_rule_alone_no_longer_handles_spot_warnings():
+    # An EventBridge rule forwards the warning; nothing on the node acts on it.
+    rule = res("aws:cloudwatch/eventRule:EventRule", "spot-warning", {"eventPattern": SPOT_PATTERN})
+    template = node_template(["gpufleet-health.service"])
+    ((where, message),) = messages("aws-spot-interruption-handler", [template, watched_group(template), rule])
+    assert where == urn(ASG, "spot") and "gpufleet-spot-watcher.service is not enabled" in message
+
+
+def test_spot_nodes_with_the_watcher_and_a_terminate_hook_pass():
+    template = node_template(["gpufleet-health.service", "gpufleet-spot-watcher.service"])
+    assert messages("aws-spot-interruption-handler", [template, watched_group(template)]) == []
+    ((_, message),) = messages("aws-spot-interruption-handler", [template, watched_group(template, False)])
+    assert "autoscaling:EC2_INSTANCE_TERMINATING lifecycle hook" in message
+    hook = res("aws:autoscaling/lifecycleHook:LifecycleHook", "hook",
+               {"lifecycleTransition": "autoscaling:EC2_INSTANCE_TERMINATING"}, depends_on=(urn(ASG, "spot"),))
+    assert messages("aws-spot-interruption-handler", [template, watched_group(template, False), hook]) == []
+
+
+def test_a_fleet_that_keeps_the_rebalanced_node_fails_and_on_demand_needs_nothing():
+    template = node_template(["gpufleet-spot-watcher.service"])
+    fleet = res(FLEET, "fleet", {"targetCapacitySpecification": {"defaultTargetCapacityType": "spot"},
+                                 "spotOptions": {"maintenanceStrategies": {"capacityRebalance": {
+                                     "replacementStrategy": "launch"}}}}, depends_on=(template.urn,))
+    ((where, message),) = messages("aws-spot-interruption-handler", [template, fleet])
+    assert where == fleet.urn and "launch-before-terminate" in message
     on_demand = res(ASG, "od", {"maxSize": 2, "launchTemplate": {"id": "lt-id", "version": "1"}})
     assert messages("aws-spot-interruption-handler", [on_demand]) == []
 

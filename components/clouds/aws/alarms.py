@@ -19,6 +19,7 @@ from gpufleet.stackfile.models import Idle
 from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_METRIC
+from .cluster_parts import AlarmTarget
 from .identity import METRICS_NAMESPACE
 
 PERIOD_SECONDS = 60
@@ -29,11 +30,11 @@ TOPIC_PUBLISHERS = ("cloudwatch.amazonaws.com", "budgets.amazonaws.com")
 def alarm_topic(
     name: str, key_arn: pulumi.Input[str], account_id: pulumi.Input[str], emails: list[str], tags: dict[str, str],
     opts: pulumi.ResourceOptions,
-) -> aws.sns.Topic:
+) -> AlarmTarget:
     """The stack's alarm topic, encrypted with the stack key; only this account's alarms and budgets publish, and
     each of `emails` is subscribed (SNS mails each a confirmation link; nothing reaches it until confirmed)."""
     topic = aws.sns.Topic(f"{name}-alarms", kms_master_key_id=key_arn, tags=tags, opts=opts)
-    aws.sns.TopicPolicy(
+    policy = aws.sns.TopicPolicy(
         f"{name}-alarms",
         arn=topic.arn,
         policy=pulumi.Output.all(topic.arn, account_id).apply(lambda v: topic_policy(v[0], v[1])),
@@ -42,7 +43,7 @@ def alarm_topic(
     for email in emails:
         aws.sns.TopicSubscription(f"{name}-alarms-{email}", topic=topic.arn, protocol="email", endpoint=email,
                                   opts=opts)
-    return topic
+    return AlarmTarget(arn=topic.arn, publish_policy=policy)
 
 
 def topic_policy(topic_arn: str, account_id: str) -> str:

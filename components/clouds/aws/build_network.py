@@ -19,8 +19,6 @@ from .network import AwsNetwork, AwsNetworkArgs
 # (endpoints in the subnet), S3 (gateway) and Image Builder (HTTPS). Instance metadata, the Amazon DNS server and
 # time sync are link-local or the VPC resolver, which security groups do not filter.
 BUILD_EGRESS_PORTS = (80, 443)
-# The advisory aws-log-retention rule's default minimum; a cluster's own is monitoring.log_retention_days.
-BUILD_LOG_RETENTION_DAYS = 30
 
 
 @dataclass(frozen=True)
@@ -35,6 +33,8 @@ class BuildNetworkArgs:
     """Zone of the private build subnet."""
     log_group_name: str
     """The flow log's log group, named before the key that admits it exists."""
+    log_retention_days: int
+    """Days the flow log's group keeps events (the image stack's network.log_retention_days)."""
     key_arn: pulumi.Input[str] | None
     """Key of the log group (a created image key, whose policy admits the group); None: CloudWatch Logs' own."""
     tags: dict[str, str]
@@ -51,7 +51,7 @@ def build_network(
     log_group = aws.cloudwatch.LogGroup(
         f"{name}-build-logs",
         name=args.log_group_name,
-        retention_in_days=BUILD_LOG_RETENTION_DAYS,
+        retention_in_days=args.log_retention_days,
         kms_key_id=args.key_arn,
         tags=args.tags,
         opts=child,

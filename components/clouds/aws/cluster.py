@@ -21,11 +21,11 @@ from ..hooks import GroupHooks
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
-from .cluster_parts import ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
+from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
 from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
-from .interruptions import interruption_topic
+from .interruptions import interruption_readers, interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, managed_node_roles, role_suffix
 from .lifecycle import group_hooks, node_check_retry_seconds
 from .network import AwsNetwork, AwsNetworkArgs
@@ -59,7 +59,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
     vpc_id: pulumi.Output[str]
     """The VPC, created or brought."""
     interruption_topic_arn: pulumi.Output[str] | None
-    """SNS topic of spot interruption and rebalance events; None without spot groups."""
+    """SNS topic of spot interruption and rebalance events; None without spot groups or alarm emails to read it."""
     alarm_topic_arn: pulumi.Output[str] | None
     """The topic alarms and the budget notify (created or brought); None without alarms or budget alerts."""
     shared_file_system_id: pulumi.Output[str] | None
@@ -78,8 +78,9 @@ class AwsGpuCluster(pulumi.ComponentResource):
         interruption_topic_arn = create_interruption_events(scope, key.arn)
         alarm_target = create_alarm_target(scope, key.arn, account)
         create_budget(scope, alarm_target)
+        alarm_arn = alarm_target.arn if alarm_target else None
         shared = create_shared_storage(scope, network, key.arn)
-        groups = create_groups(scope, network, key, identity, alarm_target, shared, kubernetes)
+        groups = create_groups(scope, network, key, identity, alarm_arn, shared, kubernetes)
         create_in_cluster(scope, kubernetes, groups)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
@@ -91,7 +92,7 @@ class AwsGpuCluster(pulumi.ComponentResource):
         self.subnet_ids = network.subnet_ids
         self.vpc_id = network.vpc_id
         self.interruption_topic_arn = interruption_topic_arn
-        self.alarm_topic_arn = alarm_target
+        self.alarm_topic_arn = alarm_arn
         self.shared_file_system_id = shared.file_system_id if shared else None
         # scheduler kubernetes: the EKS cluster's name, endpoint and kubeconfig command (outputs a VM stack lacks, so
         # not among the typed ones above).
@@ -169,9 +170,10 @@ def create_key(scope: ClusterScope) -> ClusterKey:
         name,
         LogGroupGrant(region=spec.region, name=_log_group_name(spec),
                       also=eks_log_groups(spec.scheduler.kind, spec.name, spec.environment)),
+        spec.environment,
         roles.named,
         create_roles=roles.create,
-        events=any(g.spot for g in spec.node_groups),
+        events=bool(interruption_readers(spec)),
         protect=scope.prod,
         tags=scope.tags,
         opts=scope.child,
@@ -251,31 +253,35 @@ def create_in_cluster(scope: ClusterScope, kubernetes: EksCluster | None, groups
 
 
 def create_interruption_events(scope: ClusterScope, key_arn: pulumi.Output[str]) -> pulumi.Output[str] | None:
-    """The topic of spot interruption and rebalance events; None without spot groups."""
-    if not any(g.spot for g in scope.spec.node_groups):
+    """The topic of spot interruption and rebalance events with the alarm emails on it; None without both."""
+    readers = interruption_readers(scope.spec)
+    if not readers:
         return None
-    return interruption_topic(scope.name, key_arn, scope.tags, scope.child).arn
+    return interruption_topic(scope.name, key_arn, readers, scope.tags, scope.child).arn
 
 
 def create_alarm_target(
     scope: ClusterScope, key_arn: pulumi.Output[str], account: pulumi.Output[str]
-) -> pulumi.Output[str] | None:
+) -> AlarmTarget | None:
     """The topic alarms and the budget notify: created (with its recipients) or brought; None without either."""
     alarms = scope.spec.monitoring.alarms
     mode = scope.resolved.alarm_target_mode
     if mode == "create":
         emails = list(alarms.emails) if alarms else []
-        return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child).arn
+        return alarm_topic(scope.name, key_arn, account, emails, scope.tags, scope.child)
     if mode == "bring" and alarms is not None:
-        return pulumi.Output.from_input(alarms.target)
+        return AlarmTarget(arn=pulumi.Output.from_input(alarms.target), publish_policy=None)
     return None
 
 
-def create_budget(scope: ClusterScope, alarm_target: pulumi.Output[str] | None) -> None:
+def create_budget(scope: ClusterScope, alarm_target: AlarmTarget | None) -> None:
     """An AWS Budget notifying the alarm target at budget.alert_at_percent."""
     budget = scope.spec.budget
     if budget.alert_at_percent and alarm_target is not None:
-        cost_budget(scope.name, scope.name, budget, alarm_target, scope.tags, scope.child)
+        # Budgets must be allowed to publish before its notifications exist (AWS budgets-sns-policy): policy first.
+        policy = alarm_target.publish_policy
+        opts = pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[policy] if policy else []))
+        cost_budget(scope.name, scope.name, budget, alarm_target.arn, scope.tags, opts)
 
 
 def create_shared_storage(

@@ -47,3 +47,12 @@ class SharedFileSystem:
 
     file_system_id: pulumi.Output[str]
     mount: pulumi.Output[SharedMount]
+
+
+@dataclass(frozen=True)
+class AlarmTarget:
+    """The topic alarms and the budget notify, created or brought."""
+
+    arn: pulumi.Output[str]
+    publish_policy: aws.sns.TopicPolicy | None
+    """The created topic's policy that lets CloudWatch and Budgets publish; None for a brought topic."""

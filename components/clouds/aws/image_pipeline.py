@@ -54,9 +54,9 @@ class AwsImagePipelineArgs:
     """Brought subnet for the build instance, with security_group_ids; None: build_network creates one."""
     security_group_ids: list[pulumi.Input[str]] | None = None
     """Security groups of the build instance; required with subnet_id."""
-    build_network: tuple[IPv4Network, str] | None = None
-    """Without subnet_id: the CIDR and zone of the build network to create (no build falls back to the default
-    VPC, which many accounts delete)."""
+    build_network: tuple[IPv4Network, str, int] | None = None
+    """Without subnet_id: the CIDR, zone and flow log retention (days) of the build network to create (no build falls
+    back to the default VPC, which many accounts delete)."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource and for the build instance."""
     replica_kms_key_arns: dict[str, pulumi.Input[str]] = field(default_factory=dict)
@@ -215,11 +215,11 @@ def create_build_network(
     if args.build_network is None:
         return args.subnet_id or "", list(args.security_group_ids or [])
     build_region = args.regions[0]
-    cidr, zone = args.build_network
+    cidr, zone, retention_days = args.build_network
     # A brought key's policy may not admit CloudWatch Logs: the flow log group then uses Logs' own keys.
     key = keys[build_region] if args.kms_key_arn is None else None
     subnet_id, group_id = build_network(
-        name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, key, dict(args.tags)), parent
+        name, BuildNetworkArgs(build_region, cidr, zone, log_group.name, retention_days, key, dict(args.tags)), parent
     )
     return subnet_id, [group_id]
 

@@ -44,7 +44,8 @@ def build_aws_images(spec: AwsImagesSpec) -> dict[str, pulumi.Output]:
             replica_kms_key_arns=dict(spec.replica_kms_keys),
             subnet_id=spec.network.subnet_id,
             security_group_ids=[spec.network.security_group_id] if spec.network.security_group_id else None,
-            build_network=None if spec.network.subnet_id else (spec.network.cidr, spec.build_zone()),
+            build_network=None if spec.network.subnet_id else (spec.network.cidr, spec.build_zone(),
+                                                              spec.network.log_retention_days),
             tags=resource_tags(spec.tags, spec.name, "images", **{"gpufleet:profile": spec.profile}),
         ),
     )

@@ -1,4 +1,9 @@
-"""Spot interruption warnings and rebalance recommendations to an encrypted SNS topic (EventBridge)."""
+"""Spot interruption warnings and rebalance recommendations to an encrypted SNS topic (EventBridge), for people.
+
+What acts on a warning is on the node: gpufleet-spot-watcher reads it from the instance metadata and runs the
+checkpoint hook (the pack's aws-spot-interruption-handler requires it). The topic only tells people why a node went, so
+it exists only with people on it: the alarm emails of a created alarm target.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,21 @@ import json
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.clouds.aws.stack_model import AwsClusterSpec
+
 INTERRUPTION_EVENTS = ["EC2 Spot Instance Interruption Warning", "EC2 Instance Rebalance Recommendation"]
 
 
+def interruption_readers(spec: AwsClusterSpec) -> list[str]:
+    """Who reads the interruption topic: the alarm emails when spot groups and a created alarm target have them."""
+    alarms = spec.monitoring.alarms
+    if alarms is None or alarms.target != "create" or not any(g.spot for g in spec.node_groups):
+        return []
+    return list(alarms.emails)
+
+
 def interruption_topic(
-    name: str, key_arn: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions
+    name: str, key_arn: pulumi.Input[str], readers: list[str], tags: dict[str, str], opts: pulumi.ResourceOptions
 ) -> aws.sns.Topic:
     topic = aws.sns.Topic(f"{name}-interruptions", kms_master_key_id=key_arn, tags=tags, opts=opts)
     rule = aws.cloudwatch.EventRule(
@@ -45,4 +60,7 @@ def interruption_topic(
         opts=opts,
     )
     aws.cloudwatch.EventTarget(f"{name}-interruptions", rule=rule.name, arn=topic.arn, opts=opts)
+    for email in readers:
+        aws.sns.TopicSubscription(f"{name}-interruptions-{email}", topic=topic.arn, protocol="email", endpoint=email,
+                                  opts=opts)
     return topic

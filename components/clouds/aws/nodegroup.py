@@ -24,6 +24,8 @@ ON_DEMAND_ALLOCATION = "prioritized"  # follow instance_types order: primary fir
 FLEET_ON_DEMAND_ALLOCATION = "prioritized"
 FLEET_SPOT_ALLOCATION = "capacity-optimized-prioritized"
 RESERVED = ("capacity-block", "reservation")  # capacity kinds that launch into a reservation
+# EC2 Fleet's TerminationDelay bounds (botocore ec2 FleetSpotCapacityRebalanceRequest: 120 to 7200 seconds).
+FLEET_TERMINATION_DELAY_MIN = 120
 
 
 def _interface_args(
@@ -44,6 +46,11 @@ def _interface_args(
         )
         for slot in slots
     ]
+
+
+def fleet_termination_delay(checkpoint_grace_seconds: int) -> int:
+    """Seconds a rebalanced fleet node lives beside its replacement: the checkpoint grace, at least EC2's minimum."""
+    return max(FLEET_TERMINATION_DELAY_MIN, checkpoint_grace_seconds)
 
 
 def _initial_hook(hook: Hook) -> aws.autoscaling.GroupInitialLifecycleHookArgs:
@@ -314,8 +321,13 @@ class AwsNodeGroup(pulumi.ComponentResource):
                 allocation_strategy=FLEET_SPOT_ALLOCATION,
                 instance_interruption_behavior="terminate",
                 maintenance_strategies=aws.ec2.FleetSpotOptionsMaintenanceStrategiesArgs(
+                    # `launch` never terminates the warned node, so both bill until someone does;
+                    # launch-before-terminate ends it after termination_delay, which covers the checkpoint
+                    # grace (botocore ec2 FleetReplacementStrategy; the provider's ec2_fleet.go validates
+                    # termination_delay IntBetween(120, 7200) and sends it only with this strategy).
                     capacity_rebalance=aws.ec2.FleetSpotOptionsMaintenanceStrategiesCapacityRebalanceArgs(
-                        replacement_strategy="launch"
+                        replacement_strategy="launch-before-terminate",
+                        termination_delay=fleet_termination_delay(args.hooks.terminate.heartbeat_timeout),
                     )
                 ),
             ),

@@ -17,6 +17,7 @@ DELETION_WINDOW_DAYS = 30
 def cluster_key(
     name: str,
     log_group: LogGroupGrant,
+    environment: str,
     roles: Sequence[ServiceRole],
     create_roles: bool,
     events: bool,
@@ -43,5 +44,6 @@ def cluster_key(
         tags=tags,
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, depends_on=created)),
     )
-    aws.kms.Alias(f"{name}-key", name=f"alias/gpufleet/{name}", target_key_id=key.key_id, opts=opts)
+    # An alias is unique per account and Region: the environment keeps dev's and prod's of one cluster apart.
+    aws.kms.Alias(f"{name}-key", name=f"alias/gpufleet/{name}/{environment}", target_key_id=key.key_id, opts=opts)
     return key, {role.service: resource for role, resource in zip(roles, created, strict=False)}

@@ -168,6 +168,10 @@ class AwsBuildNetwork(StrictModel):
         None, pattern=r"^sg-[0-9a-f]{8,17}$",
         description="bring: the build instance's security group in the subnet's VPC: no ingress, egress as above",
     )
+    log_retention_days: int = Field(
+        30, strict=True, ge=1,
+        description="create: days the build VPC's flow logs are kept (a value CloudWatch Logs accepts: catalog limits)",
+    )
 
     @field_validator("cidr")
     @classmethod
@@ -182,7 +186,21 @@ class AwsBuildNetwork(StrictModel):
     def _create_or_bring(self) -> AwsBuildNetwork:
         if (self.subnet_id is None) != (self.security_group_id is None):
             raise ValueError("bring subnet_id and security_group_id together (or neither, to create them)")
+        if self.subnet_id is not None and "log_retention_days" in self.model_fields_set:
+            raise ValueError("log_retention_days is the created build VPC's flow log retention: a brought subnet's "
+                             "VPC keeps its owner's flow logs; remove it")
         return self
+
+
+# What a created build network keeps between bakes (components/clouds/aws/build_network.py, network.py): billed by
+# the hour on AWS's VPC pricing page (NAT gateway, public IPv4 address) and AWS PrivateLink pricing (interface
+# endpoints; the S3 gateway endpoint is free). The catalog holds instance prices only, so the plan says unpriced.
+BUILD_NETWORK_STANDING = (
+    "the build network stays between bakes: 1 NAT gateway (per hour and per GB), 1 public IPv4 address (Elastic IP) "
+    "and 3 interface endpoints (ssm, ssmmessages, ec2messages; per hour per zone): unpriced, the catalog has no VPC "
+    "prices (https://aws.amazon.com/vpc/pricing/, https://aws.amazon.com/privatelink/pricing/); bring "
+    "network.subnet_id to build in a network you keep anyway"
+)
 
 
 class AwsImagesSpec(ImagesSpec):
@@ -225,6 +243,9 @@ class AwsImagesSpec(ImagesSpec):
     def build_zone(self) -> str:
         """The created build subnet's zone."""
         return self.network.zone or f"{self.regions[0]}a"  # every region has an `a` zone (backend.default_zone)
+
+    def unpriced_standing(self) -> list[str]:
+        return [] if self.network.subnet_id else [BUILD_NETWORK_STANDING]
 
     @field_validator("build_instance_types")
     @classmethod

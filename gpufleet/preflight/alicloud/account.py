@@ -9,7 +9,8 @@ dew-serverless/acs-sdk-php data/<product>/<version>/api-docs.json):
   Connected | Disconnected | Error; KMS answers a missing instance Forbidden.DKMSInstanceNotFound (CreateKey 403) or
   Forbidden.ResourceNotFound (404, the secrets operations).
 - RAM GetRole (alibabacloud.com/help/en/ram/developer-reference/api-ram-2015-05-01-getrole): Role.RoleName,
-  Role.AssumeRolePolicyDocument; a missing role is EntityNotExist.Role (RAM API errors, HTTP 404).
+  Role.AssumeRolePolicyDocument, Role.Arn (acs:ram::ACCOUNT:role/NAME: the caller's account, which judges a brought
+  key's ARN); a missing role is EntityNotExist.Role (RAM API errors, HTTP 404).
 - ECS DescribeImages (alibabacloud.com/help/en/ecs/developer-reference/api-ecs-2014-05-26-describeimages): ImageId,
   Status (default filter Available only), ImageOwnerAlias system | self | others | marketplace; Images.Image[].
 - CloudMonitor DescribeContactGroupList (alibabacloud.com/help/en/cms/developer-reference/
@@ -32,6 +33,7 @@ from alibabacloud_kms20160120 import models as kms
 from alibabacloud_ram20150501 import models as ram
 
 from ..findings import Finding, PreflightUnavailable
+from ..key_accounts import key_account_findings
 
 if TYPE_CHECKING:
     from gpufleet.clouds.backend import ResolvedCluster
@@ -67,7 +69,19 @@ def checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Check]:
     alarms = spec.monitoring.alarms
     if alarms is not None and cluster.alarm_target_mode == "bring":
         found.append(lambda: contact_group(alarms.target, clients))
+    found.append(lambda: key_account_findings("alicloud", cluster, caller_account(clients),
+                                              f"the ARN of RAM role {DISK_ENCRYPTION_ROLE}"))
     return found
+
+
+def caller_account(clients: AlicloudClients) -> str | None:
+    """The account the credentials act in: RAM GetRole reads the caller's own account, and a role's Arn is
+    acs:ram::ACCOUNT:role/NAME; the disk encryption role every gpufleet cluster needs is the one read. None without
+    it (disk_encryption_role reports that)."""
+    body = clients.call("ram", "GetRole", ram.GetRoleRequest(role_name=DISK_ENCRYPTION_ROLE), missing=ROLE_MISSING)
+    arn = str(((body or {}).get("Role") or {}).get("Arn") or "")
+    parts = arn.split(":")
+    return parts[3] if len(parts) > 4 and parts[:3] == ["acs", "ram", ""] and parts[3] else None
 
 
 def disk_encryption_role(clients: AlicloudClients) -> list[Finding]:

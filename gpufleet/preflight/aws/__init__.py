@@ -3,8 +3,8 @@
 Cluster stacks: EC2 vCPU quotas per family at size.max (quotas.py), each type offered in each zone and the
 reservations groups launch into (placement.py), what the stack brings (brought.py), the service-linked roles,
 the budget's cost allocation tag, the pinned AMI and the EKS endpoint reached from here (account.py,
-../endpoint.py). Image stacks: images.py. The identity is asked
-first (STS GetCallerIdentity), so missing or expired credentials stop preflight before any other call.
+../endpoint.py). Image stacks: images.py. The identity is asked first (STS GetCallerIdentity), so missing or expired
+credentials stop preflight before any other call; its account judges every brought key (key_accounts.py).
 """
 
 from __future__ import annotations
@@ -32,16 +32,21 @@ def preflight(prepared: Prepared, clients: AwsClients | None = None) -> list[Fin
     from gpufleet.stackfile import ImagesSpec
 
     from ..concurrent import gather
+    from ..key_accounts import key_account_findings
     from .clients import ask, default_clients
 
     region = prepared.regions[0] if isinstance(prepared, ImagesSpec) else prepared.spec.region
     clients = clients or default_clients(region)
-    ask(clients, "sts", "get_caller_identity")
+    caller = (ask(clients, "sts", "get_caller_identity") or {}).get("Account")
+
+    def accounts() -> list[Finding]:
+        return key_account_findings("aws", prepared, caller, "STS GetCallerIdentity")
+
     if isinstance(prepared, ImagesSpec):
         from .images import image_checks
 
-        return gather(image_checks(clients, prepared))  # type: ignore[arg-type]  (an AWS image stack is AwsImagesSpec)
-    return gather(cluster_checks(clients, prepared))
+        return gather([*image_checks(clients, prepared), accounts])  # type: ignore[arg-type]  (an AwsImagesSpec)
+    return gather([*cluster_checks(clients, prepared), accounts])
 
 
 def cluster_checks(clients: AwsClients, cluster: ResolvedCluster) -> list[Check]:

@@ -6,6 +6,10 @@ offer it (EC2 API reference, DescribeInstanceTypeOfferings: filters `instance-ty
 DescribeCapacityReservations gives a reservation's InstanceType, AvailabilityZone, TotalInstanceCount, State,
 StartDate, EndDate and ReservationType (`default` | `capacity-block`) (EC2 API reference, CapacityReservation);
 an id that does not exist is InvalidCapacityReservationId.NotFound ("Error codes for the Amazon EC2 API").
+A reservation made in a cluster placement group carries PlacementGroupArn (arn:aws:ec2:REGION:ACCOUNT:placement-
+group/NAME) and serves only launches into that group; gpufleet launches reserved capacity without one, so such a
+reservation blocks (aws-parallelcluster cli/src/pcluster/validators/ec2_validators.py,
+PlacementGroupCapacityReservationValidator._validate_no_pg: "no open or targeted ODCRs ... and no placement group").
 """
 
 from __future__ import annotations
@@ -105,6 +109,13 @@ def check_reservation(clients: AwsClients, cluster: ResolvedCluster, group: Reso
         target = zone_field(cluster, group, group.zones[0]) if group.zones else "network.zones"
         problems.append((target, f"{reservation_id} is in {zone}; the group runs in {', '.join(group.zones)}",
                          f"place the group in {zone}"))
+    placed_in = held.get("PlacementGroupArn")
+    if placed_in:
+        problems.append((field_path, f"{reservation_id} is reserved inside cluster placement group "
+                         f"{placed_in.rsplit('/', 1)[-1]} ({placed_in}): it serves only launches into that group, and "
+                         "gpufleet launches reserved capacity without a placement group",
+                         "give a reservation made outside a placement group (aws ec2 create-capacity-reservation "
+                         "without --placement-group-arn)"))
     total = int(held.get("TotalInstanceCount", 0))
     if total < group.spec.size.max:
         problems.append((group.path("size.max"), f"{reservation_id} holds {total} instances; size.max is "

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ..concurrent import Check, gather
 from ..findings import Finding
+from ..key_accounts import key_account_findings
 from .account import cluster_account_checks, images_account_checks
 from .brought import brought_checks
 from .clients import AzureClients, Memo, default_clients
@@ -30,7 +31,12 @@ def preflight(prepared: Prepared, clients: AzureClients | None = None) -> list[F
         checks = _cluster_checks(clients, compute, prepared)
     else:
         checks = _images_checks(clients, compute, prepared)
-    return gather(checks)
+    subscription = clients.subscription_id
+
+    def accounts() -> list[Finding]:
+        return key_account_findings("azure", prepared, subscription, "the subscription its clients read")
+
+    return gather([*checks, accounts])
 
 
 def placements(cluster: ResolvedCluster) -> list[Placement]:

@@ -371,3 +371,13 @@ def test_no_credentials_in_the_default_chain_stops_before_any_call(replay, monke
     with pytest.raises(PreflightUnavailable, match=r"no Alibaba Cloud credentials: .*aliyun configure"):
         make_clients(REGION)
     assert replay.calls == []
+
+
+def test_a_key_of_another_account_than_the_callers_blocks(replay):
+    # The stack names no ARN of its own, so offline the key's account passes; the caller's account is read from the
+    # disk encryption role's ARN (GetRole.disk-encryption: acs:ram::123456789012****:role/...).
+    other = f"acs:kms:{REGION}:1111222233334444:key/key-wlc66c2fa1dw0gjn6jx3r"
+    (finding,) = only(run(with_changes(storage={"kms_key": other, "scratch": "none"})), "alicloud-key-account")
+    assert (finding.field, finding.blocking) == ("storage.kms_key", True)
+    assert "account 1111222233334444" in finding.says and "preflight runs as account 123456789012****" in finding.says
+    assert only(run(), "alicloud-key-account") == []  # a key id is looked up in the caller's own account

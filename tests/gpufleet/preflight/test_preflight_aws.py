@@ -186,6 +186,13 @@ def test_a_capacity_block_not_started_or_over_blocks() -> None:
     assert [f.blocking for f in reservation_findings(over, capacity="capacity-block")] == [True]
 
 
+def test_a_reservation_inside_a_cluster_placement_group_blocks_naming_the_group() -> None:
+    arn = "arn:aws:ec2:us-east-1:123456789012:placement-group/train-cpg"
+    (finding,) = reservation_findings({"PlacementGroupArn": arn})
+    assert (finding.field, finding.blocking) == ("node_groups[0].reservation_id", True)
+    assert "placement group train-cpg" in finding.says and arn in finding.says
+
+
 def test_a_capacity_block_named_as_a_reservation_blocks_on_capacity() -> None:
     findings = reservation_findings({"ReservationType": "capacity-block"})
     assert [f.field for f in findings] == ["node_groups[0].capacity"]

@@ -4,6 +4,7 @@ throttling (retried, then exhausted), timeouts; and image stacks. moto behind th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,6 +20,7 @@ from aws_preflight_account import (  # noqa: F401  (moto: the module's account, 
     train_cluster,
 )
 from botocore.exceptions import ReadTimeoutError
+from organisation_files import organisation_file
 
 from gpufleet.preflight.aws import brought, preflight, quotas
 from gpufleet.preflight.aws.clients import ATTEMPTS, AwsClients
@@ -137,3 +139,21 @@ def test_an_expired_sso_session_stops_preflight_naming_the_call() -> None:
 
     with moto_account(hook=hook) as clients, pytest.raises(PreflightUnavailable, match="EC2 DescribeVpcs could not"):
         brought.check_vpc(clients, "vpc-0123456789abcdef0")
+
+
+# --- brought keys against the caller's account (STS GetCallerIdentity) -----------------------------------------------
+
+def test_a_key_of_another_account_than_the_callers_blocks_unless_the_organisation_grants_it(tmp_path: Path) -> None:
+    # The image stack names no ARN of its own, so offline its key's account cannot be compared; moto's caller can.
+    other = "arn:aws:kms:us-east-1:210987654321:key/0b4e6c5a-1f0e-4d1c-9f5e-2a3b4c5d6e7f"
+    with moto_account() as clients:
+        caller = clients("sts").get_caller_identity()["Account"]
+        own = clients("kms").create_key()["KeyMetadata"]["Arn"]
+        assert preflight(images_spec(regions=[REGION], kms_key=own), clients) == []
+        found = preflight(images_spec(regions=[REGION], kms_key=other), clients)
+        (finding,) = [f for f in found if f.check == "aws-key-account"]
+        with organisation_file(tmp_path, "settings:\n  customer-key-account: {allowedKeyAccounts: ['210987654321']}\n"):
+            granted = preflight(images_spec(regions=[REGION], kms_key=other), clients)
+    assert (finding.field, finding.blocking) == ("kms_key", True)
+    assert "account 210987654321" in finding.says and f"preflight runs as account {caller}" in finding.says
+    assert [f.check for f in granted] == ["aws-kms-key"]  # moto's KMS has no such key: the account itself is granted

@@ -239,3 +239,16 @@ def test_an_image_stack_without_its_base_image_or_build_quota_is_refused() -> No
     assert only(findings, "azure-image").field == "regions[0]"
     quota = only(findings, "azure-quota")
     assert quota.field == "build_vm_size" and "limit 100, 96 in use, 4 free" in quota.says and "needs 8" in quota.says
+
+
+def test_a_vault_of_another_subscription_than_the_one_deployed_into_is_refused() -> None:
+    # The stack names no id of its own (a created network and identity), so offline the vault's subscription passes.
+    raw = copy.deepcopy(read_cluster(TRAIN))
+    other_vault = VAULT.replace(SUBSCRIPTION, OTHER_SUBSCRIPTION)
+    raw["storage"] = {"kms_key": KEY_URL, "key_vault_id": other_vault, "encryption_at_host": True}
+    stack = resolve_cluster(raw)
+    replay = account(stack).add(fixture("vault", subscription=OTHER_SUBSCRIPTION))
+    replay.add(fixture("key-version", subscription=OTHER_SUBSCRIPTION))
+    finding = only(run(stack, replay), "azure-key-account")
+    assert (finding.field, finding.blocking) == ("storage.key_vault_id", True)
+    assert OTHER_SUBSCRIPTION in finding.says and f"preflight runs as account {SUBSCRIPTION}" in finding.says

@@ -223,6 +223,15 @@ def test_interruption_events_go_to_an_encrypted_topic() -> None:
     assert "EC2 Instance Rebalance Recommendation" in pattern["detail-type"]
     (topic,) = [t for t in of_type(plan, "aws:sns/topic:Topic") if t.name == "train-interruptions"]
     assert topic.inputs["kmsMasterKeyId"].startswith("arn:aws:kms:")
+    # The alarm recipients read it: a topic nobody is subscribed to tells no one a node was taken.
+    readers = [s for s in of_type(plan, "aws:sns/topicSubscription:TopicSubscription") if topic.urn in s.depends_on]
+    assert [(s.inputs["protocol"], s.inputs["endpoint"]) for s in readers] == [("email", "oncall@example.com")]
+
+
+def test_spot_without_alarm_recipients_makes_no_interruption_topic() -> None:
+    plan = shipped("aws-infer-g6e")  # mixed capacity, no monitoring.alarms
+    assert not of_type(plan, "aws:sns/topic:Topic") and not of_type(plan, "aws:cloudwatch/eventRule:EventRule")
+    assert plan.exit_code == 0, plan.policies["violations"]
 
 
 def test_resource_count_does_not_grow_with_max_size(tmp_path: Path) -> None:

@@ -87,9 +87,21 @@ def test_a_created_network_takes_the_zone_and_cidr_given(tmp_path: Path) -> None
     assert subnet.inputs["availabilityZone"] == "us-east-1d" and subnet.inputs["cidrBlock"] == "10.77.0.0/22"
 
 
+def test_the_build_networks_flow_logs_keep_the_stacks_retention(tmp_path: Path) -> None:
+    def retention(plan: PlanResult) -> int:
+        (log_group,) = of_type(plan, "aws:cloudwatch/logGroup:LogGroup")
+        return log_group.inputs["retentionInDays"]
+
+    assert retention(plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)) == 30
+    assert retention(plan_images(tmp_path, {"log_retention_days": 365})) == 365
+
+
 @pytest.mark.parametrize(
     ("network", "message"),
     [
+        ({"log_retention_days": 31}, "network.log_retention_days: aws does not accept 31 days; use one of 1,3,5,"),
+        ({"subnet_id": SUBNET_ID, "security_group_id": SG_ID, "log_retention_days": 90},
+         "network: log_retention_days is the created build VPC's flow log retention"),
         ({"subnet_id": SUBNET_ID}, "network: bring subnet_id and security_group_id "
                                    "together"),
         ({"security_group_id": "sg-1"}, "network.security_group_id: must be a security group id"),
@@ -106,3 +118,13 @@ def test_a_network_the_bake_cannot_use_exits_2_naming_the_field(stacks_dir: Path
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert message in " ".join(result.output.split()), result.output
+
+
+def test_the_plan_says_the_created_build_network_bills_between_bakes_unpriced(tmp_path: Path) -> None:
+    shipped = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS).summary
+    # A NAT gateway, an address and interface endpoints bill by the hour with no catalog price: null, never 0.
+    assert set(shipped["hourly_usd"].values()) == {None}
+    (standing,) = shipped["unpriced"]
+    assert "1 NAT gateway" in standing and "https://aws.amazon.com/vpc/pricing/" in standing
+    brought = plan_images(tmp_path, {"subnet_id": SUBNET_ID, "security_group_id": SG_ID}).summary
+    assert set(brought["hourly_usd"].values()) == {0.0} and "unpriced" not in brought

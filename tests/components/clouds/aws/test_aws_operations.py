@@ -117,6 +117,13 @@ def test_p5_budget_filters_on_the_cluster_tag_and_notifies_at_each_percent() -> 
     assert all(n["subscriberSnsTopicArns"][0].startswith("arn:aws:sns:us-east-1:") for n in budget["notifications"])
 
 
+def test_the_budget_waits_for_the_topic_policy_that_lets_budgets_publish() -> None:
+    plan = shipped("aws-train-p5")
+    (policy,) = [p for p in of_type(plan, "aws:sns/topicPolicy:TopicPolicy") if p.name.endswith("-alarms")]
+    assert "budgets.amazonaws.com" in json.loads(policy.inputs["policy"])["Statement"][0]["Principal"]["Service"]
+    assert policy.urn in one(plan, "aws:budgets/budget:Budget").depends_on
+
+
 def test_p5_lustre_is_encrypted_with_the_stack_key_in_the_groups_subnet() -> None:
     plan = shipped("aws-train-p5")
     fs = one(plan, FSX)
@@ -227,7 +234,8 @@ def test_a_brought_topic_gets_the_alarms_and_no_topic_is_created(tmp_path) -> No
         del cluster["monitoring"]["alarms"]["emails"]
 
     plan = plan_stack(_variant(tmp_path, "aws-train-p5", bring))
-    assert [t.name for t in of_type(plan, "aws:sns/topic:Topic")] == ["train-interruptions"]
+    # Nobody of the stack's reads a topic of interruption events then, so none is made (the node's watcher acts).
+    assert [t.name for t in of_type(plan, "aws:sns/topic:Topic")] == []
     assert all(a.inputs["alarmActions"] == ["arn:aws:sns:us-east-1:123456789012:ops"] for a in of_type(plan, ALARM))
 
 

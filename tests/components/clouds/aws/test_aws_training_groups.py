@@ -60,6 +60,18 @@ def test_a_fleet_group_without_a_launch_hook_checks_once(tmp_path: Path) -> None
     assert {settings(t)["GPUFLEET_NODECHECK_RETRY_SECONDS"] for t in of_type(plan, LT)} == {"0"}
 
 
+@pytest.mark.parametrize(("grace", "delay"), [(300, 300), (30, 120)])
+def test_a_rebalanced_spot_fleet_node_ends_after_the_checkpoint_grace(tmp_path: Path, grace: int, delay: int) -> None:
+    def spot_fleet(cluster: dict[str, Any]) -> None:
+        cluster["bootstrap"] = {"checkpoint_grace_seconds": grace}
+        cluster["node_groups"][0].update(provisioner="fleet", capacity="spot", on_demand_base=0, idle=None)
+
+    (fleet,) = of_type(variant(tmp_path, "aws-infer-g6e", spot_fleet), "aws:ec2/fleet:Fleet")
+    rebalance = fleet.inputs["spotOptions"]["maintenanceStrategies"]["capacityRebalance"]
+    # `launch` leaves the warned node running (and billing) beside its replacement; EC2's least delay is 120 s.
+    assert rebalance == {"replacementStrategy": "launch-before-terminate", "terminationDelay": delay}
+
+
 # Checkpoints and customer-key buckets
 
 READ, WRITE = "s3://corp-datasets/train", "s3://corp-checkpoints/runs/llm"
