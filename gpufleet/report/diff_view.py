@@ -14,8 +14,9 @@ from rich.text import Text
 
 from ..plan.compare import Side, StackDiff, ValueChange
 from ..plan.diff_refs import DiffReport
-from .markdown import fenced, md_table, md_text, resource_name
+from .markdown import fenced, md_table, md_text
 from .tables import table
+from .words import resource_name
 
 VALUE_WIDTH = 80
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
