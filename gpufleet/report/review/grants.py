@@ -18,6 +18,7 @@ AWS_ROLE, AWS_INLINE, AWS_ATTACHED = ("aws:iam/role:Role", "aws:iam/rolePolicy:R
                                       "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
 AWS_EKS_ACCESS = "aws:eks/accessPolicyAssociation:AccessPolicyAssociation"
 AWS_POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+AWS_EKS_ADDON = "aws:eks/addon:Addon"
 AZURE_ASSIGNMENT, AZURE_DEFINITION = ("azure-native:authorization:RoleAssignment",
                                       "azure-native:authorization:RoleDefinition")
 RAM_ROLE, RAM_POLICY, RAM_ATTACHED = ("alicloud:ram/role:Role", "alicloud:ram/policy:Policy",
@@ -112,6 +113,8 @@ def grant_lines(rules: Resources) -> list[ReviewLine]:
             lines.append(_line(r["urn"], _identity(rules, r, "roleArn", inputs.get("roleArn")),
                                f"assumed by pods of service account {inputs.get('namespace')}/"
                                f"{inputs.get('serviceAccount')}"))
+        elif kind == AWS_EKS_ADDON:
+            lines += _addon_identities(rules, r, inputs)
         elif kind == AZURE_ASSIGNMENT:
             principal = _identity(rules, r, "principalId", f"{inputs.get('principalType', 'principal')} "
                                                            f"{inputs.get('principalId')}")
@@ -126,6 +129,18 @@ def grant_lines(rules: Resources) -> list[ReviewLine]:
             lines.append(_line(r["urn"], _identity(rules, r, "roleName", inputs.get("roleName")),
                                _ram_policy(rules, r, inputs)))
     return lines
+
+
+def _addon_identities(rules: Resources, addon: Resource, inputs: Mapping[str, Any]) -> list[ReviewLine]:
+    """An EKS add-on's pod identities: each role (by the recorded role it depends on where there is one association:
+    the dependencies of several carry no order) and the add-on's service account that assumes it."""
+    associations = inputs.get("podIdentityAssociations") or []
+    roles = rules.dependency_names(addon, "podIdentityAssociations")
+    if len(roles) != 1 or len(associations) != 1:
+        roles = [str(a.get("roleArn")).rsplit("/", 1)[-1] for a in associations]
+    return [_line(addon["urn"], role, f"assumed by pods of service account {association.get('serviceAccount')} "
+                                      f"(add-on {inputs.get('addonName')})")
+            for role, association in zip(roles, associations, strict=True)]
 
 
 def _ram_policy(rules: Resources, attachment: Resource, inputs: Mapping[str, Any]) -> str:
