@@ -3,7 +3,7 @@ thing a reviewer should see (an opening, an exposure, a grant, a size, a price).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 from typing import Any
@@ -24,9 +24,6 @@ class ReviewLine:
     urn: str
     subject: str
     detail: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"concern": self.concern, "urn": self.urn, "subject": self.subject, "detail": self.detail}
 
 
 def values_at(value: Any, path: str) -> list[Any]:
@@ -56,14 +53,11 @@ class Resources:
         self.all = list(resources)
         self.by_urn = {r["urn"]: r for r in resources}
 
-    def of_type(self, *types: str) -> Iterator[Resource]:
-        return (r for r in self.all if r["type"] in types)
-
     def dependency_names(self, resource: Resource, prop: str) -> list[str]:
         """The names of the recorded resources that the input `prop` of `resource` depends on."""
-        urns = (resource.get("property_dependencies") or {}).get(prop, [])
-        return [resource_name(urn) for urn in urns if urn in self.by_urn]
+        return [resource_name(found["urn"]) for found in self.dependencies(resource, prop)]
 
     def dependencies(self, resource: Resource, prop: str) -> list[Resource]:
+        """The recorded resources that the input `prop` of `resource` depends on."""
         urns = (resource.get("property_dependencies") or {}).get(prop, [])
         return [self.by_urn[urn] for urn in urns if urn in self.by_urn]
