@@ -14,8 +14,11 @@ from rich.text import Text
 
 from ..plan.compare import Side, StackDiff, ValueChange
 from ..plan.diff_refs import DiffReport
-from .markdown import fenced, md_table, md_text, resource_name
+from .markdown import fenced, md_table, md_text
+from .review import review
+from .review.model import ReviewLine
 from .tables import table
+from .words import resource_name
 
 VALUE_WIDTH = 80
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
@@ -56,7 +59,16 @@ def _exit(diff: StackDiff) -> str:
 
 
 def _change_rows(diff: StackDiff) -> list[tuple[str, ...]]:
-    rows: list[tuple[str, ...]] = [("+", r["type"], resource_name(r["urn"]), "", "", "") for r in diff.added]
+    """A row per changed input; an added resource has no before, so its rows are what it will do (the review's
+    lines of it: openings, exposure, grants, sizes, prices), as `pulumi preview --diff` shows a create's inputs."""
+    said: dict[str, list[ReviewLine]] = {}
+    for line in review((diff.after.plan or {}).get("resources", [])) if diff.added else []:
+        said.setdefault(line.urn, []).append(line)
+    rows: list[tuple[str, ...]] = [
+        ("+", r["type"], resource_name(r["urn"]), line.concern, "(none)", line.detail)
+        for r in diff.added for line in said.get(r["urn"], [])
+    ]
+    rows += [("+", r["type"], resource_name(r["urn"]), "", "", "") for r in diff.added if r["urn"] not in said]
     rows += [("-", r["type"], resource_name(r["urn"]), "", "", "") for r in diff.removed]
     for resource in diff.changed:
         for change in resource.inputs + resource.options:
@@ -95,7 +107,7 @@ def print_diff(console: Console, report: DiffReport) -> None:
             console.print(Text(f"  {line}"))
         rows = _change_rows(diff)
         if rows:
-            console.print(table("resources", _CHANGE_COLUMNS, rows))
+            console.print(table("resources", _CHANGE_COLUMNS, rows, key=("name",), minor=("type", "before")))
         for title, found in (("new violations", diff.new_violations), ("fixed violations", diff.fixed_violations)):
             if found:
                 console.print(Text(f"  {title}:"))

@@ -10,6 +10,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..plan.batch import StackOutcome
+from .diagram import cluster_diagram
+from .review import review
+from .words import resource_name
 
 # CommonMark lets any ASCII punctuation be escaped with a backslash; these are the ones that start markup
 # inside a line (emphasis, code, links, HTML, tables, strikethrough, entities).
@@ -56,11 +59,6 @@ def _clusters(plan: Mapping[str, Any]) -> list[str]:
             if r["type"].startswith("gpufleet:") and r["type"].endswith(":Cluster")]
 
 
-def resource_name(urn: str) -> str:
-    """The name part of a URN; a stack-level finding (no URN) is on the stack."""
-    return urn.rsplit("::", 1)[-1] if urn else "stack"
-
-
 def stack_section(outcome: StackOutcome, rules: Mapping[str, Mapping[str, Any]]) -> str:
     """One stack: where it runs, groups, GPUs, cost, violations with their rule's help, exceptions, resources."""
     head = f"### {md_text(outcome.name)}\n\nexit {outcome.exit_code}: {EXIT_MEANING.get(outcome.exit_code, 'error')}"
@@ -87,6 +85,11 @@ def stack_section(outcome: StackOutcome, rules: Mapping[str, Mapping[str, Any]])
               for refusal in summary.get("refusals", [])]
     parts += [f"**{fact['status']} fact** (a real `pulumi up` refuses it): {md_text(fact['field'])}: "
               f"{md_text(fact['message'])}" for fact in summary.get("unresolved_facts", [])]
+    if lines := review(plan["resources"]):
+        parts.append("**What it will do**\n\n" + md_table(
+            ["concern", "resource", "what it will do"], [(line.concern, line.subject, line.detail) for line in lines]))
+    if summary["node_groups"]:
+        parts.append(f"```mermaid\n{cluster_diagram(plan)}\n```")
     parts.append(_policies(policies, rules))
     parts.append(_resources(plan["resources"]))
     return "\n\n".join(parts) + "\n"

@@ -16,6 +16,13 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
+from .review import review
+from .review.model import CONCERNS, ReviewLine
+from .words import cell_text
+
+REVIEW_TITLES = {"ingress": "Ingress: who can reach what", "exposure": "Exposure: public addresses and endpoints",
+                 "grants": "Grants, per identity", "sizes": "Sizes", "prices": "Prices and budgets"}
+
 if TYPE_CHECKING:  # types only: `catalog`, `quote` and `policies` print tables without loading the planner
     from ..catalog import InstanceType, MigFacts
     from ..plan.planner import PlanResult
@@ -67,17 +74,6 @@ class FittedTable:
         return out
 
 
-def cell_text(value: Any) -> str:
-    """A value as a person writes it: nothing for None, yes/no, lists joined by commas (never Python's repr)."""
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, list | tuple | set | frozenset):
-        return ", ".join(cell_text(item) for item in value)
-    return str(value)
-
-
 def catalog_table(instances: list[InstanceType], region: str | None = None, mig: MigFacts | None = None) -> Table:
     def has_mig(inst: InstanceType) -> str:
         facts = mig.of(inst.gpu) if mig else None
@@ -107,6 +103,7 @@ def print_plan(console: Console, plan: PlanResult) -> None:
         print_capacity(console, summary)
     for standing in [] if summary["node_groups"] else summary.get("unpriced", []):  # an image stack's
         console.print(f"[yellow]USD/h unknown: {escape(standing)}[/]")
+    print_review(console, review(plan.to_json()["resources"]))  # the JSON form: secrets masked as printed
     print_findings(console, summary)
     print_policies(console, plan.policies)
 
@@ -150,6 +147,15 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
         console.print(f"[yellow]no published price for {escape(missing)}: give one under prices[/]")
     for priced in summary.get("stack_priced", []):
         console.print(f"[dim]{escape(priced)}[/]")
+
+
+def print_review(console: Console, lines: Sequence[ReviewLine]) -> None:
+    """What the resources will do, a table per concern (openings, exposure, grants, sizes, prices), as `terraform
+    plan` shows the inputs that matter."""
+    for concern in CONCERNS:
+        rows = [(line.subject, line.detail) for line in lines if line.concern == concern]
+        if rows:
+            console.print(table(REVIEW_TITLES[concern], ["resource", "what it will do"], rows))
 
 
 def print_findings(console: Console, summary: dict[str, Any]) -> None:
