@@ -12,13 +12,19 @@ $(BIN)/gpufleet: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,resolve]'
 	touch $@
 
+# Mermaid's own parser for the diagram tests (tests/mermaid, pinned by its lockfile): needs node >= 20 and npm.
+MERMAID := tests/mermaid/node_modules/.package-lock.json
+$(MERMAID): tests/mermaid/package-lock.json
+	@command -v npm >/dev/null || { echo "node/npm not found: install node >= 20 for Mermaid's parser (tests/mermaid)"; exit 1; }
+	cd tests/mermaid && npm ci --no-audit --no-fund --loglevel=error
+
 plan: $(BIN)/gpufleet
 	$(BIN)/gpufleet plan --stack $(STACK)
 
 # Before every commit: each property test with a small budget (tests/test_depth.py). One worker more than CPUs:
 # many tests wait on a process of their own (apt-get, a registry, gpg, the CLI), and the spare worker fills that time.
 WORKERS = $$(( $$(nproc) + 1 ))
-test: $(BIN)/gpufleet
+test: $(BIN)/gpufleet $(MERMAID)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
