@@ -133,7 +133,8 @@ class BootstrapConfig:
     """Serve the node check result on 127.0.0.1:PORT for the cloud's health probe (200 healthy, 503 not),
     which the cloud acts on (Azure's Application Health extension and automatic repairs); None: no endpoint."""
     fabric_mtu: int | None = None
-    """MTU the node sets on its interfaces before the node check (eRDMA with jumbo frames: 8500); None leaves it."""
+    """MTU the node sets on its fabric interfaces before the node check, which asserts it (eRDMA: Alibaba's rule,
+    clouds/alicloud/eri.py); None leaves it."""
     metadata_guard: bool = False
     """Only root may reach the metadata service: where the launch path cannot require metadata tokens."""
     gpu_metrics: GpuMetrics | None = None

@@ -67,13 +67,12 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
-# on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
+# eRDMA: the MTU Alibaba's rule gives the ERIs (1400 without jumbo frames, 8500 with; a wrong MTU corrupts data: ECS
+# user guide, on-the-gpu-instance-configuration-erdma; components/clouds/alicloud/eri.py). Only on the ERIs: the primary ENI (the default route's) keeps the
 # VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
 # Jumbo frames are an instance setting (ECS EnableJumboFrame) that ESS configurations and launch templates cannot
 # set (pulumi-alicloud 4.0.0: ecs.Instance only): an interface whose driver reports a maximum below the MTU, or
-# none, keeps its MTU. The driver's maximum is not proof the instance has jumbo frames on (virtio-net reports 65535
-# when the host announces no MTU): that stays to confirm on an ebmgn8v.
+# none, keeps its MTU. The node check then fails the node on any eRDMA interface left at another MTU.
 set_fabric_mtu() {
   local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0

@@ -283,7 +283,7 @@ def create_groups(
 
 
 def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
-    """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
+    """eRDMA nodes set their ERIs' MTU by Alibaba's rule (eri.py) and, since their launch path has no metadata tokens, guard the metadata
     service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
     ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
     eris = eri_count(group.known_types[0], group.rdma)
