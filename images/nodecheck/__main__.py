@@ -25,7 +25,7 @@ from .checks import (
 from .cuda import CudaReading, probe_cuda
 from .expect import ExpectationError, load_expectation
 from .gpus import read_gpus
-from .host import Runner, run_command
+from .host import Runner, nvswitch_devices, run_command
 from .metadata import instance_type_from_metadata
 
 EXIT_HEALTHY, EXIT_DRIFT, EXIT_USAGE = 0, 1, 2
@@ -73,12 +73,13 @@ def main(
     if inst is None:
         checks = [Check("instance_type", False, sorted(expect.instance_types), instance_type)]
     else:
+        nvswitches = nvswitch_devices(args.sysfs_root)
         checks = [
             Check("instance_type", True, instance_type, instance_type),
             *gpu_checks(expect, inst, read_gpus(nvml, mig=inst.mig_devices > 0)),
             *cuda_check(inst, cuda()),
-            *nvswitch_check(inst, args.sysfs_root),
-            *fabric_manager_checks(expect, inst, run, args.fabric_manager, args.proc_root),
+            *nvswitch_check(inst, nvswitches),
+            *fabric_manager_checks(expect, inst, run, args.fabric_manager, args.proc_root, nvswitches),
             *rdma_checks(inst, args.sysfs_root, expect.fabric_mtu),
             *scratch_check(expect, args.proc_root),
             *shared_mount_check(expect, args.proc_root),

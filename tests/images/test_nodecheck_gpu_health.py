@@ -16,10 +16,11 @@ import pytest
 from fake_nvml import FakeGpu, fake_nvml
 
 from images.nodecheck.__main__ import main
-from images.nodecheck.checks import cuda_check, gpu_checks, nvswitch_check
+from images.nodecheck.checks import cuda_check, fabric_manager_checks, gpu_checks, nvswitch_check
 from images.nodecheck.cuda import probe_cuda
 from images.nodecheck.expect import Expectation, InstanceExpectation
 from images.nodecheck.gpus import read_gpus
+from images.nodecheck.host import nvswitch_devices
 
 EXPECT = Expectation(profile="cuda12.8-r580", driver="580.126.16", cuda="12.8.1", fabric_manager="580.126.16",
                      scratch_mount=None, instance_types={})
@@ -142,14 +143,25 @@ def _hgx(root: Path, switches: int) -> Path:
     return root
 
 
-def test_nvswitches_are_read_from_the_pci_bus_and_must_agree_with_the_catalog(tmp_path: Path) -> None:
-    assert nvswitch_check(P5, _hgx(tmp_path / "h100", 4))[0].found == {"nvswitches": 4}
-    assert nvswitch_check(P5, tmp_path / "h100")[0].ok
-    # An 8-GPU A100 type the catalog lists without NVSwitch: the boot never starts the fabric manager.
-    unknown = InstanceExpectation(gpu_model="A100", gpu_count=8, nvswitch=False, fabric="none", fabric_interfaces=0)
-    (check,) = nvswitch_check(unknown, _hgx(tmp_path / "a100", 6))
-    assert not check.ok and (check.expected, check.found) == ("no NVSwitch", {"nvswitches": 6})
-    assert not nvswitch_check(P5, _hgx(tmp_path / "none", 0))[0].ok
+def test_nvswitches_are_read_from_the_pci_bus(tmp_path: Path) -> None:
+    assert nvswitch_devices(_hgx(tmp_path / "h100", 4)) == [f"0000:{0x07 + i:02x}:00.0" for i in range(4)]
+    assert nvswitch_devices(_hgx(tmp_path / "pcie", 0)) == []  # GPUs and an Intel bridge of the same class only
+    (check,) = nvswitch_check(P5, nvswitch_devices(tmp_path / "h100"))
+    assert check.ok and check.found == {"nvswitches": 4}
+    # A type the catalog gives switches that its VM does not see: its fabric manager cannot run.
+    assert not nvswitch_check(P5, [])[0].ok
+
+
+def test_switches_the_catalog_does_not_know_still_get_their_fabric_manager_checked(tmp_path: Path) -> None:
+    # An 8-GPU A100 type whose catalog row says no NVSwitch (Alibaba's ebmgn7e, gn7, gn7e rows). Before: nothing
+    # looked at the bus, the fabric manager was neither started nor checked, and every CUDA start failed with 802.
+    row = InstanceExpectation(gpu_model="A100", gpu_count=8, nvswitch=False, fabric="none", fabric_interfaces=0)
+    switches = nvswitch_devices(_hgx(tmp_path, 6))
+    assert nvswitch_check(row, switches)[0].ok
+    answers = {"systemctl": (3, "inactive\n"), "nv-fabricmanager": (0, "Fabric Manager version is : 580.126.16\n")}
+    checks = fabric_manager_checks(EXPECT, row, lambda argv: answers[argv[0]], nvswitches=switches)
+    assert [(c.name, c.ok) for c in checks] == [("fabric_manager_active", False), ("fabric_manager_version", True)]
+    assert fabric_manager_checks(EXPECT, row, lambda argv: answers[argv[0]], nvswitches=[]) == []
 
 
 def test_the_cli_fails_a_node_whose_fabric_never_registered(tmp_path: Path, stub_libcuda: Callable[..., Path],

@@ -4,6 +4,7 @@
 GPUFLEET_ETC=${GPUFLEET_ETC:-/etc/gpufleet}
 GPUFLEET_RUN=${GPUFLEET_RUN:-/run/gpufleet}
 GPUFLEET_SYS_NET=${GPUFLEET_SYS_NET:-/sys/class/net}
+GPUFLEET_SYS_PCI=${GPUFLEET_SYS_PCI:-/sys/bus/pci/devices}
 # shellcheck source=/dev/null
 . "$GPUFLEET_ETC/bootstrap.env"
 IMDS=http://169.254.169.254
@@ -91,6 +92,21 @@ set_fabric_mtu() {
       continue
     fi
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
+  done
+}
+
+# NVSwitches on the PCI bus (NVIDIA's vendor 0x10de, class 0x0680xx "other bridge": images/nodecheck/host.py
+# nvswitch_devices) need the fabric manager whatever the catalog row says: without it every cuInit fails with
+# CUDA_ERROR_SYSTEM_NOT_READY. Catalog NVSwitch groups start it from cloud-init already; this covers a type whose
+# row does not know its switches. The image carries it on every node, disabled (images/install/gpu-stack.sh).
+start_fabric_manager_for_nvswitches() {
+  local dev
+  for dev in "$GPUFLEET_SYS_PCI"/*; do
+    [[ $(cat "$dev/vendor" 2>/dev/null) == 0x10de && $(cat "$dev/class" 2>/dev/null) == 0x0680* ]] || continue
+    systemctl is-active --quiet nvidia-fabricmanager.service && return 0
+    log "NVSwitch ${dev##*/} on the PCI bus: starting the fabric manager"
+    systemctl start nvidia-fabricmanager.service || log "the fabric manager did not start"
+    return 0
   done
 }
 

@@ -11,6 +11,7 @@ mkdir -p "$GPUFLEET_RUN"
 rm -f "$GPUFLEET_RUN/unhealthy" "$GPUFLEET_RUN/healthy"
 set_fabric_mtu
 guard_metadata
+start_fabric_manager_for_nvswitches
 
 # Right after boot a check can fail and pass moments later (the fabric manager still training the NVSwitch
 # fabric, EFA devices still probing): drift (exit 1) is checked again every GPUFLEET_NODECHECK_RETRY_INTERVAL s
