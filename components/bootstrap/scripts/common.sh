@@ -68,12 +68,9 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA: the MTU Alibaba's rule gives the ERIs (1400 without jumbo frames, 8500 with; a wrong MTU corrupts data: ECS
-# user guide, on-the-gpu-instance-configuration-erdma; components/clouds/alicloud/eri.py). Only on the ERIs: the primary ENI (the default route's) keeps the
-# VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
-# Jumbo frames are an instance setting (ECS EnableJumboFrame) that ESS configurations and launch templates cannot
-# set (pulumi-alicloud 4.0.0: ecs.Instance only): an interface whose driver reports a maximum below the MTU, or
-# none, keeps its MTU. The node check then fails the node on any eRDMA interface left at another MTU.
+# eRDMA: the ERIs' MTU by Alibaba's rule (clouds/alicloud/eri.py; a wrong MTU corrupts data), which the node
+# check asserts. Not the primary ENI (the default route's): it keeps the VPC's MTU; every other ENI is an ERI
+# (alicloud/nodegroup.py). An interface whose driver reports a maximum below the MTU, or none, keeps its MTU.
 set_fabric_mtu() {
   local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
@@ -95,10 +92,8 @@ set_fabric_mtu() {
   done
 }
 
-# NVSwitches on the PCI bus (NVIDIA's vendor 0x10de, class 0x0680xx "other bridge": images/nodecheck/host.py
-# nvswitch_devices) need the fabric manager whatever the catalog row says: without it every cuInit fails with
-# CUDA_ERROR_SYSTEM_NOT_READY. Catalog NVSwitch groups start it from cloud-init already; this covers a type whose
-# row does not know its switches. The image carries it on every node, disabled (images/install/gpu-stack.sh).
+# NVSwitches on the PCI bus (vendor 0x10de, class 0x0680: images/nodecheck/host.py) need the fabric manager
+# (else cuInit fails with 802), whatever the catalog row says; the image has it, disabled.
 start_fabric_manager_for_nvswitches() {
   local dev
   for dev in "$GPUFLEET_SYS_PCI"/*; do
