@@ -269,7 +269,7 @@ def test_alibaba_gpu_health_publishes_custom_metrics_into_the_application_group(
     values = {words[i + 1]: words[i + 7] for i, w in enumerate(words) if w.endswith(".MetricName")}
     assert values == {name: f'{{"value":{v}}}' for name, v in {
         "gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0, "gpu_row_remap_failures": 0,
-        "gpu_uncorrectable_remapped_rows": 2, "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0,
+        "gpu_uncorrectable_remapped_rows": 2, "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0, "dcgm_up": 1,
         "gpu_utilization": 30, "gpu_memory_used_mib": 0, "gpu_power_draw_watts": 0, "gpu_temperature_max": 0}.items()}
     assert put.count("--MetricList.1.GroupId 12345678") == 1 and '{"NodeGroup":"gpufleet-train-dev-h20"}' in put
     assert not [c for c in node.calls() if "SetInstanceHealth" in c]

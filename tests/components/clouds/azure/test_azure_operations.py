@@ -224,7 +224,7 @@ def test_publisher_posts_each_field_as_a_custom_metric_of_the_scale_set(tmp_path
     values = {name: p["series"][0]["max"] for name, p in posts.items()}
     assert values == {"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
                       "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 0, "gpu_nvlink_crc_errors": 0,
-                      "nodecheck_failed": 0, "gpu_utilization": 80, "gpu_memory_used_mib": 4000,
+                      "nodecheck_failed": 0, "dcgm_up": 1, "gpu_utilization": 80, "gpu_memory_used_mib": 4000,
                       "gpu_power_draw_watts": 800, "gpu_temperature_max": 71}
     assert all(p["namespace"] == "gpufleet" and p["dimNames"] == ["Instance"] for p in posts.values())
     assert any("Authorization: Bearer tok-1" in c for c in node.calls())
