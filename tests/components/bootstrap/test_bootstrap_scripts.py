@@ -10,6 +10,7 @@ from bootstrap_node import KERNEL_LINES, Node, config, node_files
 from components.bootstrap import (
     render_user_data,
 )
+from components.bootstrap.operations import DCGM_UP_METRIC
 
 EBS = "Amazon Elastic Block Store              "
 INSTANCE_STORE = "Amazon EC2 NVMe Instance Storage        "
@@ -343,8 +344,9 @@ def test_a_dcgm_that_does_not_answer_publishes_dcgm_down_and_none_of_its_fields(
     node = health_node(tmp_path, XID_79, dbe=0)
     node.stub("dcgmi", dcgmi)
     assert node.run("gpufleet-gpu-health", "--once").returncode == 0
+    # The name the alarms read (components/clouds/*/alarms.py).
     assert published(node) == [{"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 1, "nodecheck_failed": 0,
-                                "dcgm_up": 0}]
+                                DCGM_UP_METRIC: 0}]
     # What was read still counts: the fatal XID in the kernel log takes the node out.
     assert [c for c in node.calls() if "set-instance-health" in c]
 
