@@ -68,9 +68,9 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA: the ERIs' MTU by Alibaba's rule (clouds/alicloud/eri.py; a wrong MTU corrupts data), which the node
-# check asserts. Not the primary ENI (the default route's): it keeps the VPC's MTU; every other ENI is an ERI
-# (alicloud/nodegroup.py). An interface whose driver reports a maximum below the MTU, or none, keeps its MTU.
+# eRDMA: the ERIs' MTU by Alibaba's rule (clouds/alicloud/eri.py), which the node check asserts. Not the primary
+# ENI (the default route's): it keeps the VPC's MTU; every other ENI is an ERI (alicloud/nodegroup.py). An
+# interface whose driver reports a maximum below the MTU, or none, keeps its MTU.
 set_fabric_mtu() {
   local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
@@ -92,8 +92,7 @@ set_fabric_mtu() {
   done
 }
 
-# NVSwitches on the PCI bus (vendor 0x10de, class 0x0680: images/nodecheck/host.py) need the fabric manager
-# (else cuInit fails with 802), whatever the catalog row says; the image has it, disabled.
+# NVSwitches on the PCI bus (images/nodecheck/host.py) need the fabric manager, whatever the catalog says.
 start_fabric_manager_for_nvswitches() {
   local dev
   for dev in "$GPUFLEET_SYS_PCI"/*; do

@@ -28,11 +28,10 @@ round() {
   # cursor file (the run directory is per boot, as -k is).
   read -r x f < <(journalctl -k -o cat --no-pager --cursor-file="$GPUFLEET_RUN/xid-cursor" | xid_counts)
   [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
-  # DCGM not answering is dcgm_up=0 and none of its fields: a 0 read from
-  # nothing would look idle (scale-in) and error-free.
-  s=$(dcgmi dmon -e 311,393,395,409,203,252,155,150 -c 1 |
-    awk '$1=="GPU"{for(i=3;i<11;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10}')
-  if (($? != 0)) || [[ -z $s ]]; then
+  # No DCGM answer: dcgm_up=0, none of its fields (0s read idle, error-free)
+  if ! s=$(dcgmi dmon -e 311,393,395,409,203,252,155,150 -c 1 |
+    awk '$1=="GPU"{for(i=3;i<11;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10}') ||
+    [[ -z $s ]]; then
     publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f nodecheck_failed=$n dcgm_up=0 || log "metrics not published"
     ((f + n)) && take_out "fatal xid $f, node check failed $n"
     return 0
