@@ -142,8 +142,8 @@ class BootstrapConfig:
     shared_mount: SharedMount | None = None
     """The shared Lustre file system to mount; None: none."""
     node_check_retry_seconds: int = 0
-    """How long a boot node check that finds drift is run again before the node is given up; 0: once. Where a
-    launch hook holds the node, the cloud keeps it inside the hook's timeout (clouds/aws/lifecycle.py)."""
+    """How long a boot node check that finds drift is run again before the node is given up; 0: once. Each cloud
+    keeps it inside the time it holds a new node before acting on a failed check (clouds/hooks.py)."""
     node_check_retry_interval: int = 30
     """Seconds between two boot node checks while retrying."""
     mig: MigLayout | None = None

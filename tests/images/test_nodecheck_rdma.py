@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from images.nodecheck.checks import rdma_checks
-from images.nodecheck.expect import InstanceExpectation
+from images.nodecheck.expect import ExpectationError, InstanceExpectation, parse_expectation
 
 ACTIVE = "4: ACTIVE"
 NDR, HDR = "400 Gb/sec (4X NDR)", "200 Gb/sec (4X HDR)"
@@ -130,3 +130,13 @@ def test_an_infiniband_group_needs_nvidia_peermem_loaded_for_gpudirect_rdma(tmp_
     ports, peermem = rdma_checks(_expect("infiniband", 8), _azure_nd(tmp_path, NDR, peermem=loaded))
     assert ports.ok
     assert peermem.name == "nvidia_peermem_loaded" and peermem.ok is loaded and peermem.found is loaded
+
+
+@pytest.mark.parametrize("mtu", ["1400", 0, True])
+def test_an_expectation_with_a_bad_fabric_mtu_is_unreadable(mtu: object) -> None:
+    raw = {"profile": "p", "driver": "580.126.16", "cuda": "12.8.1", "fabric_manager": "580.126.16",
+           "scratch_mount": None, "fabric_mtu": mtu, "instance_types": {"ecs.ebmgn8v.48xlarge": {
+               "gpu_model": "H20", "gpu_count": 8, "nvswitch": True, "fabric": "erdma", "fabric_interfaces": 2}}}
+    with pytest.raises(ExpectationError, match="fabric_mtu: expected a positive integer or null"):
+        parse_expectation(raw)
+    assert parse_expectation({**raw, "fabric_mtu": 1400}).fabric_mtu == 1400
