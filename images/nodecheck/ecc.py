@@ -8,8 +8,10 @@ would replace a repaired GPU forever. An uncorrectable error since the driver lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
+from typing import Any
 
 DRAM_ERROR_THRESHOLD = 20_000_000
 SRAM_CORRECTABLE_THRESHOLD = 10_000
@@ -29,9 +31,10 @@ class EccReading:
     and dram (the nvidia-smi ecc.errors.* fields the Azure check queries)."""
 
 
-def _supported(nvml: ModuleType, read: object, *args: object) -> object | None:
+def _supported(nvml: ModuleType, read: Callable[..., Any], *args: object) -> Any | None:
+    """`read(*args)`, or None where the GPU or driver does not support it."""
     try:
-        return read(*args)  # type: ignore[operator]
+        return read(*args)
     except (nvml.NVMLError_NotSupported, nvml.NVMLError_FunctionNotFound):
         return None
 
