@@ -49,7 +49,7 @@ def gpu_health_script(cloud: str) -> str:
 
 
 def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
-    """The /etc/gpufleet/expect.json the node check reads; `shared_mount` only where the stack has one."""
+    """The /etc/gpufleet/expect.json the node check reads; `shared_mount` and `fabric_mtu` only where set."""
     document = {
         "profile": cfg.image_profile,
         "driver": cfg.driver,
@@ -60,6 +60,8 @@ def expect_document(cfg: BootstrapConfig) -> dict[str, Any]:
     }
     if cfg.shared_mount:
         document["shared_mount"] = cfg.shared_mount.mount
+    if cfg.fabric_mtu:  # the node check asserts the MTU set_fabric_mtu gave the eRDMA interfaces
+        document["fabric_mtu"] = cfg.fabric_mtu
     return document
 
 

@@ -133,7 +133,8 @@ class BootstrapConfig:
     """Serve the node check result on 127.0.0.1:PORT for the cloud's health probe (200 healthy, 503 not),
     which the cloud acts on (Azure's Application Health extension and automatic repairs); None: no endpoint."""
     fabric_mtu: int | None = None
-    """MTU the node sets on its interfaces before the node check (eRDMA with jumbo frames: 8500); None leaves it."""
+    """MTU the node sets on its fabric interfaces before the node check, which asserts it (eRDMA: Alibaba's rule,
+    clouds/alicloud/eri.py); None leaves it."""
     metadata_guard: bool = False
     """Only root may reach the metadata service: where the launch path cannot require metadata tokens."""
     gpu_metrics: GpuMetrics | None = None
@@ -141,8 +142,8 @@ class BootstrapConfig:
     shared_mount: SharedMount | None = None
     """The shared Lustre file system to mount; None: none."""
     node_check_retry_seconds: int = 0
-    """How long a boot node check that finds drift is run again before the node is given up; 0: once. Where a
-    launch hook holds the node, the cloud keeps it inside the hook's timeout (clouds/aws/lifecycle.py)."""
+    """How long a boot node check that finds drift is run again before the node is given up; 0: once. Each cloud
+    keeps it inside the time it holds a new node before acting on a failed check (clouds/hooks.py)."""
     node_check_retry_interval: int = 30
     """Seconds between two boot node checks while retrying."""
     mig: MigLayout | None = None

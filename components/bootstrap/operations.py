@@ -36,6 +36,10 @@ GPU_UTILISATION_METRIC = "nvidia_smi_utilization_gpu"
 FATAL_XIDS = (48, 64, 74, 79, 95, 119, 120)
 FATAL_XID_TEXT = ", ".join(map(str, FATAL_XIDS))
 GPU_UTILISATION_CUSTOM_METRIC = "gpu_utilization"
+# 1 each minute DCGM answered gpu-health.sh, 0 when it did not (then none of DCGM's fields is published): the alarm
+# on it is the only sign that the error and utilisation metrics stopped coming.
+DCGM_UP_METRIC = "dcgm_up"
+DCGM_DOWN_TEXT = "DCGM did not answer on a node: its GPU error and utilisation metrics are not being read"
 
 
 @dataclass(frozen=True)

@@ -7,22 +7,25 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 
 from .checks import (
     FABRIC_MANAGER_PROBES,
     Check,
+    cuda_check,
     fabric_manager_checks,
     gpu_checks,
+    nvswitch_check,
     rdma_checks,
     scratch_check,
     shared_mount_check,
 )
+from .cuda import CudaReading, probe_cuda
 from .expect import ExpectationError, load_expectation
 from .gpus import read_gpus
-from .host import Runner, run_command
+from .host import Runner, nvswitch_devices, run_command
 from .metadata import instance_type_from_metadata
 
 EXIT_HEALTHY, EXIT_DRIFT, EXIT_USAGE = 0, 1, 2
@@ -56,7 +59,8 @@ def _render(checks: list[Check], fmt: str) -> str:
 
 
 def main(
-    argv: Sequence[str] | None = None, *, nvml: ModuleType | None = None, run: Runner = run_command
+    argv: Sequence[str] | None = None, *, nvml: ModuleType | None = None, run: Runner = run_command,
+    cuda: Callable[[], CudaReading] = probe_cuda,
 ) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -69,11 +73,14 @@ def main(
     if inst is None:
         checks = [Check("instance_type", False, sorted(expect.instance_types), instance_type)]
     else:
+        nvswitches = nvswitch_devices(args.sysfs_root)
         checks = [
             Check("instance_type", True, instance_type, instance_type),
             *gpu_checks(expect, inst, read_gpus(nvml, mig=inst.mig_devices > 0)),
-            *fabric_manager_checks(expect, inst, run, args.fabric_manager, args.proc_root),
-            *rdma_checks(inst, args.sysfs_root),
+            *cuda_check(inst, cuda()),
+            *nvswitch_check(inst, nvswitches),
+            *fabric_manager_checks(expect, inst, run, args.fabric_manager, args.proc_root, nvswitches),
+            *rdma_checks(inst, args.sysfs_root, expect.fabric_mtu),
             *scratch_check(expect, args.proc_root),
             *shared_mount_check(expect, args.proc_root),
         ]

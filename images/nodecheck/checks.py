@@ -6,7 +6,10 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from .cuda import CudaReading
+from .ecc import DRAM_ERROR_THRESHOLD, SRAM_CORRECTABLE_THRESHOLD, ecc_problems
 from .expect import Expectation, InstanceExpectation
+from .fabric import fabric_problem
 from .gpus import GpuReport
 from .host import (
     Runner,
@@ -19,7 +22,11 @@ from .host import (
     mounts,
     open_directory,
     rdma_devices,
+    rdma_netdev_mtus,
 )
+
+ECC_EXPECTED = (f"no uncorrectable error since the driver loaded, no row remap pending or failed, no uncorrectable "
+                f"SRAM error, SRAM correctable <= {SRAM_CORRECTABLE_THRESHOLD}, DRAM <= {DRAM_ERROR_THRESHOLD}")
 
 
 @dataclass(frozen=True)
@@ -37,18 +44,47 @@ def gpu_checks(expect: Expectation, inst: InstanceExpectation, gpus: GpuReport) 
     if gpus.error:
         return [Check("nvml", False, "NVML answers", gpus.error)]
     wrong_model = [n for n in gpus.names if inst.gpu_model.lower() not in n.lower()]
-    ecc = {str(i): n for i, n in gpus.uncorrectable_ecc.items() if n}
+    ecc = {str(i): problems for i, reading in gpus.ecc.items() if (problems := ecc_problems(reading))}
     # Without persistence mode each CUDA start re-initialises the GPU (nvidia-persistenced, shipped in the image).
     off = sorted(i for i, on in gpus.persistence.items() if not on)
     return [
         Check("gpu_count", len(gpus.names) == inst.gpu_count, inst.gpu_count, len(gpus.names)),
         Check("gpu_model", bool(gpus.names) and not wrong_model, inst.gpu_model, sorted(set(gpus.names))),
         Check("driver_version", gpus.driver == expect.driver, expect.driver, gpus.driver),
-        Check("ecc_uncorrectable", not ecc, 0, ecc or 0),
+        Check("gpu_memory", not ecc, ECC_EXPECTED, ecc or "healthy"),
         Check("persistence_mode", len(gpus.persistence) == len(gpus.names) and not off, "on for every GPU",
               {"off": off} if off else f"on for {len(gpus.persistence)} of {len(gpus.names)}"),
         *mig_checks(inst, gpus),
+        *fabric_checks(gpus),
     ]
+
+
+def fabric_checks(gpus: GpuReport) -> list[Check]:
+    """Where the GPUs report an NVLink fabric (fabric.py): every one registered with it."""
+    reported = {i: reading for i, reading in gpus.fabric.items() if reading is not None}
+    if not reported:
+        return []
+    waiting = {str(i): problem for i, reading in reported.items() if (problem := fabric_problem(reading))}
+    return [Check("nvlink_fabric", not waiting, "COMPLETED on every GPU",
+                  waiting or f"COMPLETED on {len(reported)} of {len(gpus.names)}")]
+
+
+def cuda_check(inst: InstanceExpectation, cuda: CudaReading) -> list[Check]:
+    """CUDA starts and sees the GPUs; a MIG node's count is not the GPUs' (CUDA enumerates MIG devices, as
+    CUDA_VISIBLE_DEVICES selects them), so there it only has to start."""
+    if cuda.error:
+        return [Check("cuda_init", False, "cuInit succeeds", cuda.error)]
+    want = inst.gpu_count if not inst.mig_devices else "at least 1"
+    ok = cuda.devices == inst.gpu_count if not inst.mig_devices else bool(cuda.devices)
+    return [Check("cuda_init", ok, {"devices": want}, {"devices": cuda.devices})]
+
+
+def nvswitch_check(inst: InstanceExpectation, nvswitches: list[str]) -> list[Check]:
+    """NVSwitch presence is the PCI bus's (host.nvswitch_devices): where it shows switches the boot starts the fabric
+    manager (scripts/common.sh) and the fabric manager is checked, whatever the catalog says. A type the catalog gives
+    switches must show them: a VM that does not see its switches cannot run the fabric manager they need."""
+    expected = "NVSwitches on the PCI bus" if inst.nvswitch else "any"
+    return [Check("nvswitch_pci", bool(nvswitches) or not inst.nvswitch, expected, {"nvswitches": len(nvswitches)})]
 
 
 def mig_checks(inst: InstanceExpectation, gpus: GpuReport) -> list[Check]:
@@ -73,8 +109,9 @@ FABRIC_MANAGER_PROBES = ("service", "process")
 
 
 def fabric_manager_checks(expect: Expectation, inst: InstanceExpectation, run: Runner, probe: str = "service",
-                          proc_root: Path = Path("/proc")) -> list[Check]:
-    if not inst.nvswitch:
+                          proc_root: Path = Path("/proc"), nvswitches: list[str] | None = None) -> list[Check]:
+    """Where the catalog's type or the PCI bus (`nvswitches`) has NVSwitches."""
+    if not inst.nvswitch and not nvswitches:
         return []
     if probe == "process":
         # Its version cannot be read from a pod (the binary is the host's or the driver container's). A fabric manager
@@ -89,7 +126,7 @@ def fabric_manager_checks(expect: Expectation, inst: InstanceExpectation, run: R
     ]
 
 
-def rdma_checks(inst: InstanceExpectation, sysfs_root: Path) -> list[Check]:
+def rdma_checks(inst: InstanceExpectation, sysfs_root: Path, fabric_mtu: int | None = None) -> list[Check]:
     devices = rdma_devices(sysfs_root)
     want = inst.fabric_interfaces
     if inst.fabric == "none" or want == 0:
@@ -98,8 +135,13 @@ def rdma_checks(inst: InstanceExpectation, sysfs_root: Path) -> list[Check]:
         found = efa_devices(devices)
         return [Check("rdma_efa_devices", len(found) == want, want, len(found))]
     if inst.fabric == "erdma":
-        found = erdma_devices(devices)
-        return [Check("rdma_erdma_devices", len(found) == want, want, len(found))]
+        found = erdma_devices(sysfs_root, devices)
+        checks = [Check("rdma_erdma_devices", len(found) == want, want, len(found))]
+        if fabric_mtu is not None:  # the MTU Alibaba's rule gives the ERIs (components/clouds/alicloud/eri.py)
+            mtus = rdma_netdev_mtus(sysfs_root, found)
+            wrong = {d: mtu for d, mtu in mtus.items() if mtu != fabric_mtu}
+            checks.append(Check("erdma_mtu", bool(mtus) and not wrong, fabric_mtu, wrong or sorted(set(mtus.values()))))
+        return checks
     if inst.fabric == "infiniband":
         ports = ib_ports(sysfs_root, devices)
         active = [p for p in ports if p.state.upper().endswith("ACTIVE")]

@@ -34,6 +34,7 @@ class Expectation:
     scratch_mount: str | None
     instance_types: dict[str, InstanceExpectation]
     shared_mount: str | None = None  # the shared Lustre path; absent or null: none
+    fabric_mtu: int | None = None  # the MTU every eRDMA device's interface must have; absent or null: not checked
 
 
 def _field(raw: dict, key: str, kind: type | tuple[type, ...], where: str) -> object:
@@ -81,6 +82,9 @@ def parse_expectation(raw: object) -> Expectation:
     shared = raw.get("shared_mount")
     if shared is not None and (not isinstance(shared, str) or not shared.startswith("/")):
         raise ExpectationError(f"shared_mount: expected an absolute path or null, got {shared!r}")
+    mtu = raw.get("fabric_mtu")
+    if mtu is not None and (not isinstance(mtu, int) or isinstance(mtu, bool) or mtu < 1):
+        raise ExpectationError(f"fabric_mtu: expected a positive integer or null, got {mtu!r}")
     types = _field(raw, "instance_types", dict, "")
     if not types:
         raise ExpectationError("instance_types: empty")
@@ -92,6 +96,7 @@ def parse_expectation(raw: object) -> Expectation:
         scratch_mount=scratch,
         instance_types={name: _instance(name, body) for name, body in types.items()},
         shared_mount=shared,
+        fabric_mtu=mtu,
     )
 
 

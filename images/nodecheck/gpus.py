@@ -6,13 +6,18 @@ from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
 
+from .ecc import EccReading, read_ecc
+from .fabric import FabricReading, read_fabric
+
 
 @dataclass(frozen=True)
 class GpuReport:
     driver: str | None
     names: list[str] = field(default_factory=list)
-    # device index -> uncorrectable ECC errors (volatile + aggregate); None where ECC is not supported.
-    uncorrectable_ecc: dict[int, int | None] = field(default_factory=dict)
+    # device index -> its memory error counters (ecc.py).
+    ecc: dict[int, EccReading] = field(default_factory=dict)
+    # device index -> its NVLink fabric registration; None where the GPU reports none (fabric.py).
+    fabric: dict[int, FabricReading | None] = field(default_factory=dict)
     # device index -> persistence mode on (nvmlDeviceGetPersistenceMode == NVML_FEATURE_ENABLED).
     persistence: dict[int, bool] = field(default_factory=dict)
     # Read only where MIG is expected: device index -> MIG mode current (nvmlDeviceGetMigMode) is enabled, and
@@ -24,17 +29,6 @@ class GpuReport:
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
-
-
-def _uncorrectable(nvml: ModuleType, handle: object) -> int | None:
-    total = 0
-    for counter in (nvml.NVML_VOLATILE_ECC, nvml.NVML_AGGREGATE_ECC):
-        try:
-            uncorrected = nvml.NVML_MEMORY_ERROR_TYPE_UNCORRECTED
-            total += nvml.nvmlDeviceGetTotalEccErrors(handle, uncorrected, counter)
-        except nvml.NVMLError_NotSupported:
-            return None
-    return total
 
 
 def _mig_devices(nvml: ModuleType, handle: object) -> int:
@@ -73,7 +67,8 @@ def read_gpus(nvml: ModuleType | None = None, mig: bool = False) -> GpuReport:
         return GpuReport(
             driver=driver,
             names=[_text(nvml.nvmlDeviceGetName(h)) for h in handles],
-            uncorrectable_ecc={i: _uncorrectable(nvml, h) for i, h in enumerate(handles)},
+            ecc={i: read_ecc(nvml, h) for i, h in enumerate(handles)},
+            fabric={i: read_fabric(nvml, h) for i, h in enumerate(handles)},
             persistence={i: nvml.nvmlDeviceGetPersistenceMode(h) == nvml.NVML_FEATURE_ENABLED
                          for i, h in enumerate(handles)},
             **(_mig(nvml, handles) if mig else {}),

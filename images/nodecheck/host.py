@@ -1,4 +1,4 @@
-"""Host facts outside NVML: fabric manager service, RDMA devices in sysfs, mounts in /proc."""
+"""Host facts outside NVML: fabric manager service, NVSwitches and RDMA devices in sysfs, mounts in /proc."""
 
 from __future__ import annotations
 
@@ -70,9 +70,61 @@ def efa_devices(devices: list[str]) -> list[str]:
     return [d for d in devices if d.startswith(("efa_", "rdmap"))]
 
 
-def erdma_devices(devices: list[str]) -> list[str]:
-    """eRDMA devices by the name the erdma driver gives them ("erdma_%d"); the only RDMA devices on an ECS."""
-    return [d for d in devices if d.startswith("erdma_")]
+def rdma_driver(sysfs_root: Path, device: str) -> str | None:
+    """The kernel driver bound to an RDMA device's PCI function: the name its device/driver link points to."""
+    link = sysfs_root / "class" / "infiniband" / device / "device" / "driver"
+    try:
+        return os.path.basename(os.readlink(link))
+    except OSError:
+        return None
+
+
+ERDMA_DRIVER = "erdma"
+"""The eRDMA PCI driver's name (linux drivers/infiniband/hw/erdma/erdma_main.c: erdma_pci_driver.name =
+DRV_MODULE_NAME "erdma"), whatever the RDMA device is called: its name follows the driver's mode."""
+
+
+def erdma_devices(sysfs_root: Path, devices: list[str]) -> list[str]:
+    """eRDMA devices by the driver bound to them, not by their name."""
+    return [d for d in devices if rdma_driver(sysfs_root, d) == ERDMA_DRIVER]
+
+
+def rdma_netdev_mtus(sysfs_root: Path, devices: list[str]) -> dict[str, int | None]:
+    """RDMA device -> the MTU of the network interface its first port's GID 0 is on (ports/1/gid_attrs/ndevs/0 names
+    it: Documentation/ABI/stable/sysfs-class-infiniband); None where either cannot be read."""
+    found: dict[str, int | None] = {}
+    for device in devices:
+        ndev = sysfs_root / "class" / "infiniband" / device / "ports" / "1" / "gid_attrs" / "ndevs" / "0"
+        try:
+            name = ndev.read_text().strip()
+            found[device] = int((sysfs_root / "class" / "net" / name / "mtu").read_text())
+        except (OSError, ValueError):
+            found[device] = None
+    return found
+
+
+NVIDIA_VENDOR = 0x10DE
+NVSWITCH_CLASS = 0x0680
+"""PCI base class 06h (bridge), sub-class 80h (other bridge): how HGX boards show their NVSwitches, e.g.
+`Bridge [0680]: NVIDIA Corporation GH100 [H100 NVSwitch] [10de:22a3]` (an HGX H100's lspci -nn) and `Bridge [0680]:
+NVIDIA Corporation Device [10de:1af1]` on HGX A100 (leptonai/gpud fabricmanager tests, isNVIDIANVSwitchPCI)."""
+
+
+def nvswitch_devices(sysfs_root: Path) -> list[str]:
+    """PCI addresses of the NVSwitches the node sees, from each device's vendor and class (sysfs-bus-pci: class is
+    0xBBSSPP, base class, sub-class, programming interface). A VM sees them only where they are passed through to it,
+    which is where its own fabric manager must run."""
+    base = sysfs_root / "bus" / "pci" / "devices"
+    found = []
+    for device in sorted(base.iterdir()) if base.is_dir() else ():
+        try:
+            vendor = int((device / "vendor").read_text(), 16)
+            pci_class = int((device / "class").read_text(), 16)
+        except (OSError, ValueError):
+            continue
+        if vendor == NVIDIA_VENDOR and pci_class >> 8 == NVSWITCH_CLASS:
+            found.append(device.name)
+    return found
 
 
 def ib_ports(sysfs_root: Path, devices: list[str]) -> list[IbPort]:

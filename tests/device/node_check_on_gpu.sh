@@ -4,6 +4,7 @@
 #   there: sh tests/device/node_check_on_gpu.sh   with OUT set; results land in $OUT, one file per run.
 # Runs: the lock's p5 expectation (drift on any other machine: exit 1), the machine's own GPUs and driver (exit 0 on
 # a healthy node), the MIG read path, both fabric-manager probes, no instance type, a missing expectation (exit 2).
+# probes.txt: what the fabric, memory, CUDA, NVSwitch and RDMA probes read here, and nvidia-smi's view of the same.
 # It reads NVML and /proc only: MIG and every other GPU setting stay as they are.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -39,4 +40,23 @@ run fabric-manager-process --expect "$work"/expect-nvswitch.json --instance-type
 run fabric-manager-service --expect "$work"/expect-nvswitch.json --instance-type here --fabric-manager service
 run no-instance-type --expect "$work"/expect-here.json
 run missing-expectation --expect /nonexistent.json
-cat "$OUT/summary.txt"
+python3 - > "$OUT/probes.txt" 2>&1 <<'PY'
+from dataclasses import asdict
+from pathlib import Path
+from images.nodecheck.cuda import probe_cuda
+from images.nodecheck.gpus import read_gpus
+from images.nodecheck.host import erdma_devices, nvswitch_devices, rdma_devices, rdma_driver, rdma_netdev_mtus
+report = read_gpus()
+print("nvml error:", report.error)
+for i, name in enumerate(report.names):
+    fabric = report.fabric.get(i)
+    print(f"gpu {i} {name}: fabric {asdict(fabric) if fabric else None}; ecc {asdict(report.ecc[i])}")
+print("cuda:", asdict(probe_cuda()))
+print("nvswitches on the PCI bus:", nvswitch_devices(Path("/sys")))
+devices = rdma_devices(Path("/sys"))
+print("rdma drivers:", {d: rdma_driver(Path("/sys"), d) for d in devices})
+print("erdma:", erdma_devices(Path("/sys"), devices), "mtus:", rdma_netdev_mtus(Path("/sys"), devices))
+PY
+nvidia-smi -q -d ECC,ROW_REMAPPER,FABRIC >> "$OUT/probes.txt" 2>&1
+lspci -nn 2>/dev/null | grep -i nvidia >> "$OUT/probes.txt"
+cat "$OUT/summary.txt" "$OUT/probes.txt"

@@ -5,29 +5,16 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-import pynvml
 import pytest
+from fake_nvml import FakeGpu, fake_nvml
 
 from images.nodecheck.checks import gpu_checks
 from images.nodecheck.expect import Expectation, InstanceExpectation
 from images.nodecheck.gpus import read_gpus
 
 
-class _NotSupported(Exception):
-    pass
-
-
 def _nvml(persistence: list[int]) -> SimpleNamespace:
-    return SimpleNamespace(
-        NVMLError=Exception, NVMLError_NotSupported=_NotSupported,
-        NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1,
-        NVML_FEATURE_ENABLED=pynvml.NVML_FEATURE_ENABLED,
-        nvmlInit=lambda: None, nvmlShutdown=lambda: None,
-        nvmlSystemGetDriverVersion=lambda: "580.126.16", nvmlDeviceGetCount=lambda: len(persistence),
-        nvmlDeviceGetHandleByIndex=lambda i: i, nvmlDeviceGetName=lambda h: "NVIDIA H100 80GB HBM3",
-        nvmlDeviceGetTotalEccErrors=lambda h, kind, counter: 0,
-        nvmlDeviceGetPersistenceMode=lambda h: persistence[h],
-    )
+    return fake_nvml([FakeGpu(persistence=mode) for mode in persistence])
 
 
 EXPECT = Expectation(profile="cuda12.8-r580", driver="580.126.16", cuda="12.8.1", fabric_manager="580.126.16",

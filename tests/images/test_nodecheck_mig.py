@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pynvml
 import pytest
+from fake_nvml import FakeGpu, fake_nvml
 
 from images.nodecheck.checks import gpu_checks
 from images.nodecheck.expect import Expectation, ExpectationError, InstanceExpectation, parse_expectation
@@ -21,16 +22,8 @@ class _NotFound(Exception):
 def _nvml(mig_modes: list[int] | None = None, devices: list[int] | None = None) -> SimpleNamespace:
     """Two A100s; with `mig_modes`, the MIG functions too (each GPU's current mode, devices present)."""
     count = len(mig_modes) if mig_modes is not None else 2
-    fake = SimpleNamespace(
-        NVMLError=Exception, NVMLError_NotSupported=Exception, NVMLError_NotFound=_NotFound,
-        NVML_VOLATILE_ECC=0, NVML_AGGREGATE_ECC=1, NVML_MEMORY_ERROR_TYPE_UNCORRECTED=1,
-        NVML_FEATURE_ENABLED=pynvml.NVML_FEATURE_ENABLED,
-        nvmlInit=lambda: None, nvmlShutdown=lambda: None,
-        nvmlSystemGetDriverVersion=lambda: "580.126.16", nvmlDeviceGetCount=lambda: count,
-        nvmlDeviceGetHandleByIndex=lambda i: i, nvmlDeviceGetName=lambda h: "NVIDIA A100-SXM4-40GB",
-        nvmlDeviceGetTotalEccErrors=lambda h, kind, counter: 0,
-        nvmlDeviceGetPersistenceMode=lambda h: pynvml.NVML_FEATURE_ENABLED,
-    )
+    fake = fake_nvml([FakeGpu(name="NVIDIA A100-SXM4-40GB", fabric_state=None) for _ in range(count)])
+    fake.NVMLError_NotFound = _NotFound
     if mig_modes is not None:
         present = devices or [0] * count
 

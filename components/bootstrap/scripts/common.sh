@@ -4,6 +4,7 @@
 GPUFLEET_ETC=${GPUFLEET_ETC:-/etc/gpufleet}
 GPUFLEET_RUN=${GPUFLEET_RUN:-/run/gpufleet}
 GPUFLEET_SYS_NET=${GPUFLEET_SYS_NET:-/sys/class/net}
+GPUFLEET_SYS_PCI=${GPUFLEET_SYS_PCI:-/sys/bus/pci/devices}
 # shellcheck source=/dev/null
 . "$GPUFLEET_ETC/bootstrap.env"
 IMDS=http://169.254.169.254
@@ -67,13 +68,9 @@ complete_lifecycle() {  # hook name, CONTINUE|ABANDON
     --instance-id "$iid" --lifecycle-action-result "$2"
 }
 
-# eRDMA with jumbo frames: 8500 on the ERIs for NCCL LL128; a wrong MTU corrupts data (ECS user guide,
-# on-the-gpu-instance-configuration-erdma). Only on the ERIs: the primary ENI (the default route's) keeps the
-# VPC's MTU for traffic leaving the VPC; on an ERI group every secondary ENI is an ERI (alicloud/nodegroup.py).
-# Jumbo frames are an instance setting (ECS EnableJumboFrame) that ESS configurations and launch templates cannot
-# set (pulumi-alicloud 4.0.0: ecs.Instance only): an interface whose driver reports a maximum below the MTU, or
-# none, keeps its MTU. The driver's maximum is not proof the instance has jumbo frames on (virtio-net reports 65535
-# when the host announces no MTU): that stays to confirm on an ebmgn8v.
+# eRDMA: the ERIs' MTU by Alibaba's rule (clouds/alicloud/eri.py), which the node check asserts. Not the primary
+# ENI (the default route's): it keeps the VPC's MTU; every other ENI is an ERI (alicloud/nodegroup.py). An
+# interface whose driver reports a maximum below the MTU, or none, keeps its MTU.
 set_fabric_mtu() {
   local dev primary max
   [[ -n ${GPUFLEET_FABRIC_MTU:-} ]] || return 0
@@ -92,6 +89,18 @@ set_fabric_mtu() {
       continue
     fi
     ip link set dev "$dev" mtu "$GPUFLEET_FABRIC_MTU" || log "could not set MTU $GPUFLEET_FABRIC_MTU on $dev"
+  done
+}
+
+# NVSwitches on the PCI bus (images/nodecheck/host.py) need the fabric manager, whatever the catalog says.
+start_fabric_manager_for_nvswitches() {
+  local dev
+  for dev in "$GPUFLEET_SYS_PCI"/*; do
+    [[ $(cat "$dev/vendor" 2>/dev/null) == 0x10de && $(cat "$dev/class" 2>/dev/null) == 0x0680* ]] || continue
+    systemctl is-active --quiet nvidia-fabricmanager.service && return 0
+    log "NVSwitch ${dev##*/} on the PCI bus: starting the fabric manager"
+    systemctl start nvidia-fabricmanager.service || log "the fabric manager did not start"
+    return 0
   done
 }
 

@@ -1,10 +1,10 @@
 # shellcheck shell=bash
 # gpu-health on AWS: CloudWatch (utilisation, memory, power and temperature come
-# from the CloudWatch agent, so the last four metrics are not sent); Auto
-# Scaling instance health.
+# from the CloudWatch agent, so those are not sent); Auto Scaling instance health.
 publish() {
   local data="" p
-  for p in "${@:1:$#-4}"; do
+  for p; do
+    case $p in gpu_utilization=* | gpu_memory_used_mib=* | gpu_power_draw_watts=* | gpu_temperature_max=*) continue ;; esac
     data+="${data:+,}{\"MetricName\":\"${p%=*}\",\"Value\":${p#*=},\"Unit\":\"Count\",\"Dimensions\":"
     data+="[{\"Name\":\"NodeGroup\",\"Value\":\"$GPUFLEET_METRICS_GROUP\"}]}"
   done

@@ -23,21 +23,27 @@ xid_counts() {
 }
 
 round() {
-  local x f e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 d h i j k l o p
+  local x f e=0 r=0 m=0 c=0 n=0 u=0 b=0 w=0 t=0 g=0 s d h i j k l o p
   # The kernel lines since the last round: journalctl keeps the place in its
   # cursor file (the run directory is per boot, as -k is).
   read -r x f < <(journalctl -k -o cat --no-pager --cursor-file="$GPUFLEET_RUN/xid-cursor" | xid_counts)
+  [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
+  # No DCGM answer: dcgm_up=0, none of its fields (0s read idle, error-free)
+  if ! s=$(dcgmi dmon -e 311,393,395,409,203,252,155,150 -c 1 |
+    awk '$1=="GPU"{for(i=3;i<11;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10}') ||
+    [[ -z $s ]]; then
+    publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f nodecheck_failed=$n dcgm_up=0 || log "metrics not published"
+    ((f + n)) && take_out "fatal xid $f, node check failed $n"
+    return 0
+  fi
   while read -r d h i j k l o p; do
     ((i)) && ((m++))
     e=$((e + d)) r=$((r + h)) c=$((c + j)) u=$((u + k)) b=$((b + l)) w=$((w + o)) g=$((g + 1))
     ((p > t)) && t=$p
-  done < <(dcgmi dmon -e 311,393,395,409,203,252,155,150 -c 1 |
-    awk '$1=="GPU"{for(i=3;i<11;i++){if($i!~/^[0-9.]+$/)$i=0;$i=int($i)}print $3,$4,$5,$6,$7,$8,$9,$10}')
-  [[ -e $GPUFLEET_RUN/unhealthy ]] && n=1
-  # The last four are what AWS's CloudWatch agent ships instead: its publish leaves them out.
+  done <<<"$s"
   publish gpu_xid_errors=$x gpu_fatal_xid_errors=$f gpu_ecc_uncorrectable=$e gpu_row_remap_failures=$m \
-    gpu_uncorrectable_remapped_rows=$r gpu_nvlink_crc_errors=$c nodecheck_failed=$n \
-    gpu_utilization=$((g ? u / g : 0)) gpu_memory_used_mib=$b gpu_power_draw_watts=$w gpu_temperature_max=$t ||
+    gpu_uncorrectable_remapped_rows=$r gpu_nvlink_crc_errors=$c nodecheck_failed=$n dcgm_up=1 \
+    gpu_utilization=$((u / g)) gpu_memory_used_mib=$b gpu_power_draw_watts=$w gpu_temperature_max=$t ||
     log "metrics not published"
   ((f + e + m + n)) && take_out "fatal xid $f, ecc $e, remap failures $m, node check failed $n"
 }

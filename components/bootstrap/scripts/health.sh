@@ -11,10 +11,11 @@ mkdir -p "$GPUFLEET_RUN"
 rm -f "$GPUFLEET_RUN/unhealthy" "$GPUFLEET_RUN/healthy"
 set_fabric_mtu
 guard_metadata
+start_fabric_manager_for_nvswitches
 
 # Right after boot a check can fail and pass moments later (the fabric manager still training the NVSwitch
 # fabric, EFA devices still probing): drift (exit 1) is checked again every GPUFLEET_NODECHECK_RETRY_INTERVAL s
-# for at most GPUFLEET_NODECHECK_RETRY_SECONDS (the render keeps it inside the launch hook's hold). An unreadable
+# for at most GPUFLEET_NODECHECK_RETRY_SECONDS (the render keeps it inside the cloud's hold). An unreadable
 # expectation (exit 2) cannot heal and is not retried.
 retry_until=$((SECONDS + ${GPUFLEET_NODECHECK_RETRY_SECONDS:-0}))
 interval=${GPUFLEET_NODECHECK_RETRY_INTERVAL:-30}

@@ -33,7 +33,7 @@ from gpufleet.clouds.naming import fit
 from gpufleet.stackfile.models import Idle
 from gpufleet.stackfile.monitoring import LowUtilisation
 
-from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
+from ...bootstrap.operations import DCGM_DOWN_TEXT, DCGM_UP_METRIC, FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .custom_metric_rule import CustomMetricRule
 
 PERIOD_SECONDS = 60
@@ -48,12 +48,14 @@ ERROR_CHECKS = (
     ("nodecheck", "nodecheck_failed", "a node failed gpufleet-nodecheck; it leaves its group"),
 )
 # The value each metric is seeded with before its rules exist (metric_seed.py): one that alarms on nothing.
-QUIET_ERRORS, BUSY_GPUS = 0, 100
+QUIET_ERRORS, BUSY_GPUS, DCGM_ANSWERED = 0, 100, 1
 
 
 def seeded_metrics(rules: bool, idle: bool) -> dict[str, float]:
     """The metrics a node group's alarm rules (`rules`) and idle task (`idle`) read, each with its quiet value."""
     found: dict[str, float] = {metric: QUIET_ERRORS for _, metric, _ in ERROR_CHECKS} if rules else {}
+    if rules:
+        found[DCGM_UP_METRIC] = DCGM_ANSWERED
     if rules or idle:
         found[GPU_UTILISATION_CUSTOM_METRIC] = BUSY_GPUS
     return found
@@ -144,6 +146,8 @@ def group_alarms(
     over = ("Maximum", OVER, 0, 1)
     rules = [_rule(name, rule, what, group, metric, group_name, region, account_id, over, contact, opts)
              for rule, metric, what in ERROR_CHECKS]
+    rules.append(_rule(name, "dcgm-down", DCGM_DOWN_TEXT, group, DCGM_UP_METRIC, group_name, region, account_id,
+                       ("Minimum", UNDER, 1, 1), contact, opts))
     rules.append(_rule(name, "low-util", f"GPU utilisation under {low.below_percent}% for {low.for_minutes} minutes",
                        group, GPU_UTILISATION_CUSTOM_METRIC, group_name, region, account_id,
                        ("Average", UNDER, low.below_percent, low.for_minutes), contact, opts))

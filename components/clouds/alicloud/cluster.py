@@ -23,7 +23,7 @@ from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group,
 from .eri import ERDMA_MTU, eri_count
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
-from .lifecycle import group_hooks
+from .lifecycle import group_hooks, node_check_retry_seconds
 from .metric_seed import seed_metrics
 from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
@@ -284,9 +284,10 @@ def create_groups(
 
 
 def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConfig:
-    """eRDMA nodes set jumbo-frame MTU and, since their launch path has no metadata tokens, guard the metadata
-    service to root. With GPU metrics, the node publishes into the application group (set once it exists) and an
-    ESS node marks itself unhealthy in its scaling group on a fatal GPU error."""
+    """eRDMA nodes set their ERIs' MTU by Alibaba's rule (eri.py) and, since their launch path has no metadata
+    tokens, guard the metadata service to root. With GPU metrics, the node publishes into the application group (set
+    once it exists) and an ESS node marks itself unhealthy in its scaling group on a fatal GPU error. The boot check
+    retries inside the scale-out hold (lifecycle.py)."""
     eris = eri_count(group.known_types[0], group.rdma)
     name, spec = group.names["scaling_group"], resolved.spec
     metrics = GpuMetrics(
@@ -300,6 +301,7 @@ def _bootstrap(resolved: ResolvedCluster, group: ResolvedGroup) -> BootstrapConf
         fabric_mtu=ERDMA_MTU if eris else None,
         metadata_guard=bool(eris),
         gpu_metrics=metrics,
+        node_check_retry_seconds=node_check_retry_seconds(group.spec.gpu_sharing.mode == "mig"),
     )
 
 

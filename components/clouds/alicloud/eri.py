@@ -17,9 +17,12 @@ SecurityGroupId = TypeVar("SecurityGroupId")
 
 STANDARD = "Standard"
 HIGH_PERFORMANCE = "HighPerformance"
-# With jumbo frames on, NCCL's LL128 protocol needs MTU 8500 on eRDMA; without them 1400. A wrong MTU corrupts
-# data (ECS user guide, on-the-gpu-instance-configuration-erdma).
-ERDMA_MTU = 8500
+# Alibaba's rule (ECS user guide, on-the-gpu-instance-configuration-erdma, "Enable Jumbo Frames"): with jumbo frames
+# on, NCCL's LL128 protocol needs MTU 8500 on eRDMA; without them the MTU must be 1400; a wrong MTU corrupts data.
+# Jumbo frames are an instance setting that ESS scaling configurations and launch templates cannot set (pulumi-alicloud
+# 4.0.0: enable_jumbo_frame on ecs.Instance only; shared reference azure-alicloud.md, "Gaps"), so a node of ours has
+# none: 1400. The node check asserts it on every eRDMA device's interface (images/nodecheck, erdma_mtu).
+ERDMA_MTU = 1400
 
 
 def eri_count(instance: InstanceType, rdma: bool) -> int:

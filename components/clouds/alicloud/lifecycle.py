@@ -18,6 +18,7 @@ the release.
 from __future__ import annotations
 
 from ..hooks import GroupHooks, Hook
+from ..hooks import node_check_retry_seconds as retry_inside
 
 LAUNCH_HOOK_TIMEOUT = 900
 # Of the scale-out hold, what OOS needs around the command: starting the execution, delivering the command to
@@ -34,6 +35,13 @@ CHECKPOINT_OVERHEAD_SECONDS = 120
 # Of that overhead, what the command may run past the grace: reading the node's settings and waiting on the lock
 # the spot watcher holds while it runs the same checkpoint.
 CHECKPOINT_COMMAND_MARGIN = 30
+
+
+def node_check_retry_seconds(mig: bool) -> int:
+    """The boot check's retry window inside the scale-out hold, which starts at launch and must also fit the gate's
+    admission check and OOS's work around it (hooks.node_check_retry_seconds); the gate waits for the boot check
+    (GATE_WAIT_SECONDS) past the end of this window."""
+    return retry_inside(LAUNCH_HOOK_TIMEOUT, GATE_OVERHEAD_SECONDS + ADMISSION_CHECK_SECONDS, mig)
 
 
 def checkpoint_command_timeout(checkpoint_grace_seconds: int) -> int:

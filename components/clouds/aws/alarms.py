@@ -18,7 +18,7 @@ import pulumi_aws as aws
 from gpufleet.stackfile.models import Idle
 from gpufleet.stackfile.monitoring import LowUtilisation
 
-from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_METRIC
+from ...bootstrap.operations import DCGM_DOWN_TEXT, DCGM_UP_METRIC, FATAL_XID_TEXT, GPU_UTILISATION_METRIC
 from .cluster_parts import AlarmTarget
 from .identity import METRICS_NAMESPACE
 
@@ -110,6 +110,8 @@ def group_alarms(
                "gpu_row_remap_failures", health, "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
         _alarm(f"{name}-nodecheck", f"{group_name}: a node failed gpufleet-nodecheck", "nodecheck_failed", health,
                "Maximum", "GreaterThanThreshold", 0, 1, [target], tags, opts),
+        _alarm(f"{name}-dcgm-down", f"{group_name}: {DCGM_DOWN_TEXT}", DCGM_UP_METRIC, health, "Minimum",
+               "LessThanThreshold", 1, 1, [target], tags, opts),
     ]
     if autoscaling:
         alarms.append(

@@ -4,24 +4,17 @@ by the group (which registers them) and by the bootstrap (whose node scripts com
 from __future__ import annotations
 
 from ..hooks import GroupHooks, Hook
+from ..hooks import node_check_retry_seconds as retry_inside
 
 # Seconds the node check may take before the launch is abandoned.
 LAUNCH_HOOK_TIMEOUT = 900
-# The hold starts at launch (Pending:Wait), so the boot check's retries fit what is left of it after:
-# EC2 start, kernel, cloud-init, scratch RAID and fabric manager up to gpufleet-health (a budget: a p5's time to
-# multi-user is not published; a slower boot meets the hook's ABANDON default, the late completion then fails
-# harmlessly), the last check run (two commands at most 20 s each, images/nodecheck/host.py, plus NVML and
-# 2 s metadata reads) and the CompleteLifecycleAction call.
-BOOT_SECONDS = 360
-CHECK_RUN_SECONDS = 60
+# The hold starts at launch (Pending:Wait); after the last check run the node calls CompleteLifecycleAction.
 COMPLETE_SECONDS = 30
-NODE_CHECK_RETRY_SECONDS = LAUNCH_HOOK_TIMEOUT - BOOT_SECONDS - CHECK_RUN_SECONDS - COMPLETE_SECONDS
 
 
 def node_check_retry_seconds(mig: bool) -> int:
-    """The boot check's retry window: a MIG node may boot twice inside the hold (its first boot reboots once to
-    turn MIG mode on: components/bootstrap/mig.py), so a second boot comes out of the window."""
-    return NODE_CHECK_RETRY_SECONDS - (BOOT_SECONDS if mig else 0)
+    """The boot check's retry window inside the launch hook's hold (hooks.node_check_retry_seconds)."""
+    return retry_inside(LAUNCH_HOOK_TIMEOUT, COMPLETE_SECONDS, mig)
 
 
 def group_hooks(checkpoint_grace_seconds: int) -> GroupHooks:

@@ -19,7 +19,7 @@ from gpufleet.clouds.naming import fit
 from gpufleet.stackfile.models import Idle
 from gpufleet.stackfile.monitoring import LowUtilisation
 
-from ...bootstrap.operations import FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
+from ...bootstrap.operations import DCGM_DOWN_TEXT, DCGM_UP_METRIC, FATAL_XID_TEXT, GPU_UTILISATION_CUSTOM_METRIC
 from .identity import METRICS_NAMESPACE
 
 SHORT_NAME_MAX = NAMES.limit("azure-native:monitor:ActionGroup", "groupShortName")  # the SMS sender
@@ -116,6 +116,8 @@ def group_alerts(
                "repaired", "gpu_row_remap_failures", "Maximum", "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
         _alert(f"{name}-nodecheck", f"{group_name}: a node failed gpufleet-nodecheck", "nodecheck_failed", "Maximum",
                "GreaterThan", 0, 1, ERROR_SEVERITY, *common),
+        _alert(f"{name}-dcgm-down", f"{group_name}: {DCGM_DOWN_TEXT}", DCGM_UP_METRIC, "Minimum", "LessThan", 1, 1,
+               ERROR_SEVERITY, *common),
         _alert(f"{name}-low-util", f"{group_name}: GPU utilisation under {low.below_percent}% for {low.for_minutes} "
                "minutes", GPU_UTILISATION_CUSTOM_METRIC, "Average", "LessThan", low.below_percent, low.for_minutes,
                WARNING_SEVERITY, *common),

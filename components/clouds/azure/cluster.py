@@ -31,7 +31,7 @@ from .identity import (
     brought_principal_id,
     grant_metrics_publisher,
 )
-from .lifecycle import HEALTH_PORT, TerminateNotice, terminate_notice
+from .lifecycle import HEALTH_PORT, TerminateNotice, node_check_retry_seconds, terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
 from .nccl import nccl_family
 from .network import AzureNetwork, AzureNetworkArgs
@@ -360,6 +360,7 @@ def _user_data(
         # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
         checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
         health_port=HEALTH_PORT,
+        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig"),
         gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
         if spec.monitoring.gpu_metrics
         else None,

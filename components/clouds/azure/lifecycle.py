@@ -8,14 +8,24 @@ from dataclasses import dataclass
 
 from gpufleet.catalog import Catalog
 
+from ..hooks import node_check_retry_seconds as retry_inside
+
 # The bootstrap serves the node check result here (components/bootstrap/scripts/health-endpoint.py).
 HEALTH_PORT = 9180
 HEALTH_PATH = "/health"
 # How long a new node may stay unhealthy (booting, running the node check) before it is repaired; the
 # node check with its GPU burn-in fits well inside (Azure allows PT10M to PT90M).
-REPAIR_GRACE = "PT30M"
+REPAIR_GRACE_SECONDS = 1800
+REPAIR_GRACE = f"PT{REPAIR_GRACE_SECONDS // 60}M"
 # Application Health extension (Linux), v2: rich health states from the JSON body.
 HEALTH_EXTENSION = {"publisher": "Microsoft.ManagedServices", "type": "ApplicationHealthLinux", "version": "2.0"}
+
+
+def node_check_retry_seconds(mig: bool) -> int:
+    """The boot check's retry window inside the repair grace period, which starts when the VM is created: until it
+    ends, automatic repairs leave an Unhealthy node alone (the health endpoint says Unhealthy while the check
+    retries), so a check that passes on a later try keeps the node (hooks.node_check_retry_seconds)."""
+    return retry_inside(REPAIR_GRACE_SECONDS, 0, mig)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 from components.bootstrap import BootstrapError, MigLayout, render_user_data
 from components.bootstrap.cloud_init import MIG_DROP_IN
 from components.bootstrap.for_group import group_bootstrap
-from components.clouds.aws.lifecycle import BOOT_SECONDS, CHECK_RUN_SECONDS, COMPLETE_SECONDS
+from components.clouds.aws.lifecycle import COMPLETE_SECONDS
+from components.clouds.hooks import BOOT_SECONDS, CHECK_RUN_SECONDS
 from gpufleet.cli import app
 from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import resolve_cluster

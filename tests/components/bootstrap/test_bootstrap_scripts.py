@@ -10,6 +10,7 @@ from bootstrap_node import KERNEL_LINES, Node, config, node_files
 from components.bootstrap import (
     render_user_data,
 )
+from components.bootstrap.operations import DCGM_UP_METRIC
 
 EBS = "Amazon Elastic Block Store              "
 INSTANCE_STORE = "Amazon EC2 NVMe Instance Storage        "
@@ -329,10 +330,25 @@ def test_gpu_health_publishes_dcgm_fields_per_node_group(tmp_path):
     data = json.loads(put.split("--metric-data ", 1)[1])
     assert published(node) == [{"gpu_xid_errors": 4, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
                                 "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 2,
-                                "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0}]
+                                "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0, "dcgm_up": 1}]
     assert all(d["Dimensions"] == [{"Name": "NodeGroup", "Value": "gpufleet-train-dev-h100"}] for d in data)
     # XID 13 and 109 are application errors: the node stays.
     assert not [c for c in node.calls() if "set-instance-health" in c]
+
+
+@pytest.mark.parametrize("dcgmi", ["echo 'Error: unable to establish a connection to the specified host' >&2; exit 255",
+                                   "echo '#Entity   DBETO  UCRRW  RRF    NCRCT'"],
+                         ids=["host-engine-down", "no-gpu-lines"])
+def test_a_dcgm_that_does_not_answer_publishes_dcgm_down_and_none_of_its_fields(tmp_path, dcgmi: str):
+    # Before: its fields were published as 0 (0 % utilisation scales the group in, zero errors hide a failing GPU).
+    node = health_node(tmp_path, XID_79, dbe=0)
+    node.stub("dcgmi", dcgmi)
+    assert node.run("gpufleet-gpu-health", "--once").returncode == 0
+    # The name the alarms read (components/clouds/*/alarms.py).
+    assert published(node) == [{"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 1, "nodecheck_failed": 0,
+                                DCGM_UP_METRIC: 0}]
+    # What was read still counts: the fatal XID in the kernel log takes the node out.
+    assert [c for c in node.calls() if "set-instance-health" in c]
 
 
 def test_gpu_health_counts_only_the_xids_new_since_the_last_round(tmp_path):

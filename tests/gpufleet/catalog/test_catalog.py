@@ -43,7 +43,8 @@ NVSWITCH_TYPES = [
     ("aws", "p4d.24xlarge"), ("aws", "p4de.24xlarge"), ("aws", "p5.48xlarge"), ("aws", "p5e.48xlarge"),
     ("aws", "p5en.48xlarge"), ("azure", "Standard_ND96asr_v4"),
     ("azure", "Standard_ND96amsr_A100_v4"), ("azure", "Standard_ND96isr_H100_v5"),
-    ("azure", "Standard_ND96isr_H200_v5"),
+    ("azure", "Standard_ND96isr_H200_v5"), ("alicloud", "ecs.ebmgn8v.48xlarge"), ("alicloud", "ecs.sccgn7ex.32xlarge"),
+    ("alicloud", "ecs.ebmgn7e.32xlarge"),  # bare-metal HGX A100 (issue 38: was listed without NVSwitch)
 ]
 # Placeholders the schema forces (non-nullable) that a row may still declare unconfirmed.
 FORCED_PLACEHOLDERS = {"fabric.interfaces", "nvswitch"}

@@ -214,12 +214,15 @@ def _user_data(resource: RecordedResource) -> str:
     return base64.b64decode(resource.inputs["userData"]).decode()
 
 
-def test_eri_nodes_guard_metadata_and_set_mtu_8500_as_the_documented_alternative_to_tokens() -> None:
+def test_eri_nodes_guard_metadata_and_set_mtu_1400_as_the_documented_alternative_to_tokens() -> None:
     config = one(shipped(TRAIN), CONFIG)
     assert "httpTokens" not in config.inputs  # pulumi-alicloud's ScalingConfiguration has no such input
     assert config.inputs["tags"]["gpufleet:metadata-guard"] == "root-only"
     user_data = _user_data(config)
-    assert "GPUFLEET_METADATA_GUARD=root-only" in user_data and "GPUFLEET_FABRIC_MTU=8500" in user_data
+    assert "GPUFLEET_METADATA_GUARD=root-only" in user_data and "GPUFLEET_FABRIC_MTU=1400" in user_data
+    # Without jumbo frames (a scaling configuration cannot turn them on) Alibaba's rule is 1400; the node check
+    # asserts it. Before: 8500, which corrupts data on an instance without jumbo frames.
+    assert '"fabric_mtu": 1400' in user_data
 
 
 def test_groups_without_eris_require_metadata_tokens_from_their_launch_template() -> None:

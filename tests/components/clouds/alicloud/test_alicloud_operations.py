@@ -17,7 +17,8 @@ import yaml
 from bootstrap_node import Node, config, xid_lines
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
-from components.bootstrap.operations import GpuMetrics
+from components.bootstrap.operations import DCGM_UP_METRIC, GpuMetrics
+from components.clouds.alicloud.alarms import seeded_metrics
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid
@@ -97,13 +98,23 @@ def test_without_gpu_metrics_the_node_role_gets_neither_grant(tmp_path: Path) ->
     assert not of_type(plan, APP_GROUP) and "gpufleet-gpu-health" not in json.dumps(cloud_config(plan, CONFIG))
 
 
+def test_train_alarms_when_dcgm_stops_answering_a_node() -> None:
+    # Before: a DCGM outage published 0 % utilisation and zero errors, and nothing alarmed.
+    (rule,) = [r.inputs for r in of_type(shipped(TRAIN), RULE) if r.inputs["metric_name"] == DCGM_UP_METRIC]
+    assert (rule["statistics"], rule["comparison_operator"], rule["threshold"], rule["evaluation_count"]) == (
+        "Minimum", "<", "1", 1)
+    assert rule["email_subject"].endswith("DCGM did not answer on a node: its GPU error and utilisation metrics are "
+                                          "not being read")
+    assert seeded_metrics(rules=True, idle=False)[DCGM_UP_METRIC] == 1  # seeded with a value that alarms on nothing
+
+
 def test_train_alarms_on_each_reason_a_node_is_taken_out_and_low_utilisation_notify_the_contact_group() -> None:
     plan = shipped(TRAIN)
     contacts, app_group = one(plan, CONTACTS), one(plan, APP_GROUP)
     assert app_group.inputs["contactGroups"] == [contacts.inputs["alarmContactGroupName"]]
     rules = {r.inputs["metric_name"]: r for r in of_type(plan, RULE)}
     taken_out = ("gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures", "nodecheck_failed")
-    assert set(rules) == {"gpu_xid_errors", *taken_out, "gpu_utilization"}
+    assert set(rules) == {"gpu_xid_errors", *taken_out, "gpu_utilization", "dcgm_up"}
     # Each rule's mail subject says what it checks.
     subjects = {metric: rule.inputs["email_subject"] for metric, rule in rules.items()}
     assert subjects["gpu_xid_errors"].endswith("GPUs logged new XID errors this minute (most are application errors; "
@@ -269,7 +280,7 @@ def test_alibaba_gpu_health_publishes_custom_metrics_into_the_application_group(
     values = {words[i + 1]: words[i + 7] for i, w in enumerate(words) if w.endswith(".MetricName")}
     assert values == {name: f'{{"value":{v}}}' for name, v in {
         "gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0, "gpu_row_remap_failures": 0,
-        "gpu_uncorrectable_remapped_rows": 2, "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0,
+        "gpu_uncorrectable_remapped_rows": 2, "gpu_nvlink_crc_errors": 0, "nodecheck_failed": 0, "dcgm_up": 1,
         "gpu_utilization": 30, "gpu_memory_used_mib": 0, "gpu_power_draw_watts": 0, "gpu_temperature_max": 0}.items()}
     assert put.count("--MetricList.1.GroupId 12345678") == 1 and '{"NodeGroup":"gpufleet-train-dev-h20"}' in put
     assert not [c for c in node.calls() if "SetInstanceHealth" in c]

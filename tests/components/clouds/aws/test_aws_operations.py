@@ -16,7 +16,7 @@ import yaml
 from conftest import REPO, SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.bootstrap.cloud_init import GPU_HEALTH_CLOUD_PART
-from components.bootstrap.operations import CLOUDWATCH_AGENT_CONFIG
+from components.bootstrap.operations import CLOUDWATCH_AGENT_CONFIG, DCGM_UP_METRIC
 from gpufleet.clouds.lookup import backend
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
@@ -95,6 +95,13 @@ def test_p5_alarms_on_xid_ecc_and_node_check_notify_the_encrypted_topic() -> Non
     low = alarms["nvidia_smi_utilization_gpu"].inputs
     assert low["dimensions"] == {"AutoScalingGroupName": "gpufleet-train-dev-h100"}
     assert low["threshold"] == 10 and low["evaluationPeriods"] == 120 and low["period"] == 60
+
+
+def test_p5_alarms_when_dcgm_stops_answering_a_node() -> None:
+    # Before: a DCGM outage published zero errors, and nothing alarmed.
+    (alarm,) = [a.inputs for a in of_type(shipped("aws-train-p5"), ALARM) if a.inputs["metricName"] == DCGM_UP_METRIC]
+    assert (alarm["statistic"], alarm["comparisonOperator"], alarm["threshold"]) == ("Minimum", "LessThanThreshold", 1)
+    assert alarm["dimensions"] == {"NodeGroup": "gpufleet-train-dev-h100"} and alarm["evaluationPeriods"] == 1
 
 
 def test_key_policy_lets_alarms_and_budgets_publish_to_the_encrypted_topic() -> None:

@@ -16,7 +16,8 @@ import yaml
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 from typer.testing import CliRunner
 
-from components.clouds.aws.lifecycle import BOOT_SECONDS, CHECK_RUN_SECONDS, COMPLETE_SECONDS
+from components.clouds.aws.lifecycle import COMPLETE_SECONDS
+from components.clouds.hooks import BOOT_SECONDS, CHECK_RUN_SECONDS
 from gpufleet import cli
 from gpufleet.plan.planner import PlanResult, plan_stack
 

@@ -15,7 +15,7 @@ from bootstrap_node import Node, config, xid_lines
 from conftest import of_type
 
 from components.bootstrap.cloud_init import gpu_health_script
-from components.bootstrap.operations import GpuMetrics
+from components.bootstrap.operations import DCGM_UP_METRIC, GpuMetrics
 from gpufleet.clouds.azure import mock_answers as mocks
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid
@@ -40,12 +40,21 @@ def test_training_bootstrap_runs_the_gpu_publisher_with_azures_commands() -> Non
     assert settings["GPUFLEET_METRICS_GROUP"] == SCALE_SET_NAME and settings["GPUFLEET_REGION"] == "eastus"
 
 
+def test_an_alert_fires_when_dcgm_stops_answering_a_node() -> None:
+    # Before: a DCGM outage published 0 % utilisation and zero errors, and nothing alerted.
+    (alert,) = [a.inputs for a in of_type(shipped(TRAIN), ALERT)
+                if a.inputs["criteria"]["allOf"][0]["metricName"] == DCGM_UP_METRIC]
+    (criterion,) = alert["criteria"]["allOf"]
+    assert (criterion["timeAggregation"], criterion["operator"], criterion["threshold"]) == ("Minimum", "LessThan", 1)
+    assert alert["windowSize"] == "PT1M" and "DCGM did not answer" in alert["description"]
+
+
 def test_alerts_on_xid_ecc_nodecheck_and_low_utilisation_per_scale_set_notify_the_action_group() -> None:
     plan = shipped(TRAIN)
     scale_set, group = one(plan, VMSS), one(plan, "azure-native:monitor:ActionGroup")
     alerts = {a.inputs["criteria"]["allOf"][0]["metricName"]: a for a in of_type(plan, ALERT)}
     assert set(alerts) == {"gpu_xid_errors", "gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures",
-                           "nodecheck_failed", "gpu_utilization"}
+                           "nodecheck_failed", "gpu_utilization", "dcgm_up"}
     for metric in ("gpu_xid_errors", "gpu_fatal_xid_errors", "gpu_ecc_uncorrectable", "gpu_row_remap_failures",
                    "nodecheck_failed"):
         alert = alerts[metric]
@@ -224,7 +233,7 @@ def test_publisher_posts_each_field_as_a_custom_metric_of_the_scale_set(tmp_path
     values = {name: p["series"][0]["max"] for name, p in posts.items()}
     assert values == {"gpu_xid_errors": 1, "gpu_fatal_xid_errors": 0, "gpu_ecc_uncorrectable": 0,
                       "gpu_row_remap_failures": 0, "gpu_uncorrectable_remapped_rows": 0, "gpu_nvlink_crc_errors": 0,
-                      "nodecheck_failed": 0, "gpu_utilization": 80, "gpu_memory_used_mib": 4000,
+                      "nodecheck_failed": 0, "dcgm_up": 1, "gpu_utilization": 80, "gpu_memory_used_mib": 4000,
                       "gpu_power_draw_watts": 800, "gpu_temperature_max": 71}
     assert all(p["namespace"] == "gpufleet" and p["dimNames"] == ["Instance"] for p in posts.values())
     assert any("Authorization: Bearer tok-1" in c for c in node.calls())
