@@ -54,8 +54,7 @@ def test_efa_plugin_runs_only_on_efa_groups_nodes_through_their_taints():
     spec = pod_spec(workload(plan, "DaemonSet", "aws-efa-k8s-device-plugin"))
     (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"] == [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
-        {"key": "gpufleet.io/node-group", "operator": "In", "values": ["h100"]},
+        {"key": "gpufleet.io/group", "operator": "In", "values": ["h100"]},
         {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]},
     ]
     assert spec["tolerations"] == [
@@ -105,11 +104,23 @@ def test_gpu_daemons_follow_every_group_and_tolerate_their_taints():
                        ("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery")):
         spec = pod_spec(workload(plan, kind, name))
         terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        types = [t["matchExpressions"][0]["values"] for t in terms]
-        assert types == [["p5.48xlarge"], ["g6e.12xlarge", "g6e.24xlarge"]]
+        assert [t["matchExpressions"] for t in terms] == [
+            [{"key": "gpufleet.io/group", "operator": "In", "values": ["h100"]}],
+            [{"key": "gpufleet.io/group", "operator": "In", "values": ["l40s"]}]]
         assert DEDICATED in spec["tolerations"]
     worker = pod_spec(workload(plan, "DaemonSet", "nfd-worker"))
     assert DEDICATED in worker["tolerations"]
+
+
+def test_gpu_daemons_stay_on_nodes_whose_labels_types_or_sharing_predate_an_edit():
+    """Nodes keep what they registered with until replaced: an edited stack label, fallback type or sharing mode
+    must not move the daemons' affinity off them."""
+    edited = EFA.__class__(**{**EFA.__dict__, "labels": {**EFA.labels, "example.com/queue": "research"},
+                              "instance_types": ("p5en.48xlarge", "p5.48xlarge"), "sharing_mode": "time-slicing",
+                              "time_slicing_replicas": 2})
+    for name in ("nvdp-nvidia-device-plugin", "dcgm-exporter", "aws-efa-k8s-device-plugin"):
+        before = pod_spec(build((EFA,)).one("DaemonSet", name).inputs)["affinity"]
+        assert pod_spec(build((edited,)).one("DaemonSet", name).inputs)["affinity"] == before, name
 
 
 def test_autoscaler_resizes_each_group_by_name_with_the_image_of_the_cluster_minor():
