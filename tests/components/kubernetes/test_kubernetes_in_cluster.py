@@ -133,6 +133,15 @@ def test_autoscaler_resizes_each_group_by_name_with_the_image_of_the_cluster_min
     assert "volumeMounts" not in container
 
 
+def test_autoscaler_waits_for_a_node_longer_than_its_node_check_may_hold_the_launch():
+    from components.clouds.aws.lifecycle import LAUNCH_HOOK_TIMEOUT
+
+    command = pod_spec(workload(build(), "Deployment", "cluster-autoscaler"))["containers"][0]["command"]
+    (flag,) = [arg for arg in command if arg.startswith("--max-node-provision-time=")]
+    minutes = flag.split("=")[1]
+    assert minutes.endswith("m") and int(minutes[:-1]) * 60 > LAUNCH_HOOK_TIMEOUT  # the default, 15m, is the hold
+
+
 def test_autoscaler_refuses_a_minor_the_lock_does_not_pin_and_a_group_without_its_scaling_group():
     with pytest.raises(ValueError, match=r"cluster_autoscaler.images has no pin for Kubernetes 1.29"):
         build(version="1.29")
