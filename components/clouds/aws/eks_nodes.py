@@ -53,6 +53,18 @@ ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 # user guide repeats it for groups was not confirmed from its page).
 TAG_KEY_MAX = 128
 TAGS_PER_GROUP = 50
+# IMDSv2 hop limits. A VM node keeps 2, so containers in their own network namespace reach IMDSv2. An EKS node gets
+# 1: a pod in its own network namespace then gets no IMDSv2 token, so it cannot take the node role's credentials
+# (EKS user guide, best-practices-security: "Block access to IMDSv1 from the node and all containers and block access
+# to IMDSv2 for all containers that don't use host networking"; EKS multi-tenant whitepaper, "Restrict the use of
+# host networking and block access to instance metadata service": with hop count 1 IMDS rejects pods "provided
+# those pods do not use host networking"). What in-cluster reads IMDS still reaches it: hostNetwork pods share the
+# node's namespace (the termination handler, manifests/aws-node-termination-handler.yaml `hostNetwork: true`; the
+# VPC CNI and Pod Identity agent add-ons; the EFA plugin); the autoscaler takes its Region from AWS_REGION
+# (cluster-autoscaler-1.35.2 cloudprovider/aws/aws_util.go:107-108, aws_sdk_provider.go:248) and its credentials
+# from Pod Identity (pod_identity.py); the node check and the join run on the host.
+VM_METADATA_HOP_LIMIT = 2
+EKS_METADATA_HOP_LIMIT = 1
 
 
 def _sharing(group: AwsNodeGroupSettings, types: list[InstanceType]) -> GroupSharing:
@@ -185,6 +197,11 @@ def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | 
 
     return pulumi.Output.all(args.user_data, eks.cluster_name, eks.endpoint, eks.certificate_authority,
                              eks.service_cidr, placement_group or "").apply(render)
+
+
+def metadata_hop_limit(args: NodeGroupArgs) -> int:
+    """The launch template's IMDSv2 response hop limit: 1 on an EKS group (pods off the node role), else 2."""
+    return VM_METADATA_HOP_LIMIT if args.eks is None else EKS_METADATA_HOP_LIMIT
 
 
 def instance_tags(args: NodeGroupArgs, kind: str) -> pulumi.Input[dict[str, str]]:

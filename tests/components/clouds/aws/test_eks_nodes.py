@@ -174,6 +174,14 @@ def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
     assert f"{TEMPLATE}/label/gpufleet.io/placement-group" not in tags
 
 
+def test_pods_cannot_reach_the_node_role_through_imds_and_vm_containers_still_can(p5: list[RecordedResource]) -> None:
+    # Hop limit 1: a pod outside the host network namespace is one hop too far for an IMDSv2 token.
+    assert one(p5, LT).inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
+                                                     "httpPutResponseHopLimit": 1}
+    vm = one(record("aws-train-eks", eks=False), LT).inputs["metadataOptions"]
+    assert vm["httpPutResponseHopLimit"] == 2 and vm["httpTokens"] == "required"
+
+
 def test_a_vm_group_has_no_autoscaler_tags() -> None:
     tags = asg_tags(record("aws-train-eks", eks=False))
     assert not any(k.startswith("k8s.io/") for k in tags)
