@@ -171,7 +171,8 @@ LONGEST_ENDPOINT = f"https://{'F' * 32}.gr7.ap-southeast-5.eks.amazonaws.com"
 def _node(args: NodeGroupArgs, cluster: str, endpoint: str, ca: str, cidr: str, placement: str) -> EksNode:
     labels = node_labels(args.group, args.types, args.rdma, placement or None)
     try:
-        return EksNode(cluster, endpoint, ca, cidr, labels, node_taints(args.group))
+        return EksNode(cluster, endpoint, ca, cidr, labels, node_taints(args.group),
+                       efa=fabric(args.types, args.rdma) == "efa")
     except BootstrapError as error:
         raise BootstrapError(f"node_groups[{args.group.name}].{error}") from None
 

@@ -132,6 +132,16 @@ def test_the_settings_carry_the_cluster_dns_labels_and_taints(p5: list[RecordedR
         "team.example.com/dedicated=train:NoSchedule,nvidia.com/gpu=present:NoSchedule")
 
 
+def test_an_efa_group_lifts_containerds_locked_memory_limit_and_a_plain_group_does_not(
+        p5: list[RecordedResource]) -> None:
+    drop_in = "/etc/systemd/system/containerd.service.d/gpufleet-memlock.conf"
+    files = node_files(cloud_config(one(p5, LT))[1])
+    assert files[drop_in]["content"] == "[Service]\nLimitMEMLOCK=infinity\n"
+    assert "GPUFLEET_EKS_RESTART_CONTAINERD=true" in files["/etc/gpufleet/eks.env"]["content"]
+    plain = node_files(cloud_config(one(record("aws-infer-eks", sharing="time-slicing"), LT))[1])
+    assert drop_in not in plain and "GPUFLEET_EKS_RESTART_CONTAINERD=false" in plain["/etc/gpufleet/eks.env"]["content"]
+
+
 def test_the_vm_part_of_the_user_data_is_unchanged(p5: list[RecordedResource]) -> None:
     vm = yaml.safe_load(base64.b64decode(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
     eks = yaml.safe_load(cloud_config(one(p5, LT))[1])
