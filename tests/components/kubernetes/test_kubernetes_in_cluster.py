@@ -79,7 +79,7 @@ def test_efa_on_another_cloud_is_refused():
 def test_device_plugin_config_per_sharing_group_picked_by_node_label():
     plan = build()
     data = plan.one("ConfigMap", "nvdp-nvidia-device-plugin-configs").inputs["data"]
-    assert set(data) == {"default", config_name(SHARED)}
+    assert set(data) == {"default", "mig-single", "mig-mixed", config_name(SHARED)}
     assert yaml.safe_load(data["default"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert yaml.safe_load(data[config_name(SHARED)])["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 4}]

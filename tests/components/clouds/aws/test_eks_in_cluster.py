@@ -87,12 +87,19 @@ def test_the_autoscaler_resizes_the_group_by_the_name_the_scaling_group_gets(pla
     assert f"--nodes={group['minSize']}:{group['maxSize']}:{group['name']}" in command
 
 
-def test_gpu_daemons_follow_the_group_labels_and_tolerate_its_taint(plan: PlanResult) -> None:
-    spec = kubernetes_object(plan, "DaemonSet", "aws-efa-k8s-device-plugin").inputs["spec"]["template"]["spec"]
-    (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert {"key": "example.com/pool", "operator": "In", "values": ["train"]} in term["matchExpressions"]
-    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
-        spec["tolerations"]
+def test_gpu_daemons_follow_the_group_label_the_nodes_register_and_tolerate_its_taint(plan: PlanResult) -> None:
+    """By the label gpufleet sets (the node template the group's ASG carries names it), not the stack's labels: an
+    edited stack label would move the daemons off the nodes that registered with the old one."""
+    tags = {t["key"]: t["value"] for t in one(plan, "aws:autoscaling/group:Group").inputs["tags"]}
+    group = tags["k8s.io/cluster-autoscaler/node-template/label/gpufleet.io/group"]
+    for name in ("aws-efa-k8s-device-plugin", "nvdp-nvidia-device-plugin", "dcgm-exporter"):
+        spec = kubernetes_object(plan, "DaemonSet", name).inputs["spec"]["template"]["spec"]
+        (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]
+        assert term["matchExpressions"][0] == {"key": "gpufleet.io/group", "operator": "In", "values": [group]}
+        assert not [e for e in term["matchExpressions"] if e["key"] in LABELS]
+        assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
+            spec["tolerations"]
 
 
 def test_the_group_sharing_and_fabric_reach_the_in_cluster_layer(shared_plan: PlanResult) -> None:
