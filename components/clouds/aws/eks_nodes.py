@@ -219,9 +219,15 @@ def group_tags(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None
     tags: list[tuple[pulumi.Input[str], pulumi.Input[str]]] = list(args.tags.items())
     if args.eks is None:
         return tags
+    from ...kubernetes.termination_handler import LIFECYCLE_LABEL
+
     labels: dict[str, pulumi.Input[str]] = dict(node_labels(args.group, args.types, args.rdma, None))
     if placement_group is not None:
         labels[PLACEMENT_GROUP_LABEL] = placement_group
+    if args.group.capacity == "spot":
+        # The join adds what IMDS says of the instance (eks-join.sh); every instance of a spot group is spot, and the
+        # termination handler selects on it. A mixed group's template cannot say which kind the next node is.
+        labels[LIFECYCLE_LABEL] = "spot"
     resources = node_resources(args.group, args.types, args.rdma)
     tags += discovery_tags(args.eks.cluster_name)
     tags += template_tags(labels, node_taints(args.group), resources).items()

@@ -172,6 +172,13 @@ def test_the_group_tells_the_autoscaler_its_labels_taints_and_resources(p5: list
     assert all(not t["propagateAtLaunch"] for t in one(p5, ASG).inputs["tags"])
 
 
+def test_a_spot_groups_template_carries_the_lifecycle_label_its_nodes_join_with(p5: list[RecordedResource]) -> None:
+    # aws-train-eks is capacity spot: every node joins with node.kubernetes.io/lifecycle=spot (IMDS), which the
+    # termination handler selects on; a mixed group's next node may be either, so its template says neither.
+    assert asg_tags(p5)[f"{TEMPLATE}/label/node.kubernetes.io/lifecycle"] == "spot"
+    assert f"{TEMPLATE}/label/node.kubernetes.io/lifecycle" not in asg_tags(record("aws-infer-eks"))
+
+
 def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
     resources = record("aws-infer-eks", sharing="time-slicing")
     tags = asg_tags(resources)
