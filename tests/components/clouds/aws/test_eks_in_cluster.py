@@ -112,6 +112,15 @@ def test_the_group_sharing_and_fabric_reach_the_in_cluster_layer(shared_plan: Pl
     assert "aws-efa-k8s-device-plugin" not in daemons  # rdma off: no EFA on the nodes
 
 
+def test_the_in_cluster_imds_reader_shares_the_nodes_network_at_hop_limit_1(plan: PlanResult) -> None:
+    """The node termination handler (IMDS mode) is the one in-cluster workload that reads IMDS: a hostNetwork pod
+    makes no extra hop, so the launch template's hop limit 1 keeps it working and every other pod out."""
+    templates = of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
+    assert templates and all(t.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1 for t in templates)
+    handler = kubernetes_object(plan, "DaemonSet", "aws-node-termination-handler").inputs["spec"]["template"]["spec"]
+    assert handler["hostNetwork"] is True
+
+
 @pytest.mark.parametrize("which", ["plan", "shared_plan"])
 def test_every_kubernetes_object_validates_strictly_for_the_cluster_version(which: str,
                                                                             request: pytest.FixtureRequest) -> None:
