@@ -15,18 +15,18 @@ from gpufleet.plan.record import RecordedResource
 
 EFA = InClusterGroup(
     name="h100", fabric="efa", instance_types=("p5.48xlarge",), gpus_per_node=8, min_size=2, max_size=16,
-    scaling_group_name="train-h100", labels={"gpufleet.io/node-group": "h100"},
+    scaling_group_name="train-h100", labels={"gpufleet.io/group": "h100"},
     taints=(("nvidia.com/gpu", "present", "NoSchedule"), ("dedicated", "training", "NoExecute")),
 )
 SHARED = InClusterGroup(
     name="l40s", fabric="none", instance_types=("g6e.12xlarge", "g6e.24xlarge"), gpus_per_node=4, min_size=0,
-    max_size=4, scaling_group_name="train-l40s", labels={"gpufleet.io/node-group": "l40s"},
+    max_size=4, scaling_group_name="train-l40s", labels={"gpufleet.io/group": "l40s"},
     taints=(("nvidia.com/gpu", "present", "NoSchedule"),), sharing_mode="time-slicing", time_slicing_replicas=4,
 )
 # Same instance type as EFA, no EFA: the EFA plugin must stay off its nodes.
 PLAIN_P5 = InClusterGroup(
     name="p5-plain", fabric="none", instance_types=("p5.48xlarge",), gpus_per_node=8, min_size=0, max_size=2,
-    scaling_group_name="train-p5-plain", labels={"gpufleet.io/node-group": "p5-plain"},
+    scaling_group_name="train-p5-plain", labels={"gpufleet.io/group": "p5-plain"},
 )
 IB = InClusterGroup(
     name="nd-h100", fabric="infiniband", instance_types=("Standard_ND96isr_H100_v5",), gpus_per_node=8,
@@ -35,7 +35,7 @@ IB = InClusterGroup(
 # An AKS MIG pool on Spot: AKS labels and taints Spot nodes kubernetes.azure.com/scalesetpriority=spot.
 MIG_SPOT = InClusterGroup(
     name="nc-a100", fabric="none", instance_types=("Standard_NC24ads_A100_v4",), gpus_per_node=1, min_size=0,
-    max_size=4, scaling_group_name="ncA100", labels={"gpufleet.io/node-group": "nc-a100"},
+    max_size=4, scaling_group_name="ncA100", labels={"gpufleet.io/group": "nc-a100"},
     taints=(("kubernetes.azure.com/scalesetpriority", "spot", "NoSchedule"),), sharing_mode="mig",
     mig_profile="all-1g.10gb", spot=True,
 )
@@ -56,11 +56,11 @@ EXPECTATIONS = {
 # ACK groups: an eRDMA training pool and a cGPU (memory-isolated) pool; the labels are the pools' own.
 ERDMA = InClusterGroup(
     name="gn8v", fabric="erdma", instance_types=("ecs.ebmgn8v.48xlarge",), gpus_per_node=8, min_size=0,
-    max_size=4, scaling_group_name="train-gn8v", labels={"gpufleet.io/node-group": "gn8v"},
+    max_size=4, scaling_group_name="train-gn8v", labels={"gpufleet.io/group": "gn8v"},
 )
 CGPU = InClusterGroup(
     name="gn7i", fabric="none", instance_types=("ecs.gn7i-c8g1.2xlarge",), gpus_per_node=1, min_size=1,
-    max_size=4, scaling_group_name="infer-gn7i", labels={"gpufleet.io/node-group": "gn7i"},
+    max_size=4, scaling_group_name="infer-gn7i", labels={"gpufleet.io/group": "gn7i"},
     sharing_mode="memory-isolated", spot=True,
 )
 ACK_EXPECTATIONS = {

@@ -13,7 +13,8 @@ What is added to the cloud-config the VM bootstrap renders (components.bootstrap
 - gpufleet-eks-join (scripts/eks-join.sh) and its unit, which Requires= and runs After= gpufleet-health.service: the
   join happens only on a node whose check passed (a failed check abandons the launch hook as on a VM);
 - drop-ins on kubelet.service and snap.kubelet-eks.daemon.service with the same two lines: after a reboot the kubelet
-  waits for the node check again and stays down when it fails.
+  waits for the node check again and stays down when it fails;
+- on EFA nodes, a drop-in that lifts containerd's locked-memory limit (CONTAINERD_MEMLOCK_DROP_IN).
 
 The whole document is then gzipped: cloud-init uncompresses gzip-compressed user data and uses it as if it were
 not compressed (help.ubuntu.com/community/CloudInit, "User Data Input Formats": "Gzip Compressed Content"), and a p5
@@ -57,6 +58,14 @@ KUBELET_LABELS = frozenset({
 KUBELET_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 RESERVED_NAMESPACES = ("kubernetes.io", "k8s.io")
 RESTRICTED_NAMESPACE = "node-restriction.kubernetes.io"
+# Pods get containerd's locked-memory limit: its unit sets none (containerd/containerd containerd.service@301026e5,
+# only LimitNPROC and LimitCORE), and the runtime spec it builds sets only RLIMIT_NOFILE (pkg/oci/spec.go:180-185),
+# so runc leaves the rest as containerd's own: systemd's default, a few MiB. libfabric's EFA provider registers
+# (locks) its buffers and NCCL over EFA then fails with -12 (aws/aws-ofi-nccl#107: "--ulimit memlock=-1" on Ubuntu;
+# awslabs/awsome-distributed-ai#647: set max locked memory unlimited). The join restarts containerd with it
+# (eks-join.sh): cloud-init writes the drop-in after containerd may have started.
+CONTAINERD_MEMLOCK_DROP_IN = ("/etc/systemd/system/containerd.service.d/gpufleet-memlock.conf",
+                              "[Service]\nLimitMEMLOCK=infinity\n")
 
 
 def _in_namespace(namespace: str, of: str) -> bool:
@@ -98,6 +107,8 @@ class EksNode:
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[tuple[str, str, str], ...] = ()
     """(key, value, effect); value may be empty."""
+    efa: bool = False
+    """The node's pods use EFA: containerd runs with unlimited locked memory (CONTAINERD_MEMLOCK_DROP_IN)."""
 
     def __post_init__(self) -> None:
         for name in ("cluster_name", "endpoint", "certificate_authority"):
@@ -138,6 +149,7 @@ def _settings(node: EksNode) -> str:
         "GPUFLEET_EKS_DNS_IP": dns_cluster_ip(node.service_cidr),
         "GPUFLEET_EKS_LABELS": node.label_arg(),
         "GPUFLEET_EKS_TAINTS": node.taint_arg(),
+        "GPUFLEET_EKS_RESTART_CONTAINERD": "true" if node.efa else "false",
     }
     lines = ["# shellcheck shell=bash disable=SC2034", "# gpufleet EKS join settings, rendered by components.bootstrap"]
     return "\n".join([*lines, *(f"{key}={shlex.quote(value)}" for key, value in values.items())]) + "\n"
@@ -162,6 +174,7 @@ def eks_cloud_config(user_data: str, node: EksNode) -> str:
         _packed_file(f"{SBIN}/gpufleet-eks-join", node_script("eks-join.sh"), "0755"),
         _file(f"{UNITS}/{JOIN_UNIT}", node_script(JOIN_UNIT), "0644"),
         *(_file(f"{UNITS}/{unit}.d/gpufleet-node-check.conf", KUBELET_DROP_IN, "0644") for unit in KUBELET_UNITS),
+        *([_file(*CONTAINERD_MEMLOCK_DROP_IN, "0644")] if node.efa else []),
     ]
     _with_unit(document["runcmd"], "enable")
     _with_unit(document["runcmd"], "start")

@@ -8,6 +8,7 @@ cloudprovider/aws/README.md). The image's minor version is the cluster's (cluste
 
 from __future__ import annotations
 
+from components.clouds.aws.lifecycle import LAUNCH_HOOK_TIMEOUT
 from gpufleet.lock.kubernetes_components import KubernetesComponents
 
 from .manifests import Obj, find, pod_spec, read_manifest
@@ -16,6 +17,14 @@ from .placement import add_tolerations, taint_tolerations
 
 NAME = "cluster-autoscaler"
 AUTO_DISCOVERY = "--node-group-auto-discovery="
+# A node registers only after its launch hold (the node check, at most LAUNCH_HOOK_TIMEOUT from launch) and the
+# join (components/bootstrap/scripts/eks-join.sh: bootstrap.sh, the kubelet's start and TLS bootstrap; a budget).
+# The autoscaler's default wait for a node to register is 15 minutes, the hold alone (cluster-autoscaler-1.35.2
+# config/flags/flags.go:127 --max-node-provision-time; FAQ.md:803-809: after it the node is left out of simulations
+# and deleted as unregistered). AWS reads no per-group override (cloudprovider/aws/aws_manager.go:214-262,
+# GetAsgOptions), so the flag says it for every group.
+JOIN_SECONDS = 300
+MAX_NODE_PROVISION_TIME = f"--max-node-provision-time={(LAUNCH_HOOK_TIMEOUT + JOIN_SECONDS) // 60}m"
 
 
 def nodes_flags(groups: tuple[InClusterGroup, ...]) -> list[str]:
@@ -41,7 +50,7 @@ def autoscaler_objects(groups: tuple[InClusterGroup, ...], pins: KubernetesCompo
     container = spec["containers"][0]
     container["image"] = images[minor].reference
     container["command"] = [*(arg for arg in container["command"] if not arg.startswith(AUTO_DISCOVERY)),
-                            *nodes_flags(groups)]
+                            MAX_NODE_PROVISION_TIME, *nodes_flags(groups)]
     container["env"] = [{"name": "AWS_REGION", "value": region}]
     # The example's only volume is the host's certificate bundle, at a path only Amazon Linux has.
     container.pop("volumeMounts", None)

@@ -1,8 +1,8 @@
 """The AWS EFA device plugin (manifests/aws-efa-k8s-device-plugin.yaml), on the nodes of EFA groups only.
 
-The chart confines it to the EFA-capable instance types it lists (supportedInstanceLabels); here the list is the EFA
-groups' own types, each term narrowed further by the group's labels, so a group of the same type without EFA does
-not get it (the plugin exits where no EFA device is attached). The chart's term keeps EKS Auto Mode nodes out.
+The chart confines it to the EFA-capable instance types it lists (supportedInstanceLabels); here it goes to the EFA
+groups' nodes by their group label (placement.py), so a group of the same type without EFA does not get it (the
+plugin exits where no EFA device is attached). The chart's term keeps EKS Auto Mode nodes out.
 """
 
 from __future__ import annotations

@@ -4,15 +4,21 @@ The device plugin takes a versioned config file (NVIDIA/k8s-device-plugin api/co
 `flags.migStrategy` none | single | mixed, `sharing.timeSlicing.resources[{name, replicas}]`, replicas >= 2), one
 per node: its chart keeps several in one ConfigMap and each node picks its own by the label
 `nvidia.com/device-plugin.config=<name>`, the rest getting the default (README, "Updating Per-Node Configuration
-With a Node Label"). So each sharing group gets a config named after it and the label on its nodes; whole-GPU groups
-get neither and use the default.
+With a Node Label"). So each time-slicing group gets a config named after it and the label on its nodes, MIG nodes
+the config of their layout's strategy (below); whole-GPU groups get neither and use the default.
 
 MIG: the nodes partition their GPUs at boot, before the node check (components/bootstrap/mig.py), so the plugin
 finds the devices from its first start. The label `nvidia.com/mig.config=<mig-parted config>` is the one the GPU
 Operator's MIG manager applies (its default configs are mig-parted's, the names gpu_sharing.mig_profile takes): where
 a cluster runs it, it finds the layout already applied. migStrategy follows the layout: `single` where the profile
 makes one kind of device (each advertised as nvidia.com/gpu), `mixed` where it makes several
-(nvidia.com/mig-<profile> each) (README, MIG_STRATEGY).
+(nvidia.com/mig-<profile> each) (README, MIG_STRATEGY). The strategy belongs to the node, not the group: a node keeps
+the layout and the labels it booted with until it is replaced (the join registers them once; instance_refresh none),
+so a group's config that followed a new profile would flip its older nodes from mixed to single over a layout that
+single cannot serve. Neither drained nor refused: a MIG node's label names the config of its own layout's strategy,
+`mig-single` or `mig-mixed`, and the ConfigMap always holds both, so an older node keeps the config its layout
+needs (a label naming a config the ConfigMap lacks stops the plugin's config manager: NVIDIA/k8s-device-plugin
+cmd/config-manager/main.go@1b826ac updateConfigName, "specified config %v does not exist").
 
 Time-slicing: every GPU advertised `replicas` times under nvidia.com/gpu, with failRequestsGreaterThanOne, which the
 README recommends: a pod asking for 2 of a shared GPU would get one GPU twice, not two.
@@ -36,6 +42,8 @@ CONFIG_VERSION = "v1"
 # default (README). Group configs are named `group-<name>`, so no group name can take it.
 DEFAULT_CONFIG_NAME = "default"
 DEFAULT_CONFIG: Mapping[str, Any] = {"version": CONFIG_VERSION, "flags": {"migStrategy": "none"}}
+# The MIG strategies a node's layout may need (README, MIG_STRATEGY), each a config of its own.
+MIG_STRATEGIES = ("single", "mixed")
 
 
 class SharingGroup(Protocol):
@@ -72,8 +80,18 @@ class SharingError(ValueError):
 
 
 def config_name(group: SharingGroup) -> str:
-    """The device plugin config of the group: its ConfigMap key and its nodes' label value."""
+    """The device plugin config of the group's nodes: its ConfigMap key and their label value."""
+    if group.sharing_mode == "mig":
+        return mig_config_name(mig_strategy(group))
     return f"group-{group.name}"
+
+
+def mig_config_name(strategy: str) -> str:
+    return f"mig-{strategy}"
+
+
+def mig_config(strategy: str) -> dict[str, Any]:
+    return {"version": CONFIG_VERSION, "flags": {"migStrategy": strategy}}
 
 
 def device_plugin_config(group: SharingGroup) -> dict[str, Any] | None:
@@ -82,7 +100,7 @@ def device_plugin_config(group: SharingGroup) -> dict[str, Any] | None:
     if mode == "none":
         return None
     if mode == "mig":
-        return {"version": CONFIG_VERSION, "flags": {"migStrategy": mig_strategy(group)}}
+        return mig_config(mig_strategy(group))
     if mode == "time-slicing":
         replicas = group.time_slicing_replicas
         if not isinstance(replicas, int) or isinstance(replicas, bool) or replicas < 2:
@@ -117,8 +135,10 @@ def sharing_labels(group: SharingGroup) -> dict[str, str]:
 
 
 def config_map_data(groups: Iterable[SharingGroup]) -> dict[str, str]:
-    """The device plugin ConfigMap's data: the default config and one per sharing group, as YAML files."""
+    """The device plugin ConfigMap's data: the default config, both MIG strategies' (whatever the groups use now:
+    older nodes may need either) and one per time-slicing group, as YAML files."""
     configs: dict[str, Any] = {DEFAULT_CONFIG_NAME: dict(DEFAULT_CONFIG)}
+    configs.update({mig_config_name(strategy): mig_config(strategy) for strategy in MIG_STRATEGIES})
     for group in groups:
         config = device_plugin_config(group)
         if config is not None:

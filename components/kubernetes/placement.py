@@ -1,6 +1,11 @@
-"""Where the in-cluster daemons run: on the node groups' nodes (instance types and the groups' labels) and through
-the groups' taints. A daemon that serves GPU nodes must tolerate every taint a group puts on them, or the node's
-GPUs (or EFA devices, or metrics) are never advertised."""
+"""Where the in-cluster daemons run: on the node groups' nodes, found by the group label the stack sets on every
+cloud, and through the groups' taints. A daemon that serves GPU nodes must tolerate every taint a group puts on
+them, or the node's GPUs (or EFA devices, or metrics) are never advertised.
+
+Only the group label selects, never the stack's own labels, instance types or sharing labels: a node keeps the
+labels it registered with until it is replaced (instance_refresh none by default), so an affinity that followed an
+edited label, a changed fallback type or a new MIG profile would take the device plugin off the group's running
+nodes, and their GPUs with it."""
 
 from __future__ import annotations
 
@@ -9,6 +14,10 @@ from typing import Any
 
 from .model import InClusterGroup
 
+# The label every node of a group carries, set by the stack (EKS: the kubelet's --node-labels, eks_nodes.py; AKS
+# and ACK: the pool's labels, pool_nodes.py); the stack checks refuse any stack label under gpufleet.io/
+# (gpufleet/stackfile/scheduler_checks.py).
+GROUP_LABEL = "gpufleet.io/group"
 # The well-known label the kubelet sets from the cloud's instance type (Kubernetes "Well-Known Labels, Annotations
 # and Taints": node.kubernetes.io/instance-type), on EKS, AKS and ACK alike.
 INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
@@ -20,10 +29,8 @@ SYSTEM_POOL = {"key": "CriticalAddonsOnly", "operator": "Exists"}
 
 
 def group_term(group: InClusterGroup, *extra: dict[str, Any]) -> dict[str, Any]:
-    """One nodeSelectorTerm that matches the group's nodes: one of its instance types and every label it sets."""
-    expressions = [{"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": sorted(group.instance_types)}]
-    expressions += [{"key": key, "operator": "In", "values": [value]} for key, value in sorted(group.labels.items())]
-    return {"matchExpressions": [*expressions, *extra]}
+    """One nodeSelectorTerm that matches the group's nodes: by the group label alone (see the module's note)."""
+    return {"matchExpressions": [{"key": GROUP_LABEL, "operator": "In", "values": [group.name]}, *extra]}
 
 
 def groups_affinity(groups: Iterable[InClusterGroup], *extra: dict[str, Any]) -> dict[str, Any]:

@@ -16,9 +16,8 @@ from gpufleet.clouds.backend import ResolvedGroup
 
 from .gpu_sharing import GroupSharing, sharing_labels
 from .node_check import NODE_CHECK_TAINT
-from .placement import GPU_TAINT_KEY
+from .placement import GPU_TAINT_KEY, GROUP_LABEL
 
-GROUP_LABEL = "gpufleet.io/group"
 FABRIC_LABEL = "gpufleet.io/fabric"
 GPU_TAINT = (GPU_TAINT_KEY, "present", "NoSchedule")
 

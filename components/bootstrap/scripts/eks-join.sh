@@ -24,6 +24,12 @@ else
   log "instance-life-cycle unreadable: the node registers without node.kubernetes.io/lifecycle"
 fi
 
+# EFA nodes: containerd's drop-in lifts the locked-memory limit its containers inherit; a containerd started before
+# cloud-init wrote the drop-in (runcmd reloaded the units) keeps the old limit until it restarts. Nothing runs yet.
+if [[ $GPUFLEET_EKS_RESTART_CONTAINERD == true ]]; then
+  systemctl try-restart containerd.service
+fi
+
 args="--node-labels=$labels"
 # Canonical's bootstrap.sh configures the kubelet snap for the runtime it is told; GPU nodes use the NVIDIA
 # container runtime the image installs (canonical/ubuntu-cloud-docs docs/aws/aws-how-to/kubernetes/

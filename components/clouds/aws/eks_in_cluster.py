@@ -31,8 +31,7 @@ def in_cluster_group(group: ResolvedGroup) -> InClusterGroup:
         min_size=spec.size.min,
         max_size=spec.size.max,
         scaling_group_name=group.names["scaling_group"],
-        # What the kubelets register with (eks_nodes.py), less the placement group (a name the engine gives): the
-        # daemons' affinity matches every label, so it must be the nodes' own.
+        # What the kubelets register with (eks_nodes.py), less the placement group (a name the engine gives).
         labels=node_labels(spec, group.known_types, group.rdma, None),
         taints=node_taints(spec),
         spot=spec.spot,

@@ -53,6 +53,18 @@ ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 # user guide repeats it for groups was not confirmed from its page).
 TAG_KEY_MAX = 128
 TAGS_PER_GROUP = 50
+# IMDSv2 hop limits. A VM node keeps 2, so containers in their own network namespace reach IMDSv2. An EKS node gets
+# 1: a pod in its own network namespace then gets no IMDSv2 token, so it cannot take the node role's credentials
+# (EKS user guide, best-practices-security: "Block access to IMDSv1 from the node and all containers and block access
+# to IMDSv2 for all containers that don't use host networking"; EKS multi-tenant whitepaper, "Restrict the use of
+# host networking and block access to instance metadata service": with hop count 1 IMDS rejects pods "provided
+# those pods do not use host networking"). What in-cluster reads IMDS still reaches it: hostNetwork pods share the
+# node's namespace (the termination handler, manifests/aws-node-termination-handler.yaml `hostNetwork: true`; the
+# VPC CNI and Pod Identity agent add-ons; the EFA plugin); the autoscaler takes its Region from AWS_REGION
+# (cluster-autoscaler-1.35.2 cloudprovider/aws/aws_util.go:107-108, aws_sdk_provider.go:248) and its credentials
+# from Pod Identity (pod_identity.py); the node check and the join run on the host.
+VM_METADATA_HOP_LIMIT = 2
+EKS_METADATA_HOP_LIMIT = 1
 
 
 def _sharing(group: AwsNodeGroupSettings, types: list[InstanceType]) -> GroupSharing:
@@ -159,7 +171,8 @@ LONGEST_ENDPOINT = f"https://{'F' * 32}.gr7.ap-southeast-5.eks.amazonaws.com"
 def _node(args: NodeGroupArgs, cluster: str, endpoint: str, ca: str, cidr: str, placement: str) -> EksNode:
     labels = node_labels(args.group, args.types, args.rdma, placement or None)
     try:
-        return EksNode(cluster, endpoint, ca, cidr, labels, node_taints(args.group))
+        return EksNode(cluster, endpoint, ca, cidr, labels, node_taints(args.group),
+                       efa=fabric(args.types, args.rdma) == "efa")
     except BootstrapError as error:
         raise BootstrapError(f"node_groups[{args.group.name}].{error}") from None
 
@@ -187,6 +200,11 @@ def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | 
                              eks.service_cidr, placement_group or "").apply(render)
 
 
+def metadata_hop_limit(args: NodeGroupArgs) -> int:
+    """The launch template's IMDSv2 response hop limit: 1 on an EKS group (pods off the node role), else 2."""
+    return VM_METADATA_HOP_LIMIT if args.eks is None else EKS_METADATA_HOP_LIMIT
+
+
 def instance_tags(args: NodeGroupArgs, kind: str) -> pulumi.Input[dict[str, str]]:
     """The tags of launched instances, volumes and interfaces; EKS instances add kubernetes.io/cluster/<name>."""
     if args.eks is None or kind != "instance":
@@ -201,9 +219,15 @@ def group_tags(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None
     tags: list[tuple[pulumi.Input[str], pulumi.Input[str]]] = list(args.tags.items())
     if args.eks is None:
         return tags
+    from ...kubernetes.termination_handler import LIFECYCLE_LABEL
+
     labels: dict[str, pulumi.Input[str]] = dict(node_labels(args.group, args.types, args.rdma, None))
     if placement_group is not None:
         labels[PLACEMENT_GROUP_LABEL] = placement_group
+    if args.group.capacity == "spot":
+        # The join adds what IMDS says of the instance (eks-join.sh); every instance of a spot group is spot, and the
+        # termination handler selects on it. A mixed group's template cannot say which kind the next node is.
+        labels[LIFECYCLE_LABEL] = "spot"
     resources = node_resources(args.group, args.types, args.rdma)
     tags += discovery_tags(args.eks.cluster_name)
     tags += template_tags(labels, node_taints(args.group), resources).items()

@@ -14,7 +14,7 @@ from gpufleet.lock.status import PROFILE_TAG
 
 from ..hooks import Hook
 from .efa import InterfaceSlot, interface_layout
-from .eks_nodes import group_tags, instance_tags, launch_user_data
+from .eks_nodes import group_tags, instance_tags, launch_user_data, metadata_hop_limit
 from .nodegroup_args import NodeGroupArgs
 
 ROOT_DEVICE = "/dev/sda1"  # Ubuntu AMIs (the lock's images) boot from /dev/sda1
@@ -147,8 +147,7 @@ class AwsNodeGroup(pulumi.ComponentResource):
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",
-                # 2 hops so containers on the node reach IMDSv2.
-                http_put_response_hop_limit=2,
+                http_put_response_hop_limit=metadata_hop_limit(args),
             ),
             block_device_mappings=[
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(

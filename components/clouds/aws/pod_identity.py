@@ -55,12 +55,16 @@ def autoscaler_policy(scope: WorkloadScope) -> dict:
     aws/README.md, "IAM Policy", @062f28a6); resizing and terminating limited to the stack's own groups by ARN, as
     that README allows ("restrict the target resources ... by specifying Auto Scaling Group ARNs"): a tag
     condition would admit any group someone tags. No eks:DescribeNodegroup (no managed node groups) and no
-    GetInstanceTypesFromInstanceRequirements (the groups name their types)."""
+    GetInstanceTypesFromInstanceRequirements (the groups name their types).
+    autoscaling:DescribeScalingActivities: the autoscaler reads a group's failed launches with it to back off from
+    a group AWS cannot fill (cluster-autoscaler-1.35.2 cloudprovider/aws/auto_scaling_groups.go:536-545,
+    isNodeGroupAvailable; README.md:50 lists it); denied, it logs the error and takes the group as available, so a
+    p5 group out of capacity would be retried instead of another group being tried."""
     return {"Version": "2012-10-17", "Statement": [
         {"Sid": "ReadScalingGroupsAndTypes", "Effect": "Allow", "Resource": "*", "Action": [
             "autoscaling:DescribeAutoScalingGroups", "autoscaling:DescribeAutoScalingInstances",
-            "autoscaling:DescribeLaunchConfigurations", "ec2:DescribeImages", "ec2:DescribeInstanceTypes",
-            "ec2:DescribeLaunchTemplateVersions"]},
+            "autoscaling:DescribeLaunchConfigurations", "autoscaling:DescribeScalingActivities", "ec2:DescribeImages",
+            "ec2:DescribeInstanceTypes", "ec2:DescribeLaunchTemplateVersions"]},
         {"Sid": "ResizeOwnGroups", "Effect": "Allow", "Resource": scope.group_arns(), "Action": [
             "autoscaling:SetDesiredCapacity", "autoscaling:TerminateInstanceInAutoScalingGroup"]},
     ]}

@@ -149,6 +149,30 @@ def test_a_failed_bootstrap_fails_the_unit_and_is_tried_again_next_boot(tmp_path
     assert not (tmp_path / "state/eks-joined").exists()
 
 
+MEMLOCK_DROP_IN = "/etc/systemd/system/containerd.service.d/gpufleet-memlock.conf"
+
+
+def test_efa_pods_get_unlimited_locked_memory_from_a_restarted_containerd(tmp_path: Path) -> None:
+    files = node_files(eks_cloud_config(render_user_data(config("aws")), eks_node(efa=True)))
+    assert files[MEMLOCK_DROP_IN]["content"] == "[Service]\nLimitMEMLOCK=infinity\n"
+    node = Node(tmp_path, config("aws"))
+    install(eks_cloud_config(render_user_data(config("aws")), eks_node(efa=True)), node.root)
+    node.stub("bootstrap.sh", "exit 0")
+    node.stub("systemctl", "exit 0")
+    assert run_join(node, tmp_path).returncode == 0
+    calls = node.calls()
+    restart = calls.index("systemctl try-restart containerd.service")
+    assert restart < next(i for i, c in enumerate(calls) if c.startswith("bootstrap.sh "))
+
+
+def test_a_node_without_efa_keeps_containerds_limits(tmp_path: Path) -> None:
+    assert MEMLOCK_DROP_IN not in node_files(eks_cloud_config(render_user_data(config("aws")), eks_node()))
+    node = joined_node(tmp_path)
+    node.stub("systemctl", "exit 0")
+    assert run_join(node, tmp_path).returncode == 0
+    assert not [c for c in node.calls() if c.startswith("systemctl ")]
+
+
 def test_the_join_script_and_its_settings_are_shellcheck_clean(tmp_path: Path) -> None:
     files = node_files(eks_cloud_config(render_user_data(config("aws")), eks_node()))
     for index, path in enumerate(["/usr/local/sbin/gpufleet-eks-join", "/etc/gpufleet/eks.env"]):

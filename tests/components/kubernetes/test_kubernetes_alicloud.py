@@ -44,8 +44,7 @@ def test_the_node_check_reads_the_host_driver_without_the_operators_runtime_clas
         assert NODE_CHECK in spec["tolerations"]
         (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
             "nodeSelectorTerms"]
-        assert {"key": "node.kubernetes.io/instance-type", "operator": "In",
-                "values": list(group.instance_types)} in term["matchExpressions"]
+        assert {"key": "gpufleet.io/group", "operator": "In", "values": [group.name]} in term["matchExpressions"]
         check = spec["initContainers"][0]
         assert {"name": "NVIDIA_VISIBLE_DEVICES", "value": "all"} in check["env"]
         # ACK pools carry the startup taint (ACK's device plugin cannot wait for a label): the check lifts it.

@@ -101,7 +101,7 @@ def test_the_nic_policy_exposes_only_infiniband_hcas_on_infiniband_nodes_with_th
     assert resource["resourceName"] == "ib"
     assert resource["selectors"] == {"vendors": ["15b3"], "linkTypes": ["infiniband"]}
     (term,) = spec["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert term["matchExpressions"][0]["values"] == ["Standard_ND96isr_H100_v5"]
+    assert term["matchExpressions"][0] == {"key": "gpufleet.io/group", "operator": "In", "values": ["nd-h100"]}
     assert SPOT not in spec["tolerations"] and OLD_NODE_CHECK not in spec["tolerations"]
     # The policy names the version without the -<os>-<arch> suffix the operator adds to the pinned tag.
     doca = spec["ofedDriver"]

@@ -70,7 +70,7 @@ def test_mig_strategy_follows_the_profiles_devices(profile, strategy):
 
 def test_mig_nodes_carry_the_mig_manager_label_and_their_config():
     labels = sharing_labels(Group(sharing_mode="mig", mig_profile="all-1g.10gb"))
-    assert labels == {MIG_CONFIG_LABEL: "all-1g.10gb", DEVICE_PLUGIN_CONFIG_LABEL: "group-infer"}
+    assert labels == {MIG_CONFIG_LABEL: "all-1g.10gb", DEVICE_PLUGIN_CONFIG_LABEL: "mig-single"}
     assert all(LABEL_VALUE.match(v) and len(v) <= 63 for v in labels.values())
 
 
@@ -99,13 +99,28 @@ def test_the_config_map_holds_the_default_and_one_config_per_sharing_group():
     groups = [Group(), Group(name="mig", sharing_mode="mig", mig_profile="all-balanced"),
               Group(name="shared", sharing_mode="time-slicing", time_slicing_replicas=2)]
     data = config_map_data(groups)
-    assert list(data) == [DEFAULT_CONFIG_NAME, "group-mig", "group-shared"]
+    assert list(data) == [DEFAULT_CONFIG_NAME, "mig-single", "mig-mixed", "group-shared"]
     assert all(CONFIG_MAP_KEY.match(key) for key in data)
     for text in data.values():
         _plugin_accepts(yaml.safe_load(text))
-    assert yaml.safe_load(data["group-mig"])["flags"]["migStrategy"] == "mixed"
-    # A group named like the default keeps its own config.
+    assert config_name(groups[1]) == "mig-mixed"
+    assert yaml.safe_load(data["mig-mixed"])["flags"]["migStrategy"] == "mixed"
+    # A group named like the default, or like a MIG config, keeps its own config.
     assert config_name(Group(name="default")) != DEFAULT_CONFIG_NAME
+    assert config_name(Group(name="single", sharing_mode="time-slicing", time_slicing_replicas=2)) != "mig-single"
+
+
+@pytest.mark.parametrize(("before", "after"), [("all-balanced", "all-1g.10gb"), ("all-1g.10gb", "all-balanced"),
+                                               ("all-balanced", None)])
+def test_a_mig_profile_change_leaves_older_nodes_the_strategy_of_their_layout(before, after):
+    """Nodes keep the layout and labels they booted with: the config their label names stays, with the strategy of
+    their layout, whatever the group's profile (or mode) is now."""
+    old = Group(sharing_mode="mig", mig_profile=before)
+    label = sharing_labels(old)[DEVICE_PLUGIN_CONFIG_LABEL]
+    now = Group(sharing_mode="mig", mig_profile=after) if after else Group()
+    data = config_map_data([now])
+    assert label in data
+    assert yaml.safe_load(data[label]) == device_plugin_config(old)
 
 
 @pytest.mark.parametrize("group", [

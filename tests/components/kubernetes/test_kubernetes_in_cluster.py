@@ -54,8 +54,7 @@ def test_efa_plugin_runs_only_on_efa_groups_nodes_through_their_taints():
     spec = pod_spec(workload(plan, "DaemonSet", "aws-efa-k8s-device-plugin"))
     (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
     assert term["matchExpressions"] == [
-        {"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["p5.48xlarge"]},
-        {"key": "gpufleet.io/node-group", "operator": "In", "values": ["h100"]},
+        {"key": "gpufleet.io/group", "operator": "In", "values": ["h100"]},
         {"key": "eks.amazonaws.com/compute-type", "operator": "NotIn", "values": ["auto"]},
     ]
     assert spec["tolerations"] == [
@@ -80,7 +79,7 @@ def test_efa_on_another_cloud_is_refused():
 def test_device_plugin_config_per_sharing_group_picked_by_node_label():
     plan = build()
     data = plan.one("ConfigMap", "nvdp-nvidia-device-plugin-configs").inputs["data"]
-    assert set(data) == {"default", config_name(SHARED)}
+    assert set(data) == {"default", "mig-single", "mig-mixed", config_name(SHARED)}
     assert yaml.safe_load(data["default"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
     assert yaml.safe_load(data[config_name(SHARED)])["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 4}]
@@ -105,11 +104,23 @@ def test_gpu_daemons_follow_every_group_and_tolerate_their_taints():
                        ("DaemonSet", "nvdp-nvidia-device-plugin-gpu-feature-discovery")):
         spec = pod_spec(workload(plan, kind, name))
         terms = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-        types = [t["matchExpressions"][0]["values"] for t in terms]
-        assert types == [["p5.48xlarge"], ["g6e.12xlarge", "g6e.24xlarge"]]
+        assert [t["matchExpressions"] for t in terms] == [
+            [{"key": "gpufleet.io/group", "operator": "In", "values": ["h100"]}],
+            [{"key": "gpufleet.io/group", "operator": "In", "values": ["l40s"]}]]
         assert DEDICATED in spec["tolerations"]
     worker = pod_spec(workload(plan, "DaemonSet", "nfd-worker"))
     assert DEDICATED in worker["tolerations"]
+
+
+def test_gpu_daemons_stay_on_nodes_whose_labels_types_or_sharing_predate_an_edit():
+    """Nodes keep what they registered with until replaced: an edited stack label, fallback type or sharing mode
+    must not move the daemons' affinity off them."""
+    edited = EFA.__class__(**{**EFA.__dict__, "labels": {**EFA.labels, "example.com/queue": "research"},
+                              "instance_types": ("p5en.48xlarge", "p5.48xlarge"), "sharing_mode": "time-slicing",
+                              "time_slicing_replicas": 2})
+    for name in ("nvdp-nvidia-device-plugin", "dcgm-exporter", "aws-efa-k8s-device-plugin"):
+        before = pod_spec(build((EFA,)).one("DaemonSet", name).inputs)["affinity"]
+        assert pod_spec(build((edited,)).one("DaemonSet", name).inputs)["affinity"] == before, name
 
 
 def test_autoscaler_resizes_each_group_by_name_with_the_image_of_the_cluster_minor():
@@ -120,6 +131,15 @@ def test_autoscaler_resizes_each_group_by_name_with_the_image_of_the_cluster_min
     assert not [arg for arg in container["command"] if arg.startswith("--node-group-auto-discovery")]
     assert container["env"] == [{"name": "AWS_REGION", "value": "us-east-1"}]
     assert "volumeMounts" not in container
+
+
+def test_autoscaler_waits_for_a_node_longer_than_its_node_check_may_hold_the_launch():
+    from components.clouds.aws.lifecycle import LAUNCH_HOOK_TIMEOUT
+
+    command = pod_spec(workload(build(), "Deployment", "cluster-autoscaler"))["containers"][0]["command"]
+    (flag,) = [arg for arg in command if arg.startswith("--max-node-provision-time=")]
+    minutes = flag.split("=")[1]
+    assert minutes.endswith("m") and int(minutes[:-1]) * 60 > LAUNCH_HOOK_TIMEOUT  # the default, 15m, is the hold
 
 
 def test_autoscaler_refuses_a_minor_the_lock_does_not_pin_and_a_group_without_its_scaling_group():

@@ -104,6 +104,9 @@ def test_cluster_autoscaler_resizes_only_the_stack_groups_through_its_pod_identi
                                   f"autoScalingGroupName/{group}"]
     reads = statements["ReadScalingGroupsAndTypes"]["Action"]
     assert all(action.split(":")[1].startswith("Describe") for action in reads)
+    # Failed launches, read to back off from a group AWS cannot fill (cloudprovider/aws/auto_scaling_groups.go).
+    assert "autoscaling:DescribeScalingActivities" in reads and statements["ReadScalingGroupsAndTypes"][
+        "Resource"] == "*"
 
 
 def policy_account(statement: dict[str, Any]) -> str:

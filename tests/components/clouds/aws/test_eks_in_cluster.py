@@ -87,12 +87,19 @@ def test_the_autoscaler_resizes_the_group_by_the_name_the_scaling_group_gets(pla
     assert f"--nodes={group['minSize']}:{group['maxSize']}:{group['name']}" in command
 
 
-def test_gpu_daemons_follow_the_group_labels_and_tolerate_its_taint(plan: PlanResult) -> None:
-    spec = kubernetes_object(plan, "DaemonSet", "aws-efa-k8s-device-plugin").inputs["spec"]["template"]["spec"]
-    (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
-    assert {"key": "example.com/pool", "operator": "In", "values": ["train"]} in term["matchExpressions"]
-    assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
-        spec["tolerations"]
+def test_gpu_daemons_follow_the_group_label_the_nodes_register_and_tolerate_its_taint(plan: PlanResult) -> None:
+    """By the label gpufleet sets (the node template the group's ASG carries names it), not the stack's labels: an
+    edited stack label would move the daemons off the nodes that registered with the old one."""
+    tags = {t["key"]: t["value"] for t in one(plan, "aws:autoscaling/group:Group").inputs["tags"]}
+    group = tags["k8s.io/cluster-autoscaler/node-template/label/gpufleet.io/group"]
+    for name in ("aws-efa-k8s-device-plugin", "nvdp-nvidia-device-plugin", "dcgm-exporter"):
+        spec = kubernetes_object(plan, "DaemonSet", name).inputs["spec"]["template"]["spec"]
+        (term,) = spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+            "nodeSelectorTerms"]
+        assert term["matchExpressions"][0] == {"key": "gpufleet.io/group", "operator": "In", "values": [group]}
+        assert not [e for e in term["matchExpressions"] if e["key"] in LABELS]
+        assert {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"} in \
+            spec["tolerations"]
 
 
 def test_the_group_sharing_and_fabric_reach_the_in_cluster_layer(shared_plan: PlanResult) -> None:
@@ -103,6 +110,15 @@ def test_the_group_sharing_and_fabric_reach_the_in_cluster_layer(shared_plan: Pl
     daemons = {r.inputs["metadata"]["name"] for r in shared_plan.resources
                if is_kubernetes(r.type) and r.inputs["kind"] == "DaemonSet"}
     assert "aws-efa-k8s-device-plugin" not in daemons  # rdma off: no EFA on the nodes
+
+
+def test_the_in_cluster_imds_reader_shares_the_nodes_network_at_hop_limit_1(plan: PlanResult) -> None:
+    """The node termination handler (IMDS mode) is the one in-cluster workload that reads IMDS: a hostNetwork pod
+    makes no extra hop, so the launch template's hop limit 1 keeps it working and every other pod out."""
+    templates = of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate")
+    assert templates and all(t.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1 for t in templates)
+    handler = kubernetes_object(plan, "DaemonSet", "aws-node-termination-handler").inputs["spec"]["template"]["spec"]
+    assert handler["hostNetwork"] is True
 
 
 @pytest.mark.parametrize("which", ["plan", "shared_plan"])

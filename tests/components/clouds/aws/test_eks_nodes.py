@@ -132,6 +132,16 @@ def test_the_settings_carry_the_cluster_dns_labels_and_taints(p5: list[RecordedR
         "team.example.com/dedicated=train:NoSchedule,nvidia.com/gpu=present:NoSchedule")
 
 
+def test_an_efa_group_lifts_containerds_locked_memory_limit_and_a_plain_group_does_not(
+        p5: list[RecordedResource]) -> None:
+    drop_in = "/etc/systemd/system/containerd.service.d/gpufleet-memlock.conf"
+    files = node_files(cloud_config(one(p5, LT))[1])
+    assert files[drop_in]["content"] == "[Service]\nLimitMEMLOCK=infinity\n"
+    assert "GPUFLEET_EKS_RESTART_CONTAINERD=true" in files["/etc/gpufleet/eks.env"]["content"]
+    plain = node_files(cloud_config(one(record("aws-infer-eks", sharing="time-slicing"), LT))[1])
+    assert drop_in not in plain and "GPUFLEET_EKS_RESTART_CONTAINERD=false" in plain["/etc/gpufleet/eks.env"]["content"]
+
+
 def test_the_vm_part_of_the_user_data_is_unchanged(p5: list[RecordedResource]) -> None:
     vm = yaml.safe_load(base64.b64decode(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
     eks = yaml.safe_load(cloud_config(one(p5, LT))[1])
@@ -162,6 +172,13 @@ def test_the_group_tells_the_autoscaler_its_labels_taints_and_resources(p5: list
     assert all(not t["propagateAtLaunch"] for t in one(p5, ASG).inputs["tags"])
 
 
+def test_a_spot_groups_template_carries_the_lifecycle_label_its_nodes_join_with(p5: list[RecordedResource]) -> None:
+    # aws-train-eks is capacity spot: every node joins with node.kubernetes.io/lifecycle=spot (IMDS), which the
+    # termination handler selects on; a mixed group's next node may be either, so its template says neither.
+    assert asg_tags(p5)[f"{TEMPLATE}/label/node.kubernetes.io/lifecycle"] == "spot"
+    assert f"{TEMPLATE}/label/node.kubernetes.io/lifecycle" not in asg_tags(record("aws-infer-eks"))
+
+
 def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
     resources = record("aws-infer-eks", sharing="time-slicing")
     tags = asg_tags(resources)
@@ -172,6 +189,14 @@ def test_time_sliced_gpus_scale_from_zero_as_replicas() -> None:
     assert f"{TEMPLATE}/resources/vpc.amazonaws.com/efa" not in tags
     assert f"{TEMPLATE}/resources/hugepages-2Mi" not in tags
     assert f"{TEMPLATE}/label/gpufleet.io/placement-group" not in tags
+
+
+def test_pods_cannot_reach_the_node_role_through_imds_and_vm_containers_still_can(p5: list[RecordedResource]) -> None:
+    # Hop limit 1: a pod outside the host network namespace is one hop too far for an IMDSv2 token.
+    assert one(p5, LT).inputs["metadataOptions"] == {"httpEndpoint": "enabled", "httpTokens": "required",
+                                                     "httpPutResponseHopLimit": 1}
+    vm = one(record("aws-train-eks", eks=False), LT).inputs["metadataOptions"]
+    assert vm["httpPutResponseHopLimit"] == 2 and vm["httpTokens"] == "required"
 
 
 def test_a_vm_group_has_no_autoscaler_tags() -> None:
