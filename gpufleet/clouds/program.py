@@ -34,6 +34,10 @@ class CloudProgram(Protocol):
         """Offline engine: the answer to an invoke from local data, or None where there is none."""
         ...
 
+    def role_names(self) -> Mapping[str, str]:
+        """The cloud's built-in role definitions' names by id, for reports; empty where a grant names its role."""
+        ...
+
 
 @cache
 def cloud_program(cloud: str) -> CloudProgram:

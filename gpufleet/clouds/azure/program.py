@@ -34,3 +34,11 @@ def mock_invoke(token: str, region: str, zones: list[str]) -> dict[str, Any] | N
     from . import mock_answers
 
     return mock_answers.invoke(token, region, zones)
+
+
+def role_names() -> Mapping[str, str]:
+    """Azure's built-in roles the stack assigns, by definition GUID (the pack's tables, which cite them)."""
+    from policies.azure.aks import AKS_ROLES
+    from policies.azure.identity import BUILT_IN_ROLES
+
+    return {**BUILT_IN_ROLES, **{guid: name for guid, (name, _) in AKS_ROLES.items()}}

@@ -8,8 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from policies.azure.aks import AKS_ROLES
-from policies.azure.identity import BUILT_IN_ROLES
+from gpufleet.clouds.program import cloud_program
 
 from ..words import resource_name
 from .model import Resource, Resources, ReviewLine, shown
@@ -23,7 +22,6 @@ AZURE_ASSIGNMENT, AZURE_DEFINITION = ("azure-native:authorization:RoleAssignment
                                       "azure-native:authorization:RoleDefinition")
 RAM_ROLE, RAM_POLICY, RAM_ATTACHED = ("alicloud:ram/role:Role", "alicloud:ram/policy:Policy",
                                       "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment")
-ROLE_NAMES = {**BUILT_IN_ROLES, **{guid: name for guid, (name, _) in AKS_ROLES.items()}}
 
 
 def _listed(value: Any) -> list[Any]:
@@ -81,7 +79,7 @@ def _role_name(rules: Resources, assignment: Resource, role_id: str) -> str:
     if definitions:
         return str((definitions[0].get("inputs") or {}).get("roleName") or resource_name(definitions[0]["urn"]))
     guid = role_id.rsplit("/", 1)[-1]
-    return ROLE_NAMES.get(guid.lower(), f"role {guid}")
+    return cloud_program("azure").role_names().get(guid.lower(), f"role {guid}")
 
 
 def _azure_scope(rules: Resources, assignment: Resource, scope: Any) -> str:

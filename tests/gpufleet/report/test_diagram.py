@@ -50,7 +50,7 @@ def test_the_fabric_storage_keys_and_endpoints_are_drawn(shipped_plans: dict[str
     assert "fabric InfiniBand x8, scale set train-h100-vmss (one placement group)" in nd
     assert "fabric eRDMA x2" in cluster_diagram(plans["alicloud-train-ebmgn8v"])
     eks = cluster_diagram(plans["aws-train-eks"])
-    assert 'API server train-eks-eks: public endpoint no, private endpoint yes"])' in eks
+    assert 'API server train-eks-eks: public endpoint yes, private endpoint yes, public ranges 203.0.113.0/24"])' in eks
 
 
 def test_the_markdown_report_carries_the_diagram() -> None:

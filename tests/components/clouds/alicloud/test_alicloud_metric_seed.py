@@ -109,9 +109,11 @@ def test_every_rule_and_the_idle_alarm_wait_for_the_seed_of_what_they_read() -> 
     assert rules and all(seed.urn in r.depends_on for r in rules) and seed.urn in alarm.depends_on
     read = {r.inputs["metric_name"] for r in rules} | {alarm.inputs["metricName"]}
     assert set(seed.inputs["metrics"]) == read
-    # Values that alarm on nothing: errors 0 (rules alarm over 0), utilisation 100 (low-util and idle act below).
-    assert {m: v for m, v in seed.inputs["metrics"].items() if m != "gpu_utilization"} == dict.fromkeys(read - {
-        "gpu_utilization"}, 0)
+    # Values that alarm on nothing: errors 0 (rules alarm over 0), utilisation 100 (low-util and idle act below),
+    # dcgm_up 1 (its rule acts below 1).
+    quiet = {"gpu_utilization", "dcgm_up"}
+    assert {m: v for m, v in seed.inputs["metrics"].items() if m not in quiet} == dict.fromkeys(read - quiet, 0)
+    assert seed.inputs["metrics"]["dcgm_up"] == 1
     assert seed.inputs["metrics"]["gpu_utilization"] == 100
     assert all(r.inputs["threshold"] == "0" or r.inputs["comparison_operator"] == "<" for r in rules)
     # The series the rules and the alarm read, in the application group they read.

@@ -100,7 +100,8 @@ def test_aws_grants_per_role_and_the_group_size_as_written() -> None:
 def test_azure_role_assignments_by_role_name_and_scope() -> None:
     found = lines_of("azure-train-aks")
     assert ("train-aks-disk-des", "Key Vault Crypto Service Encryption User on train-aks-disk-disks") in found["grants"]
-    assert ("train-aks-aks", "private API server yes, node public IPs no") in found["exposure"]
+    assert ("train-aks-aks", "private API server no, API server ranges 203.0.113.0/24, node public IPs no") in found[
+        "exposure"]
     group = read_cluster("azure-train-aks")["node_groups"][0]["size"]
     assert any(s == "train-aks-h100" and f"min {group['min']}" in d and f"max {group['max']}" in d
                for s, d in found["sizes"])
@@ -110,14 +111,17 @@ def test_alicloud_ram_policies_per_role() -> None:
     found = lines_of("alicloud-train-ebmgn8v")
     node_role = [detail for subject, detail in found["grants"] if subject == "train-node-role"]
     assert "assumed by Service ecs.aliyuncs.com" in node_role
-    assert any(d.startswith("allow cms:PutCustomMetric on *; allow ess:CompleteLifecycleAction, "
-                            "ess:SetInstanceHealth on acs:ess:") for d in node_role)
+    assert any(d.startswith("allow cms:PutCustomMetric on *; allow ess:SetInstanceHealth on acs:ess:")
+               for d in node_role)
+    gate = [detail for subject, detail in found["grants"] if subject == "train-scale-out-gate-role"]
+    assert any(d.endswith("allow ess:CompleteLifecycleAction on *") for d in gate)
     assert any(s == "train-h20-asg" and d.startswith(size_words("alicloud-train-ebmgn8v")) for s, d in found["sizes"])
 
 
 def test_the_eks_endpoint_and_pod_identities_are_shown() -> None:
     found = lines_of("aws-train-eks")
-    assert ("train-eks-eks", "public endpoint no, private endpoint yes") in found["exposure"]
+    assert ("train-eks-eks", "public endpoint yes, private endpoint yes, public ranges 203.0.113.0/24") in found[
+        "exposure"]
     assert ("train-eks-vpc-cni", "assumed by pods of service account aws-node (add-on vpc-cni)") in found["grants"]
     assert ("train-eks-cluster-autoscaler", "assumed by pods of service account kube-system/cluster-autoscaler") \
         in found["grants"]
