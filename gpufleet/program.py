@@ -94,7 +94,7 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 
 
 def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:
-    """Stop a real run of a Slurm stack until its head node and node registration are built (issue 42's next slice):
+    """Stop a real run of a Slurm stack until its head node and node registration are built:
     it would create GPU nodes that no controller schedules. The offline plan still shows the cluster's nodes."""
     if cluster.spec.scheduler.kind == "slurm":
         runtime.refuse("scheduler.kind", (

@@ -114,7 +114,7 @@ def nic_cluster_policy(ib: tuple[InClusterGroup, ...], pins: KubernetesComponent
                      "ofedDriver": {
                          "repository": doca_repository, "image": doca_image,
                          "version": doca_version(pins, os_suffix),
-                         # IBR's workaround for the module-load race (Mellanox/doca-driver-build issue 52)
+                         # IBR's workaround for the module-load race (Mellanox/doca-driver-build#52)
                          "env": [{"name": "OFED_BLACKLIST_MODULES_FILE",
                                   "value": "/host/etc/modprobe.d/blacklist-ofed-modules.conf"}],
                          "forcePrecompiled": False,

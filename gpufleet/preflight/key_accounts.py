@@ -1,4 +1,4 @@
-"""Brought keys judged against the account preflight signs in to (issue 40 item 19).
+"""Brought keys judged against the account preflight signs in to.
 
 Offline, a brought key of another account is refused only when the stack names an ARN or id of its own (its
 account is unknown otherwise: gpufleet/stackfile/keys.py). Preflight knows the account it asks (AWS STS

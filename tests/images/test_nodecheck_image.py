@@ -189,7 +189,7 @@ def test_the_image_runs_unprivileged_on_a_read_only_root_filesystem() -> None:
 
 def test_requirements_are_hash_pinned_within_the_node_extra_and_match_the_lock() -> None:
     (install,) = [rest for rest in args_of("RUN") if "pip install" in rest]
-    # /tmp/requirements.txt is the path inside the image build, not on this machine
+    # the requirements path is inside the image build, not on this machine
     assert "--require-hashes" in install.split() and "-r /tmp/requirements.txt" in install  # machine-path-ok
     assert (["images/nodecheck-image/requirements.txt"], "/tmp/requirements.txt") in copies()  # machine-path-ok
     assert all("==" in line and "--hash=sha256:" in line for line in requirements())

@@ -17,7 +17,7 @@ Sources (learn.microsoft.com/azure/aks; MicrosoftDocs/azure-aks-docs articles/ak
 - use-system-pools (@fb060ab): system pools "must contain at least two nodes" (three recommended in production) of at
   least 4 vCPUs; the CriticalAddonsOnly=true:NoSchedule taint is optional, what keeps application pods off a system
   pool. gpufleet leaves it off: this pool is the cluster's system group (scheduler.system_group), where the operators,
-  the autoscaler and job launchers run beside CoreDNS, so no pod waits on a GPU node (issue 39). GPU pools keep
+  the autoscaler and job launchers run beside CoreDNS, so no pod waits on a GPU node. GPU pools keep
   nvidia.com/gpu=present:NoSchedule.
 - azure-disk-customer-managed-keys and api-server-vnet-integration read at the same commit: "The AKS cluster identity
   needs Reader access to the DiskEncryptionSet"; Network Contributor on the API server and cluster subnets.
