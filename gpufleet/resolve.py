@@ -9,6 +9,7 @@ or whether alarms need a target created or one brought. Whether a group runs spo
 from __future__ import annotations
 
 import copy
+import re
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expe
 from .clouds.backend import NO_FABRIC, CloudBackend, FabricInUse, GroupCost, ResolvedCluster, ResolvedGroup
 from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
-from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
+from .stackfile.errors import SpecError, SpecInvalid, split_field_path
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import branches_by_tag, discriminated_union, parse_with
 
@@ -121,10 +122,11 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
 
 def _checks_despite(raw: Any, errors: list[SpecError], catalog: Catalog | None, lock: Lock | None) -> list[SpecError]:
     """The checks' findings on the rest of a stack whose fields failed validation, so one run reports every
-    problem (a bad vpc_id does not hide a size the checks refuse): the failing fields are left out and the rest
-    is resolved again; findings in a section that lost a field are dropped (they would judge what the stack did
-    not say). Nothing when a failing field cannot be left out."""
-    trimmed, sections = copy.deepcopy(raw), set()
+    problem (a bad vpc_id does not hide a size the checks refuse, a bad `rdma` not the group's zone): the failing
+    fields are left out and the rest is resolved again. A left-out field reads as its default there, so a finding
+    that may judge it is dropped: one at, under or above it, or whose message names it. Nothing when a failing
+    field cannot be left out (a required one is missing)."""
+    trimmed, removed = copy.deepcopy(raw), []
     for error in errors:
         parts = split_field_path(error.path) or []
         parent: Any = trimmed
@@ -134,10 +136,18 @@ def _checks_despite(raw: Any, errors: list[SpecError], catalog: Catalog | None, 
         if not parts or not isinstance(parent, dict) or parts[-1] not in parent:
             return []
         del parent[parts[-1]]
-        sections.add(field_path("", tuple(parts[:2] if len(parts) > 1 and isinstance(parts[1], int) else parts[:1])))
+        removed.append(parts)
     try:
         resolve_cluster(trimmed, catalog, lock)
     except SpecInvalid as invalid:
-        return [e for e in invalid.errors
-                if not any(e.path == s or e.path.startswith((f"{s}.", f"{s}[")) for s in sections)]
+        return [e for e in invalid.errors if not any(_may_judge(e, parts) for parts in removed)]
     return []
+
+
+def _may_judge(finding: SpecError, removed: list[str | int]) -> bool:
+    """Whether `finding` may come of the default that stands in for the left-out field `removed`."""
+    path = split_field_path(finding.path) or []
+    if path[:len(removed)] == removed or removed[:len(path)] == path:
+        return True
+    leaf = str(removed[-1])
+    return re.search(rf"(?<![\w-]){re.escape(leaf)}(?![\w-])", finding.message, re.IGNORECASE) is not None
