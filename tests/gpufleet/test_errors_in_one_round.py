@@ -40,13 +40,21 @@ CRAFTED = {
         "node_groups": [{"name": "h20", "instance_types": ["ecs.ebmgn8v.48xlarge"],
                          "size": {"min": 0, "desired": 1, "max": 2}, "rdma": "sometimes", "zone": "cn-wulanchabu-z"}],
     }, ["tags", "node_groups[0].rdma", "node_groups[0].zone", "alicloud:region"]),
+    # A group without its required instance_types is left out whole: the next group's check keeps its index.
+    "aws, a required field missing": ({"aws:region": "us-east-1"}, {
+        "extends": "aws-train-p5",
+        "storage": {"root_volume_gb": "lots"},
+        "node_groups": [{"name": "h100", "size": {"min": 0, "desired": 2, "max": 16}},
+                        {"name": "h100b", "instance_types": ["p5.48xlarge"],
+                         "size": {"min": 0, "desired": 2, "max": 1}}],
+    }, ["storage.root_volume_gb", "node_groups[0].instance_types", "node_groups[1].size"]),
 }
 
 
 @pytest.mark.parametrize("cloud", sorted(CRAFTED))
 def test_every_error_of_a_file_in_one_round(stacks_dir: Path, cloud: str) -> None:
     provider, cluster, paths = CRAFTED[cloud]
-    code, err = _plan(stacks_dir, f"four-{cloud}", provider, cluster)
+    code, err = _plan(stacks_dir, "crafted", provider, cluster)
     assert code == 2, err
     named = {line.strip().partition(": ")[0] for line in err.splitlines() if line.startswith("  ")}
     assert set(paths) <= named, err
