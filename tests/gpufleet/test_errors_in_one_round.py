@@ -70,3 +70,13 @@ def test_a_check_that_would_judge_the_left_out_field_is_not_reported(stacks_dir:
     code, err = _plan(stacks_dir, "left-out", {"aws:region": "us-east-1"}, cluster)
     assert code == 2, err
     assert "node_groups[0].rdma:" in err and "RDMA" not in err.replace("node_groups[0].rdma:", ""), err
+
+
+def test_an_image_stacks_checks_run_beside_its_model_errors(stacks_dir: Path) -> None:
+    (stacks_dir / "Pulumi.images-crafted.yaml").write_text(json.dumps({"config": {
+        "aws:region": "us-east-1",
+        "gpufleet:images": {"extends": "aws-images", "regions": ["us-east-1", "mars-9"], "tags": {"team": 5}}}}))
+    result = CliRunner().invoke(cli.app, ["plan", "--stack", "images-crafted", "--stacks-dir", str(stacks_dir)])
+    assert result.exit_code == 2, result.stderr
+    assert "  tags: 'team': 5 is not text" in result.stderr  # the model
+    assert "  regions[1]: 'mars-9' is not an AWS region name" in result.stderr  # a check of the validated spec
