@@ -11,6 +11,7 @@ from typing import Any
 
 from .clouds.backend import ResolvedCluster
 from .clouds.lookup import backend
+from .clouds.registry import CLOUDS
 from .resolve import resolve_cluster
 from .stackfile.checks import stack_accounts
 from .stackfile.errors import SpecError, SpecInvalid
@@ -26,28 +27,41 @@ def prepare(config: Mapping[str, Any]) -> Prepared:
     for key in (CLUSTER_KEY, IMAGES_KEY):
         if config.get(key) is not None and not isinstance(config[key], dict):
             raise SpecInvalid([SpecError(key, "must be a map of fields (see `gpufleet schema`)")])
-    prepared: Prepared
     if config.get(CLUSTER_KEY) is not None and config.get(IMAGES_KEY) is not None:
         # One stack is one thing: a second section would sit in the file unbuilt and unjudged.
         raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build), "
                                                "not both")])
-    if config.get(CLUSTER_KEY) is not None:
-        prepared = resolve_cluster(config[CLUSTER_KEY])
-        cloud, region, field = prepared.spec.cloud, prepared.spec.region, f"{CLUSTER_KEY}.region"
-    elif config.get(IMAGES_KEY) is not None:
-        prepared = validate_images(config[IMAGES_KEY])
-        cloud, region, field = prepared.cloud, prepared.regions[0], f"{IMAGES_KEY}.regions[0]"
-    else:
+    key = CLUSTER_KEY if config.get(CLUSTER_KEY) is not None else IMAGES_KEY
+    if config.get(key) is None:
         raise SpecInvalid([SpecError("config", f"set {CLUSTER_KEY} (a cluster) or {IMAGES_KEY} (an image build)")])
-    # The provider deploys where its own region key says: a different one would build the cluster elsewhere.
-    key = backend(cloud).region_key
-    given = config.get(key)
-    if given is not None and given != region:
-        raise SpecInvalid([SpecError(key, f"is {given!r} but {field} is {region!r}; set both to the same region")])
-    problems = provider_account_problems(prepared, provider_accounts(config))
+    try:
+        prepared: Prepared = resolve_cluster(config[key]) if key == CLUSTER_KEY else validate_images(config[key])
+    except SpecInvalid as invalid:
+        # The provider's region is judged too, so a file's errors come in one round.
+        raise SpecInvalid([*invalid.errors, *_provider_region_problems(config, key)]) from None
+    accounts = provider_account_problems(prepared, provider_accounts(config))
+    problems = [*_provider_region_problems(config, key), *accounts]
     if problems:
         raise SpecInvalid(problems)
     return prepared
+
+
+def _provider_region_problems(config: Mapping[str, Any], key: str) -> list[SpecError]:
+    """The provider deploys where its own region key says: a different one would build the stack elsewhere. Read off
+    the section as written, so it is judged whether or not the rest validates."""
+    section = config[key]
+    cloud, region = section.get("cloud"), section.get("region")
+    field = f"{key}.region"
+    if key == IMAGES_KEY:
+        regions = section.get("regions")
+        region, field = (regions[0] if isinstance(regions, list) and regions else None), f"{key}.regions[0]"
+    if cloud not in CLOUDS or not isinstance(region, str):
+        return []
+    region_key = backend(cloud).region_key
+    given = config.get(region_key)
+    if given is not None and given != region:
+        return [SpecError(region_key, f"is {given!r} but {field} is {region!r}; set both to the same region")]
+    return []
 
 
 def provider_account_problems(prepared: Prepared, accounts: frozenset[str]) -> list[SpecError]:

@@ -17,19 +17,35 @@ from .lock import load_lock
 from .stackfile import CLUSTER_KEY, SpecError, SpecInvalid, load_stack, stack_names, stack_path
 from .stackfile.models import NAME_PATTERN
 
+# The shell variable the zone lookup sets and the settings read: the zone's name in the user's own account.
+ZONE_VARIABLE = "zone"
+ZONE = f"${ZONE_VARIABLE}"
+
 
 @dataclass(frozen=True)
 class ForkLine:
     template: str
     settings: tuple[str, ...]
-    """`path=value` overrides, in the order `gpufleet fork --set` takes them."""
+    """`path=value` overrides, in the order `gpufleet fork --set` takes them; ZONE stands for the looked-up name."""
     notes: tuple[str, ...]
+    zone_lookup: str | None = None
+    """The command printing the priced zone's name in the account signed in, run first into ZONE_VARIABLE."""
 
     def command(self, new: str, multiline: bool = False) -> str:
-        """The shell command line; with multiline, one `--set` a line (backslash continued)."""
+        """The shell command line; with multiline, one `--set` a line (backslash continued). With a zone lookup the
+        fork runs only once the lookup has answered (`&&`)."""
         head = shlex.join(["gpufleet", "fork", self.template, new])
-        sets = [f"--set {shlex.quote(setting)}" for setting in self.settings]
-        return (" \\\n    " if multiline else " ").join([head, *sets])
+        sets = [f"--set {_shell_word(setting)}" for setting in self.settings]
+        fork = (" \\\n    " if multiline else " ").join([head, *sets])
+        if self.zone_lookup is None:
+            return fork
+        return f"{ZONE_VARIABLE}=$({self.zone_lookup}) &&" + (" \\\n" if multiline else " ") + fork
+
+
+def _shell_word(setting: str) -> str:
+    """One shell word: quoted literally, or in double quotes where it reads ZONE (settings that do are written
+    here, with nothing else a shell expands)."""
+    return f'"{setting}"' if ZONE in setting else shlex.quote(setting)
 
 
 def _clusters(stacks_dir: Path) -> dict[str, dict[str, Any]]:
@@ -114,6 +130,17 @@ def fork_line(row: QuoteRow, new: str, capacity: Capacity, stacks_dir: Path) -> 
         notes.append(f"{new!r} is no cluster name (lower-case letters, digits, dashes): add --set name=...")
     if template.get("region") != row.region:
         settings.append(f"region={row.region}")
+    lookup = backend(row.cloud).zone_name_lookup(row.region, row.zone_id) if row.zone_id is not None else None
+    if lookup is not None:
+        # The price is of one zone, named by its ID: the fork holds the group there, under the name the zone has in
+        # the account the cloud's CLI is signed in to.
+        settings.append(f"network.zones=[{ZONE}]")
+        if group.get("zone") is not None:
+            settings.append(f"node_groups[0].zone={ZONE}")
+        notes.append(f"the spot price is of zone {row.zone_id}; zone names differ per account, so the command first "
+                     f"reads its name in the account your {row.cloud} CLI is signed in to: sign in to the account "
+                     "you deploy to (an account that lacks the zone answers None, which fork refuses)")
+    elif template.get("region") != row.region:
         zones = _zones(row, template, clusters, rdma=group.get("rdma") == "required")
         if zones == []:
             notes.append(f"no zone of {row.region} is known here: add --set network.zones=[...] with yours")
@@ -142,4 +169,4 @@ def fork_line(row: QuoteRow, new: str, capacity: Capacity, stacks_dir: Path) -> 
             settings.append("budget.alert_at_percent=[]")
         notes.append(f"{row.instance_type} has no catalog price in {row.region}: give your rate under prices: "
                      "and a budget before deploying")
-    return ForkLine(template=template_name, settings=tuple(settings), notes=tuple(notes))
+    return ForkLine(template=template_name, settings=tuple(settings), notes=tuple(notes), zone_lookup=lookup)

@@ -8,7 +8,6 @@ or whether alarms need a target created or one brought. Whether a group runs spo
 
 from __future__ import annotations
 
-import copy
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +17,8 @@ from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expe
 from .clouds.backend import NO_FABRIC, CloudBackend, FabricInUse, GroupCost, ResolvedCluster, ResolvedGroup
 from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
-from .stackfile.errors import SpecError, SpecInvalid, field_path, split_field_path
+from .stackfile.errors import SpecInvalid
+from .stackfile.left_out import findings_despite
 from .stackfile.models import ClusterSpec, NodeGroup
 from .stackfile.validate import branches_by_tag, discriminated_union, parse_with
 
@@ -103,7 +103,8 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     try:
         spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
     except SpecInvalid as invalid:
-        raise SpecInvalid([*invalid.errors, *_checks_despite(raw, invalid.errors, catalog, lock)]) from None
+        rest = findings_despite(raw, invalid.errors, lambda trimmed: resolve_cluster(trimmed, catalog, lock))
+        raise SpecInvalid([*invalid.errors, *rest]) from None
     catalog = catalog or load_catalog()
     cloud = backend(spec.cloud)
     resolved = ResolvedCluster(
@@ -117,27 +118,3 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     if errors:
         raise SpecInvalid(errors)
     return resolved
-
-
-def _checks_despite(raw: Any, errors: list[SpecError], catalog: Catalog | None, lock: Lock | None) -> list[SpecError]:
-    """The checks' findings on the rest of a stack whose fields failed validation, so one run reports every
-    problem (a bad vpc_id does not hide a size the checks refuse): the failing fields are left out and the rest
-    is resolved again; findings in a section that lost a field are dropped (they would judge what the stack did
-    not say). Nothing when a failing field cannot be left out."""
-    trimmed, sections = copy.deepcopy(raw), set()
-    for error in errors:
-        parts = split_field_path(error.path) or []
-        parent: Any = trimmed
-        for part in parts[:-1]:
-            fits = isinstance(parent, dict) and part in parent or isinstance(parent, list) and isinstance(part, int)
-            parent = parent[part] if fits and (isinstance(parent, dict) or part < len(parent)) else None
-        if not parts or not isinstance(parent, dict) or parts[-1] not in parent:
-            return []
-        del parent[parts[-1]]
-        sections.add(field_path("", tuple(parts[:2] if len(parts) > 1 and isinstance(parts[1], int) else parts[:1])))
-    try:
-        resolve_cluster(trimmed, catalog, lock)
-    except SpecInvalid as invalid:
-        return [e for e in invalid.errors
-                if not any(e.path == s or e.path.startswith((f"{s}.", f"{s}[")) for s in sections)]
-    return []

@@ -18,6 +18,12 @@ class Price(StrictModel):
 
     on_demand: float | None = Field(None, description="USD per hour; null where the source left it empty")
     spot: float | None = Field(None, description="USD per hour; null where none is published")
+    spot_zone_id: str | None = Field(
+        None, pattern=r"^[a-z]+\d+-az\d+$",
+        description="the AZ ID whose figure `spot` is, where the cloud prices spot per zone (AWS: use1-az1). An AZ ID "
+        "is the same zone in every account; a zone name (us-east-1a) maps to a different one per account (AWS, "
+        "Regions and Availability Zones, AZ IDs: docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html)",
+    )
     offered: bool = Field(
         True, description="false: the source lists the type in other regions but not in this one (no prices then)"
     )
@@ -29,6 +35,8 @@ class Price(StrictModel):
         # A zero or leftover figure for a type the region does not sell would read as a real price.
         if not self.offered and (self.on_demand is not None or self.spot is not None):
             raise ValueError("offered: false takes no on_demand or spot price")
+        if self.spot_zone_id is not None and self.spot is None:
+            raise ValueError("spot_zone_id names the zone of a spot price: set spot too, or drop it")
         return self
 
 

@@ -44,6 +44,8 @@ class QuoteRow:
     one_fabric_group: bool | None
     """False where the nodes exceed the cloud's cap on one RDMA group; None where the cloud has no such cap."""
     notes: tuple[str, ...] = ()
+    zone_id: str | None = None
+    """The AZ ID the expected price is of, where the cloud prices spot per zone (AWS); None: a regional price."""
 
     @property
     def priced(self) -> bool:
@@ -137,6 +139,8 @@ def _row(catalog: Catalog, inst: InstanceType, region: str, count: int, capacity
         notes.append(f"unpriced: {why or f'the catalog has no {inst.cloud} price for {region}'}")
     elif capacity == "spot" and price is not None and price.spot is None:
         notes.append("no spot price published: expected at the on-demand price")
+    # AWS spot is priced per zone: the row is for the zone the figure is of, by its ID (names differ per account).
+    zone_id = price.spot_zone_id if capacity == "spot" and price is not None and price.spot is not None else None
     group = backend(inst.cloud).fabric_group(inst)
     one_group: bool | None = None
     if group is not None:
@@ -153,7 +157,7 @@ def _row(catalog: Catalog, inst: InstanceType, region: str, count: int, capacity
         fabric=inst.fabric.kind, fabric_gbps=inst.fabric.gbps,
         on_demand_usd=_rounded(on_demand), expected_usd=_rounded(expected),
         price_source=price.source if price is not None else None, price_date=price.date if price is not None else None,
-        one_fabric_group=one_group, notes=tuple(notes),
+        one_fabric_group=one_group, notes=tuple(notes), zone_id=zone_id,
     )
 
 

@@ -29,6 +29,9 @@ def diff(
     fmt: Annotated[DiffFormat, typer.Option("--format", help="table for people, json for machines, markdown for "
                                                             "a pull request.")] = DiffFormat.table,
     stacks_dir: StacksDir = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", min=1, help="Plan the work tree's stacks in up to N worker processes (default: half the CPUs; the "
+                              "base's plans take the rest; 1: in this one).")] = None,
 ) -> None:
     """Plan each stack at git ref BASE (with BASE's code and stacks) and in the work tree, offline, and print
     per stack: resources added, removed and changed (input paths, before -> after, secrets masked), GPU and
@@ -55,7 +58,7 @@ def diff(
     stacks_dir = project_stacks(stacks_dir)
     try:
         report = diff_against(project_root(stacks_dir), base, [stack] if stack is not None else None, progress,
-                              stacks_dir)
+                              stacks_dir, jobs)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     if fmt is DiffFormat.json:

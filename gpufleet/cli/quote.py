@@ -71,14 +71,14 @@ def quote(
         data = result.to_json()
         if line is not None and fork is not None:
             data["fork"] = {"row": number, "template": line.template, "settings": list(line.settings),
-                            "command": line.command(fork), "notes": list(line.notes)}
+                            "zone_lookup": line.zone_lookup, "command": line.command(fork), "notes": list(line.notes)}
         emit_json(data)
         return
     _print_table(result, EXPECTED_RULE[capacity.value])
     if line is not None and fork is not None:
         chosen = result.rows[number - 1]
-        out.print(f"\nfork of row {number} ({escape(chosen.instance_type)} in {escape(chosen.region)}):",
-                  highlight=False)
+        where = chosen.region + (f", zone {chosen.zone_id}" if chosen.zone_id else "")
+        out.print(f"\nfork of row {number} ({escape(chosen.instance_type)} in {escape(where)}):", highlight=False)
         out.print(escape(line.command(fork, multiline=True)), highlight=False, soft_wrap=True)
         for note in line.notes:
             out.print(f"note: {escape(note)}", highlight=False)
@@ -87,18 +87,21 @@ def quote(
 def _print_table(result: Any, rule: str) -> None:
     from ..report.tables import table
 
+    # The zone ID column only where a row is priced per zone (AWS spot): the price is that zone's, by its ID.
+    zoned = any(r.zone_id for r in result.rows)
     # The file and commit only: the spot AZ detail of each source is in --format json.
     rows = [
-        (number, r.cloud, r.instance_type, r.region, f"{r.nodes} x {r.gpus_per_node}", _fabric(r),
-         _usd(r.on_demand_usd), _usd(r.expected_usd), _group(r),
+        (number, r.cloud, r.instance_type, r.region, *([r.zone_id or "-"] if zoned else []),
+         f"{r.nodes} x {r.gpus_per_node}", _fabric(r), _usd(r.on_demand_usd), _usd(r.expected_usd), _group(r),
          f"{r.price_source.split(';')[0]} ({r.price_date})" if r.price_source else "-", "; ".join(r.notes))
         for number, r in enumerate(result.rows, start=1)
     ]
     title = (f"{result.count} x {result.gpu} ({result.capacity}): USD/h for all nodes, cheapest first, unpriced last; "
              f"{rule}")
-    out.print(table(title, ["#", "cloud", "type", "region", "nodes x GPUs", "fabric", "on-demand", "expected",
+    zone = ["zone ID"] if zoned else []
+    out.print(table(title, ["#", "cloud", "type", "region", *zone, "nodes x GPUs", "fabric", "on-demand", "expected",
                             "one group", "price source (read)", "notes"], rows,
-                    key=("#", "cloud", "type", "region"),
+                    key=("#", "cloud", "type", "region", *zone),
                     minor=("price source (read)", "one group", "fabric", "notes")))
     for pair in result.not_offered:
         out.print(f"not offered: {escape(pair)}", highlight=False)

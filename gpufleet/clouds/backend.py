@@ -92,6 +92,11 @@ class CloudBackend(Protocol):
         names do not follow from the region."""
         ...
 
+    def zone_name_lookup(self, region: str, zone_id: str) -> str | None:
+        """A shell command printing the name zone `zone_id` of `region` has in the account signed in, where the
+        catalog prices a zone by an ID and the stack names zones per account; None where no price is per zone."""
+        ...
+
 
 class BackendDefaults:
     """What the clouds share; a backend overrides what differs and supplies the rest of CloudBackend."""
@@ -112,6 +117,9 @@ class BackendDefaults:
         return None
 
     def default_zone(self, region: str) -> str | None:
+        return None
+
+    def zone_name_lookup(self, region: str, zone_id: str) -> str | None:
         return None
 
     def priced_type(self, spec: ClusterSpec, group: NodeGroup,

@@ -42,15 +42,17 @@ class StackOutcome:
     error: str | None
 
 
-def plan_one(stacks_dir: Path, name: str) -> StackOutcome:
-    """Plan stack NAME of stacks_dir; never raises for the stack's sake (exit 2 invalid, exit 3 internal)."""
+def plan_one(stacks_dir: Path, name: str, digest_key: str | None = None) -> StackOutcome:
+    """Plan stack NAME of stacks_dir; never raises for the stack's sake (exit 2 invalid, exit 3 internal). With
+    `digest_key`, its plan shows each secret as its digest under that key (`gpufleet diff` compares them)."""
     # Imported here: a parent that only hands stacks to workers never loads the engine and the provider SDKs.
     from .planner import EXIT_INVALID, plan_stack
 
     path = stack_path(stacks_dir, name)
     try:
         result = plan_stack(path, stacks_dir)
-        outcome = StackOutcome(name, path, result.exit_code, result.to_json(), None)
+        plan = result.to_json(digest_key=digest_key.encode() if digest_key is not None else None)
+        outcome = StackOutcome(name, path, result.exit_code, plan, None)
     except SpecInvalid as invalid:
         outcome = StackOutcome(name, path, EXIT_INVALID, None, str(invalid))
     except Exception as exc:  # one stack's internal error is that stack's exit 3, not the batch's end
@@ -59,12 +61,14 @@ def plan_one(stacks_dir: Path, name: str) -> StackOutcome:
     return outcome
 
 
-def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None) -> Iterator[StackOutcome]:
-    """Plan `names` of stacks_dir with up to `workers` processes (default: the CPU count), yielding in order."""
+def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None,
+                digest_key: str | None = None) -> Iterator[StackOutcome]:
+    """Plan `names` of stacks_dir with up to `workers` processes (default: the CPU count), yielding in order;
+    secrets as digests under `digest_key` where one is given (plan_one)."""
     workers = min(workers or os.cpu_count() or 1, len(names))
     if workers < 2 or len(names) < PARALLEL_FROM:
         for name in names:
-            yield plan_one(stacks_dir, name)
+            yield plan_one(stacks_dir, name, digest_key)
         return
     queues = _by_provider(stacks_dir, names)
     pools = [_pool(1) for _ in range(workers)]
@@ -73,14 +77,14 @@ def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None) 
     last: list[tuple[str, ...] | None] = [None] * workers
     try:
         for worker in range(workers):
-            _dispatch(pools, worker, last, queues, running, stacks_dir)
+            _dispatch(pools, worker, last, queues, running, stacks_dir, digest_key)
         for name in names:
             while name not in done:
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     worker, planned = running.pop(future)
                     done[planned] = _result(future, stacks_dir, planned)
-                    _dispatch(pools, worker, last, queues, running, stacks_dir)
+                    _dispatch(pools, worker, last, queues, running, stacks_dir, digest_key)
             yield done.pop(name)
     finally:
         for pool in pools:
@@ -108,7 +112,7 @@ def _providers(path: Path) -> tuple[str, ...]:
 
 def _dispatch(pools: list[ProcessPoolExecutor], worker: int, last: list[tuple[str, ...] | None],
               queues: dict[tuple[str, ...], deque[str]], running: dict[Future[StackOutcome], tuple[int, str]],
-              stacks_dir: Path) -> None:
+              stacks_dir: Path, digest_key: str | None) -> None:
     """Give `worker` its next stack: one of the provider it planned last while any is left (its SDK modules are
     loaded), else one of the provider with the most stacks left that no other worker is on, else of the most."""
     left = {key: queue for key, queue in queues.items() if queue}
@@ -121,10 +125,10 @@ def _dispatch(pools: list[ProcessPoolExecutor], worker: int, last: list[tuple[st
     last[worker] = key
     name = left[key].popleft()
     try:
-        future = pools[worker].submit(plan_one, stacks_dir, name)
+        future = pools[worker].submit(plan_one, stacks_dir, name, digest_key)
     except BrokenProcessPool:  # the worker died planning its last stack (see _result): a fresh one takes over
         pools[worker] = _pool(1)
-        future = pools[worker].submit(plan_one, stacks_dir, name)
+        future = pools[worker].submit(plan_one, stacks_dir, name, digest_key)
     running[future] = (worker, name)
 
 
@@ -137,7 +141,7 @@ def _start_worker() -> None:
     collector.skip_collection_at_exit()
 
 
-def _result(future: Future[StackOutcome], stacks_dir: Path, name: str) -> StackOutcome:
+def _result(future: Future[StackOutcome], stacks_dir: Path, name: str, digest_key: str | None = None) -> StackOutcome:
     try:
         return future.result()
     except BrokenProcessPool:
@@ -145,7 +149,7 @@ def _result(future: Future[StackOutcome], stacks_dir: Path, name: str) -> StackO
         # it left unplanned is planned again in a process of its own, so only the one that kills it fails.
         with _pool(1) as alone:
             try:
-                return alone.submit(plan_one, stacks_dir, name).result()
+                return alone.submit(plan_one, stacks_dir, name, digest_key).result()
             except BrokenProcessPool:
                 return StackOutcome(
                     name, stack_path(stacks_dir, name), EXIT_INTERNAL, None,

@@ -1,8 +1,9 @@
 """`gpufleet diff`: plan stacks at a base git ref and in the work tree, and compare them stack by stack.
 
-The work tree is the project whose code is running (its `stacks/`, planned in this process as `gpufleet
-plan` does); the base is the same project exported at the ref and planned by the ref's own code
-(git_base.py). Base plans run in worker threads, each a subprocess, while this process plans the work tree.
+The work tree is the project whose code is running (its `stacks/`, planned by this code as `gpufleet plan`
+does); the base is the same project exported at the ref and planned by the ref's own code
+(git_base.py). Base plans run in worker threads, each a subprocess, while the work tree's are planned as `plan
+--all` plans them (batch.py: worker processes, outcomes in the order asked).
 """
 
 from __future__ import annotations
@@ -10,16 +11,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from secrets import token_hex
 from typing import Any
 
-from ..stackfile import SpecError, SpecInvalid, stack_names, stack_path
+from ..stackfile import SpecError, SpecInvalid, stack_names
+from .batch import StackOutcome, plan_stacks
 from .compare import Side, StackDiff, diff_stack
 from .git_base import EXIT_INVALID, base_stacks, exported_tree, plan_in_tree, resolve_ref
-from .planner import plan_stack
 
 EXIT_INTERNAL = 3
 Tracker = Callable[[int], AbstractContextManager[Callable[[], None]]]
@@ -56,23 +57,19 @@ def _work_tree_exit(side: Side) -> int:
     return side.exit_code if side.exit_code is not None else EXIT_INTERNAL
 
 
-def plan_work_tree(stacks_dir: Path, stack: str, digest_key: str) -> Side:
-    """Plan STACK of the work tree in this process, secrets as digests under `digest_key` as the base prints them;
-    an internal error propagates (exit 3, as plan)."""
-    path = stack_path(stacks_dir, stack)
-    if not path.is_file():
-        return Side("absent")
-    try:
-        result = plan_stack(path, stacks_dir)
-    except SpecInvalid as invalid:
-        return Side("invalid", EXIT_INVALID, error=str(invalid))
-    return Side("planned", result.exit_code, plan=result.to_json(digest_key=digest_key.encode()))
+def work_tree_side(outcome: StackOutcome) -> Side:
+    """A work tree stack's plan as one side of its diff: planned, invalid (exit 2) or error (exit 3, this stack's)."""
+    if outcome.plan is not None:
+        return Side("planned", outcome.exit_code, plan=outcome.plan)
+    return Side("invalid" if outcome.exit_code == EXIT_INVALID else "error", outcome.exit_code, error=outcome.error)
 
 
 def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: Tracker = untracked,
-                 work_stacks: Path | None = None) -> DiffReport:
+                 work_stacks: Path | None = None, jobs: int | None = None) -> DiffReport:
     """Diff STACKS (default: every stack on either side) of the project at `root`, its stack files in
-    `work_stacks` (default root/stacks), against git ref `base`, whose stack files are at the same place.
+    `work_stacks` (default root/stacks), against git ref `base`, whose stack files are at the same place. The
+    work tree's stacks are planned in up to `jobs` worker processes (default: half the CPUs, the base's
+    subprocesses take the rest; 1: in this process).
 
     SpecInvalid (exit 2) when `root` is not in a git work tree, `base` names no commit, a named stack
     exists on neither side, or the stack folder is outside the project."""
@@ -94,14 +91,18 @@ def diff_against(root: Path, base: str, stacks: list[str] | None = None, track: 
         if missing:
             raise SpecInvalid([SpecError("--stack", f"no stack {name!r} at {base} or in the work tree; known: "
                                          f"{', '.join(sorted(at_base | at_work))}") for name in missing])
-        workers = max(1, (os.cpu_count() or 2) - 1)
-        with ThreadPoolExecutor(max_workers=workers) as pool, track(len(names)) as advance:
+        # The CPUs are shared: base plans run as subprocesses from threads, work tree plans in plan --all's workers.
+        cpus = os.cpu_count() or 2
+        work_workers = jobs or max(1, cpus // 2)
+        work_names = [name for name in names if name in at_work]
+        with (ThreadPoolExecutor(max_workers=max(1, cpus - work_workers)) as pool, track(len(names)) as advance,
+              closing(plan_stacks(work_stacks, work_names, work_workers, digest_key)) as planned):
             before: dict[str, Future[Side]] = {
                 name: pool.submit(plan_in_tree, tree, name, digest_key, in_project) for name in names if name in at_base
             }
             diffs = []
             for name in names:
-                after = plan_work_tree(work_stacks, name, digest_key)
+                after = work_tree_side(next(planned)) if name in at_work else Side("absent")
                 diffs.append(diff_stack(name, before[name].result() if name in before else Side("absent"), after))
                 advance()
     return DiffReport(base, commit, diffs)

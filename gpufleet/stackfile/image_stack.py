@@ -16,6 +16,7 @@ from ..clouds.registry import CLOUDS
 from ..lock.image_ids import is_valid_region
 from .checks import regions_of_the_cloud, retention_problem, tags_within_limits
 from .errors import SpecError, SpecInvalid
+from .left_out import findings_despite
 from .models import ImagesSpec
 from .validate import branches_by_tag, discriminated_union, parse_with
 
@@ -94,7 +95,11 @@ def _build_log_retention_kept(spec: ImagesSpec, catalog: Catalog) -> Iterator[Sp
 
 def validate_images(raw: Any, lock: Lock | None = None, catalog: Catalog | None = None) -> ImagesSpec:
     """Validate a `gpufleet:images` value; SpecInvalid lists every problem, by field."""
-    spec: ImagesSpec = parse_with(_images_adapter(), raw, CLOUDS, unknown=UNKNOWN_IMAGES_FIELD)
+    try:
+        spec: ImagesSpec = parse_with(_images_adapter(), raw, CLOUDS, unknown=UNKNOWN_IMAGES_FIELD)
+    except SpecInvalid as invalid:
+        rest = findings_despite(raw, invalid.errors, lambda trimmed: validate_images(trimmed, lock, catalog))
+        raise SpecInvalid([*invalid.errors, *rest]) from None
     if lock is None:
         from ..lock import load_lock  # read only when an image stack is validated
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shlex
 from typing import TYPE_CHECKING
 
 from components.clouds.aws.efa import addresses_per_node, interface_layout
@@ -41,6 +42,13 @@ class AwsBackend(BackendDefaults):
     def default_zone(self, region: str) -> str | None:
         # Zone names are the region code and a letter (us-west-2a); every region has an `a` zone.
         return f"{region}a"
+
+    def zone_name_lookup(self, region: str, zone_id: str) -> str | None:
+        # Spot is priced per AZ ID, the same zone in every account; network.zones takes zone names, which older
+        # regions map to zones per account (docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html).
+        # EC2 DescribeAvailabilityZones takes ZoneIds and answers each zone's ZoneName (botocore's ec2 model).
+        return shlex.join(["aws", "ec2", "describe-availability-zones", "--region", region, "--zone-ids", zone_id,
+                           "--query", "AvailabilityZones[0].ZoneName", "--output", "text"])
 
 
 BACKEND = AwsBackend()

@@ -268,3 +268,18 @@ def test_a_region_not_offered_takes_no_price(tmp_path):
     with pytest.raises(SpecInvalid) as raised:
         load_catalog.__wrapped__(_write(tmp_path, text))
     assert "offered: false takes no on_demand or spot price" in str(raised.value)
+
+
+@pytest.mark.parametrize("row", CATALOG.instances("aws"), ids=[r.name for r in CATALOG.instances("aws")])
+def test_an_aws_spot_price_names_the_az_id_it_was_read_in(row):
+    # AWS publishes spot per zone: the quote and its fork need the zone a figure is of, by its account-independent ID.
+    for region, price in row.prices.items():
+        if price.spot is not None:
+            assert price.spot_zone_id is not None and f"AZ {price.spot_zone_id}" in price.source, region
+
+
+def test_a_zone_id_without_a_spot_price_is_rejected(tmp_path):
+    from gpufleet.catalog.model import Price
+
+    with pytest.raises(pydantic.ValidationError, match="spot_zone_id names the zone of a spot price"):
+        Price(on_demand=1.0, spot=None, spot_zone_id="use1-az1", source="test", date="2026-11")

@@ -9,7 +9,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import boto3
+import botocore.session
+import jmespath
 import pytest
+from botocore import xform_name
+from moto import mock_aws
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -130,11 +135,35 @@ def test_bad_options_exit_2_naming_the_option() -> None:
     assert code == 2 and "--pick: must be a row number" in output
 
 
+def _zone_name(lookup: str) -> tuple[str, str]:
+    """Run the fork's zone lookup as the AWS CLI would, against moto's account: its operation and parameters read
+    off botocore's EC2 model (the CLI's own), its --query applied to the answer. The zone's name and region."""
+    argv = shlex.split(lookup)
+    assert argv[:2] == ["aws", "ec2"]
+    model = botocore.session.get_session().get_service_model("ec2")
+    [operation] = [name for name in model.operation_names if xform_name(name, "-") == argv[2]]
+    options = dict(zip(argv[3::2], argv[4::2], strict=True))
+    members = model.operation_model(operation).input_shape.members
+    params = {name: [options[f"--{xform_name(name, '-')}"]] for name in members
+              if f"--{xform_name(name, '-')}" in options}
+    assert set(params) == {"ZoneIds"} and options["--output"] == "text"
+    with mock_aws():
+        answer = boto3.client("ec2", region_name=options["--region"]).describe_availability_zones(**params)
+    return jmespath.search(options["--query"], answer), options["--region"]
+
+
 def fork_and_check(stacks_dir: Path, *quote_args: str) -> dict[str, Any]:
+    """Quote, then run the printed fork as a shell would: a zone lookup first (answered by moto's account, see
+    _zone_name), its name where the fork reads "$zone"."""
     data = quote_json(*quote_args, "--stacks-dir", str(stacks_dir))
-    command = shlex.split(data["fork"]["command"])
-    assert command[:2] == ["gpufleet", "fork"]
-    result = CliRunner().invoke(cli.app, [*command[1:], "--stacks-dir", str(stacks_dir)])
+    command = data["fork"]["command"]
+    if data["fork"]["zone_lookup"] is not None:
+        lookup, _, command = command.partition(" && ")
+        assert lookup == f"zone=$({data['fork']['zone_lookup']})"
+        command = command.replace("$zone", _zone_name(data["fork"]["zone_lookup"])[0])
+    argv = shlex.split(command)
+    assert argv[:2] == ["gpufleet", "fork"]
+    result = CliRunner().invoke(cli.app, [*argv[1:], "--stacks-dir", str(stacks_dir)])
     assert result.exit_code == 0, result.output  # fork validates and plans the new stack before writing it
     return data
 
@@ -192,3 +221,31 @@ def test_fork_into_a_region_without_the_profiles_image_says_so() -> None:
     assert "add us-east-2 to the image stack's regions" in note
     assert not [n for n in quote_json("--gpu", "H100", "--count", "16", "--region", "us-west-2", "--fork",
                                       "h100-west")["fork"]["notes"] if "image" in n]
+
+
+def test_a_spot_fork_lands_in_the_zone_its_price_is_of_by_id(stacks_dir: Path) -> None:
+    data = fork_and_check(stacks_dir, "--gpu", "H100", "--count", "64", "--capacity", "spot", "--cloud", "aws",
+                          "--region", "us-west-2", "--fork", "h100-spot")
+    row, fork = data["rows"][0], data["fork"]
+    price = CATALOG.get("aws", row["instance_type"]).price(row["region"])
+    assert row["zone_id"] == price.spot_zone_id == "usw2-az1"
+    name, region = _zone_name(fork["zone_lookup"])
+    assert region == row["region"]
+    cluster = load_stack(stacks_dir / "Pulumi.h100-spot.yaml")["gpufleet:cluster"]
+    assert cluster["network"]["zones"] == [name]
+    with mock_aws():
+        [zone] = boto3.client("ec2", region_name=region).describe_availability_zones(ZoneNames=[name])[
+            "AvailabilityZones"]
+    assert zone["ZoneId"] == row["zone_id"] and name != f"{region}a"  # here the priced zone is not the `a` zone
+    assert any(note.startswith("the spot price is of zone usw2-az1") for note in fork["notes"])
+    code, table = run("--gpu", "H100", "--count", "64", "--capacity", "spot", "--cloud", "aws", "--region",
+                      "us-west-2", "--fork", "h100-spot2", "--stacks-dir", str(stacks_dir))
+    assert code == 0 and "usw2-az1" in table.split("fork of row")[0] and "zone usw2-az1):" in table
+
+
+def test_regional_prices_fork_without_a_zone_lookup() -> None:
+    # On demand, and Azure spot, are priced per region: no zone to hold, so no lookup.
+    for args in (["--cloud", "aws"], ["--cloud", "azure", "--capacity", "spot"]):
+        data = quote_json("--gpu", "H100", "--count", "16", *args, "--fork", "h100")
+        assert data["fork"]["zone_lookup"] is None and not any(row["zone_id"] for row in data["rows"])
+        assert " && " not in data["fork"]["command"]

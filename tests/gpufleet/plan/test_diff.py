@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from gpufleet.catalog import load_catalog
 from gpufleet.catalog.pricing import hourly_cost
 from gpufleet.cli import app
+from gpufleet.plan import batch
 from gpufleet.plan.compare import SECRET, Side, diff_stack, secret_key
 from gpufleet.plan.diff_refs import DiffReport, diff_against
 from gpufleet.plan.engine import run_program
@@ -275,3 +276,26 @@ def test_an_invalid_work_tree_stack_exits_2_and_compares_nothing() -> None:
     shown = markdown_diff(report)
     assert "work tree: invalid:\n\n```text\nsize: needs min <= max\n```" in shown
     assert "1.00 -\\> unknown" in shown
+
+
+def test_the_work_tree_is_planned_in_workers_with_the_serial_runs_output(repo: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    names = [STACK, ADDED, REMOVED, "aws-images", "azure-images"]
+    assert len([n for n in names if n != REMOVED]) >= batch.PARALLEL_FROM
+    dispatched: list[str] = []
+    real_dispatch = batch._dispatch
+
+    def recording(pools, worker, last, queues, running, stacks_dir, digest_key) -> None:  # type: ignore[no-untyped-def]
+        before = set(running.values())
+        real_dispatch(pools, worker, last, queues, running, stacks_dir, digest_key)
+        dispatched.extend(name for _, name in set(running.values()) - before)
+
+    monkeypatch.setattr(batch, "_dispatch", recording)
+    parallel = diff_against(repo, "HEAD~1", names, jobs=2)
+    assert sorted(dispatched) == sorted(n for n in names if n != REMOVED), "the work tree was not handed to workers"
+    dispatched.clear()
+    serial = diff_against(repo, "HEAD~1", names, jobs=1)
+    assert dispatched == []
+    assert [s.stack for s in parallel.stacks] == names
+    assert json.dumps(parallel.to_json()) == json.dumps(serial.to_json())
+    assert markdown_diff(parallel) == markdown_diff(serial)

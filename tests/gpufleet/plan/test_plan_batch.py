@@ -114,7 +114,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.names: list[str] = []
 
-    def submit(self, _fn, _stacks_dir: Path, name: str) -> Future[StackOutcome]:
+    def submit(self, _fn, _stacks_dir: Path, name: str, _digest_key: str | None) -> Future[StackOutcome]:
         self.names.append(name)
         return Future()
 
@@ -130,7 +130,7 @@ def test_a_worker_keeps_to_one_provider_while_its_stacks_last(small_stacks: Path
         ("alicloud",): ["alicloud-images"]}
     pools, last, running = [_Recorder(), _Recorder()], [None, None], {}
     for worker in (0, 1, 0, 0, 1, 0):  # the order the workers come back free
-        batch._dispatch(pools, worker, last, queues, running, small_stacks)
+        batch._dispatch(pools, worker, last, queues, running, small_stacks, None)
     # The first worker takes the largest provider and stays on it; the second another, then steals what is left.
     assert pools[0].names == ["aws-0", "aws-1", "aws-2", "aws-images"]
     assert pools[1].names[0] == "azure-images" and sorted(pools[1].names) == ["alicloud-images", "azure-images"]
