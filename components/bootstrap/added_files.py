@@ -23,12 +23,12 @@ Files = dict[str, tuple[str, str]]
 """path -> (mode, text)."""
 
 
-def write_files(files: Files) -> list[dict[str, str]]:
-    """cloud-init write_files entries, each gzipped where that makes it shorter."""
+def write_files(files: Files, pack: bool = True) -> list[dict[str, str]]:
+    """cloud-init write_files entries; with `pack`, each gzipped where that makes it shorter."""
     entries = []
     for path, (mode, text) in files.items():
-        packed = _packed_file(path, text, mode)
-        entries.append(packed if len(packed["content"]) < len(text) else _file(path, text, mode))
+        packed = _packed_file(path, text, mode) if pack else None
+        entries.append(packed if packed and len(packed["content"]) < len(text) else _file(path, text, mode))
     return entries
 
 
@@ -58,10 +58,11 @@ def cloud_config_with(user_data: str, files: Files, units: Sequence[str]) -> str
 
 
 def cloud_config_of(files: Files, units: Sequence[str]) -> str:
-    """A machine's own cloud-config: `files`, then `units` enabled and started (--no-block: cloud-init's own unit
-    must not wait on units ordered after the network)."""
+    """A machine's own cloud-config: `files` as they are (the whole document is gzipped, gzip_user_data), then
+    `units` enabled and started (--no-block: cloud-init's own unit must not wait on units ordered after the
+    network)."""
     return _dump({
-        "write_files": write_files(files),
+        "write_files": write_files(files, pack=False),
         "runcmd": [["systemctl", "daemon-reload"], ["systemctl", "enable", *units],
                    ["systemctl", "start", "--no-block", *units]],
     })
