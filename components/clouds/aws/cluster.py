@@ -4,7 +4,6 @@ are children of the cluster. The Kubernetes steps (eks_steps.py) run only with `
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -14,26 +13,24 @@ from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.lock.status import image_tags
 from gpufleet.stackfile.models import ClusterSpec
 
-from ...bootstrap import render_user_data
-from ...bootstrap.for_group import group_bootstrap
-from ...bootstrap.operations import GpuMetrics, SharedMount
-from ..hooks import GroupHooks
+from ...bootstrap.operations import SharedMount
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
 from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem, SlurmHead
+from .cluster_user_data import group_user_data
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
-from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
+from .identity import AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_readers, interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, managed_node_roles, role_suffix
-from .lifecycle import group_hooks, node_check_retry_seconds
+from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup
 from .nodegroup_args import NodeGroupArgs
 from .security import node_security_group
 from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
-from .slurm_head import head_security_group, munge_secret, node_user_data, slurm_head
+from .slurm_head import head_security_group, munge_secret, slurm_head
 from .storage import cluster_key
 
 if TYPE_CHECKING:
@@ -343,7 +340,7 @@ def create_groups(
                 instance_profile_arn=identity.instance_profile_arn,
                 key_arn=key.arn,
                 root_volume_gb=spec.storage.root_volume_gb,
-                user_data=_user_data(scope, resolved_group, hooks, shared, head),
+                user_data=group_user_data(scope, resolved_group, hooks, shared, head),
                 hooks=hooks,
                 tags=scope.tags,
                 service_linked_role_arn=key.autoscaling_role_arn,
@@ -355,45 +352,6 @@ def create_groups(
         _group_operations(scope, resolved_group, node_group, alarm_target)
         groups[group.name] = node_group
     return groups
-
-
-def _user_data(
-    scope: ClusterScope, resolved_group: ResolvedGroup, hooks: GroupHooks, shared: SharedFileSystem | None,
-    head: SlurmHead | None,
-) -> pulumi.Input[str]:
-    """The group's cloud-init; with a shared file system, rendered once it is known; with Slurm, the join once the
-    head node's address is."""
-    user_data = _vm_user_data(scope, resolved_group, hooks, shared)
-    if head is None:
-        return user_data
-    return pulumi.Output.all(user_data, head.address, head.secret_arn).apply(
-        lambda v: node_user_data(scope.resolved, resolved_group, v[0], v[1], v[2]))
-
-
-def _vm_user_data(
-    scope: ClusterScope, resolved_group: ResolvedGroup, hooks: GroupHooks, shared: SharedFileSystem | None
-) -> pulumi.Input[str]:
-    """The group's VM bootstrap; with a shared file system, rendered once it is known."""
-    spec = scope.spec
-    hooked = resolved_group.spec.provisioner == "autoscaling"
-    scaling_group = resolved_group.names["scaling_group"]
-    bootstrap = group_bootstrap(
-        scope.resolved,
-        resolved_group,
-        checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
-        lifecycle=hooks.for_node(spec.region, scaling_group) if hooked else None,
-        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig")
-        if hooked
-        else 0,
-        gpu_metrics=GpuMetrics(METRICS_NAMESPACE, scaling_group, spec.region) if spec.monitoring.gpu_metrics else None,
-    )
-    if shared is None or spec.storage.shared is None:
-        return render_user_data(bootstrap)
-    # The mount needs the file system's DNS and mount names, known once it exists; rendering once with names of
-    # their full length first reports a user data over the limit before any resource.
-    render_user_data(replace(bootstrap, shared_mount=SharedMount(
-        f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, spec.storage.shared.mount)))
-    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
 
 
 def _group_operations(scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AwsNodeGroup,
