@@ -5,6 +5,7 @@
 
 munge_key_stored() {  # true when the secret has a value (a version); false also when Secrets Manager is unreachable
   local versions
+  # shellcheck disable=SC2016 # a JMESPath literal, not a shell expansion
   versions=$(aws secretsmanager describe-secret --region "$GPUFLEET_SLURM_REGION" \
     --secret-id "$GPUFLEET_MUNGE_SECRET" --query 'length(keys(VersionIdsToStages || `{}`))' --output text) &&
     [[ $versions =~ ^[1-9][0-9]*$ ]]
@@ -21,6 +22,7 @@ munge_key_store() {  # file holding the key
     --secret-binary "fileb://$1" >/dev/null
 }
 
+# shellcheck disable=SC2034 # the facts the sourcing script reads
 instance_facts() {  # sets INSTANCE_ID, INSTANCE_TYPE, ZONE and ADDRESS
   local token
   token=$(imds_token) &&
