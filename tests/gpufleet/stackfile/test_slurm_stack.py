@@ -80,6 +80,13 @@ def test_a_head_node_without_a_type_is_refused_where_the_catalog_has_no_default(
     assert "no CPU type of aws to default to" in errors_by_field(cluster)["scheduler.head_node.instance_type"]
 
 
+def test_slurm_on_aws_with_a_brought_node_security_group_is_refused() -> None:
+    cluster = slurm_cluster("aws-train-p5")
+    cluster["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0123456789abcdef0"],
+                          "security_group_id": "sg-0123456789abcdef0", "zones": ["us-east-1a"], "admin_cidrs": []}
+    assert "leave security_group_id unset" in errors_by_field(cluster)["network.security_group_id"]
+
+
 def test_a_gpu_type_as_head_node_is_refused() -> None:
     cluster = slurm_cluster(head_node={"instance_type": "p5.48xlarge"})
     assert "is a GPU type" in errors_by_field(cluster)["scheduler.head_node.instance_type"]
