@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import socket
 import subprocess
 from pathlib import Path
 
+import boto3
+import jmespath
 import pytest
 import yaml
 from conftest import shellcheck
+from moto import mock_aws
 from slurm_stacks import slurm_cluster
 
 from components.bootstrap.cloud_init import node_script
@@ -186,3 +190,19 @@ def test_a_node_of_a_type_the_group_lacks_is_not_registered(tmp_path: Path) -> N
     done = joining.run("gpufleet-slurm-join", GPUFLEET_UNITS=str(joining.root / "etc/systemd/system"))
     assert done.returncode == 1 and "no Slurm registration for p4d.24xlarge in us-east-1a" in done.stderr
 
+
+
+def test_the_key_step_tells_a_secret_without_a_value_as_secrets_manager_describes_it() -> None:
+    # slurm-aws.sh decides "make the key" or "take the stored key" from DescribeSecret, by the JMESPath query the CLI
+    # applies. Secrets Manager (moto's, through boto3's own client) leaves VersionIdsToStages out of a secret that
+    # has no value yet: the query must count that as none, not fail; GetSecretValue would only fail there.
+    query = re.search(r"--query '([^']+)'", node_script("slurm-aws.sh")).group(1)
+    with mock_aws():
+        key = boto3.client("kms", region_name="us-east-1").create_key()["KeyMetadata"]["Arn"]
+        secrets = boto3.client("secretsmanager", region_name="us-east-1")
+        arn = secrets.create_secret(Name="train-dev-munge-key", KmsKeyId=key)["ARN"]
+        assert jmespath.search(query, secrets.describe_secret(SecretId=arn)) == 0
+        with pytest.raises(secrets.exceptions.ResourceNotFoundException):
+            secrets.get_secret_value(SecretId=arn)
+        secrets.put_secret_value(SecretId=arn, SecretBinary=os.urandom(1024))
+        assert jmespath.search(query, secrets.describe_secret(SecretId=arn)) == 1
