@@ -43,6 +43,7 @@ HEAD_METADATA_HOP_LIMIT = 1
 
 
 def slurm_base(scope: ClusterScope) -> str:
+    """`<cluster>-<environment>-slurm-head`: the head node's name and its resources' prefix."""
     return f"{stack_base(scope.spec.name, scope.spec.environment)}-slurm-head"
 
 
@@ -115,6 +116,9 @@ def slurm_head(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], h
     profile = head_identity(name, spec.region, account_id, secret.arn, key_arn, groups,
                             spec.identity.permissions_boundary, scope.tags, scope.child)
     image = resolved.image
+    # Rendered once with a secret ARN of the longest form (a name of 512 characters, Secrets Manager's CreateSecret
+    # limit): a user data over EC2's cap is reported before any resource, not from inside the engine.
+    head_user_data(resolved, f"arn:aws:secretsmanager:{spec.region}:{'0' * 12}:secret:{'s' * 512}-{'0' * 6}")
     instance = aws.ec2.Instance(
         name,
         ami=image.id if image else None,
