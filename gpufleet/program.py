@@ -93,13 +93,18 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
         f"unbaked), so a real run creates nothing: {next_steps(entry.stack)}; then run it again"))
 
 
+# Clouds whose program builds Slurm's head node, munge key and node registration (components/clouds/aws/slurm_head.py).
+SLURM_BUILT = ("aws",)
+
+
 def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:
-    """Stop a real run of a Slurm stack until its head node and node registration are built:
-    it would create GPU nodes that no controller schedules. The offline plan still shows the cluster's nodes."""
-    if cluster.spec.scheduler.kind == "slurm":
+    """Stop a real run of a Slurm stack on a cloud whose head node and node registration are not built yet: it would
+    create GPU nodes that no controller schedules. The offline plan still shows the cluster's nodes."""
+    if cluster.spec.scheduler.kind == "slurm" and cluster.spec.cloud not in SLURM_BUILT:
         runtime.refuse("scheduler.kind", (
-            "slurm's head node, munge key and node registration are not built yet (only its configuration is "
-            "rendered), so a real run would create nodes no controller schedules; use kind: none until then"))
+            f"slurm's head node, munge key and node registration are not built on {cluster.spec.cloud} yet (only its "
+            f"configuration is rendered; built on {', '.join(SLURM_BUILT)}), so a real run would create nodes no "
+            "controller schedules; use kind: none until then"))
 
 
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:

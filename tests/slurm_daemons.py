@@ -18,11 +18,10 @@ from pathlib import Path
 
 from local_registry import free_port
 
-from components.slurm.gres_conf import render_gres_conf
+from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
 from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
-from components.slurm.slurm_conf import render_slurm_conf
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch")
@@ -65,11 +64,32 @@ class SlurmCluster:
     def node(self, name: str) -> str:
         return self.run("scontrol", "show", "node", name).stdout
 
-    def start_node(self, group: ResolvedGroup, instance_id: str) -> str:
-        """A dynamic slurmd of the group, registered with the rendered registration line; its node name."""
+    def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False) -> str:
+        """A dynamic slurmd of the group, registered with the rendered registration line; its node name. Configless:
+        the node has no slurm.conf of its own and fetches the head's from slurmctld (`--conf-server`), as a
+        cloud's node does (components/slurm/node_files.py)."""
         instance = group.known_types[0]
         argv = slurmd_registration(group, instance, group.zones[0], instance_id)
-        subprocess.run(argv, env=self.env, check=True, capture_output=True, text=True, timeout=30)
+        env = self.env
+        if configless:
+            argv += ["--conf-server", f"{self.site.controller_address}:{self.site.slurmctld_port}"]
+            env = {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
+            # As on a node: slurmd authenticates through munge's default socket before it has a configuration, and
+            # caches the one it fetches under /run/slurm/conf, where the node's clients (the health check's
+            # scontrol) find it. In a mount namespace of slurmd's own, the test's munged is at the first and the
+            # node's own directory at the second.
+            # The head's configuration directory is hidden there: the node has none of its own.
+            node_run = self.root / f"node-run-{instance_id}"
+            for sub in ("munge", "slurm", "etc"):
+                (node_run / sub).mkdir(parents=True, exist_ok=True)
+            if not (node_run / "munge/munge.socket.2").is_symlink():
+                (node_run / "munge/munge.socket.2").symlink_to(self.site.munge_socket)
+            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                    'mkdir -p /run/munge /run/slurm && mount --bind "$0/munge" /run/munge && '
+                    'mount --bind "$0/slurm" /run/slurm && mount --bind "$0/etc" "$1" && shift && exec "$@"',
+                    str(node_run), self.site.etc_dir, *argv]
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
+        assert done.returncode == 0, done.stderr
         name = argv[argv.index("-N") + 1]
         self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
@@ -92,10 +112,11 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
     """The rendered files, as the head node and the nodes hold them."""
     for sub in ("etc", "state", "spool", "run", "log", "programs", "dev", "munge"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    (root / "etc/slurm.conf").write_text(render_slurm_conf(cluster, site))
-    # One gres.conf serves the nodes here: every group of the test cluster has the same type.
+    # The head node's slurm.conf and gres.conf as it carries them (and serves them to configless nodes).
+    head = head_node_files(cluster, site)
+    for name in ("slurm.conf", "gres.conf"):
+        (root / f"etc/{name}").write_text(head[f"{site.etc_dir}/{name}"][1])
     instance = cluster.groups[0].known_types[0]
-    (root / "etc/gres.conf").write_text(render_gres_conf(instance, site.device_dir))
     for index in range(instance.gpu.count):
         os.mknod(root / f"dev/nvidia{index}", 0o600 | 0o020000, os.makedev(1, 3))
     health = root / "programs/health-check"

@@ -23,20 +23,19 @@ group's plain cloud-config is already within 1.5 KB of EC2's 16 KB cap, which th
 
 from __future__ import annotations
 
-import gzip
 import ipaddress
 import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 import yaml
 
 from gpufleet.stackfile.scheduler import LABEL_VALUE
 from gpufleet.yaml_libyaml import SAFE_LOADER
 
-from .cloud_init import ETC, SBIN, UNITS, _file, _LiteralDumper, _packed_file, node_script, user_data_limit
+from .added_files import add_unit, gzip_user_data
+from .cloud_init import ETC, SBIN, UNITS, _file, _LiteralDumper, _packed_file, node_script
 from .errors import BootstrapError
 
 JOIN_UNIT = "gpufleet-eks-join.service"
@@ -155,15 +154,6 @@ def _settings(node: EksNode) -> str:
     return "\n".join([*lines, *(f"{key}={shlex.quote(value)}" for key, value in values.items())]) + "\n"
 
 
-def _with_unit(runcmd: list[Any], verb: str) -> None:
-    """Append the join unit to the runcmd line `systemctl <verb> ...` (enable, start)."""
-    for line in runcmd:
-        if isinstance(line, list) and line[:2] == ["systemctl", verb]:
-            line.append(JOIN_UNIT)
-            return
-    raise BootstrapError(f"user data: no `systemctl {verb}` line to add {JOIN_UNIT} to")
-
-
 def eks_cloud_config(user_data: str, node: EksNode) -> str:
     """The group's cloud-config (as render_user_data made it) with the join added, as text."""
     if not user_data.startswith("#cloud-config\n"):
@@ -176,17 +166,13 @@ def eks_cloud_config(user_data: str, node: EksNode) -> str:
         *(_file(f"{UNITS}/{unit}.d/gpufleet-node-check.conf", KUBELET_DROP_IN, "0644") for unit in KUBELET_UNITS),
         *([_file(*CONTAINERD_MEMLOCK_DROP_IN, "0644")] if node.efa else []),
     ]
-    _with_unit(document["runcmd"], "enable")
-    _with_unit(document["runcmd"], "start")
+    add_unit(document["runcmd"], "enable", JOIN_UNIT)
+    add_unit(document["runcmd"], "start", JOIN_UNIT)
     return "#cloud-config\n" + yaml.dump(document, Dumper=_LiteralDumper, sort_keys=False, width=1000)
 
 
 def eks_user_data(user_data: str, node: EksNode, node_group: str) -> bytes:
     """The EKS node's user data: the cloud-config with the join, gzipped (mtime 0: the same bytes every render);
     BootstrapError when even compressed it is over EC2's limit."""
-    packed = gzip.compress(eks_cloud_config(user_data, node).encode(), mtime=0)
-    limit = user_data_limit("aws")
-    if len(packed) > limit:
-        raise BootstrapError(f"user data: {len(packed)} bytes gzipped is over aws's {limit}-byte user data limit "
-                             f"(node group {node_group}); shorten checkpoint_hook, labels or the fallback types")
-    return packed
+    return gzip_user_data(eks_cloud_config(user_data, node), "aws", f"node group {node_group}",
+                          "shorten checkpoint_hook, labels or the fallback types")

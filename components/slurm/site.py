@@ -8,6 +8,10 @@ from dataclasses import dataclass
 # slurm.conf.5 (22.05) SlurmctldPort / SlurmdPort: the defaults 6817 and 6818.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+# SrunPortRange (slurm.conf.5 22.05: srun's listening ports, which slurmstepd on the nodes connects back to; without
+# it an ephemeral port no firewall can name): the man page's example range, which the head node's firewall admits
+# from the nodes.
+SRUN_PORTS = (60001, 63000)
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,7 @@ class SlurmSite:
     task_plugin: str = "task/cgroup,task/affinity"
     slurmctld_port: int = SLURMCTLD_PORT
     slurmd_port: int = SLURMD_PORT
+    srun_ports: tuple[int, int] = SRUN_PORTS
 
     @property
     def health_check_program(self) -> str:

@@ -1,6 +1,9 @@
 """slurm.conf of a VM cluster, from the resolved cluster (Slurm 22.05, as Debian bookworm's slurm-wlm ships it).
 
 Settings and the man page (slurm.conf.5, 22.05.8, the installed `man 5 slurm.conf`) each relies on:
+- SlurmctldParameters=enable_configless: nodes fetch slurm.conf and gres.conf from slurmctld (`slurmd
+  --conf-server`, the configless page of 22.05), so only the head node carries them.
+- SrunPortRange: srun's ports on a fixed range the head node's firewall admits from the nodes (site.py).
 - AuthType=auth/munge: every daemon and client authenticates with the cluster's munge key.
 - SelectType=select/cons_tres: the dynamic nodes page ("Dynamic nodes are only supported with cons_tres") and GPU
   GRES allocation per job; GresTypes=gpu declares the GRES the nodes register.
@@ -55,6 +58,8 @@ def render_slurm_conf(cluster: ResolvedCluster, site: SlurmSite) -> str:
         f"SlurmctldHost={site.controller_host}({site.controller_address})",
         f"SlurmctldPort={site.slurmctld_port}",
         f"SlurmdPort={site.slurmd_port}",
+        "SlurmctldParameters=enable_configless",
+        f"SrunPortRange={site.srun_ports[0]}-{site.srun_ports[1]}",
         f"SlurmUser={site.slurm_user}",
         "AuthType=auth/munge",
         f"AuthInfo=socket={site.munge_socket}",

@@ -26,7 +26,8 @@ class HeadNode(StrictModel):
     """The machine slurmctld runs on: small, on-demand, in the cluster's network."""
 
     instance_type: str | None = Field(
-        None, description="a small CPU type of the cloud; required until the catalog lists CPU types to default to"
+        None, description="a small CPU type of the cloud; null: the catalog's default CPU type of the cloud "
+                           "(gpufleet/catalog/data/<cloud>.yaml system_types)"
     )
     disk_gb: int = Field(100, ge=30, le=16384, description="root disk (slurmctld state, logs)")
     zone: str | None = Field(None, description="one of network.zones; null: the first of them")

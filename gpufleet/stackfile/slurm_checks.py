@@ -22,6 +22,16 @@ def slurm_on(cluster: ResolvedCluster) -> bool:
     return bool(cluster.spec.scheduler.kind == "slurm")
 
 
+def head_node_type(cluster: ResolvedCluster) -> str | None:
+    """The head node's instance type: the stack's, or the cloud's default CPU type in the catalog (system_types, the
+    row the Kubernetes system group defaults to); None where neither is."""
+    head = cluster.spec.scheduler.head_node
+    if head is not None and head.instance_type is not None:
+        return head.instance_type
+    default = cluster.catalog.system_type(cluster.spec.cloud, None)
+    return default[0] if default else None
+
+
 @check
 def partitions_name_node_groups(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if not slurm_on(cluster):
@@ -53,12 +63,11 @@ def head_node_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
     if not slurm_on(cluster):
         return
     head = cluster.spec.scheduler.head_node
-    head_type = head.instance_type if head else None
+    head_type = head_node_type(cluster)
     if head_type is None:
-        # The catalog lists GPU types only: no CPU row with a source to default to, and no price to quote.
         yield SpecError("scheduler.head_node.instance_type",
-                        "the catalog has no CPU type to default to yet: set a small on-demand CPU type of the cloud "
-                        "(it runs slurmctld only)")
+                        f"the catalog has no CPU type of {cluster.spec.cloud} to default to (system_types): set a "
+                        "small on-demand CPU type of the cloud (it runs slurmctld only)")
     elif cluster.catalog.get(cluster.spec.cloud, head_type) is not None:
         yield SpecError("scheduler.head_node.instance_type",
                         f"{head_type} is a GPU type: the head node runs slurmctld only, give it a small CPU type")

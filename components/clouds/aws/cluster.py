@@ -4,7 +4,6 @@ are children of the cluster. The Kubernetes steps (eks_steps.py) run only with `
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -14,25 +13,24 @@ from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.lock.status import image_tags
 from gpufleet.stackfile.models import ClusterSpec
 
-from ...bootstrap import render_user_data
-from ...bootstrap.for_group import group_bootstrap
-from ...bootstrap.operations import GpuMetrics, SharedMount
-from ..hooks import GroupHooks
+from ...bootstrap.operations import SharedMount
 from ..scope import ClusterScope
 from .alarms import TOPIC_PUBLISHERS, alarm_topic, group_alarms, idle_scale_down
 from .budget import cost_budget
-from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem
+from .cluster_parts import AlarmTarget, ClusterKey, ClusterNetwork, NodeIdentity, SharedFileSystem, SlurmHead
+from .cluster_user_data import group_user_data
 from .eks import eks_cluster_name, eks_log_groups
 from .flow_logs import vpc_flow_log
-from .identity import METRICS_NAMESPACE, AwsNodeIdentity, NodeIdentityArgs
+from .identity import AwsNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_readers, interruption_topic
 from .key_policy import AUTOSCALING, LogGroupGrant, cluster_roles, managed_node_roles, role_suffix
-from .lifecycle import group_hooks, node_check_retry_seconds
+from .lifecycle import group_hooks
 from .network import AwsNetwork, AwsNetworkArgs
 from .nodegroup import AwsNodeGroup
 from .nodegroup_args import NodeGroupArgs
 from .security import node_security_group
 from .shared_storage import lustre_access, lustre_file_system, lustre_security_group
+from .slurm_head import head_security_group, munge_secret, slurm_head
 from .storage import cluster_key
 
 if TYPE_CHECKING:
@@ -73,14 +71,17 @@ class AwsGpuCluster(pulumi.ComponentResource):
         network = create_network(scope)
         key = create_key(scope)
         log_group = create_logs(scope, network, key.arn, account)
-        identity = create_identity(scope, log_group, account)
+        munge = munge_secret(scope, key.arn) if scope.spec.scheduler.kind == "slurm" else None
+        identity = create_identity(scope, log_group, account, munge, key.arn)
+        head = slurm_head(scope, network.subnet_ids, network.slurm_head_security_group, network.security_group_id,
+                          key.arn, munge, account) if munge and network.slurm_head_security_group else None
         kubernetes = create_kubernetes(scope, network, key.arn, identity, account)
         interruption_topic_arn = create_interruption_events(scope, key.arn)
         alarm_target = create_alarm_target(scope, key.arn, account)
         create_budget(scope, alarm_target)
         alarm_arn = alarm_target.arn if alarm_target else None
         shared = create_shared_storage(scope, network, key.arn)
-        groups = create_groups(scope, network, key, identity, alarm_arn, shared, kubernetes)
+        groups = create_groups(scope, network, key, identity, alarm_arn, shared, kubernetes, head)
         create_in_cluster(scope, kubernetes, groups)
 
         self.group_names = {n: g.group_name for n, g in groups.items()}
@@ -147,15 +148,17 @@ def create_network(scope: ClusterScope) -> ClusterNetwork:
         opts=child,
     )
     lustre_sg = lustre_security_group(name, network.vpc_id, tags, child) if spec.storage.shared else None
+    head_sg = head_security_group(scope, network.vpc_id) if spec.scheduler.kind == "slurm" else None
     if spec.network.security_group_id:
         # A brought group must let its nodes out to the file system on the Lustre ports (README, Operate).
         security_group_id = pulumi.Output.from_input(spec.network.security_group_id)
     else:
         admin = [str(c) for c in spec.network.admin_cidrs]
         security_group_id = node_security_group(
-            name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None
+            name, network.vpc_id, admin, tags, child, lustre_sg_id=lustre_sg.id if lustre_sg else None,
+            slurm_head_sg_id=head_sg.id if head_sg else None,
         ).id
-    return ClusterNetwork(network.vpc_id, network.subnet_ids, security_group_id, lustre_sg)
+    return ClusterNetwork(network.vpc_id, network.subnet_ids, security_group_id, lustre_sg, head_sg)
 
 
 def create_key(scope: ClusterScope) -> ClusterKey:
@@ -204,9 +207,11 @@ def create_logs(
     return log_group
 
 
-def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, account: pulumi.Output[str]
+def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, account: pulumi.Output[str],
+                    munge: aws.secretsmanager.Secret | None = None, key_arn: pulumi.Input[str] | None = None
                     ) -> NodeIdentity:
-    """The node role and instance profile, or the brought instance profile."""
+    """The node role and instance profile, or the brought instance profile; with Slurm, the role reads the munge
+    key's secret."""
     spec = scope.spec
     if spec.identity.instance_profile_arn:
         return NodeIdentity(pulumi.Output.from_input(spec.identity.instance_profile_arn), None)
@@ -226,6 +231,8 @@ def create_identity(scope: ClusterScope, log_group: aws.cloudwatch.LogGroup, acc
             mark_unhealthy=spec.monitoring.gpu_metrics,
             agent_tags=spec.monitoring.gpu_metrics,
             eks_cluster=eks_cluster_name(spec.name, spec.environment) if spec.scheduler.kind == "kubernetes" else None,
+            munge_secret_arn=munge.arn if munge else None,
+            munge_key_arn=key_arn if munge else None,
             tags=scope.tags,
         ),
         opts=scope.child,
@@ -309,9 +316,10 @@ def create_shared_storage(
 def create_groups(
     scope: ClusterScope, network: ClusterNetwork, key: ClusterKey, identity: NodeIdentity,
     alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None, kubernetes: EksCluster | None = None,
+    head: SlurmHead | None = None,
 ) -> dict[str, AwsNodeGroup]:
-    """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down; with Kubernetes,
-    the nodes join the cluster."""
+    """One Auto Scaling group or EC2 Fleet per node group, each with its alarms and idle scale-down; with Kubernetes
+    or Slurm, the nodes join the cluster."""
     spec, name = scope.spec, scope.name
     image = scope.resolved.image  # the spec check made sure it exists
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
@@ -332,43 +340,18 @@ def create_groups(
                 instance_profile_arn=identity.instance_profile_arn,
                 key_arn=key.arn,
                 root_volume_gb=spec.storage.root_volume_gb,
-                user_data=_user_data(scope, resolved_group, hooks, shared),
+                user_data=group_user_data(scope, resolved_group, hooks, shared, head),
                 hooks=hooks,
                 tags=scope.tags,
                 service_linked_role_arn=key.autoscaling_role_arn,
                 eks=kubernetes.control.join if kubernetes else None,
+                gzipped=head is not None,
             ),
             opts=scope.child,
         )
         _group_operations(scope, resolved_group, node_group, alarm_target)
         groups[group.name] = node_group
     return groups
-
-
-def _user_data(
-    scope: ClusterScope, resolved_group: ResolvedGroup, hooks: GroupHooks, shared: SharedFileSystem | None
-) -> pulumi.Input[str]:
-    """The group's cloud-init; with a shared file system, rendered once it is known."""
-    spec = scope.spec
-    hooked = resolved_group.spec.provisioner == "autoscaling"
-    scaling_group = resolved_group.names["scaling_group"]
-    bootstrap = group_bootstrap(
-        scope.resolved,
-        resolved_group,
-        checkpoint_grace_seconds=hooks.terminate.heartbeat_timeout,
-        lifecycle=hooks.for_node(spec.region, scaling_group) if hooked else None,
-        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig")
-        if hooked
-        else 0,
-        gpu_metrics=GpuMetrics(METRICS_NAMESPACE, scaling_group, spec.region) if spec.monitoring.gpu_metrics else None,
-    )
-    if shared is None or spec.storage.shared is None:
-        return render_user_data(bootstrap)
-    # The mount needs the file system's DNS and mount names, known once it exists; rendering once with names of
-    # their full length first reports a user data over the limit before any resource.
-    render_user_data(replace(bootstrap, shared_mount=SharedMount(
-        f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, spec.storage.shared.mount)))
-    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
 
 
 def _group_operations(scope: ClusterScope, resolved_group: ResolvedGroup, node_group: AwsNodeGroup,

@@ -22,6 +22,8 @@ class ClusterNetwork:
     """The node security group, created or brought."""
     lustre_security_group: aws.ec2.SecurityGroup | None
     """The shared file system's group; None without storage.shared."""
+    slurm_head_security_group: aws.ec2.SecurityGroup | None = None
+    """The Slurm head node's group; None unless scheduler slurm."""
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,13 @@ class AlarmTarget:
     arn: pulumi.Output[str]
     publish_policy: aws.sns.TopicPolicy | None
     """The created topic's policy that lets CloudWatch and Budgets publish; None for a brought topic."""
+
+
+@dataclass(frozen=True)
+class SlurmHead:
+    """What a Slurm cluster's nodes join with (slurm_head.py)."""
+
+    address: pulumi.Output[str]
+    """The head node's private address, slurmctld's."""
+    secret_arn: pulumi.Output[str]
+    """The munge key's secret."""

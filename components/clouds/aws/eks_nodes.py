@@ -22,6 +22,7 @@ import pulumi
 from gpufleet.catalog import InstanceType
 from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 
+from ...bootstrap.added_files import gzip_user_data
 from ...bootstrap.eks_join import EksNode, eks_user_data
 from ...bootstrap.errors import BootstrapError
 
@@ -184,9 +185,14 @@ def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | 
     placement_logical_name: the placement group's Pulumi name, which its auto-name extends by "-" and 7 characters
     (a label value holds at most 63)."""
     eks = args.eks
-    if eks is None:
-        return pulumi.Output.from_input(args.user_data).apply(lambda text: base64.b64encode(text.encode()).decode())
     name = args.group.name
+    if eks is None:
+        def encode(text: str) -> str:
+            packed = gzip_user_data(text, "aws", f"node group {name}", "shorten checkpoint_hook or the fallback "
+                                    "types") if args.gzipped else text.encode()
+            return base64.b64encode(packed).decode()
+
+        return pulumi.Output.from_input(args.user_data).apply(encode)
     if isinstance(args.user_data, str):
         placement = f"{placement_logical_name}-{'0' * 7}" if placement_logical_name else ""
         longest = _node(args, LONGEST_CLUSTER, LONGEST_ENDPOINT, LONGEST_CA, "172.20.0.0/16", placement)

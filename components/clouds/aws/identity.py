@@ -45,6 +45,10 @@ class NodeIdentityArgs:
     """The CloudWatch agent runs and resolves ${aws:AutoScalingGroupName} from the instance's tags."""
     eks_cluster: str | None = None
     """scheduler kubernetes: the EKS cluster's name; the nodes join it and pull its images (eks_node_statements)."""
+    munge_secret_arn: pulumi.Input[str] | None = None
+    """scheduler slurm: the munge key's secret, which nodes read once their check passed (slurm_identity.py)."""
+    munge_key_arn: pulumi.Input[str] | None = None
+    """scheduler slurm: the key the secret is encrypted with."""
     tags: dict[str, str] = field(default_factory=dict)
     """Tags for every resource."""
 
@@ -88,8 +92,16 @@ def _s3_key_statement(region: str, keys: list[str]) -> list[dict]:
     }]
 
 
-def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentityArgs) -> str:
-    """The node role's inline policy; `account_id` and `log_group_arn` are the resolved values of args'."""
+def group_arns(region: str, account_id: str, group_names: list[str]) -> list[str]:
+    """The ARNs of the cluster's Auto Scaling groups, any group id (it is known only once a group exists)."""
+    return [f"arn:aws:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/{group}"
+            for group in group_names]
+
+
+def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentityArgs,
+                         munge: tuple[str, str] | None = None) -> str:
+    """The node role's inline policy; `account_id`, `log_group_arn` and `munge` (the munge key's secret and key
+    ARNs, scheduler slurm) are the resolved values of args'."""
     region, group_names = args.region, args.group_names
     statements = [
         {
@@ -111,10 +123,7 @@ def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentity
         *_s3_statements(args.s3_write_prefixes, S3_WRITE_ACTIONS, "Write"),
         *_s3_key_statement(region, args.s3_kms_keys),
     ]
-    groups = [
-        f"arn:aws:autoscaling:{region}:{account_id}:autoScalingGroup:*:autoScalingGroupName/{group}"
-        for group in group_names
-    ]
+    groups = group_arns(region, account_id, group_names)
     if groups:
         statements.append(
             {
@@ -140,7 +149,24 @@ def node_policy_document(account_id: str, log_group_arn: str, args: NodeIdentity
         )
     if args.eks_cluster:
         statements += eks_node_statements(region, account_id, args.eks_cluster)
+    if munge:
+        statements += node_munge_statements(region, *munge)
     return json.dumps({"Version": "2012-10-17", "Statement": statements}, sort_keys=True)
+
+
+def key_through_secrets_manager(sid: str, region: str, key_arn: str, actions: list[str]) -> dict:
+    """`actions` on the stack key through Secrets Manager of the region only (the munge key's secret)."""
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": key_arn,
+            "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{region}.amazonaws.com"}}}
+
+
+def node_munge_statements(region: str, secret_arn: str, key_arn: str) -> list[dict]:
+    """What a node adds to read the munge key once its check passed."""
+    return [
+        {"Sid": "ReadMungeKey", "Effect": "Allow", "Action": ["secretsmanager:GetSecretValue"],
+         "Resource": secret_arn},
+        key_through_secrets_manager("MungeKeyDecrypt", region, key_arn, ["kms:Decrypt"]),
+    ]
 
 
 # What an EKS node itself needs (EKS user guide security/iam-reference/create-node-role.adoc@4d52b4d): image pulls
@@ -193,8 +219,10 @@ class AwsNodeIdentity(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-node",
             role=role.id,
-            policy=pulumi.Output.all(args.account_id, args.log_group_arn).apply(
-                lambda values: node_policy_document(values[0], values[1], args)
+            policy=pulumi.Output.all(args.account_id, args.log_group_arn, args.munge_secret_arn,
+                                     args.munge_key_arn).apply(
+                lambda values: node_policy_document(values[0], values[1], args,
+                                                    (values[2], values[3]) if values[2] else None)
             ),
             opts=child,
         )

@@ -51,3 +51,6 @@ class NodeGroupArgs:
     default AWSServiceRoleForAutoScaling."""
     eks: EksJoin | None = None
     """scheduler kubernetes: the EKS cluster the nodes join; None: a VM cluster."""
+    gzipped: bool = False
+    """The user data is gzipped whole before base64 (scheduler slurm: the join puts a p5 group past EC2's cap, as
+    the EKS join does); the EKS path gzips its own."""

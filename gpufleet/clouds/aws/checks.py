@@ -42,6 +42,17 @@ def brought_security_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
         )
 
 
+def slurm_on_a_created_group(cluster: ResolvedCluster) -> Iterator[SpecError]:
+    # The nodes' group admits slurmd from the head node's group and reaches its slurmctld and srun ports: rules
+    # gpufleet writes into the group it creates (components/clouds/aws/security.py), not into a brought one.
+    if cluster.spec.network.security_group_id and cluster.spec.scheduler.kind == "slurm":
+        yield SpecError(
+            "network.security_group_id",
+            "scheduler slurm needs the nodes' group to admit slurmd (6818) from the head node and reach its slurmctld "
+            "(6817) and srun ports, rules gpufleet adds only to the group it creates: leave security_group_id unset",
+        )
+
+
 def subnets_hold_nodes(cluster: ResolvedCluster) -> Iterator[SpecError]:
     """Only networks gpufleet creates can be sized offline; a brought subnet's size is unknown here."""
     cidr = cluster.spec.network.cidr
@@ -158,6 +169,7 @@ def budget_notifications_fit(cluster: ResolvedCluster) -> Iterator[SpecError]:
 CHECKS = (
     capacity_blocks_fixed,
     brought_security_group,
+    slurm_on_a_created_group,
     subnets_hold_nodes,
     lustre_size_offered,
     alarm_target_is_a_topic,

@@ -34,6 +34,7 @@ EC2_IDS = {
     "aws:ec2/routeTableAssociation:RouteTableAssociation": ("rtbassoc-", None),
     "aws:ec2/vpcEndpoint:VpcEndpoint": ("vpce-", "vpc-endpoint"),
     "aws:ebs/volume:Volume": ("vol-", "volume"),
+    "aws:ec2/instance:Instance": ("i-", "instance"),
 }
 
 # IAM types: (kind in the ARN, prefix of the unique id).
@@ -79,6 +80,10 @@ def _ec2(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) ->
         outputs["allocationId"] = physical
     if typ == "aws:ec2/launchTemplate:LaunchTemplate":
         outputs.update(latestVersion=1, defaultVersion=1)
+    if typ == "aws:ec2/instance:Instance":
+        # A private address as EC2 gives one: the engine cannot know the subnet's range, so a stand-in in 10/8.
+        third, fourth = (int(digest(seed + part, 2), 16) for part in ("c", "d"))
+        outputs["privateIp"] = f"10.0.{third}.{max(fourth, 4)}"
     return physical, outputs
 
 
@@ -213,6 +218,13 @@ def _lustre(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str)
                 "mountName": digest(seed + "mount", 8), "ownerId": ACCOUNT}
 
 
+def _secret(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Secrets Manager ends a secret's ARN in its name, a dash and six random characters (Secrets Manager user
+    guide, "Secret ARN"); the id is the ARN."""
+    arn = _arn("secretsmanager", region, f"secret:{_name(name, inputs, seed)}-{digest(seed + 'arn', 6)}")
+    return arn, {"arn": arn}
+
+
 def _security_group_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     rule = "sgr-" + digest(seed, 17)
     return rule, {"securityGroupRuleId": rule, "arn": _arn("ec2", region, f"security-group-rule/{rule}")}
@@ -283,6 +295,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": _eks_policy_association,
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": _eks_pod_identity,
     "aws:fsx/lustreFileSystem:LustreFileSystem": _lustre,
+    "aws:secretsmanager/secret:Secret": _secret,
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _security_group_rule,
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": _security_group_rule,
 }

@@ -29,6 +29,9 @@ def test_partitions_over_node_sets_of_the_groups(tmp_path: Path) -> None:
     ]
     assert _lines(text, "MaxNodeCount") == ["MaxNodeCount=20"]
     assert _lines(text, "SuspendTime") == ["SuspendTime=1800"]  # the default 30 minutes
+    # Nodes fetch the configuration from slurmctld; srun listens on the range the head node's firewall admits.
+    assert _lines(text, "SlurmctldParameters") == ["SlurmctldParameters=enable_configless"]
+    assert _lines(text, "SrunPortRange") == ["SrunPortRange=60001-63000"]
 
 
 @pytest.mark.parametrize(("stack", "argv_conf", "gres"), [

@@ -30,7 +30,7 @@ CASES: dict[str, tuple[str, str]] = {
     "gpufleet.program.refuse_placeholders": ("alicloud-infer-gn7i", "storage.kms_key"),
     "components.clouds.azure.cluster.refuse_without_admin_key": ("azure-infer-a100", "admin_ssh_public_key"),
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
-    "gpufleet.program.refuse_unbuilt_slurm": ("slurm-p5", "scheduler.kind"),
+    "gpufleet.program.refuse_unbuilt_slurm": ("slurm-ndh100", "scheduler.kind"),
 }
 
 
@@ -74,6 +74,7 @@ def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     cluster: dict[str, Any] = {"extends": "alicloud-train-ack", "name": "ack-bake", "image": "cuda12.8-r580"}
     write_stack(target, "ack-on-a-bake-profile", cluster, **{"alicloud:region": "cn-wulanchabu"})
     write_stack(target, "slurm-p5", slurm_cluster("aws-train-p5"))
+    write_stack(target, "slurm-ndh100", slurm_cluster("azure-train-ndh100"))
     return target
 
 
@@ -102,6 +103,12 @@ def test_the_plan_names_each_refusal_and_a_real_run_raises_it(
     # A real run stops at the first refusal the plan names, in the same words.
     first = plan.summary["refusals"][0]
     assert str(refused.value) == f"{first['field']}: {first['message']}"
+
+
+def test_slurm_on_aws_is_not_refused(stacks: Path) -> None:
+    # AWS builds the head node, the munge key's secret and the nodes' join (components/clouds/aws/slurm_head.py).
+    refusals = plan_stack(stacks / "Pulumi.slurm-p5.yaml", stacks).summary["refusals"]
+    assert "scheduler.kind" not in [r["field"] for r in refusals]
 
 
 def test_placeholders_of_every_kind_are_named(stacks: Path) -> None:

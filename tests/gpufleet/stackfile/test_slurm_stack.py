@@ -10,7 +10,9 @@ from conftest import write_stack
 from slurm_stacks import SLURM_STACKS, second_group, slurm_cluster
 from stack_errors import errors_by_field
 
+from gpufleet.catalog import Catalog
 from gpufleet.resolve import resolve_cluster
+from gpufleet.stackfile.slurm_checks import head_node_type
 
 
 @pytest.mark.parametrize("stack", sorted(SLURM_STACKS))
@@ -61,10 +63,28 @@ def test_rdma_required_groups_in_their_own_partitions_resolve() -> None:
     assert resolve_cluster(cluster).spec.scheduler.partitions == {"a": ["h100"], "b": ["h100b"]}
 
 
-def test_a_head_node_without_a_type_is_refused_until_the_catalog_has_cpu_types() -> None:
+@pytest.mark.parametrize(("stack", "default"), [("aws-train-p5", "m7i.xlarge"),
+                                                ("azure-train-ndh100", "Standard_D4s_v5"),
+                                                ("alicloud-train-ebmgn8v", "ecs.g7.xlarge")])
+def test_a_head_node_without_a_type_takes_the_catalogs_default_cpu_type(stack: str, default: str) -> None:
+    cluster = slurm_cluster(stack)
+    cluster["scheduler"]["head_node"] = {"disk_gb": 100}
+    assert head_node_type(resolve_cluster(cluster)) == default
+
+
+def test_a_head_node_without_a_type_is_refused_where_the_catalog_has_no_default(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Catalog, "system_type", lambda self, cloud, name: None)
     cluster = slurm_cluster()
     cluster["scheduler"]["head_node"] = {"disk_gb": 100}
-    assert "no CPU type to default to" in errors_by_field(cluster)["scheduler.head_node.instance_type"]
+    assert "no CPU type of aws to default to" in errors_by_field(cluster)["scheduler.head_node.instance_type"]
+
+
+def test_slurm_on_aws_with_a_brought_node_security_group_is_refused() -> None:
+    cluster = slurm_cluster("aws-train-p5")
+    cluster["network"] = {"vpc_id": "vpc-0123456789abcdef0", "subnet_ids": ["subnet-0123456789abcdef0"],
+                          "security_group_id": "sg-0123456789abcdef0", "zones": ["us-east-1a"], "admin_cidrs": []}
+    assert "leave security_group_id unset" in errors_by_field(cluster)["network.security_group_id"]
 
 
 def test_a_gpu_type_as_head_node_is_refused() -> None:

@@ -1,0 +1,81 @@
+"""The head node's files, cloud-neutral: the cluster's slurm.conf and gres.conf (served to the nodes, which run
+configless), power.json for the resume and suspend programs, and the systemd ordering gpufleet-slurm-head -> munge
+-> slurmctld. Each cloud adds its part of the scripts (scripts/slurm-<cloud>.sh) and the settings naming its secret
+(components/clouds/<cloud>/slurm_head.py), and renders them as the head node's user data.
+
+The controller's host name and address are the head node's own, known only once it runs: the render writes the
+tokens HEAD_HOST / HEAD_ADDRESS (head_site) and scripts/slurm-head.sh puts the machine's values in at boot.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..bootstrap.added_files import Files
+from ..bootstrap.cloud_init import LIB, SBIN, UNITS, node_script
+from .gres_conf import render_gres_conf
+from .power import POWER_CONFIG, render_power_config
+from .site import SlurmSite
+from .slurm_conf import render_slurm_conf
+
+if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedCluster
+
+HEAD_HOST = "@HEAD_HOST@"
+HEAD_ADDRESS = "@HEAD_ADDRESS@"
+HEAD_UNIT = "gpufleet-slurm-head.service"
+# The image's units (Debian's munge and slurmctld packages). Drop-ins order them after the head's first step; munge
+# and slurmctld otherwise start in any order at boot, and slurmctld without munge fails its first RPCs.
+MUNGE_DROP_IN = f"[Unit]\nRequires={HEAD_UNIT}\nAfter={HEAD_UNIT}\n"
+SLURMCTLD_DROP_IN = "[Unit]\nRequires=munge.service\nAfter=munge.service\n"
+# Units the head node's cloud-init enables and starts, in order.
+HEAD_UNITS = (HEAD_UNIT, "munge.service", "slurmctld.service")
+# The head node's settings file: common.sh reads it (the same path as a node's bootstrap.env).
+HEAD_SETTINGS = "/etc/gpufleet/bootstrap.env"
+
+def head_site() -> SlurmSite:
+    """The head node's SlurmSite: the default layout, the controller named by the tokens the boot fills in."""
+    return SlurmSite(controller_host=HEAD_HOST, controller_address=HEAD_ADDRESS)
+
+
+def head_gres_conf(cluster: ResolvedCluster, site: SlurmSite) -> str:
+    """gres.conf as the nodes fetch it: the lines of every group's types, each once (a cluster of one GPU type and
+    count, as every shipped stack is, has one)."""
+    lines = dict.fromkeys(render_gres_conf(instance, site.device_dir) for group in cluster.groups
+                          for instance in group.known_types)
+    return "".join(lines)
+
+
+def settings_text(values: Mapping[str, str]) -> str:
+    """A shell settings file the Slurm scripts source, each value quoted for the shell."""
+    lines = ["# shellcheck shell=bash disable=SC2034", "# gpufleet Slurm settings, rendered by components.slurm"]
+    return "\n".join([*lines, *(f"{key}={shlex.quote(value)}" for key, value in values.items())]) + "\n"
+
+
+def head_settings(site: SlurmSite, cloud_values: Mapping[str, str]) -> str:
+    """The head node's settings: where slurm.conf is, the directories the daemons need, and the cloud's values
+    (its region and secret)."""
+    return settings_text({
+        "GPUFLEET_SLURM_ETC": site.etc_dir,
+        "GPUFLEET_SLURM_USER": site.slurm_user,
+        "GPUFLEET_SLURM_DIRS": " ".join((site.state_dir, site.run_dir, site.log_dir)),
+        **cloud_values,
+    })
+
+
+def head_node_files(cluster: ResolvedCluster, site: SlurmSite) -> Files:
+    """The head node's files, cloud-neutral (the cloud adds its script part and settings)."""
+    # TODO: add components.slurm.power_units.power_unit_files(cluster, site) (the resume / suspend programs) once it
+    # is on main.
+    return {
+        f"{site.etc_dir}/slurm.conf": ("0644", render_slurm_conf(cluster, site)),
+        f"{site.etc_dir}/gres.conf": ("0644", head_gres_conf(cluster, site)),
+        POWER_CONFIG: ("0644", render_power_config(cluster)),
+        f"{LIB}/common.sh": ("0644", node_script("common.sh")),
+        f"{SBIN}/gpufleet-slurm-head": ("0755", node_script("slurm-head.sh")),
+        f"{UNITS}/{HEAD_UNIT}": ("0644", node_script(HEAD_UNIT)),
+        f"{UNITS}/munge.service.d/gpufleet.conf": ("0644", MUNGE_DROP_IN),
+        f"{UNITS}/slurmctld.service.d/gpufleet.conf": ("0644", SLURMCTLD_DROP_IN),
+    }

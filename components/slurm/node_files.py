@@ -1,0 +1,74 @@
+"""What a node of a Slurm cluster adds to its group's bootstrap, cloud-neutral: the join after the node check
+(scripts/slurm-join.sh and its unit, which Requires= and runs After= gpufleet-health.service), the cloud's part of the
+scripts (scripts/slurm-<cloud>.sh), the health check program slurm.conf names, and per instance type and zone of the
+group the slurmd command it registers with: registration.slurmd_registration's, configless (`--conf-server` the head
+node), the instance id left as a token the join fills in from the instance's metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from ..bootstrap.added_files import Files
+from ..bootstrap.cloud_init import ETC, LIB, SBIN, UNITS, node_script
+from .head_files import settings_text
+from .health_check import render_health_check
+from .registration import slurmd_registration
+from .site import SlurmSite
+
+if TYPE_CHECKING:
+    from gpufleet.clouds.backend import ResolvedGroup
+
+JOIN_UNIT = "gpufleet-slurm-join.service"
+INSTANCE_ID = "@INSTANCE_ID@"
+SLURMD = "/usr/sbin/slurmd"
+# Debian's slurmd.service (slurmd 22.05.8, /lib/systemd/system/slurmd.service) has ConditionPathExists=
+# /etc/slurm/slurm.conf, which a configless node never has: the empty assignment resets the unit's conditions
+# (systemd.unit(5), "Conditions and Asserts"). Its ExecStart is `slurmd -D -s $SLURMD_OPTIONS`; the join's own drop-in
+# replaces it with the registration. After a reboot slurmd waits for the node check again and stays down when it
+# fails, as the kubelet does on EKS. /run/slurm holds slurmd's pid file (SlurmdPidFile) and is not kept over a reboot.
+SLURMD_DROP_IN = (
+    "[Unit]\nRequires=gpufleet-health.service\nAfter=gpufleet-health.service gpufleet-slurm-join.service\n"
+    "ConditionPathExists=\n[Service]\nRuntimeDirectory=slurm\n"
+)
+# How long a node waits for the head node to store the munge key (its first boot runs alongside the nodes').
+KEY_WAIT_SECONDS = 900
+
+
+def systemd_command(argv: list[str]) -> str:
+    """argv as an ExecStart= line takes it: words with spaces in double quotes (systemd.service(5), "Command
+    lines"); the words never hold quotes, backslashes, `%` or `$`, which it would read otherwise."""
+    for word in argv:
+        if any(c in word for c in '"\\%$'):
+            raise ValueError(f"slurmd argument {word!r}: quotes, backslashes, % and $ are not taken")
+    return " ".join(f'"{word}"' if " " in word else word for word in argv)
+
+
+def registration_table(group: ResolvedGroup, server: str) -> str:
+    """`<instance type> <zone> <slurmd command>` per type and zone of the group, the instance id a token."""
+    lines = []
+    for instance in group.known_types:
+        for zone in group.zones:
+            argv = slurmd_registration(group, instance, zone, INSTANCE_ID)
+            command = [SLURMD, "-D", "-s", *argv[1:], "--conf-server", server]
+            lines.append(f"{instance.name} {zone} {systemd_command(command)}")
+    return "\n".join(lines) + "\n"
+
+
+def node_join_files(group: ResolvedGroup, site: SlurmSite, cloud: str, head_address: str,
+                    cloud_values: Mapping[str, str]) -> Files:
+    """The files a node of `group` adds to its bootstrap to join the controller at `head_address`; cloud_values:
+    the cloud's settings (its region and the munge key's secret)."""
+    server = f"{head_address}:{site.slurmctld_port}"
+    settings = {"GPUFLEET_SLURM_SERVER": server, "GPUFLEET_SLURM_KEY_WAIT_SECONDS": str(KEY_WAIT_SECONDS),
+                **cloud_values}
+    return {
+        f"{ETC}/slurm.env": ("0600", settings_text(settings)),
+        f"{ETC}/slurmd-registration": ("0644", registration_table(group, server)),
+        f"{LIB}/slurm-cloud.sh": ("0644", node_script(f"slurm-{cloud}.sh")),
+        f"{SBIN}/gpufleet-slurm-join": ("0755", node_script("slurm-join.sh")),
+        f"{UNITS}/{JOIN_UNIT}": ("0644", node_script(JOIN_UNIT)),
+        f"{UNITS}/slurmd.service.d/gpufleet.conf": ("0644", SLURMD_DROP_IN),
+        site.health_check_program: ("0755", render_health_check(site)),
+    }
