@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from policies.registry import RULES_BY_NAME, rdma_in_use_config
+from policies.registry import RULES_BY_NAME, rdma_in_use_config, rdma_required_config
 
 from ..clouds.backend import ResolvedCluster, ResolvedGroup
 from ..stackfile.checks import stack_accounts
@@ -76,6 +76,8 @@ def derived_settings(
             settings[rule] = {"allowedServiceTags": ["AzureMonitor"]}
     # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
     settings.update(rdma_in_use_config(t for g in prepared.groups if g.rdma for t in g.spec.instance_types))
+    if spec.scheduler.kind == "slurm":
+        settings.update(rdma_required_config(g.name for g in prepared.groups if g.spec.rdma == "required"))
     return settings
 
 
