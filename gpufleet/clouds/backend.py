@@ -225,6 +225,15 @@ class ResolvedCluster:
         return head.instance_type, found[1] if found else None
 
     @property
+    def head_node_zone(self) -> str | None:
+        """The zone a Slurm cluster's head node runs in: scheduler.head_node.zone, else the first of network.zones;
+        None without a head node or without zones (a regional network)."""
+        if self.spec.scheduler.kind != "slurm":
+            return None
+        head, zones = self.spec.scheduler.head_node, self.spec.network.zones
+        return (head.zone if head is not None else None) or (zones[0] if zones else None)
+
+    @property
     def profile(self) -> Profile | None:
         """The lock's profile the stack names (spec.image); None only for a stack the checks refuse."""
         return self.lock.profiles.get(self.spec.image)

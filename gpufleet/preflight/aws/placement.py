@@ -84,12 +84,9 @@ def check_offerings(clients: AwsClients, cluster: ResolvedCluster) -> list[Findi
 
 
 def head_node_placement(cluster: ResolvedCluster) -> tuple[str, str] | None:
-    """A Slurm cluster's head node: its type and zone (scheduler.head_node.zone, else the first of network.zones);
-    None without one."""
-    found, head, zones = cluster.head_node_type, cluster.spec.scheduler.head_node, cluster.spec.network.zones
-    if found is None or not zones:
-        return None
-    return found[0], (head.zone if head is not None and head.zone else None) or zones[0]
+    """A Slurm cluster's head node: its type and zone; None without one."""
+    found, zone = cluster.head_node_type, cluster.head_node_zone
+    return (found[0], zone) if found is not None and zone is not None else None
 
 
 def _head_node_offered(head: tuple[str, str], offered: dict[str, set[str]], region: str) -> list[Finding]:
