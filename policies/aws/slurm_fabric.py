@@ -53,9 +53,8 @@ def check_partitions_one_fabric(stack: Stack, config: Config) -> Iterator[Findin
         if slurm_conf is None:
             continue
         for partition, groups in partition_groups(slurm_conf, templates).items():
-            fabrics = {group: _fabrics(group, templates[group], stack) for group in groups
-                       if required is None or group in required}
-            fabrics = {group: found for group, found in fabrics.items() if found}
+            judged = [group for group in groups if required is None or group in required]
+            fabrics = {group: found for group in judged if (found := _fabrics(group, templates[group], stack))}
             if len({fabric for found in fabrics.values() for fabric in found}) > 1:
                 spans = ", ".join(f"{group} ({', '.join(found)})" for group, found in fabrics.items())
                 yield head.urn, (

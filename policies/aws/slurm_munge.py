@@ -76,8 +76,9 @@ def check_munge_key(stack: Stack, config: Config) -> Iterator[Finding]:
                                   f"state: remove it; {FIX_VERSION}")
     for node in stack.of_type(LAUNCH_TEMPLATE, INSTANCE):
         files = files_of(node)
-        written = [path for path in files if MUNGE in path.lower() and path.endswith(".key")] \
-            if isinstance(files, dict) else []
+        if not isinstance(files, dict):
+            continue  # user data unknown until the engine resolves it
+        written = [path for path in files if MUNGE in path.lower() and path.endswith(".key")]
         if written:
             yield node.urn, (f"the user data writes the munge key ({', '.join(written)}), readable by whoever may "
                              f"describe the {'instance' if node.type == INSTANCE else 'launch template'}: remove "
