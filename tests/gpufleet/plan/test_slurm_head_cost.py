@@ -5,12 +5,15 @@ gives one; the budget rule's config counts it."""
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import pytest
-from conftest import read_cluster
+from conftest import read_cluster, write_stack
 from slurm_stacks import slurm_cluster
+from typer.testing import CliRunner
 
 from gpufleet.catalog import load_catalog
+from gpufleet.cli import app
 from gpufleet.pack_config.derive import derived_settings
 from gpufleet.plan.cost import summarize
 from gpufleet.resolve import resolve_cluster
@@ -47,3 +50,13 @@ def test_the_stacks_own_price_prices_it() -> None:
 def test_the_budget_rule_counts_the_head_node() -> None:
     groups = derived_settings(resolve_cluster(slurm_cluster("aws-train-p5")))["hourly-budget"]["nodeGroups"]
     assert groups[-1] == {"name": "slurm head node", "cloud": "aws", "instanceTypes": ["m7i.xlarge"], "maxSize": 1}
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown"])
+def test_the_plans_node_groups_name_the_head_node(tmp_path: Path, fmt: str) -> None:
+    write_stack(tmp_path, "slurm-p5", slurm_cluster("aws-train-p5"))
+    result = CliRunner().invoke(app, ["plan", "--stack", "slurm-p5", "--stacks-dir", str(tmp_path), "--format", fmt],
+                                env={"COLUMNS": "160"})
+    rows = [line.replace("│", "|").split("|") for line in result.stdout.splitlines()]
+    cells = [[cell.strip() for cell in row if cell.strip()] for row in rows]
+    assert ["slurm-head", "m7i.xlarge", "on-demand", "1/1/1", "none", "0"] in cells, result.stdout
