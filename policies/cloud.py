@@ -17,6 +17,9 @@ from .props import get
 # Pack config key of the rules that judge RDMA wiring: the instance types of groups that run RDMA (`rdma: required`,
 # or `auto` on a type with a fabric), as the resolved cluster says.
 RDMA_IN_USE_TYPES = "rdmaInUseInstanceTypes"
+# Pack config key of the rules that keep `rdma: required` groups on one fabric: those groups' names (the stack file's;
+# the resources cannot tell `required` from `auto`).
+RDMA_REQUIRED_GROUPS = "rdmaRequiredGroups"
 
 
 @dataclass(frozen=True)

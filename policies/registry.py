@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from gpufleet.clouds.registry import CLOUDS as CLOUD_NAMES
 
 from . import common, kubernetes
-from .cloud import RDMA_IN_USE_TYPES, CloudPolicies, Readers
+from .cloud import RDMA_IN_USE_TYPES, RDMA_REQUIRED_GROUPS, CloudPolicies, Readers
 from .meta import Rule
 
 CLOUDS: tuple[CloudPolicies, ...] = tuple(import_module(f"{__package__}.{name}").POLICIES for name in CLOUD_NAMES)
@@ -44,9 +44,14 @@ def __getattr__(name: str) -> Any:
     return policies
 
 
-def _reads_rdma_types(rule: Rule) -> bool:
+def _reads(rule: Rule, setting: str) -> bool:
     schema = rule.config_schema
-    return schema is not None and RDMA_IN_USE_TYPES in schema.properties
+    return schema is not None and setting in schema.properties
+
+
+def _for_every_reader(setting: str, values: Iterable[str]) -> dict[str, dict[str, Any]]:
+    listed = sorted(set(values))
+    return {rule.name: {setting: listed} for rule in RULES if _reads(rule, setting)}
 
 
 def rdma_in_use_config(instance_types: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -55,5 +60,10 @@ def rdma_in_use_config(instance_types: Iterable[str]) -> dict[str, dict[str, Any
     On AWS both EFA count rules read the list: the mandatory one checks those types, the advisory one
     the rest (CrossGuard fixes one level per rule).
     """
-    listed = sorted(set(instance_types))
-    return {rule.name: {RDMA_IN_USE_TYPES: listed} for rule in RULES if _reads_rdma_types(rule)}
+    return _for_every_reader(RDMA_IN_USE_TYPES, instance_types)
+
+
+def rdma_required_config(groups: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """Pack config naming the node groups with `rdma: required`, for every rule that reads it (the Slurm partition
+    rules: the resources show RDMA in use, not whether the stack requires it)."""
+    return _for_every_reader(RDMA_REQUIRED_GROUPS, groups)

@@ -223,6 +223,25 @@ class ResolvedCluster:
         return self.catalog.system_type(self.spec.cloud, self.spec.scheduler.system_group.instance_type)
 
     @property
+    def head_node_type(self) -> tuple[str, SystemType | None] | None:
+        """A Slurm cluster's head node type with its catalog row (a system type: None where the catalog lacks the
+        type, so it stays unpriced); None without a head node type (not slurm, or refused by the checks)."""
+        head = self.spec.scheduler.head_node if self.spec.scheduler.kind == "slurm" else None
+        if head is None or head.instance_type is None:
+            return None
+        found = self.catalog.system_type(self.spec.cloud, head.instance_type)
+        return head.instance_type, found[1] if found else None
+
+    @property
+    def head_node_zone(self) -> str | None:
+        """The zone a Slurm cluster's head node runs in: scheduler.head_node.zone, else the first of network.zones;
+        None without a head node or without zones (a regional network)."""
+        if self.spec.scheduler.kind != "slurm":
+            return None
+        head, zones = self.spec.scheduler.head_node, self.spec.network.zones
+        return (head.zone if head is not None else None) or (zones[0] if zones else None)
+
+    @property
     def profile(self) -> Profile | None:
         """The lock's profile the stack names (spec.image); None only for a stack the checks refuse."""
         return self.lock.profiles.get(self.spec.image)

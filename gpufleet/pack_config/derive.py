@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
-from policies.registry import RULES_BY_NAME, rdma_in_use_config
+from policies.registry import RULES_BY_NAME, rdma_in_use_config, rdma_required_config
 
 from ..clouds.backend import ResolvedCluster, ResolvedGroup
 from ..stackfile.checks import stack_accounts
@@ -36,12 +36,15 @@ def _priced_entry(cluster: ResolvedCluster, name: str, types: list[str], max_siz
     return entry
 
 
-def _system_at_max(cluster: ResolvedCluster) -> list[dict[str, Any]]:
-    """A Kubernetes cluster's system group, priced like a node group at its max (nothing for a VM cluster)."""
-    system = cluster.system_type
-    if system is None:
-        return []
-    return [_priced_entry(cluster, "system group", [system[0]], cluster.spec.scheduler.system_group.size.max)]
+def _cpu_at_max(cluster: ResolvedCluster) -> list[dict[str, Any]]:
+    """A Kubernetes cluster's system group and a Slurm cluster's head node, priced like node groups at their max
+    (nothing for a plain VM cluster)."""
+    found = []
+    if (system := cluster.system_type) is not None:
+        found.append(_priced_entry(cluster, "system group", [system[0]], cluster.spec.scheduler.system_group.size.max))
+    if (head := cluster.head_node_type) is not None:
+        found.append(_priced_entry(cluster, "slurm head node", [head[0]], 1))
+    return found
 
 
 def _own_accounts(accounts: frozenset[str]) -> dict[str, dict[str, Any]]:
@@ -64,7 +67,7 @@ def derived_settings(
     settings: dict[str, dict[str, Any]] = {
         "image-lock-valid": {"profile": spec.image, "requiredRegions": {spec.cloud: [spec.region]}},
         "hourly-budget": {"region": spec.region, "nodeGroups": [
-            *(_group_at_max(prepared, g) for g in prepared.groups), *_system_at_max(prepared)]},
+            *(_group_at_max(prepared, g) for g in prepared.groups), *_cpu_at_max(prepared)]},
         **_own_accounts(stack_accounts(spec) | accounts),
     }
     if spec.budget.max_hourly_usd is not None:
@@ -76,6 +79,8 @@ def derived_settings(
             settings[rule] = {"allowedServiceTags": ["AzureMonitor"]}
     # Every type of a group that runs RDMA (required, or auto on a type with a fabric), as resolved once.
     settings.update(rdma_in_use_config(t for g in prepared.groups if g.rdma for t in g.spec.instance_types))
+    if spec.scheduler.kind == "slurm":
+        settings.update(rdma_required_config(g.name for g in prepared.groups if g.spec.rdma == "required"))
     return settings
 
 

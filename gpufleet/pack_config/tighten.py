@@ -97,6 +97,7 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     # is the stack's (derived) one.
     ("aws-efa-interface-count", "rdmaInUseInstanceTypes"): MORE,
     ("aws-efa-interface-count-advisory", "rdmaInUseInstanceTypes"): DERIVED,
+    ("aws-slurm-partition-one-fabric", "rdmaRequiredGroups"): MORE,
 }
 
 

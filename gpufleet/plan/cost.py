@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..catalog import hourly_cost
+from ..catalog import SystemType, hourly_cost
 from ..catalog.pricing import PricedRow
 from ..clouds.backend import ResolvedCluster
 from ..stackfile.models import StackPrice
@@ -38,20 +38,40 @@ def _beside_catalog(group: str, name: str, row: PricedRow | None, given: StackPr
     return f"{group}: {name} priced by the stack at {given.on_demand:g} USD/h ({given.source}); {catalog}"
 
 
-def _system_group(cluster: ResolvedCluster) -> tuple[dict, dict[str, float] | None, str | None] | None:
-    """A Kubernetes cluster's system group as a summary row (role system, on-demand, desired = min), its cost (None:
-    unpriced) and the note where the stack prices its type; None for a VM cluster."""
-    found = cluster.system_type
-    if found is None:
-        return None
-    (name, row), spec = found, cluster.spec
-    size = spec.scheduler.system_group.size
-    entry = {"name": "system", "role": "system", "instance_type": name, "fabric": "none", "interfaces": 0,
-             "capacity": "on-demand", "size": {"min": size.min, "desired": size.min, "max": size.max}}
+@dataclass(frozen=True)
+class CpuMachines:
+    """On-demand CPU machines beside the GPU groups, priced from the catalog's system types (or the stack's prices)."""
+
+    name: str
+    role: str
+    instance_type: str
+    row: SystemType | None
+    """None where the catalog has no row for the type: unpriced, never guessed."""
+    min: int
+    max: int
+
+
+def cpu_machines(cluster: ResolvedCluster) -> list[CpuMachines]:
+    """A Kubernetes cluster's system group (desired = min) and a Slurm cluster's head node (one machine)."""
+    found = []
+    if (system := cluster.system_type) is not None:
+        size = cluster.spec.scheduler.system_group.size
+        found.append(CpuMachines("system", "system", system[0], system[1], size.min, size.max))
+    if (head := cluster.head_node_type) is not None:
+        found.append(CpuMachines("slurm-head", "slurm-head", head[0], head[1], 1, 1))
+    return found
+
+
+def _cpu_row(cluster: ResolvedCluster, machines: CpuMachines) -> tuple[dict, dict[str, float] | None, str | None]:
+    """The machines as a summary row (on-demand, desired = min), their cost (None: unpriced) and the note where the
+    stack prices their type."""
+    spec, name = cluster.spec, machines.instance_type
+    entry = {"name": machines.name, "role": machines.role, "instance_type": name, "fabric": "none", "interfaces": 0,
+             "capacity": "on-demand", "size": {"min": machines.min, "desired": machines.min, "max": machines.max}}
     given = spec.prices.get(name)
-    note = _beside_catalog("system", name, row, given, spec.region) if given is not None else None
-    desired = hourly_cost(row, spec.region, size.min, 0, given)
-    maximum = hourly_cost(row, spec.region, size.max, 0, given)
+    note = _beside_catalog(machines.name, name, machines.row, given, spec.region) if given is not None else None
+    desired = hourly_cost(machines.row, spec.region, machines.min, 0, given)
+    maximum = hourly_cost(machines.row, spec.region, machines.max, 0, given)
     if desired is None or maximum is None:
         return entry, None, note
     return entry, {"desired_on_demand": desired, "desired_expected": desired, "max_on_demand": maximum}, note
@@ -81,12 +101,13 @@ def summarize(cluster: ResolvedCluster) -> Summary:
             continue
         for key in hourly:
             hourly[key] += getattr(resolved.cost, key)
-    if (system := _system_group(cluster)) is not None:
-        entry, cost, stack_note = system
+    for machines in cpu_machines(cluster):
+        entry, cost, stack_note = _cpu_row(cluster, machines)
         groups.append(entry)
         stack_priced += [stack_note] if stack_note else []
         if cost is None:
-            unpriced.append(f"{entry['instance_type']} in {spec.region} (system group)")
+            what = "system group" if machines.role == "system" else "Slurm head node"
+            unpriced.append(f"{entry['instance_type']} in {spec.region} ({what})")
         else:
             hourly = {key: value + cost[key] for key, value in hourly.items()}
     return Summary(

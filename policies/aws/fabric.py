@@ -35,7 +35,8 @@ from .resource_types import (
 EFA_TYPES = ("efa", "efa-only")
 
 
-def _efa_interfaces(props: dict[str, Any]) -> list[dict[str, Any]]:
+def efa_interfaces(props: dict[str, Any]) -> list[dict[str, Any]]:
+    """The EFA entries of a launch template's network interfaces (efa and efa-only)."""
     interfaces = items(props, "networkInterfaces")
     if not isinstance(interfaces, list):
         return []
@@ -46,7 +47,7 @@ def _efa_layout_problems(props: dict[str, Any], expected: int, instance_type: st
     interfaces = items(props, "networkInterfaces")
     if interfaces is UNKNOWN or any(i is UNKNOWN for i in interfaces):
         return
-    efa = _efa_interfaces(props)
+    efa = efa_interfaces(props)
     if len(efa) != expected:
         yield (
             f"{instance_type} takes {expected} EFA interfaces but the template declares {len(efa)}: "
@@ -101,7 +102,7 @@ def _efa_count_check(in_use: bool) -> Any:
 
 
 def _efa_templates(stack: Stack) -> list[Node]:
-    return [node for node in stack.of_type(LAUNCH_TEMPLATE) if _efa_interfaces(node.props)]
+    return [node for node in stack.of_type(LAUNCH_TEMPLATE) if efa_interfaces(node.props)]
 
 
 def _self_rule_verdict(rule: Node, group: Node) -> str:

@@ -7,8 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import yaml
-
+from ..cloud_init import cloud_config
 from ..meta import ADVISORY, MANDATORY, Config, Node, Props, Rule, Stack, resource_rule, stack_rule
 from ..props import UNKNOWN, as_bool, as_int, base64_text, get, items
 from .resource_types import ASG, FLEET, LAUNCH_TEMPLATE, LIFECYCLE_HOOK
@@ -123,13 +122,9 @@ def check_capacity_rebalance(stack: Stack, config: Mapping[str, Any]) -> Iterato
 
 def _enabled_units(template: Node) -> list[str] | None:
     """The systemd units the template's cloud-config enables at boot; None while its user data is unknown."""
-    text = base64_text(get(template.props, "userData"))
-    if text is UNKNOWN:
+    document = cloud_config(base64_text(get(template.props, "userData")))
+    if document is UNKNOWN:
         return None
-    try:
-        document = yaml.safe_load(text) if text.startswith("#cloud-config") else None
-    except yaml.YAMLError:
-        return []
     runcmd = document.get("runcmd") if isinstance(document, dict) else None
     return [unit for command in (runcmd if isinstance(runcmd, list) else []) if isinstance(command, list)
             and command[:2] == ["systemctl", "enable"] for unit in command[2:] if isinstance(unit, str)]

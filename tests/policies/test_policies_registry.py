@@ -14,14 +14,16 @@ from gpufleet.plan.policy_catalog import policy_catalog
 from gpufleet.plan.policy_runner import run_policies
 from gpufleet.plan.record import RecordedResource
 from policies import alicloud, common
+from policies import aws as aws_policies
 from policies import azure as azure_policies
 from policies import kubernetes as kubernetes_policies
-from policies.aws import eks, encryption, exposure, fabric, identity, images, logs, operations, spot
 from policies.cloud import Readers
 from policies.registry import CLOUDS, READERS, RULES, RULES_BY_NAME
 
 ROOT = REPO
-AWS_MODULES = (encryption, exposure, identity, images, spot, fabric, operations, logs, eks)
+AWS_MODULES = tuple(getattr(aws_policies, name) for name in ("encryption", "exposure", "identity", "images", "spot",
+                                                              "fabric", "operations", "logs", "eks", "slurm_munge",
+                                                              "slurm_exposure", "slurm_fabric"))
 AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("aks", "encryption", "exposure", "identity", "images",
                                                                   "spot", "fabric", "operations"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")

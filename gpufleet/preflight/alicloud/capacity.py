@@ -1,4 +1,5 @@
-"""What the account may launch: vCPU quotas, each type offered in each chosen zone, ERIs per type.
+"""What the account may launch: vCPU quotas, each type offered in each chosen zone (a Slurm head node's in its zone),
+ERIs per type.
 
 API references (field names as the answers write them; response shapes also in Alibaba's OpenAPI metadata for
 Ecs 2014-05-26 and quotas 2020-05-10, mirrored in dew-serverless/acs-sdk-php data/<product>/<version>/api-docs.json):
@@ -69,6 +70,8 @@ def checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Check]:
         found.append(lambda group=group: zone_offering(group, clients))
         if group.interfaces and group.fabric == "erdma":
             found.append(lambda group=group: eri_count(group, clients))
+    if cluster.head_node_type is not None:
+        found.append(lambda: head_node_offering(cluster, clients))
     return found
 
 
@@ -224,6 +227,31 @@ def zone_offering(group: ResolvedGroup, clients: AlicloudClients) -> list[Findin
                         f"choose a zone with stock ({elsewhere}), add fallback types, or try again later",
                     ))
     return findings
+
+
+def head_node_offering(cluster: ResolvedCluster, clients: AlicloudClients) -> list[Finding]:
+    """A Slurm cluster's head node type, pay-as-you-go in its zone: one machine with no type to fall back on, so
+    missing or sold out without replenishment blocks; sold out for now is advisory."""
+    head, zone = cluster.head_node_type, cluster.head_node_zone
+    if head is None or zone is None:
+        return []
+    name, field = head[0], "scheduler.head_node.instance_type"
+    offered = offers(clients, name, "NoSpot")
+    elsewhere = ", ".join(sorted(z for z, (status, _) in offered.items() if status == "Available")) or "none"
+    if zone not in offered:
+        return [Finding("alicloud-zone-offering", field, True,
+                        f"{name}, the Slurm head node's type, is not offered pay-as-you-go in {zone}; zones of "
+                        f"{clients.region} offering it: {elsewhere} (DescribeAvailableResource)",
+                        "choose a head node type offered in its zone, or set scheduler.head_node.zone to one of "
+                        "network.zones that offers it")]
+    status, category = offered[zone]
+    if category == NOT_REPLENISHED or status in SOLD_OUT:
+        return [Finding("alicloud-zone-offering", field, category == NOT_REPLENISHED,
+                        f"{name}, the Slurm head node's type, pay-as-you-go in {zone} is {status} ({category}): "
+                        + ("sold out and not replenished" if category == NOT_REPLENISHED
+                           else "no stock right now, to be replenished"),
+                        f"choose another head node type, a zone with stock ({elsewhere}), or try again later")]
+    return []
 
 
 def eri_count(group: ResolvedGroup, clients: AlicloudClients) -> list[Finding]:

@@ -1,5 +1,5 @@
-"""Where the groups land: each type offered in each of its zones, and the reservations and Capacity Blocks they
-launch into.
+"""Where the groups land: each type offered in each of its zones (a Slurm head node's type in its zone too), and the
+reservations and Capacity Blocks they launch into.
 
 DescribeInstanceTypeOfferings with LocationType availability-zone lists, per type, the zones of the region that
 offer it (EC2 API reference, DescribeInstanceTypeOfferings: filters `instance-type`, `location`).
@@ -51,12 +51,16 @@ def offered_zones(clients: AwsClients, types: list[str]) -> dict[str, set[str]]:
 
 def check_offerings(clients: AwsClients, cluster: ResolvedCluster) -> list[Finding]:
     """Each group's types in each of its zones: the primary missing blocks (the group cannot launch there as
-    planned); a fallback missing is advisory (the group launches its other types there)."""
-    types = sorted({name for group in cluster.groups for name in group.spec.instance_types})
+    planned); a fallback missing is advisory (the group launches its other types there). A Slurm head node's type
+    missing in its zone blocks (one machine, no other type to fall back on)."""
+    head = head_node_placement(cluster)
+    types = {name for group in cluster.groups for name in group.spec.instance_types}
+    if head is not None:
+        types.add(head[0])
     if not types:
         return []
-    offered = offered_zones(clients, types)
-    findings = []
+    offered = offered_zones(clients, sorted(types))
+    findings = _head_node_offered(head, offered, cluster.spec.region) if head else []
     for group in cluster.groups:
         for index, name in enumerate(group.spec.instance_types):
             for zone in group.zones:
@@ -77,6 +81,23 @@ def check_offerings(clients: AwsClients, cluster: ResolvedCluster) -> list[Findi
                     f"list only zones that offer {name} for group {group.name}, or choose another type"
                     + ("" if primary else "; the group launches its other types there meanwhile")))
     return findings
+
+
+def head_node_placement(cluster: ResolvedCluster) -> tuple[str, str] | None:
+    """A Slurm cluster's head node: its type and zone; None without one."""
+    found, zone = cluster.head_node_type, cluster.head_node_zone
+    return (found[0], zone) if found is not None and zone is not None else None
+
+
+def _head_node_offered(head: tuple[str, str], offered: dict[str, set[str]], region: str) -> list[Finding]:
+    name, zone = head
+    if zone in offered.get(name, set()):
+        return []
+    elsewhere = ", ".join(sorted(offered.get(name, set()))) or f"no zone of {region}"
+    return [Finding(OFFERING, "scheduler.head_node.instance_type", True,
+                    f"{name}, the Slurm head node's type, is not offered in {zone} (offered in: {elsewhere})",
+                    f"choose a head node type offered in {zone}, or set scheduler.head_node.zone to one of "
+                    f"network.zones that offers {name}")]
 
 
 def check_reservation(clients: AwsClients, cluster: ResolvedCluster, group: ResolvedGroup,

@@ -40,7 +40,7 @@ def preflight(prepared: Prepared, clients: AzureClients | None = None) -> list[F
 
 
 def placements(cluster: ResolvedCluster) -> list[Placement]:
-    """Each node group at size.max, in its zones."""
+    """Each node group at size.max, in its zones; a Slurm cluster's head node, one VM in its zone."""
     found = []
     for group in cluster.groups:
         spec = group.spec
@@ -55,6 +55,14 @@ def placements(cluster: ResolvedCluster) -> list[Placement]:
             capacity_field=group.path("capacity"),
             rdma_field=group.path("rdma") if group.rdma else None,
             label=f"node group {group.name}",
+        ))
+    if (head := cluster.head_node_type) is not None:
+        zone, written = cluster.head_node_zone, cluster.spec.scheduler.head_node
+        found.append(Placement(
+            size=head[0], count=1, spot=False, zones=(zone,) if zone else (),
+            size_field="scheduler.head_node.instance_type", count_field="scheduler.head_node.instance_type",
+            zone_field="scheduler.head_node.zone" if written and written.zone else "network.zones",
+            capacity_field="scheduler.head_node.instance_type", rdma_field=None, label="the Slurm head node",
         ))
     return found
 

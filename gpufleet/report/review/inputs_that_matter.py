@@ -49,6 +49,13 @@ AWS: dict[str, tuple[Shown, ...]] = {
         Shown("exposure", (("public IP", "networkInterfaces[].associatePublicIpAddress"),),
               lambda inputs: True in values_at(inputs, "networkInterfaces[].associatePublicIpAddress")),
     ),
+    # A lone machine: a Slurm cluster's head node (its name says so: <cluster>-<environment>-slurm-head).
+    "aws:ec2/instance:Instance": (
+        Shown("sizes", (("type", "instanceType"), ("zone", "availabilityZone"),
+                        ("disk GB", "rootBlockDevice.volumeSize"), ("disk type", "rootBlockDevice.volumeType"))),
+        Shown("exposure", (("public IP", "associatePublicIpAddress"),),
+              lambda inputs: inputs.get("associatePublicIpAddress") is True),
+    ),
     "aws:ec2/placementGroup:PlacementGroup": (Shown("sizes", (("strategy", "strategy"),)),),
     "aws:ec2/subnet:Subnet": (
         Shown("exposure", (("public IPs on launch", "mapPublicIpOnLaunch"), ("range", "cidrBlock")),

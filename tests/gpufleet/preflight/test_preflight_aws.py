@@ -334,3 +334,30 @@ def test_the_pinned_image_must_be_baked_and_visible() -> None:
         unbaked = account.check_image(clients, train_cluster())  # the shipped lock: not baked yet
     assert [(f.field, f.blocking) for f in gone + unbaked] == [("image", True)] * 2
     assert "ami-0123456789abcdef0" in gone[0].says and "unbaked" in unbaked[0].says
+
+
+# --- the Slurm head node's type in its zone ---------------------------------------------------------------------------
+
+def head_node_findings(head: dict[str, Any]) -> list[Finding]:
+    group = {"name": "l40s", "instance_types": ["g6e.48xlarge"], "size": {"min": 0, "desired": 1, "max": 2},
+             "capacity": "on-demand", "rdma": "off"}
+    cluster = train_cluster(node_groups=[group], scheduler={"kind": "slurm", "head_node": head},
+                            network={"cidr": "10.42.0.0/16", "zones": ["us-east-1a", "us-east-1e"], "admin_cidrs": []},
+                            storage={"kms_key": "create"})
+    with moto_account() as clients:
+        return [f for f in placement.check_offerings(clients, cluster) if f.field.startswith("scheduler.")]
+
+
+def test_a_head_node_type_its_zone_lacks_blocks() -> None:
+    # moto's us-east-1 offers m7i.xlarge in 1a to 1d and 1f, not 1e (its recorded offerings).
+    (finding,) = head_node_findings({"instance_type": "m7i.xlarge", "zone": "us-east-1e"})
+    assert (finding.check, finding.field, finding.blocking) == ("aws-zone-offering",
+                                                                "scheduler.head_node.instance_type", True)
+    assert finding.says == ("m7i.xlarge, the Slurm head node's type, is not offered in us-east-1e (offered in: "
+                            "us-east-1a, us-east-1b, us-east-1c, us-east-1d, us-east-1f)")
+    assert finding.fix == ("choose a head node type offered in us-east-1e, or set scheduler.head_node.zone to one of "
+                           "network.zones that offers m7i.xlarge")
+
+
+def test_a_head_node_in_the_first_zone_by_default_passes() -> None:
+    assert head_node_findings({"instance_type": "m7i.xlarge"}) == []

@@ -199,3 +199,37 @@ def test_the_subscription_comes_from_the_environment_or_the_cli_profile(tmp_path
     assert default_subscription({"AZURE_CONFIG_DIR": str(tmp_path)}) == SUBSCRIPTION
     with pytest.raises(PreflightUnavailable, match="AZURE_SUBSCRIPTION_ID"):
         default_subscription({"AZURE_CONFIG_DIR": str(tmp_path / "none")})
+
+
+def slurm(head_type: str) -> Any:
+    return cluster(scheduler={"kind": "slurm", "head_node": {"instance_type": head_type}})
+
+
+def test_the_slurm_head_nodes_size_is_checked_like_a_groups() -> None:
+    stack = slurm("Standard_D8s_v5")
+    assert run(stack, account(stack)) == []
+    stack = slurm("Standard_D4ds_v5")  # a size the recorded list does not hold
+    finding = only(run(stack, account(stack)), "azure-offering")
+    assert finding.field == "scheduler.head_node.instance_type"
+    assert finding.says.startswith("Azure lists no VM size Standard_D4ds_v5 in eastus")
+
+
+def test_a_head_node_zone_without_its_size_is_refused() -> None:
+    stack = slurm("Standard_D8s_v5")
+    recorded = fixture("skus-eastus")
+    for sku in recorded["body"]["value"]:
+        if sku["name"] == "Standard_D8s_v5":
+            sku["locationInfo"][0]["zones"] = ["2", "3"]
+    replay = account(stack)
+    replay.add(recorded)
+    finding = only(run(stack, replay), "azure-zone-offering")
+    assert (finding.field, finding.says) == ("network.zones", "Standard_D8s_v5 is offered in zones 2, 3 of eastus "
+                                                              "for this subscription, not zone 1")
+
+
+def test_the_head_node_counts_against_its_family_quota() -> None:
+    stack = slurm("Standard_D8s_v5")
+    findings = run(stack, account(stack, usages=usages_with({"standardDSv5Family": (0, 4)})))
+    finding = only(findings, "azure-quota")
+    assert finding.field == "scheduler.head_node.instance_type"
+    assert "the Slurm head node: 1 x Standard_D8s_v5 at 8 vCPUs" in finding.says

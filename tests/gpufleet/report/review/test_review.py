@@ -158,3 +158,15 @@ def test_a_secret_input_stays_masked_in_the_review() -> None:
                               "type": "aws:iam/rolePolicy:RolePolicy", "property_dependencies": {},
                               "inputs": {"policy": "[secret]", "role": "r"}}
     assert review([secret]) == []  # a masked document says nothing, rather than a guess
+
+
+def test_the_slurm_head_node_is_named_with_its_type_disk_and_any_public_ip() -> None:
+    head: dict[str, Any] = {
+        "urn": "urn:pulumi:s::gpufleet::gpufleet:aws:Cluster$aws:ec2/instance:Instance::train-dev-slurm-head",
+        "parent": None, "type": "aws:ec2/instance:Instance", "property_dependencies": {},
+        "inputs": {"instanceType": "m7i.xlarge", "availabilityZone": "us-east-1a", "associatePublicIpAddress": False,
+                   "rootBlockDevice": {"volumeSize": 100, "volumeType": "gp3", "encrypted": True}}}
+    assert [(line.concern, line.subject, line.detail) for line in review([head])] == [
+        ("sizes", "train-dev-slurm-head", "type m7i.xlarge, zone us-east-1a, disk GB 100, disk type gp3")]
+    public = {**head, "inputs": {**head["inputs"], "associatePublicIpAddress": True}}
+    assert ("exposure", "public IP yes") in [(line.concern, line.detail) for line in review([public])]

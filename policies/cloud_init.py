@@ -1,0 +1,68 @@
+"""What a cloud-config user data document writes: its `write_files` entries decoded as cloud-init decodes them.
+
+The user data itself is read by props.base64_text (base64, gzip unpacked); here the document and its files.
+Encodings are cloud-init's (canonical/cloud-init cloudinit/config/cc_write_files.py, canonicalize_extraction):
+gz / gzip (binary), gz+base64 / gzip+base64 / gz+b64 / gzip+b64, base64 / b64; anything else is plain text.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+from typing import Any
+
+import yaml
+
+from .props import UNKNOWN
+
+CLOUD_CONFIG = "#cloud-config"
+_GZIP = ("gz", "gzip")
+_GZIP_BASE64 = ("gz+base64", "gzip+base64", "gz+b64", "gzip+b64")
+_BASE64 = ("base64", "b64")
+
+
+def cloud_config(text: Any) -> Any:
+    """The cloud-config document of user data text: UNKNOWN while unknown, None when it is not one (a script,
+    multipart) or does not parse."""
+    if text is UNKNOWN:
+        return UNKNOWN
+    if not isinstance(text, str) or not text.startswith(CLOUD_CONFIG):
+        return None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return document if isinstance(document, dict) else None
+
+
+def _decoded(entry: dict[str, Any]) -> str | None:
+    content, encoding = entry.get("content", ""), str(entry.get("encoding") or "").lower()
+    try:
+        if encoding in _GZIP_BASE64:
+            raw = gzip.decompress(base64.b64decode(content))
+        elif encoding in _BASE64:
+            raw = base64.b64decode(content)
+        elif encoding in _GZIP:
+            raw = gzip.decompress(content if isinstance(content, bytes) else content.encode("latin-1"))
+        else:
+            return content if isinstance(content, str) else None
+    except (binascii.Error, ValueError, TypeError, OSError, EOFError):
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def written_files(text: Any) -> Any:
+    """path -> content of every file the user data's cloud-config writes (an entry that does not decode is left
+    out); UNKNOWN while the user data is unknown, {} for user data that is not cloud-config."""
+    document = cloud_config(text)
+    if document is UNKNOWN:
+        return UNKNOWN
+    entries = (document or {}).get("write_files")
+    found: dict[str, str] = {}
+    for entry in entries if isinstance(entries, list) else []:
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
+            content = _decoded(entry)
+            if content is not None:
+                found[entry["path"]] = content
+    return found
