@@ -224,13 +224,16 @@ class ResolvedCluster:
 
     @property
     def head_node_type(self) -> tuple[str, SystemType | None] | None:
-        """A Slurm cluster's head node type with its catalog row (a system type: None where the catalog lacks the
-        type, so it stays unpriced); None without a head node type (not slurm, or refused by the checks)."""
-        head = self.spec.scheduler.head_node if self.spec.scheduler.kind == "slurm" else None
-        if head is None or head.instance_type is None:
+        """A Slurm cluster's head node type with its catalog row: the stack's type (its row None where the catalog
+        lacks it, so it stays unpriced), or the cloud's default CPU type (system_types); None when not slurm or the
+        catalog has no default (the checks refuse that)."""
+        if self.spec.scheduler.kind != "slurm":
             return None
-        found = self.catalog.system_type(self.spec.cloud, head.instance_type)
-        return head.instance_type, found[1] if found else None
+        head = self.spec.scheduler.head_node
+        if head is not None and head.instance_type is not None:
+            found = self.catalog.system_type(self.spec.cloud, head.instance_type)
+            return head.instance_type, found[1] if found else None
+        return self.catalog.system_type(self.spec.cloud, None)
 
     @property
     def head_node_zone(self) -> str | None:

@@ -25,11 +25,8 @@ def slurm_on(cluster: ResolvedCluster) -> bool:
 def head_node_type(cluster: ResolvedCluster) -> str | None:
     """The head node's instance type: the stack's, or the cloud's default CPU type in the catalog (system_types, the
     row the Kubernetes system group defaults to); None where neither is."""
-    head = cluster.spec.scheduler.head_node
-    if head is not None and head.instance_type is not None:
-        return head.instance_type
-    default = cluster.catalog.system_type(cluster.spec.cloud, None)
-    return default[0] if default else None
+    found = cluster.head_node_type
+    return found[0] if found else None
 
 
 @check

@@ -5,7 +5,10 @@ from __future__ import annotations
 import copy
 import dataclasses
 
-from conftest import SHIPPED_STACKS
+from pathlib import Path
+
+from conftest import SHIPPED_STACKS, write_stack
+from slurm_stacks import slurm_cluster
 
 from gpufleet.pack_config.derive import policy_pack_config
 from gpufleet.plan.planner import plan_stack
@@ -54,3 +57,19 @@ def test_required_tag_missing_fails_when_configured() -> None:
     assert {v.policy for v in report.violations if v.level == "mandatory"} == {"required-tags"}
     report = run_policies(resources, {**config, "required-tags": {"keys": ["team", "cost-center"]}})
     assert not report.has_mandatory
+
+
+SLURM_RULES = {"aws-slurm-munge-key-in-secret-store", "aws-slurmctld-not-public", "aws-slurm-partition-one-fabric"}
+
+
+def test_the_planned_slurm_head_node_passes_the_slurm_rules_and_a_public_one_fails(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "slurm-p5", slurm_cluster("aws-train-p5"))
+    config = load_stack(path, tmp_path)
+    settings = policy_pack_config(config, resolve_cluster(config["gpufleet:cluster"]), "slurm-p5")
+    resources = plan_stack(path, tmp_path).resources
+    heads = [r for r in resources if r.type == "aws:ec2/instance:Instance" and r.name.endswith("-slurm-head")]
+    assert len(heads) == 1
+    assert not [v for v in run_policies(resources, settings).violations if v.policy in SLURM_RULES]
+    public = [dataclasses.replace(r, inputs={**r.inputs, "associatePublicIpAddress": True}) if r in heads else r
+              for r in resources]
+    assert "aws-slurmctld-not-public" in {v.policy for v in run_policies(public, settings).violations}

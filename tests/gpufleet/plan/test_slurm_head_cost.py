@@ -31,6 +31,15 @@ def test_the_head_node_adds_its_catalog_price() -> None:
         assert total == pytest.approx(without.hourly_usd[key] + price)
 
 
+def test_a_head_node_without_a_type_is_priced_as_the_clouds_default_cpu_type() -> None:
+    raw = slurm_cluster("aws-train-p5")
+    del raw["scheduler"]["head_node"]
+    default, row = load_catalog().system_type("aws", None)
+    summary = summarize(resolve_cluster(raw))
+    assert summary.node_groups[-1]["instance_type"] == default
+    assert summary.unpriced == [] and row.price("us-east-1") is not None
+
+
 def test_a_head_node_type_without_a_catalog_price_leaves_the_cluster_unpriced() -> None:
     summary = summarize(resolve_cluster(slurm_cluster("azure-train-ndh100")))
     region = read_cluster("azure-train-ndh100")["region"]
