@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-
 from pathlib import Path
 
 from conftest import SHIPPED_STACKS, write_stack
