@@ -10,7 +10,8 @@ than on its way, so two nodes booting at once never make the watcher ask twice. 
 queue needed (a job that left meanwhile) costs an idle node until SuspendTime gives it back.
 
 Each run also deletes dead names: a node powered down (its instance given back before `scontrol delete`
-succeeded) or DOWN for power.GIVEN_BACK (resume found the name dead).
+succeeded), DOWN for power.GIVEN_BACK (resume found the name dead), or not responding after a spot interruption
+drained it (spot_leave.py; its own deletion ran out of time).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 from . import controller
 from .controller import NodeState, PendingJob
 from .power import GIVEN_BACK, GroupCapacity, PowerConfig, nodes_by_group
+from .spot_leave import SPOT_REASON
 
 # Pending reasons more nodes can end (squeue.1 JOB REASON CODES): no node in the partition yet
 # ("PartitionConfig", seen under 22.05 for a partition whose node sets are empty), none free ("Resources"), or
@@ -26,8 +28,10 @@ CAPACITY_REASONS = frozenset({"PartitionConfig", "Resources", "Priority"})
 
 
 def dead(state: NodeState) -> bool:
-    """A name whose instance is gone: powered down (~) or DOWN for GIVEN_BACK."""
-    return state.state.endswith("~") or (state.state.startswith("down") and state.reason == GIVEN_BACK)
+    """A name whose instance is gone: powered down (~), DOWN for GIVEN_BACK, or drained for a spot interruption
+    and not responding (*)."""
+    return (state.state.endswith("~") or (state.state.startswith("down") and state.reason == GIVEN_BACK)
+            or (state.state.endswith("*") and state.reason == SPOT_REASON))
 
 
 def wanted_capacity(config: PowerConfig, desired: dict[str, int], nodes: dict[str, NodeState],
