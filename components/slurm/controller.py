@@ -56,14 +56,25 @@ def node_states() -> dict[str, NodeState]:
     return found
 
 
+# scontrol's answer for a name slurmctld does not know (22.05): already deleted, by another program or the node.
+UNKNOWN_NODE = "Invalid node name specified"
+
+
+def _each_known(names: Sequence[str], *argv: str) -> None:
+    """`scontrol ARGV NodeName=<name>` per name, a name Slurm no longer knows passed over."""
+    for name in names:
+        done = subprocess.run(["scontrol", *argv[:1], f"NodeName={name}", *argv[1:]], capture_output=True,
+                              text=True, check=False)
+        if done.returncode != 0 and UNKNOWN_NODE not in done.stderr:
+            raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+
+
 def delete_nodes(names: Sequence[str]) -> None:
     """Forget these dynamic nodes (scontrol.1 of 22.05: "Nodes can't be deleted if they are in a reservation or
     have jobs on running")."""
-    if names:
-        _client("scontrol", "delete", f"NodeName={','.join(names)}")
+    _each_known(names, "delete")
 
 
 def down_nodes(names: Sequence[str], reason: str) -> None:
     """Mark these nodes DOWN (scontrol.1: "Stop all running and suspended jobs"; a batch job is requeued)."""
-    if names:
-        _client("scontrol", "update", f"NodeName={','.join(names)}", "State=DOWN", f"Reason={reason}")
+    _each_known(names, "update", "State=DOWN", f"Reason={reason}")
