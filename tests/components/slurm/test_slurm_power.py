@@ -5,6 +5,7 @@ back the very instances Slurm named, and the names it touches are changed in Slu
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 import boto3
 import pytest
 from moto import mock_aws
+from slurm_autoscaling import ASG, REGION, SPOT_ASG, group_of, in_service, make_groups, run_aws
 from slurm_daemons import SlurmCluster, missing_daemons, running_slurm
 from slurm_stacks import second_group, slurm_cluster
 
@@ -21,10 +23,6 @@ from components.slurm import power_program
 from components.slurm.power import render_power_config
 from components.slurm.power_program import run_program
 from gpufleet.resolve import resolve_cluster
-
-REGION = "us-east-1"
-ASG = "gpufleet-train-dev-h100"
-SPOT_ASG = "gpufleet-train-dev-h100-spot"
 
 
 def two_groups(size: dict[str, int]) -> dict[str, Any]:
@@ -52,18 +50,6 @@ def autoscaling(monkeypatch: pytest.MonkeyPatch, slurm: SlurmCluster) -> Iterato
         yield boto3.client("autoscaling", region_name=REGION)
 
 
-def make_groups(autoscaling: Any, raw: dict[str, Any]) -> None:
-    """Each group's Auto Scaling group, made at its size."""
-    ec2 = boto3.client("ec2", region_name=REGION)
-    template = ec2.create_launch_template(LaunchTemplateName="nodes", LaunchTemplateData={
-        "ImageId": "ami-12c6146b", "InstanceType": "p5.48xlarge"})["LaunchTemplate"]["LaunchTemplateId"]
-    for group in resolve_cluster(raw).groups:
-        size = group.spec.size
-        autoscaling.create_auto_scaling_group(
-            AutoScalingGroupName=group.names["scaling_group"], LaunchTemplate={"LaunchTemplateId": template},
-            MinSize=size.min, MaxSize=size.max, DesiredCapacity=size.desired, AvailabilityZones=["us-east-1a"])
-
-
 def _head_node(tmp_path: Path, size: dict[str, int], autoscaling: Any) -> Path:
     """The head node's power.json; each group's Auto Scaling group made at its desired size."""
     raw = two_groups(size)
@@ -71,20 +57,6 @@ def _head_node(tmp_path: Path, size: dict[str, int], autoscaling: Any) -> Path:
     config = tmp_path / "power.json"
     config.write_text(render_power_config(resolve_cluster(raw)))
     return config
-
-
-def group_of(autoscaling: Any, name: str) -> dict[str, Any]:
-    return autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"][0]
-
-
-def in_service(autoscaling: Any, name: str) -> list[str]:
-    return sorted(instance["InstanceId"] for instance in group_of(autoscaling, name)["Instances"]
-                  if instance["LifecycleState"] not in ("Terminating", "Terminated"))
-
-
-def run_aws(config: Path, *args: str) -> int:
-    return run_program(args, lambda c: AutoScalingCapacity(boto3.client("autoscaling", region_name=c.region)),
-                       str(config))
 
 
 def test_resume_raises_the_desired_capacity_of_each_named_group(tmp_path: Path, autoscaling: Any) -> None:
@@ -111,8 +83,8 @@ def test_suspend_gives_back_the_named_instances_down_to_size_min_and_replaces_th
     # which registers under its own name (a powered-down name never comes back under 22.05).
     assert group_of(autoscaling, ASG)["DesiredCapacity"] == 1
     assert not set(in_service(autoscaling, ASG)) & set(members)
-    assert capsys.readouterr().out.strip() == (
-        '{"suspend": {"h100": {"given_back": ["%s", "%s"], "replaced": ["%s"]}}}' % tuple(members))
+    assert json.loads(capsys.readouterr().out) == {
+        "suspend": {"h100": {"given_back": members[:2], "replaced": members[2:]}}}
 
 
 def test_suspend_refuses_an_instance_of_another_group(tmp_path: Path, autoscaling: Any) -> None:
