@@ -14,6 +14,7 @@ from alibabacloud_ess20220222.client import Client
 from alibabacloud_tea_openapi.utils_models import Config
 from alicloud_replay import Replay, static_key
 
+from components.clouds.alicloud import slurm_capacity
 from components.clouds.alicloud.slurm_capacity import ScalingGroupCapacity
 
 RECORDED = Path(__file__).parents[3] / "data" / "slurm" / "alicloud"
@@ -64,3 +65,22 @@ def test_a_group_that_is_not_there_is_named(replay: Replay) -> None:
     replay.answer("DescribeScalingGroups", "DescribeScalingGroups.none", ScalingGroupName=GROUP)
     with pytest.raises(LookupError, match=f"ESS scaling group {GROUP} not found in {REGION}"):
         capacity().desired(GROUP)
+
+
+
+def test_the_head_node_signs_with_its_instance_ram_role() -> None:
+    # The ECS metadata service as the credentials library reads it: a session token, the role's name, then its STS
+    # credentials (ECS user guide, attach-an-instance-ram-role: /latest/meta-data/ram/security-credentials/<role>).
+    metadata = "http://100.100.100.200/latest"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        recorded = Replay(mock, RECORDED)
+        recorded.answer("DescribeScalingGroups", "DescribeScalingGroups.h100", ScalingGroupName=GROUP)
+        mock.add(responses.PUT, f"{metadata}/api/token", body="tok-1")
+        mock.add(responses.GET, f"{metadata}/meta-data/ram/security-credentials/", body="gpufleet-slurm-head")
+        mock.add(responses.GET, f"{metadata}/meta-data/ram/security-credentials/gpufleet-slurm-head", json={
+            "Code": "Success", "AccessKeyId": "STS.NUxxxx", "AccessKeySecret": "role-secret",
+            "SecurityToken": "role-session-token", "Expiration": "2099-01-01T00:00:00Z",
+            "LastUpdated": "2026-11-28T00:00:00Z"})
+        assert slurm_capacity.capacity_in(REGION).desired(GROUP) == 2
+        signed = [call.request for call in mock.calls if "aliyuncs.com" in call.request.url]
+    assert [request.headers["x-acs-security-token"] for request in signed] == ["role-session-token"]

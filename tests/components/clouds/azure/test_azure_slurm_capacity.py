@@ -5,11 +5,15 @@ sku.capacity read and PATCHed, named VMs deleted, and deleted ones asked for aga
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
 from azure.mgmt.compute import ComputeManagementClient
 from azure_replay import SUBSCRIPTION, Replay, TestCredential, fixture
 
+from components.clouds.azure import slurm_capacity
 from components.clouds.azure.slurm_capacity import ScaleSetCapacity
 
 RECORDED = Path(__file__).parents[3] / "data" / "slurm" / "azure"
@@ -60,3 +64,33 @@ def test_a_replaced_instance_is_deleted_and_asked_for_again() -> None:
         (f"PATCH providers/Microsoft.Compute/virtualMachineScaleSets/{SCALE_SET}",
          {"sku": {"name": "Standard_ND96isr_H100_v5", "tier": "Standard", "capacity": 2}}),
     ]
+
+
+class InstanceMetadata(BaseHTTPRequestHandler):
+    """The compute section of Azure's instance metadata service: answered only with the header Metadata: true."""
+
+    def do_GET(self) -> None:  # noqa: N802 - the http.server hook name
+        ok = self.headers.get("Metadata") == "true" and self.path.startswith("/metadata/instance/compute?")
+        body = json.dumps({"subscriptionId": SUBSCRIPTION, "resourceGroupName": "train-rg", "location": "eastus"})
+        self.send_response(200 if ok else 400)
+        self.end_headers()
+        self.wfile.write(body.encode() if ok else b"")
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_the_head_node_finds_its_subscription_and_resource_group_in_its_metadata(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), InstanceMetadata)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        address = f"http://127.0.0.1:{server.server_address[1]}"
+        monkeypatch.setattr(slurm_capacity, "INSTANCE_METADATA",
+                            slurm_capacity.INSTANCE_METADATA.replace("http://169.254.169.254", address))
+        scale_sets = slurm_capacity.capacity_in("eastus")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert scale_sets.resource_group == "train-rg"
+    assert scale_sets.client._config.subscription_id == SUBSCRIPTION
