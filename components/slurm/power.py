@@ -98,13 +98,18 @@ def read_power_config(path: str) -> PowerConfig:
 POWER_CONFIG = "/etc/slurm/gpufleet-power.json"
 
 
+def group_of(name: str, groups: Sequence[PowerGroup]) -> PowerGroup | None:
+    """The group of node name `<group>-<instance id>` (the longest group name that fits, so a group `h100` never
+    takes the nodes of `h100-spot`); None for a node of no group."""
+    fitting = [group for group in groups if name.startswith(f"{group.name}-")]
+    return max(fitting, key=lambda group: len(group.name), default=None)
+
+
 def nodes_by_group(names: Sequence[str], groups: Sequence[PowerGroup]) -> dict[str, list[str]]:
-    """Instance ids per group, from node names `<group>-<instance id>` (the longest group name that fits first, so
-    a group `h100` never takes the nodes of `h100-spot`)."""
+    """Instance ids per group, from node names `<group>-<instance id>`."""
     found: dict[str, list[str]] = {}
-    by_length = sorted(groups, key=lambda group: len(group.name), reverse=True)
     for name in names:
-        group = next((g for g in by_length if name.startswith(f"{g.name}-")), None)
+        group = group_of(name, groups)
         if group is None:
             raise ValueError(f"node {name} belongs to no node group ({', '.join(g.name for g in groups)})")
         found.setdefault(group.name, []).append(name[len(group.name) + 1:])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from . import controller
 from .controller import NodeState, PendingJob
-from .power import GIVEN_BACK, GroupCapacity, PowerConfig, nodes_by_group
+from .power import GIVEN_BACK, GroupCapacity, PowerConfig, group_of, nodes_by_group
 from .spot_leave import SPOT_REASON
 
 # Pending reasons more nodes can end (squeue.1 JOB REASON CODES): no node in the partition yet
@@ -38,7 +38,9 @@ def wanted_capacity(config: PowerConfig, desired: dict[str, int], nodes: dict[st
                     jobs: list[PendingJob]) -> dict[str, int]:
     """The desired capacity per group that the pending jobs need (each group's as it is where none lack nodes)."""
     groups = {group.name: group for group in config.groups}
-    live = {name: state for name, state in nodes.items() if not dead(state)}
+    # A node of no group (added by hand) is none of the watcher's business.
+    live = {name: state for name, state in nodes.items()
+            if not dead(state) and group_of(name, config.groups) is not None}
     by_group = nodes_by_group(list(live), config.groups)
     idle = {name: sum(live[f"{name}-{instance}"].state == "idle" for instance in ids)
             for name, ids in by_group.items()}

@@ -52,3 +52,8 @@ def test_dead_names_are_neither_idle_nor_registered() -> None:
     nodes = {"h100-i-1": NodeState("idle~", "none"), "h100-i-2": NodeState("down", GIVEN_BACK),
              "h100-i-3": NodeState("drain*", SPOT_REASON)}
     assert wanted_capacity(CONFIG, {"h100": 0, "h100-spot": 0}, nodes, [job(1)]) == {"h100": 1, "h100-spot": 0}
+
+
+def test_a_node_of_no_group_is_left_alone() -> None:
+    nodes = {"login-1": IDLE, "h100-spot-i-1": IDLE}
+    assert wanted_capacity(CONFIG, {"h100": 0, "h100-spot": 1}, nodes, [job(1)]) == {"h100": 1, "h100-spot": 1}
