@@ -69,7 +69,7 @@ def watch(config: PowerConfig, capacity: GroupCapacity) -> dict[str, object]:
     desired = {group.name: capacity.desired(group.scaling_group) for group in config.groups}
     nodes = controller.node_states()
     jobs = controller.pending_jobs()
-    gone = sorted(name for name, state in nodes.items() if dead(state))
+    gone = sorted(name for name, state in nodes.items() if dead(state) and group_of(name, config.groups) is not None)
     controller.delete_nodes(gone)
     target = wanted_capacity(config, desired, nodes, jobs)
     raised = {}
