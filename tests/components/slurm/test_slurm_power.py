@@ -104,8 +104,8 @@ def test_a_node_of_no_group_is_named(tmp_path: Path, autoscaling: Any) -> None:
 def test_a_job_on_an_empty_partition_raises_its_group_and_only_once(tmp_path: Path, autoscaling: Any,
                                                                     slurm: SlurmCluster) -> None:
     config = _head_node(tmp_path, {"min": 0, "desired": 0, "max": 4}, autoscaling)
-    submitted = slurm.run("sbatch", "--parsable", "-N2", "-p", "spot", "--wrap", "true")
-    held = slurm.run("sbatch", "--parsable", "-H", "-N3", "-p", "h100", "--wrap", "true")
+    submitted = slurm.run("sbatch", "--parsable", "-N2", "-p", "spot", "-o", "/dev/null", "--wrap", "true")
+    held = slurm.run("sbatch", "--parsable", "-H", "-N3", "-p", "h100", "-o", "/dev/null", "--wrap", "true")
     try:
         assert run_aws(config, "watch") == 0
         assert run_aws(config, "watch") == 0  # the two nodes on their way count: no second raise

@@ -112,7 +112,7 @@ def test_a_dead_name_slurmctld_resumes_sends_its_job_back_to_the_queue(monkeypat
         # The instance went but its name stayed (the deletion failed): after SuspendTimeout it is powered down.
         autoscaling.terminate_instance_in_auto_scaling_group(InstanceId=instance, ShouldDecrementDesiredCapacity=True)
         wait_for("the node to power down", lambda: node_state(slurm, name) == "idle~", seconds=30)
-        job = slurm.run("sbatch", "--parsable", "-N1", "-p", "h100", "--wrap", "true").stdout.strip()
+        job = slurm.run("sbatch", "--parsable", "-N1", "-p", "h100", "-o", "/dev/null", "--wrap", "true").stdout.strip()
         assert called(slurm, "resume") == name  # slurmctld picks the dead name for the job
         assert run_aws(config, "resume", name) == 0
         assert group_of(autoscaling, ASG)["DesiredCapacity"] == 1  # a fresh node instead
@@ -131,7 +131,8 @@ def test_a_spot_interruption_requeues_the_nodes_jobs_and_deletes_it(tmp_path: Pa
         leave = tmp_path / "gpufleet-slurm-leave"
         leave.write_text(render_spot_leave(slurm.site.etc_dir))
         leave.chmod(0o755)
-        job = slurm.run("sbatch", "--parsable", "-N1", "-p", "h100", "--wrap", "sleep 600").stdout.strip()
+        job = slurm.run("sbatch", "--parsable", "-N1", "-p", "h100", "-o", "/dev/null",
+                        "--wrap", "sleep 600").stdout.strip()
         wait_for("the job to run", lambda: job_state(slurm, job) == "RUNNING", seconds=60)
 
         drained = subprocess.run([str(leave), "drain"], capture_output=True, text=True, timeout=30, check=False)
