@@ -22,9 +22,14 @@ POWER_UNITS = (WATCH_TIMER,)
 WATCH_SECONDS = 30
 
 
+# slurmctld runs ResumeProgram and SuspendProgram with SLURM_CONF alone in their environment, no PATH (seen under
+# 22.05.8, tests/components/slurm/test_slurm_power_daemons.py): the programs set one for Slurm's clients.
+PROGRAM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
 def _program(site: SlurmSite, action: str) -> str:
-    # slurmctld runs the program with the node names as its one argument (slurm.conf.5 ResumeProgram).
-    return f'#!/bin/sh\nexec {site.power_command} {action} "$1"\n'
+    # The node names come as the one argument (slurm.conf.5 ResumeProgram).
+    return f'#!/bin/sh\nexport PATH={PROGRAM_PATH}\nexec {site.power_command} {action} "$1"\n'
 
 
 def _watch_service(site: SlurmSite) -> str:

@@ -3,8 +3,9 @@ partition gets its node through the queue watcher and runs once a stand-in slurm
 idle node's name is deleted as its instance goes; a dead name slurmctld tries to resume sends its job back to the
 queue; a spot interruption requeues the node's jobs and deletes its name.
 
-slurmctld runs ResumeProgram and SuspendProgram itself: here they are shims recording the hostlist slurmctld passes,
-and the test runs the power program with that hostlist against moto (moto answers in the test's process only)."""
+slurmctld runs the rendered ResumeProgram and SuspendProgram itself, in its own bare environment; the power program
+behind them is a stand-in recording the hostlist slurmctld passes, and the test runs the power program with that
+hostlist against moto (moto answers in the test's process only)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,8 @@ from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
 from slurm_stacks import slurm_cluster
 
 from components.slurm.power import GIVEN_BACK, render_power_config
+from components.slurm.power_units import power_unit_files
+from components.slurm.site import SlurmSite
 from components.slurm.spot_leave import SPOT_REASON, render_spot_leave
 from gpufleet.resolve import resolve_cluster
 
@@ -31,13 +34,20 @@ RAW["node_groups"][0]["size"] = {"min": 0, "desired": 0, "max": 4}
 
 
 def power_shims(suspend_seconds: int | None = None) -> Callable[[Path], None]:
-    """An `edit` of running_slurm: ResumeProgram and SuspendProgram record their hostlist in ROOT/<action>.called
-    (they must exist when slurmctld starts, or it disables power saving); optionally a short SuspendTime."""
+    """An `edit` of running_slurm: the rendered ResumeProgram and SuspendProgram (they must exist when slurmctld
+    starts, or it disables power saving) over a stand-in power program that records each hostlist in
+    ROOT/<action>.called; optionally a short SuspendTime."""
     def edit(etc: Path) -> None:
-        for action in ("resume", "suspend"):
-            program = etc.parent / "programs" / action
-            program.write_text(f'#!/bin/sh\necho "$1" >> {etc.parent}/{action}.called\n')
-            program.chmod(0o755)
+        root = etc.parent
+        stand_in = root / "power-program"
+        stand_in.write_text(f'#!/bin/sh\necho "$2" >> {root}/"$1".called\n')
+        stand_in.chmod(0o755)
+        site = SlurmSite("head", "127.0.0.1", program_dir=str(root / "programs"), power_command=str(stand_in))
+        files = power_unit_files(resolve_cluster(RAW), site)
+        for path in (site.resume_program, site.suspend_program):
+            mode, text = files[path]
+            Path(path).write_text(text)
+            Path(path).chmod(int(mode, 8))
         if suspend_seconds is not None:
             conf = etc / "slurm.conf"
             text = re.sub(r"SuspendTime=\d+", f"SuspendTime={suspend_seconds}", conf.read_text())
