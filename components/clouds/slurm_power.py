@@ -24,4 +24,10 @@ def capacity_for(config: PowerConfig) -> GroupCapacity:
 
 
 def main() -> int:
-    return run_program(sys.argv[1:], capacity_for)
+    """Exit 1 with the reason on one line (slurmctld's log, the journal) for a node of no group or a group the cloud
+    lacks; other failures (the cloud's refusals) keep their SDK's traceback."""
+    try:
+        return run_program(sys.argv[1:], capacity_for)
+    except (LookupError, ValueError) as error:
+        print(f"gpufleet-slurm-power: {error}", file=sys.stderr)
+        return 1

@@ -130,3 +130,14 @@ def test_a_wrong_call_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run_program(["stop", "h100-n1"], lambda c: AutoScalingCapacity(None), str(tmp_path / "none")) == 2
     assert run_program(["watch", "h100-n1"], lambda c: AutoScalingCapacity(None), str(tmp_path / "none")) == 2
     assert capsys.readouterr().out.splitlines() == ["usage: resume HOSTLIST | suspend HOSTLIST | watch"] * 2
+
+
+def test_the_power_program_names_a_node_of_no_group_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                autoscaling: Any,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    config = _head_node(tmp_path, {"min": 0, "desired": 0, "max": 4}, autoscaling)
+    monkeypatch.setattr(power_program, "POWER_CONFIG", str(config))
+    monkeypatch.setattr("sys.argv", ["gpufleet-slurm-power", "resume", "a100-n1"])
+    assert slurm_power.main() == 1
+    assert capsys.readouterr().err == (
+        "gpufleet-slurm-power: node a100-n1 belongs to no node group (h100, h100-spot)\n")
