@@ -115,29 +115,31 @@ def test_a_job_on_an_empty_partition_raises_its_group_and_only_once(tmp_path: Pa
         slurm.run("scancel", submitted.stdout.strip(), held.stdout.strip())
 
 
+def run_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, autoscaling: Any, *args: str) -> int:
+    """`gpufleet-slurm-power ARGS` as installed, with power.json of empty groups of at most 4."""
+    config = _head_node(tmp_path, {"min": 0, "desired": 0, "max": 4}, autoscaling)
+    monkeypatch.setattr(power_program, "POWER_CONFIG", str(config))
+    monkeypatch.setattr("sys.argv", ["gpufleet-slurm-power", *args])
+    return slurm_power.main()
+
+
 def test_the_power_program_picks_the_cloud_of_the_power_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                autoscaling: Any,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    config = _head_node(tmp_path, {"min": 0, "desired": 0, "max": 4}, autoscaling)
-    monkeypatch.setattr(power_program, "POWER_CONFIG", str(config))
-    monkeypatch.setattr("sys.argv", ["gpufleet-slurm-power", "resume", "h100-n[1-2]"])
-    assert slurm_power.main() == 0
+    assert run_main(tmp_path, monkeypatch, autoscaling, "resume", "h100-n[1-2]") == 0
     assert group_of(autoscaling, ASG)["DesiredCapacity"] == 2
     assert capsys.readouterr().out.strip() == '{"resume": {"h100": 2}}'
+
+
+def test_the_power_program_names_a_node_of_no_group_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                autoscaling: Any,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_main(tmp_path, monkeypatch, autoscaling, "resume", "a100-n1") == 1
+    assert capsys.readouterr().err == (
+        "gpufleet-slurm-power: node a100-n1 belongs to no node group (h100, h100-spot)\n")
 
 
 def test_a_wrong_call_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run_program(["stop", "h100-n1"], lambda c: AutoScalingCapacity(None), str(tmp_path / "none")) == 2
     assert run_program(["watch", "h100-n1"], lambda c: AutoScalingCapacity(None), str(tmp_path / "none")) == 2
     assert capsys.readouterr().out.splitlines() == ["usage: resume HOSTLIST | suspend HOSTLIST | watch"] * 2
-
-
-def test_the_power_program_names_a_node_of_no_group_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                autoscaling: Any,
-                                                                capsys: pytest.CaptureFixture[str]) -> None:
-    config = _head_node(tmp_path, {"min": 0, "desired": 0, "max": 4}, autoscaling)
-    monkeypatch.setattr(power_program, "POWER_CONFIG", str(config))
-    monkeypatch.setattr("sys.argv", ["gpufleet-slurm-power", "resume", "a100-n1"])
-    assert slurm_power.main() == 1
-    assert capsys.readouterr().err == (
-        "gpufleet-slurm-power: node a100-n1 belongs to no node group (h100, h100-spot)\n")
