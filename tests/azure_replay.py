@@ -34,9 +34,10 @@ TINY_BACKOFF = 0.001
 TRAIN, INFER = "azure-train-ndh100", "azure-infer-a100"
 
 
-def fixture(name: str, **values: str) -> dict[str, Any]:
-    """A recorded answer, its request path's {placeholders} filled ({subscription} always)."""
-    text = (FIXTURES / f"{name}.json").read_text()
+def fixture(name: str, directory: Path = FIXTURES, **values: str) -> dict[str, Any]:
+    """A recorded answer (preflight's unless `directory` says), its request path's {placeholders} filled
+    ({subscription} always)."""
+    text = (directory / f"{name}.json").read_text()
     for key, value in {"subscription": SUBSCRIPTION, **values}.items():
         text = text.replace("{" + key + "}", value)
     recorded = json.loads(text)

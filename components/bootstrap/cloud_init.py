@@ -91,6 +91,8 @@ def settings_file(cfg: BootstrapConfig) -> str:
         values["GPUFLEET_MIG_DEVICES"] = cfg.mig.instances
     if cfg.nccl_family:  # Azure InfiniBand groups only
         values["GPUFLEET_NCCL_FAMILY"] = cfg.nccl_family
+    if cfg.slurm_leave:  # Slurm nodes only: the spot watcher takes the node out of Slurm before it goes
+        values["GPUFLEET_SLURM_LEAVE"] = f"{SBIN}/gpufleet-slurm-leave"
     # SC2034: the settings are used by the scripts that source this file.
     lines = [
         "# shellcheck shell=bash disable=SC2034",
@@ -168,6 +170,8 @@ def _cloud_config(cfg: BootstrapConfig) -> dict[str, Any]:
             _packed_file(f"{SBIN}/gpufleet-mig", node_script("mig.sh"), "0755"),
             _file(f"{UNITS}/gpufleet-health.service.d/mig.conf", MIG_DROP_IN, "0644"),
         ]
+    if cfg.slurm_leave:
+        files.append(_packed_file(f"{SBIN}/gpufleet-slurm-leave", cfg.slurm_leave, "0755"))
     if cfg.health_port:
         files += _service("gpufleet-health-endpoint", "health-endpoint.py", "gpufleet-health-endpoint.service")
         units.append("gpufleet-health-endpoint.service")

@@ -151,6 +151,9 @@ class BootstrapConfig:
     nccl_family: str | None = None
     """Azure InfiniBand groups: the azhpc-images VM family (ndv4, ndv5) whose /etc/nccl.conf the node writes at
     boot (scripts/nccl-conf.sh, components/clouds/azure/nccl.py); None: no nccl.conf."""
+    slurm_leave: str | None = None
+    """Slurm nodes: gpufleet-slurm-leave (components/slurm/spot_leave.py), which the spot watcher runs on an
+    interruption notice; None: no Slurm."""
 
     def __post_init__(self) -> None:
         if not self.expected:

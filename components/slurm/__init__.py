@@ -7,5 +7,10 @@ cluster (pure functions; the head node and the clouds' components install them).
 - gres_conf.py: a node's gres.conf from its instance type's catalog row;
 - registration.py: the dynamic slurmd registration of a node (its features and GRES);
 - health_check.py: the HealthCheckProgram, the node check that drains a failing node;
-- power.py: ResumeProgram / SuspendProgram, the group capacity behind Slurm's node names, through a per-cloud seam.
+- power.py: ResumeProgram / SuspendProgram, the group capacity behind Slurm's node names, through a per-cloud seam;
+- queue_watch.py: the queue watcher, which raises capacity for pending jobs (scale-up from 0) and deletes dead names;
+- controller.py: the Slurm client calls those make (scontrol, squeue, sinfo);
+- power_program.py: the head node's one power program (resume, suspend, watch);
+- power_units.py: the head node's power files (power.json, the programs, the watcher's service and timer);
+- spot_leave.py: a node's exit from Slurm on an interruption notice (drain, then requeue its jobs and delete it).
 """

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Poll the cloud's interruption notices every 5 s and run the checkpoint hook
-# once per kind of notice (rebalance, interruption). --once: poll one time.
+# once per kind of notice (rebalance, interruption); on an interruption a Slurm
+# node also leaves Slurm (gpufleet-slurm-leave). --once: poll one time.
 set -uo pipefail
 # shellcheck source=/dev/null
 . "${GPUFLEET_LIB:-/usr/local/lib/gpufleet}/common.sh"
@@ -8,13 +9,23 @@ INTERVAL=5
 AZURE_EVENTS="$IMDS/metadata/scheduledevents?api-version=2020-07-01"
 AZURE_NAME="$IMDS/metadata/instance/compute/name?api-version=2021-02-01&format=text"
 
+interrupted() {  # the checkpoint, with a Slurm node drained before it and its jobs requeued after it
+  if [[ -n ${GPUFLEET_SLURM_LEAVE:-} ]] && once slurm-drain; then
+    "$GPUFLEET_SLURM_LEAVE" drain || log "draining the Slurm node failed"
+  fi
+  checkpoint interruption
+  if [[ -n ${GPUFLEET_SLURM_LEAVE:-} ]] && once slurm-requeue; then
+    "$GPUFLEET_SLURM_LEAVE" requeue || log "requeueing the Slurm node's jobs failed"
+  fi
+}
+
 poll_aws() {
   local token
   token=$(imds_token) || return 0
   if imds_get "$token" events/recommendations/rebalance >/dev/null; then checkpoint rebalance; fi
-  if imds_get "$token" spot/instance-action >/dev/null; then checkpoint interruption; fi
+  if imds_get "$token" spot/instance-action >/dev/null; then interrupted; fi
   if [[ $(imds_get "$token" autoscaling/target-lifecycle-state) == Terminated ]]; then
-    checkpoint interruption
+    interrupted
     if [[ -n $GPUFLEET_TERMINATE_HOOK ]] && once terminate-completed; then
       complete_lifecycle "$GPUFLEET_TERMINATE_HOOK" CONTINUE || log "terminate lifecycle action not completed"
     fi
@@ -33,7 +44,7 @@ for event in json.loads(sys.argv[1]).get("Events", []):
     if event.get("EventType") in ("Preempt", "Terminate") and sys.argv[2] in event.get("Resources", []):
         print(event["EventId"])
 ' "$events" "$name"); do
-    checkpoint interruption
+    interrupted
     # Acknowledging after the checkpoint lets the event proceed without waiting out its notice.
     if once "ack-$id"; then
       curl -sf -H Metadata:true -X POST -d "{\"StartRequests\":[{\"EventId\":\"$id\"}]}" "$AZURE_EVENTS" \
@@ -46,7 +57,7 @@ poll_alicloud() {
   local when
   # 404 until ECS schedules the release of this spot instance.
   when=$(alicloud_meta instance/spot/termination-time) || return 0
-  if [[ -n $when ]]; then checkpoint interruption; fi
+  if [[ -n $when ]]; then interrupted; fi
 }
 
 while true; do

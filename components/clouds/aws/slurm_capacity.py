@@ -1,7 +1,7 @@
-"""The AWS side of Slurm's resume and suspend programs (components/slurm/power.py): a node group's Auto Scaling
-group, through the Auto Scaling API (SetDesiredCapacity; TerminateInstanceInAutoScalingGroup with
-ShouldDecrementDesiredCapacity, so the instance Slurm found idle is the one that goes and the group does not replace
-it). The head node's role may call these on the cluster's groups only (the next slice's IAM policy)."""
+"""The AWS side of Slurm's power programs (components/slurm/power.py): a node group's Auto Scaling group, through
+the Auto Scaling API (SetDesiredCapacity; TerminateInstanceInAutoScalingGroup, whose ShouldDecrementDesiredCapacity
+says whether the group replaces the instance Slurm found idle). The head node's role may call these on the
+cluster's groups only."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ class AutoScalingCapacity:
         self.client.set_desired_capacity(AutoScalingGroupName=scaling_group, DesiredCapacity=desired,
                                          HonorCooldown=False)
 
-    def give_back(self, scaling_group: str, instance_ids: Sequence[str]) -> None:
+    def give_back(self, scaling_group: str, instance_ids: Sequence[str], lower_desired: bool) -> None:
         found = self.client.describe_auto_scaling_groups(AutoScalingGroupNames=[scaling_group])["AutoScalingGroups"]
         members = {instance["InstanceId"] for group in found for instance in group["Instances"]}
         strangers = [instance_id for instance_id in instance_ids if instance_id not in members]
@@ -35,18 +35,11 @@ class AutoScalingCapacity:
             raise LookupError(f"{', '.join(strangers)} not in Auto Scaling group {scaling_group}")
         for instance_id in instance_ids:
             self.client.terminate_instance_in_auto_scaling_group(InstanceId=instance_id,
-                                                                 ShouldDecrementDesiredCapacity=True)
+                                                                 ShouldDecrementDesiredCapacity=lower_desired)
 
 
-def main() -> int:
-    """The head node's resume / suspend program on AWS: `PROGRAM resume|suspend HOSTLIST`."""
-    import sys
-
+def capacity_in(region: str) -> AutoScalingCapacity:
+    """The Auto Scaling groups of `region`, with the head node's instance profile."""
     import boto3
 
-    from components.slurm.power import run_program
-
-    def capacity_in(region: str) -> AutoScalingCapacity:
-        return AutoScalingCapacity(boto3.client("autoscaling", region_name=region))
-
-    return run_program(sys.argv[1:], capacity_in)
+    return AutoScalingCapacity(boto3.client("autoscaling", region_name=region))

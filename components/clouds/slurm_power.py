@@ -1,0 +1,33 @@
+"""`gpufleet-slurm-power`, the head node's power program (components/slurm/power_program.py), over the GroupCapacity
+of the cloud power.json names (each cloud's slurm_capacity.py, imported only there: the head node carries one
+cloud's SDK)."""
+
+from __future__ import annotations
+
+import sys
+
+from components.slurm.power import GroupCapacity, PowerConfig
+from components.slurm.power_program import run_program
+
+
+def capacity_for(config: PowerConfig) -> GroupCapacity:
+    """The scaling groups of the cloud and region of power.json."""
+    if config.cloud == "aws":
+        from .aws.slurm_capacity import capacity_in
+    elif config.cloud == "azure":
+        from .azure.slurm_capacity import capacity_in
+    elif config.cloud == "alicloud":
+        from .alicloud.slurm_capacity import capacity_in
+    else:
+        raise ValueError(f"power.json cloud: {config.cloud!r} is none of aws, azure, alicloud")
+    return capacity_in(config.region)
+
+
+def main() -> int:
+    """Exit 1 with the reason on one line (slurmctld's log, the journal) for a node of no group or a group the cloud
+    lacks; other failures (the cloud's refusals) keep their SDK's traceback."""
+    try:
+        return run_program(sys.argv[1:], capacity_for)
+    except (LookupError, ValueError) as error:
+        print(f"gpufleet-slurm-power: {error}", file=sys.stderr)
+        return 1
