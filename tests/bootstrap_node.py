@@ -84,6 +84,12 @@ def config(cloud: str = "aws", **changes: object) -> BootstrapConfig:
     return replace(base, **changes)
 
 
+def sent_user_data(encoded: str) -> str:
+    """Base64 user data as cloud-init reads it: gunzipped where it is gzip (cloud-init detects the magic bytes)."""
+    raw = base64.b64decode(encoded)
+    return (gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw).decode()
+
+
 def node_files(user_data: str) -> dict[str, dict]:
     """Each written file by path, its content as cloud-init writes it (gz+b64 entries decoded)."""
     assert user_data.startswith("#cloud-config\n")

@@ -225,10 +225,16 @@ def user_data_limit(cloud: str) -> int:
     return int(load_catalog().limit(cloud, "user_data_max_bytes"))
 
 
-def render_user_data(cfg: BootstrapConfig) -> str:
-    """The node group's user data; the same config always renders the same bytes."""
+def render_cloud_config(cfg: BootstrapConfig) -> str:
+    """The node group's cloud-config document, for a cloud that compresses it before its user data limit applies
+    (gzip_user_data checks that); the same config always renders the same bytes."""
     body = yaml.dump(_cloud_config(cfg), Dumper=_LiteralDumper, sort_keys=False, width=1000)
-    text = "#cloud-config\n" + body
+    return "#cloud-config\n" + body
+
+
+def render_user_data(cfg: BootstrapConfig) -> str:
+    """The node group's user data as sent, checked against the cloud's limit."""
+    text = render_cloud_config(cfg)
     size, limit = len(text.encode("utf-8")), user_data_limit(cfg.cloud)
     if size > limit:
         raise BootstrapError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from components.slurm.site import SlurmSite
+from components.slurm.site import CONFIGLESS_CONF_DIR
 from components.slurm.spot_leave import render_spot_leave
 from gpufleet.catalog import load_mig_facts
 
@@ -48,7 +48,7 @@ def group_bootstrap(cluster: ResolvedCluster, group: ResolvedGroup, **cloud_sett
         "checkpoint_hook": spec.bootstrap.checkpoint_hook,
         "checkpoint_grace_seconds": spec.bootstrap.checkpoint_grace_seconds,
         "mig": mig,
-        "slurm_leave": render_spot_leave(SlurmSite.etc_dir) if spec.scheduler.kind == "slurm" else None,
+        "slurm_leave": render_spot_leave(CONFIGLESS_CONF_DIR) if spec.scheduler.kind == "slurm" else None,
     }
     return BootstrapConfig(**{**settings, **cloud_settings})
 

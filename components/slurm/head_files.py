@@ -1,7 +1,8 @@
 """The head node's files, cloud-neutral: the cluster's slurm.conf and gres.conf (served to the nodes, which run
-configless), power.json for the resume and suspend programs, and the systemd ordering gpufleet-slurm-head -> munge
--> slurmctld. Each cloud adds its part of the scripts (scripts/slurm-<cloud>.sh) and the settings naming its secret
-(components/clouds/<cloud>/slurm_head.py), and renders them as the head node's user data.
+configless), power.json, the resume and suspend programs and the queue watcher (power_units.py), and the systemd
+ordering gpufleet-slurm-head -> munge -> slurmctld. Each cloud adds its part of the scripts
+(scripts/slurm-<cloud>.sh) and the settings naming its secret (components/clouds/<cloud>/slurm_head.py), and renders
+them as the head node's user data.
 
 The controller's host name and address are the head node's own, known only once it runs: the render writes the
 tokens HEAD_HOST / HEAD_ADDRESS (head_site) and scripts/slurm-head.sh puts the machine's values in at boot.
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 from ..bootstrap.added_files import Files
 from ..bootstrap.cloud_init import LIB, SBIN, UNITS, node_script
 from .gres_conf import render_gres_conf
-from .power import POWER_CONFIG, render_power_config
+from .power_units import POWER_UNITS, power_unit_files
 from .site import SlurmSite
 from .slurm_conf import render_slurm_conf
 
@@ -31,7 +32,7 @@ HEAD_UNIT = "gpufleet-slurm-head.service"
 MUNGE_DROP_IN = f"[Unit]\nRequires={HEAD_UNIT}\nAfter={HEAD_UNIT}\n"
 SLURMCTLD_DROP_IN = "[Unit]\nRequires=munge.service\nAfter=munge.service\n"
 # Units the head node's cloud-init enables and starts, in order.
-HEAD_UNITS = (HEAD_UNIT, "munge.service", "slurmctld.service")
+HEAD_UNITS = (HEAD_UNIT, "munge.service", "slurmctld.service", *POWER_UNITS)
 # The head node's settings file: common.sh reads it (the same path as a node's bootstrap.env).
 HEAD_SETTINGS = "/etc/gpufleet/bootstrap.env"
 
@@ -67,12 +68,10 @@ def head_settings(site: SlurmSite, cloud_values: Mapping[str, str]) -> str:
 
 def head_node_files(cluster: ResolvedCluster, site: SlurmSite) -> Files:
     """The head node's files, cloud-neutral (the cloud adds its script part and settings)."""
-    # TODO: add components.slurm.power_units.power_unit_files(cluster, site) (the resume / suspend programs) once it
-    # is on main.
     return {
         f"{site.etc_dir}/slurm.conf": ("0644", render_slurm_conf(cluster, site)),
         f"{site.etc_dir}/gres.conf": ("0644", head_gres_conf(cluster, site)),
-        POWER_CONFIG: ("0644", render_power_config(cluster)),
+        **power_unit_files(cluster, site),
         f"{LIB}/common.sh": ("0644", node_script("common.sh")),
         f"{SBIN}/gpufleet-slurm-head": ("0755", node_script("slurm-head.sh")),
         f"{UNITS}/{HEAD_UNIT}": ("0644", node_script(HEAD_UNIT)),

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 # slurm.conf.5 (22.05) SlurmctldPort / SlurmdPort: the defaults 6817 and 6818.
 SLURMCTLD_PORT = 6817
 SLURMD_PORT = 6818
+# Where a configless slurmd (22.05) links the configuration it fetched from slurmctld: a node's clients outside
+# slurmd's children (the spot watcher's scontrol) read slurm.conf there (tests/slurm_daemons.py sees it).
+CONFIGLESS_CONF_DIR = "/run/slurm/conf"
 # SrunPortRange (slurm.conf.5 22.05: srun's listening ports, which slurmstepd on the nodes connects back to; without
 # it an ephemeral port no firewall can name): the man page's example range, which the head node's firewall admits
 # from the nodes.

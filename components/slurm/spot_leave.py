@@ -23,7 +23,8 @@ DELETE_WAIT_SECONDS = 25
 
 
 def render_spot_leave(etc_dir: str) -> str:
-    """gpufleet-slurm-leave (a shell script): `drain` or `requeue`, with the node's slurm.conf in `etc_dir`."""
+    """gpufleet-slurm-leave (a shell script): `drain` or `requeue`, with the slurm.conf in `etc_dir` (on a
+    configless node slurmd's cache, site.CONFIGLESS_CONF_DIR)."""
     return "\n".join([
         "#!/bin/bash",
         "# drain: no new job on this node; requeue: its batch jobs back to the queue, then its name deleted.",

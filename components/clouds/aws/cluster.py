@@ -345,7 +345,6 @@ def create_groups(
                 tags=scope.tags,
                 service_linked_role_arn=key.autoscaling_role_arn,
                 eks=kubernetes.control.join if kubernetes else None,
-                gzipped=head is not None,
             ),
             opts=scope.child,
         )

@@ -9,7 +9,8 @@ import pulumi
 
 from gpufleet.clouds.backend import ResolvedGroup
 
-from ...bootstrap import render_user_data
+from ...bootstrap.added_files import gzip_user_data
+from ...bootstrap.cloud_init import render_cloud_config
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics, SharedMount
 from ..hooks import GroupHooks
@@ -17,6 +18,7 @@ from ..scope import ClusterScope
 from .cluster_parts import SharedFileSystem, SlurmHead
 from .identity import METRICS_NAMESPACE
 from .lifecycle import node_check_retry_seconds
+from .nodegroup_args import USER_DATA_REMEDY
 from .slurm_head import node_user_data
 
 
@@ -50,10 +52,16 @@ def vm_user_data(
         else 0,
         gpu_metrics=GpuMetrics(METRICS_NAMESPACE, scaling_group, spec.region) if spec.monitoring.gpu_metrics else None,
     )
+    # EC2 takes the cloud-config gzipped (launch_user_data): checked here, before any resource, at its gzipped size.
     if shared is None or spec.storage.shared is None:
-        return render_user_data(bootstrap)
+        return _within_limit(render_cloud_config(bootstrap), resolved_group)
     # The mount needs the file system's DNS and mount names, known once it exists; rendering once with names of
     # their full length first reports a user data over the limit before any resource.
-    render_user_data(replace(bootstrap, shared_mount=SharedMount(
-        f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, spec.storage.shared.mount)))
-    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
+    _within_limit(render_cloud_config(replace(bootstrap, shared_mount=SharedMount(
+        f"fs-{'0' * 17}.fsx.{spec.region}.amazonaws.com", "0" * 8, spec.storage.shared.mount))), resolved_group)
+    return shared.mount.apply(lambda mount: render_cloud_config(replace(bootstrap, shared_mount=mount)))
+
+
+def _within_limit(text: str, resolved_group: ResolvedGroup) -> str:
+    gzip_user_data(text, "aws", f"node group {resolved_group.name}", USER_DATA_REMEDY)
+    return text

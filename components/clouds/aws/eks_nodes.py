@@ -25,6 +25,7 @@ from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 from ...bootstrap.added_files import gzip_user_data
 from ...bootstrap.eks_join import EksNode, eks_user_data
 from ...bootstrap.errors import BootstrapError
+from .nodegroup_args import USER_DATA_REMEDY
 
 if TYPE_CHECKING:
     from ...kubernetes.gpu_sharing import GroupSharing
@@ -180,17 +181,16 @@ def _node(args: NodeGroupArgs, cluster: str, endpoint: str, ca: str, cidr: str, 
 
 def launch_user_data(args: NodeGroupArgs, placement_group: pulumi.Output[str] | None,
                      placement_logical_name: str | None = None) -> pulumi.Output[str]:
-    """The launch template's user data, base64: the group's cloud-config, and on an EKS group the join after the
-    node check, gzipped (components/bootstrap/eks_join.py), once the cluster's values are known.
+    """The launch template's user data, gzipped and base64 (EC2's 16 KiB cap applies to what is sent): the group's
+    cloud-config, and on an EKS group the join after the node check (components/bootstrap/eks_join.py), once the
+    cluster's values are known.
     placement_logical_name: the placement group's Pulumi name, which its auto-name extends by "-" and 7 characters
     (a label value holds at most 63)."""
     eks = args.eks
     name = args.group.name
     if eks is None:
         def encode(text: str) -> str:
-            packed = gzip_user_data(text, "aws", f"node group {name}", "shorten checkpoint_hook or the fallback "
-                                    "types") if args.gzipped else text.encode()
-            return base64.b64encode(packed).decode()
+            return base64.b64encode(gzip_user_data(text, "aws", f"node group {name}", USER_DATA_REMEDY)).decode()
 
         return pulumi.Output.from_input(args.user_data).apply(encode)
     if isinstance(args.user_data, str):

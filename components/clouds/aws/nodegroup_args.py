@@ -13,6 +13,9 @@ from gpufleet.clouds.aws.stack_model import AwsNodeGroupSettings
 from ..hooks import GroupHooks
 from .eks_join import EksJoin
 
+# What a node group over EC2's user data limit shortens (the error names it).
+USER_DATA_REMEDY = "shorten checkpoint_hook or the fallback instance types"
+
 
 @dataclass(frozen=True)
 class NodeGroupArgs:
@@ -51,6 +54,3 @@ class NodeGroupArgs:
     default AWSServiceRoleForAutoScaling."""
     eks: EksJoin | None = None
     """scheduler kubernetes: the EKS cluster the nodes join; None: a VM cluster."""
-    gzipped: bool = False
-    """The user data is gzipped whole before base64 (scheduler slurm: the join puts a p5 group past EC2's cap, as
-    the EKS join does); the EKS path gzips its own."""

@@ -4,7 +4,6 @@ takes from a resolved stack."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 import subprocess
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from bootstrap_node import A100, Node, config, node_files
+from bootstrap_node import A100, Node, config, node_files, sent_user_data
 from conftest import of_type, read_cluster, shellcheck, write_stack
 from typer.testing import CliRunner
 
@@ -218,7 +217,7 @@ def test_a_mig_node_boots_twice_inside_the_aws_launch_hold(stacks_dir):
     (hook,) = [r for r in of_type(plan, "aws:autoscaling/lifecycleHook:LifecycleHook")
                if r.inputs["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"]
     for template in of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate"):
-        files = node_files(base64.b64decode(template.inputs["userData"]).decode())
+        files = node_files(sent_user_data(template.inputs["userData"]))
         settings = dict(line.split("=", 1) for line in files["/etc/gpufleet/bootstrap.env"]["content"].splitlines()
                         if "=" in line and not line.startswith("#"))
         retry = int(settings["GPUFLEET_NODECHECK_RETRY_SECONDS"])

@@ -14,7 +14,6 @@ from slurm_stacks import slurm_cluster
 
 from components.bootstrap import render_user_data
 from components.bootstrap.for_group import group_bootstrap
-from components.slurm.site import SlurmSite
 from components.slurm.spot_leave import render_spot_leave
 from gpufleet.resolve import resolve_cluster
 
@@ -28,7 +27,9 @@ def rendered(raw: dict) -> dict[str, dict]:
 
 def test_a_slurm_node_carries_the_leave_program_and_its_setting() -> None:
     files = rendered(slurm_cluster("aws-train-p5"))
-    assert files[LEAVE]["content"] == render_spot_leave(SlurmSite.etc_dir)
+    # A configless node has no /etc/slurm/slurm.conf: the watcher's scontrol reads slurmd's cache.
+    assert files[LEAVE]["content"] == render_spot_leave("/run/slurm/conf")
+    assert "SLURM_CONF=/run/slurm/conf/slurm.conf" in files[LEAVE]["content"]
     assert files[LEAVE]["permissions"] == "0755"
     assert f"GPUFLEET_SLURM_LEAVE={LEAVE}\n" in files["/etc/gpufleet/bootstrap.env"]["content"]
 

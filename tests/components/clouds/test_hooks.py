@@ -5,11 +5,9 @@ plans of the shipped stacks: the rendered bootstrap.env against the hold the pla
 
 from __future__ import annotations
 
-import base64
-
 from azure_plans import TRAIN as AZURE_TRAIN
 from azure_plans import VMSS, node_settings, one, shipped
-from bootstrap_node import node_files
+from bootstrap_node import node_files, sent_user_data
 from conftest import SHIPPED_STACKS, of_type
 
 from components.clouds.alicloud.lifecycle import ADMISSION_CHECK_SECONDS, GATE_OVERHEAD_SECONDS
@@ -36,7 +34,7 @@ def test_alibaba_retries_inside_the_scale_out_hold() -> None:
     hold = next(h.inputs["heartbeatTimeout"] for h in of_type(plan, "alicloud:ess/lifecycleHook:LifecycleHook")
                 if h.inputs["lifecycleTransition"] == "SCALE_OUT")
     (config,) = of_type(plan, "alicloud:ess/scalingConfiguration:ScalingConfiguration")
-    env = node_files(base64.b64decode(config.inputs["userData"]).decode())["/etc/gpufleet/bootstrap.env"]["content"]
+    env = node_files(sent_user_data(config.inputs["userData"]))["/etc/gpufleet/bootstrap.env"]["content"]
     retry = _retry(dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#")))
     after = ADMISSION_CHECK_SECONDS + GATE_OVERHEAD_SECONDS
     assert retry > 0 and BOOT_SECONDS + retry + CHECK_RUN_SECONDS + after <= hold

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 import yaml
+from bootstrap_node import sent_user_data
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -148,9 +149,8 @@ def test_asg_lifecycle_hooks() -> None:
 
 def user_settings(plan: PlanResult) -> dict[str, str]:
     """The bootstrap.env the launch template's user data writes, as NAME -> value."""
-    import base64
 
-    document = yaml.safe_load(base64.b64decode(one(plan, LT).inputs["userData"]))
+    document = yaml.safe_load(sent_user_data(one(plan, LT).inputs["userData"]))
     env = next(f["content"] for f in document["write_files"] if f["path"] == "/etc/gpufleet/bootstrap.env")
     return dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#"))
 
@@ -177,9 +177,8 @@ def test_lifecycle_hooks_are_resources_that_reach_the_live_group(tmp_path: Path)
 
 
 def test_user_data_completes_the_launch_hook() -> None:
-    import base64
 
-    user_data = base64.b64decode(one(shipped("aws-train-p5"), LT).inputs["userData"]).decode()
+    user_data = sent_user_data(one(shipped("aws-train-p5"), LT).inputs["userData"])
     assert "gpufleet-train-dev-h100" in user_data and "node-check" in user_data
     assert len(user_data.encode()) <= 16384
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from bootstrap_node import sent_user_data
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -151,12 +152,11 @@ def test_the_file_system_waits_for_the_rules_createfilesystem_validates() -> Non
 
 
 def test_no_mount_requires_a_unit_ubuntu_lacks() -> None:
-    import base64
 
     import yaml
 
     for template in of_type(shipped("aws-train-p5"), "aws:ec2/launchTemplate:LaunchTemplate"):
-        text = base64.b64decode(template.inputs["userData"]).decode()
+        text = sent_user_data(template.inputs["userData"])
         assert "network.service" not in text
         (mount,) = yaml.safe_load(text)["mounts"]
         assert "x-systemd.requires=network-online.target" in mount[3].split(",") and "_netdev" in mount[3]

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from bootstrap_node import sent_user_data
 from conftest import REPO, SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 
 from components.bootstrap.cloud_init import GPU_HEALTH_CLOUD_PART
@@ -35,7 +36,7 @@ def shipped(stack: str) -> PlanResult:
 
 
 def cloud_config(plan: PlanResult) -> dict[str, Any]:
-    return yaml.safe_load(base64.b64decode(one(plan, LT).inputs["userData"]))
+    return yaml.safe_load(sent_user_data(one(plan, LT).inputs["userData"]))
 
 
 def written(plan: PlanResult, path: str) -> dict[str, Any]:

@@ -161,11 +161,14 @@ def test_the_head_user_data_starts_munge_and_slurmctld_after_its_key_step(plan: 
     settings = files["/etc/gpufleet/bootstrap.env"]
     assert re.search(r"^GPUFLEET_MUNGE_SECRET=arn:aws:secretsmanager:us-east-1:\d{12}:secret:train-dev-munge-key-",
                      settings, re.M)
+    units = ["gpufleet-slurm-head.service", "munge.service", "slurmctld.service", "gpufleet-slurm-watch.timer"]
     assert document["runcmd"] == [
-        ["systemctl", "daemon-reload"],
-        ["systemctl", "enable", "gpufleet-slurm-head.service", "munge.service", "slurmctld.service"],
-        ["systemctl", "start", "--no-block", "gpufleet-slurm-head.service", "munge.service", "slurmctld.service"],
-    ]
+        ["systemctl", "daemon-reload"], ["systemctl", "enable", *units], ["systemctl", "start", "--no-block", *units]]
+    # Capacity follows the queue: the resume and suspend programs slurm.conf names, and the queue watcher's units.
+    for program in ("ResumeProgram", "SuspendProgram"):
+        path = next(line.split("=", 1)[1] for line in conf.splitlines() if line.startswith(f"{program}="))
+        assert "/usr/local/bin/gpufleet-slurm-power" in files[path]
+    assert "gpufleet-slurm-power watch" in files["/etc/systemd/system/gpufleet-slurm-watch.service"]
     # The head node never runs the node check, and no key is in its user data.
     assert not [path for path in files if "health" in path or path.endswith("munge.key")]
     head = named(plan, INSTANCE, "train-dev-slurm-head")

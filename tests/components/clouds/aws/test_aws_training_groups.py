@@ -4,7 +4,6 @@ change that does not roll running training nodes."""
 
 from __future__ import annotations
 
-import base64
 import copy
 import json
 from functools import cache
@@ -13,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from bootstrap_node import sent_user_data
 from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
 from typer.testing import CliRunner
 
@@ -37,7 +37,7 @@ def variant(tmp_path: Path, stack: str, change: Any) -> PlanResult:
 
 
 def settings(template: Any) -> dict[str, str]:
-    document = yaml.safe_load(base64.b64decode(template.inputs["userData"]))
+    document = yaml.safe_load(sent_user_data(template.inputs["userData"]))
     env = next(f["content"] for f in document["write_files"] if f["path"] == "/etc/gpufleet/bootstrap.env")
     return dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#"))
 

@@ -13,7 +13,7 @@ from typing import Any
 import pulumi
 import pytest
 import yaml
-from bootstrap_node import node_files
+from bootstrap_node import node_files, sent_user_data
 from conftest import read_cluster
 
 from components.bootstrap import BootstrapError, render_user_data
@@ -143,7 +143,7 @@ def test_an_efa_group_lifts_containerds_locked_memory_limit_and_a_plain_group_do
 
 
 def test_the_vm_part_of_the_user_data_is_unchanged(p5: list[RecordedResource]) -> None:
-    vm = yaml.safe_load(base64.b64decode(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
+    vm = yaml.safe_load(sent_user_data(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
     eks = yaml.safe_load(cloud_config(one(p5, LT))[1])
     assert eks["write_files"][: len(vm["write_files"])] == vm["write_files"]
     assert [line for line in eks["runcmd"][1] if line != "gpufleet-eks-join.service"] == vm["runcmd"][1]
