@@ -15,12 +15,13 @@ from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.clouds.naming import stack_base
 from gpufleet.lock.status import image_tags
 
+from ... import runtime
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
 from ..scope import ClusterScope
 from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group, seeded_metrics
-from .eri import ERDMA_MTU, eri_count
+from .eri import ERDMA_MTU, eri_count, primary_eni_both_ways
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
 from .lifecycle import group_hooks, node_check_retry_seconds
@@ -278,6 +279,8 @@ def create_groups(
             ),
             opts=scope.child,
         )
+        if node_group.eris and group.spec.provisioner == "autoscaling":  # a scaling configuration (nodegroup.py)
+            runtime.warn_unconfirmed(f"node_groups[{group.index}].rdma", primary_eni_both_ways(group.name))
         _group_operations(scope, group, node_group, gpu_metrics, contact, account)
         groups[group.name] = node_group
     return groups
