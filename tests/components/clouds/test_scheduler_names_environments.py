@@ -37,12 +37,15 @@ EXPECTED = {
 }
 
 
+ROWS: dict[str, dict[tuple[str, str], NameRule]] = {
+    cloud: importlib.import_module(f"gpufleet.clouds.{cloud}.names").NAMES.rules for cloud in EXPECTED}
+
+
 def scoped(plan: PlanResult) -> dict[tuple[str, str], dict[str, list[tuple[str, ...]]]]:
     """Per (type, input) of a shared-scope row: each name the plan gives, with the URNs its value was made from."""
-    rules: dict[tuple[str, str], NameRule] = importlib.import_module(f"gpufleet.clouds.{plan.cloud}.names").NAMES.rules
     found: dict[tuple[str, str], dict[str, list[tuple[str, ...]]]] = {}
     for resource in plan.resources:
-        for (typ, path), rule in rules.items():
+        for (typ, path), rule in ROWS[plan.cloud].items():
             value = resource.inputs.get(path)
             if typ == resource.type and rule.scope in SHARED_SCOPES and isinstance(value, str):
                 found.setdefault((typ, path), {}).setdefault(value, []).append(
@@ -70,5 +73,5 @@ def test_dev_and_prod_of_one_kubernetes_cluster_share_no_region_or_account_scope
             made_from = {urn for urns in names[name] for urn in urns}
             if key in FROM_CLUSTER_ID and made_from and made_from <= clusters:
                 continue  # the cluster's id, which the cloud assigns per cluster
-            shared[key] = name
-    assert not shared, shared
+            shared[key] = (name, ROWS[cloud][key].scope, ROWS[cloud][key].source)
+    assert not shared, shared  # each with its scope and the source that gives it
