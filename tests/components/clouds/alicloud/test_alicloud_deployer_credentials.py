@@ -1,7 +1,8 @@
 """The alicloud provider's assume_role_with_oidc, honoured by the dynamic resources as terraform-provider-alicloud
 honours it: the SDK's own OIDC credentials provider exchanges the token with STS AssumeRoleWithOIDC (recorded
-answers through the official CloudMonitor client and the credentials library's own HTTP call), only when no
-AccessKey is set, before assume_role, at the region's STS endpoint; a bad block is named."""
+answers through the official Auto Scaling client, as the group sizing a deploy runs, and the credentials library's
+own HTTP call), only when no AccessKey is set, before assume_role, at the region's STS endpoint; a bad block is
+named."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from alicloud_replay import Replay
 from pulumi.dynamic import ConfigureRequest
 from pulumi.dynamic.config import Config
 
-from components.clouds.alicloud.custom_metric_rule import CustomMetricRuleProvider
 from components.clouds.alicloud.deployer_credentials import (
     ASSUME_ROLE_KEYS,
     CREDENTIAL_KEYS,
@@ -23,20 +23,15 @@ from components.clouds.alicloud.deployer_credentials import (
     AssumeRoleSettingError,
     provider_settings,
 )
+from components.clouds.alicloud.group_size import ScalingGroupSizeProvider
 
 REGION = "cn-wulanchabu"
 OIDC_ROLE = "acs:ram::1234567890123456:role/gpufleet-ci"
 IDP = "acs:ram::1234567890123456:oidc-provider/github"
 DEPLOYER_ROLE = "acs:ram::1234567890123456:role/gpufleet-deployer"
 TOKEN = "eyJraWQiOiJKQzl3eHpyaHFKMGd0.payload.signature"
-RULE: dict[str, Any] = {
-    "rule_id": "gpufleet-train-dev-h20-xid-1a2b3c4d", "rule_name": "gpufleet-train-dev-h20-xid",
-    "group_id": "7378123", "metric_name": "gpu_xid_errors",
-    "resources": json.dumps([{"groupId": 7378123, "dimension": "NodeGroup=gpufleet-train-dev-h20"}]),
-    "contact_groups": "gpufleet-train-alarms", "level": "CRITICAL", "statistics": "Maximum",
-    "comparison_operator": ">", "threshold": "0", "evaluation_count": 1, "period": "60",
-    "email_subject": "gpufleet-train-dev-h20: GPUs logged new XID errors", "region": REGION,
-}
+SIZE: dict[str, Any] = {"scaling_group_id": "asg-2ze0d2ik6hzqpnw4abcd", "min_size": 0, "desired_capacity": 2,
+                        "region": REGION}
 
 
 @pytest.fixture(autouse=True)
@@ -47,35 +42,35 @@ def no_deployer_environment(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(variable, raising=False)
 
 
-def put_rule(config: dict[str, Any], *answers: tuple[str, str]) -> tuple[Replay, list[Any]]:
-    """Configure the rules' provider with the stack `config` and create one rule against recorded answers."""
-    rules = CustomMetricRuleProvider()
-    rules.configure(ConfigureRequest(Config({"alicloud:region": REGION, **config}, "gpufleet")))
+def size_group(config: dict[str, Any], *answers: tuple[str, str]) -> tuple[Replay, list[Any]]:
+    """Configure the group sizing's provider with the stack `config` and size one group against recorded answers."""
+    sizes = ScalingGroupSizeProvider()
+    sizes.configure(ConfigureRequest(Config({"alicloud:region": REGION, **config}, "gpufleet")))
     with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
         replay = Replay(mock)
-        for action, fixture in (*answers, ("PutCustomMetricRule", "PutCustomMetricRule.ok")):
+        for action, fixture in (*answers, ("ModifyScalingGroup", "ModifyScalingGroup.ok")):
             replay.answer(action, fixture)
-        rules.create(dict(RULE))
+        sizes.create(dict(SIZE))
         return replay, list(mock.calls)
 
 
-def test_the_oidc_token_file_is_exchanged_at_the_regions_sts_and_the_rule_is_put_as_that_session(
+def test_the_oidc_token_file_is_exchanged_at_the_regions_sts_and_the_group_is_sized_as_that_session(
     tmp_path: Path,
 ) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
     block = {"oidcProviderArn": IDP, "roleArn": OIDC_ROLE, "oidcTokenFile": str(token_file)}
-    replay, (exchange, put) = put_rule({"alicloud:assumeRoleWithOidc": json.dumps(block)},
-                                       ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"))
-    assert [action for action, _ in replay.calls] == ["AssumeRoleWithOIDC", "PutCustomMetricRule"]
+    replay, (exchange, sized) = size_group({"alicloud:assumeRoleWithOidc": json.dumps(block)},
+                                           ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"))
+    assert [action for action, _ in replay.calls] == ["AssumeRoleWithOIDC", "ModifyScalingGroup"]
     sent = dict(replay.calls)["AssumeRoleWithOIDC"]
     # Named and timed as the provider names them (session "terraform"; STS's 3600 s default).
     assert (sent["RoleArn"], sent["OIDCProviderArn"], sent["OIDCToken"], sent["RoleSessionName"],
             sent["DurationSeconds"]) == (OIDC_ROLE, IDP, TOKEN, "terraform", "3600")
     assert "Policy" not in sent
     assert exchange.request.url.startswith(f"https://sts.{REGION}.aliyuncs.com/")
-    assert "Credential=STS.OidcSessionKey000000000," in put.request.headers["Authorization"]
-    assert put.request.headers["x-acs-security-token"] == "oidc-session-security-token"
+    assert "Credential=STS.OidcSessionKey000000000," in sized.request.headers["Authorization"]
+    assert sized.request.headers["x-acs-security-token"] == "oidc-session-security-token"
 
 
 def test_an_inline_token_and_the_providers_environment_fallbacks_are_honoured(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -83,8 +78,8 @@ def test_an_inline_token_and_the_providers_environment_fallbacks_are_honoured(mo
                             "ALIBABA_CLOUD_OIDC_TOKEN": TOKEN, "ALIBABA_CLOUD_ROLE_SESSION_NAME": "ci-run-7"}.items():
         monkeypatch.setenv(variable, value)
     block = {"policy": '{"Version":"1"}', "sessionExpiration": 900}
-    replay, _ = put_rule({"alicloud:assumeRoleWithOidc": json.dumps(block)},
-                         ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"))
+    replay, _ = size_group({"alicloud:assumeRoleWithOidc": json.dumps(block)},
+                           ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"))
     sent = dict(replay.calls)["AssumeRoleWithOIDC"]
     assert (sent["RoleArn"], sent["OIDCProviderArn"], sent["OIDCToken"], sent["RoleSessionName"],
             sent["DurationSeconds"], sent["Policy"]) == (OIDC_ROLE, IDP, TOKEN, "ci-run-7", "900", '{"Version":"1"}')
@@ -94,24 +89,24 @@ def test_assume_role_is_assumed_with_the_oidc_sessions_keys_as_the_provider_chai
     """RefreshAuthCredential: OIDC first, then assume_role signed with the keys the OIDC exchange returned."""
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    replay, (_, _, put) = put_rule({
+    replay, (_, _, sized) = size_group({
         "alicloud:assumeRoleWithOidc": {"oidcProviderArn": IDP, "roleArn": OIDC_ROLE, "oidcTokenFile": str(token_file)},
         "alicloud:assumeRole": json.dumps({"roleArn": DEPLOYER_ROLE}),
     }, ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"), ("AssumeRole", "AssumeRole.ok"))
-    assert [action for action, _ in replay.calls] == ["AssumeRoleWithOIDC", "AssumeRole", "PutCustomMetricRule"]
+    assert [action for action, _ in replay.calls] == ["AssumeRoleWithOIDC", "AssumeRole", "ModifyScalingGroup"]
     assumed = dict(replay.calls)["AssumeRole"]
     assert (assumed["RoleArn"], assumed["AccessKeyId"], assumed["SecurityToken"]) == (
         DEPLOYER_ROLE, "STS.OidcSessionKey000000000", "oidc-session-security-token")
-    assert "Credential=STS.NUgYrLnoC37mZZCNnAbez2MT," in put.request.headers["Authorization"]
+    assert "Credential=STS.NUgYrLnoC37mZZCNnAbez2MT," in sized.request.headers["Authorization"]
 
 
 def test_an_accesskey_wins_over_the_oidc_block_as_in_the_provider(tmp_path: Path) -> None:
-    replay, (put,) = put_rule({
+    replay, (sized,) = size_group({
         "alicloud:accessKey": "LTAI5tConfigKey0000000000", "alicloud:secretKey": "config-secret",
         "alicloud:assumeRoleWithOidc": {"oidcProviderArn": IDP, "roleArn": OIDC_ROLE, "oidcToken": TOKEN},
     })
-    assert [action for action, _ in replay.calls] == ["PutCustomMetricRule"]
-    assert "Credential=LTAI5tConfigKey0000000000," in put.request.headers["Authorization"]
+    assert [action for action, _ in replay.calls] == ["ModifyScalingGroup"]
+    assert "Credential=LTAI5tConfigKey0000000000," in sized.request.headers["Authorization"]
 
 
 @pytest.mark.parametrize(("block", "message"), [
