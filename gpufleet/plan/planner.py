@@ -97,7 +97,7 @@ def plan_and_prepared(
             )
         if refusals:  # what a real `pulumi up` stops on: named with its field and fix, on every cloud alike
             summary["refusals"] = [{"field": r.field, "message": r.message} for r in refusals]
-        if warned:  # what a real run logs as unconfirmed (components/runtime.warn_unconfirmed)
+        if warned:  # what a real run logs as unconfirmed (components/runtime.py, warn_unconfirmed)
             summary["warnings"] = [*summary.get("warnings", []), *warned]
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
