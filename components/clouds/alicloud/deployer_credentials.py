@@ -22,6 +22,7 @@ reads the token from a file each time it refreshes, so an inline token is writte
 from __future__ import annotations
 
 import atexit
+import functools
 import json
 import os
 import tempfile
@@ -137,14 +138,18 @@ def _assume_role_with_oidc(config: Any, environ: dict[str, str]) -> dict[str, An
     return {key: value for key, value in found.items() if value}
 
 
-def _token_file(oidc: dict[str, Any]) -> str:
+def oidc_token_file(oidc: dict[str, Any]) -> str:
     """The file the SDK reads the token from: the block's token written to a private file (the provider prefers the
     token to the file, provider.go:4352-4360), else the block's file."""
-    if not oidc.get("oidcToken"):
-        return str(oidc["oidcTokenFile"])
+    return _written(oidc["oidcToken"]) if oidc.get("oidcToken") else str(oidc["oidcTokenFile"])
+
+
+@functools.cache
+def _written(token: str) -> str:
+    """A private file holding `token`, one per token for the process (every call signs anew), removed at exit."""
     folder = tempfile.mkdtemp(prefix="gpufleet-oidc-")  # mode 0700: only this user reads the token
     path = Path(folder) / "token"
-    path.write_text(oidc["oidcToken"], encoding="utf-8")
+    path.write_text(token, encoding="utf-8")
     os.chmod(path, 0o600)
     atexit.register(lambda: (path.unlink(missing_ok=True), Path(folder).rmdir()))
     return str(path)
@@ -169,8 +174,9 @@ def _base_provider(settings: dict[str, Any]) -> Any:
         from alibabacloud_credentials.provider.oidc import OIDCRoleArnCredentialsProvider
 
         return OIDCRoleArnCredentialsProvider(
-            role_arn=oidc["roleArn"], oidc_provider_arn=oidc["oidcProviderArn"], oidc_token_file_path=_token_file(oidc),
-            role_session_name=oidc["roleSessionName"], duration_seconds=oidc["sessionExpiration"],
+            role_arn=oidc["roleArn"], oidc_provider_arn=oidc["oidcProviderArn"],
+            oidc_token_file_path=oidc_token_file(oidc), role_session_name=oidc["roleSessionName"],
+            duration_seconds=oidc["sessionExpiration"],
             policy=oidc.get("policy"), sts_region_id=oidc.get("stsRegion"))
     return DefaultCredentialsProvider()
 

@@ -21,6 +21,7 @@ from components.clouds.alicloud.deployer_credentials import (
     CREDENTIAL_KEYS,
     OIDC_KEYS,
     AssumeRoleSettingError,
+    oidc_token_file,
     provider_settings,
 )
 from components.clouds.alicloud.group_size import ScalingGroupSizeProvider
@@ -122,3 +123,10 @@ def test_a_bad_oidc_block_is_named(block: Any, message: str) -> None:
     with pytest.raises(AssumeRoleSettingError, match=message):
         provider_settings(Config({"alicloud:assumeRoleWithOidc": block if isinstance(block, str) else
                                   json.dumps(block)}, "gpufleet"), {})
+
+
+def test_an_inline_token_is_written_once_where_only_the_deployer_reads_it() -> None:
+    oidc = {"oidcProviderArn": IDP, "roleArn": OIDC_ROLE, "oidcToken": TOKEN + ".inline"}
+    path = Path(oidc_token_file(oidc))
+    assert path.read_text() == TOKEN + ".inline" and oidc_token_file(dict(oidc)) == str(path)
+    assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
