@@ -92,7 +92,7 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
             lambda acct: fit(f"{base}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
         description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
     cluster = managed_cluster(name, AckArgs(
-        cluster_name=fit(f"gpufleet-{base}", 63, spec.region),
+        cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
         # ACK stores the full version it created (1.36.x-aliyun.n): the one `lock resolve` read, else the minor (a
         # real run refuses that: refuse_unpinned_addons).
         version=resolved_kubernetes_version("ack", spec.scheduler.version or "") or spec.scheduler.version or "",
