@@ -33,7 +33,6 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from components.bootstrap.operations import FATAL_XID_TEXT, FATAL_XIDS
-from gpufleet.clouds.naming import stack_base
 from gpufleet.stackfile.monitoring import LowUtilisation
 
 from ..scope import ClusterScope
@@ -100,18 +99,14 @@ def alarm_contact_group(scope: ClusterScope) -> pulumi.Input[str] | None:
         for email in alarms.emails
     ]
     return alicloud.arms.AlertContactGroup(
-        f"{scope.name}-arms-alarms", alert_contact_group_name=f"gpufleet-{base(scope)}-alarms",
+        f"{scope.name}-arms-alarms", alert_contact_group_name=f"gpufleet-{scope.base}-alarms",
         contact_ids=[contact.id for contact in contacts], opts=scope.child).id
 
 
-def base(scope: ClusterScope) -> str:
-    """The cluster in its environment (naming.stack_base): ARMS matches alerts to dispatch rules by name over the
-    account, so dev's rule must not match prod's alerts."""
-    return stack_base(scope.name, scope.spec.environment)
-
-
 def alert_name(scope: ClusterScope, group: str, check: str) -> str:
-    return f"gpufleet-{base(scope)}-{group}-{check}"
+    """In the cluster's environment (scope.base): ARMS matches the account's alerts to dispatch rules by name, so
+    dev's rule must not match prod's alerts."""
+    return f"gpufleet-{scope.base}-{group}-{check}"
 
 
 def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str],
@@ -120,7 +115,7 @@ def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str],
     beside `train`) by email to the contact group, all day, recoveries included."""
     return alicloud.arms.DispatchRule(
         f"{scope.name}-arms-dispatch",
-        dispatch_rule_name=f"gpufleet-{base(scope)}",
+        dispatch_rule_name=f"gpufleet-{scope.base}",
         dispatch_type="CREATE_ALERT",
         is_recover=True,
         group_rules=[alicloud.arms.DispatchRuleGroupRuleArgs(
@@ -131,7 +126,7 @@ def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str],
                     key="_aliyun_arms_alert_name", operator="re", value=f"^({'|'.join(alert_names)})$")])])],
         notify_rules=[alicloud.arms.DispatchRuleNotifyRuleArgs(
             notify_objects=[alicloud.arms.DispatchRuleNotifyRuleNotifyObjectArgs(
-                notify_object_id=contact, notify_type="ARMS_CONTACT_GROUP", name=f"gpufleet-{base(scope)}-alarms")],
+                notify_object_id=contact, notify_type="ARMS_CONTACT_GROUP", name=f"gpufleet-{scope.base}-alarms")],
             notify_channels=["email"], notify_start_time=ALL_DAY[0], notify_end_time=ALL_DAY[1])],
         opts=scope.child,
     )

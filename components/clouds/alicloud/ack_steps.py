@@ -22,7 +22,7 @@ import pulumi_alicloud as alicloud
 from components.kubernetes import InCluster, InClusterArgs
 from gpufleet.catalog.managed_addons import resolved_kubernetes_version
 from gpufleet.clouds.alicloud.names import NAMES, PROJECT, SLB_ACL
-from gpufleet.clouds.naming import fit, stack_base
+from gpufleet.clouds.naming import fit
 
 from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
@@ -82,14 +82,13 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
                       account: pulumi.Output[str], deployer_arn: pulumi.Output[str]) -> AckCluster:
     """The cluster on the stack's vSwitches, node security group and key; its admins, RRSA roles and add-ons."""
     spec, name = scope.spec, scope.name
-    base = stack_base(name, spec.environment)
     project = alicloud.log.Project(
         f"{name}-k8s-logs",
         # Unique in the region over every account, like the interruption events' project (interruptions.py); the
         # environment in it keeps dev and prod apart. A renamed project reaches a running cluster in place
         # (UpdateControlPlaneLog: resource_alicloud_cs_managed_kubernetes.go @81c43b6 :1475-1476, :1682-1684).
         project_name=account.apply(
-            lambda acct: fit(f"{base}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
+            lambda acct: fit(f"{scope.base}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
         description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
     cluster = managed_cluster(name, AckArgs(
         cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
@@ -123,8 +122,7 @@ def api_whitelist(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes) -
         return None
     assert spec.network.cidr is not None, "ack_checks refuses a public endpoint on a brought network"
     entries = whitelist_entries(str(spec.network.cidr), [str(cidr) for cidr in spec.scheduler.public_cidrs])
-    acl_name = fit(f"gpufleet-{stack_base(spec.name, spec.environment)}-api", NAMES.limit(SLB_ACL, "name"),
-                   spec.region)
+    acl_name = fit(f"gpufleet-{scope.base}-api", NAMES.limit(SLB_ACL, "name"), spec.region)
     return limit_api_server(scope.name, acl_name, cluster, entries, spec.region, scope.tags, scope.child)
 
 
