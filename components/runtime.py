@@ -69,3 +69,31 @@ def recorded_refusals() -> Iterator[list[Refusal]]:
         yield _recorded
     finally:
         _recorded = previous
+
+
+# The warnings of the plan the offline engine is building (as _recorded above).
+_warned: list[str] | None = None
+
+
+def warn_unconfirmed(field: str, message: str) -> None:
+    """Say what a real run may meet that nobody has confirmed on an account (a documented cloud refusal that the
+    provider's only create path walks into): a real preview or deploy logs it as a warning and goes on; offline, the
+    plan lists it under summary.warnings, so neither says nothing."""
+    import pulumi
+
+    if running_offline():
+        if _warned is not None:
+            _warned.append(f"{field}: {message}")
+        return
+    pulumi.log.warn(f"{field}: {message}")
+
+
+@contextmanager
+def recorded_warnings() -> Iterator[list[str]]:
+    """The warnings of the program run inside the block (the offline planner's)."""
+    global _warned
+    previous, _warned = _warned, []
+    try:
+        yield _warned
+    finally:
+        _warned = previous

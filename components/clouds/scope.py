@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import pulumi
 
 from gpufleet.clouds.backend import ResolvedCluster
+from gpufleet.clouds.naming import stack_base
 from gpufleet.stackfile.models import ClusterSpec
 
 from ..tags import resource_tags
@@ -39,6 +40,12 @@ class ClusterScope:
     def name(self) -> str:
         """The cluster's name, the prefix of every child's name."""
         return self.resolved.spec.name
+
+    @property
+    def base(self) -> str:
+        """The cluster in its environment (naming.stack_base): the base of every name unique in a region or wider,
+        so two environments of one cluster never ask for the same one."""
+        return stack_base(self.resolved.spec.name, self.resolved.spec.environment)
 
     @property
     def prod(self) -> bool:

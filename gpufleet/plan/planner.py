@@ -10,7 +10,7 @@ from typing import Any
 import pulumi
 
 from components.bootstrap import BootstrapError
-from components.runtime import recorded_refusals
+from components.runtime import recorded_refusals, recorded_warnings
 
 from ..pack_config.derive import policy_pack_config, user_policy
 from ..pack_config.floor import bound_stack, exceptions_in_use, organisation
@@ -91,12 +91,14 @@ def plan_and_prepared(
                         *unheard_key_expiry(prepared)]:
             summary["warnings"] = warnings
     try:
-        with recorded_refusals() as refusals:
+        with recorded_refusals() as refusals, recorded_warnings() as warned:
             resources = run_program(
                 lambda: build(prepared), config, project=PROJECT, stack=name, region=region, zones=zones
             )
         if refusals:  # what a real `pulumi up` stops on: named with its field and fix, on every cloud alike
             summary["refusals"] = [{"field": r.field, "message": r.message} for r in refusals]
+        if warned:  # what a real run logs as unconfirmed (components/runtime.py, warn_unconfirmed)
+            summary["warnings"] = [*summary.get("warnings", []), *warned]
     except pulumi.RunError as exc:
         raise SpecInvalid([SpecError("", str(exc))]) from None
     except BootstrapError as exc:  # a node's bootstrap cannot be rendered from these settings (e.g. over the size cap)

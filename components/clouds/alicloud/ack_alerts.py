@@ -99,19 +99,23 @@ def alarm_contact_group(scope: ClusterScope) -> pulumi.Input[str] | None:
         for email in alarms.emails
     ]
     return alicloud.arms.AlertContactGroup(
-        f"{scope.name}-arms-alarms", alert_contact_group_name=f"gpufleet-{scope.name}-alarms",
+        f"{scope.name}-arms-alarms", alert_contact_group_name=f"gpufleet-{scope.base}-alarms",
         contact_ids=[contact.id for contact in contacts], opts=scope.child).id
 
 
-def alert_prefix(scope: ClusterScope) -> str:
-    return f"gpufleet-{scope.name}-"
+def alert_name(scope: ClusterScope, group: str, check: str) -> str:
+    """In the cluster's environment (scope.base): ARMS matches the account's alerts to dispatch rules by name, so
+    dev's rule must not match prod's alerts."""
+    return f"gpufleet-{scope.base}-{group}-{check}"
 
 
-def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str]) -> alicloud.arms.DispatchRule:
-    """This cluster's alerts (by name prefix) by email to the contact group, all day, recoveries included."""
+def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str],
+                  alert_names: list[str]) -> alicloud.arms.DispatchRule:
+    """This cluster's alerts (by their exact names: a prefix of one cluster's names can begin another's, `train-dev`
+    beside `train`) by email to the contact group, all day, recoveries included."""
     return alicloud.arms.DispatchRule(
         f"{scope.name}-arms-dispatch",
-        dispatch_rule_name=f"gpufleet-{scope.name}",
+        dispatch_rule_name=f"gpufleet-{scope.base}",
         dispatch_type="CREATE_ALERT",
         is_recover=True,
         group_rules=[alicloud.arms.DispatchRuleGroupRuleArgs(
@@ -119,10 +123,10 @@ def dispatch_rule(scope: ClusterScope, contact: pulumi.Input[str]) -> alicloud.a
         label_match_expression_grids=[arms.DispatchRuleLabelMatchExpressionGridArgs(
             label_match_expression_groups=[arms.DispatchRuleLabelMatchExpressionGridLabelMatchExpressionGroupArgs(
                 label_match_expressions=[MATCH(
-                    key="_aliyun_arms_alert_name", operator="re", value=f"^{alert_prefix(scope)}.*")])])],
+                    key="_aliyun_arms_alert_name", operator="re", value=f"^({'|'.join(alert_names)})$")])])],
         notify_rules=[alicloud.arms.DispatchRuleNotifyRuleArgs(
             notify_objects=[alicloud.arms.DispatchRuleNotifyRuleNotifyObjectArgs(
-                notify_object_id=contact, notify_type="ARMS_CONTACT_GROUP", name=f"gpufleet-{scope.name}-alarms")],
+                notify_object_id=contact, notify_type="ARMS_CONTACT_GROUP", name=f"gpufleet-{scope.base}-alarms")],
             notify_channels=["email"], notify_start_time=ALL_DAY[0], notify_end_time=ALL_DAY[1])],
         opts=scope.child,
     )
@@ -136,12 +140,14 @@ def pool_alerts(scope: ClusterScope, cluster_id: pulumi.Input[str], pools: Mappi
     alarms = scope.spec.monitoring.alarms
     if alarms is None or contact is None:
         return []
-    policy = dispatch_rule(scope, contact)
+    checks = {group: pool_checks(group, alarms.low_utilisation) for group in pools}
+    policy = dispatch_rule(scope, contact, [alert_name(scope, group, check) for group, named in checks.items()
+                                            for check in named])
     opts = pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *pools.values()]))
     return [
         alicloud.arms.PrometheusAlertRule(
             f"{scope.name}-{group}-{check}",
-            prometheus_alert_rule_name=f"{alert_prefix(scope)}{group}-{check}",
+            prometheus_alert_rule_name=alert_name(scope, group, check),
             cluster_id=cluster_id,
             expression=expression,
             duration=str(minutes),
@@ -152,5 +158,5 @@ def pool_alerts(scope: ClusterScope, cluster_id: pulumi.Input[str], pools: Mappi
             opts=opts,
         )
         for group in pools
-        for check, (expression, severity, minutes, message) in pool_checks(group, alarms.low_utilisation).items()
+        for check, (expression, severity, minutes, message) in checks[group].items()
     ]

@@ -84,9 +84,11 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
     spec, name = scope.spec, scope.name
     project = alicloud.log.Project(
         f"{name}-k8s-logs",
-        # Unique in the region over every account, like the interruption events' project (interruptions.py).
+        # Unique in the region over every account, like the interruption events' project (interruptions.py); the
+        # environment in it keeps dev and prod apart. A renamed project reaches a running cluster in place
+        # (UpdateControlPlaneLog: resource_alicloud_cs_managed_kubernetes.go @81c43b6 :1475-1476, :1682-1684).
         project_name=account.apply(
-            lambda acct: fit(f"{name}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
+            lambda acct: fit(f"{scope.base}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
         description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
     cluster = managed_cluster(name, AckArgs(
         cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
@@ -120,7 +122,7 @@ def api_whitelist(scope: ClusterScope, cluster: alicloud.cs.ManagedKubernetes) -
         return None
     assert spec.network.cidr is not None, "ack_checks refuses a public endpoint on a brought network"
     entries = whitelist_entries(str(spec.network.cidr), [str(cidr) for cidr in spec.scheduler.public_cidrs])
-    acl_name = fit(f"gpufleet-{spec.name}-{spec.environment}-api", NAMES.limit(SLB_ACL, "name"), spec.region)
+    acl_name = fit(f"gpufleet-{scope.base}-api", NAMES.limit(SLB_ACL, "name"), spec.region)
     return limit_api_server(scope.name, acl_name, cluster, entries, spec.region, scope.tags, scope.child)
 
 

@@ -12,15 +12,15 @@ import pulumi
 import pulumi_alicloud as alicloud
 
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
-from gpufleet.clouds.naming import stack_base
 from gpufleet.lock.status import image_tags
 
+from ... import runtime
 from ...bootstrap import BootstrapConfig, render_user_data
 from ...bootstrap.for_group import group_bootstrap
 from ...bootstrap.operations import GpuMetrics
 from ..scope import ClusterScope
 from .alarms import contact_group, group_alarms, idle_scale_down, metrics_group, seeded_metrics
-from .eri import ERDMA_MTU, eri_count
+from .eri import ERDMA_MTU, eri_count, primary_eni_both_ways
 from .identity import AlicloudNodeIdentity, NodeIdentityArgs
 from .interruptions import interruption_rule
 from .lifecycle import group_hooks, node_check_retry_seconds
@@ -135,17 +135,12 @@ class NodeIdentity:
     """The created role, whose grants on the scaling groups follow them; None when the stack brings a role."""
 
 
-def _base(scope: ClusterScope) -> str:
-    """The base of the names unique in the stack's region or account: the cluster in its environment."""
-    return stack_base(scope.name, scope.spec.environment)
-
-
 def create_network(scope: ClusterScope) -> ClusterNetwork:
     """The VPC and vSwitches (created or brought) and the node security group."""
     net, name = scope.spec.network, scope.name
     network = AlicloudNetwork(
         f"{name}-net",
-        AlicloudNetworkArgs(zones=list(net.zones), tags=scope.tags, base=_base(scope), cidr=net.cidr, vpc_id=net.vpc_id,
+        AlicloudNetworkArgs(zones=list(net.zones), tags=scope.tags, base=scope.base, cidr=net.cidr, vpc_id=net.vpc_id,
                             vswitch_ids=list(net.vswitch_ids)),
         opts=scope.child,
     )
@@ -170,7 +165,7 @@ def create_key(scope: ClusterScope) -> pulumi.Output[str]:
         return pulumi.Output.from_input(storage.kms_key)
     instance = storage.dkms_instance_id
     assert instance is not None, "the spec check requires a KMS instance for a created key"
-    return cluster_key(scope.name, _base(scope), instance, scope.prod, scope.tags, scope.child).id
+    return cluster_key(scope.name, scope.base, instance, scope.prod, scope.tags, scope.child).id
 
 
 def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
@@ -180,7 +175,7 @@ def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIde
         return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
     identity = AlicloudNodeIdentity(
         f"{scope.name}-node",
-        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags, base=_base(scope),
+        NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags, base=scope.base,
                          oss_read_prefixes=list(spec.identity.oss_read_prefixes),
                          gpu_metrics=spec.monitoring.gpu_metrics),
         opts=scope.child,
@@ -197,14 +192,14 @@ def create_alarm_target(scope: ClusterScope) -> pulumi.Input[str] | None:
         return None
     if mode == "bring":
         return alarms.target
-    return contact_group(scope.name, _base(scope), scope.spec.region, list(alarms.emails), scope.child).id
+    return contact_group(scope.name, scope.base, scope.spec.region, list(alarms.emails), scope.child).id
 
 
 def create_gpu_metrics(scope: ClusterScope, contact: pulumi.Input[str] | None) -> alicloud.cms.MonitorGroup | None:
     """The application group the nodes publish their GPU metrics into; None without monitoring.gpu_metrics."""
     if not scope.spec.monitoring.gpu_metrics:
         return None
-    return metrics_group(scope.name, _base(scope), scope.spec.region, contact, scope.tags, scope.child)
+    return metrics_group(scope.name, scope.base, scope.spec.region, contact, scope.tags, scope.child)
 
 
 def create_interruption_events(
@@ -214,7 +209,7 @@ def create_interruption_events(
     spec = scope.spec
     if not any(g.spot for g in spec.node_groups):
         return None
-    return interruption_rule(scope.name, _base(scope), spec.region, account, spec.monitoring.log_retention_days,
+    return interruption_rule(scope.name, scope.base, spec.region, account, spec.monitoring.log_retention_days,
                              contact, scope.tags, scope.child)
 
 
@@ -226,7 +221,7 @@ def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> A
         return None
     return AlicloudScaleOutGate(
         f"{scope.name}-scale-out-gate",
-        ScaleOutGateArgs(base=_base(scope), region=spec.region, account_id=account, tags=scope.tags,
+        ScaleOutGateArgs(base=scope.base, region=spec.region, account_id=account, tags=scope.tags,
                          checkpoint_grace_seconds=spec.bootstrap.checkpoint_grace_seconds,
                          concurrency=max(g.spec.size.max for g in scaled)),
         opts=scope.child,
@@ -278,6 +273,8 @@ def create_groups(
             ),
             opts=scope.child,
         )
+        if node_group.eris and group.spec.provisioner == "autoscaling":  # a scaling configuration (nodegroup.py)
+            runtime.warn_unconfirmed(f"node_groups[{group.index}].rdma", primary_eni_both_ways(group.name))
         _group_operations(scope, group, node_group, gpu_metrics, contact, account)
         groups[group.name] = node_group
     return groups

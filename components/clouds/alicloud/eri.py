@@ -51,3 +51,15 @@ def eri_security_groups(node_group: SecurityGroupId, lanes: Sequence[SecurityGro
         return []
     assert len(lanes) >= eris - 1, f"{eris} ERIs need {eris - 1} lane security groups, got {len(lanes)}"
     return [[node_group]] + [[node_group, lane] for lane in lanes[: eris - 1]]
+
+
+def primary_eni_both_ways(group: str) -> str:
+    """What the plan and a real run say of a group whose ERIs need an ESS scaling configuration (nodegroup.py): the
+    only create the provider makes configures the primary ENI both ways, which ESS documents as failing."""
+    return (f"unconfirmed: the ERIs of group {group} need an ESS scaling configuration, which the alicloud provider "
+            "creates only with security_group_ids beside network_interfaces (terraform-provider-alicloud "
+            "resource_alicloud_ess_scaling_configuration.go: Create requires a security group and network_interfaces "
+            "conflicts with security_group_id); ESS's CreateScalingConfiguration and ModifyScalingConfiguration "
+            "references say a call that configures the primary ENI both ways fails. Not yet tried on an account: if "
+            "`pulumi up` fails creating the configuration, set this group's rdma: off (no ERIs, a launch template) "
+            "until gpufleet creates ERI configurations another way")

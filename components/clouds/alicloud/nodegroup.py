@@ -230,7 +230,8 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
             # references say a call configuring the primary ENI both ways fails; the provider's own acceptance test
             # reaches network_interfaces only by creating with security_group_id and removing it in a later update
             # (resource_alicloud_ess_scaling_configuration_test.go:1763-1843). Unconfirmed on an account: if ESS
-            # enforces its reference, this create fails and an ERI group needs a configuration made another way.
+            # enforces its reference, this create fails and an ERI group needs a configuration made another way. The
+            # plan and a real run say so (cluster.py: runtime.warn_unconfirmed, eri.primary_eni_both_ways).
             security_group_ids=[args.security_group_id],
             network_interfaces=interfaces,
             internet_max_bandwidth_out=0,

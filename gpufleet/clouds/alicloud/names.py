@@ -112,7 +112,8 @@ NAMES = NameTable(
                  "(unconfirmed); unique in its cluster by group name"),
         # --- end ACK node pools ---
         # --- ACK's ARMS alerts (ack_alerts.py): the provider validates none of these names (@81c43b6
-        # resource_alicloud_arms_*.go); ARMS keys each by its numeric id, so a name need not be unique.
+        # resource_alicloud_arms_*.go); ARMS keys each by its numeric id, so a name need not be unique. They carry the
+        # environment all the same: a dispatch rule matches the account's alerts by name (ack_alerts.py).
         NameRule("alicloud:arms/alertContact:AlertContact", "alertContactName", None, ANY, "none",
                  f"{SDK} arms.AlertContact alert_contact_name: {NO_LIMIT}"),
         NameRule("alicloud:arms/alertContactGroup:AlertContactGroup", "alertContactGroupName", None, ANY, "none",

@@ -5,6 +5,7 @@ cluster's dispatch rule to an ARMS alert contact group holding the stack's email
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pulumi
@@ -27,8 +28,8 @@ ADDON = "alicloud:cs/kubernetesAddon:KubernetesAddon"
 CLUSTER_ID = "c0123456789abcdef0123456789abcdef"
 
 
-def ack(**monitoring: Any) -> ResolvedCluster:
-    cluster = copy.deepcopy(read_cluster("alicloud-infer-ack"))
+def ack(environment: str = "dev", name: str = "infer-ack", **monitoring: Any) -> ResolvedCluster:
+    cluster = {**copy.deepcopy(read_cluster("alicloud-infer-ack")), "environment": environment, "name": name}
     cluster["storage"]["kms_key"] = "key-abcdefgh12345678"
     cluster["monitoring"].update(monitoring)
     second = {**copy.deepcopy(cluster["node_groups"][0]), "name": "l20"}
@@ -65,7 +66,7 @@ def test_each_pools_rules_select_that_pools_nodes(created: list[Any]) -> None:
     rules = of(created, RULE)
     assert len(rules) == 10  # five checks on each of two pools
     for pool in ("a10", "l20"):
-        mine = [r for r in rules if r.inputs["prometheusAlertRuleName"].startswith(f"gpufleet-infer-ack-{pool}-")]
+        mine = [r for r in rules if r.inputs["prometheusAlertRuleName"].startswith(f"gpufleet-infer-ack-dev-{pool}-")]
         assert {r.inputs["prometheusAlertRuleName"].rsplit(f"{pool}-", 1)[1] for r in mine} == {
             "xid", "fatal-xid", "row-remap", "node-not-ready", "gpu-idle"}
         for rule in mine:
@@ -78,13 +79,13 @@ def test_each_pools_rules_select_that_pools_nodes(created: list[Any]) -> None:
 
 def test_the_checks_read_the_gpu_exporters_metrics(created: list[Any]) -> None:
     by_name = {r.inputs["prometheusAlertRuleName"]: r.inputs for r in of(created, RULE)}
-    fatal = by_name["gpufleet-infer-ack-a10-fatal-xid"]["expression"]
+    fatal = by_name["gpufleet-infer-ack-dev-a10-fatal-xid"]["expression"]
     assert all(f"DCGM_FI_DEV_XID_ERRORS == {code}" in fatal for code in FATAL_XIDS)
-    assert "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0" in by_name["gpufleet-infer-ack-a10-row-remap"]["expression"]
+    assert "DCGM_FI_DEV_ROW_REMAP_FAILURE > 0" in by_name["gpufleet-infer-ack-dev-a10-row-remap"]["expression"]
     # The field is the last XID, sticky: an XID alert fires on a change of it, not on its value.
-    assert "changes(DCGM_FI_DEV_XID_ERRORS[5m]) > 0" in by_name["gpufleet-infer-ack-a10-xid"]["expression"]
-    assert 'condition="Ready",status="true"} == 0' in by_name["gpufleet-infer-ack-a10-node-not-ready"]["expression"]
-    idle = by_name["gpufleet-infer-ack-a10-gpu-idle"]
+    assert "changes(DCGM_FI_DEV_XID_ERRORS[5m]) > 0" in by_name["gpufleet-infer-ack-dev-a10-xid"]["expression"]
+    assert 'condition="Ready",status="true"} == 0' in by_name["gpufleet-infer-ack-dev-a10-node-not-ready"]["expression"]
+    idle = by_name["gpufleet-infer-ack-dev-a10-gpu-idle"]
     assert "DCGM_FI_DEV_GPU_UTIL) < 10" in idle["expression"] and idle["duration"] == "60"
     assert idle["labels"] == [{"name": "severity", "value": "info"}]
 
@@ -99,10 +100,28 @@ def test_the_rules_go_through_the_dispatch_rule_to_the_stacks_emails(created: li
     assert group.urn in dispatch.property_dependencies["notifyRules"]
     (grid,) = dispatch.inputs["labelMatchExpressionGrids"]
     (match,) = grid["labelMatchExpressionGroups"][0]["labelMatchExpressions"]
-    assert match == {"key": "_aliyun_arms_alert_name", "operator": "re", "value": "^gpufleet-infer-ack-.*"}
+    assert {key: match[key] for key in ("key", "operator")} == {"key": "_aliyun_arms_alert_name", "operator": "re"}
     for rule in of(created, RULE):
         assert rule.inputs["notifyType"] == "DISPATCH_RULE"
         assert list(rule.property_dependencies["dispatchRuleId"]) == [dispatch.urn]
+
+
+def test_a_dispatch_rule_matches_its_own_stacks_alerts_and_no_other_stacks() -> None:
+    """ARMS matches every alert of the account against every dispatch rule by the alert's name: dev's rule took
+    prod's alerts (and cluster `infer`'s took `infer-ack`'s) while it matched a prefix of the cluster's name."""
+    emails = {"alarms": {"target": "create", "emails": ["oncall@example.com"]}}
+    stacks = {key: registered(ack(*key, **emails))
+              for key in (("dev", "infer-ack"), ("prod", "infer-ack"), ("prod", "infer-ack-dev"), ("dev", "infer"))}
+    alerts = {key: {r.inputs["prometheusAlertRuleName"] for r in of(created, RULE)} for key, created in stacks.items()}
+    everyone = set().union(*alerts.values())
+    for key, created in stacks.items():
+        (dispatch,) = of(created, DISPATCH)
+        (match,) = dispatch.inputs["labelMatchExpressionGrids"][0]["labelMatchExpressionGroups"][0][
+            "labelMatchExpressions"]
+        assert {name for name in everyone if re.fullmatch(match["value"], name)} == alerts[key], key
+    names = [{r.inputs[path] for r in of(created, typ)} for created in stacks.values()
+             for typ, path in ((GROUP, "alertContactGroupName"), (DISPATCH, "dispatchRuleName"))]
+    assert len(set().union(*names)) == len(names), "two stacks share an ARMS contact group or dispatch rule name"
 
 
 def test_a_brought_target_is_the_arms_group_of_that_name() -> None:
