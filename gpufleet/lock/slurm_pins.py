@@ -22,6 +22,9 @@ from .download_pins import FabricComponent
 SLURM_PACKAGES = ("slurm-smd", "slurm-smd-client", "slurm-smd-dev", "slurm-smd-slurmctld", "slurm-smd-slurmd")
 # munge from Ubuntu's archive: the daemon and its library, at one version.
 MUNGE_PACKAGES = ("libmunge2", "munge")
+# enroot's GPU hook runs nvidia-container-cli (NVIDIA/enroot conf/hooks/98-nvidia.sh; doc/requirements.md:
+# libnvidia-container-tools >= 1.0): without it a container job sees no GPU.
+CONTAINER_CLI_PACKAGES = ("libnvidia-container-tools", "libnvidia-container1")
 
 
 class AptRepositoryPins(StrictModel):
@@ -41,9 +44,14 @@ class SlurmPins(StrictModel):
     version: str = Field(..., pattern=r"^[0-9]{2}\.[0-9]{2}\.[0-9]+$", description="the Slurm release, e.g. 25.11.5")
     packages: AptRepositoryPins = Field(..., description="SchedMD's slurm-smd packages at <version>-<revision>")
     munge: AptRepositoryPins = Field(..., description="munge and libmunge2 from the image's own Ubuntu archive")
+    container_cli: AptRepositoryPins = Field(..., description="nvidia-container-cli for enroot's GPU hook")
     enroot: FabricComponent = Field(..., description="NVIDIA's enroot .deb")
     enroot_caps: FabricComponent = Field(..., description="enroot+caps: lets unprivileged users import images")
     pyxis: FabricComponent = Field(..., description="the pyxis source tarball, built on the image")
+
+    def repositories(self) -> dict[str, AptRepositoryPins]:
+        """The signed apt repositories the Slurm step installs from, by their field name."""
+        return {"packages": self.packages, "munge": self.munge, "container_cli": self.container_cli}
 
     @model_validator(mode="after")
     def _one_release(self) -> SlurmPins:
@@ -58,6 +66,8 @@ class SlurmPins(StrictModel):
                              "daemons, clients and the headers pyxis builds against are one release")
         if sorted(self.munge.apt) != sorted(MUNGE_PACKAGES) or len(set(self.munge.apt.values())) != 1:
             raise ValueError(f"munge.apt: must pin {', '.join(MUNGE_PACKAGES)} at one version")
+        if sorted(self.container_cli.apt) != sorted(CONTAINER_CLI_PACKAGES):
+            raise ValueError(f"container_cli.apt: must pin exactly {', '.join(CONTAINER_CLI_PACKAGES)}")
         if self.enroot.version != self.enroot_caps.version:
             raise ValueError(f"enroot_caps.version: {self.enroot_caps.version} differs from enroot's "
                              f"{self.enroot.version}; enroot+caps depends on the same enroot release")
