@@ -167,8 +167,8 @@ def slurm_needs(profile: Profile) -> list[Need]:
                 (f"{at}.{name}.apt",), repo.url, repo.suite,
                 tuple(sorted(repo.apt.items())), repo.key_fingerprint, repo.key_url, component=repo.component)
         for name, repo in pins.repositories().items()]
-    for name in ("enroot", "enroot_caps", "pyxis"):
-        needs += _download_needs(getattr(pins, name), f"{at}.{name}")
+    for name, component in pins.downloads().items():
+        needs += _download_needs(component, f"{at}.{name}")
     # The repositories' signing keys, each trusted by its pinned fingerprint.
     return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,
                                  key_fingerprint=repo.key_fingerprint)

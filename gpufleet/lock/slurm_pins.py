@@ -53,6 +53,10 @@ class SlurmPins(StrictModel):
         """The signed apt repositories the Slurm step installs from, by their field name."""
         return {"packages": self.packages, "munge": self.munge, "container_cli": self.container_cli}
 
+    def downloads(self) -> dict[str, FabricComponent]:
+        """The files the Slurm step fetches, each checked by its sha256, by their field name."""
+        return {"enroot": self.enroot, "enroot_caps": self.enroot_caps, "pyxis": self.pyxis}
+
     @model_validator(mode="after")
     def _one_release(self) -> SlurmPins:
         if sorted(self.packages.apt) != sorted(SLURM_PACKAGES):
