@@ -63,8 +63,8 @@ for _tools in INSTALLED.values():
 # What images/install/slurm.sh installs where the profile pins Slurm (every cloud's VM image): the daemons the node
 # bootstrap starts, munge's key tool, Slurm's clients and enroot (pyxis is a plugin, checked in plugstack.conf).
 SLURM_TOOLS: dict[str, tuple[str, str]] = {
-    **{tool: ("slurm.sh", 'apt_install "${munge_pins[@]}"') for tool in ("munged", "mungekey")},
-    **{tool: ("slurm.sh", 'apt_install "${slurm_pins[@]}"')
+    **{tool: ("slurm.sh", 'install_held "${munge_pins[@]}"') for tool in ("munged", "mungekey")},
+    **{tool: ("slurm.sh", 'install_held "${slurm_pins[@]}"')
        for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "sbatch")},
     "enroot": ("slurm.sh", 'apt_install "$work/enroot.deb" "$work/enroot+caps.deb"'),
 }
