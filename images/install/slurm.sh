@@ -17,13 +17,14 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 # add_repository NAME SOURCE KEY_URL FINGERPRINT: an apt source trusted only through its own key (signed-by), which is
-# kept only when it is the lock's fingerprint.
+# kept only when it is the lock's fingerprint; apt reads the armored key at the path written (GPUFLEET_ROOT is empty
+# on a builder).
 add_repository() {
     local name=$1 source=$2 key_url=$3 fingerprint=$4
     local key=$root/usr/share/keyrings/gpufleet-$name.asc
     mkdir -p "$root/usr/share/keyrings" "$root/etc/apt/sources.list.d"
     fetch_key "$key_url" "$key" "$fingerprint"
-    echo "deb [arch=amd64 signed-by=${key#"$root"}] $source" >"$root/etc/apt/sources.list.d/gpufleet-$name.list"
+    echo "deb [arch=amd64 signed-by=$key] $source" >"$root/etc/apt/sources.list.d/gpufleet-$name.list"
 }
 
 # install_held PIN...: install name=version pins and hold them, so no later apt run moves the image off the lock.
