@@ -117,8 +117,7 @@ def stubbed(tmp_path):
 
 
 def pinned_enroot(profile: Profile) -> Profile:
-    """The profile as it bakes once enroot's sha256 is pinned (the shipped lock leaves it null: the bake refuses it,
-    tests/images/test_slurm_install.py); any value stands in here, the stub sha256sum checks nothing."""
+    """The profile once enroot's sha256 is pinned (the shipped lock's null is refused: test_slurm_install.py)."""
     if profile.slurm is None:
         return profile
     enroot = {name: component.model_copy(update={"sha256": "0" * 64})
@@ -137,16 +136,6 @@ def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580",
     )
     calls = log.read_text().splitlines() if log.exists() else []
     return done.returncode, calls, done.stderr
-
-
-def test_slurm_is_installed_after_the_agents_with_its_services_left_off(stubbed):
-    rc, calls, err = _install(stubbed, "aws", "--nvswitch", "no")
-    assert rc == 0, err
-    cli = next(i for i, c in enumerate(calls) if c.startswith("aws/install"))
-    slurm = calls.index(f"{APT}install -y --no-install-recommends slurm-smd=25.11.5-1 slurm-smd-client=25.11.5-1 "
-                        "slurm-smd-dev=25.11.5-1 slurm-smd-slurmctld=25.11.5-1 slurm-smd-slurmd=25.11.5-1")
-    services = calls.index("systemctl disable --now munge.service slurmctld.service slurmd.service")
-    assert cli < slurm < services
 
 
 def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_to_the_bootstrap(stubbed):
@@ -175,6 +164,8 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     # Checksums are the cuda-keyring's, the CloudWatch agent's, the nvidia-ml-py wheel's, enroot's two .debs' and the
     # pyxis source's.
     assert len([c for c in calls if c.startswith("sha256sum")]) == 6
+    # The Slurm step ran (a profile that pins Slurm), leaving its services off for the node bootstrap.
+    assert "systemctl disable --now munge.service slurmctld.service slurmd.service" in calls
     assert "systemctl enable nvidia-dcgm" in calls
 
 
