@@ -12,7 +12,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
-from apt_sandbox import AptSandbox, build_deb, flat_repository, sha256, stub_dir
+from apt_sandbox import AptSandbox, build_deb, flat_repository, sha256, signing_key, stub_dir
 from conftest import REPO
 
 from gpufleet.lock import load_lock, render_install_env
@@ -24,16 +24,6 @@ PYXIS_INSTALL = ('for a; do [[ $a == DESTDIR=* ]] && DESTDIR=${a#DESTDIR=}; done
                  'mkdir -p "$DESTDIR/usr/local/lib/slurm" "$DESTDIR/usr/local/share/pyxis"; '
                  ': > "$DESTDIR/usr/local/lib/slurm/spank_pyxis.so"; '
                  'echo "required /usr/local/lib/slurm/spank_pyxis.so" > "$DESTDIR/usr/local/share/pyxis/pyxis.conf"')
-
-
-def _key(tmp_path: Path, name: str) -> tuple[list[str], str]:
-    home = tmp_path / f"gpg-{name}"
-    home.mkdir(mode=0o700)
-    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
-    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", f"{name} <t@example.com>", "rsa2048", "sign", "1d"],
-                   check=True, capture_output=True)
-    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
-    return gpg, next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
 
 
 def _signed_repository(tmp_path: Path, name: str, packages: dict[str, str], signer: list[str],
@@ -59,10 +49,10 @@ def _world(tmp_path: Path, enroot_sha256: bool = True, slurm_signer: str = "micr
                                                    "gcc": ["1"], "make": ["1"]}, "Ubuntu",
                              files={"munge": {"etc/munge/munge.key": "made at install"}})
     (box.root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file://{ubuntu} /\n")
-    microsoft, microsoft_fpr = _key(tmp_path, "microsoft")
-    signer = microsoft if slurm_signer == "microsoft" else _key(tmp_path, slurm_signer)[0]
+    microsoft, microsoft_fpr = signing_key(tmp_path, "microsoft")
+    signer = microsoft if slurm_signer == "microsoft" else signing_key(tmp_path, slurm_signer)[0]
     slurm = _signed_repository(tmp_path, "slurm", PINS.packages.apt, signer)
-    nvidia, nvidia_fpr = _key(tmp_path, "nvidia")
+    nvidia, nvidia_fpr = signing_key(tmp_path, "nvidia")
     cli = _signed_repository(tmp_path, "libnvidia-container", PINS.container_cli.apt, nvidia)
     debs = tmp_path / "debs"
     enroot = build_deb(debs, "enroot", f"{PINS.enroot.version}-1")
