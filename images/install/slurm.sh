@@ -62,8 +62,9 @@ mkdir -p "$work/pyxis"
 tar -xzf "$work/pyxis.tar.gz" -C "$work/pyxis" --strip-components=1
 apt_install gcc make
 make -C "$work/pyxis" install DESTDIR="$root" >/dev/null
-# plugstack.conf itself, not an include of plugstack.conf.d: configless nodes read the controller's plugstack.conf,
-# and the plugin's path is the same on every machine of the image.
+# plugstack.conf itself, not an include of plugstack.conf.d: configless nodes get the controller's plugstack.conf, and
+# an included file only where its name has no path separator (SchedMD/slurm @slurm-25-11-5-1 doc/html/
+# configless_slurm.shtml lines 98-102); the plugin's path is the same on every machine of the image.
 mkdir -p "$root/etc/slurm"
 install -m 644 "$root/usr/local/share/pyxis/pyxis.conf" "$root/etc/slurm/plugstack.conf"
 
