@@ -103,7 +103,8 @@ def _read_apt(need: AptNeed, now: datetime, read: Sections) -> Any:
         if batch is None:
             batches.append(batch := {})
         batch[name] = version
-    facts = [resolve_apt_repository(need.url, need.suite, batch, keyring, need.fingerprint, now=now)
+    facts = [resolve_apt_repository(need.url, need.suite, batch, keyring, need.fingerprint,
+                                    component=need.component, now=now)
              for batch in batches or [{}]]
     return facts[0].model_copy(update={"packages": {k: v for fact in facts for k, v in fact.packages.items()}})
 

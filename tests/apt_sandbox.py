@@ -123,3 +123,14 @@ def stub_dir(folder: Path, names: tuple[str, ...], scripts: dict[str, str] | Non
         os.chmod(folder / name, 0o755)
     return folder
 
+
+def signing_key(tmp_path: Path, name: str) -> tuple[list[str], str]:
+    """A fresh RSA signing key in its own GNUPGHOME under `tmp_path`: the gpg command line that uses it, and its
+    fingerprint (for InRelease files a test signs with `--clearsign`)."""
+    home = tmp_path / f"gpg-{name}"
+    home.mkdir(mode=0o700)
+    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
+    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", f"{name} <t@example.com>", "rsa2048", "sign", "1d"],
+                   check=True, capture_output=True)
+    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
+    return gpg, next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))

@@ -229,6 +229,8 @@ def check_downloads(profile: Profile) -> list[LockProblem]:
     for group, by_cloud in (("fabric", profile.fabric), ("agents", profile.agents)):
         components.update({f"{group}.{cloud}.{name}": c
                            for cloud, found in by_cloud.items() for name, c in found.items()})
+    if profile.slurm is not None:
+        components.update({f"slurm.{name}": c for name, c in profile.slurm.downloads().items()})
     return [LockProblem(profile.name, f"{path}.{missing[0]}", f"{missing[1]}: the bake refuses an unverified download")
             for path, component in sorted(components.items()) if (missing := component.unverified())]
 

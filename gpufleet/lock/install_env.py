@@ -7,7 +7,8 @@ import shlex
 from ..catalog import load_catalog
 from .kubernetes_nodes import UBUNTU_CODENAMES
 from .model import FABRIC_COMPONENTS, Profile
-from .node_tools import installed_tools
+from .node_tools import SLURM_TOOLS, installed_tools
+from .slurm_pins import SlurmPins
 
 # The VM images bake on Ubuntu 22.04 (images/lock.yaml base_images); a Kubernetes node image on its section's release.
 VM_UBUNTU = "22.04"
@@ -29,6 +30,28 @@ def _nvswitch_types(cloud: str) -> list[str]:
     return [name for name in catalog.names(cloud) if (inst := catalog.get(cloud, name)) and inst.nvswitch]
 
 
+def _apt_pins(packages: dict[str, str]) -> str:
+    return " ".join(f"{pkg}={version}" for pkg, version in sorted(packages.items()))
+
+
+def _slurm_values(pins: SlurmPins) -> dict[str, str]:
+    """images/install/slurm.sh's pins: each repository's line and packages, and the enroot and pyxis downloads."""
+    values = {"SLURM_VERSION": pins.version, "PYXIS_VERSION": pins.pyxis.version, "ENROOT_VERSION": pins.enroot.version}
+    for name, repo in pins.repositories().items():
+        prefix = f"SLURM_{name.upper()}"
+        values[f"{prefix}_APT_PINS"] = _apt_pins(repo.apt)
+        if name == "munge":  # from the image's own Ubuntu archive, which apt already trusts
+            continue
+        suite = repo.suite if repo.suite == "/" else f"{repo.suite} {repo.component}"
+        values.update({f"{prefix}_SOURCE": f"{repo.url} {suite}", f"{prefix}_KEY_URL": repo.key_url,
+                       f"{prefix}_KEY_FINGERPRINT": repo.key_fingerprint})
+    for name, component in pins.downloads().items():
+        values[f"{name.upper()}_URL"] = component.url or ""
+        if component.sha256:
+            values[f"{name.upper()}_SHA256"] = component.sha256
+    return values
+
+
 def render_install_env(profile: Profile, cloud: str) -> str:
     """The env file for installing `profile` on `cloud`; raises ValueError when the profile lacks that cloud."""
     if cloud not in FABRIC_COMPONENTS:
@@ -47,13 +70,15 @@ def render_install_env(profile: Profile, cloud: str) -> str:
         "CUDA_VERSION": profile.cuda,
         "NCCL_VERSION": profile.nccl,
         "DCGM_VERSION": profile.dcgm,
-        "APT_PINS": " ".join(f"{pkg}={version}" for pkg, version in sorted(profile.apt.items())),
+        "APT_PINS": _apt_pins(profile.apt),
         "NVIDIA_ML_PY_VERSION": profile.nodecheck.nvidia_ml_py,
         "NVIDIA_ML_PY_URL": profile.nodecheck.nvidia_ml_py_url,
         "NVIDIA_ML_PY_SHA256": profile.nodecheck.nvidia_ml_py_sha256,
         "NVSWITCH_INSTANCE_TYPES": " ".join(_nvswitch_types(cloud)),
         # What the image check (images/install/image-check.sh) finds on the baked image.
-        "NODE_TOOLS": " ".join(sorted(installed_tools(cloud) | (KUBERNETES_TOOLS if profile.kubernetes else set()))),
+        # Slurm's commands only where the image carries Slurm (a profile with a slurm section).
+        "NODE_TOOLS": " ".join(sorted((installed_tools(cloud) - (set() if profile.slurm else set(SLURM_TOOLS)))
+                                      | (KUBERNETES_TOOLS if profile.kubernetes else set()))),
         # The apt suite of the base image's release (the FSx Lustre client repository is per suite).
         "UBUNTU_CODENAME": profile.kubernetes.codename if profile.kubernetes else UBUNTU_CODENAMES[VM_UBUNTU],
     }
@@ -68,6 +93,8 @@ def render_install_env(profile: Profile, cloud: str) -> str:
             "CONTAINER_TOOLKIT_KEY_URL": toolkit.key_url,
             "CONTAINER_TOOLKIT_KEY_FINGERPRINT": toolkit.key_fingerprint,
         })
+    if profile.slurm is not None:
+        values.update(_slurm_values(profile.slurm))
     components = {"cuda_keyring": profile.cuda_keyring, **profile.fabric[cloud], **profile.agents.get(cloud, {})}
     for name, component in sorted(components.items()):
         prefix = _FABRIC_PREFIX.get(name, name.upper())

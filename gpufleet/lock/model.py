@@ -10,9 +10,11 @@ from pydantic import Discriminator, Field, PrivateAttr, Tag, model_validator
 
 from ..yaml_model import StrictModel
 from .boot_modes import BOOT_MODES, BootMode, by_boot_mode
+from .download_pins import FabricComponent
 from .facts import ResolvedFacts
 from .kubernetes_components import KubernetesComponents
 from .kubernetes_nodes import KubernetesNodeProfile
+from .slurm_pins import SlurmPins
 
 # The clouds whose images the lock keeps per boot mode (Alibaba: its instance types boot UEFI, Legacy BIOS or both).
 PER_BOOT_MODE_CLOUDS = ("alicloud",)
@@ -63,41 +65,6 @@ FABRIC_COMPONENTS: dict[str, tuple[str, ...]] = {
 }
 
 
-class FabricComponent(StrictModel):
-    """One piece of a cloud's RDMA stack (EFA installer, aws-ofi-nccl, DOCA-OFED, eRDMA)."""
-
-    version: str = Field(..., min_length=1)
-    url: str | None = None
-    sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
-    bundled_in: str | None = Field(None, description="installed by this other component, not on its own")
-    signature_url: str | None = Field(None, description="detached PGP signature of url (verified with gpgv)")
-    pgp_key_url: str | None = Field(None, description="where the signing key is fetched (trusted by fingerprint)")
-    pgp_fingerprint: str | None = Field(
-        None, pattern=r"^[0-9A-F]{40}$", description="primary key that must have made signature_url's signature"
-    )
-    key_url: str | None = Field(None, description="an apt repository's signing key (url is the repository)")
-    key_fingerprint: str | None = Field(
-        None, pattern=r"^[0-9A-F]{40}$", description="the one primary key key_url must hold (null: unconfirmed)"
-    )
-    unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
-
-    def unverified(self) -> tuple[str, str] | None:
-        """The missing field and why the bake would refuse this component's download (None: it is checked). A fetched
-        file needs a sha256 or a signature by a pinned key; an apt repository (key_url) a pinned key fingerprint."""
-        if self.key_url is not None:
-            return None if self.key_fingerprint else ("key_fingerprint", f"key_url {self.key_url} has no fingerprint")
-        if self.url is None or self.sha256 or self.pgp_fingerprint:
-            return None
-        return "sha256", f"url {self.url} has no sha256, nor signature_url with pgp_key_url and pgp_fingerprint"
-
-    @model_validator(mode="after")
-    def _signature_names_its_key(self) -> FabricComponent:
-        if not (self.signature_url is None) == (self.pgp_fingerprint is None) == (self.pgp_key_url is None):
-            raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
-                             "against one key")
-        return self
-
-
 class NodecheckPins(StrictModel):
     """The node check's one third-party module, fetched as a wheel and checked by its sha256 (no pip on the base
     image: the bake unpacks the pure-Python wheel with python3's zipfile)."""
@@ -135,8 +102,8 @@ class ImageEntry(StrictModel):
 # them, so filling them in would invent them.
 BAKE_FIELDS = ("nccl", "dcgm", "apt", "driver_pinning_package", "kernel_modules", "cuda_keyring", "nodecheck", "fabric",
                "images")
-# Set only on a baked profile, never required: node agents and a Kubernetes node image's section.
-BAKE_EXTRAS = ("agents", "kubernetes")
+# Set only on a baked profile, never required: node agents, a Kubernetes node image's section, Slurm's pieces.
+BAKE_EXTRAS = ("agents", "kubernetes", "slurm")
 
 
 class Profile(StrictModel):
@@ -170,6 +137,8 @@ class Profile(StrictModel):
     sources: dict[str, str] = Field(..., min_length=1, description="field -> where its value was read")
     kubernetes: KubernetesNodeProfile | None = Field(
         None, description="set: a Kubernetes node image (its Kubernetes minor, base images, container toolkit)")
+    slurm: SlurmPins | None = Field(
+        None, description="set: the VM image carries Slurm, munge, enroot and pyxis for `scheduler: slurm`")
 
     @property
     def baked(self) -> bool:
@@ -207,6 +176,13 @@ class Profile(StrictModel):
             if cloud not in FABRIC_COMPONENTS:
                 raise ValueError(f"images.{cloud}: unknown cloud (expected one of {sorted(FABRIC_COMPONENTS)})")
         _per_boot_mode_only_where_kept("images", self.images)
+        return self
+
+    @model_validator(mode="after")
+    def _slurm_only_on_vm_images(self) -> Profile:
+        if self.slurm is not None and self.kubernetes is not None:
+            raise ValueError("slurm: a Kubernetes node image runs no Slurm (a cluster schedules with one or the "
+                             "other); pin Slurm on a VM profile")
         return self
 
     def image_entries(self, cloud: str, region: str) -> dict[BootMode | None, ImageEntry]:

@@ -34,6 +34,7 @@ class AptNeed:
     fingerprint: str | None
     key_url: str | None = None
     keyring_deb: str | None = None  # the sha256-pinned keyring package that carries the key (CUDA's)
+    component: str = "main"
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ def _merge(needs: list[Need]) -> list[Need]:
         if isinstance(seen, AptNeed) and isinstance(need, AptNeed):
             found[(type(need), need.key)] = AptNeed(seen.key, fields, seen.url, seen.suite,
                                                     tuple(sorted({*seen.packages, *need.packages})), seen.fingerprint,
-                                                    seen.key_url, seen.keyring_deb)
+                                                    seen.key_url, seen.keyring_deb, seen.component)
         else:
             found[(type(need), need.key)] = type(seen)(**{**seen.__dict__, "fields": fields})
     return list(found.values())
@@ -155,6 +156,25 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     return needs
 
 
+def slurm_needs(profile: Profile) -> list[Need]:
+    """What the Slurm step of a VM bake installs: SchedMD's packages, munge and nvidia-container-cli, each from its
+    signed repository (the index must list every pin), and the enroot and pyxis downloads."""
+    if profile.slurm is None:
+        return []
+    at, pins = f"profiles.{profile.name}.slurm", profile.slurm
+    needs: list[Need] = [
+        AptNeed(apt_key(repo.url, repo.suite if repo.suite == FLAT else f"{repo.suite} {repo.component}"),
+                (f"{at}.{name}.apt",), repo.url, repo.suite,
+                tuple(sorted(repo.apt.items())), repo.key_fingerprint, repo.key_url, component=repo.component)
+        for name, repo in pins.repositories().items()]
+    for name, component in pins.downloads().items():
+        needs += _download_needs(component, f"{at}.{name}")
+    # The repositories' signing keys, each trusted by its pinned fingerprint.
+    return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,
+                                 key_fingerprint=repo.key_fingerprint)
+                    for name, repo in pins.repositories().items()]
+
+
 def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> list[Need]:
     """What a bake of `profile` on `clouds` (default: every cloud it has images for) fetches and installs; nothing for
     a profile whose driver ACK installs (installed_by: ack: no bake)."""
@@ -172,7 +192,7 @@ def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> li
         for cloud in clouds:
             for name, component in (getattr(profile, section) or {}).get(cloud, {}).items():
                 needs += _download_needs(component, f"{at}.{section}.{cloud}.{name}")
-    return _merge(needs)
+    return _merge(needs + slurm_needs(profile))
 
 
 def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[str, ...]) -> list[Need]:

@@ -60,6 +60,18 @@ for _tools in INSTALLED.values():
     _tools["gpufleet-nodecheck"] = ("nodecheck.sh", '"$root/usr/local/bin/gpufleet-nodecheck"')
 
 
+# What images/install/slurm.sh installs where the profile pins Slurm (every cloud's VM image): the daemons the node
+# bootstrap starts, munge's key tool, Slurm's clients and enroot (pyxis is a plugin, checked in plugstack.conf).
+SLURM_TOOLS: dict[str, tuple[str, str]] = {
+    **{tool: ("slurm.sh", 'install_held "${munge_pins[@]}"') for tool in ("munged", "mungekey")},
+    **{tool: ("slurm.sh", 'install_held "${slurm_pins[@]}"')
+       for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "sbatch")},
+    "enroot": ("slurm.sh", 'apt_install "$work/enroot.deb" "$work/enroot+caps.deb"'),
+}
+for _tools in INSTALLED.values():
+    _tools.update(SLURM_TOOLS)
+
+
 def installed_tools(cloud: str) -> set[str]:
     """Every command a node of `cloud` runs: the base image's and those the install scripts add."""
     return set(BASE_OS) | set(INSTALLED.get(cloud, {}))

@@ -38,4 +38,17 @@ done
 for tool in $NODE_TOOLS; do
     command -v "$tool" >/dev/null || fail "$tool is missing"
 done
+# Slurm where the profile pins it: the release of the lock, pyxis in plugstack.conf, enroot's version, and no munge
+# key baked in (each cluster's comes from its secret store).
+if [[ -n "${SLURM_VERSION:-}" ]]; then
+    found=$(slurmd -V) || fail "slurmd -V failed"
+    [[ "$found" == "slurm $SLURM_VERSION" ]] || fail "slurmd -V says '$found', the lock pins Slurm $SLURM_VERSION"
+    plugstack=$(<"$root/etc/slurm/plugstack.conf") || fail "no /etc/slurm/plugstack.conf"
+    [[ "$plugstack" == *"/spank_pyxis.so"* ]] || fail "/etc/slurm/plugstack.conf does not load pyxis"
+    [[ $(<"$root/etc/gpufleet/pyxis-version") == "$PYXIS_VERSION" ]] || fail "pyxis is not version $PYXIS_VERSION"
+    found=$(enroot version) || fail "enroot version failed"
+    [[ "$found" == "$ENROOT_VERSION" ]] || fail "enroot version says '$found', the lock pins $ENROOT_VERSION"
+    [[ ! -e "$root/etc/munge/munge.key" ]] || fail "/etc/munge/munge.key is baked into the image"
+    echo "gpufleet image check: Slurm $SLURM_VERSION, pyxis $PYXIS_VERSION, enroot $ENROOT_VERSION"
+fi
 echo "gpufleet image check: kernel $kernel has ${modules[*]} and every node command"

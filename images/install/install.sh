@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Bake one gpufleet image: pinned GPU stack, the cloud's fabric stack, and the node check.
+# Bake one gpufleet image: pinned GPU stack, the cloud's fabric stack, Slurm where pinned, and the node check.
 # Usage: install.sh --env FILE (--instance-type TYPE | --nvswitch yes|no)
 #   FILE: pins rendered from images/lock.yaml by gpufleet.lock.render_install_env(profile, cloud).
 #   NVSwitch is read from --nvswitch, else from whether TYPE is in NVSWITCH_INSTANCE_TYPES.
@@ -53,6 +53,10 @@ if [[ "$GPUFLEET_CLOUD" != alicloud ]]; then
     bash "$here/lustre.sh"
 fi
 bash "$here/agents.sh"
+# A VM image whose profile pins Slurm (its pins name a Slurm release) carries Slurm, munge, enroot and pyxis.
+if [[ -n "${SLURM_VERSION:-}" ]]; then
+    bash "$here/slurm.sh"
+fi
 # A Kubernetes node image (its pins name a Kubernetes minor) also gets the container toolkit for containerd.
 if [[ -n "${KUBERNETES_VERSION:-}" ]]; then
     bash "$here/container-toolkit.sh"

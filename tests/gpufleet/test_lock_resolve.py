@@ -106,6 +106,10 @@ def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
         for components in profile[section].values():
             for entry in components.values():
                 component(entry)
+    # Slurm's repositories (their keys) and downloads (enroot, pyxis).
+    for entry in profile["slurm"].values():
+        if isinstance(entry, dict):
+            component(entry)
     raw["profiles"] = {PROFILE: profile}
     path = tmp_path / "lock.yaml"
     path.write_text(yaml.safe_dump(raw))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from apt_sandbox import AptSandbox, flat_repository, stub_dir
+from apt_sandbox import AptSandbox, flat_repository, signing_key, stub_dir
 from conftest import REPO
 
 from gpufleet.lock import load_lock, render_install_env
@@ -17,24 +17,13 @@ PROFILE = load_lock().profiles["cuda12.8-r580-eks1.35"]
 TOOLKIT = PROFILE.kubernetes.container_toolkit if PROFILE.kubernetes else None
 
 
-def _key(tmp_path: Path, name: str) -> tuple[list[str], str]:
-    """A fresh signing key: the gpg command line that uses it, and its fingerprint."""
-    home = tmp_path / name
-    home.mkdir(mode=0o700)
-    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
-    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", f"{name} <t@example.com>", "rsa2048", "sign", "1d"],
-                   check=True, capture_output=True)
-    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
-    return gpg, next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
-
-
 def _world(tmp_path: Path, drop: str | None = None, signed_by: str = "nvidia") -> tuple[AptSandbox, Path]:
     """The sandbox; NVIDIA's repository (each package at the pinned and a newer version, InRelease signed by
     `signed_by`'s key); the pins with the repository, its key file and the pinned fingerprint pointing here."""
     assert TOOLKIT is not None
     box = AptSandbox(tmp_path / "root")
-    nvidia, fingerprint = _key(tmp_path, "nvidia")
-    signer = nvidia if signed_by == "nvidia" else _key(tmp_path, signed_by)[0]
+    nvidia, fingerprint = signing_key(tmp_path, "nvidia")
+    signer = nvidia if signed_by == "nvidia" else signing_key(tmp_path, signed_by)[0]
     packages = {name: ["9:1.99.0-1"] + ([] if name == drop else [v]) for name, v in TOOLKIT.apt.items()}
     repo = flat_repository(tmp_path / "toolkit", packages, "NVIDIA")
     subprocess.run([*signer, "--clearsign", "-o", str(repo / "InRelease"), str(repo / "Release")], check=True)

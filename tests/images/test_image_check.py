@@ -39,10 +39,28 @@ def rendered_checks(plan: Any, cloud: str) -> list[str]:
     return [last.inputs["content"].splitlines()[-1].removeprefix("RUN ")]
 
 
+def _slurm(root: Path, slurmd: str, plugstack: str, munge_key: bool) -> dict[str, str]:
+    """What slurm.sh leaves on an image (plugstack.conf, the pyxis version, a munge key only if `munge_key`), and the
+    stubs of slurmd -V (answering `slurmd`) and enroot version (answering the lock's)."""
+    pins = load_lock().profiles["cuda12.8-r580"].slurm
+    assert pins is not None
+    (root / "etc/slurm").mkdir(parents=True)
+    (root / "etc/slurm/plugstack.conf").write_text(plugstack)
+    (root / "etc/gpufleet/pyxis-version").write_text(f"{pins.pyxis.version}\n")
+    if munge_key:
+        (root / "etc/munge").mkdir(parents=True)
+        (root / "etc/munge/munge.key").write_bytes(b"k" * 1024)
+    return {"slurmd": f'[[ $1 == -V ]] && echo "{slurmd}"',
+            "enroot": f"[[ $1 == version ]] && echo {pins.enroot.version}"}
+
+
 def _image(tmp_path: Path, cloud: str, missing: set[str] = frozenset(), kernels: tuple[str, ...] = (KERNEL,),
-           running: str = KERNEL) -> tuple[Path, dict[str, str]]:
+           running: str = KERNEL, slurmd: str = "slurm 25.11.5",
+           plugstack: str = "required /usr/local/lib/slurm/spank_pyxis.so\n",
+           munge_key: bool = False) -> tuple[Path, dict[str, str]]:
     """The unpacked bundle, a root with the recorded boot kernel and `kernels` in /boot, and stubs: modinfo knows
-    every module for KERNEL but those `missing`, and each node command but those `missing` is on PATH."""
+    every module for KERNEL but those `missing`, and each node command but those `missing` is on PATH; Slurm's pieces
+    as `_slurm` leaves them."""
     profile = load_lock().profiles["cuda12.8-r580"]
     bundle, root, bin_dir = tmp_path / "bundle", tmp_path / "root", tmp_path / "bin"
     with tarfile.open(fileobj=io.BytesIO(pack(profile, cloud))) as archive:
@@ -56,6 +74,7 @@ def _image(tmp_path: Path, cloud: str, missing: set[str] = frozenset(), kernels:
     known = " ".join(m for m in MODULES[cloud] if m not in missing)
     stubs = {"modinfo": f'[[ $1 == -k && $2 == {KERNEL} && " {known} " == *" $3 "* ]]', "uname": f"echo {running}"}
     stubs |= {Path(tool).name: "exit 0" for tool in installed_tools(cloud) - missing - {"bash"}}
+    stubs |= {name: body for name, body in _slurm(root, slurmd, plugstack, munge_key).items() if name not in missing}
     for name, body in stubs.items():
         (bin_dir / name).write_text(f"#!/bin/bash\n{body}\n")
         (bin_dir / name).chmod(0o755)
@@ -118,3 +137,20 @@ def test_an_aws_instance_that_booted_another_kernel_fails_validate_and_test(tmp_
     assert len(results) == 2  # validate on the build instance after its reboot, test on a fresh instance
     for done in results:
         assert done.returncode == 1 and f"runs kernel 6.8.0-1041-aws, not the image's kernel {KERNEL}" in done.stderr
+
+
+@pytest.mark.parametrize("cloud", list(STACKS))
+def test_the_check_names_the_slurm_enroot_and_pyxis_it_found(tmp_path, shipped_plans, cloud):
+    for done in _check(tmp_path, shipped_plans, cloud):
+        assert done.returncode == 0, done.stderr
+        assert "gpufleet image check: Slurm 25.11.5, pyxis 0.24.0, enroot 4.1.2" in done.stdout
+
+
+@pytest.mark.parametrize(("image", "message"), [
+    ({"slurmd": "slurm 22.05.8"}, "slurmd -V says 'slurm 22.05.8', the lock pins Slurm 25.11.5"),
+    ({"plugstack": "include /etc/slurm/plugstack.conf.d/*\n"}, "/etc/slurm/plugstack.conf does not load pyxis"),
+    ({"munge_key": True}, "/etc/munge/munge.key is baked into the image"),
+])
+def test_a_slurm_piece_off_the_lock_fails_the_check(tmp_path, shipped_plans, image, message):
+    for done in _check(tmp_path, shipped_plans, "aws", **image):
+        assert done.returncode == 1 and f"gpufleet image check: {message}" in done.stderr

@@ -18,6 +18,13 @@ INSTALL = REPO / "images" / "install"
 APT = "apt-get -o DPkg::Lock::Timeout=600 "
 STUBS = ("apt-get", "apt-cache", "apt-mark", "systemctl", "curl", "dpkg", "dpkg-query", "sha256sum", "modinfo",
          "nvidia-ctk")
+# pyxis's `make install` (NVIDIA/pyxis Makefile): the plugin and its one-line plugstack entry under DESTDIR.
+MAKE_STUB = """#!/bin/bash
+echo "make $*" >> "$STUB_LOG"
+for a; do [[ $a == DESTDIR=* ]] && DESTDIR=${a#DESTDIR=}; done
+mkdir -p "$DESTDIR/usr/local/share/pyxis"
+echo "required /usr/local/lib/slurm/spank_pyxis.so" > "$DESTDIR/usr/local/share/pyxis/pyxis.conf"
+"""
 TOOLKIT_KEY = "C95B321B61E88C1809C4F759DDCAE044F796ECB0"  # the lock's, for NVIDIA's container toolkit repository
 # Canonical's EKS image carries kubelet as the kubelet-eks snap (`snap list` columns: Name Version Rev Tracking ...).
 SNAP_STUB = """#!/bin/bash
@@ -43,7 +50,8 @@ GPG_STUB = f"""#!/bin/bash
 echo "gpg $*" >> "$STUB_LOG"
 case ${{!#}} in
     *microsoft.asc) fpr={MICROSOFT_KEY} ;;
-    *container-toolkit*) fpr={TOOLKIT_KEY} ;;
+    *container-toolkit* | *gpufleet-libnvidia-container*) fpr={TOOLKIT_KEY} ;;
+    *gpufleet-slurm*) fpr={MICROSOFT_KEY} ;;
     *fsx-ubuntu-public-key*) fpr=${{FSX_KEY_FOUND:-{FSX_KEY}}} ;;
     *) fpr={"F" * 40} ;;
 esac
@@ -83,6 +91,7 @@ def stubbed(tmp_path):
     for name in STUBS:
         _executable(bin_dir / name, f'#!/bin/bash\necho "{name} $*" >> "$STUB_LOG"\n')
     _executable(bin_dir / "tar", TAR_STUB)
+    _executable(bin_dir / "make", MAKE_STUB)
     # Reads its stdin as the real one does: a stub that exits first breaks the script's pipe (SIGPIPE, exit 141).
     _executable(bin_dir / "debconf-set-selections",
                 '#!/bin/bash\necho "debconf-set-selections $(cat)" >> "$STUB_LOG"\n')
@@ -107,11 +116,20 @@ def stubbed(tmp_path):
     return tmp_path, env, log
 
 
+def pinned_enroot(profile: Profile) -> Profile:
+    """The profile once enroot's sha256 is pinned (the shipped lock's null is refused: test_slurm_install.py)."""
+    if profile.slurm is None:
+        return profile
+    enroot = {name: component.model_copy(update={"sha256": "0" * 64})
+              for name, component in profile.slurm.downloads().items() if name.startswith("enroot")}
+    return profile.model_copy(update={"slurm": profile.slurm.model_copy(update=enroot)})
+
+
 def _install(stubbed, cloud: str, *args: str, profile: str = "cuda12.8-r580",
              pins: Profile | None = None) -> tuple[int, list[str], str]:
     tmp_path, env, log = stubbed
     env_file = tmp_path / f"{cloud}.env"
-    env_file.write_text(render_install_env(pins or load_lock().profiles[profile], cloud))
+    env_file.write_text(render_install_env(pins or pinned_enroot(load_lock().profiles[profile]), cloud))
     done = subprocess.run(
         ["bash", str(INSTALL / "install.sh"), "--env", str(env_file), *args],
         env=env, capture_output=True, text=True, timeout=60, check=False,
@@ -143,8 +161,11 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     # No published sha256 for 1.51.0: AWS's signature by the lock's key is checked before the installer runs.
     checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv ") and c.endswith("efa.tar.gz"))
     assert checked < calls.index("efa_installer.sh -y")
-    # Checksums are the cuda-keyring's, the CloudWatch agent's and the nvidia-ml-py wheel's.
-    assert len([c for c in calls if c.startswith("sha256sum")]) == 3
+    # Checksums are the cuda-keyring's, the CloudWatch agent's, the nvidia-ml-py wheel's, enroot's two .debs' and the
+    # pyxis source's.
+    assert len([c for c in calls if c.startswith("sha256sum")]) == 6
+    # The Slurm step ran (a profile that pins Slurm), leaving its services off for the node bootstrap.
+    assert "systemctl disable --now munge.service slurmctld.service slurmd.service" in calls
     assert "systemctl enable nvidia-dcgm" in calls
 
 

@@ -1,0 +1,86 @@
+"""examples/slurm: the stack file plans as a Slurm cluster on AWS, and the sbatch script parses and is accepted by the
+real slurmctld (Debian's 22.05, tests/slurm_daemons.py) running that stack's rendered configuration, with two
+dynamic nodes of its GPU group registered: `sbatch --test-only` checks every #SBATCH directive against them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from local_registry import free_port
+from slurm_daemons import SlurmCluster, daemon_pid, missing_daemons, running_slurm, wait_for
+
+from components.slurm.registration import slurmd_registration
+from gpufleet.plan.planner import plan_stack
+from gpufleet.resolve import resolve_cluster
+from gpufleet.yaml_model import read_yaml
+
+EXAMPLE = REPO / "examples" / "slurm"
+SCRIPT = EXAMPLE / "nccl-allreduce.sbatch"
+STACK = EXAMPLE / "Pulumi.aws-train-slurm.yaml"
+
+
+@pytest.fixture(scope="module")
+def example_cluster() -> Iterator[SlurmCluster]:
+    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    cluster = read_yaml(STACK)["config"]["gpufleet:cluster"]
+    with running_slurm(resolve_cluster(cluster)) as running:
+        running.start_node(running.cluster.groups[0], "i-0aaaaaaaaaaaaaaa1")
+        _second_node(running, "i-0aaaaaaaaaaaaaaa2")
+        yield running
+
+
+def _second_node(running: SlurmCluster, instance_id: str) -> None:
+    """Another dynamic node of the group on this machine, registered with its rendered line: its slurmd reads a copy of
+    the configuration whose SlurmdPort is free (the first node's slurmd holds the cluster's; a registration line
+    cannot carry a Port=)."""
+    etc = running.root / "etc-second"
+    shutil.copytree(running.root / "etc", etc)
+    conf = (etc / "slurm.conf").read_text()
+    (etc / "slurm.conf").write_text(conf.replace(f"SlurmdPort={running.site.slurmd_port}", f"SlurmdPort={free_port()}"))
+    group = running.cluster.groups[0]
+    argv = slurmd_registration(group, group.known_types[0], group.zones[0], instance_id)
+    subprocess.run(argv, env={**running.env, "SLURM_CONF": str(etc / "slurm.conf")}, check=True, capture_output=True,
+                   text=True, timeout=30)
+    name = argv[argv.index("-N") + 1]
+    running.processes.append(daemon_pid(running.root / f"run/slurmd-{name}.pid"))
+    wait_for(f"node {name}", lambda: "State=IDLE" in running.node(name))
+
+
+def test_the_script_parses() -> None:
+    done = subprocess.run(["bash", "-n", str(SCRIPT)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_slurm_controller_accepts_the_scripts_directives_for_two_nodes(example_cluster: SlurmCluster) -> None:
+    # The stand-in nodes have this machine's CPUs, not a p5's 192: one task per node here, every other directive the
+    # script's (two nodes, 8 GPUs each, exclusive, time, output).
+    done = example_cluster.run("sbatch", "--test-only", "--ntasks-per-node=1", str(SCRIPT), "aws")
+    assert done.returncode == 0, done.stderr
+    # --test-only answers on stderr: "Job <id> to start at <time> using <n> processors on nodes <the two> ..."
+    assert "to start at" in done.stderr, done.stderr
+    assert "h100-i-0aaaaaaaaaaaaaaa[1-2]" in done.stderr or (
+        "h100-i-0aaaaaaaaaaaaaaa1" in done.stderr and "h100-i-0aaaaaaaaaaaaaaa2" in done.stderr), done.stderr
+
+
+def test_three_nodes_are_refused_where_two_registered(example_cluster: SlurmCluster) -> None:
+    done = example_cluster.run("sbatch", "--test-only", "--ntasks-per-node=1", "--nodes=3", str(SCRIPT), "aws")
+    assert done.returncode == 1 and "Requested node configuration is not available" in done.stderr
+
+
+def test_the_script_refuses_an_unknown_cloud_before_srun(tmp_path: Path) -> None:
+    done = subprocess.run(["bash", str(SCRIPT), "gcp"], env={"PATH": "/usr/bin:/bin", "NCCL_TESTS_IMAGE": "x"},
+                          capture_output=True, text=True, check=False, cwd=tmp_path)
+    assert done.returncode == 2 and "cloud must be aws, azure or alicloud, got 'gcp'" in done.stderr
+
+
+def test_the_stack_file_plans_a_slurm_cluster_on_aws(tmp_path: Path) -> None:
+    (tmp_path / STACK.name).write_text(STACK.read_text())
+    plan = plan_stack(tmp_path / STACK.name, tmp_path)
+    assert plan.exit_code == 0
+    cluster = read_yaml(STACK)["config"]["gpufleet:cluster"]
+    assert cluster["cloud"] == "aws" and cluster["scheduler"]["kind"] == "slurm"
