@@ -61,6 +61,8 @@ class InClusterArgs:
     driver: str | None = None
     """The lock profile's NVIDIA driver version, for clouds whose node image carries none (AKS: the GPU Operator's
     driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
+    job_operators: tuple[str, ...] = ()
+    """The job operators to install (scheduler.job_operators: mpi, training), on the system group."""
     node_check: Mapping[str, Mapping[str, Any]] | None = None
     """Per node group, the expect.json document the node check compares its nodes with (components.bootstrap
     .cloud_init.expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS, ACK); None

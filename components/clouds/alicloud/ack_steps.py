@@ -178,5 +178,6 @@ def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: list[pulum
                             opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
     args = InClusterArgs(cloud="alicloud", cluster_name=cluster.name, kubernetes_version=spec.scheduler.version or "",
                          region=spec.region, groups=in_cluster_groups(scope.resolved), driver=None,
-                         node_check=node_check_expectations(scope.resolved))
+                         node_check=node_check_expectations(scope.resolved),
+                         job_operators=tuple(spec.scheduler.job_operators))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

@@ -56,7 +56,8 @@ def refuse_unpinned_kubernetes(scope: ClusterScope) -> None:
     spec = scope.spec
     version = spec.scheduler.version or ""
     refuse_unpinned_addons(version)
-    refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved))
+    refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved),
+                    job_operators=tuple(spec.scheduler.job_operators))
 
 
 def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], security_group_id:
@@ -128,5 +129,5 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
         join.cluster_name, join.endpoint, join.certificate_authority, spec.region),
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *dns])))
     args = InClusterArgs(cloud="aws", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
-                         groups=groups_in_cluster)
+                         groups=groups_in_cluster, job_operators=tuple(spec.scheduler.job_operators))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.stackfile.scheduler import SYSTEM_NODE_LABELS
+
 WORKER_POLICIES = {
     "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
     "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
@@ -31,9 +33,6 @@ AMI_TYPE = "AL2023_x86_64_STANDARD"
 # AL2023's root device (the EKS AL2023 AMIs boot from /dev/xvda).
 ROOT_DEVICE = "/dev/xvda"
 ROOT_GB = 50
-# The label launchers and cluster services select the system nodes by (gpufleet.io/ is the stack's own namespace).
-ROLE_LABEL = "gpufleet.io/role"
-ROLE = "system"
 TRUST = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
@@ -92,7 +91,7 @@ def system_node_group(name: str, args: SystemGroupArgs, opts: pulumi.ResourceOpt
         instance_types=[args.instance_type],
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
             min_size=args.min_size, desired_size=args.min_size, max_size=args.max_size),
-        labels={ROLE_LABEL: ROLE},
+        labels=dict(SYSTEM_NODE_LABELS),
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
             id=template.id, version=template.latest_version.apply(str)),
         tags=args.tags,

@@ -168,7 +168,8 @@ def aks_workloads(scope: ClusterScope, kubernetes: AksCluster, pools: dict[str, 
     args = InClusterArgs(cloud="azure", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
                          groups=in_cluster_groups(scope.resolved, pool_names(scope.resolved)),
                          driver=profile.driver if profile else None,
-                         node_check=node_check_expectations(scope.resolved))
+                         node_check=node_check_expectations(scope.resolved),
+                         job_operators=tuple(spec.scheduler.job_operators))
     in_cluster = InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
     if spec.monitoring.gpu_metrics:
         from components.kubernetes.azure_prometheus import scrape_config
