@@ -18,6 +18,7 @@ from pulumi_azure_native import authorization, containerservice
 from pulumiverse_time import Sleep
 
 from components.kubernetes import InCluster, InClusterArgs
+from gpufleet.clouds.azure.names import aks_cluster_name
 
 from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
@@ -80,7 +81,7 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
     system = scope.resolved.system_type
     assert system is not None, "system_group_type_in_catalog refuses an unknown type"
     aks = control_plane(scope.name, AksArgs(
-        cluster_name=f"gpufleet-{spec.name}-{spec.environment}",
+        cluster_name=aks_cluster_name(spec.name, spec.environment),
         version=scheduler.version or "",
         resource_group_name=group_name,
         location=spec.region,
