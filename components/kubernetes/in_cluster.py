@@ -25,7 +25,7 @@ from .dcgm import dcgm_objects
 from .efa import efa_groups, efa_objects
 from .job_operators import job_operator_objects
 from .manifests import Obj, is_custom, register
-from .model import InClusterArgs, InClusterGroup
+from .model import InClusterArgs, InClusterGroup, SystemScaling
 from .nvidia import device_plugin_objects, nfd_objects
 from .pins import component_pins, refuse_unconfirmed
 from .termination_handler import termination_handler_objects
@@ -38,7 +38,8 @@ WORKLOADS = frozenset({"DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob
 def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClusterGroup, ...],
                       pins: KubernetesComponents, driver: str | None = None,
                       expectation: Mapping[str, Mapping[str, Any]] | None = None,
-                      job_operators: tuple[str, ...] = ()) -> list[tuple[str, list[Obj]]]:
+                      job_operators: tuple[str, ...] = (),
+                      system: SystemScaling | None = None) -> list[tuple[str, list[Obj]]]:
     """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data, the job
     operators asked for last (on every cloud)."""
     if cloud != "aws" and efa_groups(groups):
@@ -57,7 +58,7 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
     ]
     if cloud == "aws":
         found += [("aws-efa-k8s-device-plugin", efa_objects(groups, pins)),
-                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region)),
+                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region, system)),
                   ("aws-node-termination-handler", termination_handler_objects(groups, pins))]
     if cloud == "azure":
         found = azure_objects(found, minor, groups, pins, driver, expectation)
@@ -82,7 +83,7 @@ class InCluster(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         pins = component_pins()
         components = component_objects(args.cloud, args.minor, args.region, args.groups, pins, args.driver,
-                                       args.node_check, args.job_operators)
+                                       args.node_check, args.job_operators, args.system_scaling)
         refuse_unconfirmed([obj for _, objects in components for obj in objects], pins,
                            azure_unpinned(args.driver, args.minor, args.groups, pins) if args.cloud == "azure" else ())
         self.objects: dict[str, list[pulumi.CustomResource]] = {}

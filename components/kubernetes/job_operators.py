@@ -41,6 +41,10 @@ def operator_objects(operator: str, pins: KubernetesComponents) -> list[Obj]:
     container["image"] = pin.images[image_key].reference
     if operator == "training":
         container["args"] = [f"--enable-scheme={TRAINING_SCHEME}"]
+        # The webhook certificate's Secret is rendered with `data: {}`, which the API server stores as no data; the
+        # operator's cert-controller writes the certificate into it. pulumi_kubernetes would send the empty map as a
+        # secret value, so it is left out.
+        find(objects, "Secret", "training-operator-webhook-cert").pop("data", None)
         webhook = find(objects, "ValidatingWebhookConfiguration", "validator.training-operator.kubeflow.org")
         webhook["webhooks"] = [hook for hook in webhook["webhooks"] if hook["name"] == TRAINING_WEBHOOK]
     return objects

@@ -12,6 +12,7 @@ import pulumi
 import pulumi_aws as aws
 
 from components.kubernetes import InCluster, InClusterArgs, refuse_unpinned
+from components.kubernetes.model import SystemScaling
 from components.kubernetes.placement import taint_tolerations
 
 from ..scope import ClusterScope
@@ -26,7 +27,7 @@ from .eks_addons import (
     refuse_unpinned_addons,
 )
 from .eks_in_cluster import in_cluster_groups, kubeconfig_output, update_kubeconfig_command
-from .eks_system import SystemGroupArgs, system_node_group
+from .eks_system import SystemGroupArgs, scaling_group_name, system_node_group
 from .pod_identity import WorkloadScope, workload_identities
 
 
@@ -91,10 +92,13 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
     role, attachment = cni_role(name, cluster_name, boundary, tags, child)
     addons = managed_addons(name, cluster, spec.scheduler.version or "", BEFORE_NODES, role.arn, tags, child,
                             after=[attachment])
-    workload_scope = account.apply(lambda a: WorkloadScope(a, spec.region, list(group_names)))
-    workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
     system = system_group(scope, cluster, [subnet_ids[zone] for zone in spec.network.zones], security_group_id,
                           key_arn, [*admins, node_entry, *addons])
+    # The autoscaler resizes the system group too when it may grow (autoscaler.system_flag): its group by ARN.
+    resized = [scaling_group_name(system)] if system_scaling(scope, system) else []
+    workload_scope = pulumi.Output.all(account, *resized).apply(
+        lambda found: WorkloadScope(found[0], spec.region, [*group_names, *found[1:]]))
+    workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
     return EksCluster(control, [*admins, node_entry, *addons], spec.region, system)
 
 
@@ -110,6 +114,15 @@ def system_group(scope: ClusterScope, cluster: aws.eks.Cluster, subnet_ids: list
         security_group_id=security_group_id, key_arn=key_arn,
         permissions_boundary=spec.identity.permissions_boundary, tags=scope.tags,
     ), pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
+
+
+def system_scaling(scope: ClusterScope, system: aws.eks.NodeGroup) -> SystemScaling | None:
+    """The system group as the autoscaler resizes it, when its size.min < size.max; None when there is nothing to
+    resize."""
+    size = scope.spec.scheduler.system_group.size
+    if size.min >= size.max:
+        return None
+    return SystemScaling(size.min, size.max, scaling_group_name(system))
 
 
 def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.Resource]) -> InCluster:
@@ -129,5 +142,6 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
         join.cluster_name, join.endpoint, join.certificate_authority, spec.region),
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *dns])))
     args = InClusterArgs(cloud="aws", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
-                         groups=groups_in_cluster, job_operators=tuple(spec.scheduler.job_operators))
+                         groups=groups_in_cluster, job_operators=tuple(spec.scheduler.job_operators),
+                         system_scaling=system_scaling(scope, eks.system))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

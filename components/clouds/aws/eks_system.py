@@ -95,7 +95,12 @@ def system_node_group(name: str, args: SystemGroupArgs, opts: pulumi.ResourceOpt
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
             id=template.id, version=template.latest_version.apply(str)),
         tags=args.tags,
-        # Cluster Autoscaler owns the desired size once the group runs.
+        # Cluster Autoscaler owns the desired size once the group runs (components/kubernetes/autoscaler.py).
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             depends_on=attachments, ignore_changes=["scalingConfig.desiredSize"])),
     )
+
+
+def scaling_group_name(group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+    """The Auto Scaling group EKS made for the managed node group (its name is EKS's choice)."""
+    return group.resources.apply(lambda found: found[0].autoscaling_groups[0].name)

@@ -56,6 +56,21 @@ def test_each_cloud_installs_both_operators_on_the_system_group(train_plans, sta
     assert train_plans[stack].summary["schedulability"]["unschedulable"] == []
 
 
+@pytest.mark.parametrize("stack", TRAIN_STACKS)
+def test_the_registered_operator_objects_validate_strictly(train_plans, stack):
+    """What the plan registers (the inputs the provider sends), not only what the builder returns."""
+    objects = objects_of(train_plans[stack])
+    namespaces = {"mpi-operator", "kubeflow"}
+    mine = [o for o in objects if o["metadata"].get("namespace") in namespaces or key(o) in OPERATORS
+            or o["metadata"]["name"] in namespaces or "training-operator" in o["metadata"]["name"]
+            or o["metadata"]["name"].startswith(("mpi-operator", "kubeflow-mpijobs"))]
+    assert {"Secret", "ValidatingWebhookConfiguration", "ClusterRole", "Deployment"} <= {o["kind"] for o in mine}
+    crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
+    version = read_cluster(stack)["scheduler"]["version"]
+    for obj in mine:
+        validate(obj, version, crds)
+
+
 def test_the_training_operator_reconciles_and_validates_pytorchjob_only(train_plans):
     objects = objects_of(train_plans["aws-train-eks"])
     (deployment,) = [o for o in objects if key(o) == ("Deployment", "kubeflow", "training-operator")]
