@@ -14,7 +14,10 @@ import pulumi_aws as aws
 from components.kubernetes import InCluster, InClusterArgs, refuse_unpinned
 from components.kubernetes.model import SystemScaling
 from components.kubernetes.placement import taint_tolerations
+from gpufleet.catalog.managed_addons import resolved_eks_release
+from gpufleet.lock.needs import eks_release_need
 
+from ... import runtime
 from ..scope import ClusterScope
 from .eks import ControlPlane, ControlPlaneArgs, control_plane, eks_cluster_name
 from .eks_access import admin_access, deployer_arn, node_access
@@ -57,8 +60,19 @@ def refuse_unpinned_kubernetes(scope: ClusterScope) -> None:
     spec = scope.spec
     version = spec.scheduler.version or ""
     refuse_unpinned_addons(version)
+    refuse_unread_release(version, spec.region)
     refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved),
                     job_operators=tuple(spec.scheduler.job_operators))
+
+
+def refuse_unread_release(minor: str, region: str) -> None:
+    """Stop a real run while the system group's AMI release is unread (a preview warns; the plan names the fact)."""
+    if resolved_eks_release(minor) is None:
+        runtime.refuse_unread(
+            f"scheduler.system_group: the EKS system group's AMI release for Kubernetes {minor} was not read, so "
+            f"nothing was created: run `gpufleet lock resolve --only addons` (it reads "
+            f"{eks_release_need(minor, region).parameter} in {region}) and commit images/lock.resolved.yaml, then "
+            "run this again (`gpufleet plan` shows the cluster offline meanwhile)")
 
 
 def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], security_group_id:
@@ -108,8 +122,9 @@ def system_group(scope: ClusterScope, cluster: aws.eks.Cluster, subnet_ids: list
     """The managed node group of scheduler.system_group, once the add-ons its nodes need (the VPC CNI) exist."""
     spec, system, found = scope.spec, scope.spec.scheduler.system_group, scope.resolved.system_type
     assert found is not None, "system_group_type_in_catalog refuses an unknown type"
+    minor = spec.scheduler.version or ""
     return system_node_group(scope.name, SystemGroupArgs(
-        cluster_name=cluster.name, version=spec.scheduler.version or "", instance_type=found[0],
+        cluster_name=cluster.name, version=minor, instance_type=found[0], release_version=resolved_eks_release(minor),
         min_size=system.size.min, max_size=system.size.max, subnet_ids=list(subnet_ids),
         security_group_id=security_group_id, key_arn=key_arn,
         permissions_boundary=spec.identity.permissions_boundary, tags=scope.tags,
