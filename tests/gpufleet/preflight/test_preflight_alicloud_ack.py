@@ -86,3 +86,16 @@ def test_a_cluster_not_created_yet_is_a_note(tmp_path: Path, endpoint: str) -> N
     stack = _stack(endpoint=endpoint)
     (finding,), _ = _findings(stack, tmp_path, "DescribeClustersV1.none")
     assert not finding.blocking and "does not exist yet" in finding.says
+
+
+@pytest.mark.parametrize(("stack", "asked"), [("alicloud-train-ack", True), ("alicloud-train-ebmgn8v", False)])
+def test_preflight_asks_the_endpoint_of_kubernetes_stacks_only(monkeypatch: pytest.MonkeyPatch, stack: str,
+                                                                 asked: bool) -> None:
+    from gpufleet.preflight import alicloud
+
+    for module in (alicloud.capacity, alicloud.network, alicloud.account):
+        monkeypatch.setattr(module, "checks", lambda cluster, clients: [])
+    seen: list[str] = []
+    monkeypatch.setattr(kubernetes, "check_endpoint", lambda clients, cluster: seen.append(cluster.spec.name) or [])
+    assert alicloud.preflight(resolve_cluster(read_cluster(stack)), clients=object()) == []  # type: ignore[arg-type]
+    assert bool(seen) is asked
