@@ -131,6 +131,10 @@ def _read_image(need: ImageNeed, now: datetime, read: Sections) -> Any:
 
 
 def _read_managed(need: ManagedNeed, now: datetime, read: Sections) -> Any:
+    if need.service == "eks" and need.parameter:
+        from .sources import aws
+
+        return aws.ssm_release_version(aws.default_ssm_client(need.region or "us-east-1"), need.parameter, now=now)
     if need.service == "eks":
         from .sources import aws
 

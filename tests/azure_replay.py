@@ -14,12 +14,14 @@ from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 import requests
+from api_server import answering_host
 from azure.core.credentials import AccessToken
 from azure.core.exceptions import ClientAuthenticationError
 from azure.core.pipeline.transport import HttpTransport
 from azure.core.rest._requests_basic import RestRequestsTransportResponse
 from conftest import read_cluster
 
+from gpufleet.clouds.azure.names import aks_cluster_name, resource_group_name
 from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.preflight.azure import AzureClients, make_clients, preflight
 from gpufleet.preflight.azure.account import cluster_providers
@@ -154,7 +156,19 @@ def account(stack: ResolvedCluster, skus: str = "skus-eastus", usages: str | dic
         replay.add(fixture(state, namespace=namespace))
     replay.add(fixture(feature)).add(fixture(infiniband_feature)).add(fixture(skus))
     replay.add(usages if isinstance(usages, dict) else fixture(usages))
+    if stack.spec.scheduler.kind == "kubernetes":
+        replay.add(managed_cluster(stack))
     return replay
+
+
+def managed_cluster(stack: ResolvedCluster, fqdn: str | None = None, private_fqdn: str | None = None) -> dict[str, Any]:
+    """The stack's AKS cluster as Managed Clusters - Get answers it, both its endpoints on hosts that answer /healthz
+    (a local TLS server) unless given."""
+    spec = stack.spec
+    return fixture("managed-cluster", group=resource_group_name(spec.name, spec.environment, spec.region,
+                                                                spec.network.resource_group),
+                   cluster=aks_cluster_name(spec.name, spec.environment),
+                   fqdn=fqdn or answering_host(), private_fqdn=private_fqdn or answering_host())
 
 
 def usages_with(change: dict[str, tuple[int, int] | None]) -> dict[str, Any]:

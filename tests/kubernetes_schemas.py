@@ -4,16 +4,13 @@ official schemas (kubernetes-validate), custom resources against their CRD's ope
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import kubernetes_validate
-import yaml
 
 from gpufleet.lock import load_lock
 
-DATA = Path(__file__).resolve().parent / "data" / "crds"
 Obj = dict[str, Any]
 
 
@@ -23,14 +20,6 @@ def plan_versions() -> list[str]:
     assert pins is not None
     known = {".".join(v.split(".")[:2]) for v in kubernetes_validate.utils.all_versions()}
     return sorted(set(pins.cluster_autoscaler.images) & known)
-
-
-def load_crds(*names: str) -> list[Obj]:
-    """CRDs vendored under tests/data/crds/ (each file's header names its source)."""
-    found = []
-    for name in names:
-        found += [doc for doc in yaml.safe_load_all((DATA / name).read_text()) if doc]
-    return found
 
 
 def crd_schema(crds: Iterable[Obj], api_version: str, kind: str) -> Obj | None:

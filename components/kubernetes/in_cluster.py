@@ -23,8 +23,9 @@ from .autoscaler import autoscaler_objects
 from .azure import azure_objects, azure_unpinned
 from .dcgm import dcgm_objects
 from .efa import efa_groups, efa_objects
+from .job_operators import job_operator_objects
 from .manifests import Obj, is_custom, register
-from .model import InClusterArgs, InClusterGroup
+from .model import InClusterArgs, InClusterGroup, SystemScaling
 from .nvidia import device_plugin_objects, nfd_objects
 from .pins import component_pins, refuse_unconfirmed
 from .termination_handler import termination_handler_objects
@@ -36,16 +37,20 @@ WORKLOADS = frozenset({"DaemonSet", "Deployment", "StatefulSet", "Job", "CronJob
 
 def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClusterGroup, ...],
                       pins: KubernetesComponents, driver: str | None = None,
-                      expectation: Mapping[str, Mapping[str, Any]] | None = None) -> list[tuple[str, list[Obj]]]:
-    """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data."""
+                      expectation: Mapping[str, Mapping[str, Any]] | None = None,
+                      job_operators: tuple[str, ...] = (),
+                      system: SystemScaling | None = None) -> list[tuple[str, list[Obj]]]:
+    """(component, its objects in creation order) for the cluster: the whole in-cluster layer as plain data, the job
+    operators asked for last (on every cloud)."""
     if cloud != "aws" and efa_groups(groups):
         raise ValueError(f"node groups {', '.join(g.name for g in efa_groups(groups))}: fabric efa is AWS's only")
     cgpu = [group.name for group in groups if group.sharing_mode == "memory-isolated"]
     if cloud != "alicloud" and cgpu:
         raise ValueError(f"node groups {', '.join(cgpu)}: sharing_mode memory-isolated is ACK's only (cGPU)")
+    operators = job_operator_objects(job_operators, pins)
     if cloud == "alicloud":
-        return [(component, objects) for component, objects in alicloud_objects(groups, pins, driver, expectation)
-                if objects]
+        return [(component, objects) for component, objects in [*alicloud_objects(groups, pins, driver, expectation),
+                                                                 *operators] if objects]
     found = [
         ("nvidia-device-plugin", device_plugin_objects(groups, pins)),
         ("node-feature-discovery", nfd_objects(groups, pins)),
@@ -53,19 +58,20 @@ def component_objects(cloud: str, minor: str, region: str, groups: tuple[InClust
     ]
     if cloud == "aws":
         found += [("aws-efa-k8s-device-plugin", efa_objects(groups, pins)),
-                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region)),
+                  ("cluster-autoscaler", autoscaler_objects(groups, pins, minor, region, system)),
                   ("aws-node-termination-handler", termination_handler_objects(groups, pins))]
     if cloud == "azure":
         found = azure_objects(found, minor, groups, pins, driver, expectation)
-    return [(component, objects) for component, objects in found if objects]
+    return [(component, objects) for component, objects in [*found, *operators] if objects]
 
 
 def refuse_unpinned(cloud: str, kubernetes_version: str, region: str, groups: tuple[InClusterGroup, ...],
-                    driver: str | None = None, expectation: Mapping[str, Mapping[str, Any]] | None = None) -> None:
+                    driver: str | None = None, expectation: Mapping[str, Mapping[str, Any]] | None = None,
+                    job_operators: tuple[str, ...] = ()) -> None:
     """Refuse a real run whose in-cluster images lack a digest; callers run it before creating any resource."""
     minor = ".".join(kubernetes_version.split(".")[:2])
     pins = component_pins()
-    objects = component_objects(cloud, minor, region, groups, pins, driver, expectation)
+    objects = component_objects(cloud, minor, region, groups, pins, driver, expectation, job_operators)
     refuse_unconfirmed([obj for _, found in objects for obj in found], pins,
                        azure_unpinned(driver, minor, groups, pins) if cloud == "azure" else ())
 
@@ -77,7 +83,7 @@ class InCluster(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         pins = component_pins()
         components = component_objects(args.cloud, args.minor, args.region, args.groups, pins, args.driver,
-                                       args.node_check)
+                                       args.node_check, args.job_operators, args.system_scaling)
         refuse_unconfirmed([obj for _, objects in components for obj in objects], pins,
                            azure_unpinned(args.driver, args.minor, args.groups, pins) if args.cloud == "azure" else ())
         self.objects: dict[str, list[pulumi.CustomResource]] = {}

@@ -50,6 +50,16 @@ class InClusterGroup:
 
 
 @dataclass(frozen=True)
+class SystemScaling:
+    """The system group as Cluster Autoscaler resizes it (AWS: the EKS managed node group's Auto Scaling group, whose
+    name EKS chooses, so an output of the node group)."""
+
+    min_size: int
+    max_size: int
+    scaling_group_name: pulumi.Input[str]
+
+
+@dataclass(frozen=True)
 class InClusterArgs:
     """The cluster the components go into: its cloud, name (an output on a real run), version, region and groups."""
 
@@ -61,6 +71,10 @@ class InClusterArgs:
     driver: str | None = None
     """The lock profile's NVIDIA driver version, for clouds whose node image carries none (AKS: the GPU Operator's
     driver container installs it); None where the node image carries the pinned driver (EKS, ACK)."""
+    job_operators: tuple[str, ...] = ()
+    """The job operators to install (scheduler.job_operators: mpi, training), on the system group."""
+    system_scaling: SystemScaling | None = None
+    """The system group for Cluster Autoscaler to resize (AWS); None where the cloud scales its pools itself."""
     node_check: Mapping[str, Mapping[str, Any]] | None = None
     """Per node group, the expect.json document the node check compares its nodes with (components.bootstrap
     .cloud_init.expect_document's shape), for clouds whose nodes run the check from a DaemonSet (AKS, ACK); None

@@ -13,6 +13,7 @@ from pydantic import Field, model_validator
 
 from ..lock.facts import ResolvedFacts
 from ..lock.loader import load_lock
+from ..lock.needs import eks_release_key
 from ..yaml_model import StrictModel, load_yaml_model
 
 EKS_FILE = Path(__file__).parent / "eks_addons.yaml"
@@ -122,6 +123,13 @@ def resolved_kubernetes_version(service: str, minor: str) -> str | None:
     """The full Kubernetes version `gpufleet lock resolve` read for a managed service's minor (ACK stores
     1.36.x-aliyun.n: a minor alone would diff on every later `up`); None until it was read."""
     fact = load_lock().resolved.managed.get(f"{service}/{minor}/kubernetes")
+    return fact.version if fact else None
+
+
+def resolved_eks_release(minor: str) -> str | None:
+    """The EKS system group's AMI release `gpufleet lock resolve` read for the minor (lock.needs.eks_release_need);
+    None until it was read."""
+    fact = load_lock().resolved.managed.get(eks_release_key(minor))
     return fact.version if fact else None
 
 

@@ -93,6 +93,8 @@ class KubernetesComponents(StrictModel):
     node_termination_handler: ComponentPin
     gpu_operator: ComponentPin
     network_operator: ComponentPin
+    mpi_operator: ComponentPin
+    training_operator: ComponentPin
     node_check: NodeCheckPin
 
     def unconfirmed(self) -> list[tuple[str, ImagePin]]:

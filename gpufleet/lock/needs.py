@@ -20,6 +20,13 @@ AGENT_PACKAGES = {"lustre_client": ("lustre-client-utils",),
                   "amlfs_lustre_client": ("amlfs-lustre-client-dkms-{version}",)}
 # The suites of NVIDIA's flat repositories (`deb URL /`).
 FLAT = "/"
+# The AMI type of the EKS system group (components/clouds/aws/eks_system.py AMI_TYPE AL2023_x86_64_STANDARD) as EKS's
+# public SSM parameters name it. Under .../recommended, the sub-parameter release_version is the release a managed
+# node group takes as releaseVersion (docs.aws.amazon.com/eks/latest/userguide/retrieve-ami-id.html: the
+# parameters /aws/service/eks/optimized-ami/<kubernetes-version>/<ami-type>/recommended/<sub-parameter>; Systems
+# Manager user guide parameter-store-public-parameters-eks.html: the recommended value carries image_id, image_name
+# and release_version).
+EKS_SYSTEM_AMI = "amazon-linux-2023/x86_64/standard"
 
 
 @dataclass(frozen=True)
@@ -58,7 +65,8 @@ class ImageNeed:
 
 @dataclass(frozen=True)
 class ManagedNeed:
-    """A version a managed Kubernetes service chooses: `<service>/<minor>/kubernetes` or `.../addon/<name>`."""
+    """A version a managed Kubernetes service chooses: `<service>/<minor>/kubernetes`, `.../addon/<name>`, or the
+    release of a node AMI EKS publishes as a public SSM `parameter` (`eks/<minor>/ami-release/<ami type>`)."""
 
     key: str
     fields: tuple[str, ...]
@@ -66,6 +74,7 @@ class ManagedNeed:
     minor: str
     name: str | None = None
     region: str | None = None
+    parameter: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +99,18 @@ def apt_key(url: str, suite: str) -> str:
 
 def managed_key(service: str, minor: str, name: str | None = None) -> str:
     return f"{service}/{minor}/addon/{name}" if name else f"{service}/{minor}/kubernetes"
+
+
+def eks_release_key(minor: str) -> str:
+    """The record key of the EKS system group's AMI release for a Kubernetes minor."""
+    return f"eks/{minor}/ami-release/{EKS_SYSTEM_AMI}"
+
+
+def eks_release_need(minor: str, region: str | None) -> ManagedNeed:
+    """The EKS system group's AMI release: the recommended one for the minor, read once and pinned."""
+    parameter = f"/aws/service/eks/optimized-ami/{minor}/{EKS_SYSTEM_AMI}/recommended/release_version"
+    field = "scheduler.system_group (the EKS managed node group's releaseVersion)"
+    return ManagedNeed(eks_release_key(minor), (field,), "eks", minor, None, region, parameter)
 
 
 def _merge(needs: list[Need]) -> list[Need]:
@@ -236,13 +257,15 @@ def image_needs(lock: Lock) -> list[Need]:
 
 def managed_needs(service: str, minor: str, names: tuple[str, ...], region: str | None,
                   with_version: bool) -> list[Need]:
-    """A managed cluster's Kubernetes version (`with_version`: ACK and AKS take a full one) and its add-ons."""
+    """A managed cluster's Kubernetes version (`with_version`: ACK and AKS take a full one), its add-ons and, on EKS,
+    the system group's AMI release."""
     catalog = {"eks": "gpufleet/catalog/eks_addons.yaml", "ack": "gpufleet/catalog/ack_addons.yaml"}.get(service, "")
     # The version first: an add-on's versions are read for it.
     needs: list[Need] = [ManagedNeed(managed_key(service, minor), ("scheduler.version",), service, minor, None,
                                      region)] if with_version else []
-    return needs + [ManagedNeed(managed_key(service, minor, name), (f"{catalog} kubernetes.{minor}.{name}",),
-                                service, minor, name, region) for name in names]
+    needs += [ManagedNeed(managed_key(service, minor, name), (f"{catalog} kubernetes.{minor}.{name}",),
+                          service, minor, name, region) for name in names]
+    return needs + [eks_release_need(minor, region)] if service == "eks" else needs
 
 
 def lock_needs(lock: Lock) -> list[Need]:

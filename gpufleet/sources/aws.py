@@ -22,6 +22,9 @@ from .sdk import read_time, require
 T = TypeVar("T")
 SSM_PREFIX = "ssm:"  # images/lock.yaml base_images parent_image: Image Builder's form of a parameter
 AMI_ID = re.compile(r"ami-[0-9a-f]{8,17}")
+# An EKS AMI release: <Kubernetes version>-<build date> (EKS NodeGroup releaseVersion, e.g. 1.14.9-20201007 in the
+# Systems Manager user guide's example).
+RELEASE = re.compile(r"1\.[0-9]+\.[0-9]+-[0-9]{8}")
 LISTED = 12  # versions named in a message
 
 
@@ -133,6 +136,21 @@ def ssm_base_image(ssm: Any, ec2: Any, parameter: str, now: datetime | None = No
     image = images[0]
     return BaseImageFact(source=source, read_at=read_time(now), image_id=image_id, name=image.get("Name"),
                          boot_mode=image.get("BootMode"))
+
+
+def ssm_release_version(ssm: Any, parameter: str, now: datetime | None = None) -> ManagedVersionFact:
+    """The release an EKS public parameter names now (.../recommended/release_version: e.g. 1.35.0-20251120)."""
+    region = ssm.meta.region_name
+    source = f"ssm:GetParameter Name={parameter} ({region})"
+    answer = _answer(source, "ssm:GetParameter", lambda: ssm.get_parameter(Name=parameter),
+                     missing="ParameterNotFound")
+    if answer is None:
+        raise SourceError(f"{source}: SSM has no parameter {parameter} in {region}: EKS publishes none for this "
+                          "Kubernetes minor there (check scheduler.version and the region)")
+    value = str(answer["Parameter"]["Value"]).strip()
+    if not RELEASE.fullmatch(value):
+        raise SourceError(f"{source}: the parameter holds {value!r}, not a release like 1.35.0-20251120")
+    return ManagedVersionFact(source=source, read_at=read_time(now), version=value)
 
 
 def _answer(source: str, action: str, call: Callable[[], T], missing: str | None = None) -> T | None:

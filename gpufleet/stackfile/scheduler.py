@@ -25,6 +25,10 @@ from .slurm import SlurmFields, slurm_fields_problem
 
 SchedulerKind = Literal["none", "kubernetes", "slurm"]
 EndpointAccess = Literal["private", "public"]
+# The job operators a cluster can install (components/kubernetes/job_operators.py): the MPI Operator (MPIJob) and
+# the Training Operator (PyTorchJob). The default is what the shipped examples (examples/kubernetes/) run.
+JobOperator = Literal["mpi", "training"]
+DEFAULT_JOB_OPERATORS: tuple[JobOperator, ...] = ("mpi", "training")
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 # Kubernetes label and taint keys: an optional DNS-subdomain prefix and a name of at most 63 characters
@@ -45,6 +49,9 @@ class Taint(StrictModel):
 
 # The system group's pool and resource name (AKS agent pool, ACK node pool): no node group may take it.
 SYSTEM_GROUP_NAME = "system"
+# The labels every system node carries (EKS managed node group, AKS system pool, ACK CPU pool): what cluster services,
+# the job operators and launchers select those nodes by (gpufleet.io/ is the stack's own namespace).
+SYSTEM_NODE_LABELS = {"gpufleet.io/role": "system"}
 
 
 class SystemGroupSize(StrictModel):
@@ -89,6 +96,11 @@ class Scheduler(SlurmFields, StrictModel):
     system_group: SystemGroup = Field(
         default_factory=SystemGroup, description="kubernetes: the untainted on-demand CPU nodes cluster services run on"
     )
+    job_operators: list[JobOperator] = Field(
+        default_factory=lambda: list(DEFAULT_JOB_OPERATORS),
+        description="kubernetes: the job operators the stack installs on the system group (mpi: MPI Operator "
+                    "v0.8.0, MPIJob; training: Training Operator v1.9.0, PyTorchJob); [] installs none",
+    )
     admins: list[str] = Field(
         default_factory=list,
         description="kubernetes: principals given cluster admin (AWS IAM role or user ARNs; Entra object ids; RAM "
@@ -120,12 +132,14 @@ class Scheduler(SlurmFields, StrictModel):
                 raise ValueError(problem)
         if self.kind in ("none", "slurm"):
             set_fields = [name for name in ("version", "public_cidrs", "admins") if getattr(self, name)]
-            set_fields += ["system_group"] if "system_group" in self.model_fields_set else []
+            set_fields += [name for name in ("system_group", "job_operators") if name in self.model_fields_set]
             if set_fields or self.endpoint != "private":
                 raise ValueError(f"{', '.join(set_fields) or 'endpoint'} only apply to kind: kubernetes")
             return self
         if self.version is None:
             raise ValueError("kind kubernetes needs version, the Kubernetes minor version (e.g. \"1.35\")")
+        if len(set(self.job_operators)) != len(self.job_operators):
+            raise ValueError(f"job_operators names an operator twice ({', '.join(self.job_operators)})")
         if self.endpoint == "public" and not self.public_cidrs:
             raise ValueError("endpoint public needs public_cidrs, the ranges allowed to reach the API server")
         if self.endpoint == "private" and self.public_cidrs:

@@ -1,5 +1,6 @@
-"""The example jobs (examples/kubernetes/<cloud>/) are what their operators' CRDs accept, and their pod templates are
-pods the API server of each supported version accepts."""
+"""The example jobs (examples/kubernetes/<cloud>/) are what the CRDs of the operators the stack installs
+(scheduler.job_operators) accept, and their pod templates are pods the API server of each supported version
+accepts."""
 
 from __future__ import annotations
 
@@ -10,15 +11,21 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO
-from kubernetes_schemas import UnknownField, load_crds, plan_versions, validate
+from kubernetes_schemas import UnknownField, plan_versions, validate
 
 from components.kubernetes.alicloud import ERDMA_RESOURCE
+from components.kubernetes.job_operators import operator_objects
 from components.kubernetes.node_check import NODE_CHECK_LABEL, NODE_CHECK_TAINT
 from gpufleet.catalog import load_catalog
+from gpufleet.lock import load_lock
 from policies.kubernetes.workloads import REPLICA_SPECS
 
 EXAMPLES = REPO / "examples" / "kubernetes"
-CRDS = load_crds("mpi-operator-v0.8.0-mpijobs.yaml", "training-operator-v1.9.0-pytorchjobs.yaml")
+PINS = load_lock().kubernetes_components
+assert PINS is not None
+# The CRDs the stack registers for its default job operators, as it registers them.
+CRDS = [obj for name in ("mpi", "training") for obj in operator_objects(name, PINS)
+        if obj["kind"] == "CustomResourceDefinition"]
 JOBS = sorted(EXAMPLES.glob("*/*.yaml"))
 
 

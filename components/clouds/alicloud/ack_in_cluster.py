@@ -67,7 +67,8 @@ def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
     refuse_unpinned_addons(resolved)
     refuse_unlisted_driver(resolved)
     refuse_unpinned("alicloud", resolved.spec.scheduler.version or "", resolved.spec.region,
-                    in_cluster_groups(resolved), None, node_check_expectations(resolved))
+                    in_cluster_groups(resolved), None, node_check_expectations(resolved),
+                    tuple(resolved.spec.scheduler.job_operators))
 
 
 def kubeconfig_output(cluster_id: pulumi.Input[str], opts: pulumi.InvokeOutputOptions) -> pulumi.Output[str]:

@@ -21,7 +21,7 @@ import pulumi_alicloud as alicloud
 
 from components.kubernetes import InCluster, InClusterArgs
 from gpufleet.catalog.managed_addons import resolved_kubernetes_version
-from gpufleet.clouds.alicloud.names import NAMES, PROJECT, SLB_ACL
+from gpufleet.clouds.alicloud.names import NAMES, PROJECT, SLB_ACL, ack_cluster_name
 from gpufleet.clouds.naming import fit
 
 from ...bootstrap.for_group import node_check_expectations
@@ -91,7 +91,7 @@ def ack_control_plane(scope: ClusterScope, vswitch_ids: dict[str, pulumi.Output[
             lambda acct: fit(f"{scope.base}-k8s-logs", NAMES.limit(PROJECT, "projectName"), spec.region, acct)),
         description="gpufleet ACK control-plane logs", tags=scope.tags, opts=scope.child)
     cluster = managed_cluster(name, AckArgs(
-        cluster_name=fit(f"gpufleet-{spec.name}-{spec.environment}", 63, spec.region),
+        cluster_name=ack_cluster_name(spec.name, spec.environment, spec.region),
         # ACK stores the full version it created (1.36.x-aliyun.n): the one `lock resolve` read, else the minor (a
         # real run refuses that: refuse_unpinned_addons).
         version=resolved_kubernetes_version("ack", spec.scheduler.version or "") or spec.scheduler.version or "",
@@ -180,5 +180,6 @@ def ack_workloads(scope: ClusterScope, kubernetes: AckCluster, pools: list[pulum
                             opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
     args = InClusterArgs(cloud="alicloud", cluster_name=cluster.name, kubernetes_version=spec.scheduler.version or "",
                          region=spec.region, groups=in_cluster_groups(scope.resolved), driver=None,
-                         node_check=node_check_expectations(scope.resolved))
+                         node_check=node_check_expectations(scope.resolved),
+                         job_operators=tuple(spec.scheduler.job_operators))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

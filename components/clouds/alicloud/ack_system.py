@@ -13,14 +13,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_alicloud as alicloud
 
-from gpufleet.stackfile.scheduler import SYSTEM_GROUP_NAME
+from gpufleet.stackfile.scheduler import SYSTEM_GROUP_NAME, SYSTEM_NODE_LABELS
 
 from ..scope import ClusterScope
 from .ack_pools import IMAGE_TYPE, POOL_CREATION_ONLY, AckPoolArgs
 from .nodegroup import DISK_CATEGORY
 
-# The label launchers and cluster services select the system nodes by, as on EKS and AKS.
-ROLE_LABEL = ("gpufleet.io/role", "system")
 ROOT_GB = 50
 
 
@@ -48,7 +46,7 @@ def system_pool(scope: ClusterScope, args: AckPoolArgs) -> alicloud.cs.NodePool:
         internet_max_bandwidth_out=0,
         instance_metadata_options=alicloud.cs.NodePoolInstanceMetadataOptionsArgs(http_tokens="required"),
         install_cloud_monitor=True,
-        labels=[alicloud.cs.NodePoolLabelArgs(key=ROLE_LABEL[0], value=ROLE_LABEL[1])],
+        labels=[alicloud.cs.NodePoolLabelArgs(key=key, value=value) for key, value in SYSTEM_NODE_LABELS.items()],
         tags=scope.tags,
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(replace_on_changes=POOL_CREATION_ONLY)),
     )

@@ -12,8 +12,12 @@ import pulumi
 import pulumi_aws as aws
 
 from components.kubernetes import InCluster, InClusterArgs, refuse_unpinned
+from components.kubernetes.model import SystemScaling
 from components.kubernetes.placement import taint_tolerations
+from gpufleet.catalog.managed_addons import resolved_eks_release
+from gpufleet.lock.needs import eks_release_need
 
+from ... import runtime
 from ..scope import ClusterScope
 from .eks import ControlPlane, ControlPlaneArgs, control_plane, eks_cluster_name
 from .eks_access import admin_access, deployer_arn, node_access
@@ -26,7 +30,7 @@ from .eks_addons import (
     refuse_unpinned_addons,
 )
 from .eks_in_cluster import in_cluster_groups, kubeconfig_output, update_kubeconfig_command
-from .eks_system import SystemGroupArgs, system_node_group
+from .eks_system import SystemGroupArgs, scaling_group_name, system_node_group
 from .pod_identity import WorkloadScope, workload_identities
 
 
@@ -56,7 +60,19 @@ def refuse_unpinned_kubernetes(scope: ClusterScope) -> None:
     spec = scope.spec
     version = spec.scheduler.version or ""
     refuse_unpinned_addons(version)
-    refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved))
+    refuse_unread_release(version, spec.region)
+    refuse_unpinned("aws", version, spec.region, in_cluster_groups(scope.resolved),
+                    job_operators=tuple(spec.scheduler.job_operators))
+
+
+def refuse_unread_release(minor: str, region: str) -> None:
+    """Stop a real run while the system group's AMI release is unread (a preview warns; the plan names the fact)."""
+    if resolved_eks_release(minor) is None:
+        runtime.refuse_unread(
+            f"scheduler.system_group: the EKS system group's AMI release for Kubernetes {minor} was not read, so "
+            f"nothing was created: run `gpufleet lock resolve --only addons` (it reads "
+            f"{eks_release_need(minor, region).parameter} in {region}) and commit images/lock.resolved.yaml, then "
+            "run this again (`gpufleet plan` shows the cluster offline meanwhile)")
 
 
 def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], security_group_id:
@@ -90,10 +106,13 @@ def eks_control_plane(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[s
     role, attachment = cni_role(name, cluster_name, boundary, tags, child)
     addons = managed_addons(name, cluster, spec.scheduler.version or "", BEFORE_NODES, role.arn, tags, child,
                             after=[attachment])
-    workload_scope = account.apply(lambda a: WorkloadScope(a, spec.region, list(group_names)))
-    workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
     system = system_group(scope, cluster, [subnet_ids[zone] for zone in spec.network.zones], security_group_id,
                           key_arn, [*admins, node_entry, *addons])
+    # The autoscaler resizes the system group too when it may grow (autoscaler.system_flag): its group by ARN.
+    resized = [scaling_group_name(system)] if system_scaling(scope, system) else []
+    workload_scope = pulumi.Output.all(account, *resized).apply(
+        lambda found: WorkloadScope(found[0], spec.region, [*group_names, *found[1:]]))
+    workload_identities(name, cluster, cluster_name, workload_scope, boundary, tags, child)
     return EksCluster(control, [*admins, node_entry, *addons], spec.region, system)
 
 
@@ -103,12 +122,22 @@ def system_group(scope: ClusterScope, cluster: aws.eks.Cluster, subnet_ids: list
     """The managed node group of scheduler.system_group, once the add-ons its nodes need (the VPC CNI) exist."""
     spec, system, found = scope.spec, scope.spec.scheduler.system_group, scope.resolved.system_type
     assert found is not None, "system_group_type_in_catalog refuses an unknown type"
+    minor = spec.scheduler.version or ""
     return system_node_group(scope.name, SystemGroupArgs(
-        cluster_name=cluster.name, version=spec.scheduler.version or "", instance_type=found[0],
+        cluster_name=cluster.name, version=minor, instance_type=found[0], release_version=resolved_eks_release(minor),
         min_size=system.size.min, max_size=system.size.max, subnet_ids=list(subnet_ids),
         security_group_id=security_group_id, key_arn=key_arn,
         permissions_boundary=spec.identity.permissions_boundary, tags=scope.tags,
     ), pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=after)))
+
+
+def system_scaling(scope: ClusterScope, system: aws.eks.NodeGroup) -> SystemScaling | None:
+    """The system group as the autoscaler resizes it, when its size.min < size.max; None when there is nothing to
+    resize."""
+    size = scope.spec.scheduler.system_group.size
+    if size.min >= size.max:
+        return None
+    return SystemScaling(size.min, size.max, scaling_group_name(system))
 
 
 def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.Resource]) -> InCluster:
@@ -128,5 +157,6 @@ def eks_workloads(scope: ClusterScope, eks: EksCluster, groups: Sequence[pulumi.
         join.cluster_name, join.endpoint, join.certificate_authority, spec.region),
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[*after, *dns])))
     args = InClusterArgs(cloud="aws", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
-                         groups=groups_in_cluster)
+                         groups=groups_in_cluster, job_operators=tuple(spec.scheduler.job_operators),
+                         system_scaling=system_scaling(scope, eks.system))
     return InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))

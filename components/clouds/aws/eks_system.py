@@ -2,8 +2,9 @@
 taint, where CoreDNS, the operators, Cluster Autoscaler and job launchers run, so the first deploy never waits on GPU
 capacity and the GPU groups may start at 0.
 
-Why a managed node group: EKS picks and patches its AMI for the cluster's minor (AL2023, amiType
-AL2023_x86_64_STANDARD) and gives the role its access entry itself; none of gpufleet's GPU bootstrap runs there.
+Why a managed node group: EKS builds and patches its AMI for the cluster's minor (AL2023, amiType
+AL2023_x86_64_STANDARD), at the release the stack pins (releaseVersion, read from EKS's public SSM parameter by
+`gpufleet lock resolve`), and gives the role its access entry itself; none of gpufleet's GPU bootstrap runs there.
 Its own role, not the GPU nodes': the system nodes need only what EKS documents for a node role (EKS user guide
 security/iam-reference/create-node-role.adoc@4d52b4d: AmazonEKSWorkerNodePolicy and
 AmazonEC2ContainerRegistryPullOnly; the VPC CNI has its own Pod Identity role here), not the GPU role's lifecycle
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from gpufleet.stackfile.scheduler import SYSTEM_NODE_LABELS
+
 WORKER_POLICIES = {
     "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
     "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryPullOnly",
@@ -31,9 +34,6 @@ AMI_TYPE = "AL2023_x86_64_STANDARD"
 # AL2023's root device (the EKS AL2023 AMIs boot from /dev/xvda).
 ROOT_DEVICE = "/dev/xvda"
 ROOT_GB = 50
-# The label launchers and cluster services select the system nodes by (gpufleet.io/ is the stack's own namespace).
-ROLE_LABEL = "gpufleet.io/role"
-ROLE = "system"
 TRUST = {
     "Version": "2012-10-17",
     "Statement": [{"Effect": "Allow", "Principal": {"Service": "ec2.amazonaws.com"}, "Action": "sts:AssumeRole"}],
@@ -52,6 +52,9 @@ class SystemGroupArgs:
     subnet_ids: list[pulumi.Input[str]]
     security_group_id: pulumi.Input[str]
     key_arn: pulumi.Input[str]
+    release_version: str | None = None
+    """The AMI release the nodes run (images/lock.resolved.yaml, read by `gpufleet lock resolve`); None while unread:
+    the plan names the fact and a real run refuses (eks_steps.refuse_unpinned_kubernetes)."""
     permissions_boundary: str | None = None
     tags: dict[str, str] = field(default_factory=dict)
 
@@ -85,6 +88,9 @@ def system_node_group(name: str, args: SystemGroupArgs, opts: pulumi.ResourceOpt
         f"{name}-system",
         cluster_name=args.cluster_name,
         version=args.version,
+        # Pinned: without it EKS takes the newest release when the group is made, and the next `up` diffs nothing
+        # while a re-created group would boot another one.
+        release_version=args.release_version,
         node_role_arn=role.arn,
         subnet_ids=args.subnet_ids,
         ami_type=AMI_TYPE,
@@ -92,11 +98,16 @@ def system_node_group(name: str, args: SystemGroupArgs, opts: pulumi.ResourceOpt
         instance_types=[args.instance_type],
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
             min_size=args.min_size, desired_size=args.min_size, max_size=args.max_size),
-        labels={ROLE_LABEL: ROLE},
+        labels=dict(SYSTEM_NODE_LABELS),
         launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
             id=template.id, version=template.latest_version.apply(str)),
         tags=args.tags,
-        # Cluster Autoscaler owns the desired size once the group runs.
+        # Cluster Autoscaler owns the desired size once the group runs (components/kubernetes/autoscaler.py).
         opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(
             depends_on=attachments, ignore_changes=["scalingConfig.desiredSize"])),
     )
+
+
+def scaling_group_name(group: aws.eks.NodeGroup) -> pulumi.Output[str]:
+    """The Auto Scaling group EKS made for the managed node group (its name is EKS's choice)."""
+    return group.resources.apply(lambda found: found[0].autoscaling_groups[0].name)

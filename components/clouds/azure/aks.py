@@ -34,7 +34,7 @@ import pulumi
 from pulumi_azure_native import authorization, containerservice, keyvault, managedidentity, network
 from pulumiverse_time import Sleep
 
-from gpufleet.stackfile.scheduler import SYSTEM_GROUP_NAME
+from gpufleet.stackfile.scheduler import SYSTEM_GROUP_NAME, SYSTEM_NODE_LABELS
 
 from .aks_autoscaler import DEFAULT_UNNEEDED_MINUTES, autoscaler_profile
 from .aks_monitoring import metrics_profile
@@ -48,8 +48,6 @@ READER = "acdd72a7-3385-48ef-bd42-f606fba81ae7"
 APISERVER_DELEGATION = "Microsoft.ContainerService/managedClusters"
 APISERVER_PREFIX = 28
 SYSTEM_POOL = SYSTEM_GROUP_NAME
-# The label launchers and cluster services select the system nodes by, as on EKS and ACK.
-SYSTEM_LABELS = {"gpufleet.io/role": "system"}
 # Set only when the cluster is made: a change means a new cluster (azure-disk-customer-managed-keys; the pool fields
 # are the system pool's VM size and zones, fixed per pool like every agent pool's).
 CLUSTER_CREATION_ONLY = ["diskEncryptionSetID", "apiServerAccessProfile.enableVnetIntegration",
@@ -252,7 +250,7 @@ def system_pool(args: AksArgs) -> containerservice.ManagedClusterAgentPoolProfil
         max_count=args.system_max,
         availability_zones=args.zones or None,
         vnet_subnet_id=args.node_subnet_id,
-        node_labels=SYSTEM_LABELS,
+        node_labels=SYSTEM_NODE_LABELS,
         os_type="Linux",
         os_sku="Ubuntu",
         enable_encryption_at_host=args.encryption_at_host,

@@ -67,7 +67,7 @@ def refuse_unpinned_kubernetes(resolved: ResolvedCluster) -> None:
     spec, profile = resolved.spec, resolved.profile
     groups = in_cluster_groups(resolved, pool_names(resolved))
     refuse_unpinned("azure", spec.scheduler.version or "", spec.region, groups, profile.driver if profile else None,
-                    node_check_expectations(resolved))
+                    node_check_expectations(resolved), tuple(spec.scheduler.job_operators))
 
 
 def kubelogin_kubeconfig(kubeconfig: dict[str, Any]) -> str:

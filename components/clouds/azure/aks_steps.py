@@ -18,6 +18,7 @@ from pulumi_azure_native import authorization, containerservice
 from pulumiverse_time import Sleep
 
 from components.kubernetes import InCluster, InClusterArgs
+from gpufleet.clouds.azure.names import aks_cluster_name
 
 from ...bootstrap.for_group import node_check_expectations
 from ..scope import ClusterScope
@@ -80,7 +81,7 @@ def aks_control_plane(scope: ClusterScope, group_name: pulumi.Output[str], net: 
     system = scope.resolved.system_type
     assert system is not None, "system_group_type_in_catalog refuses an unknown type"
     aks = control_plane(scope.name, AksArgs(
-        cluster_name=f"gpufleet-{spec.name}-{spec.environment}",
+        cluster_name=aks_cluster_name(spec.name, spec.environment),
         version=scheduler.version or "",
         resource_group_name=group_name,
         location=spec.region,
@@ -168,7 +169,8 @@ def aks_workloads(scope: ClusterScope, kubernetes: AksCluster, pools: dict[str, 
     args = InClusterArgs(cloud="azure", cluster_name=cluster.name, kubernetes_version=version, region=spec.region,
                          groups=in_cluster_groups(scope.resolved, pool_names(scope.resolved)),
                          driver=profile.driver if profile else None,
-                         node_check=node_check_expectations(scope.resolved))
+                         node_check=node_check_expectations(scope.resolved),
+                         job_operators=tuple(spec.scheduler.job_operators))
     in_cluster = InCluster(name, args, pulumi.ResourceOptions(parent=scope.parent, provider=provider))
     if spec.monitoring.gpu_metrics:
         from components.kubernetes.azure_prometheus import scrape_config

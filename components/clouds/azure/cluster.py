@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 import pulumi
 from pulumi_azure_native import authorization, compute, resources
 
-from gpufleet.clouds.azure.names import GROUP, NAMES
+from gpufleet.clouds.azure.names import resource_group_name
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
-from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import image_tags
 
 from ... import runtime
@@ -169,9 +168,7 @@ def create_resource_group(scope: ClusterScope, client: Client) -> ClusterResourc
         return ClusterResourceGroup(pulumi.Output.from_input(net.resource_group), group_id)
     created = resources.ResourceGroup(
         f"{scope.name}-rg",
-        # Unique in the subscription, over every region: the region's hash keeps one name in two regions apart.
-        resource_group_name=fit(f"gpufleet-{spec.name}-{spec.environment}", NAMES.limit(GROUP, "resourceGroupName"),
-                                spec.region),
+        resource_group_name=resource_group_name(spec.name, spec.environment, spec.region),
         location=spec.region,
         tags=scope.tags,
         opts=scope.child,

@@ -4,7 +4,7 @@ every plan by tests/components/clouds/test_names.py."""
 
 from __future__ import annotations
 
-from ..naming import NameRule, NameTable
+from ..naming import NameRule, NameTable, fit
 
 SDK = "pulumi-alicloud 4.0.0"
 ESS = r"[A-Za-z0-9][A-Za-z0-9_.-]*"
@@ -149,3 +149,8 @@ NAMES = NameTable(
         ("pulumi-python:dynamic/alicloud:CustomMetricRule", "metric_name"): "a metric the nodes publish",
     },
 )
+
+
+def ack_cluster_name(cluster: str, environment: str, region: str) -> str:
+    """The ACK cluster's name: gpufleet-<name>-<environment>, hashed with the region to at most 63 characters."""
+    return fit(f"gpufleet-{cluster}-{environment}", 63, region)

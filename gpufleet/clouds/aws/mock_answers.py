@@ -197,6 +197,19 @@ def _eks_policy_association(typ: str, name: str, inputs: dict[str, Any], region:
         "associatedAt": "2025-01-01T00:00:00Z"}
 
 
+def _eks_node_group(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    """Id CLUSTER:NODEGROUP, as the provider writes it; EKS makes the group's Auto Scaling group and names it
+    eks-<node group>-<the node group's uuid> (Nodegroup.resources.autoScalingGroups[].name, EKS API reference)."""
+    group = inputs.get("nodeGroupName") or f"{name}-{digest(seed, 7)}"
+    uuid = guid(seed)
+    return f"{inputs['clusterName']}:{group}", {
+        "nodeGroupName": group,
+        "arn": _arn("eks", region, f"nodegroup/{inputs['clusterName']}/{group}/{uuid}"),
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{group}-{uuid}"}], "remoteAccessSecurityGroupId": ""}],
+        "status": "ACTIVE",
+    }
+
+
 def _eks_pod_identity(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     """An association id is a-<17 lower-case letters and digits>; its ARN names the cluster."""
     association = "a-" + digest(seed, 17)
@@ -294,6 +307,7 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "aws:eks/accessEntry:AccessEntry": _eks_access_entry,
     "aws:eks/accessPolicyAssociation:AccessPolicyAssociation": _eks_policy_association,
     "aws:eks/podIdentityAssociation:PodIdentityAssociation": _eks_pod_identity,
+    "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
     "aws:fsx/lustreFileSystem:LustreFileSystem": _lustre,
     "aws:secretsmanager/secret:Secret": _secret,
     "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule": _security_group_rule,

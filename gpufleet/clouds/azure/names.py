@@ -4,7 +4,7 @@ every plan by tests/components/clouds/test_names.py."""
 
 from __future__ import annotations
 
-from ..naming import NameRule, NameTable
+from ..naming import NameRule, NameTable, fit
 
 # learn.microsoft.com/azure/azure-resource-manager/management/resource-name-rules ("Naming rules and restrictions
 # for Azure resources"; MicrosoftDocs/azure-docs articles/azure-resource-manager/management/resource-name-rules.md).
@@ -120,3 +120,14 @@ NAMES = NameTable(
         (TEMPLATE, "distribute[].targetRegions[].name"): "an Azure region",
     },
 )
+
+
+def resource_group_name(cluster: str, environment: str, region: str, brought: str | None = None) -> str:
+    """The cluster's resource group: the brought one, else gpufleet-<name>-<environment> made unique in the
+    subscription over every region (the region's hash keeps one name in two regions apart)."""
+    return brought or fit(f"gpufleet-{cluster}-{environment}", NAMES.limit(GROUP, "resourceGroupName"), region)
+
+
+def aks_cluster_name(cluster: str, environment: str) -> str:
+    """The AKS cluster's name in its resource group."""
+    return f"gpufleet-{cluster}-{environment}"

@@ -1,5 +1,6 @@
 """Alibaba Cloud preflight: read-only questions to the account (quotas, offerings, brought network, keys, roles,
-images, alarm contacts) that the offline plan cannot answer, asked through the official SDK V2 clients."""
+images, alarm contacts, the Kubernetes API server) that the offline plan cannot answer, asked through the official
+SDK V2 clients."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..concurrent import gather
 from ..findings import Finding
-from . import account, capacity, network
+from . import account, capacity, kubernetes, network
 from .clients import AlicloudClients, Retry, make_clients
 
 if TYPE_CHECKING:
@@ -31,7 +32,10 @@ def preflight(prepared: Prepared, clients: AlicloudClients | None = None) -> lis
 
 
 def _cluster_checks(cluster: ResolvedCluster, clients: AlicloudClients) -> list[capacity.Check]:
-    return [*capacity.checks(cluster, clients), *network.checks(cluster, clients), *account.checks(cluster, clients)]
+    kind = cluster.spec.scheduler.kind
+    endpoint = [lambda: kubernetes.check_endpoint(clients, cluster)] if kind == "kubernetes" else []
+    return [*capacity.checks(cluster, clients), *network.checks(cluster, clients), *account.checks(cluster, clients),
+            *endpoint]
 
 
 def images_stack(spec: ImagesSpec, clients: AlicloudClients) -> list[Finding]:

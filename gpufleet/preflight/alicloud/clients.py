@@ -17,6 +17,7 @@ from typing import Any
 from alibabacloud_cms20190101.client import Client as CmsClient
 from alibabacloud_credentials.client import Client as CredentialClient
 from alibabacloud_credentials.exceptions import CredentialException
+from alibabacloud_cs20151215.client import Client as CsClient
 from alibabacloud_ecs20140526.client import Client as EcsClient
 from alibabacloud_kms20160120.client import Client as KmsClient
 from alibabacloud_quotas20200510.client import Client as QuotasClient
@@ -92,6 +93,7 @@ class AlicloudClients:
     kms: Any
     quotas: Any
     cms: Any
+    cs: Any
     retry: Retry = Retry()
 
     def call(self, service: str, action: str, request: Any, missing: Iterable[str] = ()) -> dict[str, Any] | None:
@@ -139,8 +141,9 @@ class AlicloudClients:
 
 
 def _snake(action: str) -> str:
-    """DescribeVSwitchAttributes -> describe_vswitch_attributes, the SDK client's method name."""
-    return re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", action.replace("VSwitch", "Vswitch")).lower()
+    """DescribeVSwitchAttributes -> describe_vswitch_attributes, DescribeClustersV1 -> describe_clusters_v1: the SDK
+    client's method name."""
+    return re.sub(r"(?<!^)(?=[A-Z][a-z]|V[0-9])", "_", action.replace("VSwitch", "Vswitch")).lower()
 
 
 def _message(error: AlibabaCloudException) -> str:
@@ -167,5 +170,6 @@ def make_clients(region: str, credential: Any = None, retry: Retry | None = None
 
     return AlicloudClients(
         region=region, ecs=EcsClient(config()), vpc=VpcClient(config()), ram=RamClient(config()),
-        kms=KmsClient(config()), quotas=QuotasClient(config()), cms=CmsClient(config()), retry=retry,
+        kms=KmsClient(config()), quotas=QuotasClient(config()), cms=CmsClient(config()), cs=CsClient(config()),
+        retry=retry,
     )

@@ -61,6 +61,8 @@ class AzureClients:
     """azure.mgmt.resource.resources.ResourceManagementClient"""
     features: Any
     """azure.mgmt.resource.features.FeatureClient"""
+    containers: Any
+    """azure.mgmt.containerservice.ContainerServiceClient"""
     credential_source: str = CREDENTIAL_SOURCE
 
 
@@ -93,8 +95,9 @@ def make_clients(
     backoff: float = BACKOFF_SECONDS,
     credential_source: str = CREDENTIAL_SOURCE,
 ) -> AzureClients:
-    """The four clients over `credential`; transport_factory gives each its transport (tests replay answers)."""
+    """The clients over `credential`; transport_factory gives each its transport (tests replay answers)."""
     from azure.mgmt.compute import ComputeManagementClient
+    from azure.mgmt.containerservice import ContainerServiceClient
     from azure.mgmt.network import NetworkManagementClient
     from azure.mgmt.resource.features import FeatureClient
     from azure.mgmt.resource.resources import ResourceManagementClient
@@ -116,6 +119,7 @@ def make_clients(
         network=build(NetworkManagementClient),
         resources=build(ResourceManagementClient),
         features=build(FeatureClient),
+        containers=build(ContainerServiceClient),
         credential_source=credential_source,
     )
 

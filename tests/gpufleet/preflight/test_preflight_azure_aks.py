@@ -1,6 +1,6 @@
 """Azure preflight of AKS stacks through the real SDK clients and recorded answers: the AKSInfinibandSupport feature
 for InfiniBand groups only, the ContainerService provider, and the GPU quota of each agent pool (the VM quota check,
-one pool per node group)."""
+one pool per node group), and the API server endpoint reached as on EKS."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import copy
 from pathlib import Path
 from typing import Any
 
-from azure_replay import INFER, TRAIN, account, cluster, only, run, usages_with
+from api_server import closed_port
+from azure_replay import INFER, TRAIN, account, cluster, fixture, managed_cluster, only, run, usages_with
 from conftest import read_cluster
 from test_preflight_azure_brought import GALLERY_VERSION, baked_lock
 
@@ -90,3 +91,40 @@ def test_a_spot_pool_is_counted_against_the_spot_quota() -> None:
     stack = aks(INFER)
     finding = only(run(stack, account(stack, usages=usages_with({"lowPriorityCores": (0, 10)}))), "azure-quota")
     assert "lowPriorityCores" in finding.says and "needs 192" in finding.says
+
+
+def _endpoint(stack: ResolvedCluster, replay: Any) -> list[Any]:
+    return [f for f in run(stack, replay) if f.check == "azure-endpoint"]
+
+
+def test_a_public_aks_endpoint_is_read_from_the_cluster_and_reached() -> None:
+    stack = resolve_cluster(read_cluster("azure-train-aks"))
+    assert stack.spec.scheduler.endpoint == "public"
+    replay = account(stack)
+    assert _endpoint(stack, replay) == []
+    assert any("/managedclusters/gpufleet-train-aks-dev" in path.lower() for path in replay.asked)
+    # The public FQDN is the one probed: the private one (unreachable from here) is not.
+    replay.add(managed_cluster(stack, private_fqdn=closed_port()))
+    assert _endpoint(stack, replay) == []
+    replay.add(managed_cluster(stack, fqdn=closed_port()))
+    (finding,) = _endpoint(stack, replay)
+    assert (finding.field, finding.blocking) == ("scheduler.endpoint", True)
+    assert "/healthz did not answer" in finding.says and "scheduler.public_cidrs" in finding.fix
+
+
+def test_a_private_aks_endpoint_is_its_private_fqdn() -> None:
+    stack = aks()
+    assert stack.spec.scheduler.endpoint == "private"
+    replay = account(stack)
+    replay.add(managed_cluster(stack, private_fqdn=closed_port()))
+    (finding,) = _endpoint(stack, replay)
+    assert finding.blocking and "inside the cluster's network" in finding.fix
+
+
+def test_an_aks_cluster_not_created_yet_is_a_note() -> None:
+    stack = aks()
+    replay = account(stack)
+    recorded = managed_cluster(stack)
+    replay.answer(recorded["request"], fixture("error-resource-not-found", path=recorded["request"].split(" ")[1]))
+    (finding,) = _endpoint(stack, replay)
+    assert not finding.blocking and "cluster gpufleet-train-dev does not exist yet" in finding.says

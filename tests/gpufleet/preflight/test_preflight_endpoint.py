@@ -1,14 +1,13 @@
 """Issue 39: preflight resolves the Kubernetes endpoint and reaches /healthz from where it runs (scheduler.endpoint).
 EKS answers through botocore's Stubber on the real client (moto has no EKS clusters here); the API server is a local
-HTTP server standing in for the endpoint EKS returns."""
+HTTP server standing in for the endpoint EKS returns (tests/api_server.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from api_server import closed_port, healthz_server
 from aws_preflight_account import REGION, stubbed
 from conftest import read_cluster
 
@@ -20,24 +19,9 @@ from gpufleet.resolve import resolve_cluster
 NAME = "gpufleet-train-eks-dev"
 
 
-def _server(status: int) -> tuple[ThreadingHTTPServer, str]:
-    class Healthz(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802  (http.server's name)
-            self.send_response(status if self.path == "/healthz" else 404)
-            self.end_headers()
-            self.wfile.write(b"ok")
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Healthz)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
-
-
 @pytest.fixture
 def api_server(request: pytest.FixtureRequest) -> Iterator[str]:
-    server, url = _server(request.param)
+    server, url = healthz_server(request.param)
     yield url
     server.shutdown()
 
@@ -60,10 +44,7 @@ def test_an_endpoint_that_answers_passes(api_server: str) -> None:
 
 
 def test_an_endpoint_that_does_not_answer_blocks_naming_the_field() -> None:
-    server, url = _server(200)
-    server.shutdown()
-    server.server_close()  # the port now refuses connections
-    (finding,) = _findings(url)
+    (finding,) = _findings(f"http://{closed_port()}")  # the port refuses connections
     assert (finding.check, finding.field, finding.blocking) == ("aws-endpoint", "scheduler.endpoint", True)
     assert "/healthz did not answer" in finding.says and "scheduler.public_cidrs" in finding.fix
 

@@ -1,6 +1,7 @@
-"""Issue 39, EKS: the system group is a managed node group of small on-demand CPU nodes with no taint, its own role
+"""EKS: the system group is a managed node group of small on-demand CPU nodes with no taint, its own role
 with only the node policies EKS documents, a launch template on the stack key with IMDSv2 and hop limit 1, and the
-stack key admits the default Auto Scaling role EKS launches it under; CoreDNS waits for it, not for GPU capacity."""
+stack key admits the default Auto Scaling role EKS launches it under; CoreDNS waits for it, not for GPU capacity;
+Cluster Autoscaler runs on it and resizes it (by the Auto Scaling group EKS names) when its size may grow."""
 
 from __future__ import annotations
 
@@ -72,3 +73,44 @@ def test_a_vm_cluster_key_admits_no_extra_role(tmp_path: Path) -> None:
     policy = json.loads(one(plan, "aws:kms/key:Key").inputs["policy"])
     assert not [s for s in policy["Statement"] if s["Sid"].startswith("EksManagedNodeGroups")]
     assert of_type(plan, NODE_GROUP) == []
+
+
+def _autoscaler(plan: PlanResult):
+    (found,) = [r for r in of_type(plan, "kubernetes:apps/v1:Deployment") if r.inputs["metadata"]["name"] ==
+                "cluster-autoscaler"]
+    return found
+
+
+def _resize_policy(plan: PlanResult):
+    return _named(plan, "aws:iam/rolePolicy:RolePolicy", "train-cluster-autoscaler")
+
+
+def test_the_autoscaler_runs_on_the_system_group_and_resizes_it(plan: PlanResult) -> None:
+    autoscaler, group = _autoscaler(plan), one(plan, NODE_GROUP)
+    spec = autoscaler.inputs["spec"]["template"]["spec"]
+    assert spec["nodeSelector"] == {"gpufleet.io/role": "system"} and "tolerations" not in spec
+    # The system group's Auto Scaling group is EKS's: its name comes from the node group, at the stack's bounds.
+    flags = [arg for arg in spec["containers"][0]["command"] if arg.startswith("--nodes=")]
+    assert flags[0] == "--nodes=2:16:gpufleet-train-dev-h100" and flags[1].startswith("--nodes=2:4:")
+    assert len(flags) == 2 and group.urn in autoscaler.property_dependencies["spec"]
+    # Its role may resize that group by ARN, beside the GPU group's.
+    policy = _resize_policy(plan)
+    (resize,) = [s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Sid"] == "ResizeOwnGroups"]
+    assert len(resize["Resource"]) == 2 and group.urn in policy.property_dependencies["policy"]
+    assert all(":autoScalingGroupName/" in arn for arn in resize["Resource"])
+
+
+def test_a_system_group_of_fixed_size_is_not_given_to_the_autoscaler(tmp_path: Path) -> None:
+    cluster = {**read_cluster("aws-train-eks"), "name": "train"}
+    cluster["scheduler"] = {**cluster["scheduler"], "system_group": {"size": {"min": 2, "max": 2}}}
+    fixed = plan_stack(write_stack(tmp_path, "eks", cluster))
+    autoscaler, group = _autoscaler(fixed), one(fixed, NODE_GROUP)
+    spec = autoscaler.inputs["spec"]["template"]["spec"]
+    assert [arg for arg in spec["containers"][0]["command"] if arg.startswith("--nodes=")] == [
+        "--nodes=2:16:gpufleet-train-dev-h100"]
+    assert group.urn not in autoscaler.property_dependencies.get("spec", [])
+    (resize,) = [s for s in json.loads(_resize_policy(fixed).inputs["policy"])["Statement"]
+                 if s["Sid"] == "ResizeOwnGroups"]
+    assert resize["Resource"] == [
+        "arn:aws:autoscaling:us-east-1:123456789012:autoScalingGroup:*:autoScalingGroupName/gpufleet-train-dev-h100"]
+    assert fixed.summary["schedulability"]["unschedulable"] == []
