@@ -13,7 +13,7 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -148,10 +148,12 @@ def _walk(node: Any, cloud: str) -> Iterator[dict[str, Any]]:
         yield from _walk(value, cloud)
 
 
-def node_commands(scripts: list[str], cloud: str) -> tuple[set[str], list[str]]:
+def node_commands(scripts: list[str], cloud: str, settings: Mapping[str, str] | None = None,
+                  ) -> tuple[set[str], list[str]]:
     """External commands that `scripts` (one node's scripts, sourcing each other's functions) run on `cloud`, and
     the run-time command words that resolve to no function. Functions count only where a reachable line calls
-    them; `poll_$GPUFLEET_CLOUD`-style words resolve with the cloud."""
+    them; `poll_$GPUFLEET_CLOUD`-style words resolve with the cloud, a `"$SETTING"` word to the program the node's
+    settings (bootstrap.env) name."""
     trees = [(script, syntax_tree(script)) for script in scripts]
     functions = {
         node["Name"]["Value"]: (script, node["Body"])
@@ -169,7 +171,9 @@ def node_commands(scripts: list[str], cloud: str) -> tuple[set[str], list[str]]:
             name, dynamic = _command_name(node["Args"], script)
             if dynamic is not None:
                 name = dynamic.strip('"').replace("$GPUFLEET_CLOUD", cloud)
-                if name not in functions:
+                if name.startswith("$") and name[1:] in (settings or {}):
+                    name = (settings or {})[name[1:]]
+                elif name not in functions:
                     unresolved.append(dynamic)
                     continue
             if name is None or name in BUILTINS:

@@ -5,22 +5,22 @@ cloud's SDK)."""
 from __future__ import annotations
 
 import sys
+from importlib import import_module
 
 from components.slurm.power import GroupCapacity, PowerConfig
 from components.slurm.power_program import run_program
 
+# The clouds with a slurm_capacity.py; each imported by name, only the one power.json names (the head node carries
+# one cloud's SDK), as gpufleet.clouds.lookup imports backends.
+POWER_CLOUDS = ("aws", "azure", "alicloud")
+
 
 def capacity_for(config: PowerConfig) -> GroupCapacity:
     """The scaling groups of the cloud and region of power.json."""
-    if config.cloud == "aws":
-        from .aws.slurm_capacity import capacity_in
-    elif config.cloud == "azure":
-        from .azure.slurm_capacity import capacity_in
-    elif config.cloud == "alicloud":
-        from .alicloud.slurm_capacity import capacity_in
-    else:
-        raise ValueError(f"power.json cloud: {config.cloud!r} is none of aws, azure, alicloud")
-    return capacity_in(config.region)
+    if config.cloud not in POWER_CLOUDS:
+        raise ValueError(f"power.json cloud: {config.cloud!r} is none of {', '.join(POWER_CLOUDS)}")
+    capacity: GroupCapacity = import_module(f"{__package__}.{config.cloud}.slurm_capacity").capacity_in(config.region)
+    return capacity
 
 
 def main() -> int:

@@ -21,6 +21,7 @@ BASE_OS: dict[str, str] = {
     "date": "coreutils",
     "flock": "util-linux",
     "grep": "grep",
+    "hostname": "hostname",
     "ip": "iproute2",
     "iptables": "iptables",
     "journalctl": "systemd",
@@ -30,9 +31,11 @@ BASE_OS: dict[str, str] = {
     "mkfs.xfs": "xfsprogs",
     "mount": "mount",
     "mountpoint": "util-linux",
+    "paste": "coreutils",
     "python3": "python3",
     "rm": "coreutils",
     "sed": "sed",
+    "seq": "coreutils",
     "sleep": "coreutils",
     "systemctl": "systemd",
     "touch": "coreutils",
@@ -65,7 +68,7 @@ for _tools in INSTALLED.values():
 SLURM_TOOLS: dict[str, tuple[str, str]] = {
     **{tool: ("slurm.sh", 'install_held "${munge_pins[@]}"') for tool in ("munged", "mungekey")},
     **{tool: ("slurm.sh", 'install_held "${slurm_pins[@]}"')
-       for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "srun", "sbatch")},
+       for tool in ("slurmctld", "slurmd", "scontrol", "sinfo", "squeue", "srun", "sbatch")},
     "enroot": ("slurm.sh", 'apt_install "$work/enroot.deb" "$work/enroot+caps.deb"'),
 }
 for _tools in INSTALLED.values():

@@ -12,8 +12,11 @@ from bootstrap_node import config, node_files
 from conftest import REPO
 from shell_commands import commands, node_commands
 
-from components.bootstrap import MigLayout, gate_command, render_user_data
+from components.bootstrap import MigLayout, gate_command
+from components.bootstrap.cloud_init import render_cloud_config
 from components.bootstrap.operations import GpuMetrics
+from components.slurm.site import CONFIGLESS_CONF_DIR
+from components.slurm.spot_leave import render_spot_leave
 from gpufleet.lock.node_tools import BASE_OS, INSTALLED, installed_tools
 
 INSTALL = REPO / "images" / "install"
@@ -30,20 +33,25 @@ CLOUD_OPTIONS: dict[str, dict[str, object]] = {
 
 
 def _everything_on(cloud: str) -> str:
-    """User data with every optional script the cloud can render: GPU metrics, scratch, MIG and the cloud's own."""
+    """User data with every optional script the cloud can render: GPU metrics, scratch, MIG, Slurm's spot leave and
+    the cloud's own."""
     # A MIG group never uses RDMA, and its types share one MIG layout: on AWS two at most (p5 and p4de).
     mig = MigLayout("all-balanced", {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2})
     expected = {name: replace(e, fabric="none", fabric_interfaces=0, mig_devices=mig.per_gpu)
                 for name, e in list(config(cloud).expected.items())[:2]}
-    return render_user_data(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"), mig=mig,
-                                   expected=expected, **CLOUD_OPTIONS[cloud]))
+    # Not a combination a cloud renders (MIG under Slurm is refused), so past the user-data cap: the document only.
+    return render_cloud_config(config(cloud, gpu_metrics=GpuMetrics("gpufleet", "train-h100", "r"), mig=mig,
+                                      expected=expected, slurm_leave=render_spot_leave(CONFIGLESS_CONF_DIR),
+                                      **CLOUD_OPTIONS[cloud]))
 
 
 def _node_needs(cloud: str) -> set[str]:
     user_data = _everything_on(cloud)
     files = node_files(user_data)
     shell = [e["content"] for e in files.values() if e["content"].startswith(("#!/bin/bash", "# shellcheck shell="))]
-    needed, unresolved = node_commands(shell, cloud)
+    settings = dict(line.split("=", 1) for line in files["/etc/gpufleet/bootstrap.env"]["content"].splitlines()
+                    if "=" in line and not line.startswith("#"))
+    needed, unresolved = node_commands(shell, cloud, settings)
     assert unresolved == []
     needed |= commands(gate_command(60)).external  # what the scale-out gate runs on the node
     document = yaml.safe_load(user_data)

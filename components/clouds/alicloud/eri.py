@@ -53,6 +53,18 @@ def eri_security_groups(node_group: SecurityGroupId, lanes: Sequence[SecurityGro
     return [[node_group]] + [[node_group, lane] for lane in lanes[: eris - 1]]
 
 
+# nodegroup.py's security_group_ids beside network_interfaces, read in terraform-provider-alicloud 81c43b672
+# alicloud/resource_alicloud_ess_scaling_configuration.go: the schema lets network_interfaces conflict
+# with security_group_id only (:120); Create refuses a configuration with neither security_group_id nor
+# security_group_ids (:600-604) and sends SecurityGroupIds (:658-660) beside NetworkInterfaces
+# (:851-869) in one CreateScalingConfiguration; Update (modifyEssScalingConfiguration :1272-1308) sends
+# SecurityGroupIds with NetworkInterfaces whenever security_group_ids is set. So this is the only
+# combination the provider creates. ESS's CreateScalingConfiguration and ModifyScalingConfiguration
+# references say a call configuring the primary ENI both ways fails; the provider's own acceptance test
+# reaches network_interfaces only by creating with security_group_id and removing it in a later update
+# (resource_alicloud_ess_scaling_configuration_test.go:1763-1843). Unconfirmed on an account: if ESS
+# enforces its reference, this create fails and an ERI group needs a configuration made another way. The
+# plan and a real run say so (cluster.py: runtime.warn_unconfirmed, with the text below).
 def primary_eni_both_ways(group: str) -> str:
     """What the plan and a real run say of a group whose ERIs need an ESS scaling configuration (nodegroup.py): the
     only create the provider makes configures the primary ENI both ways, which ESS documents as failing."""

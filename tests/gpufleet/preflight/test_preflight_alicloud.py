@@ -381,27 +381,3 @@ def test_a_key_of_another_account_than_the_callers_blocks(replay):
     assert (finding.field, finding.blocking) == ("storage.kms_key", True)
     assert "account 1111222233334444" in finding.says and "preflight runs as account 123456789012****" in finding.says
     assert only(run(), "alicloud-key-account") == []  # a key id is looked up in the caller's own account
-
-
-def slurm_head_findings(replay: Replay, head_type: str, answer: str) -> list[Finding]:
-    replay.answer("DescribeAvailableResource", answer, InstanceType=head_type)
-    raw = with_changes(scheduler={"kind": "slurm", "head_node": {"instance_type": head_type}})
-    return [f for f in run(raw) if f.field.startswith("scheduler.")]
-
-
-def test_the_slurm_head_nodes_type_offered_in_its_zone_passes(replay):
-    assert slurm_head_findings(replay, "ecs.g7.2xlarge", "DescribeAvailableResource.g7") == []
-
-
-def test_a_head_node_type_its_zone_does_not_list_blocks(replay):
-    # The recorded answer lists ecs.g7.2xlarge only: nothing for ecs.g7.xlarge in any zone.
-    (finding,) = slurm_head_findings(replay, "ecs.g7.xlarge", "DescribeAvailableResource.g7")
-    assert (finding.check, finding.field, finding.blocking) == ("alicloud-zone-offering",
-                                                                "scheduler.head_node.instance_type", True)
-    assert finding.says == ("ecs.g7.xlarge, the Slurm head node's type, is not offered pay-as-you-go in "
-                            "cn-wulanchabu-c; zones of cn-wulanchabu offering it: none (DescribeAvailableResource)")
-
-
-def test_a_head_node_type_sold_out_for_good_blocks(replay):
-    (finding,) = slurm_head_findings(replay, "ecs.g7.2xlarge", "DescribeAvailableResource.g7.soldout")
-    assert finding.blocking is True and "is SoldOut (ClosedWithoutStock): sold out and not replenished" in finding.says
