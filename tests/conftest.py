@@ -40,6 +40,16 @@ def stacks_dir(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def p5_stacks_dir(tmp_path: Path) -> Path:
+    """A stack folder holding aws-train-p5 alone: for `plan --all` tests about a stack added beside a good one, which
+    need one stack that plans, not every shipped stack planned again (about a second each)."""
+    target = tmp_path / "stacks"
+    target.mkdir()
+    shutil.copy(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", target)
+    return target
+
+
 def read_cluster(stack: str) -> dict[str, Any]:
     """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text)."""
     from gpufleet.yaml_model import read_yaml

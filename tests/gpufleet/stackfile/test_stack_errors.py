@@ -40,12 +40,12 @@ def test_plan_all_without_stacks_is_usage_error(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "--all found no Pulumi.<stack>.yaml in" in result.output
 
 
-def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> None:
+def test_plan_all_prints_a_broken_stacks_error_literally(p5_stacks_dir: Path) -> None:
     group = "{name: gx, instance_types: ['[/x]'], size: {desired: 1, max: 1}}"
-    (stacks_dir / "Pulumi.bad.yaml").write_text(
+    (p5_stacks_dir / "Pulumi.bad.yaml").write_text(
         f"config:\n  aws:region: us-east-1\n  gpufleet:cluster: {{extends: aws-train-p5, node_groups: [{group}]}}\n"
     )
-    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "1", "--stacks-dir", str(stacks_dir)])
+    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "1", "--stacks-dir", str(p5_stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
 
