@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -68,13 +69,23 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
     return path
 
 
+@functools.cache
+def shipped_plan(stack: str) -> Any:
+    """A shipped stack's plan as its files stand, made once per test process and shared by every test that reads
+    it (plans are the same each time: tests/gpufleet/plan/test_properties.py). Tests read it and never change it;
+    a test that plans under a patched lock, date or engine calls plan_stack itself."""
+    from gpufleet.plan.planner import plan_stack
+    from gpufleet.stackfile import stack_path
+
+    return plan_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)
+
+
 @pytest.fixture(scope="session")
 def shipped_plans() -> dict[str, Any]:
     """Each shipped stack's plan (cluster and image stacks), made once per test session."""
-    from gpufleet.plan.planner import plan_stack
-    from gpufleet.stackfile import stack_names, stack_path
+    from gpufleet.stackfile import stack_names
 
-    return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in stack_names(SHIPPED_STACKS)}
+    return {name: shipped_plan(name) for name in stack_names(SHIPPED_STACKS)}
 
 
 def of_type(plan: Any, typ: str) -> list[Any]:
