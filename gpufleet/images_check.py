@@ -52,25 +52,35 @@ def kubernetes_stacks(stacks: Mapping[str, Mapping[str, Any]], cloud: str,
     return found
 
 
-def check_images(
+def images_report(
     stacks_dir: Path, on: date, profile: str | None = None, lock_file: Path | None = None
-) -> list[dict[str, str]]:
-    from .lock import DEFAULT_LOCK_PATH, check_lock, load_lock
-    from .lock.check import LockProblem, check_downloads
-    from .lock.in_cluster_pins import ack_driver_problems, driver_problems
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """`gpufleet images check`: the lock's problems (failing the check) and its notes (reported, never failing it),
+    from one read of the lock, the stacks and the resolved facts (parsing the stacks is most of this command's time)."""
+    from .lock import DEFAULT_LOCK_PATH, load_lock
 
     lock = load_lock(lock_file or DEFAULT_LOCK_PATH)  # LockError is a SpecInvalid naming the file and fields
     if profile is not None and profile not in lock.profiles:
         known = ", ".join(sorted(lock.profiles))
         raise SpecInvalid([SpecError("--profile", f"unknown profile {profile!r}; images/lock.yaml has: {known}")])
     stacks = shipped_stacks(stacks_dir)
+    findings = _fact_findings(lock, stacks, profile, on)
+    return _problems(lock, stacks, findings, profile, on), _notes(lock, findings, profile, on)
+
+
+def _problems(lock: Lock, stacks: Mapping[str, Mapping[str, Any]], findings: list[FactFinding],
+              profile: str | None, on: date) -> list[dict[str, str]]:
+    from .lock import check_lock
+    from .lock.check import LockProblem, check_downloads
+    from .lock.in_cluster_pins import ack_driver_problems, driver_problems
+
     problems = check_lock(lock, on, required_regions=regions_in_use(stacks), profile=profile)
     problems += [found for name in ([profile] if profile else sorted(lock.profiles))
                  for found in check_downloads(lock.profiles[name])]
     problems += driver_problems(lock, kubernetes_stacks(stacks, "azure", profile))
     problems += ack_driver_problems(lock, kubernetes_stacks(stacks, "alicloud", profile))
     problems += [LockProblem("resolved", f.field, f"{f.section}: {f.key}: {f.message}")
-                 for f in _fact_findings(lock, stacks, profile, on) if f.status == "different"]
+                 for f in findings if f.status == "different"]
     return [{"profile": p.profile, "field": p.field, "message": p.message} for p in problems]
 
 
@@ -86,17 +96,14 @@ def _fact_findings(lock: Lock, stacks: Mapping[str, Mapping[str, Any]], profile:
     return fact_findings(needs, lock.resolved, datetime.combine(on, time(), tzinfo=timezone.utc))
 
 
-def image_notes(stacks_dir: Path, on: date, profile: str | None = None,
-                lock_file: Path | None = None) -> list[dict[str, str]]:
-    """What the lock records as not known yet (reported, never failing the check): e.g. a Kubernetes node image's
-    kubelet before it was read off a bake, the unsupported branch of a driver ACK installs (installed_by: ack), and,
-    unless one profile is checked, each in-cluster image without a digest (a real run refuses it)."""
-    from .lock import DEFAULT_LOCK_PATH, load_lock
+def _notes(lock: Lock, findings: list[FactFinding], profile: str | None, on: date) -> list[dict[str, str]]:
+    """What the lock records as not known yet: e.g. a Kubernetes node image's kubelet before it was read off a bake,
+    the unsupported branch of a driver ACK installs (installed_by: ack), and, unless one profile is checked, each
+    in-cluster image without a digest (a real run refuses it)."""
     from .lock.check import LockProblem, lock_notes
     from .lock.in_cluster_pins import unpinned_notes
 
-    lock = load_lock(lock_file or DEFAULT_LOCK_PATH)
     notes = lock_notes(lock, profile, on) + ([] if profile else unpinned_notes(lock))
     notes += [LockProblem("resolved", f.field, f"{f.section}: {f.key}: {f.message}")
-              for f in _fact_findings(lock, shipped_stacks(stacks_dir), profile, on) if f.status != "different"]
+              for f in findings if f.status != "different"]
     return [{"profile": n.profile, "field": n.field, "message": n.message} for n in notes]

@@ -14,10 +14,11 @@ from .clouds.lookup import backend
 from .clouds.registry import CLOUDS
 from .resolve import resolve_cluster
 from .stackfile.checks import stack_accounts
+from .stackfile.config_keys import CLUSTER_KEY, IMAGES_KEY
 from .stackfile.errors import SpecError, SpecInvalid
 from .stackfile.image_stack import validate_images
 from .stackfile.keys import account_problem, provider_accounts
-from .stackfile.models import CLUSTER_KEY, IMAGES_KEY, ImagesSpec
+from .stackfile.models import ImagesSpec
 
 Prepared = ResolvedCluster | ImagesSpec
 

@@ -20,9 +20,10 @@ from .clouds.registry import CLOUDS
 from .lock import load_lock
 from .lock.status import next_steps
 from .prepare import Prepared, prepare
+from .stackfile.config_keys import CLUSTER_KEY, IMAGES_KEY
 from .stackfile.errors import SpecInvalid
 from .stackfile.keys import PROVIDER_ACCOUNT_KEYS
-from .stackfile.models import CLUSTER_KEY, IMAGES_KEY, ImagesSpec
+from .stackfile.models import ImagesSpec
 from .stackfile.placeholders import placeholders
 from .stackfile.read import STACKS_DIR, resolve_extends
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -40,6 +41,16 @@ def stacks_dir(tmp_path: Path) -> Path:
     return target
 
 
+@pytest.fixture
+def p5_stacks_dir(tmp_path: Path) -> Path:
+    """A stack folder holding aws-train-p5 alone: for `plan --all` tests about a stack added beside a good one, which
+    need one stack that plans, not every shipped stack planned again (about a second each)."""
+    target = tmp_path / "stacks"
+    target.mkdir()
+    shutil.copy(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", target)
+    return target
+
+
 def read_cluster(stack: str) -> dict[str, Any]:
     """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text)."""
     from gpufleet.yaml_model import read_yaml
@@ -58,13 +69,41 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
     return path
 
 
+@functools.cache
+def shipped_plan(stack: str) -> Any:
+    """A shipped stack's plan as its files stand, made once per test process and shared by every test that reads
+    it (plans are the same each time: tests/gpufleet/plan/test_properties.py). Tests read it and never change it;
+    a test that plans under a patched lock, date or engine calls plan_stack itself."""
+    from gpufleet.plan.planner import plan_and_prepared  # plan_stack's own body: the fixture below stands in for it
+    from gpufleet.stackfile import stack_path
+
+    return plan_and_prepared(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)[0]
+
+
 @pytest.fixture(scope="session")
 def shipped_plans() -> dict[str, Any]:
     """Each shipped stack's plan (cluster and image stacks), made once per test session."""
-    from gpufleet.plan.planner import plan_stack
-    from gpufleet.stackfile import stack_names, stack_path
+    from gpufleet.stackfile import stack_names
 
-    return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in stack_names(SHIPPED_STACKS)}
+    return {name: shipped_plan(name) for name in stack_names(SHIPPED_STACKS)}
+
+
+@pytest.fixture
+def shipped_plans_in_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gpufleet plan` of a shipped stack in the shipped folder answered with shipped_plan (the same plan_stack call,
+    made once per process): for tests of what the CLI prints of a plan, not of planning it again. Any other stack
+    file, folder or date is planned as ever."""
+    from gpufleet.plan import planner
+
+    plan_stack = planner.plan_stack
+
+    def reused(path: Path, stacks_dir: Path | None = None, today: Any = None) -> Any:
+        if today is None and stacks_dir is not None and Path(stacks_dir).resolve() == SHIPPED_STACKS \
+                and Path(path).resolve().parent == SHIPPED_STACKS:
+            return shipped_plan(planner.stack_name(Path(path)))
+        return plan_stack(path, stacks_dir, today)
+
+    monkeypatch.setattr(planner, "plan_stack", reused)
 
 
 def of_type(plan: Any, typ: str) -> list[Any]:

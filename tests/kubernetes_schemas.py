@@ -3,6 +3,8 @@ official schemas (kubernetes-validate), custom resources against their CRD's ope
 
 from __future__ import annotations
 
+import functools
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -12,6 +14,10 @@ import kubernetes_validate
 from gpufleet.lock import load_lock
 
 Obj = dict[str, Any]
+# kubernetes_validate.validate parses the kind's schema and the version's _definitions.json (megabytes) from its
+# package files on every call (kubernetes_validate/utils.py, schema_contents): read each file once per process. The
+# validator reads them and never changes them, so every call still validates against the files as shipped.
+kubernetes_validate.utils.schema_contents = functools.cache(kubernetes_validate.utils.schema_contents)
 
 
 def plan_versions() -> list[str]:
@@ -65,7 +71,20 @@ def validate(obj: Obj, version: str, crds: Iterable[Obj] = ()) -> None:
     if schema is None:
         kubernetes_validate.validate(obj, version, strict=True)
         return
-    jsonschema.validate(obj, schema)
+    error = jsonschema.exceptions.best_match(_crd_validator(json.dumps(schema, sort_keys=True)).iter_errors(obj))
+    if error is not None:
+        raise error
     unknown = unknown_fields({k: v for k, v in obj.items() if k != "metadata"}, schema)
     if unknown:
         raise UnknownField(f"{obj['kind']} {obj['metadata']['name']}: {', '.join(unknown)} not in its CRD's schema")
+
+
+@functools.cache
+def _crd_validator(schema_text: str) -> jsonschema.protocols.Validator:
+    """jsonschema.validate's validator for one CRD schema, its check against the metaschema (the bulk of a call on
+    the operators' large CRDs) done once per schema instead of once per object; errors chosen by best_match, as
+    jsonschema.validate chooses them."""
+    schema = json.loads(schema_text)
+    validator = jsonschema.validators.validator_for(schema)
+    validator.check_schema(schema)
+    return validator(schema)

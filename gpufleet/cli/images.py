@@ -21,7 +21,7 @@ def images_check(
 ) -> None:
     """Verify images/lock.yaml: fabric manager = driver, CUDA minimum, branch life, image ids, regions, in-cluster
     pins (digests noted where missing; each AKS stack's driver container pinned)."""
-    from ..images_check import check_images, image_notes
+    from ..images_check import images_report
     from ..stackfile import SpecInvalid
 
     try:
@@ -31,8 +31,7 @@ def images_check(
         raise typer.Exit(2) from None
     try:
         stacks_dir = project_stacks(stacks_dir)
-        problems = check_images(stacks_dir, when, profile, lock_file)
-        notes = image_notes(stacks_dir, when, profile, lock_file)
+        problems, notes = images_report(stacks_dir, when, profile, lock_file)
     except SpecInvalid as invalid:
         fail_invalid(invalid)
     # The file judged: the --lock given, else the shipped lock (named relative to the repository).

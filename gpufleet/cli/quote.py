@@ -50,7 +50,6 @@ def quote(
     from ..catalog.quote import quote as make_quote
     from ..clouds.registry import CLOUDS
     from ..lock import load_lock
-    from ..quote_fork import fork_line
     from ..stackfile import SpecError, SpecInvalid
 
     lock = load_lock()
@@ -61,6 +60,8 @@ def quote(
             raise SpecInvalid([SpecError("--pick", "chooses the row to fork: give --fork NEW too")], source="quote")
         line, number = None, pick or 1
         if fork is not None:
+            from ..quote_fork import fork_line  # reads every stack: only a quote that forks loads it
+
             if not 1 <= number <= len(result.rows):
                 raise SpecInvalid([SpecError("--pick", f"must be a row number from 1 to {len(result.rows)}, "
                                                        f"got {number}")], source="quote")

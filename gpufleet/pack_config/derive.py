@@ -14,9 +14,10 @@ from policies.registry import RULES_BY_NAME, rdma_in_use_config, rdma_required_c
 
 from ..clouds.backend import ResolvedCluster, ResolvedGroup
 from ..stackfile.checks import stack_accounts
+from ..stackfile.config_keys import POLICY_KEY
 from ..stackfile.errors import SpecError, SpecInvalid
 from ..stackfile.keys import KEY_ACCOUNT_RULE, STACK_ACCOUNTS, arn_accounts, provider_accounts
-from ..stackfile.models import POLICY_KEY, ImagesSpec
+from ..stackfile.models import ImagesSpec
 from .floor import exceptions_in_use, organisation, raised_floors
 from .settings import LEVELS, requested_level
 from .tighten import tighten

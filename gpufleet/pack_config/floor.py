@@ -18,8 +18,8 @@ from pydantic import Field
 from policies.registry import RULES_BY_NAME
 
 from .. import organisation_file
+from ..stackfile.config_keys import POLICY_KEY
 from ..stackfile.errors import SpecError, SpecInvalid
-from ..stackfile.models import POLICY_KEY
 from ..yaml_model import StrictModel, load_yaml_model
 from .settings import RANK, requested_level
 from .tighten import check_organisation_settings

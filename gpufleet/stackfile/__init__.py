@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:  # for type checkers; at run time lazy_loader resolves each name
+    from .config_keys import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY  # noqa: F401
     from .errors import SpecError, SpecInvalid  # noqa: F401
     from .image_stack import validate_images  # noqa: F401
-    from .models import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, ClusterSpec, ImagesSpec, NodeGroup  # noqa: F401
+    from .models import ClusterSpec, ImagesSpec, NodeGroup  # noqa: F401
     from .read import load_stack, stack_names, stack_path  # noqa: F401
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(
@@ -21,7 +22,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "errors": ["SpecError", "SpecInvalid"],
         "image_stack": ["validate_images"],
-        "models": ["CLUSTER_KEY", "IMAGES_KEY", "POLICY_KEY", "ClusterSpec", "ImagesSpec", "NodeGroup"],
+        "config_keys": ["CLUSTER_KEY", "IMAGES_KEY", "POLICY_KEY"],
+        "models": ["ClusterSpec", "ImagesSpec", "NodeGroup"],
         "read": ["load_stack", "stack_names", "stack_path"],
     },
 )

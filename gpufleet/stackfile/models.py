@@ -23,11 +23,6 @@ from .monitoring import Budget, Monitoring
 from .mounts import mount_problem, normal
 from .scheduler import LABEL_KEY, LABEL_VALUE, Scheduler, Taint, derive_defaults
 
-# The stack config keys gpufleet reads (the Pulumi project's namespace).
-CLUSTER_KEY = "gpufleet:cluster"
-IMAGES_KEY = "gpufleet:images"
-POLICY_KEY = "gpufleet:policy"
-
 Environment = Literal["dev", "staging", "prod"]
 Capacity = Literal["on-demand", "spot", "mixed", "capacity-block", "reservation"]
 RdmaMode = Literal["auto", "required", "off"]

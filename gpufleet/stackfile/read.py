@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..yaml_model import read_yaml
+from .config_keys import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY
 from .errors import SpecError, SpecInvalid
-from .models import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY
 
 STACKS_DIR = Path(__file__).resolve().parents[2] / "stacks"
 PROJECT = "gpufleet"  # Pulumi.yaml's name: the project every shipped stack belongs to

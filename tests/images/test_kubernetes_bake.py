@@ -13,13 +13,11 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from conftest import SHIPPED_STACKS
+from conftest import shipped_plan
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
-from gpufleet.plan.planner import plan_stack
-from gpufleet.stackfile import stack_path
 
 PROFILE = "cuda12.8-r580-eks1.35"
 EKS_BASE = "ssm:/aws/service/canonical/ubuntu/eks/24.04/1.35/stable/current/amd64/hvm/ebs-gp3/ami-id"
@@ -31,7 +29,7 @@ runner = CliRunner()
 def _bundle(stack: str) -> tuple[str, dict[str, bytes]]:
     """The recipe's parent image and the files of the installer bundle its components carry, reassembled in run
     order from the registered component documents."""
-    plan = plan_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)
+    plan = shipped_plan(stack)
     (recipe,) = [r for r in plan.resources if r.type == "aws:imagebuilder/imageRecipe:ImageRecipe"]
     components = [r for r in plan.resources if r.type == "aws:imagebuilder/component:Component"]
     parts = sorted((c for c in components if "-part" in c.name), key=lambda c: int(c.name.rsplit("part", 1)[1]))

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 from alicloud_rule_args import HOOK, validate
-from conftest import SHIPPED_STACKS, of_type
-
-from gpufleet.plan.planner import plan_stack
+from conftest import of_type, shipped_plan
 
 RULE = "alicloud-scale-out-hook-gated"
 OOS_TARGET = "acs:ess:cn-wulanchabu:5123456789012345:oos/gpufleet-train-scale-out-gate"
@@ -44,7 +42,7 @@ def test_gated_scale_out_hook_passes_and_scale_in_hooks_are_not_read():
 
 def test_shipped_alibaba_stacks_pass():
     for stack in ("alicloud-train-ebmgn8v", "alicloud-infer-gn7i"):
-        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        plan = shipped_plan(stack)
         assert of_type(plan, HOOK)
         assert [v for v in plan.policies["violations"] if v["policy"] == RULE] == []
 
@@ -70,5 +68,5 @@ def test_scale_in_hook_without_a_target_fails_and_one_with_a_runbook_passes():
 
 def test_shipped_alibaba_stacks_pass_the_scale_in_rule():
     for stack in ("alicloud-train-ebmgn8v", "alicloud-infer-gn7i"):
-        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        plan = shipped_plan(stack)
         assert [v for v in plan.policies["violations"] if v["policy"] == SCALE_IN_RULE] == []

@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import gzip
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import botocore  # parliament's dependency (dev extra): the CloudWatch Logs service model
 import pytest
-from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 from typer.testing import CliRunner
 
 from gpufleet import cli
@@ -25,11 +25,6 @@ FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 ROLE = "aws:iam/role:Role"
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def variant(tmp_path: Path, stack: str, **changes: Any) -> PlanResult:

@@ -8,11 +8,10 @@ from __future__ import annotations
 from azure_plans import TRAIN as AZURE_TRAIN
 from azure_plans import VMSS, node_settings, one, shipped
 from bootstrap_node import node_files, sent_user_data
-from conftest import SHIPPED_STACKS, of_type
+from conftest import of_type, shipped_plan
 
 from components.clouds.alicloud.lifecycle import ADMISSION_CHECK_SECONDS, GATE_OVERHEAD_SECONDS
 from components.clouds.hooks import BOOT_SECONDS, CHECK_RUN_SECONDS, node_check_retry_seconds
-from gpufleet.plan.planner import plan_stack
 
 
 def _retry(settings: dict[str, str]) -> int:
@@ -30,7 +29,7 @@ def test_azure_retries_inside_the_repair_grace_period() -> None:
 
 
 def test_alibaba_retries_inside_the_scale_out_hold() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.alicloud-train-ebmgn8v.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("alicloud-train-ebmgn8v")
     hold = next(h.inputs["heartbeatTimeout"] for h in of_type(plan, "alicloud:ess/lifecycleHook:LifecycleHook")
                 if h.inputs["lifecycleTransition"] == "SCALE_OUT")
     (config,) = of_type(plan, "alicloud:ess/scalingConfiguration:ScalingConfiguration")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS
+from conftest import SHIPPED_STACKS, shipped_plan
 
 from components.clouds.aws.image_documents import build_documents, component_document
 from gpufleet.lock import load_lock
@@ -23,7 +23,7 @@ COMPONENT = "aws:imagebuilder/component:Component"
 
 
 def test_images_stack_plans_clean() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("aws-images")
     assert plan.exit_code == 0, plan.policies["violations"]
     recipe = next(r for r in plan.resources if r.type == "aws:imagebuilder/imageRecipe:ImageRecipe")
     assert recipe.inputs["parentImage"] == load_lock().base_image("aws", "us-east-1")
@@ -92,7 +92,7 @@ def test_bundle_is_reproducible() -> None:
 
 
 def test_component_document_has_no_anchors_and_parses_back() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("aws-images")
     component = next(r for r in plan.resources if r.type == COMPONENT and r.name == "images-install")
     data = component.inputs["data"]
     events = list(yaml.parse(data))

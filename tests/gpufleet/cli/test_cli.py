@@ -159,11 +159,11 @@ def test_plan_all_exits_0_on_shipped_stacks(stacks_dir: Path) -> None:
     assert all(line["exit"] == 0 for line in lines)
 
 
-def test_plan_all_reports_worst_exit(stacks_dir: Path) -> None:
+def test_plan_all_reports_worst_exit(p5_stacks_dir: Path) -> None:
     cluster = copy.deepcopy(read_cluster("aws-train-p5"))
     cluster["node_groups"][0]["size"] = {"min": 5, "desired": 2, "max": 1}
-    write_stack(stacks_dir, "broken", cluster)
-    result = invoke("plan", "--all", "--jobs", "1", "--stacks-dir", str(stacks_dir))
+    write_stack(p5_stacks_dir, "broken", cluster)
+    result = invoke("plan", "--all", "--jobs", "1", "--stacks-dir", str(p5_stacks_dir))
     assert result.exit_code == 2 and "broken" in result.output
 
 

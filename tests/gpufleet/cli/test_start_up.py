@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import REPO
@@ -18,14 +21,19 @@ try:
     runpy.run_module("gpufleet", run_name="__main__")
 except SystemExit:
     pass
-sys.stderr.write("\\nLOADED " + json.dumps(sorted({m.split(".")[0] for m in sys.modules})) + "\\n")
+sys.stderr.write("\\nLOADED " + json.dumps(sorted(sys.modules)) + "\\n")
 """
 
 
-def loaded_roots(*args: str) -> set[str]:
+def loaded_modules(*args: str) -> set[str]:
+    """Every module a fresh `gpufleet ARGS` process has imported when it ends."""
     done = subprocess.run([sys.executable, "-c", PROBE, *args], cwd=REPO, capture_output=True, text=True, timeout=120)
     line = next(line for line in done.stderr.splitlines() if line.startswith("LOADED "))
     return set(json.loads(line.removeprefix("LOADED ")))
+
+
+def loaded_roots(*args: str) -> set[str]:
+    return {module.split(".")[0] for module in loaded_modules(*args)}
 
 
 @pytest.mark.parametrize("args", [
@@ -40,3 +48,34 @@ def test_plan_still_loads_the_sdk_and_its_cloud_only() -> None:
     loaded = loaded_roots("plan", "--stack", "aws-train-p5", "--format", "json")
     assert {"pulumi", "pulumi_aws", "pulumi_policy"} <= loaded
     assert not loaded & {"pulumi_azure_native", "pulumi_alicloud"}
+
+
+@pytest.mark.parametrize(("args", "unneeded"), [
+    # reading stack files needs their config keys, not the stack models (pydantic builds of every cloud's)
+    (("images", "check"), {"gpufleet.stackfile.models", "gpufleet.clouds.aws.stack_model"}),
+    # the fork line reads every stack: only `quote --fork` needs it
+    (("quote", "--gpu", "H100", "--count", "16"), {"gpufleet.quote_fork", "gpufleet.stackfile.read"}),
+])
+def test_a_command_loads_only_what_it_uses(args: tuple[str, ...], unneeded: set[str]) -> None:
+    assert loaded_modules(*args) & unneeded == set()
+
+
+def test_images_check_reads_each_stack_file_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its problems and its notes come from one read of the stacks (parsing them is most of the command's time)."""
+    from typer.testing import CliRunner
+
+    from gpufleet import images_check
+    from gpufleet.cli import app
+    from gpufleet.stackfile import stack_names
+
+    read: Counter[str] = Counter()
+    load_stack = images_check.load_stack
+
+    def counted(path: Path, *rest: Any) -> Any:
+        read[path.name] += 1
+        return load_stack(path, *rest)
+
+    monkeypatch.setattr(images_check, "load_stack", counted)
+    result = CliRunner().invoke(app, ["images", "check", "--format", "json", "--stacks-dir", str(REPO / "stacks")])
+    assert result.exit_code in (0, 1) and json.loads(result.stdout)["lock"] == "images/lock.yaml", result.output
+    assert read == Counter({f"Pulumi.{name}.yaml": 1 for name in stack_names(REPO / "stacks")})

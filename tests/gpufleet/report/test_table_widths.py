@@ -11,6 +11,8 @@ from typer.testing import CliRunner
 
 from gpufleet import cli
 
+# The shipped stacks' plans are made once (conftest.shipped_plan): these tests are about how the CLI prints them.
+pytestmark = pytest.mark.usefixtures("shipped_plans_in_the_cli")
 cli_app = importlib.import_module("gpufleet.cli.app")  # the module (the package exports the Typer `app`)
 
 ELLIPSIS = "…"

@@ -40,12 +40,12 @@ def test_plan_all_without_stacks_is_usage_error(tmp_path: Path) -> None:
         assert result.exit_code == 2 and "--all found no Pulumi.<stack>.yaml in" in result.output
 
 
-def test_plan_all_prints_a_broken_stacks_error_literally(stacks_dir: Path) -> None:
+def test_plan_all_prints_a_broken_stacks_error_literally(p5_stacks_dir: Path) -> None:
     group = "{name: gx, instance_types: ['[/x]'], size: {desired: 1, max: 1}}"
-    (stacks_dir / "Pulumi.bad.yaml").write_text(
+    (p5_stacks_dir / "Pulumi.bad.yaml").write_text(
         f"config:\n  aws:region: us-east-1\n  gpufleet:cluster: {{extends: aws-train-p5, node_groups: [{group}]}}\n"
     )
-    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "1", "--stacks-dir", str(stacks_dir)])
+    result = CliRunner().invoke(cli.app, ["plan", "--all", "--jobs", "1", "--stacks-dir", str(p5_stacks_dir)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert "node_groups[0].instance_types[0]: unknown instance type '[/x]' for aws" in result.output
 
@@ -105,8 +105,8 @@ def test_a_bootstrap_over_the_user_data_cap_is_an_input_error(stacks_dir: Path) 
     hook = "/opt/save " + "x" * 4080  # as long as the field allows
     # Alibaba's user data is sent as written: the longest hook puts a node past its 16 KB.
     path = stacks_dir / "Pulumi.bad.yaml"
-    path.write_text("config:\n  alicloud:region: cn-wulanchabu\n"
-                    f"  gpufleet:cluster: {{extends: alicloud-train-ebmgn8v, bootstrap: {{checkpoint_hook: '{hook}'}}}}\n")
+    cluster = f"{{extends: alicloud-train-ebmgn8v, bootstrap: {{checkpoint_hook: '{hook}'}}}}"
+    path.write_text(f"config:\n  alicloud:region: cn-wulanchabu\n  gpufleet:cluster: {cluster}\n")
     result = CliRunner().invoke(cli.app, ["plan", "--stack", "bad", "--stacks-dir", str(stacks_dir)])
     text = " ".join(result.output.split())
     assert result.exit_code == 2 and "node_groups: user data:" in text and "16384-byte user data limit" in text

@@ -12,16 +12,14 @@ from typing import Any
 import pulumi
 import pytest
 from cluster_scope_program import registered_by
-from conftest import SHIPPED_STACKS, read_cluster
+from conftest import read_cluster, shipped_plan
 
 from components.clouds.alicloud.ack_pools import AckPoolArgs, ack_pools
 from components.clouds.scope import ClusterScope
 from components.kubernetes import NODE_CHECK_TAINT
 from gpufleet.clouds.alicloud.ack_facts import DRIVER_LABEL, SCHEDULE_LABEL, SHARING_SCHEDULE
 from gpufleet.clouds.backend import ResolvedCluster
-from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import resolve_cluster
-from gpufleet.stackfile import stack_path
 
 POOL = "alicloud:cs/nodePool:NodePool"
 AUTOSCALING = "alicloud:cs/autoscalingConfig:AutoscalingConfig"
@@ -136,7 +134,7 @@ def test_a_stack_label_on_a_key_ack_reads_is_refused_naming_the_field() -> None:
 def test_the_shipped_ack_stacks_plan_their_pools_at_the_driver_ack_installs(stack: str) -> None:
     """As shipped they name cuda12.8-r570-ack (installed_by: ack): every pool pins 570.169, a driver ACK lists, on
     ACK's own image, and the plan warns of no driver."""
-    plan = plan_stack(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)
+    plan = shipped_plan(stack)
     pools = [r for r in plan.resources if r.type == POOL and r.inputs["nodePoolName"] != "system"]
     assert pools and [{label["key"]: label["value"] for label in pool.inputs["labels"]}[DRIVER_LABEL]
                       for pool in pools] == ["570.169"] * len(pools)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -23,11 +23,6 @@ GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
 TEMPLATE = "alicloud:ecs/ecsLaunchTemplate:EcsLaunchTemplate"
 TRAIN = "alicloud-train-ebmgn8v"
 INFER = "alicloud-infer-gn7i"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 

@@ -3,11 +3,10 @@ dependency edges: ESS has no order of its own, the engine creates what nothing w
 
 from __future__ import annotations
 
-from functools import cache
+from conftest import of_type, one
+from conftest import shipped_plan as shipped
 
-from conftest import SHIPPED_STACKS, of_type, one
-
-from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.planner import PlanResult
 from gpufleet.plan.record import RecordedResource
 
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
@@ -17,11 +16,6 @@ ATTACHMENT = "alicloud:ram/rolePolicyAttachment:RolePolicyAttachment"
 EXECUTION = "alicloud:oos/execution:Execution"
 TEMPLATE = "alicloud:oos/template:Template"
 SIZE_TYPE = "pulumi-python:dynamic/alicloud:ScalingGroupSize"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def waits_for(plan: PlanResult, resource: RecordedResource) -> set[str]:

@@ -5,18 +5,17 @@ plan's order (the rules and the ESS alarm wait for the seed)."""
 from __future__ import annotations
 
 import json
-from functools import cache
 from typing import Any
 
 import pytest
 import responses
 from alicloud_replay import Replay, static_key
-from conftest import SHIPPED_STACKS, of_type, one
+from conftest import of_type, one, shipped_plan
 
 from components.clouds.alicloud.cloudmonitor_calls import CloudMonitorRefused
 from components.clouds.alicloud.metric_seed import SEED_TYPE, MetricSeedProvider, SeedTimeout
 from gpufleet.clouds.alicloud.mock_answers import new_resource
-from gpufleet.plan.planner import PlanResult, plan_stack
+from gpufleet.plan.planner import PlanResult
 
 REGION = "cn-wulanchabu"
 GROUP = "gpufleet-train-dev-h20"
@@ -95,10 +94,9 @@ def test_a_new_series_is_a_new_seed_and_the_offline_answer_is_creates(replay: Re
     assert physical == f"84707926/{PROPS['dimension']}" and outputs == {}
 
 
-@cache
 def infer() -> PlanResult:
     """The inference stack: GPU metrics, alarms and an idle task."""
-    return plan_stack(SHIPPED_STACKS / "Pulumi.alicloud-infer-gn7i.yaml", SHIPPED_STACKS)
+    return shipped_plan("alicloud-infer-gn7i")
 
 
 def test_every_rule_and_the_idle_alarm_wait_for_the_seed_of_what_they_read() -> None:

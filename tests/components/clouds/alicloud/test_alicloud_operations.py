@@ -8,14 +8,14 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from bootstrap_node import Node, config, xid_lines
-from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 
 from components.bootstrap.operations import DCGM_UP_METRIC, GpuMetrics
 from components.clouds.alicloud.alarms import seeded_metrics
@@ -33,11 +33,6 @@ CONTACTS = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
 ESS_ALARM = "alicloud:ess/alarm:Alarm"
 SCALING_RULE = "alicloud:ess/scalingRule:ScalingRule"
 GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def cloud_config(plan: PlanResult, typ: str) -> dict[str, Any]:

@@ -6,12 +6,11 @@ from __future__ import annotations
 import copy
 import json
 import re
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, of_type, one, read_cluster, registered_types, write_stack
+from conftest import of_type, one, read_cluster, registered_types, shipped_plan, write_stack
 
 from components.bootstrap import checkpoint_command, gate_command
 from components.clouds.alicloud.lifecycle import (
@@ -37,9 +36,8 @@ ESS_PLACEHOLDERS = {
 }
 
 
-@cache
 def train() -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{TRAIN}.yaml", SHIPPED_STACKS)
+    return shipped_plan(TRAIN)
 
 
 def gate_resource(plan: PlanResult, typ: str) -> RecordedResource:
@@ -187,7 +185,7 @@ def test_checkpoint_template_runs_the_checkpoint_on_every_leaving_node_then_cont
 
 def test_every_scaling_group_of_both_shipped_stacks_checkpoints_on_scale_in() -> None:
     for stack in (TRAIN, "alicloud-infer-gn7i"):
-        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        plan = shipped_plan(stack)
         hooks = [h.inputs for h in of_type(plan, HOOK) if h.inputs["lifecycleTransition"] == "SCALE_IN"]
         assert len(hooks) == len(of_type(plan, GROUP)) >= 1
         assert all(h["notificationArn"].endswith(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -12,17 +11,13 @@ import pytest
 import yaml
 from bootstrap_node import sent_user_data
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.stackfile import SpecInvalid
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def plan_variant(tmp_path: Path, stack: str = "aws-train-p5", **group_changes: Any) -> PlanResult:

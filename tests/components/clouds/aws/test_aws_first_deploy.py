@@ -5,24 +5,19 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bootstrap_node import sent_user_data
-from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
+from conftest import of_type, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
 from gpufleet.stackfile import SpecInvalid
 
 ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def variant(tmp_path: Path, stack: str, change: Any, name: str = "variant") -> PlanResult:

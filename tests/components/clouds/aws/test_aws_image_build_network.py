@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, of_type
+from conftest import SHIPPED_STACKS, of_type, shipped_plan
 from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
@@ -39,7 +39,7 @@ def by_urn(plan: PlanResult) -> dict[str, Any]:
 
 
 def test_the_shipped_bake_builds_in_a_created_private_subnet_behind_its_own_group() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("aws-images")
     assert plan.exit_code == 0, plan.policies["violations"]  # flow log and closed default group: rules pass
     (infra,) = of_type(plan, INFRA)
     resources = by_urn(plan)
@@ -92,7 +92,7 @@ def test_the_build_networks_flow_logs_keep_the_stacks_retention(tmp_path: Path) 
         (log_group,) = of_type(plan, "aws:cloudwatch/logGroup:LogGroup")
         return log_group.inputs["retentionInDays"]
 
-    assert retention(plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)) == 30
+    assert retention(shipped_plan("aws-images")) == 30
     assert retention(plan_images(tmp_path, {"log_retention_days": 365})) == 365
 
 
@@ -121,7 +121,7 @@ def test_a_network_the_bake_cannot_use_exits_2_naming_the_field(stacks_dir: Path
 
 
 def test_the_plan_says_the_created_build_network_bills_between_bakes_unpriced(tmp_path: Path) -> None:
-    shipped = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS).summary
+    shipped = shipped_plan("aws-images").summary
     # A NAT gateway, an address and interface endpoints bill by the hour with no catalog price: null, never 0.
     assert set(shipped["hourly_usd"].values()) == {None}
     (standing,) = shipped["unpriced"]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
+from conftest import SHIPPED_STACKS, of_type, read_cluster, shipped_plan, write_stack
 
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.plan.record import RecordedResource
@@ -139,7 +139,7 @@ def test_existing_roles_are_named_but_not_created(tmp_path: Path) -> None:
 
 def test_no_shipped_stack_creates_an_unsuffixed_service_linked_role() -> None:
     for stack in ("aws-train-p5", "aws-infer-g6e", "aws-images"):
-        plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
+        plan = shipped_plan(stack)
         assert plan.exit_code == 0
         assert all(r.inputs.get("customSuffix") for r in of_type(plan, SLR)), stack
 

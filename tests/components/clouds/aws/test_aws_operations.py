@@ -7,14 +7,14 @@ from __future__ import annotations
 import base64
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from bootstrap_node import sent_user_data
-from conftest import REPO, SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import REPO, of_type, one, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 
 from components.bootstrap.cloud_init import GPU_HEALTH_CLOUD_PART
 from components.bootstrap.operations import CLOUDWATCH_AGENT_CONFIG, DCGM_UP_METRIC
@@ -28,11 +28,6 @@ ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 SG = "aws:ec2/securityGroup:SecurityGroup"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def cloud_config(plan: PlanResult) -> dict[str, Any]:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import copy
 import json
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 from bootstrap_node import sent_user_data
-from conftest import SHIPPED_STACKS, of_type, read_cluster, write_stack
+from conftest import of_type, read_cluster, write_stack
+from conftest import shipped_plan as shipped
 from typer.testing import CliRunner
 
 from components.clouds.aws.lifecycle import COMPLETE_SECONDS
@@ -23,11 +23,6 @@ from gpufleet.plan.planner import PlanResult, plan_stack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def variant(tmp_path: Path, stack: str, change: Any) -> PlanResult:

@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, shipped_plan, write_stack
 
 from gpufleet.clouds.aws import mock_answers
 from gpufleet.plan.planner import PlanResult, plan_stack
-from gpufleet.stackfile import SpecInvalid, stack_path
+from gpufleet.stackfile import SpecInvalid
 
 CLUSTER = "aws:eks/cluster:Cluster"
 ENTRY = "aws:eks/accessEntry:AccessEntry"
@@ -159,7 +159,7 @@ def test_a_brought_instance_profile_is_refused_naming_the_field(tmp_path: Path) 
 
 
 def test_a_vm_stack_registers_no_kubernetes_resource() -> None:
-    plan = plan_stack(stack_path(SHIPPED_STACKS, "aws-train-p5"), SHIPPED_STACKS)
+    plan = shipped_plan("aws-train-p5")
     assert not [r.type for r in plan.resources if r.type.startswith(("aws:eks", "kubernetes:", "pulumi:providers:k"))]
     policy = json.loads(one(plan, "aws:kms/key:Key").inputs["policy"])
     (logs,) = [s for s in policy["Statement"] if s["Sid"] == "LogGroupUsesKey"]

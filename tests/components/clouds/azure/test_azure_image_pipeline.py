@@ -11,7 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SHIPPED_STACKS
+from conftest import shipped_plan
 from typer.testing import CliRunner
 
 from components.clouds.azure.image_pipeline import GALLERY_ACTIONS, AzureImagePipeline, AzureImagePipelineArgs
@@ -19,7 +19,6 @@ from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock, load_lock
 from gpufleet.lock.bundle import image_check, installer_command
 from gpufleet.plan.engine import run_program
-from gpufleet.plan.planner import plan_stack
 from gpufleet.plan.record import RecordedResource
 
 PARENT = "Canonical:0001-com-ubuntu-server-jammy:22_04-lts-gen2:22.04.202510230"
@@ -124,7 +123,7 @@ def test_args_refuse_unpinned_or_foreign_values(change: dict, message: str) -> N
 
 
 def test_shipped_stack_bakes_the_lock_profile_from_the_lock_base_image() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.azure-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("azure-images")
     assert plan.exit_code == 0, plan.policies["violations"]
     template = next(r for r in plan.resources if r.type == TEMPLATE)
     lock = load_lock()

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, read_cluster
+from conftest import SHIPPED_STACKS, read_cluster, shipped_plan
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -65,13 +65,13 @@ def test_the_ssh_opening_is_printed_with_its_range(tmp_path: Path, cloud: str, c
 
 
 def test_without_admin_ranges_nothing_opens_from_outside() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml", SHIPPED_STACKS).to_json()
+    plan = shipped_plan("aws-train-p5").to_json()
     openings = [line.detail for line in review(plan["resources"]) if line.concern == "ingress"]
     assert openings and not any("tcp 22" in detail for detail in openings)
 
 
 def lines_of(stack: str) -> dict[str, list[tuple[str, str]]]:
-    plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS).to_json()
+    plan = shipped_plan(stack).to_json()
     found: dict[str, list[tuple[str, str]]] = {}
     for line in review(plan["resources"]):
         found.setdefault(line.concern, []).append((line.subject, line.detail))
