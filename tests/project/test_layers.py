@@ -32,6 +32,7 @@ COMPUTED = {
     "policies.registry": [f"policies.{cloud}" for cloud in CLOUDS],
     "gpufleet.preflight.runner": [f"gpufleet.preflight.{cloud}" for cloud in CLOUDS],
     "gpufleet.sources.sdk": [],  # a cloud SDK module (an optional extra), never a project module
+    "components.clouds.slurm_power": [f"components.clouds.{cloud}.slurm_capacity" for cloud in CLOUDS],
 }
 
 
