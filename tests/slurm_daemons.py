@@ -102,6 +102,7 @@ def site_in(root: Path, node_check: str) -> SlurmSite:
         slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
         spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
         program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=2,
+        unhealthy_mark=f"{root}/run/unhealthy",
         # The container has no cgroup of its own to delegate: process groups, no task binding.
         process_tracking="proctrack/pgid", task_plugin="task/none",
         slurmctld_port=free_port(), slurmd_port=free_port(),

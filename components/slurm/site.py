@@ -41,6 +41,9 @@ class SlurmSite:
     """Where the GPU device files are (nvidia0...); a directory of stand-in devices in the tests."""
     node_check: str = "gpufleet-nodecheck --expect /etc/gpufleet/expect.json --format text"
     """The node check command the health check program runs (the image's, as at boot)."""
+    unhealthy_mark: str = "/run/gpufleet/unhealthy"
+    """The node bootstrap's mark of a failed node check (components/bootstrap/scripts/health.sh): gpu-health takes a
+    node that carries it out through the cloud's health path, and the group replaces it."""
     health_check_seconds: int = 300
     """HealthCheckInterval: how often every node runs the node check again (slurm.conf.5: 0 disables it)."""
     process_tracking: str = "proctrack/cgroup"

@@ -3,6 +3,7 @@ node registers with its features and GPUs, jobs run, and a failing node check dr
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -57,14 +58,23 @@ def test_an_sbatch_job_runs(p5: SlurmCluster, tmp_path: Path) -> None:
     assert out.read_text().strip() == f"ran on h100-{INSTANCE_ID}"
 
 
-def test_a_failing_node_check_drains_the_node(p5: SlurmCluster) -> None:
+def test_a_failing_node_check_drains_the_node_and_marks_it_for_replacement_once_idle(p5: SlurmCluster) -> None:
     name = f"h100-{INSTANCE_ID}"
+    mark = Path(p5.site.unhealthy_mark)
+    job = p5.run("sbatch", "--parsable", "-o", "/dev/null", "-w", name, "--wrap", "sleep 60").stdout.strip()
+    wait_for("the job", lambda: "State=RUNNING" in p5.run("scontrol", "show", "job", job).stdout)
     (p5.root / "node-check.status").unlink()
     try:
         wait_for("the drain", lambda: "DRAIN" in p5.node(name), seconds=30)
         assert "Reason=gpufleet node check failed" in p5.node(name)
+        # The running job keeps its node: no replacement while it runs.
+        time.sleep(2 * p5.site.health_check_seconds + 1)
+        assert not mark.exists()
+        p5.run("scancel", job)
+        wait_for("the unhealthy mark", mark.exists, seconds=30)
     finally:
         (p5.root / "node-check.status").write_text("pass")
+        mark.unlink(missing_ok=True)
         p5.run("scontrol", "update", f"NodeName={name}", "State=RESUME")
 
 
