@@ -7,6 +7,7 @@ A drained node takes no new job; once no job is left on it (squeue -w), the prog
 mark, on which gpu-health takes the node out through the cloud's health path (AWS SetInstanceHealth, Azure
 Application Health with automatic repairs, Alibaba ESS SetInstanceHealth) and the group launches a replacement; the
 queue watcher deletes the name once the instance is gone. A running job is never cut short by the replacement.
+gpu-health runs with monitoring.gpu_metrics on; without it a failing node stays drained for an operator.
 scontrol and squeue find the configuration as the node's clients do: a configless node has no slurm.conf of its
 own, only slurmd's cache, which slurmd links at /run/slurm/conf and names in its children's SLURM_CONF (seen under
 22.05.8); a fixed path to slurm.conf would fail there and leave a failing node undrained.
