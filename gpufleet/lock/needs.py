@@ -158,7 +158,8 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
 
 def slurm_needs(profile: Profile) -> list[Need]:
     """What the Slurm step of a VM bake installs: SchedMD's packages, munge and nvidia-container-cli, each from its
-    signed repository (the index must list every pin), and the enroot and pyxis downloads."""
+    signed repository (the index must list every pin), the enroot and pyxis downloads and the power program's SDK
+    wheels."""
     if profile.slurm is None:
         return []
     at, pins = f"profiles.{profile.name}.slurm", profile.slurm
@@ -169,6 +170,8 @@ def slurm_needs(profile: Profile) -> list[Need]:
         for name, repo in pins.repositories().items()]
     for name, component in pins.downloads().items():
         needs += _download_needs(component, f"{at}.{name}")
+    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256)
+              for cloud, wheels in sorted(pins.power_sdk.items()) for index, wheel in enumerate(wheels)]
     # The repositories' signing keys, each trusted by its pinned fingerprint.
     return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,
                                  key_fingerprint=repo.key_fingerprint)
