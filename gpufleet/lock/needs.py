@@ -46,6 +46,7 @@ class DownloadNeed:
     url: str
     sha256: str | None = None
     key_fingerprint: str | None = None
+    release: str | None = None  # the GitHub release (REST API) whose asset digest is the file's published sha256
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,8 @@ def _download_needs(component: FabricComponent, path: str) -> list[Need]:
     """A component's fetched files: the file (unless it is an apt repository), its signature and its keys."""
     needs: list[Need] = []
     if component.url and component.key_url is None:
-        needs.append(DownloadNeed(component.url, (f"{path}.sha256",), component.url, component.sha256))
+        needs.append(DownloadNeed(component.url, (f"{path}.sha256",), component.url, component.sha256,
+                                  release=component.release))
     if component.signature_url:
         needs.append(DownloadNeed(component.signature_url, (f"{path}.signature_url",), component.signature_url))
     if component.pgp_key_url:
