@@ -13,8 +13,9 @@ import pytest
 import yaml
 from conftest import REPO
 from local_apt_repository import LocalAptRepositories
+from typer.testing import CliRunner
 
-from gpufleet.images_check import check_images, image_notes
+from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock, render_install_env
 from gpufleet.lock.facts import ResolvedFacts
 from gpufleet.lock.needs import DownloadNeed, profile_needs
@@ -74,9 +75,12 @@ def test_an_asset_without_a_digest_or_missing_from_the_release_is_named(github) 
 
 def test_the_shipped_lock_leaves_enroots_sha256_to_the_release_unread() -> None:
     """Offline: no `images check` failure, a note naming the unread fact, and no sha256 for the bake to check."""
-    assert [p for p in check_images(REPO / "stacks", READ_AT.date()) if "enroot" in p["field"]] == []
-    notes = [n["field"] for n in image_notes(REPO / "stacks", READ_AT.date(), profile=PROFILE)]
-    assert {f"profiles.{PROFILE}.slurm.enroot.sha256", f"profiles.{PROFILE}.slurm.enroot_caps.sha256"} <= set(notes)
+    checked = CliRunner().invoke(app, ["images", "check", "--profile", PROFILE, "--format", "json", "--on",
+                                       READ_AT.date().isoformat()])
+    report = json.loads(checked.stdout)
+    assert (checked.exit_code, report["problems"]) == (0, [])
+    notes = {note["field"] for note in report["notes"]}
+    assert {f"profiles.{PROFILE}.slurm.enroot.sha256", f"profiles.{PROFILE}.slurm.enroot_caps.sha256"} <= notes
     pins = render_install_env(load_lock().profiles[PROFILE], "aws")
     assert "ENROOT_URL=" in pins and "ENROOT_SHA256" not in pins and "ENROOT_CAPS_SHA256" not in pins
 
