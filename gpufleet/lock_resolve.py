@@ -110,15 +110,20 @@ def _read_apt(need: AptNeed, now: datetime, read: Sections) -> Any:
 
 
 def _read_download(need: DownloadNeed, now: datetime, read: Sections) -> Any:
-    from .sources.downloads import resolve_download
+    if need.release is not None:
+        from .sources.github_releases import resolve_release_asset
 
-    fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now)
+        fact = resolve_release_asset(need.url, need.release, now=now)
+    else:
+        from .sources.downloads import resolve_download
+
+        fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now)
     before = read["downloads"].get(need.key)
     if before is not None and before.sha256 != fact.sha256:
         raise SourceError(f"{need.url}: its bytes hash to {fact.sha256}, recorded {before.read_at.date()} as "
                           f"{before.sha256}: a versioned file changed at its source; remove its record only once "
                           "you know why")
-    if need.sha256:
+    if need.sha256 and need.release is None:
         fact = fact.model_copy(update={"published": PublishedChecksum(
             sha256=need.sha256, source=f"images/lock.yaml {need.fields[0]} (its profile's sources:)")})
     return fact

@@ -4,6 +4,7 @@ cloud's SDK)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from importlib import import_module
 
@@ -23,11 +24,16 @@ def capacity_for(config: PowerConfig) -> GroupCapacity:
     return capacity
 
 
+# Where power.json is read from instead of the head node's path (power.POWER_CONFIG), e.g. to run the program by hand
+# against another cluster's file.
+CONFIG_VARIABLE = "GPUFLEET_SLURM_POWER_CONFIG"
+
+
 def main() -> int:
     """Exit 1 with the reason on one line (slurmctld's log, the journal) for a node of no group or a group the cloud
     lacks; other failures (the cloud's refusals) keep their SDK's traceback."""
     try:
-        return run_program(sys.argv[1:], capacity_for)
+        return run_program(sys.argv[1:], capacity_for, os.environ.get(CONFIG_VARIABLE))
     except (LookupError, ValueError) as error:
         print(f"gpufleet-slurm-power: {error}", file=sys.stderr)
         return 1

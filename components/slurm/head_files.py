@@ -27,8 +27,12 @@ if TYPE_CHECKING:
 HEAD_HOST = "@HEAD_HOST@"
 HEAD_ADDRESS = "@HEAD_ADDRESS@"
 HEAD_UNIT = "gpufleet-slurm-head.service"
-# The image's units (Debian's munge and slurmctld packages). Drop-ins order them after the head's first step; munge
-# and slurmctld otherwise start in any order at boot, and slurmctld without munge fails its first RPCs.
+# The image's units: Ubuntu's munge.service and SchedMD's slurmctld.service (slurm-smd-slurmctld 25.11.5, SchedMD/slurm
+# @slurm-25-11-5-1 etc/slurmctld.service.in, vendored in tests/data/slurm/schedmd-25.11.5), kept as they are:
+# Type=notify with `slurmctld --systemd`, User=slurm, ConditionPathExists=/etc/slurm/slurm.conf (the slurm.conf
+# written here), no pid file under --systemd (src/slurmctld/controller.c lines 760-769). Drop-ins order them after the
+# head's first step; munge and slurmctld otherwise start in any order at boot (SchedMD's After=munge.service orders
+# without pulling munge in), and slurmctld without munge fails its first RPCs.
 MUNGE_DROP_IN = f"[Unit]\nRequires={HEAD_UNIT}\nAfter={HEAD_UNIT}\n"
 SLURMCTLD_DROP_IN = "[Unit]\nRequires=munge.service\nAfter=munge.service\n"
 # Units the head node's cloud-init enables and starts, in order.

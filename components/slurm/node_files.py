@@ -23,14 +23,18 @@ if TYPE_CHECKING:
 JOIN_UNIT = "gpufleet-slurm-join.service"
 INSTANCE_ID = "@INSTANCE_ID@"
 SLURMD = "/usr/sbin/slurmd"
-# Debian's slurmd.service (slurmd 22.05.8, /lib/systemd/system/slurmd.service) has ConditionPathExists=
-# /etc/slurm/slurm.conf, which a configless node never has: the empty assignment resets the unit's conditions
-# (systemd.unit(5), "Conditions and Asserts"). Its ExecStart is `slurmd -D -s $SLURMD_OPTIONS`; the join's own drop-in
-# replaces it with the registration. After a reboot slurmd waits for the node check again and stays down when it
-# fails, as the kubelet does on EKS. /run/slurm holds slurmd's pid file (SlurmdPidFile) and is not kept over a reboot.
+# The image's slurmd.service is SchedMD's (slurm-smd-slurmd 25.11.5, SchedMD/slurm @slurm-25-11-5-1
+# etc/slurmd.service.in, vendored in tests/data/slurm/schedmd-25.11.5): Type=notify, ExecStart `slurmd --systemd
+# $SLURMD_OPTIONS`, RuntimeDirectory=slurm, no ConditionPathExists (commented out there, so a configless node starts).
+# The join's own drop-in replaces ExecStart with the registration, keeping --systemd: slurmd refuses it with -D
+# (src/slurmd/slurmd/slurmd.c lines 1924-1925) and without it never tells systemd it is ready, which kills it at the
+# start timeout. Under --systemd slurmd reports READY only once it has its configuration, and it retries the
+# configless fetch every 10 s until slurmctld answers (slurmd.c _establish_configuration, lines 2289-2295): no start
+# timeout, so a node booting before the head node's slurmctld waits for it instead of failing. After a reboot slurmd
+# waits for the node check again and stays down when it fails, as the kubelet does on EKS.
 SLURMD_DROP_IN = (
     "[Unit]\nRequires=gpufleet-health.service\nAfter=gpufleet-health.service gpufleet-slurm-join.service\n"
-    "ConditionPathExists=\n[Service]\nRuntimeDirectory=slurm\n"
+    "[Service]\nTimeoutStartSec=infinity\n"
 )
 # How long a node waits for the head node to store the munge key (its first boot runs alongside the nodes').
 KEY_WAIT_SECONDS = 900
@@ -51,7 +55,7 @@ def registration_table(group: ResolvedGroup, server: str) -> str:
     for instance in group.known_types:
         for zone in group.zones:
             argv = slurmd_registration(group, instance, zone, INSTANCE_ID)
-            command = [SLURMD, "-D", "-s", *argv[1:], "--conf-server", server]
+            command = [SLURMD, "--systemd", *argv[1:], "--conf-server", server]
             lines.append(f"{instance.name} {zone} {systemd_command(command)}")
     return "\n".join(lines) + "\n"
 

@@ -35,8 +35,8 @@ class SlurmSite:
     program_dir: str = "/usr/local/lib/gpufleet/slurm"
     """Where the head node keeps the resume and suspend programs and every node the health check program."""
     power_command: str = "/usr/local/bin/gpufleet-slurm-power"
-    """The head node's power program (components/clouds/slurm_power.py, the package's console script, where a
-    system-wide `pip install gpufleet[preflight]` puts it)."""
+    """The head node's power program (components/clouds/slurm_power.py), which the image's bake installs with its
+    cloud's SDK (images/install/slurm-power.sh)."""
     device_dir: str = "/dev"
     """Where the GPU device files are (nvidia0...); a directory of stand-in devices in the tests."""
     node_check: str = "gpufleet-nodecheck --expect /etc/gpufleet/expect.json --format text"

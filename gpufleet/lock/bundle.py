@@ -21,13 +21,26 @@ from pathlib import Path
 from .install_env import render_install_env
 from .model import Profile
 
-IMAGES_DIR = Path(__file__).resolve().parent.parent.parent / "images"
+PROJECT_DIR = Path(__file__).resolve().parent.parent.parent
+IMAGES_DIR = PROJECT_DIR / "images"
 BUNDLE_DIR = "/opt/gpufleet/src"
 PARTS_DIR = "/opt/gpufleet/bundle"
 # Base64 characters per part: a part's component (Image Builder document, or Alibaba RUN line) stays well under
 # 16,000 characters with its wrapper; tests check each cloud's component against its own limit.
 PART_CHARS = 12_000
 PACKED = ("__init__.py", "install", "nodecheck")
+# The head node's power program (gpufleet-slurm-power: components/clouds/slurm_power.py), packed for a Slurm
+# profile's image and installed by images/install/slurm-power.sh: the modules it imports and nothing else (no
+# Pulumi, no pydantic; tests/images/test_slurm_power_install.py runs it isolated from everything but these), plus
+# the one cloud's capacity seam.
+POWER_PROGRAM = ("components/__init__.py", "components/clouds/__init__.py", "components/clouds/slurm_power.py",
+                 *(f"components/slurm/{name}.py"
+                   for name in ("__init__", "controller", "power", "power_program", "queue_watch", "spot_leave")))
+
+
+def power_program_files(cloud: str) -> tuple[str, ...]:
+    """The project files of `cloud`'s power program, relative to the project."""
+    return (*POWER_PROGRAM, f"components/clouds/{cloud}/__init__.py", f"components/clouds/{cloud}/slurm_capacity.py")
 
 
 def image_check(booted: bool) -> str:
@@ -50,7 +63,8 @@ def _without_comment_lines(script: bytes) -> bytes:
 
 
 def pack(profile: Profile, cloud: str) -> bytes:
-    """tar.gz of images/{__init__.py,install,nodecheck} and pins.env; identical bytes for identical input."""
+    """tar.gz of images/{__init__.py,install,nodecheck}, the power program of a profile that pins its SDK for `cloud`
+    and pins.env; identical bytes for identical input."""
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.USTAR_FORMAT) as archive:
         files = sorted(
@@ -62,6 +76,9 @@ def pack(profile: Profile, cloud: str) -> bytes:
             shell = path.suffix == ".sh"
             data = _without_comment_lines(path.read_bytes()) if shell else path.read_bytes()
             _add(archive, f"images/{path.relative_to(IMAGES_DIR).as_posix()}", data, 0o755 if shell else 0o644)
+        if profile.slurm is not None and profile.slurm.power_wheels(cloud):
+            for name in power_program_files(cloud):
+                _add(archive, name, (PROJECT_DIR / name).read_bytes(), 0o644)
         _add(archive, "pins.env", render_install_env(profile, cloud).encode(), 0o644)
     return gzip.compress(raw.getvalue(), mtime=0)
 

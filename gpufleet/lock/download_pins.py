@@ -1,5 +1,6 @@
 """A download or apt repository the image bake fetches, with what verifies it (sha256, a vendor signature by a pinned
-key, or an apt repository's pinned key): the lock's unit for fabric stacks, node agents and Slurm's pieces."""
+key, or an apt repository's pinned key): the lock's unit for fabric stacks, node agents and Slurm's pieces; and a
+Python wheel the bake unpacks (Ubuntu's images have no pip)."""
 
 from __future__ import annotations
 
@@ -24,16 +25,23 @@ class FabricComponent(StrictModel):
     key_fingerprint: str | None = Field(
         None, pattern=r"^[0-9A-F]{40}$", description="the one primary key key_url must hold (null: unconfirmed)"
     )
+    release: str | None = Field(
+        None, pattern=r"^https?://\S+/releases/tags/\S+$",
+        description="the GitHub REST API's release that lists url as an asset (GET /repos/OWNER/REPO/releases/tags/"
+        "TAG): `lock resolve` reads sha256 from the asset's digest (images/lock.resolved.yaml)")
     unconfirmed: str | None = Field(None, description="why sha256 (or another field) is left null")
 
     def unverified(self) -> tuple[str, str] | None:
         """The missing field and why the bake would refuse this component's download (None: it is checked). A fetched
-        file needs a sha256 or a signature by a pinned key; an apt repository (key_url) a pinned key fingerprint."""
+        file needs a sha256, a signature by a pinned key, or a GitHub release whose digest `lock resolve` records (an
+        unread one is an unresolved fact, which the image stack's plan names and its bake refuses); an apt repository
+        (key_url) a pinned key fingerprint."""
         if self.key_url is not None:
             return None if self.key_fingerprint else ("key_fingerprint", f"key_url {self.key_url} has no fingerprint")
-        if self.url is None or self.sha256 or self.pgp_fingerprint:
+        if self.url is None or self.sha256 or self.pgp_fingerprint or self.release:
             return None
-        return "sha256", f"url {self.url} has no sha256, nor signature_url with pgp_key_url and pgp_fingerprint"
+        return "sha256", (f"url {self.url} has no sha256, nor signature_url with pgp_key_url and pgp_fingerprint, nor "
+                          "a GitHub release to read its digest from")
 
     @model_validator(mode="after")
     def _signature_names_its_key(self) -> FabricComponent:
@@ -41,3 +49,14 @@ class FabricComponent(StrictModel):
             raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
                              "against one key")
         return self
+
+
+class WheelPin(StrictModel):
+    """A pure-Python wheel from PyPI, unpacked by the bake as `pip install --target` would (Ubuntu's images have no
+    pip): its URL and sha256 as PyPI's simple index lists them (`lock resolve` reads the bytes against it)."""
+
+    name: str = Field(..., pattern=r"^[A-Za-z0-9._-]+$", description="the distribution, as PyPI names it")
+    version: str = Field(..., min_length=1)
+    url: str = Field(..., pattern=r"^https://\S+-py[23][^/]*-none-any\.whl$",
+                     description="a pure-Python wheel (py3-none-any): the same file on every machine")
+    sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$")

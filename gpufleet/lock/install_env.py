@@ -34,8 +34,9 @@ def _apt_pins(packages: dict[str, str]) -> str:
     return " ".join(f"{pkg}={version}" for pkg, version in sorted(packages.items()))
 
 
-def _slurm_values(pins: SlurmPins) -> dict[str, str]:
-    """images/install/slurm.sh's pins: each repository's line and packages, and the enroot and pyxis downloads."""
+def _slurm_values(pins: SlurmPins, cloud: str) -> dict[str, str]:
+    """images/install/slurm.sh's pins: each repository's line and packages, and the enroot and pyxis downloads; and
+    slurm-power.sh's: the cloud's SDK wheels as `URL SHA256` pairs (none: no power program on the image)."""
     values = {"SLURM_VERSION": pins.version, "PYXIS_VERSION": pins.pyxis.version, "ENROOT_VERSION": pins.enroot.version}
     for name, repo in pins.repositories().items():
         prefix = f"SLURM_{name.upper()}"
@@ -49,6 +50,9 @@ def _slurm_values(pins: SlurmPins) -> dict[str, str]:
         values[f"{name.upper()}_URL"] = component.url or ""
         if component.sha256:
             values[f"{name.upper()}_SHA256"] = component.sha256
+    wheels = pins.power_wheels(cloud)
+    if wheels:
+        values["SLURM_POWER_WHEELS"] = " ".join(f"{wheel.url} {wheel.sha256}" for wheel in wheels)
     return values
 
 
@@ -94,7 +98,7 @@ def render_install_env(profile: Profile, cloud: str) -> str:
             "CONTAINER_TOOLKIT_KEY_FINGERPRINT": toolkit.key_fingerprint,
         })
     if profile.slurm is not None:
-        values.update(_slurm_values(profile.slurm))
+        values.update(_slurm_values(profile.slurm, cloud))
     components = {"cuda_keyring": profile.cuda_keyring, **profile.fabric[cloud], **profile.agents.get(cloud, {})}
     for name, component in sorted(components.items()):
         prefix = _FABRIC_PREFIX.get(name, name.upper())

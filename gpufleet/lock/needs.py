@@ -53,6 +53,7 @@ class DownloadNeed:
     url: str
     sha256: str | None = None
     key_fingerprint: str | None = None
+    release: str | None = None  # the GitHub release (REST API) whose asset digest is the file's published sha256
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,8 @@ def _download_needs(component: FabricComponent, path: str) -> list[Need]:
     """A component's fetched files: the file (unless it is an apt repository), its signature and its keys."""
     needs: list[Need] = []
     if component.url and component.key_url is None:
-        needs.append(DownloadNeed(component.url, (f"{path}.sha256",), component.url, component.sha256))
+        needs.append(DownloadNeed(component.url, (f"{path}.sha256",), component.url, component.sha256,
+                                  release=component.release))
     if component.signature_url:
         needs.append(DownloadNeed(component.signature_url, (f"{path}.signature_url",), component.signature_url))
     if component.pgp_key_url:
@@ -179,7 +181,8 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
 
 def slurm_needs(profile: Profile) -> list[Need]:
     """What the Slurm step of a VM bake installs: SchedMD's packages, munge and nvidia-container-cli, each from its
-    signed repository (the index must list every pin), and the enroot and pyxis downloads."""
+    signed repository (the index must list every pin), the enroot and pyxis downloads and the power program's SDK
+    wheels."""
     if profile.slurm is None:
         return []
     at, pins = f"profiles.{profile.name}.slurm", profile.slurm
@@ -190,6 +193,8 @@ def slurm_needs(profile: Profile) -> list[Need]:
         for name, repo in pins.repositories().items()]
     for name, component in pins.downloads().items():
         needs += _download_needs(component, f"{at}.{name}")
+    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256)
+              for cloud, wheels in sorted(pins.power_sdk.items()) for index, wheel in enumerate(wheels)]
     # The repositories' signing keys, each trusted by its pinned fingerprint.
     return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,
                                  key_fingerprint=repo.key_fingerprint)

@@ -15,7 +15,7 @@ import re
 from pydantic import Field, model_validator
 
 from ..yaml_model import StrictModel
-from .download_pins import FabricComponent
+from .download_pins import FabricComponent, WheelPin
 
 # The Slurm packages the image installs, all at the one version: the daemons of both roles (a node image serves the
 # head node and the compute nodes), the clients, and the headers pyxis builds against.
@@ -48,6 +48,9 @@ class SlurmPins(StrictModel):
     enroot: FabricComponent = Field(..., description="NVIDIA's enroot .deb")
     enroot_caps: FabricComponent = Field(..., description="enroot+caps: lets unprivileged users import images")
     pyxis: FabricComponent = Field(..., description="the pyxis source tarball, built on the image")
+    power_sdk: dict[str, list[WheelPin]] = Field(
+        default_factory=dict, description="cloud -> the wheels of its SDK that the head node's power program "
+        "(gpufleet-slurm-power) calls the scaling groups with; a cloud not listed gets no power program")
 
     def repositories(self) -> dict[str, AptRepositoryPins]:
         """The signed apt repositories the Slurm step installs from, by their field name."""
@@ -56,6 +59,10 @@ class SlurmPins(StrictModel):
     def downloads(self) -> dict[str, FabricComponent]:
         """The files the Slurm step fetches, each checked by its sha256, by their field name."""
         return {"enroot": self.enroot, "enroot_caps": self.enroot_caps, "pyxis": self.pyxis}
+
+    def power_wheels(self, cloud: str) -> list[WheelPin]:
+        """The SDK wheels the power program needs on `cloud` (none: the image carries no power program)."""
+        return self.power_sdk.get(cloud, [])
 
     @model_validator(mode="after")
     def _one_release(self) -> SlurmPins:

@@ -53,9 +53,11 @@ if [[ "$GPUFLEET_CLOUD" != alicloud ]]; then
     bash "$here/lustre.sh"
 fi
 bash "$here/agents.sh"
-# A VM image whose profile pins Slurm (its pins name a Slurm release) carries Slurm, munge, enroot and pyxis.
+# A VM image whose profile pins Slurm (its pins name a Slurm release) carries Slurm, munge, enroot and pyxis, and the
+# head node's power program.
 if [[ -n "${SLURM_VERSION:-}" ]]; then
     bash "$here/slurm.sh"
+    bash "$here/slurm-power.sh"
 fi
 # A Kubernetes node image (its pins name a Kubernetes minor) also gets the container toolkit for containerd.
 if [[ -n "${KUBERNETES_VERSION:-}" ]]; then

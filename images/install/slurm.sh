@@ -72,6 +72,14 @@ install -m 644 "$root/usr/local/share/pyxis/pyxis.conf" "$root/etc/slurm/plugsta
 mkdir -p "$root/etc/gpufleet"
 echo "$PYXIS_VERSION" >"$root/etc/gpufleet/pyxis-version"
 
+# The slurm user: slurm.conf's SlurmUser and slurmctld.service's User= (SchedMD/slurm @slurm-25-11-5-1
+# etc/slurmctld.service.in line 11), which no slurm-smd package creates (their debian/ has no maintainer script). A
+# system user made at the bake has the same uid on the head node and every node, which boot this one image.
+mkdir -p "$root/usr/lib/sysusers.d"
+echo 'u slurm - "Slurm workload manager" /var/lib/slurm /usr/sbin/nologin' \
+    >"$root/usr/lib/sysusers.d/gpufleet-slurm.conf"
+systemd-sysusers ${root:+"--root=$root"} "$root/usr/lib/sysusers.d/gpufleet-slurm.conf"
+
 # Off until the node bootstrap starts them; munge's package made a key at install, which every cluster booting this
 # image would share: removed, the cluster's own key comes from its secret store at boot.
 systemctl disable --now munge.service slurmctld.service slurmd.service

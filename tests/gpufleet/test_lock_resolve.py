@@ -90,6 +90,12 @@ def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
         if entry.get("key_url"):
             entry["key_url"], entry["key_fingerprint"] = mirror(entry["key_url"], key.armored), key.fingerprint
             return
+        if entry.get("release"):  # the sha256 GitHub lists for the release asset (the REST API's shape)
+            body, name = f"bytes of {entry['url']}".encode(), entry["url"].rsplit("/", 1)[1]
+            asset = {"name": name, "digest": f"sha256:{hashlib.sha256(body).hexdigest()}"}
+            entry["url"] = mirror(entry["url"], body)
+            entry["release"] = mirror(f"{entry['release']}/{name}", json.dumps({"assets": [asset]}).encode())
+            return
         if entry.get("url"):
             body = f"bytes of {entry['url']}".encode()
             entry["url"], entry["sha256"] = mirror(entry["url"], body), hashlib.sha256(body).hexdigest()
@@ -106,9 +112,13 @@ def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
         for components in profile[section].values():
             for entry in components.values():
                 component(entry)
-    # Slurm's repositories (their keys) and downloads (enroot, pyxis).
-    for entry in profile["slurm"].values():
-        if isinstance(entry, dict):
+    # Slurm's repositories (their keys), downloads (enroot, pyxis) and the power program's wheels.
+    for name, entry in profile["slurm"].items():
+        if name == "power_sdk":
+            for wheels in entry.values():
+                for wheel in wheels:
+                    component(wheel)
+        elif isinstance(entry, dict):
             component(entry)
     raw["profiles"] = {PROFILE: profile}
     path = tmp_path / "lock.yaml"

@@ -161,9 +161,9 @@ def test_aws_nvswitch_type_installs_exact_pins_holds_and_leaves_fabric_manager_t
     # No published sha256 for 1.51.0: AWS's signature by the lock's key is checked before the installer runs.
     checked = next(i for i, c in enumerate(calls) if c.startswith("gpgv ") and c.endswith("efa.tar.gz"))
     assert checked < calls.index("efa_installer.sh -y")
-    # Checksums are the cuda-keyring's, the CloudWatch agent's, the nvidia-ml-py wheel's, enroot's two .debs' and the
-    # pyxis source's.
-    assert len([c for c in calls if c.startswith("sha256sum")]) == 6
+    # Checksums are the cuda-keyring's, the CloudWatch agent's, the nvidia-ml-py wheel's, enroot's two .debs', the
+    # pyxis source's and the power program's seven SDK wheels.
+    assert len([c for c in calls if c.startswith("sha256sum")]) == 13
     # The Slurm step ran (a profile that pins Slurm), leaving its services off for the node bootstrap.
     assert "systemctl disable --now munge.service slurmctld.service slurmd.service" in calls
     assert "systemctl enable nvidia-dcgm" in calls

@@ -101,6 +101,10 @@ def test_slurm_munge_and_enroot_install_at_the_lock_held_with_services_off_and_n
     assert (box.root / "etc/slurm/plugstack.conf").read_text() == "required /usr/local/lib/slurm/spank_pyxis.so\n"
     assert (box.root / "etc/gpufleet/pyxis-version").read_text() == f"{PINS.pyxis.version}\n"
     assert not (box.root / "etc/munge/munge.key").exists()
+    # slurmctld's User= and SlurmUser: a system user the packages do not make, made by the real systemd-sysusers.
+    (slurm,) = [line.split(":") for line in (box.root / "etc/passwd").read_text().splitlines()
+                if line.startswith("slurm:")]
+    assert int(slurm[2]) < 1000 and slurm[5:] == ["/var/lib/slurm", "/usr/sbin/nologin"]
     calls = (tmp_path / "systemctl.log").read_text().splitlines()
     assert calls == ["systemctl disable --now munge.service slurmctld.service slurmd.service"]
     # SchedMD's repository is trusted through its own key only.

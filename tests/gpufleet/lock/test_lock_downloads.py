@@ -57,9 +57,16 @@ def test_an_apt_key_without_a_fingerprint_fails(tmp_path: Path) -> None:
     assert rc == 1 and "agents.azure.amlfs_lustre_client.key_fingerprint" in _fields(report)
 
 
-def test_the_shipped_lock_verifies_every_download_but_enroots(tmp_path: Path) -> None:
-    # eRDMA's sha256 (Alibaba's Enable eRDMA table) and the FSx key's fingerprint are pinned. enroot's .debs are not:
-    # no published sha256 was found (images/lock.yaml slurm.enroot.unconfirmed), so the check names them until pinned.
+def test_the_shipped_lock_verifies_every_download(tmp_path: Path) -> None:
+    # eRDMA's sha256 (Alibaba's Enable eRDMA table) and the FSx key's fingerprint are pinned; enroot's .debs take the
+    # digest GitHub lists for their release asset (`release:`), which `lock resolve` records.
     rc, report, _ = _check(tmp_path, lambda profile: None)
-    # The shipped ACK stacks name the profile ACK installs (cuda12.8-r570-ack), not this one: nothing else is left.
-    assert rc == 1 and _fields(report) == {"slurm.enroot.sha256", "slurm.enroot_caps.sha256"}
+    # The shipped ACK stacks name the profile ACK installs (cuda12.8-r570-ack), not this one: nothing is left.
+    assert rc == 0 and _fields(report) == set()
+
+
+def test_a_github_download_without_its_release_fails(tmp_path: Path) -> None:
+    def unpin(profile: dict) -> None:
+        del profile["slurm"]["enroot"]["release"]
+    rc, report, _ = _check(tmp_path, unpin)
+    assert rc == 1 and _fields(report) == {"slurm.enroot.sha256"}

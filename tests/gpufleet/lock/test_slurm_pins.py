@@ -67,7 +67,8 @@ def test_the_image_stack_plan_names_each_unread_slurm_fact() -> None:
     found = {f["field"] for f in plan.summary.get("unresolved_facts", [])}
     at = f"profiles.{PROFILE}.slurm"
     assert {f"{at}.packages.apt", f"{at}.munge.apt", f"{at}.container_cli.apt", f"{at}.enroot.sha256",
-            f"{at}.enroot_caps.sha256", f"{at}.pyxis.sha256", f"{at}.packages.key_fingerprint"} <= found
+            f"{at}.enroot_caps.sha256", f"{at}.pyxis.sha256", f"{at}.packages.key_fingerprint",
+            f"{at}.power_sdk.aws[0].sha256"} <= found
 
 
 def test_lock_resolve_reads_munge_from_the_archives_universe_component(tmp_path: Path) -> None:

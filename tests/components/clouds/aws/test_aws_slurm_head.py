@@ -187,10 +187,10 @@ def test_the_nodes_join_configless_after_the_node_check(plan: PlanResult) -> Non
     assert settings["GPUFLEET_SLURM_KEY_WAIT_SECONDS"] == str(KEY_WAIT_SECONDS)
     server = settings["GPUFLEET_SLURM_SERVER"]
     assert files["/etc/gpufleet/slurmd-registration"] == (
-        "p5.48xlarge us-east-1a /usr/sbin/slurmd -D -s -Z -N h100-@INSTANCE_ID@ "
+        "p5.48xlarge us-east-1a /usr/sbin/slurmd --systemd -Z -N h100-@INSTANCE_ID@ "
         f'--conf "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a" --conf-server {server}\n')
     drop_in = files["/etc/systemd/system/slurmd.service.d/gpufleet.conf"]
-    assert "ConditionPathExists=\n" in drop_in and "Requires=gpufleet-health.service\n" in drop_in
+    assert "TimeoutStartSec=infinity\n" in drop_in and "Requires=gpufleet-health.service\n" in drop_in
     assert files["/usr/local/lib/gpufleet/slurm/health-check"].startswith("#!/bin/sh\n")
     enable = next(line for line in document["runcmd"] if line[:2] == ["systemctl", "enable"])
     assert enable[-1] == "gpufleet-slurm-join.service" and "gpufleet-health.service" in enable
