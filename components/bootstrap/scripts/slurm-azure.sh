@@ -27,7 +27,7 @@ munge_secret_get() {  # prints the secret's value (the key, base64); fails while
   local token
   token=$(vault_token) && [[ -n $token ]] &&
     curl -sf -H "Authorization: Bearer $token" "$(munge_secret_url)" |
-    sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | tr -d '\\'  # JSON may escape base64's "/" as "\/"
+    sed -n 's/.*"value":"\([^"]*\)".*/\1/p' | tr -d "\\\\"  # JSON may escape base64's "/" as "\/"
 }
 
 munge_key_stored() {  # true when the secret has a value; false also when Key Vault is unreachable
