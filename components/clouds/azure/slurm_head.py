@@ -15,7 +15,6 @@ to join it (the same shape as components/clouds/aws/slurm_head.py).
 
 from __future__ import annotations
 
-import base64
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,10 +22,10 @@ import pulumi
 from pulumi_azure_native import compute, network
 
 from components import runtime
-from components.bootstrap.added_files import cloud_config_of, cloud_config_with, gzip_user_data
-from components.bootstrap.cloud_init import LIB, node_script, user_data_limit
+from components.bootstrap.added_files import cloud_config_with
+from components.bootstrap.cloud_init import user_data_limit
 from components.bootstrap.errors import BootstrapError
-from components.slurm.head_files import HEAD_SETTINGS, HEAD_UNITS, head_node_files, head_settings, head_site
+from components.slurm.head_files import cloud_head_config, head_site, packed_head_user_data
 from components.slurm.node_files import JOIN_UNIT, node_join_files
 from components.slurm.site import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORTS
 from gpufleet.clouds.naming import stack_base
@@ -100,20 +99,12 @@ def _cloud_values(vault_name: str) -> dict[str, str]:
 
 def head_cloud_config(cluster: ResolvedCluster, vault_name: str) -> str:
     """The head node's cloud-config: the neutral files, its settings and Azure's part of the scripts."""
-    site = head_site()
-    files = {
-        **head_node_files(cluster, site),
-        HEAD_SETTINGS: ("0600", head_settings(site, _cloud_values(vault_name))),
-        f"{LIB}/slurm-cloud.sh": ("0644", node_script("slurm-azure.sh")),
-    }
-    return cloud_config_of(files, HEAD_UNITS)
+    return cloud_head_config(cluster, "azure", _cloud_values(vault_name))
 
 
 def head_custom_data(cluster: ResolvedCluster, vault_name: str) -> str:
-    """The head node's custom data, gzipped (cloud-init unpacks it) and base64 as osProfile.customData takes it."""
-    packed = gzip_user_data(head_cloud_config(cluster, vault_name), "azure", "the Slurm head node",
-                            "use fewer node groups or partitions")
-    return base64.b64encode(packed).decode()
+    """The head node's custom data, gzipped and base64 as osProfile.customData takes it."""
+    return packed_head_user_data(cluster, "azure", _cloud_values(vault_name))
 
 
 @dataclass(frozen=True)

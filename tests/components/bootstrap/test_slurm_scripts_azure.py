@@ -6,12 +6,11 @@ none is stored, as `curl -f` sees it) and Set Secret (each a new version), keepi
 from __future__ import annotations
 
 import base64
-import gzip
 from pathlib import Path
 
 import pytest
 import yaml
-from slurm_stacks import slurm_cluster
+from slurm_stacks import files_of, slurm_cluster
 from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files
 
 from components.bootstrap.cloud_init import node_script
@@ -77,12 +76,9 @@ def head(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
 def node(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
     text = node_user_data(cluster, cluster.groups[0], "#cloud-config\nwrite_files: []\nruncmd:\n"
                           "- [systemctl, enable]\n- [systemctl, start]\n", HEAD_ADDRESS, VAULT)
-    files = {}
-    for entry in yaml.safe_load(text)["write_files"]:
-        content = entry["content"]
-        if entry.get("encoding") == "gz+b64":
-            content = gzip.decompress(base64.b64decode(content)).decode()
-        files[entry["path"]] = (entry["permissions"], content)
+    document = yaml.safe_load(text)
+    modes = {entry["path"]: entry["permissions"] for entry in document["write_files"]}
+    files = {path: (modes[path], content) for path, content in files_of(document).items()}
     files["/usr/local/lib/gpufleet/common.sh"] = ("0644", node_script("common.sh"))
     files["/etc/gpufleet/bootstrap.env"] = ("0600", "")
     return azure(Machine(tmp_path, "node", files))

@@ -6,13 +6,11 @@ of the head and of the nodes (gunzipped / base64-decoded as cloud-init reads it)
 from __future__ import annotations
 
 import base64
-import gzip
-from typing import Any
 
 import pytest
 import yaml
 from conftest import of_type, one, write_stack
-from slurm_stacks import slurm_cluster
+from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
 from components.bootstrap.cloud_init import node_script
 from components.clouds.azure.slurm_identity import (
@@ -43,18 +41,6 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     cluster = slurm_cluster("azure-train-ndh100")
     cluster["network"]["admin_cidrs"] = ["198.51.100.0/24"]
     return plan_stack(write_stack(tmp_path_factory.mktemp("stacks"), "slurm-ndh100", cluster))
-
-
-def named(plan: PlanResult, typ: str, name: str) -> RecordedResource:
-    found = [r for r in of_type(plan, typ) if r.name == name]
-    assert len(found) == 1, [r.name for r in of_type(plan, typ)]
-    return found[0]
-
-
-def files_of(document: dict[str, Any]) -> dict[str, str]:
-    """path -> content, gz+b64 entries unpacked as cloud-init does."""
-    return {entry["path"]: gzip.decompress(base64.b64decode(entry["content"])).decode()
-            if entry.get("encoding") == "gz+b64" else entry["content"] for entry in document["write_files"]}
 
 
 def test_the_head_node_is_a_private_vm_on_the_stacks_image_and_disk_encryption_set(plan: PlanResult) -> None:
@@ -166,8 +152,7 @@ def test_the_vault_admits_the_node_subnet_through_its_service_endpoint(plan: Pla
 
 def test_the_heads_custom_data_carries_azures_script_part_and_its_vault(plan: PlanResult) -> None:
     head, vault = one(plan, VM), one(plan, "azure-native:keyvault:Vault")
-    text = gzip.decompress(base64.b64decode(head.inputs["osProfile"]["customData"])).decode()
-    files = files_of(yaml.safe_load(text))
+    files = files_of(cloud_config(head.inputs["osProfile"]["customData"]))
     assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == node_script("slurm-azure.sh")
     settings = files["/etc/gpufleet/bootstrap.env"].splitlines()
     assert f"GPUFLEET_KEY_VAULT={vault.inputs['vaultName']}" in settings
