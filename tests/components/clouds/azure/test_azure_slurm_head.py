@@ -181,3 +181,9 @@ def test_the_plan_says_what_nobody_has_confirmed(plan: PlanResult) -> None:
     warnings = plan.summary["warnings"]
     assert any("secret's scope before the head node writes the secret" in w for w in warnings)
     assert any("scaling role" in w for w in warnings)
+
+
+def test_the_pack_passes_the_head_node_its_roles_and_its_munge_key(plan: PlanResult) -> None:
+    judged = {"azure-slurm-munge-key-in-vault", "azure-slurmctld-not-public", "azure-role-assignments-scoped",
+              "azure-no-public-ip"}
+    assert [v for v in plan.policies["violations"] if v["policy"] in judged] == []
