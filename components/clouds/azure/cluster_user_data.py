@@ -19,11 +19,7 @@ from .identity import METRICS_NAMESPACE
 from .lifecycle import HEALTH_PORT, TerminateNotice, node_check_retry_seconds
 from .nccl import nccl_family
 from .shared_storage import FILESYSTEM_NAME
-from .slurm_head import SlurmHead, join_user_data
-
-# The longest address the file system's MGS can have: rendering with it first reports an oversized user data
-# before any resource.
-LONGEST_ADDRESS = "255.255.255.255"
+from .slurm_head import LONGEST_ADDRESS, SlurmHead, join_user_data
 
 
 def group_user_data(

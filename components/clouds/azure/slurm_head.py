@@ -48,6 +48,9 @@ ROLE_TAG = {"gpufleet:role": "slurm-head"}
 # Rule priorities: the Slurm rules before the admin SSH rules (ADMIN_PRIORITY and up), the deny last.
 SLURM_PRIORITY = 90
 VAULT_NAME_MAX = 24  # Key Vault names: 3 to 24 characters (names.py NAMES, vaultName)
+# The longest IPv4 address (the file system's MGS, the head node's): rendering with it first reports an oversized
+# user data before any resource.
+LONGEST_ADDRESS = "255.255.255.255"
 
 
 def slurm_base(scope: ClusterScope) -> str:
@@ -187,9 +190,9 @@ def slurm_head(scope: ClusterScope, place: HeadPlace, image: compute.ImageRefere
     return SlurmHead(address=address, vault_name=place.vault_name, nodes_asg_id=nodes_asg.id, identity=identity)
 
 
-def refuse_brought_vault(scope: ClusterScope) -> bool:
-    """scheduler slurm keeps the munge key in the stack's own vault: a brought key's vault (its authorisation model
-    and network rules are its owner's) is refused; True when the head node can be built."""
+def munge_vault_usable(scope: ClusterScope) -> bool:
+    """Whether the stack's vault can keep the munge key: the one gpufleet creates (Azure RBAC, the node subnet
+    admitted). A brought key's vault (its authorisation model and network rules are its owner's) is refused."""
     if scope.spec.storage.kms_key == "create":
         return True
     runtime.refuse("storage.kms_key", (
@@ -217,6 +220,10 @@ def join_user_data(cluster: ResolvedCluster, group: ResolvedGroup, user_data: pu
     """The group's user data, with the join once the head node's address is known (unchanged without Slurm)."""
     if head is None:
         return user_data
+    if isinstance(user_data, str):
+        # Rendered once with the longest address and vault name: a custom data over Azure's cap is reported before
+        # any resource, not from inside the engine.
+        node_user_data(cluster, group, user_data, LONGEST_ADDRESS, "v" * VAULT_NAME_MAX)
     return pulumi.Output.all(user_data, head.address, head.vault_name).apply(
         lambda v: node_user_data(cluster, group, v[0], v[1], v[2]))
 
@@ -226,7 +233,7 @@ def build_slurm_head(scope: ClusterScope, group: ClusterResourceGroup, network: 
                      image: compute.ImageReferenceArgs | None) -> SlurmHead | None:
     """scheduler slurm: the nodes' read of the munge key and the head node; None for any other scheduler (or a
     refused brought vault)."""
-    if scope.spec.scheduler.kind != "slurm" or not refuse_brought_vault(scope) or encryption.vault_name is None:
+    if scope.spec.scheduler.kind != "slurm" or not munge_vault_usable(scope) or encryption.vault_name is None:
         return None
     nodes_read = grant_nodes_munge_key(slurm_base(scope), encryption.vault_id, nodes.principal_id,
                                        client.subscription_id, scope.child)

@@ -31,7 +31,7 @@ CASES: dict[str, tuple[str, str]] = {
     "components.clouds.azure.cluster.refuse_without_admin_key": ("azure-infer-a100", "admin_ssh_public_key"),
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
     "gpufleet.program.refuse_unbuilt_slurm": ("slurm-ebmgn8v", "scheduler.kind"),
-    "components.clouds.azure.slurm_head.refuse_brought_vault": ("slurm-ndh100-brought-key", "storage.kms_key"),
+    "components.clouds.azure.slurm_head.munge_vault_usable": ("slurm-ndh100-brought-key", "storage.kms_key"),
 }
 # A brought disk key on Azure: its vault is the owner's, not set up for the munge key.
 BROUGHT_KEY = {
