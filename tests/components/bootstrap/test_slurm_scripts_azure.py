@@ -135,3 +135,16 @@ def test_a_node_without_a_stored_key_never_starts_slurmd(tmp_path: Path, cluster
     assert done.returncode == 1
     assert "no munge key in the secret store after 0 s" in done.stderr
     assert joining.calls("systemctl") == []
+
+
+def test_a_flexible_node_registers_under_its_vm_name(tmp_path: Path, head: Machine, cluster: ResolvedCluster) -> None:
+    # A Flexible scale set's VM goes by its name in Delete Instances (components/clouds/azure/slurm_capacity.py).
+    assert head.run("gpufleet-slurm-head", **env("train-dev-slurm-head")).returncode == 0
+    joining = node(tmp_path, cluster)
+    settings = joining.root / "etc/gpufleet/slurm.env"
+    settings.write_text(settings.read_text().replace("SCALE_SET_MODE=Uniform", "SCALE_SET_MODE=Flexible"))
+    done = joining.run("gpufleet-slurm-join", GPUFLEET_UNITS=str(joining.root / "etc/systemd/system"),
+                       **env(f"{SCALE_SET}_1a2b3c4d"))
+    assert done.returncode == 0, done.stderr
+    drop_in = (joining.root / "etc/systemd/system/slurmd.service.d/gpufleet-registration.conf").read_text()
+    assert f"-Z -N h100-{SCALE_SET}_1a2b3c4d " in drop_in
