@@ -6,8 +6,8 @@ to join it (the same shape as components/clouds/aws/slurm_head.py).
   Bastion, serial console). Its custom data (gzipped cloud-config) carries components.slurm.head_files' files and
   Azure's part of the scripts (scripts/slurm-azure.sh).
 - Its NIC's security group admits slurmctld and srun's ports from the nodes' application security group only (every
-  scale set's VMs are in it) and lets the head reach the nodes' slurmd; nothing else inbound but SSH from the admin
-  networks.
+  scale set's VMs are in it) and lets the head reach the nodes' slurmd; nothing else inbound but SSH from the VNet
+  (Azure Bastion) and the admin networks.
 - The munge key is a secret in the stack's vault that Pulumi never writes: the head node makes the key at its first
   boot and sets it through Key Vault's REST API with its identity's token (scripts/slurm-head.sh), so the key never is
   in Pulumi state. Roles: slurm_identity.py.
@@ -73,7 +73,8 @@ def _rule(name: str, priority: int, direction: str, ports: str, description: str
 
 
 def head_security_rules(nodes_asg_id: pulumi.Input[str], admin_cidrs: list[str]) -> list[network.SecurityRuleArgs]:
-    """slurmctld and srun's ports from the nodes, slurmd on the nodes, SSH from the admin networks, nothing else in."""
+    """slurmctld and srun's ports from the nodes, slurmd on the nodes, SSH from the VNet (Bastion) and the admin
+    networks, nothing else in."""
     nodes = [network.ApplicationSecurityGroupArgs(id=nodes_asg_id)]
     low, high = SRUN_PORTS
     rules = [
@@ -83,6 +84,10 @@ def head_security_rules(nodes_asg_id: pulumi.Input[str], admin_cidrs: list[str])
               source_application_security_groups=nodes, destination_address_prefix="*"),
         _rule("slurmd-to-nodes", SLURM_PRIORITY, "Outbound", str(SLURMD_PORT), "slurmd on the GPU nodes",
               source_address_prefix="*", destination_application_security_groups=nodes),
+        # Azure Bastion reaches a VM's SSH from its own subnet in the VNet (or a peered one), as it reaches the nodes
+        # under Azure's default AllowVnetInBound, which the deny below overrides for the head node.
+        _rule("ssh-from-vnet", SLURM_PRIORITY + 2, "Inbound", "22", "SSH from the virtual network (Azure Bastion)",
+              source_address_prefix="VirtualNetwork", destination_address_prefix="*"),
         *(_rule(f"ssh-admin-{index}", ADMIN_PRIORITY + index, "Inbound", "22", "SSH from an admin network",
                 source_address_prefix=cidr, destination_address_prefix="*")
           for index, cidr in enumerate(admin_cidrs)),

@@ -75,8 +75,10 @@ def test_the_heads_security_group_admits_slurm_from_the_nodes_only(plan: PlanRes
     assert nsg.urn in nic.property_dependencies["networkSecurityGroup"]
     assert nsg.property_dependencies["securityRules"] == (asg.urn,)
     rules = {rule["name"]: rule for rule in nsg.inputs["securityRules"]}
-    assert set(rules) == {"slurmctld-from-nodes", "srun-from-nodes", "slurmd-to-nodes", "ssh-admin-0",
-                          "deny-other-inbound"}
+    assert set(rules) == {"slurmctld-from-nodes", "srun-from-nodes", "slurmd-to-nodes", "ssh-from-vnet",
+                          "ssh-admin-0", "deny-other-inbound"}
+    assert (rules["ssh-from-vnet"]["destinationPortRange"], rules["ssh-from-vnet"]["sourceAddressPrefix"]) == (
+        "22", "VirtualNetwork")
     nodes = rules["slurmctld-from-nodes"]["sourceApplicationSecurityGroups"]
     assert len(nodes) == 1
     assert (rules["slurmctld-from-nodes"]["direction"], rules["slurmctld-from-nodes"]["destinationPortRange"]) == (
