@@ -240,6 +240,11 @@ def build_slurm_head(scope: ClusterScope, group: ClusterResourceGroup, network: 
     refused brought vault)."""
     if scope.spec.scheduler.kind != "slurm" or not munge_vault_usable(scope) or encryption.vault_name is None:
         return None
+    if scope.spec.network.subnet_id:
+        runtime.warn_unconfirmed("network.subnet_id", (
+            "the brought node subnet must have Key Vault's service endpoint (Microsoft.KeyVault), which gpufleet adds "
+            "only to a subnet it creates: without it the vault's subnet rule is refused and the head node and nodes "
+            "cannot reach the munge key"))
     nodes_read = grant_nodes_munge_key(slurm_base(scope), encryption.vault_id, nodes.principal_id,
                                        client.subscription_id, scope.child)
     place = HeadPlace(group.name, group.id, network.subnet_id, encryption.vault_id, encryption.vault_name,

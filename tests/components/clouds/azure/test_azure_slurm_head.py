@@ -6,6 +6,7 @@ of the head and of the nodes (gunzipped / base64-decoded as cloud-init reads it)
 from __future__ import annotations
 
 import base64
+from pathlib import Path
 
 import pytest
 import yaml
@@ -189,3 +190,16 @@ def test_the_pack_passes_the_head_node_its_roles_and_its_munge_key(plan: PlanRes
     judged = {"azure-slurm-munge-key-in-vault", "azure-slurmctld-not-public", "azure-role-assignments-scoped",
               "azure-no-public-ip"}
     assert [v for v in plan.policies["violations"] if v["policy"] in judged] == []
+
+
+def test_a_brought_subnet_is_told_it_needs_key_vaults_service_endpoint(tmp_path: Path) -> None:
+    vnet = "/subscriptions/11111111-1111-4111-8111-111111111111/resourceGroups/net/providers/Microsoft.Network/" \
+           "virtualNetworks/v"
+    cluster = slurm_cluster("azure-train-ndh100")
+    cluster["network"] = {**cluster["network"], "cidr": None, "vnet_id": vnet, "subnet_id": f"{vnet}/subnets/nodes"}
+    cluster["storage"] = {**cluster["storage"], "shared": None}
+    plan = plan_stack(write_stack(tmp_path, "slurm-brought", cluster))
+    assert any(w.startswith("network.subnet_id: the brought node subnet must have Key Vault's service endpoint")
+               for w in plan.summary["warnings"])
+    acls = one(plan, "azure-native:keyvault:Vault").inputs["properties"]["networkAcls"]
+    assert acls["virtualNetworkRules"] == [{"id": f"{vnet}/subnets/nodes"}]
