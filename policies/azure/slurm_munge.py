@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from ..cloud_init import munge_key_files
 from ..meta import MANDATORY, Config, Finding, Node, Rule, Stack, stack_rule
 from ..props import get
 from .resource_types import SECRET, VM, VMSS
@@ -39,9 +40,7 @@ def check_munge_key(stack: Stack, config: Config) -> Iterator[Finding]:
             yield secret.urn, ("a Key Vault Secret resource holds the munge key, so its value sits in Pulumi "
                                f"state: remove it; {FIX}")
     for node in stack.of_type(VM, VMSS):
-        files = files_of(node)
-        written = [path for path in files if MUNGE in path.lower() and path.endswith(".key")] if isinstance(
-            files, dict) else []
+        written = munge_key_files(files_of(node))
         if written:
             yield node.urn, (f"the custom data writes the munge key ({', '.join(written)}), kept in Pulumi state "
                              f"and the machine's model: remove it; {FIX}")
