@@ -94,8 +94,8 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
         f"unbaked), so a real run creates nothing: {next_steps(entry.stack)}; then run it again"))
 
 
-# Clouds whose program builds Slurm's head node, munge key and node registration (components/clouds/aws/slurm_head.py).
-SLURM_BUILT = ("aws",)
+# Clouds whose program builds Slurm's head node, munge key and node registration (clouds/<cloud>/slurm_head.py).
+SLURM_BUILT = ("aws", "azure")
 
 
 def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:

@@ -66,3 +66,10 @@ def written_files(text: Any) -> Any:
             if content is not None:
                 found[entry["path"]] = content
     return found
+
+
+def munge_key_files(files: Any) -> list[str]:
+    """The written files that hold a munge key (a path naming munge, ending .key); [] while the user data is
+    unknown."""
+    return [path for path in files if "munge" in path.lower() and path.endswith(".key")] if isinstance(
+        files, dict) else []

@@ -1,11 +1,15 @@
-"""Shipped VM stacks turned slurm, for the stack-file, rendering and daemon tests."""
+"""Shipped VM stacks turned slurm, for the stack-file, rendering and daemon tests, and what their plans' tests read:
+one named resource, a head node's user data and the files a cloud-config writes."""
 
 from __future__ import annotations
 
+import base64
 import copy
+import gzip
 from typing import Any
 
-from conftest import read_cluster
+import yaml
+from conftest import of_type, read_cluster
 
 # The shipped VM training stacks, one per cloud, with a head node type of the cloud (the catalog has no CPU rows
 # to default to yet, so the stack names one; these are the clouds' general-purpose 4 vCPU types).
@@ -28,3 +32,23 @@ def second_group(cluster: dict[str, Any], name: str, **fields: Any) -> dict[str,
     group = {**copy.deepcopy(cluster["node_groups"][0]), "name": name, **fields}
     cluster["node_groups"].append(group)
     return group
+
+
+def named(plan: Any, typ: str, name: str) -> Any:
+    """The one recorded resource of a type token with this logical name."""
+    found = [r for r in of_type(plan, typ) if r.name == name]
+    assert len(found) == 1, [r.name for r in of_type(plan, typ)]
+    return found[0]
+
+
+def cloud_config(base64_gzip: str) -> dict[str, Any]:
+    """A head node's user data (gzipped, base64) as cloud-init reads it."""
+    text = gzip.decompress(base64.b64decode(base64_gzip)).decode()
+    assert text.startswith("#cloud-config\n")
+    return yaml.safe_load(text)
+
+
+def files_of(document: dict[str, Any]) -> dict[str, str]:
+    """path -> content, gz+b64 entries unpacked as cloud-init does."""
+    return {entry["path"]: gzip.decompress(base64.b64decode(entry["content"])).decode()
+            if entry.get("encoding") == "gz+b64" else entry["content"] for entry in document["write_files"]}

@@ -10,11 +10,12 @@ tokens HEAD_HOST / HEAD_ADDRESS (head_site) and scripts/slurm-head.sh puts the m
 
 from __future__ import annotations
 
+import base64
 import shlex
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from ..bootstrap.added_files import Files
+from ..bootstrap.added_files import Files, cloud_config_of, gzip_user_data
 from ..bootstrap.cloud_init import LIB, SBIN, UNITS, node_script
 from .gres_conf import render_gres_conf
 from .power_units import POWER_UNITS, power_unit_files
@@ -82,3 +83,23 @@ def head_node_files(cluster: ResolvedCluster, site: SlurmSite) -> Files:
         f"{UNITS}/munge.service.d/gpufleet.conf": ("0644", MUNGE_DROP_IN),
         f"{UNITS}/slurmctld.service.d/gpufleet.conf": ("0644", SLURMCTLD_DROP_IN),
     }
+
+
+def cloud_head_config(cluster: ResolvedCluster, cloud: str, cloud_values: Mapping[str, str]) -> str:
+    """The head node's cloud-config: the neutral files, its settings with the cloud's values (its secret) and the
+    cloud's part of the scripts (scripts/slurm-<cloud>.sh)."""
+    site = head_site()
+    files = {
+        **head_node_files(cluster, site),
+        HEAD_SETTINGS: ("0600", head_settings(site, cloud_values)),
+        f"{LIB}/slurm-cloud.sh": ("0644", node_script(f"slurm-{cloud}.sh")),
+    }
+    return cloud_config_of(files, HEAD_UNITS)
+
+
+def packed_head_user_data(cluster: ResolvedCluster, cloud: str, cloud_values: Mapping[str, str]) -> str:
+    """The head node's cloud-config gzipped (cloud-init unpacks it) and base64, as EC2's userDataBase64 and Azure's
+    osProfile.customData take it; BootstrapError when over the cloud's cap."""
+    packed = gzip_user_data(cloud_head_config(cluster, cloud, cloud_values), cloud, "the Slurm head node",
+                            "use fewer node groups or partitions")
+    return base64.b64encode(packed).decode()

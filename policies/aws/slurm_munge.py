@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from gpufleet.stackfile.keys import provider_managed
 
+from ..cloud_init import munge_key_files
 from ..meta import MANDATORY, Config, Finding, Node, Rule, Stack, stack_rule
 from ..props import UNKNOWN, get
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE, SECRET, SECRET_VERSION, SSM_PARAMETER
@@ -75,10 +76,7 @@ def check_munge_key(stack: Stack, config: Config) -> Iterator[Finding]:
             yield parameter.urn, ("an SSM parameter holds the munge key, outside the secret store and in Pulumi "
                                   f"state: remove it; {FIX_VERSION}")
     for node in stack.of_type(LAUNCH_TEMPLATE, INSTANCE):
-        files = files_of(node)
-        if not isinstance(files, dict):
-            continue  # user data unknown until the engine resolves it
-        written = [path for path in files if MUNGE in path.lower() and path.endswith(".key")]
+        written = munge_key_files(files_of(node))  # none while the user data is unknown
         if written:
             yield node.urn, (f"the user data writes the munge key ({', '.join(written)}), readable by whoever may "
                              f"describe the {'instance' if node.type == INSTANCE else 'launch template'}: remove "

@@ -20,6 +20,12 @@ BUILT_IN_ROLES = {
     "2a2b9908-6ea1-4ae2-8e65-a410df84e7d1": "Storage Blob Data Reader",
     "3913510d-42f4-4e42-8a64-420c390055eb": "Monitoring Metrics Publisher",
 }
+# Built-in roles allowed only on one kind of resource: Key Vault Secrets User on a single secret (the Slurm nodes'
+# read of the munge key, components/clouds/azure/slurm_identity.py), never on a vault, where it reads every secret.
+SCOPED_ROLES: dict[str, tuple[str, re.Pattern[str]]] = {
+    "4633458b-17de-408a-b874-0445c86b69e6": ("Key Vault Secrets User", re.compile(
+        r"^/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\.KeyVault/vaults/[^/]+/secrets/[^/]+$", re.I)),
+}
 # A scope that is a subscription, a management group or the tenant root: too wide for a cluster's grants.
 WIDE_SCOPE = re.compile(
     r"^(?:/|/subscriptions/[^/]+/?|/providers/Microsoft\.Management/managementGroups/[^/]+/?)$", re.IGNORECASE
@@ -30,11 +36,13 @@ SCHEMA = config_schema({"allowedRoleDefinitionIds": {
 
 
 def _custom_roles_ok(stack: Stack, assignment: Any) -> bool:
-    """The assignment names a role defined in this stack whose permissions list no wildcard action."""
+    """The assignment names a role defined in this stack whose permissions list no wildcard action (control plane
+    actions or data actions)."""
     roles = stack.dependencies_of(assignment, ROLE_DEFINITION, prop="roleDefinitionId")
     for role in roles:
         permissions = items(role.props, "permissions")
-        actions = [a for p in (permissions if isinstance(permissions, list) else []) for a in items(p, "actions")]
+        actions = [a for p in (permissions if isinstance(permissions, list) else [])
+                   for key in ("actions", "dataActions") for a in items(p, key)]
         if actions and not any(isinstance(a, str) and "*" in a for a in actions):
             return True
     return False
@@ -54,11 +62,15 @@ def check_role_assignments(stack: Stack, config: Mapping[str, Any]) -> Iterator[
         if role is UNKNOWN or _custom_roles_ok(stack, node):
             continue
         guid = str(role).rsplit("/", 1)[-1].lower()
+        scoped = SCOPED_ROLES.get(guid)
+        if scoped is not None and isinstance(scope, str) and scoped[1].match(scope):
+            continue
         if guid not in allowed and not aks_role_allowed(stack, guid, scope):
             names = ", ".join(sorted(BUILT_IN_ROLES.values()))
             yield node.urn, (
-                f"role definition {role!r} is not an allowed role ({names}, a custom role of this stack without "
-                "wildcard actions, or one listed in allowedRoleDefinitionIds; with an AKS cluster also "
+                f"role definition {role!r} is not an allowed role ({names}, Key Vault Secrets User on one secret, "
+                "a custom role of this stack without wildcard actions, or one listed in allowedRoleDefinitionIds; "
+                "with an AKS cluster also "
                 f"{', '.join(name for name, _ in AKS_ROLES.values())}, each on its own kind of resource)"
             )
 

@@ -1,6 +1,8 @@
 """Azure resource type tokens the rules read (pulumi-azure-native v3), and values several rules share."""
 
 VMSS = "azure-native:compute:VirtualMachineScaleSet"
+VM = "azure-native:compute:VirtualMachine"
+SECRET = "azure-native:keyvault:Secret"
 DISK = "azure-native:compute:Disk"
 DISK_ENCRYPTION_SET = "azure-native:compute:DiskEncryptionSet"
 VAULT = "azure-native:keyvault:Vault"

@@ -25,7 +25,8 @@ AWS_MODULES = tuple(getattr(aws_policies, name) for name in ("encryption", "expo
                                                               "fabric", "operations", "logs", "eks", "slurm_munge",
                                                               "slurm_exposure", "slurm_fabric"))
 AZURE_MODULES = tuple(getattr(azure_policies, name) for name in ("aks", "encryption", "exposure", "identity", "images",
-                                                                  "spot", "fabric", "operations"))
+                                                                  "spot", "fabric", "operations", "slurm_munge",
+                                                                  "slurm_exposure"))
 PROVIDER_TOKEN = re.compile(r"[\"'](aws|azure-native|alicloud):")
 
 

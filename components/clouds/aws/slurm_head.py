@@ -13,15 +13,13 @@ the node groups add to join it.
 
 from __future__ import annotations
 
-import base64
 from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 
-from components.bootstrap.added_files import cloud_config_of, cloud_config_with, gzip_user_data
-from components.bootstrap.cloud_init import LIB, node_script
-from components.slurm.head_files import HEAD_SETTINGS, HEAD_UNITS, head_node_files, head_settings, head_site
+from components.bootstrap.added_files import cloud_config_with
+from components.slurm.head_files import cloud_head_config, head_site, packed_head_user_data
 from components.slurm.node_files import JOIN_UNIT, node_join_files
 from components.slurm.site import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORTS
 from gpufleet.clouds.naming import stack_base
@@ -87,20 +85,12 @@ def _cloud_values(region: str, secret_arn: str) -> dict[str, str]:
 
 def head_cloud_config(cluster: ResolvedCluster, secret_arn: str) -> str:
     """The head node's cloud-config: the neutral files, its settings and AWS's part of the scripts."""
-    site = head_site()
-    files = {
-        **head_node_files(cluster, site),
-        HEAD_SETTINGS: ("0600", head_settings(site, _cloud_values(cluster.spec.region, secret_arn))),
-        f"{LIB}/slurm-cloud.sh": ("0644", node_script("slurm-aws.sh")),
-    }
-    return cloud_config_of(files, HEAD_UNITS)
+    return cloud_head_config(cluster, "aws", _cloud_values(cluster.spec.region, secret_arn))
 
 
 def head_user_data(cluster: ResolvedCluster, secret_arn: str) -> str:
     """The head node's user data, gzipped and base64 (userDataBase64)."""
-    packed = gzip_user_data(head_cloud_config(cluster, secret_arn), "aws", "the Slurm head node",
-                            "use fewer node groups or partitions")
-    return base64.b64encode(packed).decode()
+    return packed_head_user_data(cluster, "aws", _cloud_values(cluster.spec.region, secret_arn))
 
 
 def slurm_head(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], head_sg: aws.ec2.SecurityGroup,

@@ -5,7 +5,6 @@ scale sets: the AKS cluster, one agent pool per node group, and the in-cluster l
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pulumi
@@ -16,36 +15,30 @@ from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 from gpufleet.lock.status import image_tags
 
 from ... import runtime
-from ...bootstrap import render_user_data
-from ...bootstrap.for_group import group_bootstrap
-from ...bootstrap.operations import GpuMetrics, SharedMount
+from ...bootstrap.operations import SharedMount
 from ..scope import ClusterScope
 from .alarms import action_group, group_alerts
 from .budget import cost_budget
 from .cluster_parts import Client, ClusterResourceGroup, NodeIdentity, SharedFileSystem
+from .cluster_user_data import group_user_data
 from .identity import (
-    METRICS_NAMESPACE,
     AzureNodeIdentity,
     NodeIdentityArgs,
     brought_principal_id,
     grant_metrics_publisher,
 )
-from .lifecycle import HEALTH_PORT, TerminateNotice, node_check_retry_seconds, terminate_notice
+from .lifecycle import terminate_notice
 from .lustre_sizes import subnet_prefixlen, tier_of
-from .nccl import nccl_family
 from .network import AzureNetwork, AzureNetworkArgs
 from .nodegroup import AzureNodeGroup, NodeGroupArgs
 from .shared_storage import FILESYSTEM_NAME, AzureSharedStorage, LustreArgs
+from .slurm_head import SlurmHead, build_slurm_head, slurm_base
+from .slurm_identity import grant_scaling
 from .storage import AzureDiskEncryption, DiskEncryptionArgs
 from .subnets import lustre_subnet_cidr, node_subnet_cidr
 
 if TYPE_CHECKING:
     from .aks_steps import AksCluster
-
-# The longest address the file system's MGS can have: rendering with it first reports an oversized user data
-# before any resource.
-LONGEST_ADDRESS = "255.255.255.255"
-
 
 def image_reference(image_id: str | None) -> compute.ImageReferenceArgs | None:
     """A gallery image version id, or a marketplace URN publisher:offer:sku:version (always an explicit version)."""
@@ -96,7 +89,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         client = authorization.get_client_config_output(opts=scope.invoke())
         group = create_resource_group(scope, client)
         network = create_network(scope, group.name)
-        encryption = create_key(scope, group.name, client)
+        encryption = create_key(scope, group.name, client, network)
         kubernetes = create_kubernetes(scope, group.name, network, encryption, client)
         if kubernetes is not None:
             self._kubernetes(scope, group, network, encryption, kubernetes)
@@ -105,7 +98,12 @@ class AzureGpuCluster(pulumi.ComponentResource):
         alarm_target = create_alarm_target(scope, group.name)
         create_budget(scope, group.id, alarm_target)
         shared = create_shared_storage(scope, network, encryption, group.name, client, alarm_target)
-        groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared)
+        image = image_reference(resolved.image.id if resolved.image else None)
+        head = build_slurm_head(scope, group, network, encryption, identity, client, image)
+        groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared, head)
+        if head is not None:
+            grant_scaling(slurm_base(scope), head.identity, {n: g.scale_set_id for n, g in groups.items()},
+                          scope.child)
 
         self.resource_group_name = group.name
         self.vnet_id = network.vnet_id
@@ -190,13 +188,16 @@ def create_network(scope: ClusterScope, group_name: pulumi.Output[str]) -> Azure
             cidr=net.cidr,
             vnet_id=net.vnet_id,
             subnet_id=net.subnet_id,
+            key_vault_endpoint=scope.spec.scheduler.kind == "slurm",
         ),
         opts=scope.child,
     )
 
 
-def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Client) -> AzureDiskEncryption:
-    """The disk encryption set on a created vault key, or on the brought key."""
+def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Client,
+               network: AzureNetwork) -> AzureDiskEncryption:
+    """The disk encryption set on a created vault key, or on the brought key; with Slurm the vault admits the node
+    subnet (the munge key's secret)."""
     storage = scope.spec.storage
     return AzureDiskEncryption(
         f"{scope.name}-disk",
@@ -210,6 +211,7 @@ def create_key(scope: ClusterScope, group_name: pulumi.Output[str], client: Clie
             environment=scope.spec.environment,
             key_url=None if storage.kms_key == "create" else storage.kms_key,
             key_vault_id=storage.key_vault_id,
+            data_plane_subnet_id=network.subnet_id if scope.spec.scheduler.kind == "slurm" else None,
         ),
         opts=scope.child,
     )
@@ -307,8 +309,9 @@ def create_shared_storage(
 def create_groups(
     scope: ClusterScope, group_name: pulumi.Output[str], network: AzureNetwork, encryption: AzureDiskEncryption,
     identity: NodeIdentity, client: Client, alarm_target: pulumi.Output[str] | None, shared: SharedFileSystem | None,
+    head: SlurmHead | None,
 ) -> dict[str, AzureNodeGroup]:
-    """One VM scale set per node group, each with its metrics grant and alerts."""
+    """One VM scale set per node group, each with its metrics grant and alerts; with Slurm, its VMs join the head."""
     spec, name, storage = scope.spec, scope.name, scope.spec.storage
     entry = scope.resolved.image  # the spec check made sure it exists
     notice = terminate_notice(spec.bootstrap.checkpoint_grace_seconds, scope.resolved.catalog)
@@ -331,44 +334,20 @@ def create_groups(
                 disk_key_access=encryption.key_access,
                 root_volume_gb=storage.root_volume_gb,
                 encryption_at_host=storage.encryption_at_host,
-                user_data=_user_data(scope, resolved_group, notice, shared),
+                user_data=group_user_data(scope, resolved_group, notice, shared, head),
                 admin_ssh_public_key=spec.admin_ssh_public_key,
                 terminate_notice=notice,
                 tags=scope.tags,
                 image_tags=image_tags(spec.image, entry) if entry else {},
                 deployer=(client.object_id, spec.identity.deployer_principal_type),
                 subscription_id=client.subscription_id,
+                application_security_group_id=head.nodes_asg_id if head else None,
             ),
             opts=scope.child,
         )
         _group_operations(scope, resolved_group, node_group, group_name, identity, client, alarm_target)
         groups[group.name] = node_group
     return groups
-
-
-def _user_data(
-    scope: ClusterScope, resolved_group: ResolvedGroup, notice: TerminateNotice, shared: SharedFileSystem | None
-) -> pulumi.Input[str]:
-    """The group's cloud-init; with a shared file system, rendered once its address is known."""
-    spec = scope.spec
-    bootstrap = group_bootstrap(
-        scope.resolved,
-        resolved_group,
-        # The checkpoint must end before Azure deletes a Regular VM (the terminate notice).
-        checkpoint_grace_seconds=min(spec.bootstrap.checkpoint_grace_seconds, notice.seconds),
-        health_port=HEALTH_PORT,
-        node_check_retry_seconds=node_check_retry_seconds(resolved_group.spec.gpu_sharing.mode == "mig"),
-        gpu_metrics=GpuMetrics(METRICS_NAMESPACE, resolved_group.names["scaling_group"], spec.region)
-        if spec.monitoring.gpu_metrics
-        else None,
-        nccl_family=nccl_family(resolved_group.primary.name, resolved_group.rdma) if resolved_group.primary else None,
-    )
-    user_data = render_user_data(bootstrap)
-    if shared is None or spec.storage.shared is None:
-        return user_data
-    render_user_data(replace(bootstrap, shared_mount=SharedMount(
-        LONGEST_ADDRESS, FILESYSTEM_NAME, spec.storage.shared.mount)))
-    return shared.mount.apply(lambda mount: render_user_data(replace(bootstrap, shared_mount=mount)))
 
 
 def _group_operations(

@@ -35,6 +35,8 @@ class AzureNetworkArgs:
     """Brought VNet resource id (with subnet_id)."""
     subnet_id: str | None = None
     """Brought node subnet resource id."""
+    key_vault_endpoint: bool = False
+    """scheduler slurm: the created node subnet gets Key Vault's service endpoint (the munge key's vault admits it)."""
 
 
 class AzureNetwork(pulumi.ComponentResource):
@@ -96,6 +98,9 @@ class AzureNetwork(pulumi.ComponentResource):
             default_outbound_access=False,
             nat_gateway=network.SubResourceArgs(id=nat.id),
             network_security_group=network.NetworkSecurityGroupArgs(id=nsg.id),
+            service_endpoints=[network.ServiceEndpointPropertiesFormatArgs(service="Microsoft.KeyVault")]
+            if args.key_vault_endpoint
+            else None,
             opts=child,
         )
         self.vnet_id = vnet.id

@@ -69,6 +69,8 @@ class NodeGroupArgs:
     """Who runs the deploy (getClientConfig's objectId, identity.deployer_principal_type): with `idle` it seeds the
     metric the rule reads."""
     subscription_id: pulumi.Input[str]
+    application_security_group_id: pulumi.Input[str] | None = None
+    """scheduler slurm: the nodes' application security group, the source the head node's rules admit."""
 
 
 def _os_disk(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleSetOSDiskArgs:
@@ -98,7 +100,10 @@ def _network(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleS
                 ip_configurations=[
                     # No public_ip_address_configuration: nodes get no public IP; egress is the NAT gateway.
                     compute.VirtualMachineScaleSetIPConfigurationArgs(
-                        name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=args.subnet_id)
+                        name="ipconfig", primary=True, subnet=compute.ApiEntityReferenceArgs(id=args.subnet_id),
+                        application_security_groups=[compute.SubResourceArgs(id=args.application_security_group_id)]
+                        if args.application_security_group_id
+                        else None,
                     )
                 ],
             )
@@ -106,23 +111,27 @@ def _network(args: NodeGroupArgs, uniform: bool) -> compute.VirtualMachineScaleS
     )
 
 
-def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileArgs:
+def admin_linux_configuration(admin_ssh_public_key: str | None) -> compute.LinuxConfigurationArgs:
+    """No password; the admin's key where Azure's Linux agent writes it (a scale set's VMs and the Slurm head)."""
     keys = (
-        # The admin's key file on the VM, where Azure's Linux agent writes it.
         [compute.SshPublicKeyArgs(path=f"/home/{ADMIN_USER}/.ssh/authorized_keys",  # machine-path-ok
-                                  key_data=args.admin_ssh_public_key)]
-        if args.admin_ssh_public_key
+                                  key_data=admin_ssh_public_key)]
+        if admin_ssh_public_key
         else []
     )
+    return compute.LinuxConfigurationArgs(
+        disable_password_authentication=True, ssh=compute.SshConfigurationArgs(public_keys=keys)
+    )
+
+
+def _os_profile(args: NodeGroupArgs) -> compute.VirtualMachineScaleSetOSProfileArgs:
     return compute.VirtualMachineScaleSetOSProfileArgs(
         computer_name_prefix=args.group.name[:15],
         admin_username=ADMIN_USER,
         custom_data=pulumi.Output.from_input(args.user_data).apply(
             lambda text: base64.b64encode(text.encode()).decode()
         ),
-        linux_configuration=compute.LinuxConfigurationArgs(
-            disable_password_authentication=True, ssh=compute.SshConfigurationArgs(public_keys=keys)
-        ),
+        linux_configuration=admin_linux_configuration(args.admin_ssh_public_key),
     )
 
 

@@ -75,6 +75,9 @@ class DiskEncryptionArgs:
     """Brought: a Key Vault key id with its version; None creates the vault and key."""
     key_vault_id: str | None = None
     """Brought: the resource id of the vault holding key_url."""
+    data_plane_subnet_id: pulumi.Input[str] | None = None
+    """scheduler slurm: the node subnet, whose machines read and write the munge key's secret in the created vault
+    (through its Microsoft.KeyVault service endpoint, network.py)."""
 
 
 def _vault_and_key(
@@ -104,7 +107,12 @@ def _vault_and_key(
             soft_delete_retention_in_days=SOFT_DELETE_DAYS,
             enable_purge_protection=True,  # irreversible; Azure requires it for disk encryption keys
             enable_rbac_authorization=True,
-            network_acls=keyvault.NetworkRuleSetArgs(default_action="Deny", bypass="AzureServices"),
+            network_acls=keyvault.NetworkRuleSetArgs(
+                default_action="Deny", bypass="AzureServices",
+                virtual_network_rules=[keyvault.VirtualNetworkRuleArgs(id=args.data_plane_subnet_id)]
+                if args.data_plane_subnet_id is not None
+                else None,
+            ),
         ),
         **common,
         # A stack made before the creation time joined the name keeps the name it has (a new name would replace

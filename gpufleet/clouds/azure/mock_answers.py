@@ -29,6 +29,10 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:network:NatGateway": ("Microsoft.Network/natGateways", "natGatewayName"),
     "azure-native:network:NetworkSecurityGroup": (
         "Microsoft.Network/networkSecurityGroups", "networkSecurityGroupName"),
+    "azure-native:network:ApplicationSecurityGroup": (
+        "Microsoft.Network/applicationSecurityGroups", "applicationSecurityGroupName"),
+    "azure-native:network:NetworkInterface": ("Microsoft.Network/networkInterfaces", "networkInterfaceName"),
+    "azure-native:compute:VirtualMachine": ("Microsoft.Compute/virtualMachines", "vmName"),
     "azure-native:keyvault:Vault": ("Microsoft.KeyVault/vaults", "vaultName"),
     "azure-native:keyvault:Key": ("Microsoft.KeyVault/vaults/{vaultName}/keys", "keyName"),
     "azure-native:compute:DiskEncryptionSet": ("Microsoft.Compute/diskEncryptionSets", "diskEncryptionSetName"),
@@ -89,10 +93,14 @@ users:
 # Stand-in for the file system's MGS address, which Azure assigns in its subnet at creation: an RFC 5737
 # documentation address, never routable, so the offline plan shows the mount's shape without a made-up host.
 STAND_IN_MGS_ADDRESS = "192.0.2.4"
+# Stand-in for a NIC's dynamic private address (the Slurm head node's), which Azure assigns from the subnet at
+# creation: another RFC 5737 documentation address, so the nodes' join shows its shape without a made-up host.
+STAND_IN_PRIVATE_ADDRESS = "192.0.2.5"
 
 # Resources whose user-assigned identities go in as a list of ids and come back as a map by id.
 IDENTITY_MAPS = {
     "azure-native:compute:VirtualMachineScaleSet",
+    "azure-native:compute:VirtualMachine",
     "azure-native:containerservice:ManagedCluster",
     "azure-native:virtualmachineimages:VirtualMachineImageTemplate",
     "azure-native:storagecache:AmlFilesystem",
@@ -122,6 +130,9 @@ def _arm(typ: str, name: str, inputs: dict[str, Any], seed: str) -> Outputs:
         outputs["identity"] = {**inputs["identity"], "principalId": guid(seed + "principal"), "tenantId": TENANT}
     if typ == "azure-native:compute:VirtualMachineScaleSet":
         outputs["uniqueId"] = guid(seed)
+    if typ == "azure-native:network:NetworkInterface":
+        outputs["ipConfigurations"] = [{**config, "privateIPAddress": STAND_IN_PRIVATE_ADDRESS}
+                                       for config in inputs.get("ipConfigurations") or []]
     if typ == "azure-native:storagecache:AmlFilesystem":
         # Only the address: the Lustre version and mount command are Azure's to answer.
         outputs["clientInfo"] = {"mgsAddress": STAND_IN_MGS_ADDRESS}

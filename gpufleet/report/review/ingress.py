@@ -15,6 +15,7 @@ AWS_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 AWS_LEGACY_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 AZURE_NSG = "azure-native:network:NetworkSecurityGroup"
 AZURE_RULE = "azure-native:network:SecurityRule"
+AZURE_APPLICATION_GROUP = "azure-native:network:ApplicationSecurityGroup"
 ALICLOUD_RULE = "alicloud:ecs/securityGroupRule:SecurityGroupRule"
 
 
@@ -69,7 +70,17 @@ def _aws_rule(rules: Resources, rule: Resource) -> ReviewLine | None:
                  _ports(inputs.get("fromPort"), inputs.get("toPort"), protocol), sources, inputs.get("description"))
 
 
-def _azure_rule(urn: str, subject: str, rule: Mapping[str, Any]) -> ReviewLine | None:
+def _application_groups(rules: Resources, resource: Resource, prop: str, ids: list[Any]) -> list[str]:
+    """An Azure rule's source application security groups, named by the recorded groups its NSG depends on."""
+    names = [resource_name(found["urn"]) for found in rules.dependencies(resource, prop)
+             if found["type"] == AZURE_APPLICATION_GROUP]
+    if len(names) == len(ids):
+        return [f"application security group {name}" for name in names]
+    return [f"application security group {group_id}" for group_id in ids]
+
+
+def _azure_rule(rules: Resources, resource: Resource, rule: Mapping[str, Any]) -> ReviewLine | None:
+    urn, subject = resource["urn"], resource_name(resource["urn"])
     if rule.get("direction") != "Inbound":
         return None
     ports = rule.get("destinationPortRanges") or [rule.get("destinationPortRange")]
@@ -78,10 +89,13 @@ def _azure_rule(urn: str, subject: str, rule: Mapping[str, Any]) -> ReviewLine |
         what = "all traffic" if protocol == "*" else f"{protocol} all ports"
     else:
         what = f"{'any protocol' if protocol == '*' else protocol} {shown([p for p in ports if p])}"
-    sources = rule.get("sourceAddressPrefixes") or [rule.get("sourceAddressPrefix")]
+    sources = ["anywhere" if s == "*" else s
+               for s in rule.get("sourceAddressPrefixes") or [rule.get("sourceAddressPrefix")] if s]
+    groups = [group.get("id") for group in rule.get("sourceApplicationSecurityGroups") or []]
+    prop = "securityRules" if resource["type"] == AZURE_NSG else "sourceApplicationSecurityGroups"
+    sources += _application_groups(rules, resource, prop, groups) if groups else []
     access = str(rule.get("access", "")).lower()
-    return _line(urn, subject, access, what, ["anywhere" if s == "*" else s for s in sources if s],
-                 rule.get("description"))
+    return _line(urn, subject, access, what, sources, rule.get("description"))
 
 
 def _alicloud_rule(rules: Resources, rule: Resource) -> ReviewLine | None:
@@ -108,10 +122,10 @@ def ingress_lines(rules: Resources) -> list[ReviewLine]:
         elif kind in (AWS_INGRESS_RULE, AWS_LEGACY_RULE):
             lines.append(_aws_rule(rules, resource))
         elif kind == AZURE_NSG:
-            lines += [_azure_rule(resource["urn"], resource_name(resource["urn"]), rule)
+            lines += [_azure_rule(rules, resource, rule)
                       for rule in (resource.get("inputs") or {}).get("securityRules") or []]
         elif kind == AZURE_RULE:
-            lines.append(_azure_rule(resource["urn"], resource_name(resource["urn"]), resource.get("inputs") or {}))
+            lines.append(_azure_rule(rules, resource, resource.get("inputs") or {}))
         elif kind == ALICLOUD_RULE:
             lines.append(_alicloud_rule(rules, resource))
     return [line for line in lines if line is not None]

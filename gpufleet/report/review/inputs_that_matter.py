@@ -89,6 +89,15 @@ AZURE: dict[str, tuple[Shown, ...]] = {
         Shown("exposure", (("public IP", f"{_VMSS}.networkProfile.networkInterfaceConfigurations[].ipConfigurations[]"
                                          ".publicIPAddressConfiguration.name"),)),
     ),
+    # A lone VM: a Slurm cluster's head node (<cluster>-<environment>-slurm-head); its address is its NIC's.
+    "azure-native:compute:VirtualMachine": (
+        Shown("sizes", (("type", "hardwareProfile.vmSize"), ("zones", "zones[]"),
+                        ("OS disk GB", "storageProfile.osDisk.diskSizeGB"))),
+    ),
+    "azure-native:network:NetworkInterface": (
+        Shown("exposure", (("public IP", "ipConfigurations[].publicIPAddress.id"),),
+              lambda inputs: bool(values_at(inputs, "ipConfigurations[].publicIPAddress"))),
+    ),
     "azure-native:monitor:AutoscaleSetting": (
         Shown("sizes", (("min", "profiles[].capacity.minimum"), ("default", "profiles[].capacity.default"),
                         ("max", "profiles[].capacity.maximum"))),

@@ -98,9 +98,10 @@ class Machine:
         return [line for line in self.log.read_text().splitlines() if line.startswith(f"{command} ")]
 
 
-def head_files(root: Path) -> dict[str, tuple[str, str]]:
-    """The head node's files as its user data writes them, the settings' paths and user moved under `root`."""
-    document = yaml.safe_load(head_cloud_config(resolve_cluster(slurm_cluster("aws-train-p5")), SECRET))
+def head_files(root: Path, cloud_config: str | None = None) -> dict[str, tuple[str, str]]:
+    """The head node's files as its user data (AWS's, or `cloud_config`) writes them, the settings' paths and user
+    moved under `root`."""
+    document = yaml.safe_load(cloud_config or head_cloud_config(resolve_cluster(slurm_cluster("aws-train-p5")), SECRET))
     files = {entry["path"]: (entry["permissions"], entry["content"]) for entry in document["write_files"]}
     mode, settings = files["/etc/gpufleet/bootstrap.env"]
     site = head_site()
@@ -125,7 +126,7 @@ def node(tmp_path: Path) -> Machine:
     return Machine(tmp_path, "node", files)
 
 
-@pytest.mark.parametrize("script", ["slurm-head.sh", "slurm-join.sh", "slurm-aws.sh"])
+@pytest.mark.parametrize("script", ["slurm-head.sh", "slurm-join.sh", "slurm-aws.sh", "slurm-azure.sh"])
 def test_the_slurm_scripts_pass_shellcheck(script: str, tmp_path: Path) -> None:
     path = tmp_path / script
     path.write_text(node_script(script))

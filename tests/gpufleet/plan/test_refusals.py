@@ -30,7 +30,15 @@ CASES: dict[str, tuple[str, str]] = {
     "gpufleet.program.refuse_placeholders": ("alicloud-infer-gn7i", "storage.kms_key"),
     "components.clouds.azure.cluster.refuse_without_admin_key": ("azure-infer-a100", "admin_ssh_public_key"),
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
-    "gpufleet.program.refuse_unbuilt_slurm": ("slurm-ndh100", "scheduler.kind"),
+    "gpufleet.program.refuse_unbuilt_slurm": ("slurm-ebmgn8v", "scheduler.kind"),
+    "components.clouds.azure.slurm_head.munge_vault_usable": ("slurm-ndh100-brought-key", "storage.kms_key"),
+}
+# A brought disk key on Azure: its vault is the owner's, not set up for the munge key.
+BROUGHT_KEY = {
+    "kms_key": "https://shared-kv.vault.azure.net/keys/disks/0123456789abcdef0123456789abcdef",
+    "key_vault_id": "/subscriptions/0b1f6471-1bf0-4dda-aec3-111122223333/resourceGroups/shared/providers/"
+                    "Microsoft.KeyVault/vaults/shared-kv",
+    "shared": None,
 }
 
 
@@ -75,6 +83,10 @@ def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_stack(target, "ack-on-a-bake-profile", cluster, **{"alicloud:region": "cn-wulanchabu"})
     write_stack(target, "slurm-p5", slurm_cluster("aws-train-p5"))
     write_stack(target, "slurm-ndh100", slurm_cluster("azure-train-ndh100"))
+    write_stack(target, "slurm-ebmgn8v", slurm_cluster("alicloud-train-ebmgn8v"))
+    brought = slurm_cluster("azure-train-ndh100")
+    brought["storage"] = {**brought["storage"], **BROUGHT_KEY}
+    write_stack(target, "slurm-ndh100-brought-key", brought)
     return target
 
 
@@ -105,9 +117,11 @@ def test_the_plan_names_each_refusal_and_a_real_run_raises_it(
     assert str(refused.value) == f"{first['field']}: {first['message']}"
 
 
-def test_slurm_on_aws_is_not_refused(stacks: Path) -> None:
-    # AWS builds the head node, the munge key's secret and the nodes' join (components/clouds/aws/slurm_head.py).
-    refusals = plan_stack(stacks / "Pulumi.slurm-p5.yaml", stacks).summary["refusals"]
+@pytest.mark.parametrize("stack", ["slurm-p5", "slurm-ndh100"])
+def test_slurm_on_aws_and_azure_is_not_refused(stack: str, stacks: Path) -> None:
+    # AWS and Azure build the head node, the munge key's store and the nodes' join (components/clouds/<cloud>/
+    # slurm_head.py).
+    refusals = plan_stack(stacks / f"Pulumi.{stack}.yaml", stacks).summary["refusals"]
     assert "scheduler.kind" not in [r["field"] for r in refusals]
 
 

@@ -4,17 +4,14 @@ user data of the head and of the nodes (gunzipped as cloud-init reads it)."""
 
 from __future__ import annotations
 
-import base64
-import gzip
 import json
 import re
 from typing import Any
 
 import pytest
-import yaml
 from conftest import of_type, one, write_stack
 from parliament import analyze_policy_string
-from slurm_stacks import slurm_cluster
+from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
 from components.slurm.node_files import KEY_WAIT_SECONDS
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -33,24 +30,6 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     cluster = slurm_cluster("aws-train-p5")
     cluster["scheduler"] = {"kind": "slurm"}  # the head node's type: the catalog's default CPU type
     return plan_stack(write_stack(tmp_path_factory.mktemp("stacks"), "slurm-p5", cluster))
-
-
-def named(plan: PlanResult, typ: str, name: str) -> Any:
-    found = [r for r in of_type(plan, typ) if r.name == name]
-    assert len(found) == 1, [r.name for r in of_type(plan, typ)]
-    return found[0]
-
-
-def cloud_config(base64_gzip: str) -> dict[str, Any]:
-    text = gzip.decompress(base64.b64decode(base64_gzip)).decode()
-    assert text.startswith("#cloud-config\n")
-    return yaml.safe_load(text)
-
-
-def files_of(document: dict[str, Any]) -> dict[str, str]:
-    """path -> content, gz+b64 entries unpacked as cloud-init does."""
-    return {entry["path"]: gzip.decompress(base64.b64decode(entry["content"])).decode()
-            if entry.get("encoding") == "gz+b64" else entry["content"] for entry in document["write_files"]}
 
 
 def test_the_head_node_is_private_on_imdsv2_and_the_stack_key(plan: PlanResult) -> None:

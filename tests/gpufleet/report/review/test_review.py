@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHIPPED_STACKS, read_cluster, shipped_plan
+from conftest import SHIPPED_STACKS, read_cluster, shipped_plan, write_stack
 from rich.console import Console
+from slurm_stacks import slurm_cluster
 from typer.testing import CliRunner
 
 from gpufleet import cli
@@ -170,3 +171,16 @@ def test_the_slurm_head_node_is_named_with_its_type_disk_and_any_public_ip() -> 
         ("sizes", "train-dev-slurm-head", "type m7i.xlarge, zone us-east-1a, disk GB 100, disk type gp3")]
     public = {**head, "inputs": {**head["inputs"], "associatePublicIpAddress": True}}
     assert ("exposure", "public IP yes") in [(line.concern, line.detail) for line in review([public])]
+
+
+def test_the_azure_slurm_head_is_sized_and_its_openings_name_the_nodes_group(tmp_path: Path) -> None:
+    plan = plan_stack(write_stack(tmp_path, "slurm-ndh100", slurm_cluster("azure-train-ndh100")), tmp_path).to_json()
+    lines = [(line.concern, line.subject, line.detail) for line in review(plan["resources"])]
+    assert ("sizes", "train-dev-slurm-head", "type Standard_D4ds_v5, zones 1, OS disk GB 100") in lines
+    assert ("ingress", "train-dev-slurm-head", "allow tcp 6817 from application security group "
+            "train-dev-slurm-nodes (slurmctld from the GPU nodes)") in lines
+    assert not [line for line in lines if line[0] == "exposure" and line[1] == "train-dev-slurm-head"]
+    nic = next(r for r in plan["resources"] if r["type"] == "azure-native:network:NetworkInterface")
+    nic["inputs"]["ipConfigurations"][0]["publicIPAddress"] = {"id": "pip"}
+    assert ("exposure", "train-dev-slurm-head", "public IP pip") in [
+        (line.concern, line.subject, line.detail) for line in review([nic])]

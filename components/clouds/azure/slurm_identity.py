@@ -1,0 +1,123 @@
+"""The Slurm head node's identity and the nodes' share of the munge key, least privilege.
+
+The head node: a user-assigned identity of its own holding two custom roles, each with only the operations its scripts
+and programs call. The munge key's role (data actions of Key Vault's RBAC: Get Secret and Set Secret, learn.microsoft
+.com/azure/role-based-access-control/permissions/security, "Microsoft.KeyVault": vaults/secrets/getSecret/action,
+vaults/secrets/setSecret/action) is assigned on the secret's own scope; the scaling role (Microsoft.Compute:
+virtualMachineScaleSets/read for Get, /write for Update's PATCH of sku.capacity, /delete/action for Delete Instances,
+components/clouds/azure/slurm_capacity.py) on each of the cluster's scale sets. The nodes' identity gets the built-in
+Key Vault Secrets User on that secret only. The stack's vault is authorised by Azure RBAC (storage.py,
+enable_rbac_authorization), so no access policy is involved.
+
+A custom role's assignable scopes are management groups, subscriptions or resource groups (custom-roles.md,
+"AssignableScopes"): both roles are defined on the cluster's resource group and assigned on narrower scopes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+from pulumi_azure_native import authorization, managedidentity
+
+from components import runtime
+from gpufleet.clouds.naming import fit
+
+from .image_pipeline import ROLE_NAME_MAX
+from .storage import propagated, role_definition_id
+
+MUNGE_SECRET_NAME = "slurm-munge-key"
+HEAD_SECRET_DATA_ACTIONS = ("Microsoft.KeyVault/vaults/secrets/getSecret/action",
+                            "Microsoft.KeyVault/vaults/secrets/setSecret/action")
+SCALE_SET_ACTIONS = ("Microsoft.Compute/virtualMachineScaleSets/read",
+                     "Microsoft.Compute/virtualMachineScaleSets/write",
+                     "Microsoft.Compute/virtualMachineScaleSets/delete/action")
+# Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security).
+KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
+SECRET_SCOPE_UNCONFIRMED = (
+    "unconfirmed: the munge key's roles are assigned on the secret's scope before the head node writes the secret "
+    "at its first boot; whether Azure RBAC takes an assignment on a Key Vault secret that does not exist yet is not "
+    "confirmed on an account")
+SCALE_OUT_UNCONFIRMED = (
+    "unconfirmed: the head node's scaling role holds the scale sets' read, write and delete-instances actions only; "
+    "whether a scale-out PATCH of sku.capacity also checks the nodes' identity's assign action, and a Flexible set's "
+    "Delete Instances the VMs' delete, is not confirmed on an account")
+
+
+def munge_secret_scope(vault_id: pulumi.Input[str]) -> pulumi.Output[str]:
+    """The munge key's secret as a role assignment's scope: the vault's id and /secrets/<name>."""
+    return pulumi.Output.concat(vault_id, "/secrets/", MUNGE_SECRET_NAME)
+
+
+def _custom_role(name: str, what: str, group_id: pulumi.Output[str], description: str,
+                 permission: authorization.PermissionArgs,
+                 opts: pulumi.ResourceOptions) -> authorization.RoleDefinition:
+    return authorization.RoleDefinition(
+        f"{name}-{what}-role",
+        scope=group_id,
+        assignable_scopes=[group_id],
+        # Unique in the tenant: the hash of the resource group id keeps it this cluster's.
+        role_name=group_id.apply(lambda gid: fit(f"gpufleet {name} {what}", ROLE_NAME_MAX, gid)),
+        description=description,
+        role_type="CustomRole",
+        permissions=[permission],
+        opts=opts,
+    )
+
+
+def _assign(name: str, role: authorization.RoleDefinition | pulumi.Output[str], scope: pulumi.Input[str],
+            principal_id: pulumi.Input[str], description: str, opts: pulumi.ResourceOptions,
+            ready: pulumi.Resource | None = None) -> authorization.RoleAssignment:
+    return authorization.RoleAssignment(
+        name, scope=scope, principal_id=principal_id, principal_type="ServicePrincipal",
+        role_definition_id=role.id if isinstance(role, authorization.RoleDefinition) else role,
+        description=description,
+        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[ready] if ready else [])))
+
+
+@dataclass(frozen=True)
+class HeadIdentity:
+    """The head node's identity, the wait after its munge key role, and its scaling role (assigned on the scale sets
+    once they exist: grant_scaling)."""
+
+    identity: managedidentity.UserAssignedIdentity
+    munge_key_ready: pulumi.Resource
+    scaling_role: authorization.RoleDefinition
+    scaling_role_ready: pulumi.Resource
+
+
+def head_identity(name: str, group_name: pulumi.Input[str], group_id: pulumi.Output[str], location: str,
+                  vault_id: pulumi.Input[str], tags: dict[str, str], opts: pulumi.ResourceOptions) -> HeadIdentity:
+    """The head node's identity, its munge key role on the secret and its scaling role."""
+    runtime.warn_unconfirmed("scheduler.head_node", SECRET_SCOPE_UNCONFIRMED)
+    runtime.warn_unconfirmed("scheduler.head_node", SCALE_OUT_UNCONFIRMED)
+    identity = managedidentity.UserAssignedIdentity(f"{name}-id", resource_group_name=group_name, location=location,
+                                                    tags=tags, opts=opts)
+    munge_role = _custom_role(name, "munge-key", group_id, "The Slurm head node reads and writes its munge key",
+                              authorization.PermissionArgs(data_actions=list(HEAD_SECRET_DATA_ACTIONS)), opts)
+    scaling_role = _custom_role(name, "scaling", group_id, "The Slurm head node resizes the cluster's scale sets",
+                                authorization.PermissionArgs(actions=list(SCALE_SET_ACTIONS)), opts)
+    # A custom role is assigned only once it has replicated (storage.propagated), and used once its assignment has.
+    grant = _assign(f"{name}-munge-key", munge_role, munge_secret_scope(vault_id), identity.principal_id,
+                    "the Slurm head node makes and reads the munge key, no other secret", opts,
+                    propagated(f"{name}-munge-key-role", munge_role, opts))
+    return HeadIdentity(identity, propagated(f"{name}-munge-key", grant, opts), scaling_role,
+                        propagated(f"{name}-scaling-role", scaling_role, opts))
+
+
+def grant_scaling(name: str, head: HeadIdentity, scale_set_ids: Mapping[str, pulumi.Input[str]],
+                  opts: pulumi.ResourceOptions) -> None:
+    """The scaling role on each of the cluster's scale sets, by group name (the power programs' calls)."""
+    for group, scale_set_id in scale_set_ids.items():
+        _assign(f"{name}-scaling-{group}", head.scaling_role, scale_set_id, head.identity.principal_id,
+                "the Slurm power programs resize this scale set", opts, head.scaling_role_ready)
+
+
+def grant_nodes_munge_key(name: str, vault_id: pulumi.Input[str], principal_id: pulumi.Input[str],
+                          subscription_id: pulumi.Input[str], opts: pulumi.ResourceOptions) -> pulumi.Resource:
+    """Key Vault Secrets User on the munge key's secret for the nodes' identity; returns the wait after it."""
+    grant = _assign(f"{name}-munge-key-read", role_definition_id(subscription_id, KEY_VAULT_SECRETS_USER),
+                    munge_secret_scope(vault_id), principal_id, "the Slurm nodes read the munge key, no other secret",
+                    opts)
+    return propagated(f"{name}-munge-key-read", grant, opts)
