@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .. import runtime
 from .power import POWER_CONFIG, render_power_config
 from .site import SlurmSite
 
@@ -73,3 +74,20 @@ def power_unit_files(cluster: ResolvedCluster, site: SlurmSite) -> dict[str, tup
         f"{UNITS}/{WATCH_SERVICE}": ("0644", _watch_service(site)),
         f"{UNITS}/{WATCH_TIMER}": ("0644", _watch_timer()),
     }
+
+
+def refuse_elastic_without_power_program(cluster: ResolvedCluster) -> None:
+    """A group that scales with the queue (size.min < size.max) needs the power program on the head node, which the
+    image carries only where the lock pins its cloud's SDK (slurm.power_sdk; images/install/slurm-power.sh installs
+    nothing otherwise): without it slurmctld's ResumeProgram and the queue watcher are missing and such a group never
+    grows. A fixed-size group (min = max) needs neither."""
+    profile = cluster.profile
+    if profile is None or profile.slurm is None or profile.slurm.power_wheels(cluster.spec.cloud):
+        return
+    for index, group in enumerate(cluster.groups):
+        size = group.spec.size
+        if size.min != size.max:
+            runtime.refuse(f"node_groups[{index}].size", (
+                f"group {group.name} scales between {size.min} and {size.max} nodes with Slurm's queue, but the "
+                f"image's lock profile pins no SDK for the head node's power program on {cluster.spec.cloud} "
+                f"(images/lock.yaml slurm.power_sdk.{cluster.spec.cloud}): set size.min equal to size.max"))

@@ -21,6 +21,7 @@ import pulumi_aws as aws
 from components.bootstrap.added_files import cloud_config_with
 from components.slurm.head_files import cloud_head_config, head_site, packed_head_user_data
 from components.slurm.node_files import JOIN_UNIT, node_join_files
+from components.slurm.power_units import refuse_elastic_without_power_program
 from components.slurm.site import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORTS
 from gpufleet.clouds.naming import stack_base
 from gpufleet.stackfile.slurm import HeadNode
@@ -98,6 +99,7 @@ def slurm_head(scope: ClusterScope, subnet_ids: dict[str, pulumi.Output[str]], h
                account_id: pulumi.Input[str]) -> SlurmHead:
     """The head node, its role and its group's rules."""
     spec, resolved = scope.spec, scope.resolved
+    refuse_elastic_without_power_program(resolved)
     name = slurm_base(scope)
     head = spec.scheduler.head_node or HeadNode()
     zone = head.zone or spec.network.zones[0]

@@ -27,6 +27,7 @@ from components.bootstrap.cloud_init import user_data_limit
 from components.bootstrap.errors import BootstrapError
 from components.slurm.head_files import cloud_head_config, head_site, packed_head_user_data
 from components.slurm.node_files import JOIN_UNIT, node_join_files
+from components.slurm.power_units import refuse_elastic_without_power_program
 from components.slurm.site import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORTS
 from gpufleet.clouds.naming import stack_base
 from gpufleet.stackfile.slurm import HeadNode
@@ -143,6 +144,7 @@ class HeadPlace:
 def slurm_head(scope: ClusterScope, place: HeadPlace, image: compute.ImageReferenceArgs | None) -> SlurmHead:
     """The head node, its identity, its NIC and the NIC's security group."""
     spec, resolved = scope.spec, scope.resolved
+    refuse_elastic_without_power_program(resolved)
     name = slurm_base(scope)
     head = spec.scheduler.head_node or HeadNode()
     zone = head.zone or (spec.network.zones[0] if spec.network.zones else None)

@@ -32,6 +32,8 @@ CASES: dict[str, tuple[str, str]] = {
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
     "gpufleet.program.refuse_unbuilt_slurm": ("slurm-ebmgn8v", "scheduler.kind"),
     "components.clouds.azure.slurm_head.munge_vault_usable": ("slurm-ndh100-brought-key", "storage.kms_key"),
+    # The shipped lock pins the power program's SDK for AWS only: an Azure group that scales with the queue.
+    "components.slurm.power_units.refuse_elastic_without_power_program": ("slurm-ndh100", "node_groups[0].size"),
 }
 # A brought disk key on Azure: its vault is the owner's, not set up for the munge key.
 BROUGHT_KEY = {

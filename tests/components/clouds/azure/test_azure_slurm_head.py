@@ -174,7 +174,7 @@ def test_the_nodes_join_the_head_after_their_check(plan: PlanResult) -> None:
     assert f"GPUFLEET_KEY_VAULT={vault.inputs['vaultName']}" in settings
     assert "GPUFLEET_SCALE_SET_MODE=Uniform" in settings  # an InfiniBand group's scale set
     registration = files["/etc/gpufleet/slurmd-registration"]
-    assert registration.startswith("Standard_ND96isr_H100_v5 1 /usr/sbin/slurmd -D -s -Z -N h100-@INSTANCE_ID@")
+    assert registration.startswith("Standard_ND96isr_H100_v5 1 /usr/sbin/slurmd --systemd -Z -N h100-@INSTANCE_ID@")
     assert "gpufleet-slurm-join.service" in next(line for line in document["runcmd"]
                                                  if line[:2] == ["systemctl", "enable"])
     assert "Requires=gpufleet-health.service" in files["/etc/systemd/system/gpufleet-slurm-join.service"]
