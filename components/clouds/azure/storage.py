@@ -80,6 +80,14 @@ class DiskEncryptionArgs:
     (through its Microsoft.KeyVault service endpoint, network.py)."""
 
 
+def _vault_network(subnet_id: pulumi.Input[str] | None) -> keyvault.NetworkRuleSetArgs:
+    """Trusted Azure services only, plus the node subnet where the nodes read a secret (Slurm's munge key)."""
+    return keyvault.NetworkRuleSetArgs(
+        default_action="Deny", bypass="AzureServices",
+        virtual_network_rules=[keyvault.VirtualNetworkRuleArgs(id=subnet_id)] if subnet_id is not None else None,
+    )
+
+
 def _vault_and_key(
     name: str, args: DiskEncryptionArgs, opts: pulumi.ResourceOptions
 ) -> tuple[keyvault.Vault, keyvault.Key]:
@@ -107,12 +115,7 @@ def _vault_and_key(
             soft_delete_retention_in_days=SOFT_DELETE_DAYS,
             enable_purge_protection=True,  # irreversible; Azure requires it for disk encryption keys
             enable_rbac_authorization=True,
-            network_acls=keyvault.NetworkRuleSetArgs(
-                default_action="Deny", bypass="AzureServices",
-                virtual_network_rules=[keyvault.VirtualNetworkRuleArgs(id=args.data_plane_subnet_id)]
-                if args.data_plane_subnet_id is not None
-                else None,
-            ),
+            network_acls=_vault_network(args.data_plane_subnet_id),
         ),
         **common,
         # A stack made before the creation time joined the name keeps the name it has (a new name would replace
