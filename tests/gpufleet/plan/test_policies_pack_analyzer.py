@@ -30,6 +30,7 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pack_venv import POLICIES, build_pack_venv
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy import StackValidationPolicy
+from test_depth import DEEP
 
 from gpufleet.pack_config.derive import policy_pack_config
 from gpufleet.pack_config.settings import resolve_config
@@ -192,7 +193,15 @@ def stack_pack_config(stack: str) -> dict[str, Any]:
     return policy_pack_config(config, prepare(config), stack)
 
 
-@pytest.mark.parametrize("stack", stack_names(SHIPPED_STACKS))
+# Every shipped stack at depth (make test-deep); before every commit one stack per cloud and scheduler kind: the
+# protocol path is the same for each, and the offline verdicts of every stack are tested without the pack process.
+ANALYZED_STACKS = stack_names(SHIPPED_STACKS) if DEEP else [
+    "aws-train-p5", "aws-infer-eks", "azure-train-ndh100", "azure-infer-aks", "alicloud-train-ebmgn8v",
+    "alicloud-infer-ack",
+]
+
+
+@pytest.mark.parametrize("stack", ANALYZED_STACKS)
 def test_shipped_plan_gets_the_offline_verdicts_over_the_analyzer_protocol(analyzer, shipped_plans, stack) -> None:
     plan = shipped_plans[stack]
     pack_config = stack_pack_config(stack)
@@ -252,7 +261,7 @@ def sent_config(path: Path) -> dict[str, str]:
     return {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}
 
 
-@pytest.mark.parametrize("stack", stack_names(SHIPPED_STACKS))
+@pytest.mark.parametrize("stack", ANALYZED_STACKS)
 def test_pack_run_without_a_config_file_gets_the_offline_verdicts(analyzer, shipped_plans, stack) -> None:
     plan = shipped_plans[stack]
     configure(analyzer, stack, {}, sent_config(stack_path(SHIPPED_STACKS, stack)))
