@@ -30,6 +30,7 @@ case "$GPUFLEET_CLOUD" in
         apt_hold doca-ofed
         # mlnx-ofed-kernel and the rest of DOCA's modules for the kernel the image boots, before the driver.
         dkms_build "$(boot_kernel)"
+        bash "$(dirname "${BASH_SOURCE[0]}")/azure-topology.sh"
         ;;
     alicloud)
         require ERDMA_VERSION ERDMA_URL
