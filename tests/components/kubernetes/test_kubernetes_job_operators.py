@@ -92,8 +92,9 @@ def test_the_operators_objects_validate_strictly(cloud, region, groups, version)
                                    ACK_EXPECTATIONS if cloud == "alicloud" else None, ("mpi", "training")))
     objects = found["mpi-operator"] + found["training-operator"]
     crds = [o for o in objects if o["kind"] == "CustomResourceDefinition"]
+    assert {o["kind"] for o in objects} >= {"CustomResourceDefinition", "Deployment"} and crds
     for obj in objects:
-        validate(obj, version, crds)
+        validate(obj, version, crds)  # raises, naming the object and the schema error, on any invalid one
 
 
 def test_an_empty_list_installs_no_operator():
