@@ -95,7 +95,7 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
 
 
 # Clouds whose program builds Slurm's head node, munge key and node registration (clouds/<cloud>/slurm_head.py).
-SLURM_BUILT = ("aws", "azure")
+SLURM_BUILT = ("aws", "azure", "alicloud")
 
 
 def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:

@@ -29,6 +29,7 @@ from .network import AlicloudNetwork, AlicloudNetworkArgs
 from .nodegroup import AlicloudNodeGroup, NodeGroupArgs
 from .scale_out_gate import AlicloudScaleOutGate, ScaleOutGateArgs
 from .security import eri_lane_security_groups, node_security_group
+from .slurm_head import AlicloudSlurmHead, build_slurm_head, grant_head_scaling, join_user_data, munge_parameter_name
 from .storage import cluster_key
 
 # Of the length of a CloudMonitor application group id, for the user data size check before the group exists.
@@ -53,13 +54,16 @@ class AlicloudGpuCluster(pulumi.ComponentResource):
         if resolved.spec.scheduler.kind == "kubernetes":
             self._kubernetes(scope, network, key_id, account, caller.arn)
             return
-        identity = create_identity(scope, account)
+        identity = create_identity(scope, account, key_id)
         contact = create_alarm_target(scope)
         gpu_metrics = create_gpu_metrics(scope, contact)
         rule = create_interruption_events(scope, account, contact)
         gate = create_scale_out_gate(scope, account)
-        groups = create_groups(scope, network, key_id, identity, gate, gpu_metrics, contact, account)
+        head = build_slurm_head(scope, network.vpc_id, network.vswitch_ids, network.security_group_id, key_id)
+        groups = create_groups(scope, network, key_id, identity, gate, gpu_metrics, contact, account, head)
         start_groups(scope, groups, identity, gate)
+        if head is not None:
+            grant_head_scaling(scope, head, account, key_id, [g.group_id for g in groups.values()])
 
         self.group_ids = {n: g.group_id for n, g in groups.items()}
         self.security_group_id = network.security_group_id
@@ -168,16 +172,19 @@ def create_key(scope: ClusterScope) -> pulumi.Output[str]:
     return cluster_key(scope.name, scope.base, instance, scope.prod, scope.tags, scope.child).id
 
 
-def create_identity(scope: ClusterScope, account: pulumi.Output[str]) -> NodeIdentity:
-    """The node RAM role, or the brought role."""
+def create_identity(scope: ClusterScope, account: pulumi.Output[str], key_id: pulumi.Output[str]) -> NodeIdentity:
+    """The node RAM role, or the brought role; with Slurm, the role reads the munge key's parameter."""
     spec = scope.spec
+    slurm = spec.scheduler.kind == "slurm"
     if spec.identity.ram_role_name:
         return NodeIdentity(pulumi.Output.from_input(spec.identity.ram_role_name), None)
     identity = AlicloudNodeIdentity(
         f"{scope.name}-node",
         NodeIdentityArgs(account_id=account, region=spec.region, tags=scope.tags, base=scope.base,
                          oss_read_prefixes=list(spec.identity.oss_read_prefixes),
-                         gpu_metrics=spec.monitoring.gpu_metrics),
+                         gpu_metrics=spec.monitoring.gpu_metrics,
+                         munge_parameter=munge_parameter_name(scope) if slurm else None,
+                         munge_key_id=key_id if slurm else None),
         opts=scope.child,
     )
     return NodeIdentity(identity.role_name, identity)
@@ -231,10 +238,10 @@ def create_scale_out_gate(scope: ClusterScope, account: pulumi.Output[str]) -> A
 def create_groups(
     scope: ClusterScope, network: ClusterNetwork, key_id: pulumi.Output[str], identity: NodeIdentity,
     gate: AlicloudScaleOutGate | None, gpu_metrics: alicloud.cms.MonitorGroup | None,
-    contact: pulumi.Input[str] | None, account: pulumi.Output[str],
+    contact: pulumi.Input[str] | None, account: pulumi.Output[str], head: AlicloudSlurmHead | None = None,
 ) -> dict[str, AlicloudNodeGroup]:
     """One ESS scaling group or Auto Provisioning Group per node group (in a LowLatency deployment set where the
-    stack asks), each with its alarms and idle scale-down."""
+    stack asks), each with its alarms and idle scale-down; with Slurm, its nodes join the head node."""
     spec, name = scope.spec, scope.name
     hooks = group_hooks(spec.bootstrap.checkpoint_grace_seconds)
     groups: dict[str, AlicloudNodeGroup] = {}
@@ -262,7 +269,8 @@ def create_groups(
                 role_name=identity.role_name,
                 key_id=key_id,
                 root_volume_gb=spec.storage.root_volume_gb,
-                user_data=_user_data(_bootstrap(scope.resolved, group), gpu_metrics.id if gpu_metrics else None),
+                user_data=join_user_data(scope.resolved, group, _user_data(
+                    _bootstrap(scope.resolved, group), gpu_metrics.id if gpu_metrics else None), head),
                 hooks=hooks,
                 tags=scope.tags,
                 region=spec.region,
@@ -270,6 +278,7 @@ def create_groups(
                 launch_notification_arn=gate.notification_arn if gate else None,
                 terminate_notification_arn=gate.checkpoint_arn if gate else None,
                 eri_lane_security_group_ids=network.eri_lane_security_group_ids,
+                gzipped_user_data=head is not None,
             ),
             opts=scope.child,
         )

@@ -1,7 +1,8 @@
 """Least-privilege node identity: a RAM role trusted by ecs.aliyuncs.com with one custom policy.
 
 Read of the OSS prefixes the stack names; with GPU metrics, custom metrics to CloudMonitor and marking its own
-scaling groups' instances unhealthy. Lifecycle hooks are completed by the scale-out gate's role, never the node's.
+scaling groups' instances unhealthy; with Slurm, reading the munge key's parameter
+(slurm_identity.py). Lifecycle hooks are completed by the scale-out gate's role, never the node's.
 No wildcard actions.
 """
 
@@ -29,6 +30,10 @@ class NodeIdentityArgs:
     oss_read_prefixes: list[str] = field(default_factory=list)
     gpu_metrics: bool = False
     """Publish gpufleet-gpu-health's custom metrics and mark a broken node unhealthy in its own group."""
+    munge_parameter: str | None = None
+    """scheduler slurm: the munge key's OOS secret parameter the node reads at boot (slurm_head.py)."""
+    munge_key_id: pulumi.Input[str] | None = None
+    """The stack key that parameter is encrypted with."""
 
 
 def service_trust_document(service: str) -> str:
@@ -41,6 +46,29 @@ def service_trust_document(service: str) -> str:
 def scaling_group_arn(region: str, account_id: str, group_id: str) -> str:
     """An ESS scaling group as RAM resource-level authorisation names it."""
     return f"acs:ess:{region}:{account_id}:scalinggroup/{group_id}"
+
+
+def secret_parameter_arn(region: str, account_id: str, name: str) -> str:
+    """An OOS secret parameter as RAM names it."""
+    return f"acs:oos:{region}:{account_id}:secretparameter/{name}"
+
+
+def key_arn(region: str, account_id: str, key: str) -> str:
+    """A KMS key as RAM names it; a brought key given as its ARN stays as it is."""
+    return key if key.startswith("acs:kms:") else f"acs:kms:{region}:{account_id}:key/{key}"
+
+
+MUNGE_READ_ACTIONS = ["oos:GetSecretParameter"]
+KEY_READ_ACTIONS = ["kms:Decrypt"]
+
+
+def munge_read_statements(region: str, account_id: str, parameter: str, key: str) -> list[dict]:
+    """A node's read of the munge key: the parameter and the key's decrypt."""
+    return [
+        {"Effect": "Allow", "Action": MUNGE_READ_ACTIONS,
+         "Resource": [secret_parameter_arn(region, account_id, parameter)]},
+        {"Effect": "Allow", "Action": KEY_READ_ACTIONS, "Resource": [key_arn(region, account_id, key)]},
+    ]
 
 
 def _oss_statements(prefixes: list[str]) -> list[dict]:
@@ -58,9 +86,13 @@ def _oss_statements(prefixes: list[str]) -> list[dict]:
 
 
 def node_policy_document(
-    account_id: str, region: str, group_ids: list[str], oss_read_prefixes: list[str], gpu_metrics: bool = False
+    account_id: str, region: str, group_ids: list[str], oss_read_prefixes: list[str], gpu_metrics: bool = False,
+    munge: tuple[str, str] | None = None,
 ) -> str:
+    """munge: (parameter, key) the node reads the Slurm munge key from."""
     statements = _oss_statements(oss_read_prefixes)
+    if munge is not None:
+        statements += munge_read_statements(region, account_id, *munge)
     if gpu_metrics:
         # cms:PutCustomMetric has no resource-level permission and no condition key (CloudMonitor API reference,
         # PutCustomMetric: All Resources): Resource "*" (the action is not a wildcard).
@@ -100,18 +132,19 @@ class AlicloudNodeIdentity(pulumi.ComponentResource):
 
     def attach(self, group_ids: list[pulumi.Output[str]]) -> alicloud.ram.RolePolicyAttachment | None:
         """The node's policy, once the scaling groups it names exist; None when the node needs no grant at all
-        (no OSS prefixes, no GPU metrics): RAM takes no policy without statements."""
+        (no OSS prefixes, no GPU metrics, no munge key): RAM takes no policy without statements."""
         args = self._args
-        if not args.oss_read_prefixes and not args.gpu_metrics:
+        if not args.oss_read_prefixes and not args.gpu_metrics and args.munge_parameter is None:
             return None
         child = pulumi.ResourceOptions(parent=self)
         policy = alicloud.ram.Policy(
             f"{self._name}-node",
             policy_name=fit(f"{args.base}-node", NAMES.limit(POLICY, "policyName"), args.region),
             description="gpufleet node: OSS read, CloudMonitor metrics, its own scaling groups' health",
-            policy_document=pulumi.Output.all(args.account_id, *group_ids).apply(
+            policy_document=pulumi.Output.all(args.account_id, args.munge_key_id, *group_ids).apply(
                 lambda values: node_policy_document(
-                    values[0], args.region, list(values[1:]), args.oss_read_prefixes, args.gpu_metrics
+                    values[0], args.region, list(values[2:]), args.oss_read_prefixes, args.gpu_metrics,
+                    (args.munge_parameter, values[1]) if args.munge_parameter is not None else None,
                 )
             ),
             opts=child,

@@ -35,6 +35,7 @@ from gpufleet.clouds.naming import fit
 from gpufleet.lock.status import PROFILE_TAG
 from gpufleet.stackfile.models import NodeGroup
 
+from ...bootstrap.added_files import gzip_user_data
 from ..hooks import GroupHooks
 from .eri import HIGH_PERFORMANCE, STANDARD, eri_count, eri_security_groups
 from .group_size import ScalingGroupSize
@@ -69,6 +70,10 @@ class NodeGroupArgs:
     """The checkpoint runbook the scale-in hook notifies (scaling groups only)."""
     eri_lane_security_group_ids: tuple[pulumi.Input[str], ...] = ()
     """Lane groups 2..n of the ERIs (security.py eri_lane_security_groups), at least one fewer than the ERIs."""
+    gzipped_user_data: bool = False
+    """Send the user data gzipped (cloud-init unpacks it; the launch template and scaling configuration pass a
+    base64 value as it is, resource_alicloud_ess_scaling_configuration.go lines 780-787): a Slurm node's join does
+    not fit Alibaba's 16 KB otherwise (slurm_head.py)."""
 
 
 def spot_strategy(group: NodeGroup) -> str:
@@ -121,7 +126,11 @@ class AlicloudNodeGroup(pulumi.ComponentResource):
                              opts)
 
     def _user_data(self) -> pulumi.Output[str]:
-        user_data = pulumi.Output.from_input(self._args.user_data)
+        args = self._args
+        user_data = pulumi.Output.from_input(args.user_data)
+        if args.gzipped_user_data:
+            return user_data.apply(lambda text: base64.b64encode(gzip_user_data(
+                text, "alicloud", f"node group {args.group.name}", "use fewer instance types or zones")).decode())
         return user_data.apply(lambda text: base64.b64encode(text.encode()).decode())
 
     def _description(self) -> str:
