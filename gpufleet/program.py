@@ -77,7 +77,6 @@ def build(prepared: Prepared | None = None) -> None:
         outputs = cloud_program(prepared.cloud).build_images(prepared)
     else:
         refuse_unbaked_image(prepared)
-        refuse_unbuilt_slurm(prepared)
         outputs = cloud_program(prepared.spec.cloud).build_cluster(prepared)
     for key, value in outputs.items():
         pulumi.export(key, value)
@@ -92,20 +91,6 @@ def refuse_unbaked_image(cluster: ResolvedCluster) -> None:
     runtime.refuse("image", (
         f"profile {spec.image!r} has no baked {spec.cloud} image in {spec.region} (images/lock.yaml: id null, status "
         f"unbaked), so a real run creates nothing: {next_steps(entry.stack)}; then run it again"))
-
-
-# Clouds whose program builds Slurm's head node, munge key and node registration (clouds/<cloud>/slurm_head.py).
-SLURM_BUILT = ("aws", "azure", "alicloud")
-
-
-def refuse_unbuilt_slurm(cluster: ResolvedCluster) -> None:
-    """Stop a real run of a Slurm stack on a cloud whose head node and node registration are not built yet: it would
-    create GPU nodes that no controller schedules. The offline plan still shows the cluster's nodes."""
-    if cluster.spec.scheduler.kind == "slurm" and cluster.spec.cloud not in SLURM_BUILT:
-        runtime.refuse("scheduler.kind", (
-            f"slurm's head node, munge key and node registration are not built on {cluster.spec.cloud} yet (only its "
-            f"configuration is rendered; built on {', '.join(SLURM_BUILT)}), so a real run would create nodes no "
-            "controller schedules; use kind: none until then"))
 
 
 def refuse_unconfirmed_base_image(spec: ImagesSpec) -> None:
