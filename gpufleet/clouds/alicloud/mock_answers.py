@@ -1,10 +1,10 @@
 """What the offline engine answers in place of Alibaba Cloud: ids and outputs in the shapes the provider returns.
 
 Ids carry their resource's prefix (`vpc-`, `vsw-`, `sg-`, `ngw-`, `stb-`, `eip-`, `asg-`, `asc-`, `ash-`, `asr-`,
-`lt-`, `ds-`, `apg-`, `key-`, Image Builder's `ic-`, `ip-`, `exec-`), composite ids are joined with `:` as
-the provider joins them, RAM ARNs use the lower-case role name as RAM writes it, and an OOS template's id is
-its name, as the provider sets it (its computed template id, version and dates are not answered: no input
-reads them); so is a contact group's, a group metric rule's is its rule id, an application group's a number.
+`lt-`, `ds-`, `apg-`, `key-`, `i-`, Image Builder's `ic-`, `ip-`, `exec-`), composite ids are joined with `:` as
+the provider joins them, RAM ARNs use the lower-case role name as RAM writes it, and an OOS template's and secret
+parameter's id is its name, as the provider sets it (its computed template id, version and dates are not answered: no
+input reads them); so is a contact group's, a group metric rule's is its rule id, an application group's a number.
 Values derive from the resource's type and name, so two plans of one stack are identical. A type with no entry
 here gets an opaque id and no computed outputs.
 """
@@ -92,6 +92,14 @@ def _snat_entry(typ: str, name: str, inputs: dict[str, Any], region: str, seed: 
 def _security_group_rule(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
     return _joined(inputs["securityGroupId"], inputs["type"], inputs["ipProtocol"], inputs["portRange"],
                    inputs.get("nicType", "intranet"), inputs.get("policy", "accept"), inputs.get("priority", 1)), {}
+
+
+def _ecs_instance(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
+    # ECS instance ids: i- and 20 lower-case characters (RunInstances InstanceIdSet, i-bp67acfmxazb4p**** in the API
+    # reference). A private address as ECS assigns one: the engine cannot know the vSwitch's range, so a stand-in in
+    # 10/8, as components/clouds/aws's is.
+    third, fourth = (int(digest(seed + part, 2), 16) for part in ("c", "d"))
+    return "i-" + digest(seed, 20), {"privateIp": f"10.0.{third}.{max(fourth, 4)}"}
 
 
 def _kms_key(typ: str, name: str, inputs: dict[str, Any], region: str, seed: str) -> Outputs:
@@ -222,6 +230,9 @@ ANSWERS: dict[str, Callable[[str, str, dict[str, Any], str, str], Outputs]] = {
     "alicloud:log/store:Store": _log_store,
     "alicloud:cms/eventRule:EventRule": _named("ruleName"),
     "alicloud:oos/template:Template": _named("templateName"),
+    # The parameter's name (resource_alicloud_oos_secret_parameter.go line 143).
+    "alicloud:oos/secretParameter:SecretParameter": _named("secretParameterName"),
+    "alicloud:ecs/instance:Instance": _ecs_instance,
     "alicloud:ess/scalingRule:ScalingRule": _scaling_rule,
     "alicloud:cms/monitorGroup:MonitorGroup": _monitor_group,
     "alicloud:cms/alarmContactGroup:AlarmContactGroup": _named("alarmContactGroupName"),
