@@ -40,11 +40,26 @@ def node_script(name: str) -> str:
 GPU_HEALTH_CLOUD_PART = "# @cloud: the render puts gpu-health-<cloud>.sh here (publish, mark_unhealthy)\n"
 
 
+# The helpers a cloud's script parts share, put before each part (alicloud-role.sh: as_node, signing with the
+# instance's RAM role); only the machines of that cloud carry them.
+CLOUD_HELPERS = {"alicloud": "alicloud-role.sh"}
+
+
+def _body(name: str) -> str:
+    """A script part without its first line (`# shellcheck shell=bash`, for the part file on its own only)."""
+    return node_script(name).partition("\n")[2]
+
+
+def cloud_part(name: str, cloud: str) -> str:
+    """A script's cloud part (gpu-health-<cloud>.sh, slurm-<cloud>.sh) with the cloud's shared helpers before it."""
+    helpers = CLOUD_HELPERS.get(cloud)
+    return f"# shellcheck shell=bash\n{_body(helpers)}{_body(name)}" if helpers else node_script(name)
+
+
 def gpu_health_script(cloud: str) -> str:
     """gpufleet-gpu-health for one cloud: the shared watch with the cloud's publish and mark_unhealthy in one
     script, so a node carries only its own cloud's part (user data is capped)."""
-    part = node_script(f"gpu-health-{cloud}.sh")
-    _, _, body = part.partition("\n")  # drops `# shellcheck shell=bash`, for the part file on its own only
+    body = cloud_part(f"gpu-health-{cloud}.sh", cloud).partition("\n")[2]
     return node_script("gpu-health.sh").replace(GPU_HEALTH_CLOUD_PART, body)
 
 

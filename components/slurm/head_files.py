@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..bootstrap.added_files import Files, cloud_config_of, gzip_user_data
-from ..bootstrap.cloud_init import LIB, SBIN, UNITS, node_script
+from ..bootstrap.cloud_init import LIB, SBIN, UNITS, cloud_part, node_script
 from .gres_conf import render_gres_conf
 from .power_units import POWER_UNITS, power_unit_files
 from .site import SlurmSite
@@ -92,7 +92,7 @@ def cloud_head_config(cluster: ResolvedCluster, cloud: str, cloud_values: Mappin
     files = {
         **head_node_files(cluster, site),
         HEAD_SETTINGS: ("0600", head_settings(site, cloud_values)),
-        f"{LIB}/slurm-cloud.sh": ("0644", node_script(f"slurm-{cloud}.sh")),
+        f"{LIB}/slurm-cloud.sh": ("0644", cloud_part(f"slurm-{cloud}.sh", cloud)),
     }
     return cloud_config_of(files, HEAD_UNITS)
 

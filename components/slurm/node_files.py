@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..bootstrap.added_files import Files
-from ..bootstrap.cloud_init import ETC, LIB, SBIN, UNITS, node_script
+from ..bootstrap.cloud_init import ETC, LIB, SBIN, UNITS, cloud_part, node_script
 from .head_files import settings_text
 from .health_check import render_health_check
 from .registration import slurmd_registration
@@ -70,7 +70,7 @@ def node_join_files(group: ResolvedGroup, site: SlurmSite, cloud: str, head_addr
     return {
         f"{ETC}/slurm.env": ("0600", settings_text(settings)),
         f"{ETC}/slurmd-registration": ("0644", registration_table(group, server)),
-        f"{LIB}/slurm-cloud.sh": ("0644", node_script(f"slurm-{cloud}.sh")),
+        f"{LIB}/slurm-cloud.sh": ("0644", cloud_part(f"slurm-{cloud}.sh", cloud)),
         f"{SBIN}/gpufleet-slurm-join": ("0755", node_script("slurm-join.sh")),
         f"{UNITS}/{JOIN_UNIT}": ("0644", node_script(JOIN_UNIT)),
         f"{UNITS}/slurmd.service.d/gpufleet.conf": ("0644", SLURMD_DROP_IN),

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # gpu-health on Alibaba Cloud: CloudMonitor custom metrics in the application
 # group GPUFLEET_METRICS_NAMESPACE; ESS instance health. Calls are signed with
-# the node's RAM role credentials (common.sh as_node).
+# the node's RAM role credentials (alicloud-role.sh's as_node, put before this).
 
 publish() {
   local args=() i=0 p

@@ -17,7 +17,7 @@ from conftest import shellcheck
 from slurm_stacks import files_of, slurm_cluster
 from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files
 
-from components.bootstrap.cloud_init import node_script
+from components.bootstrap.cloud_init import cloud_part, node_script
 from components.clouds.alicloud.slurm_head import MUNGE_UNSET, head_cloud_config, node_user_data
 from gpufleet.clouds.backend import ResolvedCluster
 from gpufleet.resolve import resolve_cluster
@@ -108,9 +108,11 @@ def stored(machine: Machine) -> list[str]:
     return (machine.fake / "parameter").read_text().splitlines()
 
 
-def test_slurm_alicloud_passes_shellcheck(tmp_path: Path) -> None:
-    path = tmp_path / "slurm-alicloud.sh"
-    path.write_text(node_script("slurm-alicloud.sh"))
+@pytest.mark.parametrize("text", [node_script("alicloud-role.sh"), node_script("slurm-alicloud.sh"),
+                                  cloud_part("slurm-alicloud.sh", "alicloud")])
+def test_alibabas_slurm_part_passes_shellcheck(text: str, tmp_path: Path) -> None:
+    path = tmp_path / "slurm-cloud.sh"
+    path.write_text(text)
     result = subprocess.run([shellcheck(), "-s", "bash", str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
 

@@ -17,7 +17,7 @@ import yaml
 from conftest import of_type, one, write_stack
 from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
-from components.bootstrap.cloud_init import node_script
+from components.bootstrap.cloud_init import cloud_part
 from components.clouds.alicloud.slurm_head import MUNGE_UNSET
 from gpufleet.clouds.alicloud.mock_answers import ACCOUNT
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -145,7 +145,7 @@ def test_the_nodes_role_reads_the_munge_key_and_nothing_more_of_it(plan: PlanRes
 
 def test_the_heads_user_data_carries_alibabas_script_part_and_its_parameter(plan: PlanResult) -> None:
     files = files_of(cloud_config(one(plan, INSTANCE).inputs["userData"]))
-    assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == node_script("slurm-alicloud.sh")
+    assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == cloud_part("slurm-alicloud.sh", "alicloud")
     settings = files["/etc/gpufleet/bootstrap.env"].splitlines()
     assert f"GPUFLEET_MUNGE_SECRET={MUNGE}" in settings and f"GPUFLEET_REGION={REGION}" in settings
     assert "ClusterName=train" in files["/etc/slurm/slurm.conf"]
@@ -159,7 +159,7 @@ def test_the_nodes_join_the_head_after_their_check_in_gzipped_user_data(plan: Pl
     assert len(packed) <= 16384
     document = yaml.safe_load(gzip.decompress(packed).decode())
     files = files_of(document)
-    assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == node_script("slurm-alicloud.sh")
+    assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == cloud_part("slurm-alicloud.sh", "alicloud")
     settings = files["/etc/gpufleet/slurm.env"].splitlines()
     assert f"GPUFLEET_MUNGE_SECRET={MUNGE}" in settings
     (server,) = [line for line in settings if line.startswith("GPUFLEET_SLURM_SERVER=")]
