@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 import gzip
+import shlex
 from typing import Any
 
 import yaml
@@ -20,6 +21,9 @@ CLOUD_CONFIG = "#cloud-config"
 _GZIP = ("gz", "gzip")
 _GZIP_BASE64 = ("gz+base64", "gzip+base64", "gz+b64", "gzip+b64")
 _BASE64 = ("base64", "b64")
+# A node's bootstrap settings name its group (components/bootstrap/cloud_init.py).
+BOOTSTRAP_SETTINGS = "/etc/gpufleet/bootstrap.env"
+GROUP_SETTING = "GPUFLEET_NODE_GROUP"
 
 
 def cloud_config(text: Any) -> Any:
@@ -73,3 +77,24 @@ def munge_key_files(files: Any) -> list[str]:
     unknown."""
     return [path for path in files if "munge" in path.lower() and path.endswith(".key")] if isinstance(
         files, dict) else []
+
+
+def file_named(files: dict[str, str], name: str) -> str | None:
+    """The content of the written file called `name` (its last path part), if any."""
+    return next((content for path, content in files.items() if path.rsplit("/", 1)[-1] == name), None)
+
+
+def node_group_of(files: Any) -> str | None:
+    """The node group the written bootstrap settings name (GPUFLEET_NODE_GROUP, as the shell reads it); None
+    without one or while the user data is unknown."""
+    settings = files.get(BOOTSTRAP_SETTINGS) if isinstance(files, dict) else None
+    for line in (settings or "").splitlines():
+        key, equals, value = line.partition("=")
+        if equals and key.strip() == GROUP_SETTING:
+            try:
+                words = shlex.split(value, comments=True)
+            except ValueError:  # unbalanced quotes: no group the shell would read either
+                continue
+            if words:
+                return words[0]
+    return None

@@ -98,6 +98,7 @@ TIGHTER: dict[tuple[str, str], Direction] = {
     ("aws-efa-interface-count", "rdmaInUseInstanceTypes"): MORE,
     ("aws-efa-interface-count-advisory", "rdmaInUseInstanceTypes"): DERIVED,
     ("aws-slurm-partition-one-fabric", "rdmaRequiredGroups"): MORE,
+    ("alicloud-slurm-partition-one-fabric", "rdmaRequiredGroups"): MORE,
 }
 
 

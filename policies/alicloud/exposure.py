@@ -52,7 +52,7 @@ def check_scaling_configuration_metadata(resource_type: str, props: Props, confi
     )
 
 
-def _ports(port_range: Any) -> tuple[int, int] | None:
+def port_span(port_range: Any) -> tuple[int, int] | None:
     """'22/22' -> (22, 22); '-1/-1' -> (-1, -1); None when unreadable."""
     if not isinstance(port_range, str) or "/" not in port_range:
         return None
@@ -70,7 +70,7 @@ def _exposed(protocol: Any, port_range: Any) -> str | None:
         return "all ports"
     if proto not in ("tcp", "udp"):
         return None
-    ports = _ports(port_range if port_range is not None else "-1/-1")
+    ports = port_span(port_range if port_range is not None else "-1/-1")
     if ports is None:
         return None
     low, high = ports

@@ -29,3 +29,8 @@ ALARM_CONTACT_GROUP = "alicloud:cms/alarmContactGroup:AlarmContactGroup"
 # ACK's alerts on ARMS Prometheus (components/clouds/alicloud/ack_alerts.py).
 ARMS_ALERT_CONTACT_GROUP = "alicloud:arms/alertContactGroup:AlertContactGroup"
 ARMS_ALERT_RULE = "alicloud:arms/prometheusAlertRule:PrometheusAlertRule"
+# The Slurm munge key's store (components/clouds/alicloud/slurm_head.py) and the stores the pack refuses for it.
+OOS_SECRET_PARAMETER = "alicloud:oos/secretParameter:SecretParameter"
+OOS_PARAMETER = "alicloud:oos/parameter:Parameter"
+KMS_SECRET = "alicloud:kms/secret:Secret"
+EIP_ASSOCIATION = "alicloud:ecs/eipAssociation:EipAssociation"

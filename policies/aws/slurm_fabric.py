@@ -15,12 +15,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..cloud import RDMA_REQUIRED_GROUPS
+from ..cloud_init import file_named
 from ..meta import MANDATORY, Config, Finding, Node, Rule, Stack, config_schema, stack_rule
 from ..props import get
 from ..slurm_partitions import partition_groups
 from .fabric import efa_interfaces
 from .resource_types import ASG, FLEET, INSTANCE, LAUNCH_TEMPLATE, PLACEMENT_GROUP
-from .slurm_head import file_named, files_of, group_templates, head_nodes
+from .slurm_head import files_of, group_templates, head_nodes
 
 
 def _placements(template: Node, stack: Stack) -> list[str]:

@@ -8,18 +8,15 @@ node group's launch template names its group in the bootstrap settings it writes
 
 from __future__ import annotations
 
-import shlex
 from typing import Any
 
-from ..cloud_init import written_files
+from ..cloud_init import file_named, node_group_of, written_files
 from ..meta import Node, Stack
 from ..props import UNKNOWN, base64_text, get
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE
 
 ROLE_TAG = "gpufleet:role"
 HEAD_ROLE = "slurm-head"
-BOOTSTRAP_SETTINGS = "/etc/gpufleet/bootstrap.env"
-GROUP_SETTING = "GPUFLEET_NODE_GROUP"
 
 
 def user_data_text(node: Node) -> Any:
@@ -39,11 +36,6 @@ def files_of(node: Node) -> Any:
     return written_files(user_data_text(node))
 
 
-def file_named(files: dict[str, str], name: str) -> str | None:
-    """The content of the written file called `name` (its last path part), if any."""
-    return next((content for path, content in files.items() if path.rsplit("/", 1)[-1] == name), None)
-
-
 def head_nodes(stack: Stack) -> list[Node]:
     """The stack's Slurm head nodes."""
     found = []
@@ -59,15 +51,7 @@ def group_templates(stack: Stack) -> dict[str, list[Node]]:
     """node group -> its launch templates, by the group each template's bootstrap settings name."""
     found: dict[str, list[Node]] = {}
     for template in stack.of_type(LAUNCH_TEMPLATE):
-        files = files_of(template)
-        settings = files.get(BOOTSTRAP_SETTINGS) if isinstance(files, dict) else None
-        for line in (settings or "").splitlines():
-            key, equals, value = line.partition("=")
-            if equals and key.strip() == GROUP_SETTING:
-                try:
-                    words = shlex.split(value, comments=True)
-                except ValueError:  # unbalanced quotes: no group the shell would read either
-                    continue
-                if words:
-                    found.setdefault(words[0], []).append(template)
+        group = node_group_of(files_of(template))
+        if group is not None:
+            found.setdefault(group, []).append(template)
     return found

@@ -34,6 +34,7 @@ from components.slurm.head_files import cloud_head_config, head_site, packed_hea
 from components.slurm.node_files import JOIN_UNIT, node_join_files
 from components.slurm.power_units import refuse_elastic_without_power_program
 from components.slurm.site import SLURMCTLD_PORT, SLURMD_PORT, SRUN_PORTS
+from gpufleet.lock.status import image_tags
 from gpufleet.stackfile.slurm import HeadNode
 from gpufleet.stackfile.slurm_checks import head_node_type
 
@@ -166,7 +167,8 @@ def slurm_head(scope: ClusterScope, vpc_id: pulumi.Input[str], vswitch_ids: dict
         system_disk_encrypted=True,
         system_disk_kms_key_id=key_id,
         user_data=head_user_data(resolved, munge_parameter_name(scope)),
-        tags={**scope.tags, **ROLE_TAG},
+        # The image's profile and status as the node groups carry them: the pack names an unbaked image by them.
+        tags={**scope.tags, **ROLE_TAG, **(image_tags(spec.image, image) if image else {})},
         volume_tags={**scope.tags, **ROLE_TAG},
         # Its first boot reads the parameter: the parameter exists by then.
         opts=pulumi.ResourceOptions.merge(scope.child, pulumi.ResourceOptions(depends_on=[parameter])),

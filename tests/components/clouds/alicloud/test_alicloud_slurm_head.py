@@ -181,3 +181,10 @@ def test_a_brought_node_role_is_told_what_it_must_allow(tmp_path: Path) -> None:
     cluster["identity"] = {**cluster.get("identity", {}), "ram_role_name": "my-gpu-nodes"}
     warnings = plan_stack(write_stack(tmp_path, "slurm-brought-role", cluster)).summary["warnings"]
     assert any(f"oos:GetSecretParameter on the munge key's parameter {MUNGE}" in w for w in warnings)
+
+
+def test_the_pack_passes_the_head_node_its_role_and_its_security_group(plan: PlanResult) -> None:
+    # Only the unbaked image (every node of this stack boots it) is left to name on the head node.
+    ours = {r.urn for r in plan.resources if r.name.startswith(HEAD) or r.name in (MUNGE, "train-node-node")}
+    found = [(v["policy"], v["message"]) for v in plan.policies["violations"] if v.get("urn") in ours]
+    assert [policy for policy, _ in found] == ["alicloud-image-unbaked"], found
