@@ -5,7 +5,10 @@ DecreaseDesiredCapacity saying whether the group replaces them (RemovePolicy rel
 A node's name ends in its ECS instance id (i-...), what RemoveInstances takes.
 
 The head node signs with its instance RAM role (alibabacloud_credentials' ecs_ram_role, the role's name read from
-the metadata service).
+the metadata service) and reads that role's STS credentials only with a metadata session token (disable_imds_v1): the
+head node's metadata is in hardened mode (slurm_head.py http_tokens required), and without it the library falls back
+to a plain GET when the token's PUT fails (alibabacloud_credentials 1.0.12 provider/ecs_ram_role.py
+_get_metadata_token, _should_fallback_to_imds_v1).
 """
 
 from __future__ import annotations
@@ -57,5 +60,5 @@ def capacity_in(region: str) -> ScalingGroupCapacity:
     from alibabacloud_ess20220222.client import Client
     from alibabacloud_tea_openapi.utils_models import Config
 
-    role = CredentialClient(CredentialConfig(type="ecs_ram_role"))
+    role = CredentialClient(CredentialConfig(type="ecs_ram_role", disable_imds_v1=True))
     return ScalingGroupCapacity(Client(Config(credential=role, region_id=region)), region)

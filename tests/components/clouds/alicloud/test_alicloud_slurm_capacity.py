@@ -84,3 +84,20 @@ def test_the_head_node_signs_with_its_instance_ram_role() -> None:
         assert slurm_capacity.capacity_in(REGION).desired(GROUP) == 2
         signed = [call.request for call in mock.calls if "aliyuncs.com" in call.request.url]
     assert [request.headers["x-acs-security-token"] for request in signed] == ["role-session-token"]
+
+
+def test_the_head_node_never_reads_its_role_without_a_metadata_token() -> None:
+    # Hardened metadata (slurm_head.py): when the token's PUT fails, no plain GET of the role's credentials follows.
+    metadata = "http://100.100.100.200/latest"
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        recorded = Replay(mock, RECORDED)
+        recorded.answer("DescribeScalingGroups", "DescribeScalingGroups.h100", ScalingGroupName=GROUP)
+        mock.add(responses.PUT, f"{metadata}/api/token", status=403)
+        mock.add(responses.GET, f"{metadata}/meta-data/ram/security-credentials/", body="gpufleet-slurm-head")
+        mock.add(responses.GET, f"{metadata}/meta-data/ram/security-credentials/gpufleet-slurm-head", json={
+            "Code": "Success", "AccessKeyId": "STS.NUxxxx", "AccessKeySecret": "role-secret",
+            "SecurityToken": "role-session-token", "Expiration": "2099-01-01T00:00:00Z"})
+        with pytest.raises(Exception, match="Failed to get token from ECS Metadata Service"):
+            slurm_capacity.capacity_in(REGION).desired(GROUP)
+        assert [call.request.method for call in mock.calls if "100.100.100.200" in call.request.url] == ["PUT"]
+        assert recorded.calls == []
