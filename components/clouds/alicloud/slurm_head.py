@@ -148,7 +148,12 @@ def slurm_head(scope: ClusterScope, vpc_id: pulumi.Input[str], vswitch_ids: dict
     parameter = munge_parameter(scope, key_id)
     group = head_security_group(scope, vpc_id, node_sg_id)
     role = head_role(name, scope.base, spec.region, scope.tags, scope.child)
-    image = resolved.image
+    # The first group's image: the lock keeps one per boot mode, and the catalog has no boot modes for CPU types.
+    image, mode = resolved.group_image(resolved.groups[0]), resolved.group_boot_mode(resolved.groups[0])
+    if mode is not None:
+        runtime.warn_unconfirmed("scheduler.head_node.instance_type", (
+            f"unconfirmed: the head node boots the cluster's {mode} image; the catalog lists no boot modes for "
+            f"{head_node_type(resolved)} (system_types), so whether it boots {mode} is not read"))
     instance = alicloud.ecs.Instance(
         name,
         instance_name=name,

@@ -171,8 +171,11 @@ def test_the_nodes_join_the_head_after_their_check_in_gzipped_user_data(plan: Pl
 
 
 def test_the_plan_says_what_nobody_has_confirmed_and_refuses_nothing_of_slurm(plan: PlanResult) -> None:
+    warnings = plan.summary["warnings"]
     assert any("OOS's API reference says a secret parameter's reader and writer need KMS permissions" in w
-               for w in plan.summary["warnings"])
+               for w in warnings)
+    assert any("the head node boots the cluster's uefi image; the catalog lists no boot modes for ecs.g7.xlarge" in w
+               for w in warnings)
     assert "scheduler.kind" not in [r["field"] for r in plan.summary.get("refusals", [])]
 
 
