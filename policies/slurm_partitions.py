@@ -9,7 +9,11 @@ with the group's name as a feature (`NodeSet=<group> Feature=<group>`), and a pa
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from .cloud_init import file_named
+from .meta import Node
 
 
 def _settings(line: str) -> dict[str, str]:
@@ -52,3 +56,20 @@ def partition_groups(slurm_conf: str, groups: Iterable[str]) -> dict[str, list[s
                 taken.append(group)
         partitions[name] = list(dict.fromkeys(taken))
     return partitions
+
+
+def fabric_spans(heads: Iterable[Node], files_of: Callable[[Node], Any], groups: Iterable[str],
+                 fabrics_of: Callable[[str], list[str]], required: Iterable[str] | None
+                 ) -> Iterator[tuple[Node, str, str]]:
+    """(head, partition, "group (fabric, ...), ...") for each partition of a head node's slurm.conf (`files_of` reads
+    what its cloud-config writes) whose judged groups (those in `required`, else every one) sit on more than one
+    fabric; `fabrics_of(group)` lists a group's fabrics (none where it runs no RDMA)."""
+    known, wanted = list(groups), None if required is None else set(required)
+    for head in heads:
+        files = files_of(head)
+        slurm_conf = file_named(files, "slurm.conf") if isinstance(files, dict) else None
+        for partition, taken in partition_groups(slurm_conf or "", known).items():
+            judged = [group for group in taken if wanted is None or group in wanted]
+            fabrics = {group: found for group in judged if (found := fabrics_of(group))}
+            if len({fabric for found in fabrics.values() for fabric in found}) > 1:
+                yield head, partition, ", ".join(f"{group} ({', '.join(found)})" for group, found in fabrics.items())

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..cloud import RDMA_REQUIRED_GROUPS
-from ..cloud_init import file_named
 from ..meta import MANDATORY, Config, Finding, Node, Rule, Stack, config_schema, stack_rule
 from ..props import get
-from ..slurm_partitions import partition_groups
+from ..slurm_partitions import fabric_spans
 from .fabric import is_eri_configuration
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE, SCALING_CONFIGURATION, SCALING_GROUP, VSWITCH
 from .slurm_head import files_of, group_launchers, head_nodes
@@ -41,20 +40,12 @@ def _fabrics(group: str, launchers: list[Node], stack: Stack) -> list[str]:
 def check_partitions_one_fabric(stack: Stack, config: Config) -> Iterator[Finding]:
     launchers = group_launchers(stack)
     required = config.get(RDMA_REQUIRED_GROUPS)
-    for head in head_nodes(stack):
-        files = files_of(head)
-        slurm_conf = file_named(files, "slurm.conf") if isinstance(files, dict) else None
-        if slurm_conf is None:
-            continue
-        for partition, groups in partition_groups(slurm_conf, launchers).items():
-            judged = [group for group in groups if required is None or group in required]
-            fabrics = {group: found for group in judged if (found := _fabrics(group, launchers[group], stack))}
-            if len({fabric for found in fabrics.values() for fabric in found}) > 1:
-                spans = ", ".join(f"{group} ({', '.join(found)})" for group, found in fabrics.items())
-                yield head.urn, (
-                    f"partition {partition} spans fabrics: it takes eRDMA groups {spans}, so a multi-node job may "
-                    "land on nodes without eRDMA between them: give each rdma: required group a partition of its "
-                    "own (scheduler.partitions), or put the groups in one zone")
+    fabrics = fabric_spans(head_nodes(stack), files_of, launchers, lambda g: _fabrics(g, launchers[g], stack), required)
+    for head, partition, spans in fabrics:
+        yield head.urn, (
+            f"partition {partition} spans fabrics: it takes eRDMA groups {spans}, so a multi-node job may land on "
+            "nodes without eRDMA between them: give each rdma: required group a partition of its own "
+            "(scheduler.partitions), or put the groups in one zone")
 
 
 RULES: list[Rule] = [

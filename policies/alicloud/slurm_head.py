@@ -11,13 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cloud_init import file_named, node_group_of, written_files
+from ..cloud_init import node_group_of, written_files
 from ..meta import Node, Stack
 from ..props import base64_text, get
+from ..slurm_heads import slurm_heads
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE, SCALING_CONFIGURATION
-
-ROLE_TAG = "gpufleet:role"
-HEAD_ROLE = "slurm-head"
 
 
 def files_of(node: Node) -> Any:
@@ -27,14 +25,7 @@ def files_of(node: Node) -> Any:
 
 def head_nodes(stack: Stack) -> list[Node]:
     """The stack's Slurm head nodes."""
-    found = []
-    for node in stack.of_type(INSTANCE):
-        files = files_of(node)
-        if get(node.props, "tags", ROLE_TAG) == HEAD_ROLE or (
-                isinstance(files, dict) and file_named(files, "slurm.conf") is not None):
-            found.append(node)
-    return found
-
+    return slurm_heads(stack.of_type(INSTANCE), files_of)
 
 def group_launchers(stack: Stack) -> dict[str, list[Node]]:
     """node group -> its scaling configurations and launch templates, by the group their bootstrap settings name."""

@@ -15,10 +15,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..cloud import RDMA_REQUIRED_GROUPS
-from ..cloud_init import file_named
 from ..meta import MANDATORY, Config, Finding, Node, Rule, Stack, config_schema, stack_rule
 from ..props import get
-from ..slurm_partitions import partition_groups
+from ..slurm_partitions import fabric_spans
 from .fabric import efa_interfaces
 from .resource_types import ASG, FLEET, INSTANCE, LAUNCH_TEMPLATE, PLACEMENT_GROUP
 from .slurm_head import files_of, group_templates, head_nodes
@@ -48,20 +47,12 @@ def _fabrics(group: str, templates: list[Node], stack: Stack) -> list[str]:
 def check_partitions_one_fabric(stack: Stack, config: Config) -> Iterator[Finding]:
     templates = group_templates(stack)
     required = config.get(RDMA_REQUIRED_GROUPS)
-    for head in head_nodes(stack):
-        files = files_of(head)
-        slurm_conf = file_named(files, "slurm.conf") if isinstance(files, dict) else None
-        if slurm_conf is None:
-            continue
-        for partition, groups in partition_groups(slurm_conf, templates).items():
-            judged = [group for group in groups if required is None or group in required]
-            fabrics = {group: found for group in judged if (found := _fabrics(group, templates[group], stack))}
-            if len({fabric for found in fabrics.values() for fabric in found}) > 1:
-                spans = ", ".join(f"{group} ({', '.join(found)})" for group, found in fabrics.items())
-                yield head.urn, (
-                    f"partition {partition} spans fabrics: it takes RDMA groups {spans}, so a multi-node job may land "
-                    "on nodes without EFA between them: give each rdma: required group a partition of its own "
-                    "(scheduler.partitions)")
+    fabrics = fabric_spans(head_nodes(stack), files_of, templates, lambda g: _fabrics(g, templates[g], stack), required)
+    for head, partition, spans in fabrics:
+        yield head.urn, (
+            f"partition {partition} spans fabrics: it takes RDMA groups {spans}, so a multi-node job may land "
+            "on nodes without EFA between them: give each rdma: required group a partition of its own "
+            "(scheduler.partitions)")
 
 
 RULES: list[Rule] = [

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..cloud_init import file_named, node_group_of, written_files
+from ..cloud_init import node_group_of, written_files
 from ..meta import Node, Stack
 from ..props import UNKNOWN, base64_text, get
+from ..slurm_heads import slurm_heads
 from .resource_types import INSTANCE, LAUNCH_TEMPLATE
-
-ROLE_TAG = "gpufleet:role"
-HEAD_ROLE = "slurm-head"
 
 
 def user_data_text(node: Node) -> Any:
@@ -38,14 +36,7 @@ def files_of(node: Node) -> Any:
 
 def head_nodes(stack: Stack) -> list[Node]:
     """The stack's Slurm head nodes."""
-    found = []
-    for node in stack.of_type(INSTANCE):
-        files = files_of(node)
-        if get(node.props, "tags", ROLE_TAG) == HEAD_ROLE or (
-                isinstance(files, dict) and file_named(files, "slurm.conf") is not None):
-            found.append(node)
-    return found
-
+    return slurm_heads(stack.of_type(INSTANCE), files_of)
 
 def group_templates(stack: Stack) -> dict[str, list[Node]]:
     """node group -> its launch templates, by the group each template's bootstrap settings name."""

@@ -12,10 +12,8 @@ from typing import Any
 from ..cloud_init import written_files
 from ..meta import Node, Stack
 from ..props import base64_text, get
+from ..slurm_heads import slurm_heads
 from .resource_types import VM, VM_PROFILE, VMSS
-
-ROLE_TAG = "gpufleet:role"
-HEAD_ROLE = "slurm-head"
 
 
 def files_of(node: Node) -> Any:
@@ -27,10 +25,5 @@ def files_of(node: Node) -> Any:
 
 def head_nodes(stack: Stack) -> list[Node]:
     """The stack's Slurm head nodes."""
-    found = []
-    for node in stack.of_type(VM):
-        files = files_of(node)
-        if get(node.props, "tags", ROLE_TAG) == HEAD_ROLE or (
-                isinstance(files, dict) and any(path.rsplit("/", 1)[-1] == "slurm.conf" for path in files)):
-            found.append(node)
-    return found
+    return slurm_heads(stack.of_type(VM), files_of)
+
