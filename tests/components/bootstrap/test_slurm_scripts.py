@@ -19,7 +19,7 @@ import pytest
 import yaml
 from conftest import shellcheck
 from moto import mock_aws
-from slurm_stacks import slurm_cluster
+from slurm_stacks import files_of, slurm_cluster
 
 from components.bootstrap.cloud_init import node_script
 from components.clouds.aws.slurm_head import head_cloud_config
@@ -109,6 +109,17 @@ def head_files(root: Path, cloud_config: str | None = None) -> dict[str, tuple[s
         settings = settings.replace(directory, f"{root}{directory}")
     files["/etc/gpufleet/bootstrap.env"] = (mode, settings.replace(f"SLURM_USER={site.slurm_user}",
                                                                    f"SLURM_USER={USER}"))
+    return files
+
+
+def joined_files(user_data: str) -> dict[str, tuple[str, str]]:
+    """A node's files as its cloud-config (a group's user data with the Slurm join) writes them, with common.sh and
+    an empty bootstrap.env (the group's settings, which the join does not read)."""
+    document = yaml.safe_load(user_data)
+    modes = {entry["path"]: entry["permissions"] for entry in document["write_files"]}
+    files = {path: (modes[path], content) for path, content in files_of(document).items()}
+    files["/usr/local/lib/gpufleet/common.sh"] = ("0644", node_script("common.sh"))
+    files["/etc/gpufleet/bootstrap.env"] = ("0600", "")
     return files
 
 

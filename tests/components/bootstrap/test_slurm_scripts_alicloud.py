@@ -12,10 +12,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 from conftest import shellcheck
-from slurm_stacks import files_of, slurm_cluster
-from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files
+from slurm_stacks import slurm_cluster
+from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files, joined_files
 
 from components.bootstrap.cloud_init import cloud_part, node_script
 from components.clouds.alicloud.slurm_head import MUNGE_UNSET, head_cloud_config, node_user_data
@@ -89,12 +88,7 @@ def head(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
 def node(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
     text = node_user_data(cluster, cluster.groups[0], "#cloud-config\nwrite_files: []\nruncmd:\n"
                           "- [systemctl, enable]\n- [systemctl, start]\n", HEAD_ADDRESS, PARAMETER)
-    document = yaml.safe_load(text)
-    modes = {entry["path"]: entry["permissions"] for entry in document["write_files"]}
-    files = {path: (modes[path], content) for path, content in files_of(document).items()}
-    files["/usr/local/lib/gpufleet/common.sh"] = ("0644", node_script("common.sh"))
-    files["/etc/gpufleet/bootstrap.env"] = ("0600", "")
-    return alicloud(Machine(tmp_path, "node", files))
+    return alicloud(Machine(tmp_path, "node", joined_files(text)))
 
 
 def env(instance_id: str, instance_type: str) -> dict[str, str]:

@@ -9,11 +9,9 @@ import base64
 from pathlib import Path
 
 import pytest
-import yaml
-from slurm_stacks import files_of, slurm_cluster
-from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files
+from slurm_stacks import slurm_cluster
+from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files, joined_files
 
-from components.bootstrap.cloud_init import node_script
 from components.clouds.azure.slurm_head import head_cloud_config, node_user_data
 from components.clouds.azure.slurm_identity import MUNGE_SECRET_NAME
 from gpufleet.clouds.backend import ResolvedCluster
@@ -76,12 +74,7 @@ def head(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
 def node(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
     text = node_user_data(cluster, cluster.groups[0], "#cloud-config\nwrite_files: []\nruncmd:\n"
                           "- [systemctl, enable]\n- [systemctl, start]\n", HEAD_ADDRESS, VAULT)
-    document = yaml.safe_load(text)
-    modes = {entry["path"]: entry["permissions"] for entry in document["write_files"]}
-    files = {path: (modes[path], content) for path, content in files_of(document).items()}
-    files["/usr/local/lib/gpufleet/common.sh"] = ("0644", node_script("common.sh"))
-    files["/etc/gpufleet/bootstrap.env"] = ("0600", "")
-    return azure(Machine(tmp_path, "node", files))
+    return azure(Machine(tmp_path, "node", joined_files(text)))
 
 
 def env(vm_name: str) -> dict[str, str]:
