@@ -84,3 +84,14 @@ def test_the_stack_file_plans_a_slurm_cluster_on_aws(tmp_path: Path) -> None:
     assert plan.exit_code == 0
     cluster = read_yaml(STACK)["config"]["gpufleet:cluster"]
     assert cluster["cloud"] == "aws" and cluster["scheduler"]["kind"] == "slurm"
+
+
+def test_the_alibaba_stack_file_plans_a_slurm_cluster_refusing_only_its_placeholders(tmp_path: Path) -> None:
+    stack = EXAMPLE / "Pulumi.alicloud-train-slurm.yaml"
+    (tmp_path / stack.name).write_text(stack.read_text())
+    plan = plan_stack(tmp_path / stack.name, tmp_path)
+    assert plan.exit_code == 0
+    # What a real run refuses: the key and mail placeholders and the unbaked image, never Slurm or the group's size.
+    assert [r["field"] for r in plan.summary["refusals"]] == ["storage.kms_key", "monitoring.alarms.emails[0]", "image"]
+    (head,) = [r for r in plan.resources if r.type == "alicloud:ecs/instance:Instance"]
+    assert (head.name, head.inputs["instanceType"]) == ("slurm-dev-slurm-head", "ecs.g7.xlarge")
