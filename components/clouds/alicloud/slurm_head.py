@@ -90,7 +90,8 @@ def munge_parameter(scope: ClusterScope, key_id: pulumi.Input[str]) -> alicloud.
         type="Secret",
         value=MUNGE_UNSET,
         key_id=key_id,
-        # A created key lives in the stack's KMS instance (cluster.create_key); a brought key's instance is unknown.
+        # A created key lives in the stack's KMS instance (cluster.create_key), which CreateSecretParameter names as
+        # DKMSInstanceId (resource_alicloud_oos_secret_parameter.go lines 122-124); a brought key's is unknown.
         dkms_instance_id=storage.dkms_instance_id if storage.kms_key == "create" else None,
         description=f"gpufleet {scope.base}: the Slurm cluster's munge key (stored by the head node)",
         tags=scope.tags,
