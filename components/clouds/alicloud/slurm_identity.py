@@ -11,8 +11,10 @@ kms:Decrypt to read, kms:Encrypt and kms:GenerateDataKey to write (KEY_USE_UNCON
 
 The head node: its munge key (get and update), the key's use, and the power programs' ESS calls
 (components/clouds/alicloud/slurm_capacity.py): DescribeScalingGroups by name (a query over the region's groups:
-Resource "*"), ModifyScalingGroup and RemoveInstances on the cluster's own scaling groups
-(acs:ess:{region}:{account}:scalinggroup/{id}, identity.scaling_group_arn). The nodes: get the munge key, decrypt.
+Resource "*"; whether RAM takes a scaling group there is not read), ModifyScalingGroup and RemoveInstances on the
+cluster's own scaling groups (Auto Scaling's RAM reference, api-ess-2022-02-22-ram: resource type ScalingGroup,
+acs:ess:{#regionId}:{#accountId}:scalinggroup/{#ScalingGroupId}; identity.scaling_group_arn). The nodes: get the
+munge key, decrypt.
 """
 
 from __future__ import annotations
