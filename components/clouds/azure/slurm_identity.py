@@ -1,16 +1,18 @@
 """The Slurm head node's identity and the nodes' share of the munge key, least privilege.
 
-The head node: a user-assigned identity of its own holding two custom roles, each with only the operations its scripts
-and programs call. The munge key's role (data actions of Key Vault's RBAC: Get Secret and Set Secret, learn.microsoft
+The head node: a user-assigned identity of its own holding custom roles, each with only the operations its scripts and
+programs call. The munge key's role (data actions of Key Vault's RBAC: Get Secret and Set Secret, learn.microsoft
 .com/azure/role-based-access-control/permissions/security, "Microsoft.KeyVault": vaults/secrets/getSecret/action,
 vaults/secrets/setSecret/action) is assigned on the secret's own scope; the scaling role (Microsoft.Compute:
 virtualMachineScaleSets/read for Get, /write for Update's PATCH of sku.capacity, /delete/action for Delete Instances,
-components/clouds/azure/slurm_capacity.py) on each of the cluster's scale sets. The nodes' identity gets the built-in
-Key Vault Secrets User on that secret only. The stack's vault is authorised by Azure RBAC (storage.py,
+components/clouds/azure/slurm_capacity.py) on each of the cluster's scale sets; where a group is a Flexible scale set,
+the VMs' own read, write and delete on the cluster's resource group as well (grant_scaling). The nodes' identity gets
+the built-in Key Vault Secrets User on that secret only. The stack's vault is authorised by Azure RBAC (storage.py,
 enable_rbac_authorization), so no access policy is involved.
 
 A custom role's assignable scopes are management groups, subscriptions or resource groups (custom-roles.md,
-"AssignableScopes"): both roles are defined on the cluster's resource group and assigned on narrower scopes.
+"AssignableScopes"): the roles are defined on the cluster's resource group and assigned on narrower scopes, but for the
+Flexible sets' VMs, which have no narrower common scope.
 
 The secret's scope exists before anything is assigned on it: the deploy creates the secret empty (munge_secret), as an
 ARM resource the assignments depend on, and the head node's first boot sets the key as a new version over Key Vault's
@@ -41,6 +43,15 @@ HEAD_SECRET_DATA_ACTIONS = ("Microsoft.KeyVault/vaults/secrets/getSecret/action"
 SCALE_SET_ACTIONS = ("Microsoft.Compute/virtualMachineScaleSets/read",
                      "Microsoft.Compute/virtualMachineScaleSets/write",
                      "Microsoft.Compute/virtualMachineScaleSets/delete/action")
+# A Flexible scale set manages standard VMs, so its operations need the VMs' permissions as well as the scale set's:
+# "RBAC Permissions Required: Compute Virtual Machine Scale Sets Write, Compute VM Write, Network" for Flexible and
+# "Compute Virtual Machine Scale Sets Write" for Uniform (MicrosoftDocs/azure-compute-docs @f3e2a1e5 articles/
+# virtual-machine-scale-sets/virtual-machine-scale-sets-orchestration-modes.md, "Basic setup"). Its VMs are resources
+# of the resource group (Microsoft.Compute/virtualMachines/<name>), not children of the scale set, so the role goes on
+# the group.
+FLEXIBLE_VM_ACTIONS = ("Microsoft.Compute/virtualMachines/read",
+                       "Microsoft.Compute/virtualMachines/write",
+                       "Microsoft.Compute/virtualMachines/delete")
 # Built-in role ids (learn.microsoft.com/azure/role-based-access-control/built-in-roles/security).
 KEY_VAULT_SECRETS_USER = "4633458b-17de-408a-b874-0445c86b69e6"
 EMPTY_SECRET_UNCONFIRMED = (
@@ -49,9 +60,10 @@ EMPTY_SECRET_UNCONFIRMED = (
     "SecretProperties) so its role assignments have a scope; that Key Vault stores an empty value is reported for its "
     "data plane (james-gould/azure-keyvault-emulator #386), not confirmed on an account through ARM")
 SCALE_OUT_UNCONFIRMED = (
-    "unconfirmed: the head node's scaling role holds the scale sets' read, write and delete-instances actions only; "
-    "whether a scale-out PATCH of sku.capacity also checks the nodes' identity's assign action, and a Flexible set's "
-    "Delete Instances the VMs' delete, is not confirmed on an account")
+    "unconfirmed: the head node's scaling role holds the scale sets' read, write and delete-instances actions, and the "
+    "VMs' read, write and delete where a group is a Flexible scale set; which Network actions (Azure lists 'Network' "
+    "among a Flexible set's required permissions) and whether the nodes' identity's assign action are checked on a "
+    "scale-out is not confirmed on an account")
 
 
 def munge_secret(name: str, group_name: pulumi.Input[str], vault_name: pulumi.Input[str],
@@ -123,11 +135,19 @@ def head_identity(name: str, group_name: pulumi.Input[str], group_id: pulumi.Out
 
 
 def grant_scaling(name: str, head: HeadIdentity, scale_set_ids: Mapping[str, pulumi.Input[str]],
-                  opts: pulumi.ResourceOptions) -> None:
-    """The scaling role on each of the cluster's scale sets, by group name (the power programs' calls)."""
+                  flexible: bool, group_id: pulumi.Output[str], opts: pulumi.ResourceOptions) -> None:
+    """The scaling role on each of the cluster's scale sets, by group name (the power programs' calls), and where
+    `flexible` (a group is a Flexible scale set) the VMs' role on the cluster's resource group."""
     for group, scale_set_id in scale_set_ids.items():
         _assign(f"{name}-scaling-{group}", head.scaling_role, scale_set_id, head.identity.principal_id,
                 "the Slurm power programs resize this scale set", opts, head.scaling_role_ready)
+    if flexible:
+        role = _custom_role(name, "flexible-vms", group_id,
+                            "The Slurm head node's scale-out and Delete Instances on Flexible scale sets",
+                            authorization.PermissionArgs(actions=list(FLEXIBLE_VM_ACTIONS)), opts)
+        _assign(f"{name}-flexible-vms", role, group_id, head.identity.principal_id,
+                "the Slurm power programs add and delete the VMs of the Flexible scale sets", opts,
+                propagated(f"{name}-flexible-vms-role", role, opts))
 
 
 def grant_nodes_munge_key(name: str, munge_secret_id: pulumi.Input[str], principal_id: pulumi.Input[str],

@@ -16,6 +16,7 @@ from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
 from components.bootstrap.cloud_init import node_script
 from components.clouds.azure.slurm_identity import (
+    FLEXIBLE_VM_ACTIONS,
     HEAD_SECRET_DATA_ACTIONS,
     KEY_VAULT_SECRETS_USER,
     MUNGE_CONTENT_TYPE,
@@ -148,6 +149,24 @@ def test_the_head_may_resize_the_clusters_scale_sets_only(plan: PlanResult) -> N
     assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
     assert grant.property_dependencies["principalId"] == (named(plan, IDENTITY, f"{HEAD}-id").urn,)
     (role_wait,) = [s for s in of_type(plan, SLEEP) if s.urn in grant.depends_on]
+    assert role.urn in role_wait.depends_on
+
+
+def test_a_flexible_group_gives_the_head_its_vms_on_the_resource_group(plan: PlanResult, tmp_path: Path) -> None:
+    # The InfiniBand group is a Uniform scale set: the scale set's actions are all it needs.
+    assert not [r for r in of_type(plan, ROLE_DEF) if r.name == f"{HEAD}-flexible-vms-role"]
+    cluster = slurm_cluster("azure-train-ndh100")
+    cluster["node_groups"][0]["rdma"] = "off"  # a Flexible scale set, whose VMs are the resource group's own
+    flexible = plan_stack(write_stack(tmp_path, "slurm-flexible", cluster))
+    assert one(flexible, VMSS).inputs["orchestrationMode"] == "Flexible"
+    role = named(flexible, ROLE_DEF, f"{HEAD}-flexible-vms-role")
+    assert role.inputs["permissions"] == [{"actions": list(FLEXIBLE_VM_ACTIONS)}]
+    group = one(flexible, "azure-native:resources:ResourceGroup")
+    grant = named(flexible, ROLE, f"{HEAD}-flexible-vms")
+    assert grant.property_dependencies["scope"] == (group.urn,)
+    assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
+    assert grant.property_dependencies["principalId"] == (named(flexible, IDENTITY, f"{HEAD}-id").urn,)
+    (role_wait,) = [s for s in of_type(flexible, SLEEP) if s.urn in grant.depends_on]
     assert role.urn in role_wait.depends_on
 
 
