@@ -143,9 +143,13 @@ def test_the_head_may_resize_the_clusters_scale_sets_only(plan: PlanResult) -> N
     group = one(plan, "azure-native:resources:ResourceGroup")
     assert role.inputs["permissions"] == [{"actions": list(SCALE_SET_ACTIONS)}]
     assert role.property_dependencies["assignableScopes"] == (group.urn,)
-    vmss = one(plan, VMSS)
-    grant = named(plan, ROLE, f"{HEAD}-scaling-h100")
-    assert grant.property_dependencies["scope"] == (vmss.urn,)
+    _head_holds(plan, f"{HEAD}-scaling-h100", role, one(plan, VMSS))
+
+
+def _head_holds(plan: PlanResult, name: str, role: RecordedResource, scope: RecordedResource) -> None:
+    """The assignment `name` gives the head node's identity `role` on `scope`, once the role has replicated."""
+    grant = named(plan, ROLE, name)
+    assert grant.property_dependencies["scope"] == (scope.urn,)
     assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
     assert grant.property_dependencies["principalId"] == (named(plan, IDENTITY, f"{HEAD}-id").urn,)
     (role_wait,) = [s for s in of_type(plan, SLEEP) if s.urn in grant.depends_on]
@@ -161,13 +165,7 @@ def test_a_flexible_group_gives_the_head_its_vms_on_the_resource_group(plan: Pla
     assert one(flexible, VMSS).inputs["orchestrationMode"] == "Flexible"
     role = named(flexible, ROLE_DEF, f"{HEAD}-flexible-vms-role")
     assert role.inputs["permissions"] == [{"actions": list(FLEXIBLE_VM_ACTIONS)}]
-    group = one(flexible, "azure-native:resources:ResourceGroup")
-    grant = named(flexible, ROLE, f"{HEAD}-flexible-vms")
-    assert grant.property_dependencies["scope"] == (group.urn,)
-    assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
-    assert grant.property_dependencies["principalId"] == (named(flexible, IDENTITY, f"{HEAD}-id").urn,)
-    (role_wait,) = [s for s in of_type(flexible, SLEEP) if s.urn in grant.depends_on]
-    assert role.urn in role_wait.depends_on
+    _head_holds(flexible, f"{HEAD}-flexible-vms", role, one(flexible, "azure-native:resources:ResourceGroup"))
 
 
 def test_the_vault_admits_the_node_subnet_through_its_service_endpoint(plan: PlanResult) -> None:
