@@ -54,6 +54,8 @@ class DownloadNeed:
     sha256: str | None = None
     key_fingerprint: str | None = None
     release: str | None = None  # the GitHub release (REST API) whose asset digest is the file's published sha256
+    # A wheel's Requires-Python and Requires-Dist as the lock records them: its METADATA must say the same.
+    wheel_requires: tuple[str | None, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -193,7 +195,8 @@ def slurm_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
         for name, repo in pins.repositories().items()]
     for name, component in pins.downloads().items():
         needs += _download_needs(component, f"{at}.{name}")
-    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256)
+    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256,
+                           wheel_requires=(wheel.requires_python, tuple(wheel.requires_dist)))
               for cloud in sorted(clouds) for index, wheel in enumerate(pins.power_wheels(cloud))]
     # The repositories' signing keys, each trusted by its pinned fingerprint.
     return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
+from gpufleet.lock.needs import DownloadNeed, slurm_needs
 from gpufleet.lock.power_sdk import SDK_ROOTS
 
 PROFILE = "cuda12.8-r580"
@@ -140,3 +141,32 @@ def _imported_distributions(cloud: str) -> set[str]:
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_the_roots_are_what_the_capacity_seam_imports(cloud: str) -> None:
     assert _imported_distributions(cloud) == {name.lower() for name in SDK_ROOTS[cloud]}
+
+
+def test_the_recorded_requirements_are_the_wheels_own() -> None:
+    # Each pinned wheel this environment installs at the same version: its METADATA, which pip copied from the wheel,
+    # says what the lock records. `lock resolve` reads every file's own (gpufleet/sources/downloads.py).
+    pins = load_lock().profiles[PROFILE].slurm
+    other_here = set()
+    for cloud in CLOUDS:
+        for wheel in pins.power_wheels(cloud):
+            try:
+                found = importlib.metadata.distribution(wheel.name)
+            except importlib.metadata.PackageNotFoundError:
+                found = None
+            if found is None or found.version != wheel.version:
+                other_here.add(wheel.name)
+                continue
+            assert (found.metadata["Requires-Python"], found.metadata.get_all("Requires-Dist") or []) == (
+                wheel.requires_python, wheel.requires_dist), wheel.name
+    # The releases Python 3.10 takes where this 3.11 environment runs newer ones (or none).
+    assert other_here == {"alibabacloud-tea", "async-timeout", "multidict", "pycparser"}
+
+
+def test_lock_resolve_reads_each_wheel_against_its_recorded_requirements() -> None:
+    profile = load_lock().profiles[PROFILE]
+    needs = {need.url: need for need in slurm_needs(profile, ("azure",)) if isinstance(need, DownloadNeed)}
+    wheels = profile.slurm.power_wheels("azure")
+    assert wheels and all(needs[wheel.url].wheel_requires == (wheel.requires_python, tuple(wheel.requires_dist))
+                          for wheel in wheels)
+    assert not any("/boto3-" in url for url in needs)  # an Azure bake reads no AWS-only wheel
