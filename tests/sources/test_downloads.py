@@ -4,13 +4,12 @@ reads it, and every refusal naming the URL."""
 from __future__ import annotations
 
 import hashlib
-import io
-import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from local_apt_repository import LocalAptRepositories
+from wheel_files import wheel_bytes
 
 from gpufleet.sources.downloads import resolve_download
 from gpufleet.sources.http import SourceError
@@ -66,21 +65,10 @@ def test_a_missing_file_fails_naming_the_url(server) -> None:
         resolve_download(f"{server.url}/files/gone.tar.gz")
 
 
-def _wheel(requires: tuple[str | None, tuple[str, ...]]) -> bytes:
-    python, dist = requires
-    metadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n" + (f"Requires-Python: {python}\n" if python else "")
-    metadata += "".join(f"Requires-Dist: {line}\n" for line in dist)
-    metadata += "\nA description naming Requires-Dist: x, which is the body, not a header\n"
-    raw = io.BytesIO()
-    with zipfile.ZipFile(raw, "w") as wheel:
-        wheel.writestr("demo/__init__.py", "")
-        wheel.writestr("demo-1.0.dist-info/METADATA", metadata)
-    return raw.getvalue()
-
 
 def test_a_wheels_metadata_must_say_what_the_lock_records(server) -> None:
     recorded = (">=3.10", ("requests>=2.21.0", 'typing-extensions>=4.6.0; python_version < "3.13"'))
-    url = serve(server, "demo-1.0-py3-none-any.whl", _wheel(recorded))
+    url = serve(server, "demo-1.0-py3-none-any.whl", wheel_bytes("demo", "1.0", *recorded))
     assert resolve_download(url, wheel_requires_pinned=recorded).sha256
     with pytest.raises(SourceError) as refused:
         resolve_download(url, wheel_requires_pinned=(">=3.10", ("requests>=2.21.0",)))
