@@ -117,7 +117,8 @@ def _read_download(need: DownloadNeed, now: datetime, read: Sections) -> Any:
     else:
         from .sources.downloads import resolve_download
 
-        fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now)
+        fact = resolve_download(need.url, need.sha256, need.key_fingerprint, now=now,
+                                wheel_requires_pinned=need.wheel_requires)
     before = read["downloads"].get(need.key)
     if before is not None and before.sha256 != fact.sha256:
         raise SourceError(f"{need.url}: its bytes hash to {fact.sha256}, recorded {before.read_at.date()} as "

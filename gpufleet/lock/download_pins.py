@@ -1,6 +1,5 @@
 """A download or apt repository the image bake fetches, with what verifies it (sha256, a vendor signature by a pinned
-key, or an apt repository's pinned key): the lock's unit for fabric stacks, node agents and Slurm's pieces; and a
-Python wheel the bake unpacks (Ubuntu's images have no pip)."""
+key, or an apt repository's pinned key): the lock's unit for fabric stacks, node agents and Slurm's pieces."""
 
 from __future__ import annotations
 
@@ -49,14 +48,3 @@ class FabricComponent(StrictModel):
             raise ValueError("signature_url, pgp_key_url and pgp_fingerprint go together: a signature is checked "
                              "against one key")
         return self
-
-
-class WheelPin(StrictModel):
-    """A pure-Python wheel from PyPI, unpacked by the bake as `pip install --target` would (Ubuntu's images have no
-    pip): its URL and sha256 as PyPI's simple index lists them (`lock resolve` reads the bytes against it)."""
-
-    name: str = Field(..., pattern=r"^[A-Za-z0-9._-]+$", description="the distribution, as PyPI names it")
-    version: str = Field(..., min_length=1)
-    url: str = Field(..., pattern=r"^https://\S+-py[23][^/]*-none-any\.whl$",
-                     description="a pure-Python wheel (py3-none-any): the same file on every machine")
-    sha256: str = Field(..., pattern=r"^[0-9a-f]{64}$")

@@ -54,6 +54,8 @@ class DownloadNeed:
     sha256: str | None = None
     key_fingerprint: str | None = None
     release: str | None = None  # the GitHub release (REST API) whose asset digest is the file's published sha256
+    # A wheel's Requires-Python and Requires-Dist as the lock records them: its METADATA must say the same.
+    wheel_requires: tuple[str | None, tuple[str, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -179,10 +181,10 @@ def _repository_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
     return needs
 
 
-def slurm_needs(profile: Profile) -> list[Need]:
-    """What the Slurm step of a VM bake installs: SchedMD's packages, munge and nvidia-container-cli, each from its
-    signed repository (the index must list every pin), the enroot and pyxis downloads and the power program's SDK
-    wheels."""
+def slurm_needs(profile: Profile, clouds: tuple[str, ...]) -> list[Need]:
+    """What the Slurm step of a VM bake on `clouds` installs: SchedMD's packages, munge and nvidia-container-cli, each
+    from its signed repository (the index must list every pin), the enroot and pyxis downloads and those clouds' power
+    program SDK wheels."""
     if profile.slurm is None:
         return []
     at, pins = f"profiles.{profile.name}.slurm", profile.slurm
@@ -193,8 +195,9 @@ def slurm_needs(profile: Profile) -> list[Need]:
         for name, repo in pins.repositories().items()]
     for name, component in pins.downloads().items():
         needs += _download_needs(component, f"{at}.{name}")
-    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256)
-              for cloud, wheels in sorted(pins.power_sdk.items()) for index, wheel in enumerate(wheels)]
+    needs += [DownloadNeed(wheel.url, (f"{at}.power_sdk.{cloud}[{index}].sha256",), wheel.url, wheel.sha256,
+                           wheel_requires=(wheel.requires_python, tuple(wheel.requires_dist)))
+              for cloud in sorted(clouds) for index, wheel in enumerate(pins.power_wheels(cloud))]
     # The repositories' signing keys, each trusted by its pinned fingerprint.
     return needs + [DownloadNeed(repo.key_url, (f"{at}.{name}.key_fingerprint",), repo.key_url,
                                  key_fingerprint=repo.key_fingerprint)
@@ -218,7 +221,7 @@ def profile_needs(profile: Profile, clouds: tuple[str, ...] | None = None) -> li
         for cloud in clouds:
             for name, component in (getattr(profile, section) or {}).get(cloud, {}).items():
                 needs += _download_needs(component, f"{at}.{section}.{cloud}.{name}")
-    return _merge(needs + slurm_needs(profile))
+    return _merge(needs + slurm_needs(profile, clouds))
 
 
 def base_needs(lock: Lock, profile: Profile | None, cloud: str, regions: tuple[str, ...]) -> list[Need]:

@@ -15,7 +15,8 @@ import re
 from pydantic import Field, model_validator
 
 from ..yaml_model import StrictModel
-from .download_pins import FabricComponent, WheelPin
+from .download_pins import FabricComponent
+from .power_sdk import SDK_ROOTS, WheelPin, closure_problems
 
 # The Slurm packages the image installs, all at the one version: the daemons of both roles (a node image serves the
 # head node and the compute nodes), the clients, and the headers pyxis builds against.
@@ -50,7 +51,8 @@ class SlurmPins(StrictModel):
     pyxis: FabricComponent = Field(..., description="the pyxis source tarball, built on the image")
     power_sdk: dict[str, list[WheelPin]] = Field(
         default_factory=dict, description="cloud -> the wheels of its SDK that the head node's power program "
-        "(gpufleet-slurm-power) calls the scaling groups with; a cloud not listed gets no power program")
+        "(gpufleet-slurm-power) calls the scaling groups with, the whole closure for the head image's Python; a "
+        "cloud not listed gets no power program")
 
     def repositories(self) -> dict[str, AptRepositoryPins]:
         """The signed apt repositories the Slurm step installs from, by their field name."""
@@ -82,4 +84,11 @@ class SlurmPins(StrictModel):
         if self.enroot.version != self.enroot_caps.version:
             raise ValueError(f"enroot_caps.version: {self.enroot_caps.version} differs from enroot's "
                              f"{self.enroot.version}; enroot+caps depends on the same enroot release")
+        for cloud, wheels in sorted(self.power_sdk.items()):
+            if cloud not in SDK_ROOTS:
+                raise ValueError(f"power_sdk.{cloud}: no power program for this cloud (one of {', '.join(SDK_ROOTS)})")
+            problems = closure_problems(cloud, wheels)
+            if problems:
+                raise ValueError(f"power_sdk.{cloud}: not the closure of {', '.join(SDK_ROOTS[cloud])} for the head "
+                                 f"image's Python 3.10: {'; '.join(problems)}")
         return self

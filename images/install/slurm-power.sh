@@ -10,7 +10,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 require GPUFLEET_CLOUD
 root=${GPUFLEET_ROOT:-}
 if [[ -z "${SLURM_POWER_WHEELS:-}" ]]; then
-    # Only AWS has a head node yet (components/clouds/aws/slurm_head.py); the lock pins no SDK for the others.
+    # A lock profile without this cloud's slurm.power_sdk: its stacks refuse groups that scale with the queue
+    # (components/slurm/power_units.py refuse_elastic_without_power_program).
     echo "gpufleet-install: no power program SDK pinned for ${GPUFLEET_CLOUD}: the image carries no gpufleet-slurm-power"
     exit 0
 fi
@@ -21,7 +22,10 @@ dest="$root/opt/gpufleet/slurm-power"
 mkdir -p "$dest/vendor" "$root/usr/local/bin"
 cp -R "$src/components" "$dest/"
 find "$dest/components" -name __pycache__ -prune -exec rm -rf {} +
-# No pip on Ubuntu's images: each pinned wheel, checked by sha256, unpacked as pip --target would (pure Python).
+# No pip on Ubuntu's images: each pinned wheel, checked by sha256, unpacked as pip --target would. The lock pins
+# only wheels for the image's python3 (CPython 3.10, x86_64, glibc 2.35: gpufleet/lock/power_sdk.py), pure-Python
+# or compiled (cp310 or abi3 manylinux); every one keeps its modules at the archive's root (read when pinned: no
+# .data/purelib or platlib tree), so unpacking is installing.
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 read -r -a wheels <<<"$SLURM_POWER_WHEELS"

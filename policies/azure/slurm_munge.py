@@ -4,7 +4,8 @@ Every Slurm daemon and client authenticates with the cluster's munge key; whoeve
 the cluster. The head node generates it at first boot and sets it with Key Vault's Set Secret (scripts/slurm-azure.sh),
 so it is never in Pulumi state: a keyvault.Secret resource keeps its properties.value in state, and a key written by
 custom data sits in the VM's or scale set's model, which Azure returns to whoever may read it (osProfile.customData
-is write-only in the API, but the Pulumi state keeps the input).
+is write-only in the API, but the Pulumi state keeps the input). The deploy's own secret is empty (the scope of the
+roles on it, components/clouds/azure/slurm_identity.py munge_secret): an empty value holds no key.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ def check_munge_key(stack: Stack, config: Config) -> Iterator[Finding]:
             yield head.urn, (f"the Slurm head node names no Key Vault for its munge key ({HEAD_SETTINGS} sets no "
                              f"{VAULT_SETTING.rstrip('=')}): {FIX}")
     for secret in stack.of_type(SECRET):
-        if any(MUNGE in name.lower() for name in _names(secret)):
+        # Anything but the empty string, an unknown value included, may be the key.
+        if any(MUNGE in name.lower() for name in _names(secret)) and get(secret.props, "properties", "value") != "":
             yield secret.urn, ("a Key Vault Secret resource holds the munge key, so its value sits in Pulumi "
                                f"state: remove it; {FIX}")
     for node in stack.of_type(VM, VMSS):

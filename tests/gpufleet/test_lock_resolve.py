@@ -18,6 +18,7 @@ from local_apt_repository import LocalAptRepositories
 from local_registry import local_registry, push_image
 from local_tls import local_tls
 from typer.testing import CliRunner
+from wheel_files import wheel_bytes
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH
@@ -114,10 +115,12 @@ def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
                 component(entry)
     # Slurm's repositories (their keys), downloads (enroot, pyxis) and the power program's wheels.
     for name, entry in profile["slurm"].items():
-        if name == "power_sdk":
+        if name == "power_sdk":  # wheels whose METADATA says what the lock records, as lock resolve checks
             for wheels in entry.values():
                 for wheel in wheels:
-                    component(wheel)
+                    body = wheel_bytes(wheel["name"], wheel["version"], wheel.get("requires_python"),
+                                       wheel.get("requires_dist", []))
+                    wheel["url"], wheel["sha256"] = mirror(wheel["url"], body), hashlib.sha256(body).hexdigest()
         elif isinstance(entry, dict):
             component(entry)
     raw["profiles"] = {PROFILE: profile}

@@ -73,15 +73,19 @@ def bundle_pins(profile: Any, cloud: str) -> str:
         return bundle.extractfile("pins.env").read().decode()
 
 
-def test_the_bundle_carries_the_power_program_where_the_lock_pins_its_sdk() -> None:
-    lock = load_lock()
-    with tarfile.open(fileobj=io.BytesIO(pack(lock.profiles[PROFILE], "aws"))) as bundle:
+@pytest.mark.parametrize("cloud", ["aws", "azure", "alicloud"])
+def test_the_bundle_carries_the_power_program_where_the_lock_pins_its_sdk(cloud: str) -> None:
+    profile = load_lock().profiles[PROFILE]
+    with tarfile.open(fileobj=io.BytesIO(pack(profile, cloud))) as bundle:
         names = set(bundle.getnames())
-    assert set(power_program_files("aws")) <= names
-    assert "SLURM_POWER_WHEELS=" in bundle_pins(lock.profiles[PROFILE], "aws")
-    # Azure and Alibaba Cloud have no head node yet, and the lock pins no SDK for them: no program.
-    with tarfile.open(fileobj=io.BytesIO(pack(lock.profiles[PROFILE], "azure"))) as bundle:
+    assert set(power_program_files(cloud)) <= names
+    pins = bundle_pins(profile, cloud)
+    assert all(f"{wheel.url} {wheel.sha256}" in pins for wheel in profile.slurm.power_wheels(cloud))
+    # A profile that pins no SDK for the cloud: no program, and slurm-power.sh installs nothing.
+    bare = profile.model_copy(update={"slurm": profile.slurm.model_copy(update={"power_sdk": {}})})
+    with tarfile.open(fileobj=io.BytesIO(pack(bare, cloud))) as bundle:
         assert not any(name.startswith("components/") for name in bundle.getnames())
+    assert "SLURM_POWER_WHEELS=" not in bundle_pins(bare, cloud)
 
 
 def test_the_program_imports_only_what_the_step_installs(installed: Path) -> None:

@@ -23,6 +23,13 @@ def test_a_key_vault_secret_resource_for_the_key_fails() -> None:
     assert message.startswith("a Key Vault Secret resource holds the munge key, so its value sits in Pulumi state")
 
 
+def test_the_empty_secret_the_deploy_makes_passes() -> None:
+    # The scope of the munge key's role assignments, made before the head node sets the key as a new version.
+    secret = res(SECRET, "train-dev-slurm-munge-key", {
+        "secretName": "slurm-munge-key", "properties": {"value": "", "contentType": "application/octet-stream;base64"}})
+    assert messages(RULE, [head_vm(), secret]) == []
+
+
 def test_custom_data_writing_the_key_fails() -> None:
     vm = res(VM, "other", {"osProfile": {"customData": base64.b64encode(KEY_FILE.encode()).decode()}})
     ((where, message),) = messages(RULE, [head_vm(), vm])

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from local_apt_repository import LocalAptRepositories
+from wheel_files import wheel_bytes
 
 from gpufleet.sources.downloads import resolve_download
 from gpufleet.sources.http import SourceError
@@ -62,3 +63,17 @@ def test_a_key_is_read_for_its_fingerprint_and_another_key_is_refused(server) ->
 def test_a_missing_file_fails_naming_the_url(server) -> None:
     with pytest.raises(SourceError, match=r"/files/gone\.tar\.gz: HTTP 404"):
         resolve_download(f"{server.url}/files/gone.tar.gz")
+
+
+
+def test_a_wheels_metadata_must_say_what_the_lock_records(server) -> None:
+    recorded = (">=3.10", ("requests>=2.21.0", 'typing-extensions>=4.6.0; python_version < "3.13"'))
+    url = serve(server, "demo-1.0-py3-none-any.whl", wheel_bytes("demo", "1.0", *recorded))
+    assert resolve_download(url, wheel_requires_pinned=recorded).sha256
+    with pytest.raises(SourceError) as refused:
+        resolve_download(url, wheel_requires_pinned=(">=3.10", ("requests>=2.21.0",)))
+    assert str(refused.value).startswith(f"{url}: its METADATA says Requires-Python >=3.10, Requires-Dist "
+                                         "['requests>=2.21.0', 'typing-extensions>=4.6.0; python_version < \"3.13\"']; "
+                                         "the lock records >=3.10, ['requests>=2.21.0']")
+    with pytest.raises(SourceError, match="not a wheel"):
+        resolve_download(serve(server, "broken-1.0-py3-none-any.whl", b"no zip"), wheel_requires_pinned=recorded)

@@ -103,7 +103,7 @@ class AzureGpuCluster(pulumi.ComponentResource):
         groups = create_groups(scope, group.name, network, encryption, identity, client, alarm_target, shared, head)
         if head is not None:
             grant_scaling(slurm_base(scope), head.identity, {n: g.scale_set_id for n, g in groups.items()},
-                          scope.child)
+                          any(not g.rdma for g in resolved.groups), group.id, scope.child)
 
         self.resource_group_name = group.name
         self.vnet_id = network.vnet_id

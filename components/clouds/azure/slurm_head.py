@@ -35,7 +35,7 @@ from gpufleet.stackfile.slurm_checks import head_node_type
 
 from .nodegroup import ADMIN_USER, admin_linux_configuration
 from .security import ADMIN_PRIORITY, DENY_INTERNET_PRIORITY
-from .slurm_identity import MUNGE_SECRET_NAME, HeadIdentity, grant_nodes_munge_key, head_identity
+from .slurm_identity import MUNGE_SECRET_NAME, HeadIdentity, grant_nodes_munge_key, head_identity, munge_secret
 
 if TYPE_CHECKING:
     from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
@@ -134,7 +134,7 @@ class HeadPlace:
     group_name: pulumi.Output[str]
     group_id: pulumi.Output[str]
     subnet_id: pulumi.Output[str]
-    vault_id: pulumi.Output[str]
+    munge_secret_id: pulumi.Output[str]
     vault_name: pulumi.Output[str]
     disk_encryption_set_id: pulumi.Output[str]
     waits: list[pulumi.Resource]
@@ -149,7 +149,7 @@ def slurm_head(scope: ClusterScope, place: HeadPlace, image: compute.ImageRefere
     head = spec.scheduler.head_node or HeadNode()
     zone = head.zone or (spec.network.zones[0] if spec.network.zones else None)
     common = {"resource_group_name": place.group_name, "location": spec.region, "tags": scope.tags}
-    identity = head_identity(name, place.group_name, place.group_id, spec.region, place.vault_id, scope.tags,
+    identity = head_identity(name, place.group_name, place.group_id, spec.region, place.munge_secret_id, scope.tags,
                              scope.child)
     nodes_asg = nodes_security_group(scope, place.group_name)
     nsg = network.NetworkSecurityGroup(
@@ -247,8 +247,9 @@ def build_slurm_head(scope: ClusterScope, group: ClusterResourceGroup, network: 
             "the brought node subnet must have Key Vault's service endpoint (Microsoft.KeyVault), which gpufleet adds "
             "only to a subnet it creates: without it the vault's subnet rule is refused and the head node and nodes "
             "cannot reach the munge key"))
-    nodes_read = grant_nodes_munge_key(slurm_base(scope), encryption.vault_id, nodes.principal_id,
-                                       client.subscription_id, scope.child)
-    place = HeadPlace(group.name, group.id, network.subnet_id, encryption.vault_id, encryption.vault_name,
+    secret = munge_secret(slurm_base(scope), group.name, encryption.vault_name, scope.child)
+    nodes_read = grant_nodes_munge_key(slurm_base(scope), secret.id, nodes.principal_id, client.subscription_id,
+                                       scope.child)
+    place = HeadPlace(group.name, group.id, network.subnet_id, secret.id, encryption.vault_name,
                       encryption.disk_encryption_set_id, [encryption.key_access, nodes_read])
     return slurm_head(scope, place, image)

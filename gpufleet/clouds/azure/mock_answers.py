@@ -35,6 +35,7 @@ ARM_PATHS: dict[str, tuple[str, str]] = {
     "azure-native:compute:VirtualMachine": ("Microsoft.Compute/virtualMachines", "vmName"),
     "azure-native:keyvault:Vault": ("Microsoft.KeyVault/vaults", "vaultName"),
     "azure-native:keyvault:Key": ("Microsoft.KeyVault/vaults/{vaultName}/keys", "keyName"),
+    "azure-native:keyvault:Secret": ("Microsoft.KeyVault/vaults/{vaultName}/secrets", "secretName"),
     "azure-native:compute:DiskEncryptionSet": ("Microsoft.Compute/diskEncryptionSets", "diskEncryptionSetName"),
     "azure-native:compute:VirtualMachineScaleSet": ("Microsoft.Compute/virtualMachineScaleSets", "vmScaleSetName"),
     "azure-native:compute:CapacityReservationGroup": (

@@ -69,6 +69,17 @@ def test_the_image_stack_plan_names_each_unread_slurm_fact() -> None:
     assert {f"{at}.packages.apt", f"{at}.munge.apt", f"{at}.container_cli.apt", f"{at}.enroot.sha256",
             f"{at}.enroot_caps.sha256", f"{at}.pyxis.sha256", f"{at}.packages.key_fingerprint",
             f"{at}.power_sdk.aws[0].sha256"} <= found
+    # An image bakes its own cloud's power program SDK only.
+    assert not any(".power_sdk.azure" in field or ".power_sdk.alicloud" in field for field in found)
+
+
+def test_the_azure_image_stack_plan_names_each_unread_power_sdk_wheel() -> None:
+    plan = plan_stack(SHIPPED_STACKS / "Pulumi.azure-images.yaml", SHIPPED_STACKS)
+    found = {f["field"] for f in plan.summary.get("unresolved_facts", [])}
+    at = f"profiles.{PROFILE}.slurm.power_sdk"
+    wheels = load_lock().profiles[PROFILE].slurm.power_wheels("azure")
+    assert {f"{at}.azure[{index}].sha256" for index in range(len(wheels))} <= found
+    assert not any(f"{at}.aws" in field for field in found)
 
 
 def test_lock_resolve_reads_munge_from_the_archives_universe_component(tmp_path: Path) -> None:

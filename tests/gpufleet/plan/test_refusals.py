@@ -31,8 +31,9 @@ CASES: dict[str, tuple[str, str]] = {
     "components.clouds.azure.cluster.refuse_without_admin_key": ("azure-infer-a100", "admin_ssh_public_key"),
     "components.clouds.alicloud.ack_in_cluster.refuse_unlisted_driver": ("ack-on-a-bake-profile", "image"),
     "components.clouds.azure.slurm_head.munge_vault_usable": ("slurm-ndh100-brought-key", "storage.kms_key"),
-    # The shipped lock pins the power program's SDK for AWS only: an Azure group that scales with the queue.
-    "components.slurm.power_units.refuse_elastic_without_power_program": ("slurm-ndh100", "node_groups[0].size"),
+    # An Azure group that scales with the queue, under a lock that pins no power program SDK for Azure.
+    "components.slurm.power_units.refuse_elastic_without_power_program": ("slurm-ndh100-no-power-sdk",
+                                                                          "node_groups[0].size"),
 }
 # A brought disk key on Azure: its vault is the owner's, not set up for the munge key.
 BROUGHT_KEY = {
@@ -84,6 +85,7 @@ def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     write_stack(target, "ack-on-a-bake-profile", cluster, **{"alicloud:region": "cn-wulanchabu"})
     write_stack(target, "slurm-p5", slurm_cluster("aws-train-p5"))
     write_stack(target, "slurm-ndh100", slurm_cluster("azure-train-ndh100"))
+    write_stack(target, "slurm-ndh100-no-power-sdk", slurm_cluster("azure-train-ndh100"))
     write_stack(target, "slurm-ebmgn8v", slurm_cluster("alicloud-train-ebmgn8v"))
     brought = slurm_cluster("azure-train-ndh100")
     brought["storage"] = {**brought["storage"], **BROUGHT_KEY}
@@ -98,6 +100,11 @@ def _lock_for(stack: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
                 "parent_image": None, "status": "unconfirmed", "os": "Ubuntu 22.04", "note": "Confirm one."}
 
         use_lock(tmp_path, monkeypatch, unconfirm, recorded_facts())
+    if stack == "slurm-ndh100-no-power-sdk":
+        def unpin(raw: dict) -> None:
+            del raw["profiles"]["cuda12.8-r580"]["slurm"]["power_sdk"]["azure"]
+
+        use_lock(tmp_path, monkeypatch, unpin)
 
 
 @pytest.mark.parametrize("function", sorted(CASES))
@@ -124,6 +131,8 @@ def test_slurm_is_not_refused_on_any_cloud(stack: str, stacks: Path) -> None:
     # slurm_head.py).
     refusals = plan_stack(stacks / f"Pulumi.{stack}.yaml", stacks).summary["refusals"]
     assert "scheduler.kind" not in [r["field"] for r in refusals]
+    # The shipped lock pins both clouds' power program SDK: a group that scales with the queue is not refused.
+    assert "node_groups[0].size" not in [r["field"] for r in refusals]
 
 
 def test_placeholders_of_every_kind_are_named(stacks: Path) -> None:

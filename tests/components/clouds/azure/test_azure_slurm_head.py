@@ -1,7 +1,8 @@
 """The shipped ND H100 stack turned slurm on Azure, as the engine records it: the head node (private, on the stack's
 image and disk encryption set, its own identity), its NIC's security group between it and the nodes, the roles on the
-munge key's secret and on the scale sets with the RBAC waits, the vault admitting the node subnet, and the custom data
-of the head and of the nodes (gunzipped / base64-decoded as cloud-init reads it). No resource holds the key."""
+munge key's secret (made empty at deploy) and on the scale sets with the RBAC waits, the vault admitting the node
+subnet, and the custom data of the head and of the nodes (gunzipped / base64-decoded as cloud-init reads it). No
+resource holds the key."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
 from components.bootstrap.cloud_init import node_script
 from components.clouds.azure.slurm_identity import (
+    FLEXIBLE_VM_ACTIONS,
     HEAD_SECRET_DATA_ACTIONS,
     KEY_VAULT_SECRETS_USER,
+    MUNGE_CONTENT_TYPE,
     MUNGE_SECRET_NAME,
     SCALE_SET_ACTIONS,
 )
@@ -34,6 +37,7 @@ ROLE_DEF = "azure-native:authorization:RoleDefinition"
 IDENTITY = "azure-native:managedidentity:UserAssignedIdentity"
 VMSS = "azure-native:compute:VirtualMachineScaleSet"
 SLEEP = "time:index/sleep:Sleep"
+SECRET = "azure-native:keyvault:Secret"
 HEAD = "train-dev-slurm-head"
 
 
@@ -109,14 +113,19 @@ def _wait_before(plan: PlanResult, assignment: RecordedResource, dependent: Reco
 
 def test_the_munge_key_roles_sit_on_the_secret_and_the_head_waits_for_them(plan: PlanResult) -> None:
     vault = one(plan, "azure-native:keyvault:Vault")
-    secret = f"/providers/Microsoft.KeyVault/vaults/{vault.inputs['vaultName']}/secrets/{MUNGE_SECRET_NAME}"
     head_identity, nodes_identity = named(plan, IDENTITY, f"{HEAD}-id"), named(plan, IDENTITY, "train-node-id")
     head_role = named(plan, ROLE_DEF, f"{HEAD}-munge-key-role")
     assert head_role.inputs["permissions"] == [{"dataActions": list(HEAD_SECRET_DATA_ACTIONS)}]
     head_grant, nodes_grant = named(plan, ROLE, f"{HEAD}-munge-key"), named(plan, ROLE, f"{HEAD}-munge-key-read")
+    # The secret exists before its roles are assigned: made empty at deploy, in the stack's vault.
+    secret = named(plan, SECRET, f"{HEAD}-munge-key")
+    assert secret.inputs["secretName"] == MUNGE_SECRET_NAME
+    assert secret.inputs["properties"] == {"value": "", "contentType": MUNGE_CONTENT_TYPE}
+    assert secret.property_dependencies["vaultName"] == (vault.urn,)
+    # A later update would PUT the empty value over the key the head node set.
+    assert set(secret.ignore_changes) == {"properties", "tags"}
     for grant, identity in ((head_grant, head_identity), (nodes_grant, nodes_identity)):
-        assert grant.inputs["scope"].endswith(secret)
-        assert vault.urn in grant.property_dependencies["scope"]
+        assert grant.property_dependencies["scope"] == (secret.urn,)
         assert grant.property_dependencies["principalId"] == (identity.urn,)
     assert head_grant.property_dependencies["roleDefinitionId"] == (head_role.urn,)
     assert nodes_grant.inputs["roleDefinitionId"].endswith(f"/roleDefinitions/{KEY_VAULT_SECRETS_USER}")
@@ -125,8 +134,8 @@ def test_the_munge_key_roles_sit_on_the_secret_and_the_head_waits_for_them(plan:
     _wait_before(plan, nodes_grant, head)
     (role_wait,) = [s for s in of_type(plan, SLEEP) if s.urn in head_grant.depends_on]
     assert head_role.urn in role_wait.depends_on  # the custom role replicated before its assignment
-    # The key is nowhere in Pulumi's hands: no Key Vault secret resource (the head node sets it at its first boot).
-    assert not [r for r in plan.resources if r.type.startswith("azure-native:keyvault:Secret")]
+    # The key is nowhere in Pulumi's hands: the one secret resource is the empty one.
+    assert [r.urn for r in of_type(plan, SECRET)] == [secret.urn]
 
 
 def test_the_head_may_resize_the_clusters_scale_sets_only(plan: PlanResult) -> None:
@@ -134,13 +143,29 @@ def test_the_head_may_resize_the_clusters_scale_sets_only(plan: PlanResult) -> N
     group = one(plan, "azure-native:resources:ResourceGroup")
     assert role.inputs["permissions"] == [{"actions": list(SCALE_SET_ACTIONS)}]
     assert role.property_dependencies["assignableScopes"] == (group.urn,)
-    vmss = one(plan, VMSS)
-    grant = named(plan, ROLE, f"{HEAD}-scaling-h100")
-    assert grant.property_dependencies["scope"] == (vmss.urn,)
+    _head_holds(plan, f"{HEAD}-scaling-h100", role, one(plan, VMSS))
+
+
+def _head_holds(plan: PlanResult, name: str, role: RecordedResource, scope: RecordedResource) -> None:
+    """The assignment `name` gives the head node's identity `role` on `scope`, once the role has replicated."""
+    grant = named(plan, ROLE, name)
+    assert grant.property_dependencies["scope"] == (scope.urn,)
     assert grant.property_dependencies["roleDefinitionId"] == (role.urn,)
     assert grant.property_dependencies["principalId"] == (named(plan, IDENTITY, f"{HEAD}-id").urn,)
     (role_wait,) = [s for s in of_type(plan, SLEEP) if s.urn in grant.depends_on]
     assert role.urn in role_wait.depends_on
+
+
+def test_a_flexible_group_gives_the_head_its_vms_on_the_resource_group(plan: PlanResult, tmp_path: Path) -> None:
+    # The InfiniBand group is a Uniform scale set: the scale set's actions are all it needs.
+    assert not [r for r in of_type(plan, ROLE_DEF) if r.name == f"{HEAD}-flexible-vms-role"]
+    cluster = slurm_cluster("azure-train-ndh100")
+    cluster["node_groups"][0]["rdma"] = "off"  # a Flexible scale set, whose VMs are the resource group's own
+    flexible = plan_stack(write_stack(tmp_path, "slurm-flexible", cluster))
+    assert one(flexible, VMSS).inputs["orchestrationMode"] == "Flexible"
+    role = named(flexible, ROLE_DEF, f"{HEAD}-flexible-vms-role")
+    assert role.inputs["permissions"] == [{"actions": list(FLEXIBLE_VM_ACTIONS)}]
+    _head_holds(flexible, f"{HEAD}-flexible-vms", role, one(flexible, "azure-native:resources:ResourceGroup"))
 
 
 def test_the_vault_admits_the_node_subnet_through_its_service_endpoint(plan: PlanResult) -> None:
@@ -182,7 +207,7 @@ def test_the_nodes_join_the_head_after_their_check(plan: PlanResult) -> None:
 
 def test_the_plan_says_what_nobody_has_confirmed(plan: PlanResult) -> None:
     warnings = plan.summary["warnings"]
-    assert any("secret's scope before the head node writes the secret" in w for w in warnings)
+    assert any("the munge key's secret is created empty through ARM" in w for w in warnings)
     assert any("scaling role" in w for w in warnings)
 
 
