@@ -1,12 +1,12 @@
-"""Real Slurm 22.05 and munge daemons (Debian's slurm-wlm and munge) on 127.0.0.1, started with gpufleet's rendered
-slurm.conf and gres.conf: munged, slurmctld and dynamic slurmd nodes, as the current user, in a temporary directory
-with free ports. GPUs are stand-in character devices (the null device's numbers) named in gres.conf."""
+"""Real Slurm and munge daemons (Debian sid's slurm-wlm 26.05 and munge, tests/slurm_rootfs.py) on 127.0.0.1, started
+with gpufleet's rendered slurm.conf, gres.conf and topology.conf: munged, slurmctld and dynamic slurmd nodes, as the
+current user, in a temporary directory with free ports. GPUs are stand-in character devices (the null device's
+numbers) named in gres.conf."""
 
 from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_registry import free_port
+from slurm_rootfs import missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
@@ -24,11 +25,11 @@ from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch")
-
 
 def missing_daemons() -> list[str]:
-    return [tool for tool in DAEMONS if shutil.which(tool) is None]
+    """Why the daemons cannot run here (tests/slurm_rootfs.py), or nothing."""
+    why = missing()
+    return [why] if why else []
 
 
 def wait_for(what: str, ready: Callable[[], bool], seconds: float = 30.0) -> None:
@@ -113,9 +114,9 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
     """The rendered files, as the head node and the nodes hold them."""
     for sub in ("etc", "state", "spool", "run", "log", "programs", "dev", "munge"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    # The head node's slurm.conf and gres.conf as it carries them (and serves them to configless nodes).
+    # The head node's slurm.conf, gres.conf and topology.conf as it carries them (and serves them to configless nodes).
     head = head_node_files(cluster, site)
-    for name in ("slurm.conf", "gres.conf"):
+    for name in ("slurm.conf", "gres.conf", "topology.conf"):
         (root / f"etc/{name}").write_text(head[f"{site.etc_dir}/{name}"][1])
     instance = cluster.groups[0].known_types[0]
     for index in range(instance.gpu.count):
@@ -131,7 +132,7 @@ def running_slurm(cluster: ResolvedCluster,
     """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
     files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
     # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
-    with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory:
+    with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory, slurm_on_path():
         with _running_in(Path(directory), cluster, edit) as running:
             yield running
 
