@@ -74,27 +74,30 @@ class SlurmCluster:
         env = self.env
         if configless:
             argv += ["--conf-server", f"{self.site.controller_address}:{self.site.slurmctld_port}"]
-            env = {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
-            # As on a node: slurmd authenticates through munge's default socket before it has a configuration, and
-            # caches the one it fetches under /run/slurm/conf, where the node's clients (the health check's
-            # scontrol) find it. In a mount namespace of slurmd's own, the test's munged is at the first and the
-            # node's own directory at the second.
-            # The head's configuration directory is hidden there: the node has none of its own.
-            node_run = self.root / f"node-run-{instance_id}"
-            for sub in ("munge", "slurm", "etc"):
-                (node_run / sub).mkdir(parents=True, exist_ok=True)
-            if not (node_run / "munge/munge.socket.2").is_symlink():
-                (node_run / "munge/munge.socket.2").symlink_to(self.site.munge_socket)
-            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mkdir -p /run/munge /run/slurm && mount --bind "$0/munge" /run/munge && '
-                    'mount --bind "$0/slurm" /run/slurm && mount --bind "$0/etc" "$1" && shift && exec "$@"',
-                    str(node_run), self.site.etc_dir, *argv]
+            argv, env = self.as_configless_node(argv, instance_id)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
         name = argv[argv.index("-N") + 1]
         self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
         return name
+
+    def as_configless_node(self, argv: list[str], instance_id: str) -> tuple[list[str], dict[str, str]]:
+        """argv and its environment to run a configless slurmd command as on a node: slurmd authenticates through
+        munge's default socket before it has a configuration, and caches the one it fetches under /run/slurm/conf,
+        where the node's clients (the health check's scontrol) find it. In a mount namespace of slurmd's own, the
+        test's munged is at the first and the node's own directory at the second. The head's configuration
+        directory is hidden there: the node has none of its own."""
+        node_run = self.root / f"node-run-{instance_id}"
+        for sub in ("munge", "slurm", "etc"):
+            (node_run / sub).mkdir(parents=True, exist_ok=True)
+        if not (node_run / "munge/munge.socket.2").is_symlink():
+            (node_run / "munge/munge.socket.2").symlink_to(self.site.munge_socket)
+        wrapped = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mkdir -p /run/munge /run/slurm && mount --bind "$0/munge" /run/munge && '
+                   'mount --bind "$0/slurm" /run/slurm && mount --bind "$0/etc" "$1" && shift && exec "$@"',
+                   str(node_run), self.site.etc_dir, *argv]
+        return wrapped, {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
 
 
 def site_in(root: Path, node_check: str) -> SlurmSite:

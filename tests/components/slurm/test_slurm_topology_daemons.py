@@ -1,0 +1,119 @@
+"""The rendered topology under the real daemons (Debian sid's slurm-wlm 26.05, tests/slurm_rootfs.py; the image runs
+25.11, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
+and a multi-node job lands inside one fabric or waits; never across two. Also the image's own slurmd command line
+(`--systemd`, configless `--conf-server`, as its Type=notify unit runs it) under that Slurm.
+
+One partition holds two RDMA groups of p5.48xlarge (rdma: auto, so the stack file lets them share it; each its own
+placement group) and one without RDMA. Nodes register in the order h100b-n1, h100-n2, h100b-n3, tcp-n4, so a job
+of two nodes that took the first two would span two fabrics. The first holds the cluster's SlurmdPort, the others
+their own (tests/slurm_nodes.py): slurmctld reaches every node at the first's, so only h100b-n1 hosts batch scripts
+and no test here changes another node's state back."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
+from slurm_nodes import start_node_on_own_port
+from slurm_rootfs import OLDEST, version
+from slurm_stacks import second_group, slurm_cluster
+
+from components.slurm.node_files import INSTANCE_ID, SLURMD, registration_table
+from gpufleet.resolve import resolve_cluster
+
+RAW = slurm_cluster(partitions={"train": ["h100", "h100b", "tcp"]})
+RAW["node_groups"][0].update(rdma="auto", size={"min": 0, "desired": 0, "max": 2})
+second_group(RAW, "h100b")
+second_group(RAW, "tcp", rdma="off")
+
+
+@pytest.fixture(scope="module")
+def fabrics() -> Iterator[SlurmCluster]:
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
+    with running_slurm(resolve_cluster(RAW)) as running:
+        h100, h100b, tcp = running.cluster.groups
+        running.start_node(h100b, "n1")
+        start_node_on_own_port(running, h100, "n2")
+        start_node_on_own_port(running, h100b, "n3")
+        start_node_on_own_port(running, tcp, "n4")
+        yield running
+
+
+def switches(running: SlurmCluster) -> dict[str, str]:
+    """`scontrol show topology`: each switch's nodes, as a host list."""
+    shown = running.run("scontrol", "show", "topology").stdout
+    return dict(re.findall(r"SwitchName=(\S+) .*Nodes=(\S*)", shown))
+
+
+def test_each_node_joins_its_fabrics_switch_as_it_registers(fabrics: SlurmCluster) -> None:
+    assert version(fabrics.run("slurmctld", "-V").stdout) >= OLDEST
+    assert switches(fabrics) == {"fabric-h100": "h100-n2", "fabric-h100b": "h100b-n[1,3]", "network": "tcp-n4"}
+    assert "Topology=default:fabric-h100b" in fabrics.node("h100b-n3")
+
+
+def test_a_job_is_refused_two_nodes_on_two_fabrics_and_given_two_on_one(fabrics: SlurmCluster) -> None:
+    across = fabrics.run("sbatch", "--test-only", "-p", "train", "-N2", "-w", "h100b-n1,h100-n2", "--wrap", "true")
+    assert across.returncode == 1 and "Requested node configuration is not available" in across.stderr, across.stderr
+    inside = fabrics.run("sbatch", "--test-only", "-p", "train", "-N2", "-w", "h100b-n1,h100b-n3", "--wrap", "true")
+    assert inside.returncode == 0 and "on nodes h100b-n[1,3]" in inside.stderr, inside.stderr
+
+
+def test_a_job_larger_than_every_fabric_is_refused_though_the_partition_has_the_nodes(fabrics: SlurmCluster) -> None:
+    # Four idle nodes in the partition, at most two on one switch.
+    done = fabrics.run("sbatch", "--test-only", "-p", "train", "-N3", "--wrap", "true")
+    assert done.returncode == 1 and "Requested node configuration is not available" in done.stderr, done.stderr
+
+
+def test_a_two_node_job_runs_inside_one_fabric_passing_over_a_nearer_node(fabrics: SlurmCluster) -> None:
+    job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "true").stdout
+    wait_for("the job to end", lambda: "JobState=COMPLETED" in job_shown(fabrics, job), seconds=60)
+    assert "   NodeList=h100b-n[1,3]\n" in job_shown(fabrics, job)
+
+
+def test_a_two_node_job_waits_while_each_fabric_has_one_idle_node(fabrics: SlurmCluster) -> None:
+    # h100b-n3 drained: h100b-n1, h100-n2 and tcp-n4 are idle, one per switch.
+    fabrics.run("scontrol", "update", "NodeName=h100b-n3", "State=DRAIN", "Reason=test")
+    job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "true").stdout
+    try:
+        wait_for("the scheduler to try the job", lambda: "Reason=None" not in job_shown(fabrics, job))
+        time.sleep(3)
+        assert "JobState=PENDING" in job_shown(fabrics, job)
+    finally:
+        fabrics.run("scancel", job.strip())
+
+
+def job_shown(running: SlurmCluster, job: str) -> str:
+    return running.run("scontrol", "show", "job", job.strip()).stdout
+
+
+def test_the_images_slurmd_command_line_is_ready_under_systemd_and_joins_its_switch() -> None:
+    # As the image's slurmd.service runs it (Type=notify): slurmd must say READY=1 on $NOTIFY_SOCKET (sd_notify(3)),
+    # configless from the head node's address and port. Alone with its controller: it takes the cluster's SlurmdPort.
+    with running_slurm(resolve_cluster(RAW)) as running:
+        server = f"{running.site.controller_address}:{running.site.slurmctld_port}"
+        line = registration_table(running.cluster.groups[1], server).splitlines()[0]
+        _type, _zone, *argv = shlex.split(line.replace(INSTANCE_ID, "n5"))
+        assert argv[:2] == [SLURMD, "--systemd"] and argv[-2:] == ["--conf-server", server]
+        # The image's /usr/sbin/slurmd is the root filesystem's here (its shim on PATH).
+        command, env = running.as_configless_node(["slurmd", *argv[1:]], "n5")
+        notify = running.root / "notify"
+        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
+            listener.bind(str(notify))
+            listener.settimeout(60)
+            slurmd = subprocess.Popen(command, env={**env, "NOTIFY_SOCKET": str(notify)}, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            try:
+                messages = ""
+                while "READY=1" not in messages:
+                    messages += listener.recv(4096).decode()
+                wait_for("the node", lambda: "State=IDLE" in running.node("h100b-n5"))
+                assert switches(running)["fabric-h100b"] == "h100b-n5"
+            finally:
+                slurmd.terminate()
+                slurmd.wait(30)
