@@ -57,6 +57,14 @@ def test_each_node_joins_its_fabrics_switch_as_it_registers(fabrics: SlurmCluste
     assert "Topology=default:fabric-h100b" in fabrics.node("h100b-n3")
 
 
+def test_the_controller_keeps_every_nodes_topology_and_finds_no_setting_to_complain_of(fabrics: SlurmCluster) -> None:
+    # slurmctld drops a registration's Topology= it cannot place with "Invalid node topology specified" (node_mgr.c
+    # lines 5063-5068 of 25.11), and names settings it ignores or will drop.
+    log = (fabrics.root / "log/slurmctld.log").read_text().splitlines()
+    complaint = re.compile(r"invalid node topology|deprecated|\bignored\b|unrecognized", re.I)
+    assert [line for line in log if complaint.search(line)] == []
+
+
 def test_a_job_is_refused_two_nodes_on_two_fabrics_and_given_two_on_one(fabrics: SlurmCluster) -> None:
     across = fabrics.run("sbatch", "--test-only", "-p", "train", "-N2", "-w", "h100b-n1,h100-n2", "--wrap", "true")
     assert across.returncode == 1 and "Requested node configuration is not available" in across.stderr, across.stderr
@@ -71,9 +79,13 @@ def test_a_job_larger_than_every_fabric_is_refused_though_the_partition_has_the_
 
 
 def test_a_two_node_job_runs_inside_one_fabric_passing_over_a_nearer_node(fabrics: SlurmCluster) -> None:
-    job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "true").stdout
-    wait_for("the job to start", lambda: "JobState=PENDING" not in job_shown(fabrics, job))
-    assert "   NodeList=h100b-n[1,3]\n" in job_shown(fabrics, job)
+    job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "sleep 60").stdout
+    try:
+        wait_for("the job to run", lambda: "JobState=RUNNING" in job_shown(fabrics, job))
+        shown = job_shown(fabrics, job)
+        assert "   NodeList=h100b-n[1,3]\n" in shown, shown
+    finally:
+        fabrics.run("scancel", job.strip())
 
 
 def test_a_two_node_job_waits_while_each_fabric_has_one_idle_node(fabrics: SlurmCluster) -> None:
