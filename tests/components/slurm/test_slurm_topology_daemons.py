@@ -1,20 +1,16 @@
 """The rendered topology under the real daemons (Debian sid's slurm-wlm 26.05, tests/slurm_rootfs.py; the image runs
 25.11, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
-and a multi-node job lands inside one fabric or waits; never across two. Also the image's own slurmd command line
-(`--systemd`, configless `--conf-server`, as its Type=notify unit runs it) under that Slurm.
+and a multi-node job lands inside one fabric or waits; never across two.
 
 One partition holds two RDMA groups of p5.48xlarge (rdma: auto, so the stack file lets them share it; each its own
 placement group) and one without RDMA. Nodes register in the order h100b-n1, h100-n2, h100b-n3, tcp-n4, so a job
 of two nodes that took the first two would span two fabrics. The first holds the cluster's SlurmdPort, the others
 their own (tests/slurm_nodes.py): slurmctld reaches every node at the first's, so only h100b-n1 hosts batch scripts
-and no test here changes another node's state back."""
+and no test here changes another node's state (one set back to IDLE answers slurmctld's ping as h100b-n1)."""
 
 from __future__ import annotations
 
 import re
-import shlex
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -24,7 +20,6 @@ from slurm_nodes import start_node_on_own_port
 from slurm_rootfs import OLDEST, version
 from slurm_stacks import second_group, slurm_cluster
 
-from components.slurm.node_files import INSTANCE_ID, SLURMD, registration_table
 from gpufleet.resolve import resolve_cluster
 
 RAW = slurm_cluster(partitions={"train": ["h100", "h100b", "tcp"]})
@@ -89,43 +84,18 @@ def test_a_two_node_job_runs_inside_one_fabric_passing_over_a_nearer_node(fabric
 
 
 def test_a_two_node_job_waits_while_each_fabric_has_one_idle_node(fabrics: SlurmCluster) -> None:
-    # h100b-n3 drained: h100b-n1, h100-n2 and tcp-n4 are idle, one per switch.
-    fabrics.run("scontrol", "update", "NodeName=h100b-n3", "State=DRAIN", "Reason=test")
-    job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "true").stdout
+    # A job holds h100b-n1: h100-n2, h100b-n3 and tcp-n4 are idle, one per switch.
+    holder = fabrics.run("sbatch", "--parsable", "-w", "h100b-n1", "-o", "/dev/null", "--wrap", "sleep 60").stdout
+    job = ""
     try:
+        wait_for("the holding job", lambda: "JobState=RUNNING" in job_shown(fabrics, holder))
+        job = fabrics.run("sbatch", "--parsable", "-p", "train", "-N2", "-o", "/dev/null", "--wrap", "true").stdout
         wait_for("the scheduler to try the job", lambda: "Reason=None" not in job_shown(fabrics, job))
         time.sleep(3)
         assert "JobState=PENDING" in job_shown(fabrics, job)
     finally:
-        fabrics.run("scancel", job.strip())
+        fabrics.run("scancel", holder.strip(), job.strip())
 
 
 def job_shown(running: SlurmCluster, job: str) -> str:
     return running.run("scontrol", "show", "job", job.strip()).stdout
-
-
-def test_the_images_slurmd_command_line_is_ready_under_systemd_and_joins_its_switch() -> None:
-    # As the image's slurmd.service runs it (Type=notify): slurmd must say READY=1 on $NOTIFY_SOCKET (sd_notify(3)),
-    # configless from the head node's address and port. Alone with its controller: it takes the cluster's SlurmdPort.
-    with running_slurm(resolve_cluster(RAW)) as running:
-        server = f"{running.site.controller_address}:{running.site.slurmctld_port}"
-        line = registration_table(running.cluster.groups[1], server).splitlines()[0]
-        _type, _zone, *argv = shlex.split(line.replace(INSTANCE_ID, "n5"))
-        assert argv[:2] == [SLURMD, "--systemd"] and argv[-2:] == ["--conf-server", server]
-        # The image's /usr/sbin/slurmd is the root filesystem's here (its shim on PATH).
-        command, env = running.as_configless_node(["slurmd", *argv[1:]], "n5")
-        notify = running.root / "notify"
-        with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as listener:
-            listener.bind(str(notify))
-            listener.settimeout(60)
-            slurmd = subprocess.Popen(command, env={**env, "NOTIFY_SOCKET": str(notify)}, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
-            try:
-                messages = ""
-                while "READY=1" not in messages:
-                    messages += listener.recv(4096).decode()
-                wait_for("the node", lambda: "State=IDLE" in running.node("h100b-n5"))
-                assert switches(running)["fabric-h100b"] == "h100b-n5"
-            finally:
-                slurmd.terminate()
-                slurmd.wait(30)
