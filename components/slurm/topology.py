@@ -18,7 +18,8 @@ create_dynamic_reg_node, lines 5063-5068, through src/interfaces/topology.c topo
 topology.conf's topology is named "default" (src/interfaces/topology.c line 298). The leaf switch must exist:
 the tree plugin adds no switch without a known parent (src/plugins/topology/tree/topology_tree.c lines 136-141),
 and slurmctld then drops the node's Topology= with an error and keeps the node in no switch (node_mgr.c lines
-5063-5068), so topology.conf declares every switch a registration names.
+5063-5068), so topology.conf declares every switch a registration names. A deleted node (the suspend program's
+`scontrol delete`) leaves its switch (node_mgr.c _delete_node_ptr, lines 5151-5153).
 Slurm 26.05 (Debian sid, what the tests run: tests/slurm_rootfs.py) reads the same grammar (slurm.conf.5 "Topology").
 
 Only the head node holds the file; configless nodes fetch it with slurm.conf (src/common/fetch_config.c lines
