@@ -1,12 +1,12 @@
-"""Real Slurm 22.05 and munge daemons (Debian's slurm-wlm and munge) on 127.0.0.1, started with gpufleet's rendered
-slurm.conf and gres.conf: munged, slurmctld and dynamic slurmd nodes, as the current user, in a temporary directory
-with free ports. GPUs are stand-in character devices (the null device's numbers) named in gres.conf."""
+"""Real Slurm and munge daemons (Debian sid's slurm-wlm 26.05 and munge, tests/slurm_rootfs.py) on 127.0.0.1, started
+with gpufleet's rendered slurm.conf, gres.conf and topology.conf: munged, slurmctld and dynamic slurmd nodes, as the
+current user, in a temporary directory with free ports. GPUs are stand-in character devices (the null device's
+numbers) named in gres.conf."""
 
 from __future__ import annotations
 
 import os
 import pwd
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_registry import free_port
+from slurm_rootfs import missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
@@ -24,11 +25,11 @@ from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
-DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch")
-
 
 def missing_daemons() -> list[str]:
-    return [tool for tool in DAEMONS if shutil.which(tool) is None]
+    """Why the daemons cannot run here (tests/slurm_rootfs.py), or nothing."""
+    why = missing()
+    return [why] if why else []
 
 
 def wait_for(what: str, ready: Callable[[], bool], seconds: float = 30.0) -> None:
@@ -73,27 +74,30 @@ class SlurmCluster:
         env = self.env
         if configless:
             argv += ["--conf-server", f"{self.site.controller_address}:{self.site.slurmctld_port}"]
-            env = {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
-            # As on a node: slurmd authenticates through munge's default socket before it has a configuration, and
-            # caches the one it fetches under /run/slurm/conf, where the node's clients (the health check's
-            # scontrol) find it. In a mount namespace of slurmd's own, the test's munged is at the first and the
-            # node's own directory at the second.
-            # The head's configuration directory is hidden there: the node has none of its own.
-            node_run = self.root / f"node-run-{instance_id}"
-            for sub in ("munge", "slurm", "etc"):
-                (node_run / sub).mkdir(parents=True, exist_ok=True)
-            if not (node_run / "munge/munge.socket.2").is_symlink():
-                (node_run / "munge/munge.socket.2").symlink_to(self.site.munge_socket)
-            argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                    'mkdir -p /run/munge /run/slurm && mount --bind "$0/munge" /run/munge && '
-                    'mount --bind "$0/slurm" /run/slurm && mount --bind "$0/etc" "$1" && shift && exec "$@"',
-                    str(node_run), self.site.etc_dir, *argv]
+            argv, env = self.as_configless_node(argv, instance_id)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
         name = argv[argv.index("-N") + 1]
         self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
         return name
+
+    def as_configless_node(self, argv: list[str], instance_id: str) -> tuple[list[str], dict[str, str]]:
+        """argv and its environment to run a configless slurmd command as on a node: slurmd authenticates through
+        munge's default socket before it has a configuration, and caches the one it fetches under /run/slurm/conf,
+        where the node's clients (the health check's scontrol) find it. In a mount namespace of slurmd's own, the
+        test's munged is at the first and the node's own directory at the second. The head's configuration
+        directory is hidden there: the node has none of its own."""
+        node_run = self.root / f"node-run-{instance_id}"
+        for sub in ("munge", "slurm", "etc"):
+            (node_run / sub).mkdir(parents=True, exist_ok=True)
+        if not (node_run / "munge/munge.socket.2").is_symlink():
+            (node_run / "munge/munge.socket.2").symlink_to(self.site.munge_socket)
+        wrapped = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mkdir -p /run/munge /run/slurm && mount --bind "$0/munge" /run/munge && '
+                   'mount --bind "$0/slurm" /run/slurm && mount --bind "$0/etc" "$1" && shift && exec "$@"',
+                   str(node_run), self.site.etc_dir, *argv]
+        return wrapped, {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
 
 
 def site_in(root: Path, node_check: str) -> SlurmSite:
@@ -113,9 +117,9 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
     """The rendered files, as the head node and the nodes hold them."""
     for sub in ("etc", "state", "spool", "run", "log", "programs", "dev", "munge"):
         (root / sub).mkdir(parents=True, exist_ok=True)
-    # The head node's slurm.conf and gres.conf as it carries them (and serves them to configless nodes).
+    # The head node's slurm.conf, gres.conf and topology.conf as it carries them (and serves them to configless nodes).
     head = head_node_files(cluster, site)
-    for name in ("slurm.conf", "gres.conf"):
+    for name in ("slurm.conf", "gres.conf", "topology.conf"):
         (root / f"etc/{name}").write_text(head[f"{site.etc_dir}/{name}"][1])
     instance = cluster.groups[0].known_types[0]
     for index in range(instance.gpu.count):
@@ -131,7 +135,7 @@ def running_slurm(cluster: ResolvedCluster,
     """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
     files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
     # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
-    with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory:
+    with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory, slurm_on_path():
         with _running_in(Path(directory), cluster, edit) as running:
             yield running
 

@@ -5,7 +5,8 @@ cluster (pure functions; the head node and the clouds' components install them).
 - slurm_conf.py: slurm.conf (controller, munge, cons_tres, GPU GRES, dynamic nodes in per-group node sets,
   partitions, power saving, the health check);
 - gres_conf.py: a node's gres.conf from its instance type's catalog row;
-- registration.py: the dynamic slurmd registration of a node (its features and GRES);
+- registration.py: the dynamic slurmd registration of a node (its features, GRES and switch);
+- topology.py: topology.conf, a leaf switch per fabric group, and the switch each node joins;
 - health_check.py: the HealthCheckProgram, the node check that drains a failing node;
 - power.py: ResumeProgram / SuspendProgram, the group capacity behind Slurm's node names, through a per-cloud seam;
 - queue_watch.py: the queue watcher, which raises capacity for pending jobs (scale-up from 0) and deletes dead names;

@@ -1,6 +1,6 @@
-"""The head node's files, cloud-neutral: the cluster's slurm.conf and gres.conf (served to the nodes, which run
-configless), power.json, the resume and suspend programs and the queue watcher (power_units.py), and the systemd
-ordering gpufleet-slurm-head -> munge -> slurmctld. Each cloud adds its part of the scripts
+"""The head node's files, cloud-neutral: the cluster's slurm.conf, gres.conf and topology.conf (served to the nodes,
+which run configless), power.json, the resume and suspend programs and the queue watcher (power_units.py), and the
+systemd ordering gpufleet-slurm-head -> munge -> slurmctld. Each cloud adds its part of the scripts
 (scripts/slurm-<cloud>.sh) and the settings naming its secret (components/clouds/<cloud>/slurm_head.py), and renders
 them as the head node's user data.
 
@@ -21,6 +21,7 @@ from .gres_conf import render_gres_conf
 from .power_units import POWER_UNITS, power_unit_files
 from .site import SlurmSite
 from .slurm_conf import render_slurm_conf
+from .topology import render_topology_conf
 
 if TYPE_CHECKING:
     from gpufleet.clouds.backend import ResolvedCluster
@@ -76,6 +77,7 @@ def head_node_files(cluster: ResolvedCluster, site: SlurmSite) -> Files:
     return {
         f"{site.etc_dir}/slurm.conf": ("0644", render_slurm_conf(cluster, site)),
         f"{site.etc_dir}/gres.conf": ("0644", head_gres_conf(cluster, site)),
+        f"{site.etc_dir}/topology.conf": ("0644", render_topology_conf(cluster)),
         **power_unit_files(cluster, site),
         f"{LIB}/common.sh": ("0644", node_script("common.sh")),
         f"{SBIN}/gpufleet-slurm-head": ("0755", node_script("slurm-head.sh")),

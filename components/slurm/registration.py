@@ -1,6 +1,6 @@
-"""How a node joins Slurm: a dynamic slurmd registration with its features and GRES (the dynamic nodes page of
-Slurm 22.05: `slurmd -Z --conf "<node parameters>"`; slurmd.8: NodeName and Port are not taken there, so the name
-is slurmd's -N).
+"""How a node joins Slurm: a dynamic slurmd registration with its features, GRES and switch (the dynamic nodes page
+of Slurm 25.11: `slurmd -Z --conf "<node parameters>"`; slurmd.8: NodeName and Port are not taken there, so the name
+is slurmd's -N). Topology= puts the node in its fabric's switch of topology.conf (topology.py).
 
 Features name what a job may constrain on (--constraint): the group (the node set its partitions take), the
 instance type, the fabric and the zone. The node's name starts with its group's, so the resume and suspend
@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from gpufleet.catalog.model import InstanceType
 
 from .gres_conf import gpu_type
+from .topology import node_topology
 
 if TYPE_CHECKING:
     from gpufleet.clouds.backend import ResolvedGroup
@@ -34,4 +35,5 @@ def slurmd_registration(group: ResolvedGroup, instance: InstanceType, zone: str,
     """The slurmd command line a node of `group` registers with (argv; the node's slurm.conf and gres.conf beside)."""
     gres = f"gpu:{gpu_type(instance)}:{instance.gpu.count}"
     features = ",".join(node_features(group, instance, zone))
-    return ["slurmd", "-Z", "-N", node_name(group, instance_id), "--conf", f"Gres={gres} Feature={features}"]
+    conf = f"Gres={gres} Feature={features} Topology={node_topology(group, instance)}"
+    return ["slurmd", "-Z", "-N", node_name(group, instance_id), "--conf", conf]

@@ -1,6 +1,7 @@
-"""slurm.conf of a VM cluster, from the resolved cluster (Slurm 22.05, as Debian bookworm's slurm-wlm ships it).
+"""slurm.conf of a VM cluster, from the resolved cluster, for the image's Slurm 25.11 (the tests run Debian sid's
+26.05: tests/slurm_rootfs.py).
 
-Settings and the man page (slurm.conf.5, 22.05.8, the installed `man 5 slurm.conf`) each relies on:
+Settings and the man page (slurm.conf.5; first read in 22.05.8, each still there in 25.11) each relies on:
 - SlurmctldParameters=enable_configless: nodes fetch slurm.conf and gres.conf from slurmctld (`slurmd
   --conf-server`, the configless page of 22.05), so only the head node carries them.
 - SrunPortRange: srun's ports on a fixed range the head node's firewall admits from the nodes (site.py).
@@ -18,11 +19,10 @@ Settings and the man page (slurm.conf.5, 22.05.8, the installed `man 5 slurm.con
   itself ("Any action to be taken must be explicitly performed by the program"), health_check.py.
 - SuspendTime / SuspendProgram / ResumeProgram / ResumeTimeout: power saving; SuspendTime in seconds from the
   stack's suspend_after_minutes, the programs in power.py.
-- TopologyPlugin=topology/none: under 22.05 a dynamic node registering after slurmctld started belongs to no switch
-  of topology/tree, and every job is "never runnable" there (tests/components/slurm/test_slurm_daemons.py
-  test_topology_tree_leaves_a_dynamic_node_unschedulable_under_22_05; 24.11 adds the node's Topology= option).
-  Jobs stay on one fabric through partitions instead: an `rdma: required` group
-  gets a partition of its own (gpufleet/stackfile/slurm_checks.py), and every group is a node set of its nodes.
+- TopologyPlugin=topology/tree: a leaf switch per fabric group in topology.conf, each node joining its own as it
+  registers (topology.py), so a multi-node job stays inside one fabric (22.05 could not: it took neither an empty
+  switch nor a node's Topology=). Partitions stay as they were: an `rdma: required` group gets a partition of its
+  own (gpufleet/stackfile/slurm_checks.py), and every group is a node set of its nodes.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def render_slurm_conf(cluster: ResolvedCluster, site: SlurmSite) -> str:
         "GresTypes=gpu",
         f"MaxNodeCount={sum(group.spec.size.max for group in cluster.groups)}",
         "TreeWidth=65533",
-        "TopologyPlugin=topology/none",
+        "TopologyPlugin=topology/tree",
         "ReturnToService=2",
         f"HealthCheckProgram={site.health_check_program}",
         f"HealthCheckInterval={site.health_check_seconds}",

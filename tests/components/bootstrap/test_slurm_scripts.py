@@ -180,7 +180,7 @@ def test_a_node_takes_the_heads_key_and_registers_configless(head: Machine, tmp_
     drop_in = (joining.root / "etc/systemd/system/slurmd.service.d/gpufleet-registration.conf").read_text()
     assert drop_in == (
         "[Service]\nExecStart=\nExecStart=/usr/sbin/slurmd --systemd -Z -N h100-" + INSTANCE_ID
-        + ' --conf "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a"'
+        + ' --conf "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a Topology=default:fabric-h100"'
         + f" --conf-server {HEAD_ADDRESS}:6817\n")
     assert joining.calls("systemctl") == ["systemctl restart munge.service", "systemctl daemon-reload",
                                           "systemctl --no-block restart slurmd.service"]

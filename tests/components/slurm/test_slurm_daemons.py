@@ -1,5 +1,6 @@
-"""The rendered Slurm configuration under the real daemons (Debian bookworm's slurm-wlm 22.05.8 and munge): a dynamic
-node registers with its features and GPUs, jobs run, and a failing node check drains the node."""
+"""The rendered Slurm configuration under the real daemons (Debian sid's slurm-wlm 26.05 and munge,
+tests/slurm_rootfs.py): a dynamic node registers with its features and GPUs, jobs run, and a failing node check
+drains the node. The topology: test_slurm_topology_daemons.py."""
 
 from __future__ import annotations
 
@@ -91,18 +92,3 @@ def test_each_shipped_vm_stack_turned_slurm_runs_a_gpu_job(stack: str) -> None:
         # Every GPU by its device file in the rendered gres.conf: the job sees them all.
         done = running.run("srun", "-N1", f"--gres={gres}", "sh", "-c", "echo $CUDA_VISIBLE_DEVICES")
         assert done.stdout.split() == [",".join(map(str, range(instance.gpu.count)))], done.stderr
-
-
-def test_topology_tree_leaves_a_dynamic_node_unschedulable_under_22_05() -> None:
-    # Why slurm.conf says topology/none: under 22.05 a node that registers after slurmctld started is in no switch
-    # of topology/tree, even one naming it, and no job can run on it. A Slurm that takes the node's Topology= option
-    # (24.11) turns this around; then render topology.conf, a switch per fabric group.
-    def with_topology_tree(etc: Path) -> None:
-        conf = etc / "slurm.conf"
-        conf.write_text(conf.read_text().replace("TopologyPlugin=topology/none", "TopologyPlugin=topology/tree"))
-        (etc / "topology.conf").write_text("SwitchName=h100 Nodes=h100-n1\n")
-
-    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5")), with_topology_tree) as running:
-        running.start_node(running.cluster.groups[0], "n1")
-        done = running.run("srun", "-N1", "--immediate=5", "hostname")
-        assert done.returncode != 0 and "Requested node configuration is not available" in done.stderr, done.stderr

@@ -1,7 +1,7 @@
-"""A dynamic node's life under the real daemons (slurm-wlm 22.05.8) and EC2 Auto Scaling (moto): a job on an empty
-partition gets its node through the queue watcher and runs once a stand-in slurmd registers for the instance; an
-idle node's name is deleted as its instance goes; a dead name slurmctld tries to resume sends its job back to the
-queue; a spot interruption requeues the node's jobs and deletes its name.
+"""A dynamic node's life under the real daemons (slurm-wlm 26.05, tests/slurm_rootfs.py) and EC2 Auto Scaling (moto): a
+job on an empty partition gets its node through the queue watcher and runs once a stand-in slurmd registers for the
+instance; an idle node's name is deleted as its instance goes; a dead name slurmctld tries to resume sends its job
+back to the queue; a spot interruption requeues the node's jobs and deletes its name.
 
 slurmctld runs the rendered ResumeProgram and SuspendProgram itself, in its own bare environment; the power program
 behind them is a stand-in recording the hostlist slurmctld passes, and the test runs the power program with that

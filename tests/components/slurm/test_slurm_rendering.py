@@ -35,14 +35,16 @@ def test_partitions_over_node_sets_of_the_groups(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("stack", "argv_conf", "gres"), [
-    ("aws-train-p5", "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a",
+    ("aws-train-p5", "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a Topology=default:fabric-h100",
      "Name=gpu Type=h100 File=/dev/nvidia[0-7]\n"),
-    ("azure-train-ndh100", "Gres=gpu:h100:8 Feature=h100,Standard_ND96isr_H100_v5,infiniband,1",
+    ("azure-train-ndh100",
+     "Gres=gpu:h100:8 Feature=h100,Standard_ND96isr_H100_v5,infiniband,1 Topology=default:fabric-h100",
      "Name=gpu Type=h100 File=/dev/nvidia[0-7]\n"),
-    ("alicloud-train-ebmgn8v", "Gres=gpu:h20:8 Feature=h20,ecs.ebmgn8v.48xlarge,erdma,cn-wulanchabu-c",
+    ("alicloud-train-ebmgn8v",
+     "Gres=gpu:h20:8 Feature=h20,ecs.ebmgn8v.48xlarge,erdma,cn-wulanchabu-c Topology=default:fabric-h20",
      "Name=gpu Type=h20 File=/dev/nvidia[0-7]\n"),
 ])
-def test_each_cloud_registers_its_group_type_fabric_and_zone(stack: str, argv_conf: str, gres: str) -> None:
+def test_each_cloud_registers_its_group_type_fabric_zone_and_switch(stack: str, argv_conf: str, gres: str) -> None:
     group = resolve_cluster(slurm_cluster(stack)).groups[0]
     instance = group.known_types[0]
     argv = slurmd_registration(group, instance, group.zones[0], "n1")

@@ -1,20 +1,18 @@
 """examples/slurm: the stack file plans as a Slurm cluster on AWS, and the sbatch script parses and is accepted by the
-real slurmctld (Debian's 22.05, tests/slurm_daemons.py) running that stack's rendered configuration, with two
+real slurmctld (Debian sid's 26.05, tests/slurm_daemons.py) running that stack's rendered configuration, with two
 dynamic nodes of its GPU group registered: `sbatch --test-only` checks every #SBATCH directive against them."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import REPO
-from local_registry import free_port
-from slurm_daemons import SlurmCluster, daemon_pid, missing_daemons, running_slurm, wait_for
+from slurm_daemons import SlurmCluster, missing_daemons, running_slurm
+from slurm_nodes import start_node_on_own_port
 
-from components.slurm.registration import slurmd_registration
 from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import resolve_cluster
 from gpufleet.yaml_model import read_yaml
@@ -30,25 +28,8 @@ def example_cluster() -> Iterator[SlurmCluster]:
     cluster = read_yaml(STACK)["config"]["gpufleet:cluster"]
     with running_slurm(resolve_cluster(cluster)) as running:
         running.start_node(running.cluster.groups[0], "i-0aaaaaaaaaaaaaaa1")
-        _second_node(running, "i-0aaaaaaaaaaaaaaa2")
+        start_node_on_own_port(running, running.cluster.groups[0], "i-0aaaaaaaaaaaaaaa2")
         yield running
-
-
-def _second_node(running: SlurmCluster, instance_id: str) -> None:
-    """Another dynamic node of the group on this machine, registered with its rendered line: its slurmd reads a copy of
-    the configuration whose SlurmdPort is free (the first node's slurmd holds the cluster's; a registration line
-    cannot carry a Port=)."""
-    etc = running.root / "etc-second"
-    shutil.copytree(running.root / "etc", etc)
-    conf = (etc / "slurm.conf").read_text()
-    (etc / "slurm.conf").write_text(conf.replace(f"SlurmdPort={running.site.slurmd_port}", f"SlurmdPort={free_port()}"))
-    group = running.cluster.groups[0]
-    argv = slurmd_registration(group, group.known_types[0], group.zones[0], instance_id)
-    subprocess.run(argv, env={**running.env, "SLURM_CONF": str(etc / "slurm.conf")}, check=True, capture_output=True,
-                   text=True, timeout=30)
-    name = argv[argv.index("-N") + 1]
-    running.processes.append(daemon_pid(running.root / f"run/slurmd-{name}.pid"))
-    wait_for(f"node {name}", lambda: "State=IDLE" in running.node(name))
 
 
 def test_the_script_parses() -> None:

@@ -129,6 +129,9 @@ def test_the_head_user_data_starts_munge_and_slurmctld_after_its_key_step(plan: 
     assert "SlurmctldParameters=enable_configless" in conf.splitlines()
     assert "SlurmctldHost=@HEAD_HOST@(@HEAD_ADDRESS@)" in conf.splitlines()
     assert files["/etc/slurm/gres.conf"] == "Name=gpu Type=h100 File=/dev/nvidia[0-7]\n"
+    # The fabric's switch, empty until nodes register in it (components/slurm/topology.py).
+    assert files["/etc/slurm/topology.conf"] == "SwitchName=fabric-h100\n"
+    assert "TopologyPlugin=topology/tree" in conf.splitlines()
     power = json.loads(files["/etc/slurm/gpufleet-power.json"])
     assert power["groups"][0]["scaling_group"] == "gpufleet-train-dev-h100"
     assert files["/etc/systemd/system/munge.service.d/gpufleet.conf"] == (
@@ -167,7 +170,8 @@ def test_the_nodes_join_configless_after_the_node_check(plan: PlanResult) -> Non
     server = settings["GPUFLEET_SLURM_SERVER"]
     assert files["/etc/gpufleet/slurmd-registration"] == (
         "p5.48xlarge us-east-1a /usr/sbin/slurmd --systemd -Z -N h100-@INSTANCE_ID@ "
-        f'--conf "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a" --conf-server {server}\n')
+        f'--conf "Gres=gpu:h100:8 Feature=h100,p5.48xlarge,efa,us-east-1a Topology=default:fabric-h100"'
+        f' --conf-server {server}\n')
     drop_in = files["/etc/systemd/system/slurmd.service.d/gpufleet.conf"]
     assert "TimeoutStartSec=infinity\n" in drop_in and "Requires=gpufleet-health.service\n" in drop_in
     assert files["/usr/local/lib/gpufleet/slurm/health-check"].startswith("#!/bin/sh\n")

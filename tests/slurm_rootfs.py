@@ -1,0 +1,108 @@
+"""A Slurm new enough for the image's configuration: Debian sid's slurm-wlm and munge in a root filesystem built once
+with mmdebstrap under ~/.cache/gpufleet, and shims that run each daemon and client there.
+
+Why not the machine's own: Debian bookworm ships 22.05, which takes neither a node's Topology= nor an empty switch
+in topology.conf (both added in 25.05: slurm.conf.5 "Topology" of SchedMD/slurm@slurm-25-05-0-1), and the image runs
+SchedMD's 25.11.5. No Debian release ships 25.11: trixie has 24.11 (no Topology= either), sid 26.05, which reads the
+settings gpufleet renders with the same grammar as 25.11 (components/slurm/topology.py cites both).
+
+A shim runs its command in a mount namespace of its own, chrooted into the root filesystem with the machine's /tmp
+(the tests' directories, the daemons' sockets), /run (a node's bind mounts of /run/munge and /run/slurm), /dev,
+/sys, a fresh /proc and the working directory (read-only: the repository, whose files a test submits) mounted in,
+so paths mean the same inside and out. Run as root (chroot and mount need it).
+
+`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~70 s); tests only use it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SUITE = "sid"
+MIRROR = "http://deb.debian.org/debian"
+PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
+COMMANDS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel")
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
+ROOTFS = CACHE / f"slurm-{SUITE}"
+SHIMS = CACHE / f"slurm-{SUITE}-bin"
+# The oldest Slurm that reads the topology gpufleet renders (slurm.conf.5 "Topology", SchedMD/slurm@slurm-25-05-0-1).
+OLDEST = (25, 5)
+
+SHIM = """#!/bin/sh
+# gpufleet test shim (tests/slurm_rootfs.py): {command} of {rootfs}
+exec unshare --mount --propagation private -- sh -c '
+root=$1; shift
+for dir in tmp run dev sys; do mount --rbind "/$dir" "$root/$dir"; done
+mount -t proc proc "$root/proc"
+case $PWD in /|/tmp|/tmp/*|/run|/run/*) ;; *) mkdir -p "$root$PWD" && mount --bind "$PWD" "$root$PWD" &&
+    mount -o remount,bind,ro "$root$PWD";; esac
+exec unshare --root="$root" --wd="$PWD" -- "$@"' sh {rootfs} {command} "$@"
+"""
+
+
+def build() -> Path:
+    """The root filesystem with Slurm and munge, built into a new directory and moved in place when complete."""
+    if (ROOTFS / "usr/sbin/slurmctld").exists():
+        return ROOTFS
+    building = ROOTFS.with_name(ROOTFS.name + ".building")
+    shutil.rmtree(building, ignore_errors=True)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    subprocess.run(
+        ["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
+         # sid's Release files carry a Valid-Until a mirror snapshot may have passed.
+         "--aptopt=Acquire::Check-Valid-Until \"false\"",
+         "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", SUITE, str(building), MIRROR],
+        check=True)
+    building.rename(ROOTFS)
+    return ROOTFS
+
+
+def shim_dir() -> Path:
+    """A directory of shims, one per Slurm and munge command, to put first on PATH."""
+    SHIMS.mkdir(parents=True, exist_ok=True)
+    for command in COMMANDS:
+        shim = SHIMS / command
+        text = SHIM.format(command=command, rootfs=ROOTFS)
+        if not shim.exists() or shim.read_text() != text:
+            shim.write_text(text)
+            shim.chmod(0o755)
+    return SHIMS
+
+
+@contextmanager
+def slurm_on_path() -> Iterator[None]:
+    """The shims first on this process's PATH (the daemons, the clients and the programs that call them), restored
+    after."""
+    before = os.environ["PATH"]
+    os.environ["PATH"] = f"{shim_dir()}{os.pathsep}{before}"
+    try:
+        yield
+    finally:
+        os.environ["PATH"] = before
+
+
+def missing() -> str | None:
+    """Why the root filesystem cannot run the daemons here, or None."""
+    if os.geteuid() != 0:
+        return "the Slurm root filesystem needs root (chroot, mount)"
+    if not (ROOTFS / "usr/sbin/slurmctld").exists():
+        return f"no Slurm root filesystem at {ROOTFS}: run `python tests/slurm_rootfs.py` (.ci/run does)"
+    return None
+
+
+def version(text: str) -> tuple[int, int]:
+    """(major, minor) of `slurmctld -V`'s `slurm-wlm 26.05.5`."""
+    found = re.search(r"(\d+)\.(\d+)\.\d+", text)
+    assert found, f"no version in {text!r}"
+    return int(found[1]), int(found[2])
+
+
+if __name__ == "__main__":
+    print(build(), file=sys.stdout)
