@@ -20,7 +20,7 @@ INSTANCE_ID = "i-0123456789abcdef0"
 
 @pytest.fixture(scope="module")
 def p5() -> Iterator[SlurmCluster]:
-    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
     with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5", suspend_after_minutes=45))) as running:
         running.start_node(running.cluster.groups[0], INSTANCE_ID, configless=True)
         yield running

@@ -35,7 +35,7 @@ def two_groups(size: dict[str, int]) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def slurm() -> Iterator[SlurmCluster]:
-    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
     with running_slurm(resolve_cluster(two_groups({"min": 0, "desired": 0, "max": 16}))) as running:
         yield running
 

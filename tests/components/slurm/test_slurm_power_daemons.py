@@ -59,7 +59,7 @@ def power_shims(suspend_seconds: int | None = None) -> Callable[[Path], None]:
 def head_node(monkeypatch: pytest.MonkeyPatch,
               edit: Callable[[Path], None]) -> Iterator[tuple[SlurmCluster, Any, Path]]:
     """slurmctld with the shims, moto with the group's Auto Scaling group at size, and power.json."""
-    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
     for key in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
         monkeypatch.setenv(key, "testing")
     cluster = resolve_cluster(RAW)
@@ -135,7 +135,7 @@ def test_a_dead_name_slurmctld_resumes_sends_its_job_back_to_the_queue(monkeypat
 
 
 def test_a_spot_interruption_requeues_the_nodes_jobs_and_deletes_it(tmp_path: Path) -> None:
-    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
     with running_slurm(resolve_cluster(RAW)) as slurm:
         name = slurm.start_node(slurm.cluster.groups[0], "i-0123456789abcdef0")
         leave = tmp_path / "gpufleet-slurm-leave"

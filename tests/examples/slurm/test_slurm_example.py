@@ -24,7 +24,7 @@ STACK = EXAMPLE / "Pulumi.aws-train-slurm.yaml"
 
 @pytest.fixture(scope="module")
 def example_cluster() -> Iterator[SlurmCluster]:
-    assert not missing_daemons(), f"install slurm-wlm and munge (.ci/run does): missing {missing_daemons()}"
+    assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
     cluster = read_yaml(STACK)["config"]["gpufleet:cluster"]
     with running_slurm(resolve_cluster(cluster)) as running:
         running.start_node(running.cluster.groups[0], "i-0aaaaaaaaaaaaaaa1")
