@@ -2,8 +2,9 @@
 
 A partition is where a job lands: one that names a group the stack lacks has no nodes, and one holding two
 `rdma: required` groups lets a multi-node job span two fabric groups (placement groups, InfiniBand scale sets, eRDMA
-groups), whose nodes do not reach each other at fabric speed. Slurm 22.05's topology/tree cannot place dynamic nodes
-(components/slurm/slurm_conf.py), so a group that *requires* RDMA gets a partition of its own fabric.
+groups), whose nodes do not reach each other at fabric speed. topology.conf keeps a job on one switch only
+where each node registered into it (components/slurm/topology.py), so a group that *requires* RDMA also gets a
+partition of its own fabric.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """A Slurm partition keeps `rdma: required` groups on one fabric.
 
-A partition is where a multi-node job lands; Slurm 22.05 cannot place gpufleet's dynamic nodes by switch
-(components/slurm/slurm_conf.py, TopologyPlugin), so a partition whose eRDMA groups sit in different zones lets one
-job span them, and its nodes then reach each other without eRDMA (ERIs reach across a zone, not beyond it:
+A partition is where a multi-node job lands. topology.conf keeps a job on one fabric's switch
+(components/slurm/topology.py), but only where each node registered into its switch (Slurm 25.05 or later, the
+switch present); the partition is the guard that holds without it: one whose eRDMA groups sit in different zones
+lets one job span them, and its nodes then reach each other without eRDMA (ERIs reach across a zone, not beyond it:
 gpufleet/clouds/alicloud/backend.py fabric_group; alicloud-erdma-one-zone keeps each group in one). The partitions
 are read from the head node's slurm.conf (its user data), each group's zone from the vSwitches of the scaling group
 its scaling configuration names. Which groups require RDMA only the stack file says (`rdma: required`, against

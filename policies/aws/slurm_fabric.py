@@ -1,7 +1,8 @@
 """A Slurm partition keeps `rdma: required` groups on one fabric.
 
-A partition is where a multi-node job lands; Slurm 22.05 cannot place gpufleet's dynamic nodes by switch
-(components/slurm/slurm_conf.py, TopologyPlugin), so a partition whose RDMA groups sit in different cluster
+A partition is where a multi-node job lands. topology.conf keeps a job on one fabric's switch
+(components/slurm/topology.py), but only where each node registered into its switch (Slurm 25.05 or later, the
+switch present); the partition is the guard that holds without it: one whose RDMA groups sit in different cluster
 placement groups lets one job span them, and its nodes then reach each other without EFA at fabric speed. The
 partitions are read from the head node's slurm.conf (its user data), each group's fabric from its launch template
 (EFA interfaces, the group its bootstrap names) and the placement group the template or its scaling group launches
