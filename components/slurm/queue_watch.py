@@ -1,7 +1,7 @@
 """The queue watcher on the head node (a systemd timer, power_units.py): capacity follows the queue.
 
-Why: in Slurm (22.05 as 26.05) a dynamic node exists only once it registers, and slurmctld never resumes a node it does not know,
-so a job on the partition of a group at size 0 waits forever (pending for "PartitionConfig", as the real daemons
+Why: in Slurm (22.05 as 26.05) a dynamic node exists only once it registers, and slurmctld never resumes a node it
+does not know, so a job on the partition of a group at size 0 waits forever (pending for "PartitionConfig", as the real daemons
 show). Each run reads the pending jobs (squeue) and the nodes (sinfo), and raises each group's desired capacity by
 the nodes its partitions' jobs lack, within size.max. Nodes a job can use already count against its need: the idle
 nodes of its partition's groups and the ones on their way (desired capacity less the group's registered nodes).
