@@ -109,7 +109,7 @@ def parse_with(
 
 def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOWN_STACK_FIELD) -> ModelT:
     """Validate `raw` into `model`; pydantic's errors become SpecErrors with field paths."""
-    return parse_with(TypeAdapter(model), raw, prefix=prefix, unknown=unknown)
+    return parse_with(_adapter(model), raw, prefix=prefix, unknown=unknown)
 
 
 def discriminated_union(models: Sequence[type[BaseModel]]) -> TypeAdapter[Any]:
@@ -131,6 +131,8 @@ def parse_by_cloud(union: Callable[[], TypeAdapter[Any]], branch: Callable[[str]
 
 @cache
 def _adapter(model: type[BaseModel]) -> TypeAdapter[Any]:
+    """One adapter per model and process: a model builds its validator when first used (yaml_model.StrictModel),
+    and an adapter made anew would build it again."""
     return TypeAdapter(model)
 
 
