@@ -15,13 +15,13 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..lock.boot_modes import BootMode, common_boot_mode
-from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 from .naming import fit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the stack models only name types here: `quote` reads backends without building them
     from ..catalog import Catalog, InstanceType, SystemType
     from ..lock.model import ImageEntry, Lock, Profile
     from ..stackfile.errors import SpecError
+    from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 
     ClusterCheck = Callable[["ResolvedCluster"], Iterator[SpecError]]  # defined below
 

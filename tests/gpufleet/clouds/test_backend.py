@@ -16,11 +16,12 @@ from gpufleet.resolve import _cluster_adapter, resolve_cluster
 from gpufleet.stackfile import SpecInvalid
 from gpufleet.stackfile.validate import parse_with
 
-MODELS = tuple(f"gpufleet.clouds.{cloud}.{module}" for cloud in CLOUDS for module in ("stack_model", "checks"))
+MODELS = ("gpufleet.stackfile.models",
+          *(f"gpufleet.clouds.{cloud}.{module}" for cloud in CLOUDS for module in ("stack_model", "checks")))
 
 
 def loaded_after(code: str) -> list[str]:
-    """The cloud model and check modules loaded once `code` ran in a fresh interpreter."""
+    """The stack-file and cloud model and check modules loaded once `code` ran in a fresh interpreter."""
     shown = f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m in {MODELS!r}))\n"
     done = subprocess.run([sys.executable, "-c", shown], capture_output=True, text=True, timeout=120, cwd=REPO)
     assert done.returncode == 0, done.stderr[-2000:]
@@ -44,7 +45,8 @@ def test_resolving_an_aws_stack_builds_only_the_aws_models() -> None:
     code = ("from pathlib import Path\nfrom gpufleet.resolve import resolve_cluster\n"
             "from gpufleet.yaml_model import read_yaml\n"
             "resolve_cluster(read_yaml(Path('stacks/Pulumi.aws-train-p5.yaml'))['config']['gpufleet:cluster'])")
-    assert loaded_after(code) == ["gpufleet.clouds.aws.checks", "gpufleet.clouds.aws.stack_model"]
+    assert loaded_after(code) == ["gpufleet.clouds.aws.checks", "gpufleet.clouds.aws.stack_model",
+                                  "gpufleet.stackfile.models"]
 
 
 def _union_errors(raw: dict) -> list[str]:
