@@ -3,10 +3,7 @@ imported: `gpufleet images check` reads no source and spent ~25 ms importing it 
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from conftest import REPO
+from fresh_python import last_line
 
 
 def test_images_check_loads_no_http_client() -> None:
@@ -19,6 +16,4 @@ def test_images_check_loads_no_http_client() -> None:
         "    assert done.code == 0, done.code\n"
         "print(sorted(m for m in ('urllib.request', 'http.client', 'ssl') if m in sys.modules))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=REPO)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert last_line(code) == "[]"

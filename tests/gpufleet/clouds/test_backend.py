@@ -5,11 +5,11 @@ Imports are read in a fresh interpreter, where nothing else has loaded them; the
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
+import json
 
 import pytest
-from conftest import REPO, read_cluster
+from conftest import read_cluster
+from fresh_python import last_line
 
 from gpufleet.clouds.registry import CLOUDS
 from gpufleet.resolve import _cluster_adapter, resolve_cluster
@@ -22,10 +22,8 @@ MODELS = ("gpufleet.stackfile.models",
 
 def loaded_after(code: str) -> list[str]:
     """The stack-file and cloud model and check modules loaded once `code` ran in a fresh interpreter."""
-    shown = f"{code}\nimport sys\nprint(sorted(m for m in sys.modules if m in {MODELS!r}))\n"
-    done = subprocess.run([sys.executable, "-c", shown], capture_output=True, text=True, timeout=120, cwd=REPO)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return eval(done.stdout.strip().splitlines()[-1])  # a list of strings printed above
+    shown = f"{code}\nimport json, sys\nprint(json.dumps(sorted(m for m in sys.modules if m in {MODELS!r})))\n"
+    return json.loads(last_line(shown))
 
 
 def test_looking_up_every_backend_builds_no_stack_model() -> None:
