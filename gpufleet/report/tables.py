@@ -16,8 +16,6 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from .review import review
-from .review.model import CONCERNS, ReviewLine
 from .words import cell_text
 
 REVIEW_TITLES = {"ingress": "Ingress: who can reach what", "exposure": "Exposure: public addresses and endpoints",
@@ -27,6 +25,7 @@ if TYPE_CHECKING:  # types only: `catalog`, `quote` and `policies` print tables 
     from ..catalog import InstanceType, MigFacts
     from ..plan.planner import PlanResult
     from ..plan.record import RecordedResource
+    from .review.model import ReviewLine
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]], key: Sequence[str] = (),
@@ -114,6 +113,8 @@ def print_plan(console: Console, plan: PlanResult) -> None:
         print_capacity(console, summary)
     for standing in [] if summary["node_groups"] else summary.get("unpriced", []):  # an image stack's
         console.print(f"[yellow]USD/h unknown: {escape(standing)}[/]")
+    from .review import review  # a plan's readers: the commands that print other tables never load them
+
     print_review(console, review(plan.to_json()["resources"]))  # the JSON form: secrets masked as printed
     print_findings(console, summary)
     print_policies(console, plan.policies)
@@ -163,6 +164,8 @@ def print_capacity(console: Console, summary: dict[str, Any]) -> None:
 def print_review(console: Console, lines: Sequence[ReviewLine]) -> None:
     """What the resources will do, a table per concern (openings, exposure, grants, sizes, prices), as `terraform
     plan` shows the inputs that matter."""
+    from .review.model import CONCERNS
+
     for concern in CONCERNS:
         rows = [(line.subject, line.detail) for line in lines if line.concern == concern]
         if rows:

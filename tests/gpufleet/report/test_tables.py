@@ -8,6 +8,7 @@ import io
 from unittest import mock
 
 import pytest
+from fresh_python import last_line
 from rich.console import Console
 from rich.measure import Measurement
 from rich.text import Text
@@ -56,3 +57,13 @@ def test_printing_a_table_measures_each_cell_a_few_times_not_once_per_try() -> N
         Console(file=io.StringIO(), width=60).print(fitted)
     # Every minor column hidden at 60: four tries. Measuring the whole table at each try took 5.4 measures a cell.
     assert counted.call_count < 3 * cells
+
+
+@pytest.mark.parametrize("command", [["quote", "--gpu", "H100", "--count", "16"], ["policies"], ["catalog"]])
+def test_a_command_printing_a_table_loads_no_plan_readers(command: list[str]) -> None:
+    # Issue 37: every command loaded the plan's review readers (report.review) with the tables and the secret
+    # digests (plan.secret_values) with the plan record; only a plan's output reads them. In a fresh interpreter.
+    code = (f"import sys\nfrom gpufleet.cli import app\ntry:\n    app({command!r})\nexcept SystemExit as done:\n"
+            "    assert done.code == 0, done.code\n"
+            "print(sorted(m for m in ('gpufleet.report.review', 'gpufleet.plan.secret_values') if m in sys.modules))")
+    assert last_line(code) == "[]"
