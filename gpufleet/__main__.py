@@ -2,5 +2,5 @@
 
 from gpufleet.cli import main
 
-if __name__ == "__main__":  # `plan --all` workers are spawned and import the parent's main module again
+if __name__ == "__main__":  # `plan --all`'s fork server (or spawned workers) imports the main module again
     main()

@@ -20,7 +20,7 @@ from .clouds.registry import CLOUDS
 from .stackfile.errors import SpecInvalid
 from .stackfile.left_out import findings_despite
 from .stackfile.models import ClusterSpec, NodeGroup
-from .stackfile.validate import branches_by_tag, discriminated_union, parse_with
+from .stackfile.validate import branches_by_tag, discriminated_union, parse_by_cloud
 
 if TYPE_CHECKING:
     from .lock.model import Lock
@@ -75,6 +75,10 @@ def _cluster_adapter() -> TypeAdapter[Any]:
     return discriminated_union([backend(cloud).spec_model for cloud in CLOUDS])
 
 
+def _spec_model(cloud: str) -> type[ClusterSpec]:
+    return backend(cloud).spec_model
+
+
 def cluster_json_schema() -> dict[str, Any]:
     """JSON Schema of `gpufleet:cluster`: one branch per cloud, chosen by `cloud` (validate.branches_by_tag), each
     naming its cloud's instance types and regions (the catalog's and the image lock's)."""
@@ -101,7 +105,7 @@ def resolve_cluster(raw: Any, catalog: Catalog | None = None, lock: Lock | None 
     from .stackfile.checks import run_checks
 
     try:
-        spec: ClusterSpec = parse_with(_cluster_adapter(), raw, CLOUDS)
+        spec: ClusterSpec = parse_by_cloud(_cluster_adapter, _spec_model, raw, CLOUDS)
     except SpecInvalid as invalid:
         rest = findings_despite(raw, invalid.errors, lambda trimmed: resolve_cluster(trimmed, catalog, lock))
         raise SpecInvalid([*invalid.errors, *rest]) from None

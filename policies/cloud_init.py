@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from gpufleet.yaml_libyaml import SAFE_LOADER
+
 from .props import UNKNOWN
 
 CLOUD_CONFIG = "#cloud-config"
@@ -34,7 +36,9 @@ def cloud_config(text: Any) -> Any:
     if not isinstance(text, str) or not text.startswith(CLOUD_CONFIG):
         return None
     try:
-        document = yaml.safe_load(text)
+        # libyaml's parser under PyYAML's safe constructor: yaml.safe_load's values, ~5x faster (a plan's rules read
+        # each node's user data; ~20 ms of an AWS plan through the pure reader).
+        document = yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 (SAFE_LOADER is a safe loader)
     except yaml.YAMLError:
         return None
     return document if isinstance(document, dict) else None

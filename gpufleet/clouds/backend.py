@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from ipaddress import IPv4Network
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Literal, Protocol
 
 from ..lock.boot_modes import BootMode, common_boot_mode
-from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 from .naming import fit
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the stack models only name types here: `quote` reads backends without building them
     from ..catalog import Catalog, InstanceType, SystemType
     from ..lock.model import ImageEntry, Lock, Profile
     from ..stackfile.errors import SpecError
+    from ..stackfile.models import ClusterSpec, ImagesSpec, NodeGroup
 
     ClusterCheck = Callable[["ResolvedCluster"], Iterator[SpecError]]  # defined below
 
@@ -36,6 +37,17 @@ class FabricGroup:
     """Name of the catalog limit (`limits:` in catalog/data/C.yaml) giving the most nodes one group holds."""
     takes_spot: bool
     """Whether spot nodes may be in the group."""
+
+
+@dataclass(frozen=True)
+class StackModels:
+    """A cloud's stack-file models and checks, which its backend builds on first use (BackendDefaults.spec_model):
+    pydantic builds a model's validator when its class is made, and `quote`, or a plan of another cloud, needs
+    none of them."""
+
+    cluster: type[ClusterSpec]
+    images: type[ImagesSpec]
+    checks: Sequence[ClusterCheck]
 
 
 class CloudBackend(Protocol):
@@ -106,6 +118,27 @@ class BackendDefaults:
     """The cloud's limit on a scaling group's name (its names table); None: no cut."""
     operation_gaps: Mapping[str, str] = MappingProxyType({})
     node_completes_hooks = False
+
+    @staticmethod
+    def stack_models() -> StackModels:
+        """The cloud's models and checks, imported here so that importing the backend builds none of them."""
+        raise NotImplementedError
+
+    @cached_property
+    def _stack_models(self) -> StackModels:
+        return self.stack_models()
+
+    @property
+    def spec_model(self) -> type[ClusterSpec]:
+        return self._stack_models.cluster
+
+    @property
+    def images_model(self) -> type[ImagesSpec]:
+        return self._stack_models.images
+
+    @property
+    def checks(self) -> Sequence[ClusterCheck]:
+        return self._stack_models.checks
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return instance.fabric.interfaces if rdma else 0

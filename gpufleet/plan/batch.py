@@ -2,8 +2,10 @@
 
 Outcomes come back in the order of the names given, whatever order the workers finish in, so the output of a
 batch is the same on every machine. A stack never ends the batch: an invalid one is exit 2 and an internal
-error exit 3 for that stack, the others are still planned. Workers are spawned (not forked: the parent may
-hold gRPC and asyncio state) and import what they need themselves; most of a worker's time on its first stacks is
+error exit 3 for that stack, the others are still planned. Workers are forked from a fork server (not from this
+process: it may hold gRPC and asyncio state) that imported the planner, the engine and the pack once, before any
+worker starts: a worker begins with them loaded instead of importing them again (where the platform has no fork
+server, workers are spawned and import them themselves). Most of a worker's time on its first stacks is then
 importing its provider's SDK modules, so a worker is handed stacks of the provider it planned last while any are
 left, and imports one or two providers' modules where a round-robin would make every worker import them all.
 """
@@ -11,13 +13,14 @@ left, and imports one or two providers' modules where a round-robin would make e
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import os
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing.context import BaseContext
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +29,12 @@ from ..stackfile import SpecInvalid, stack_path
 from ..yaml_model import read_yaml
 
 EXIT_INTERNAL = 3
-# A worker starts by importing the provider SDKs again (one to two seconds): below this many stacks that costs
-# more than planning them here.
+# A worker starts by importing its provider SDKs (one to two seconds): below this many stacks that costs more than
+# planning them here.
 PARALLEL_FROM = 4
+# What every worker needs whatever it plans, imported once by the fork server (not the provider SDKs: each worker
+# imports only its own providers').
+PRELOADED = ["gpufleet.plan.batch", "gpufleet.plan.planner"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,7 @@ def plan_stacks(stacks_dir: Path, names: list[str], workers: int | None = None,
         for name in names:
             yield plan_one(stacks_dir, name, digest_key)
         return
+    _workers_context()  # the fork server starts its imports while the stacks are read
     queues = _by_provider(stacks_dir, names)
     pools = [_pool(1) for _ in range(workers)]
     running: dict[Future[StackOutcome], tuple[int, str]] = {}
@@ -133,7 +140,20 @@ def _dispatch(pools: list[ProcessPoolExecutor], worker: int, last: list[tuple[st
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn"), initializer=_start_worker)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=_workers_context(), initializer=_start_worker)
+
+
+def _workers_context() -> BaseContext:
+    """The fork server, started with PRELOADED imported (once per process: a running server is reused); spawn where
+    the platform has none."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(PRELOADED)
+    from multiprocessing import forkserver
+
+    forkserver.ensure_running()
+    return context
 
 
 def _start_worker() -> None:

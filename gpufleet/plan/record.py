@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .secret_values import digested, without_secrets
-
 SHOW_SECRETS_ENV = "GPUFLEET_SHOW_SECRETS"
 """Set to 1 to print secret inputs in the plan JSON (`gpufleet plan --show-secrets`)."""
 
@@ -31,6 +29,8 @@ class RecordedResource:
     def to_json(self, show_secrets: bool = False, digest_key: bytes | None = None) -> dict[str, Any]:
         """The plan JSON entry; secret inputs print as SECRET unless show_secrets (as `pulumi preview`), or as
         keyed digests with `digest_key` (secret_values.digested: what `gpufleet diff` compares)."""
+        from .secret_values import digested, without_secrets  # hashlib and hmac: loaded by a plan's output only
+
         inputs = (self.inputs if show_secrets else digested(self.inputs, digest_key) if digest_key is not None
                   else without_secrets(self.inputs))
         return {

@@ -5,10 +5,11 @@ The URLs come from the lock file, so a lock whose URLs point at a mirror or a lo
 
 from __future__ import annotations
 
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
-from email.message import Message
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from email.message import Message
 
 TIMEOUT_S = 60.0
 MAX_BYTES = 2 << 30  # the largest download the lock names (DOCA's host package) is well under this
@@ -29,6 +30,10 @@ class Response:
 
 def get(url: str, headers: dict[str, str] | None = None, accept_status: tuple[int, ...] = (200,)) -> Response:
     """GET `url`; a status outside `accept_status` or a network failure raises SourceError naming the URL."""
+    # urllib (http.client, ssl, email) is imported by a read only: `images check` takes SourceError from here too.
+    import urllib.error
+    import urllib.request
+
     sent = {"User-Agent": "gpufleet-lock-resolve", **(headers or {})}
     credentials = sent.pop("Authorization", None)
     request = urllib.request.Request(url, headers=sent)

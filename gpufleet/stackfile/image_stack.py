@@ -18,7 +18,7 @@ from .checks import regions_of_the_cloud, retention_problem, tags_within_limits
 from .errors import SpecError, SpecInvalid
 from .left_out import findings_despite
 from .models import ImagesSpec
-from .validate import branches_by_tag, discriminated_union, parse_with
+from .validate import branches_by_tag, discriminated_union, parse_by_cloud
 
 if TYPE_CHECKING:
     from pydantic import TypeAdapter
@@ -32,6 +32,10 @@ UNKNOWN_IMAGES_FIELD = "unknown field; check its spelling against `gpufleet sche
 @cache
 def _images_adapter() -> TypeAdapter[Any]:
     return discriminated_union([backend(cloud).images_model for cloud in CLOUDS])
+
+
+def _images_model(cloud: str) -> type[ImagesSpec]:
+    return backend(cloud).images_model
 
 
 def images_json_schema() -> dict[str, Any]:
@@ -96,7 +100,7 @@ def _build_log_retention_kept(spec: ImagesSpec, catalog: Catalog) -> Iterator[Sp
 def validate_images(raw: Any, lock: Lock | None = None, catalog: Catalog | None = None) -> ImagesSpec:
     """Validate a `gpufleet:images` value; SpecInvalid lists every problem, by field."""
     try:
-        spec: ImagesSpec = parse_with(_images_adapter(), raw, CLOUDS, unknown=UNKNOWN_IMAGES_FIELD)
+        spec: ImagesSpec = parse_by_cloud(_images_adapter, _images_model, raw, CLOUDS, UNKNOWN_IMAGES_FIELD)
     except SpecInvalid as invalid:
         rest = findings_despite(raw, invalid.errors, lambda trimmed: validate_images(trimmed, lock, catalog))
         raise SpecInvalid([*invalid.errors, *rest]) from None

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Annotated, Any, TypeVar, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
@@ -108,12 +109,31 @@ def parse_with(
 
 def parse(model: type[ModelT], raw: Any, prefix: str = "", unknown: str = UNKNOWN_STACK_FIELD) -> ModelT:
     """Validate `raw` into `model`; pydantic's errors become SpecErrors with field paths."""
-    return parse_with(TypeAdapter(model), raw, prefix=prefix, unknown=unknown)
+    return parse_with(_adapter(model), raw, prefix=prefix, unknown=unknown)
 
 
 def discriminated_union(models: Sequence[type[BaseModel]]) -> TypeAdapter[Any]:
     """One model per cloud, chosen by the value of its `cloud` field."""
     return TypeAdapter(Annotated[Union[tuple(models)], Field(discriminator="cloud")])  # noqa: UP007 - a runtime tuple
+
+
+def parse_by_cloud(union: Callable[[], TypeAdapter[Any]], branch: Callable[[str], type[BaseModel]], raw: Any,
+                 tags: Sequence[str], unknown: str = UNKNOWN_STACK_FIELD) -> Any:
+    """Validate `raw` as the discriminated union `union` of one model per tag would (parse_with), with only the
+    branch its `cloud` names built: the union picks that branch alone, so its errors are the same, and building
+    the other clouds' models (pydantic makes a model's validator with its class) is left out. A missing or unknown
+    tag goes to the union, which words that error."""
+    tag = raw.get("cloud") if isinstance(raw, dict) else None
+    if isinstance(tag, str) and tag in tags:
+        return parse_with(_adapter(branch(tag)), raw, unknown=unknown)
+    return parse_with(union(), raw, tags, unknown=unknown)
+
+
+@cache
+def _adapter(model: type[BaseModel]) -> TypeAdapter[Any]:
+    """One adapter per model and process: a model builds its validator when first used (yaml_model.StrictModel),
+    and an adapter made anew would build it again."""
+    return TypeAdapter(model)
 
 
 def with_network_patterns(node: Any) -> Any:

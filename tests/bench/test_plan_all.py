@@ -1,7 +1,8 @@
 """`plan --all` over 30 stacks with two worker processes against one process: `make bench`, not part of
-`make test`. Wall time here: parallel workers save wall time, not CPU time. Most of a worker's first plans is
-importing its provider's SDK modules, so the batch hands a worker stacks of one provider while it can
-(gpufleet/plan/batch.py); the target leaves the imports' share that two workers cannot split."""
+`make test`. Wall time here: parallel workers save wall time, not CPU time. Workers fork from a server that
+imported the engine once; most of a worker's first plans is importing its provider's SDK modules, so the batch hands
+a worker stacks of one provider while it can (gpufleet/plan/batch.py); the target leaves the imports' share that two
+workers cannot split."""
 
 from __future__ import annotations
 
@@ -22,8 +23,9 @@ TARGET = 0.65
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < WORKERS, reason="two workers need two CPUs")
-@pytest.mark.xfail(strict=False, reason="measured 0.70 (2026-11-28, 2 cores; 0.63 once under load): each worker still "
-                   "imports the engine and its providers' SDK modules, which two workers cannot split (NOTES.md)")
+@pytest.mark.xfail(strict=False, reason="measured 0.70 (2026-11-28, 2 cores; 0.63 once under load); with the fork "
+                   "server importing the engine once, not yet measured on a quiet machine (0.95 with four other jobs "
+                   "on the two cores): each worker still imports its providers' SDK modules (NOTES.md)")
 def test_thirty_stacks_plan_in_two_workers_within_two_thirds_of_one_process(tmp_path: Path) -> None:
     stacks = tmp_path / "stacks"
     names = forked_stacks(stacks, STACKS)

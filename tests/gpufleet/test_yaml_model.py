@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from fresh_python import last_line
 
 from gpufleet.stackfile import SpecInvalid, load_stack
 from gpufleet.yaml_model import MAX_BYTES, MAX_DEPTH, read_yaml
@@ -82,3 +83,19 @@ def test_stack_values_that_are_not_config_values_are_refused_by_path(tmp_path: P
 def test_python_tags_are_refused(tmp_path: Path) -> None:
     with pytest.raises(SpecInvalid, match="not valid YAML"):
         load_stack(write(tmp_path, "config: !!python/object/apply:os.system [echo hi]\n"))
+
+
+def test_a_model_builds_its_validator_when_it_first_validates_not_when_it_is_imported() -> None:
+    # Issue 37: pydantic built every model's validator with its class, each parent compiling its children's again,
+    # for models a command never validates (the other clouds' stack models, `quote`'s unread lock fields). In a
+    # fresh interpreter: none of the data-file models (more than fifty) has a validator after the imports.
+    code = (
+        "import gpufleet.catalog, gpufleet.lock.model, gpufleet.stackfile.models, gpufleet.clouds.aws.stack_model\n"
+        "from pydantic_core import SchemaValidator\n"
+        "from gpufleet.yaml_model import StrictModel\n"
+        "def every(cls): return [cls, *(m for sub in cls.__subclasses__() for m in every(sub))]\n"
+        "built = lambda: [m.__name__ for m in every(StrictModel) if isinstance(m.__pydantic_validator__, "
+        "SchemaValidator)]\n"
+        "print(len(every(StrictModel)) > 50, built())\n"
+    )
+    assert last_line(code) == "True []"

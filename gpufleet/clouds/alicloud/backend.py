@@ -9,10 +9,8 @@ from typing import TYPE_CHECKING
 from components.clouds.alicloud.eri import addresses_per_node, eri_count
 
 from ...catalog import hourly_cost
-from ..backend import BackendDefaults, FabricGroup
-from . import checks as rules
+from ..backend import BackendDefaults, FabricGroup, StackModels
 from .names import NAMES
-from .stack_model import AlicloudClusterSpec, AlicloudImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
@@ -24,9 +22,6 @@ class AlicloudBackend(BackendDefaults):
     provider = "alicloud"
     region_key = "alicloud:region"
     scaling_group_name_max = NAMES.limit("alicloud:ess/scalingGroup:ScalingGroup", "scalingGroupName")
-    spec_model = AlicloudClusterSpec
-    images_model = AlicloudImagesSpec
-    checks = rules.CHECKS
     # Reservations (private pools) are not wired yet: a stack asking for one stops at the spec check.
     capacities = frozenset({"on-demand", "spot", "mixed"})
     operations = frozenset({"monitoring", "idle", "alarm_emails"})
@@ -37,6 +32,13 @@ class AlicloudBackend(BackendDefaults):
         "only for extreme NAS, not CPFS, and takes no security group for the CPFS mount target, so CPFS cannot be "
         "encrypted with the stack's key or limited to the node security group",
     })
+
+    @staticmethod
+    def stack_models() -> StackModels:
+        from .checks import CHECKS
+        from .stack_model import AlicloudClusterSpec, AlicloudImagesSpec
+
+        return StackModels(AlicloudClusterSpec, AlicloudImagesSpec, CHECKS)
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         # ERIs on eRDMA types; the SCC types' RoCE NICs are built in and take no vSwitch address.

@@ -8,10 +8,8 @@ from typing import TYPE_CHECKING
 
 from components.clouds.aws.efa import addresses_per_node, interface_layout
 
-from ..backend import BackendDefaults
-from . import checks as rules
+from ..backend import BackendDefaults, StackModels
 from .names import ASG, NAMES
-from .stack_model import AwsClusterSpec, AwsImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
@@ -22,12 +20,16 @@ class AwsBackend(BackendDefaults):
     scaling_group_name_max = NAMES.limit(ASG, "name")
     provider = "aws"
     region_key = "aws:region"
-    spec_model = AwsClusterSpec
-    images_model = AwsImagesSpec
-    checks = rules.CHECKS
     capacities = frozenset({"on-demand", "spot", "mixed", "capacity-block", "reservation"})
     operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage", "alarm_emails"})
     node_completes_hooks = True  # the node scripts complete the launch and terminate hooks (bootstrap/scripts)
+
+    @staticmethod
+    def stack_models() -> StackModels:
+        from .checks import CHECKS
+        from .stack_model import AwsClusterSpec, AwsImagesSpec
+
+        return StackModels(AwsClusterSpec, AwsImagesSpec, CHECKS)
 
     def interfaces_in_use(self, instance: InstanceType, rdma: bool) -> int:
         return sum(slot.interface_type is not None for slot in interface_layout(instance, rdma))

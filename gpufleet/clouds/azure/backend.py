@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..backend import BackendDefaults, FabricGroup
-from . import checks as rules
+from ..backend import BackendDefaults, FabricGroup, StackModels
 from .names import NAMES, VMSS
-from .stack_model import AzureClusterSpec, AzureImagesSpec
 
 if TYPE_CHECKING:
     from ...catalog import InstanceType
@@ -18,11 +16,15 @@ class AzureBackend(BackendDefaults):
     scaling_group_name_max = NAMES.limit(VMSS, "vmScaleSetName")
     provider = "azure-native"
     region_key = "azure-native:location"
-    spec_model = AzureClusterSpec
-    images_model = AzureImagesSpec
-    checks = rules.CHECKS
     operations = frozenset({"monitoring", "idle", "budget_alerts", "shared_storage", "alarm_emails"})
     capacities = frozenset({"on-demand", "spot", "reservation"})
+
+    @staticmethod
+    def stack_models() -> StackModels:
+        from .checks import CHECKS
+        from .stack_model import AzureClusterSpec, AzureImagesSpec
+
+        return StackModels(AzureClusterSpec, AzureImagesSpec, CHECKS)
 
     def addresses_per_node(self, instance: InstanceType, rdma: bool) -> int:
         # InfiniBand runs on its own network: a node takes one address of the VNet subnet.

@@ -3,6 +3,7 @@ a broken stack is that stack's exit status, never the batch's end; piped output 
 
 from __future__ import annotations
 
+import os
 import shutil
 from concurrent.futures import Future
 from concurrent.futures.process import BrokenProcessPool
@@ -135,3 +136,13 @@ def test_a_worker_keeps_to_one_provider_while_its_stacks_last(small_stacks: Path
     assert pools[0].names == ["aws-0", "aws-1", "aws-2", "aws-images"]
     assert pools[1].names[0] == "azure-images" and sorted(pools[1].names) == ["alicloud-images", "azure-images"]
     assert len(running) == 6 and not any(queues.values())
+
+
+def test_a_worker_starts_with_the_planner_imported_by_the_fork_server() -> None:
+    # Issue 37: a spawned worker imported the CLI, the planner, the engine and the pack again before its first stack
+    # (~0.5 s CPU each); forked from a server that imported them once, it starts with them loaded.
+    with batch._pool(1) as worker:
+        loaded = worker.submit(eval, "'gpufleet.plan.planner' in __import__('sys').modules").result()
+        parent = worker.submit(os.getppid).result()
+    assert loaded
+    assert parent != os.getpid()  # not forked from this process, which may hold the engine's state
