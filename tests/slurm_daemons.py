@@ -25,10 +25,11 @@ from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 DAEMONS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch")
-# The test controller's own timers, shorter than 22.05's defaults so tests wait on state, not clocks; what the
-# cluster's settings do is unchanged (slurm-22-05-8-1 src/slurmctld): the power save thread looks at the nodes every
-# power_save_interval seconds (power_save.c:106, 10 by default), and a submitted batch job waits up to
-# batch_sched_delay for the scheduler (controller.c:174 and :2222, 3 by default).
+# The test controller's own timers, shorter than Slurm's defaults so tests wait on state, not clocks; what the
+# cluster's settings do is unchanged. SchedMD/slurm src/slurmctld: the power save thread looks at the nodes every
+# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :103 at slurm-26-05-3-1), and a
+# submitted batch job waits up to batch_sched_delay for the scheduler (3 by default: controller.c:174 and :2222 at
+# 22-05-8-1, :204 and :2944 at 26-05-3-1).
 TEST_CONTROLLER_PARAMETERS = ",power_save_interval=1"
 TEST_SCHEDULER_PARAMETERS = "SchedulerParameters=batch_sched_delay=0\n"
 
