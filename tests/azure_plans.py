@@ -5,12 +5,12 @@ from __future__ import annotations
 import base64
 import copy
 import gzip
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 import yaml
-from conftest import SHIPPED_STACKS, read_cluster, write_stack
+from conftest import read_cluster, write_stack
+from conftest import shipped_plan as shipped  # noqa: F401 - the Azure tests' name for the shared one
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -30,11 +30,6 @@ def one(plan: PlanResult, typ: str) -> RecordedResource:
     found = [r for r in plan.resources if r.type == typ and "gpufleet:azure:SharedStorage" not in r.urn]
     assert len(found) == 1, [r.name for r in found]
     return found[0]
-
-
-@cache
-def shipped(stack: str) -> PlanResult:
-    return plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml", SHIPPED_STACKS)
 
 
 def variant(stack: str = TRAIN, group: dict[str, Any] | None = None, **cluster_changes: Any) -> dict[str, Any]:

@@ -25,6 +25,14 @@ from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
+# The test controller's own timers, shorter than Slurm's defaults so tests wait on state, not clocks; what the
+# cluster's settings do is unchanged. SchedMD/slurm src/slurmctld: the power save thread looks at the nodes every
+# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :103 at slurm-26-05-3-1), and a
+# submitted batch job waits up to batch_sched_delay for the scheduler (3 by default: controller.c:174 and :2222 at
+# 22-05-8-1, :204 and :2944 at 26-05-3-1).
+TEST_CONTROLLER_PARAMETERS = ",power_save_interval=1"
+TEST_SCHEDULER_PARAMETERS = "SchedulerParameters=batch_sched_delay=0\n"
+
 
 def missing_daemons() -> list[str]:
     """Why the daemons cannot run here (tests/slurm_rootfs.py), or nothing."""
@@ -105,7 +113,7 @@ def site_in(root: Path, node_check: str) -> SlurmSite:
         controller_host=socket.gethostname().split(".")[0], controller_address="127.0.0.1",
         slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
         spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
-        program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=2,
+        program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=1,
         unhealthy_mark=f"{root}/run/unhealthy",
         # The container has no cgroup of its own to delegate: process groups, no task binding.
         process_tracking="proctrack/pgid", task_plugin="task/none",
@@ -121,6 +129,12 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
     head = head_node_files(cluster, site)
     for name in ("slurm.conf", "gres.conf", "topology.conf"):
         (root / f"etc/{name}").write_text(head[f"{site.etc_dir}/{name}"][1])
+    conf = root / "etc/slurm.conf"
+    rendered = conf.read_text()
+    assert "SlurmctldParameters=enable_configless\n" in rendered and "SchedulerParameters=" not in rendered
+    conf.write_text(rendered.replace("SlurmctldParameters=enable_configless\n",
+                                     f"SlurmctldParameters=enable_configless{TEST_CONTROLLER_PARAMETERS}\n")
+                    + TEST_SCHEDULER_PARAMETERS)
     instance = cluster.groups[0].known_types[0]
     for index in range(instance.gpu.count):
         os.mknod(root / f"dev/nvidia{index}", 0o600 | 0o020000, os.makedev(1, 3))

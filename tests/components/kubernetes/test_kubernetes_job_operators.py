@@ -8,7 +8,7 @@ import copy
 
 import pulumi
 import pytest
-from conftest import SHIPPED_STACKS, read_cluster
+from conftest import read_cluster, shipped_plan
 from kubernetes_objects import ERDMA, SHARED
 from kubernetes_schemas import plan_versions, validate
 from stack_errors import errors_by_field
@@ -16,8 +16,6 @@ from stack_errors import errors_by_field
 from components.kubernetes import component_objects, refuse_unpinned
 from components.kubernetes.manifests import pod_spec
 from gpufleet.lock import load_lock
-from gpufleet.plan.planner import plan_stack
-from gpufleet.stackfile import stack_path
 
 PINS = load_lock().kubernetes_components
 TRAIN_STACKS = ("aws-train-eks", "azure-train-aks", "alicloud-train-ack")
@@ -29,7 +27,7 @@ OPERATORS = {("Deployment", "mpi-operator", "mpi-operator"), ("Deployment", "kub
 
 @pytest.fixture(scope="module")
 def train_plans():
-    return {name: plan_stack(stack_path(SHIPPED_STACKS, name), SHIPPED_STACKS) for name in TRAIN_STACKS}
+    return {name: shipped_plan(name) for name in TRAIN_STACKS}
 
 
 def objects_of(plan) -> list[dict]:

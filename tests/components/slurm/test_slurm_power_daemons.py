@@ -33,10 +33,10 @@ RAW = slurm_cluster("aws-train-p5")
 RAW["node_groups"][0]["size"] = {"min": 0, "desired": 0, "max": 4}
 
 
-def power_shims(suspend_seconds: int | None = None) -> Callable[[Path], None]:
+def power_shims(suspend_seconds: int | None = None, suspend_timeout: int = 5) -> Callable[[Path], None]:
     """An `edit` of running_slurm: the rendered ResumeProgram and SuspendProgram (they must exist when slurmctld
     starts, or it disables power saving) over a stand-in power program that records each hostlist in
-    ROOT/<action>.called; optionally a short SuspendTime."""
+    ROOT/<action>.called; optionally a short SuspendTime, with a short SuspendTimeout."""
     def edit(etc: Path) -> None:
         root = etc.parent
         stand_in = root / "power-program"
@@ -51,7 +51,7 @@ def power_shims(suspend_seconds: int | None = None) -> Callable[[Path], None]:
         if suspend_seconds is not None:
             conf = etc / "slurm.conf"
             text = re.sub(r"SuspendTime=\d+", f"SuspendTime={suspend_seconds}", conf.read_text())
-            conf.write_text(re.sub(r"SuspendTimeout=\d+", "SuspendTimeout=5", text))
+            conf.write_text(re.sub(r"SuspendTimeout=\d+", f"SuspendTimeout={suspend_timeout}", text))
     return edit
 
 
@@ -101,7 +101,7 @@ def test_a_job_on_an_empty_partition_gets_its_node_and_runs(monkeypatch: pytest.
 
 
 def test_an_idle_nodes_name_goes_with_its_instance(monkeypatch: pytest.MonkeyPatch) -> None:
-    with head_node(monkeypatch, power_shims(suspend_seconds=5)) as (slurm, autoscaling, config):
+    with head_node(monkeypatch, power_shims(suspend_seconds=2)) as (slurm, autoscaling, config):
         autoscaling.set_desired_capacity(AutoScalingGroupName=ASG, DesiredCapacity=1)
         [instance] = in_service(autoscaling, ASG)
         name = slurm.start_node(slurm.cluster.groups[0], instance)
@@ -114,7 +114,7 @@ def test_an_idle_nodes_name_goes_with_its_instance(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_dead_name_slurmctld_resumes_sends_its_job_back_to_the_queue(monkeypatch: pytest.MonkeyPatch) -> None:
-    with head_node(monkeypatch, power_shims(suspend_seconds=5)) as (slurm, autoscaling, config):
+    with head_node(monkeypatch, power_shims(suspend_seconds=2, suspend_timeout=2)) as (slurm, autoscaling, config):
         autoscaling.set_desired_capacity(AutoScalingGroupName=ASG, DesiredCapacity=1)
         [instance] = in_service(autoscaling, ASG)
         name = slurm.start_node(slurm.cluster.groups[0], instance)

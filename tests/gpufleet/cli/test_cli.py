@@ -150,9 +150,10 @@ def test_over_budget_exits_1(tmp_path: Path) -> None:
     assert [v["policy"] for v in violations if v["level"] == "mandatory"] == ["hourly-budget"]
 
 
-def test_plan_all_exits_0_on_shipped_stacks(stacks_dir: Path) -> None:
+def test_plan_all_exits_0_on_shipped_stacks(shipped_plans_in_the_cli: None) -> None:
     # In this process (--jobs 1): tests/gpufleet/plan/test_plan_batch.py holds the worker path to the same outcomes.
-    result = invoke("plan", "--all", "--jobs", "1", "--format", "json", "--stacks-dir", str(stacks_dir))
+    # The shipped folder itself (planning writes nothing), so each stack's plan is the one this process made already.
+    result = invoke("plan", "--all", "--jobs", "1", "--format", "json", "--stacks-dir", str(SHIPPED_STACKS))
     assert result.exit_code == 0, result.output
     lines = json.loads(result.output)
     assert [line["stack"] for line in lines] == stack_names(SHIPPED_STACKS)  # every cloud's, in name order

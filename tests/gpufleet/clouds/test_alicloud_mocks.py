@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 
-from conftest import SHIPPED_STACKS
+from conftest import shipped_plan
 
 from gpufleet.clouds.alicloud import mock_answers as mocks
-from gpufleet.plan.planner import plan_stack
 
 SHAPES = {
     "alicloud:vpc/network:Network": r"^vpc-[0-9a-z]{21}$",
@@ -28,7 +27,7 @@ def test_ids_have_their_resource_prefix_and_repeat_exactly() -> None:
 
 
 def test_snat_entries_get_the_nat_gateways_snat_table_and_the_eip_address() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.alicloud-infer-gn7i.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("alicloud-infer-gn7i")
     entries = [r for r in plan.resources if r.type == "alicloud:vpc/snatEntry:SnatEntry"]
     assert entries and all(e.inputs["snatTableId"].startswith("stb-") for e in entries)
     assert all(re.match(r"^\d+\.\d+\.\d+\.\d+$", e.inputs["snatIp"]) for e in entries)

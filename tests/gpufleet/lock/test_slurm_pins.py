@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import yaml
-from conftest import SHIPPED_STACKS
+from conftest import shipped_plan
 from local_apt_repository import LocalAptRepositories
 from typer.testing import CliRunner
 
@@ -17,7 +17,6 @@ from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock, render_install_env
 from gpufleet.lock.facts import ResolvedFacts
 from gpufleet.lock.needs import AptNeed, apt_key
 from gpufleet.lock_resolve import resolve
-from gpufleet.plan.planner import plan_stack
 
 PROFILE = "cuda12.8-r580"
 NOW = datetime(2026, 11, 28, tzinfo=timezone.utc)
@@ -63,7 +62,7 @@ def test_the_bake_pins_carry_slurm_and_a_kubernetes_image_expects_no_slurm_comma
 
 
 def test_the_image_stack_plan_names_each_unread_slurm_fact() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.aws-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("aws-images")
     found = {f["field"] for f in plan.summary.get("unresolved_facts", [])}
     at = f"profiles.{PROFILE}.slurm"
     assert {f"{at}.packages.apt", f"{at}.munge.apt", f"{at}.container_cli.apt", f"{at}.enroot.sha256",

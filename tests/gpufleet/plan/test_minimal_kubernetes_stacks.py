@@ -5,7 +5,9 @@ endpoint is public from the stated ranges only, never the world."""
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -44,17 +46,23 @@ def _plan(tmp_path: Path, cloud: str, **change: Any) -> PlanResult:
     return plan_stack(write_stack(tmp_path, "mini", {**MINIMAL[cloud], **change}))
 
 
+@pytest.fixture(scope="module")
+def minimal(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], PlanResult]:
+    """A cloud's minimal stack as written above, planned once for the tests that read it unchanged."""
+    return functools.cache(lambda cloud: _plan(tmp_path_factory.mktemp(cloud), cloud))
+
+
 @pytest.mark.parametrize("cloud", list(MINIMAL))
-def test_a_minimal_kubernetes_stack_plans_with_a_system_group(tmp_path: Path, cloud: str) -> None:
-    plan = _plan(tmp_path, cloud)
+def test_a_minimal_kubernetes_stack_plans_with_a_system_group(minimal: Callable[[str], PlanResult], cloud: str) -> None:
+    plan = minimal(cloud)
     assert not plan.mandatory_failed, plan.policies["violations"]
     (system,) = [g for g in plan.summary["node_groups"] if g.get("role") == "system"]
     assert (system["instance_type"], system["capacity"]) == (SYSTEM_TYPES[cloud], "on-demand")
     assert system["size"] == {"min": 2, "desired": 2, "max": 3}
 
 
-def test_eks_derives_the_node_profile_and_says_so(tmp_path: Path) -> None:
-    plan = _plan(tmp_path, "aws")
+def test_eks_derives_the_node_profile_and_says_so(minimal: Callable[[str], PlanResult]) -> None:
+    plan = minimal("aws")
     assert plan.summary["derived"] == ["image: cuda12.8-r580-eks1.35, derived from scheduler.version 1.35 (the "
                                        "lock's one EKS node profile for it)"]
     template = next(r for r in of_type(plan, "aws:ec2/launchTemplate:LaunchTemplate") if "l40s" in r.name)
@@ -67,10 +75,10 @@ def test_eks_derives_the_twin_of_a_vm_profile(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("cloud", "service"), [("azure", "AKS"), ("alicloud", "ACK")])
-def test_an_unwritten_scratch_is_none_where_nodes_run_the_services_image(tmp_path: Path, cloud: str,
-                                                                         service: str) -> None:
+def test_an_unwritten_scratch_is_none_where_nodes_run_the_services_image(minimal: Callable[[str], PlanResult],
+                                                                         cloud: str, service: str) -> None:
     # On main the model's default raid0 was refused here (storage.scratch, exit 2) though the stack never wrote it.
-    plan = _plan(tmp_path, cloud)
+    plan = minimal(cloud)
     assert plan.summary["derived"] == [f"storage.scratch: none, derived from scheduler.kind kubernetes: {service} "
                                        f"nodes run {service}'s own image, where no gpufleet bootstrap stripes local "
                                        "NVMe"]
@@ -86,8 +94,8 @@ def test_the_derived_lines_show_in_the_table(tmp_path: Path) -> None:
     assert "derived: storage.scratch: none" in " ".join(result.output.split())
 
 
-def test_the_system_group_is_priced_into_the_summary(tmp_path: Path) -> None:
-    plan = _plan(tmp_path, "aws")
+def test_the_system_group_is_priced_into_the_summary(minimal: Callable[[str], PlanResult]) -> None:
+    plan = minimal("aws")
     # g6e.48xlarge at 0 nodes desired, 2 at most; m7i.xlarge (0.2016 USD/h in us-east-1) 2 desired, 3 at most.
     gpu = load_catalog().get("aws", "g6e.48xlarge").price("us-east-1").on_demand
     hourly = plan.summary["hourly_usd"]
@@ -95,8 +103,8 @@ def test_the_system_group_is_priced_into_the_summary(tmp_path: Path) -> None:
     assert hourly["max_on_demand"] == round(2 * gpu + 3 * 0.2016, 4)
 
 
-def test_an_unpriced_system_type_leaves_the_cost_unknown_and_says_so(tmp_path: Path) -> None:
-    plan = _plan(tmp_path, "alicloud")
+def test_an_unpriced_system_type_leaves_the_cost_unknown_and_says_so(minimal: Callable[[str], PlanResult]) -> None:
+    plan = minimal("alicloud")
     assert plan.summary["hourly_usd"]["max_on_demand"] is None
     assert "ecs.g7.xlarge in cn-beijing (system group)" in plan.summary["unpriced"]
 
@@ -127,14 +135,15 @@ def test_a_gpu_group_named_system_is_refused_under_kubernetes(tmp_path: Path) ->
     assert result.exit_code == 2 and "node_groups[0].name" in result.output
 
 
-def test_the_eks_cluster_answers_public_ranges_and_keeps_private_access(tmp_path: Path) -> None:
-    vpc = one(_plan(tmp_path, "aws"), "aws:eks/cluster:Cluster").inputs["vpcConfig"]
+def test_the_eks_cluster_answers_public_ranges_and_keeps_private_access(minimal: Callable[[str], PlanResult]) -> None:
+    vpc = one(minimal("aws"), "aws:eks/cluster:Cluster").inputs["vpcConfig"]
     assert (vpc["endpointPrivateAccess"], vpc["endpointPublicAccess"], vpc["publicAccessCidrs"]) == (
         True, True, [DOC_RANGE])
 
 
-def test_the_aks_api_server_is_public_from_the_ranges_with_vnet_integration(tmp_path: Path) -> None:
-    cluster = one(_plan(tmp_path, "azure"), "azure-native:containerservice:ManagedCluster")
+def test_the_aks_api_server_is_public_from_the_ranges_with_vnet_integration(
+        minimal: Callable[[str], PlanResult]) -> None:
+    cluster = one(minimal("azure"), "azure-native:containerservice:ManagedCluster")
     access = cluster.inputs["apiServerAccessProfile"]
     assert (access["enablePrivateCluster"], access["authorizedIPRanges"], access["enableVnetIntegration"]) == (
         False, [DOC_RANGE], True)

@@ -10,12 +10,11 @@ from typing import Any
 
 import pulumi
 import pytest
-from conftest import SHIPPED_STACKS
+from conftest import shipped_plan
 from typer.testing import CliRunner
 
 from components import runtime
 from gpufleet.cli import app
-from gpufleet.plan.planner import plan_stack
 
 CONFIGURATION = "alicloud:ess/scalingConfiguration:ScalingConfiguration"
 
@@ -25,7 +24,7 @@ def unconfirmed(summary: dict[str, Any]) -> list[str]:
 
 
 def test_an_eri_groups_plan_names_the_unconfirmed_configuration() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.alicloud-train-ebmgn8v.yaml")
+    plan = shipped_plan("alicloud-train-ebmgn8v")
     (configuration,) = [r for r in plan.resources if r.type == CONFIGURATION]
     # The combination the warning is about, as registered.
     assert configuration.inputs["securityGroupIds"] and len(configuration.inputs["networkInterfaces"]) == 3
@@ -37,7 +36,7 @@ def test_an_eri_groups_plan_names_the_unconfirmed_configuration() -> None:
 
 @pytest.mark.parametrize("stack", ["alicloud-infer-gn7i", "alicloud-train-ack", "alicloud-infer-ack"])
 def test_groups_without_a_scaling_configuration_with_eris_are_not_named(stack: str) -> None:
-    plan = plan_stack(SHIPPED_STACKS / f"Pulumi.{stack}.yaml")
+    plan = shipped_plan(stack)
     assert not any(r.type == CONFIGURATION and "networkInterfaces" in r.inputs for r in plan.resources)
     assert unconfirmed(plan.summary) == []
 
