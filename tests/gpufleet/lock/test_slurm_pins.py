@@ -73,7 +73,7 @@ def test_the_image_stack_plan_names_each_unread_slurm_fact() -> None:
 
 
 def test_the_azure_image_stack_plan_names_each_unread_power_sdk_wheel() -> None:
-    plan = plan_stack(SHIPPED_STACKS / "Pulumi.azure-images.yaml", SHIPPED_STACKS)
+    plan = shipped_plan("azure-images")
     found = {f["field"] for f in plan.summary.get("unresolved_facts", [])}
     at = f"profiles.{PROFILE}.slurm.power_sdk"
     wheels = load_lock().profiles[PROFILE].slurm.power_wheels("azure")
