@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import plan_cache
 import pytest
 from alicloud_metadata import alicloud_metadata  # noqa: F401 - a fixture for every test
 from ruamel.yaml import YAML
@@ -24,6 +25,13 @@ def pytest_configure(config: pytest.Config) -> None:
     processes of a fresh clone would compile the provider SDKs again (~50 s of a first `make test`)."""
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     os.environ.pop("PYTHONPYCACHEPREFIX", None)
+    if not hasattr(config, "workerinput"):
+        plan_cache.open_for_the_run()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):
+        plan_cache.close_for_the_run()
 
 
 def shellcheck() -> str:
@@ -71,13 +79,13 @@ def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: An
 
 @functools.cache
 def shipped_plan(stack: str) -> Any:
-    """A shipped stack's plan as its files stand, made once per test process and shared by every test that reads
-    it (plans are the same each time: tests/gpufleet/plan/test_properties.py). Tests read it and never change it;
-    a test that plans under a patched lock, date or engine calls plan_stack itself."""
+    """A shipped stack's plan as its files stand, made once per test run (plan_cache.py) and shared by every test
+    that reads it (plans are the same each time: tests/gpufleet/plan/test_properties.py). Tests read it and never
+    change it; a test that plans under a patched lock, date or engine calls plan_stack itself."""
     from gpufleet.plan.planner import plan_and_prepared  # plan_stack's own body: the fixture below stands in for it
     from gpufleet.stackfile import stack_path
 
-    return plan_and_prepared(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)[0]
+    return plan_cache.made_once(stack, lambda: plan_and_prepared(stack_path(SHIPPED_STACKS, stack), SHIPPED_STACKS)[0])
 
 
 @pytest.fixture(scope="session")
