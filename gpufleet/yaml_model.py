@@ -37,7 +37,7 @@ class StrictModel(BaseModel):
     """Unknown fields are errors, a yes/no field takes only true or false, and values are immutable once validated."""
 
     # defer_build: a model's validator is built when it first validates, not with its class (where each parent
-    # compiled its children's again): a command builds only the models it reads (issue 37).
+    # compiled its children's again): a command builds only the models it reads.
     model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     @model_validator(mode="before")

@@ -119,10 +119,8 @@ class BackendDefaults:
     operation_gaps: Mapping[str, str] = MappingProxyType({})
     node_completes_hooks = False
 
-    @staticmethod
-    def stack_models() -> StackModels:
-        """The cloud's models and checks, imported here so that importing the backend builds none of them."""
-        raise NotImplementedError
+    stack_models: Callable[[], StackModels]
+    """The cloud's models and checks, imported when called so that importing the backend builds none of them."""
 
     @cached_property
     def _stack_models(self) -> StackModels:
