@@ -42,7 +42,8 @@ AWS_KERNEL = "6.8.0-1015-aws"  # what the stand-in uname -r says the AWS builder
 GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
 key={AWS_CLI_KEY}
-[[ $* == *efa* ]] && key={EFA_KEY}
+# The signed file (the last argument) by its name alone: mktemp's random directory names may hold "efa".
+[[ $(basename "${{!#}}") == *efa* ]] && key={EFA_KEY}
 echo "[GNUPG:] VALIDSIG $key 2026-01-01 0 4 0 1 10 00 $key"
 """
 # gpg --show-keys: the pinned key for each key file the bake fetches.
