@@ -1,4 +1,4 @@
-"""Real Slurm and munge daemons (Debian sid's slurm-wlm 26.05 and munge, tests/slurm_rootfs.py) on 127.0.0.1, started
+"""Real Slurm and munge daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py) on 127.0.0.1, started
 with gpufleet's rendered slurm.conf, gres.conf and topology.conf: munged, slurmctld and dynamic slurmd nodes, as the
 current user, in a temporary directory with free ports. GPUs are stand-in character devices (the null device's
 numbers) named in gres.conf."""
@@ -27,9 +27,9 @@ from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
 # The test controller's own timers, shorter than Slurm's defaults so tests wait on state, not clocks; what the
 # cluster's settings do is unchanged. SchedMD/slurm src/slurmctld: the power save thread looks at the nodes every
-# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :103 at slurm-26-05-3-1), and a
+# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :101 at slurm-25-11-5-1), and a
 # submitted batch job waits up to batch_sched_delay for the scheduler (3 by default: controller.c:174 and :2222 at
-# 22-05-8-1, :204 and :2944 at 26-05-3-1).
+# 22-05-8-1, :195 and :2888 at 25-11-5-1).
 TEST_CONTROLLER_PARAMETERS = ",power_save_interval=1"
 TEST_SCHEDULER_PARAMETERS = "SchedulerParameters=batch_sched_delay=0,bf_interval=1\n"
 

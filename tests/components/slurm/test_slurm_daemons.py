@@ -1,4 +1,4 @@
-"""The rendered Slurm configuration under the real daemons (Debian sid's slurm-wlm 26.05 and munge,
+"""The rendered Slurm configuration under the real daemons (Ubuntu resolute's slurm-wlm 25.11 and munge,
 tests/slurm_rootfs.py): a dynamic node registers with its features and GPUs, jobs run, and a failing node check
 drains the node. The topology: test_slurm_topology_daemons.py."""
 

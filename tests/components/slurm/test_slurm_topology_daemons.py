@@ -1,5 +1,5 @@
-"""The rendered topology under the real daemons (Debian sid's slurm-wlm 26.05, tests/slurm_rootfs.py; the image runs
-25.11, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
+"""The rendered topology under the real daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py: the image's
+release, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
 and a multi-node job lands inside one fabric or waits; never across two.
 
 One partition holds two RDMA groups of p5.48xlarge (rdma: auto, so the stack file lets them share it; each its own
@@ -17,9 +17,10 @@ from collections.abc import Iterator
 import pytest
 from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
 from slurm_nodes import start_node_on_own_port
-from slurm_rootfs import OLDEST, version
+from slurm_rootfs import version
 from slurm_stacks import second_group, slurm_cluster
 
+from gpufleet.lock import load_lock
 from gpufleet.resolve import resolve_cluster
 
 RAW = slurm_cluster(partitions={"train": ["h100", "h100b", "tcp"]})
@@ -46,8 +47,12 @@ def switches(running: SlurmCluster) -> dict[str, str]:
     return dict(re.findall(r"SwitchName=(\S+) .*Nodes=(\S*)", shown))
 
 
+def test_the_daemons_are_the_images_slurm_release(fabrics: SlurmCluster) -> None:
+    images = {version(profile.slurm.version) for profile in load_lock().profiles.values() if profile.slurm}
+    assert images == {version(fabrics.run("slurmctld", "-V").stdout)} == {version(fabrics.run("slurmd", "-V").stdout)}
+
+
 def test_each_node_joins_its_fabrics_switch_as_it_registers(fabrics: SlurmCluster) -> None:
-    assert version(fabrics.run("slurmctld", "-V").stdout) >= OLDEST
     assert switches(fabrics) == {"fabric-h100": "h100-n2", "fabric-h100b": "h100b-n[1,3]", "network": "tcp-n4"}
     assert "Topology=default:fabric-h100b" in fabrics.node("h100b-n3")
 

@@ -1,5 +1,5 @@
 """examples/slurm: the stack file plans as a Slurm cluster on AWS, and the sbatch script parses and is accepted by the
-real slurmctld (Debian sid's 26.05, tests/slurm_daemons.py) running that stack's rendered configuration, with two
+real slurmctld (Ubuntu resolute's 25.11, tests/slurm_daemons.py) running that stack's rendered configuration, with two
 dynamic nodes of its GPU group registered: `sbatch --test-only` checks every #SBATCH directive against them."""
 
 from __future__ import annotations
