@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from local_registry import free_port
+from slurm_hosts import Host
 from slurm_rootfs import missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
@@ -73,19 +74,23 @@ class SlurmCluster:
     def node(self, name: str) -> str:
         return self.run("scontrol", "show", "node", name).stdout
 
-    def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False) -> str:
+    def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False,
+                   host: Host | None = None) -> str:
         """A dynamic slurmd of the group, registered with the rendered registration line; its node name. Configless:
         the node has no slurm.conf of its own and fetches the head's from slurmctld (`--conf-server`), as a
-        cloud's node does (components/slurm/node_files.py)."""
+        cloud's node does (components/slurm/node_files.py). On `host` (tests/slurm_hosts.py, the cluster started
+        with its network's controller address): slurmd runs there, at its own address and the cluster's SlurmdPort."""
         instance = group.known_types[0]
         argv = slurmd_registration(group, instance, group.zones[0], instance_id)
+        name = argv[argv.index("-N") + 1]
         env = self.env
         if configless:
             argv += ["--conf-server", f"{self.site.controller_address}:{self.site.slurmctld_port}"]
             argv, env = self.as_configless_node(argv, instance_id)
+        if host is not None:
+            argv = host.command(argv)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
-        name = argv[argv.index("-N") + 1]
         self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
         return name
@@ -108,9 +113,9 @@ class SlurmCluster:
         return wrapped, {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
 
 
-def site_in(root: Path, node_check: str) -> SlurmSite:
+def site_in(root: Path, node_check: str, controller_address: str = "127.0.0.1") -> SlurmSite:
     return SlurmSite(
-        controller_host=socket.gethostname().split(".")[0], controller_address="127.0.0.1",
+        controller_host=socket.gethostname().split(".")[0], controller_address=controller_address,
         slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
         spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
         program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=1,
@@ -144,24 +149,25 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
 
 
 @contextmanager
-def running_slurm(cluster: ResolvedCluster,
-                  edit: Callable[[Path], None] | None = None) -> Iterator[SlurmCluster]:
+def running_slurm(cluster: ResolvedCluster, edit: Callable[[Path], None] | None = None,
+                  controller_address: str = "127.0.0.1") -> Iterator[SlurmCluster]:
     """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
-    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
+    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists. Nodes on
+    hosts of their own (tests/slurm_hosts.py) reach slurmctld at their network's `controller_address`."""
     # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
     with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory, slurm_on_path():
-        with _running_in(Path(directory), cluster, edit) as running:
+        with _running_in(Path(directory), cluster, edit, controller_address) as running:
             yield running
 
 
 @contextmanager
-def _running_in(root: Path, cluster: ResolvedCluster,
-                edit: Callable[[Path], None] | None) -> Iterator[SlurmCluster]:
+def _running_in(root: Path, cluster: ResolvedCluster, edit: Callable[[Path], None] | None,
+                controller_address: str) -> Iterator[SlurmCluster]:
     (root / "node-check.status").write_text("pass")
     check = root / "node-check"
     check.write_text("#!/bin/sh\nexec cat " + str(root / "node-check.status") + " >/dev/null\n")
     check.chmod(0o755)
-    site = site_in(root, str(check))
+    site = site_in(root, str(check), controller_address)
     write_config(root, site, cluster)
     if edit is not None:
         edit(root / "etc")

@@ -9,14 +9,16 @@ Ubuntu's archive keyring, /usr/share/keyrings/ubuntu-archive-keyring.gpg of Debi
 
 A shim runs its command in a mount namespace of its own, chrooted into the root filesystem with the machine's /tmp
 (the tests' directories, the daemons' sockets), /run (a node's bind mounts of /run/munge and /run/slurm), /dev,
-/sys, a fresh /proc and the working directory (read-only: the repository, whose files a test submits) mounted in,
-so paths mean the same inside and out. Run as root (chroot and mount need it).
+/sys, /etc/hosts (slurmctld resolves the machine's own name, where an srun of a step runs), a fresh /proc and the
+working directory (read-only: the repository, whose files a test submits) mounted in, so paths and names mean the
+same inside and out. Run as root (chroot and mount need it).
 
 `python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~70 s); tests only use it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -30,17 +32,21 @@ SUITE = "resolute"
 KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
 # The release pocket alone: frozen at release, so every build gets the same Slurm.
 MIRROR = f"deb [signed-by={KEYRING}] http://archive.ubuntu.com/ubuntu {SUITE} main universe"
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
+# The daemons and clients, and an MPI (Open MPI through mpi4py) whose ranks srun's PMIx plugin launches across nodes
+# (tests/components/slurm/test_slurm_hosts_daemons.py).
+PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py")
 COMMANDS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
-ROOTFS = CACHE / f"slurm-{SUITE}"
-SHIMS = CACHE / f"slurm-{SUITE}-bin"
+# Named by suite and packages: a root filesystem of another suite or package list is never reused.
+ROOTFS = CACHE / f"slurm-{SUITE}-{hashlib.sha256(' '.join(PACKAGES).encode()).hexdigest()[:8]}"
+SHIMS = ROOTFS.with_name(ROOTFS.name + "-bin")
 
 SHIM = """#!/bin/sh
 # gpufleet test shim (tests/slurm_rootfs.py): {command} of {rootfs}
 exec unshare --mount --propagation private -- sh -c '
 root=$1; shift
 for dir in tmp run dev sys; do mount --rbind "/$dir" "$root/$dir"; done
+mount --bind /etc/hosts "$root/etc/hosts"
 mount -t proc proc "$root/proc"
 case $PWD in /|/tmp|/tmp/*|/run|/run/*) ;; *) mkdir -p "$root$PWD" && mount --bind "$PWD" "$root$PWD" &&
     mount -o remount,bind,ro "$root$PWD";; esac
