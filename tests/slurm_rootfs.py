@@ -13,7 +13,7 @@ A shim runs its command in a mount namespace of its own, chrooted into the root 
 working directory (read-only: the repository, whose files a test submits) mounted in, so paths and names mean the
 same inside and out. Run as root (chroot and mount need it).
 
-`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~70 s); tests only use it.
+`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~80 s); tests only use it.
 """
 
 from __future__ import annotations
