@@ -15,9 +15,9 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from local_registry import free_port
-from slurm_hosts import Host
 from slurm_rootfs import missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
@@ -25,6 +25,9 @@ from components.slurm.health_check import render_health_check
 from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
+
+if TYPE_CHECKING:
+    from slurm_hosts import Host
 
 # The test controller's own timers, shorter than Slurm's defaults so tests wait on state, not clocks; what the
 # cluster's settings do is unchanged. SchedMD/slurm src/slurmctld: the power save thread looks at the nodes every

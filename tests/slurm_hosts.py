@@ -4,7 +4,11 @@ SlurmdPort at its own address and registers from it (slurmctld takes a dynamic n
 registration came from: src/slurmctld/node_mgr.c lines 5045-5050 at SchedMD/slurm@slurm-25-11-5-1), so a job step
 across two nodes (srun -N2) runs as on a cloud. Each host also has a UTS namespace with the node's name as its
 hostname. The hosts have no route beyond the bridge: a name lookup fails at once (no resolver is reachable) instead of
-waiting out DNS timeouts inside slurmd's replies. Root only (ip netns, ip link); the namespaces and links go when the
+waiting out DNS timeouts inside slurmd's replies.
+
+A host's namespaces belong to a holder process (`unshare --net --uts sleep`), not to `ip netns`'s mounts under
+/run/netns: every mount namespace made meanwhile (the rootfs shims, a node's) would copy such a mount and keep the
+namespace, and its veth, alive for as long as any process in it runs. Root only; the hosts and links go when the
 context ends."""
 
 from __future__ import annotations
@@ -14,11 +18,15 @@ import json
 import os
 import random
 import secrets
+import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from pathlib import Path
+
+from slurm_daemons import wait_for
 
 # Private blocks tried for the bridge's /24; one that overlaps a route of this machine is skipped.
 CANDIDATE_NETWORKS = ipaddress.ip_network("10.64.0.0/10")
@@ -26,16 +34,15 @@ CANDIDATE_NETWORKS = ipaddress.ip_network("10.64.0.0/10")
 
 @dataclass(frozen=True)
 class Host:
-    """A node's network namespace, its address there and its hostname."""
+    """A node's namespaces (those of the holder process `pid`), its address there and its hostname."""
 
-    namespace: str
+    pid: int
     address: str
     hostname: str
 
     def command(self, argv: list[str]) -> list[str]:
-        """argv run on this host: in its network namespace, in a UTS namespace of its own named `hostname`."""
-        return ["nsenter", f"--net=/run/netns/{self.namespace}", "unshare", "--uts", "sh", "-c",
-                'hostname "$0" && exec "$@"', self.hostname, *argv]
+        """argv run on this host: in its network and UTS namespaces."""
+        return ["nsenter", f"--net=/proc/{self.pid}/ns/net", f"--uts=/proc/{self.pid}/ns/uts", *argv]
 
 
 @dataclass
@@ -55,24 +62,30 @@ class HostNetwork:
         return str(self.network[1])
 
     def add_host(self, hostname: str) -> Host:
-        """A new namespace, its end of a veth pair as eth0 with the next address, the other end in the bridge."""
+        """A new host named `hostname`: its end of a veth pair as eth0 with the next address, the other end in the
+        bridge."""
         index = len(self.hosts) + 1
-        host = Host(f"gf{self.token}-{index}", str(self.network[index + 1]), hostname)
-        veth = f"gfv{self.token}{index}"
-        _ip("netns", "add", host.namespace)
+        holder = subprocess.Popen(["unshare", "--net", "--uts", "sleep", "infinity"])
+        host = Host(holder.pid, str(self.network[index + 1]), hostname)
         self.hosts.append(host)
-        _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", host.namespace)
+        ours = os.readlink("/proc/self/ns/net")
+        wait_for(f"host {hostname}'s namespace", lambda: os.readlink(f"/proc/{holder.pid}/ns/net") != ours, 10)
+        subprocess.run(host.command(["hostname", hostname]), check=True, capture_output=True)
+        veth = f"gfv{self.token}{index}"
+        _ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", str(host.pid))
         _ip("link", "set", veth, "master", self.bridge, "up")
-        _ip("-n", host.namespace, "addr", "add", f"{host.address}/{self.network.prefixlen}", "dev", "eth0")
+        _ip_on(host, "addr", "add", f"{host.address}/{self.network.prefixlen}", "dev", "eth0")
         for link in ("lo", "eth0"):
-            _ip("-n", host.namespace, "link", "set", link, "up")
+            _ip_on(host, "link", "set", link, "up")
         return host
 
 
 @contextmanager
 def host_network() -> Iterator[HostNetwork]:
-    """A bridge on a free /24 with the controller's address; every namespace and link removed after (a namespace's
-    veth end goes with it, and the bridge's with that)."""
+    """A bridge on a free /24 with the controller's address; every host's processes ended after (its namespace and
+    veth go with the last of them) and the bridge removed."""
+    if not shutil.which("ip"):
+        raise RuntimeError("no `ip` command for the test nodes' network namespaces: install iproute2 (.ci/run does)")
     network = HostNetwork(secrets.token_hex(3), _free_network())
     _ip("link", "add", network.bridge, "type", "bridge")
     try:
@@ -81,18 +94,30 @@ def host_network() -> Iterator[HostNetwork]:
         yield network
     finally:
         for host in network.hosts:
-            _end_processes_in(host.namespace)
-            with suppress(subprocess.CalledProcessError):
-                _ip("netns", "delete", host.namespace)
+            _end_processes_on(host)
         _ip("link", "delete", network.bridge)
 
 
-def _end_processes_in(namespace: str) -> None:
-    """SIGKILL to what still runs there once the daemons are stopped (a step's slurmstepd a failed test left): a live
-    process keeps the namespace, and its veth, after `ip netns delete`."""
-    for pid in _ip("netns", "pids", namespace).split():
-        with suppress(ProcessLookupError):
-            os.kill(int(pid), signal.SIGKILL)
+def _end_processes_on(host: Host) -> None:
+    """SIGKILL to the holder and to whatever still runs in its network namespace once the daemons are stopped (a
+    step's slurmstepd a failed test left), then wait until none is left."""
+    with suppress(FileNotFoundError):
+        namespace = os.readlink(f"/proc/{host.pid}/ns/net")
+
+        def left() -> list[int]:
+            pids = []
+            for entry in Path("/proc").iterdir():
+                with suppress(OSError):
+                    if entry.name.isdigit() and os.readlink(entry / "ns/net") == namespace:
+                        pids.append(int(entry.name))
+            return pids
+
+        for pid in left():
+            with suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with suppress(ChildProcessError):
+            os.waitpid(host.pid, 0)
+        wait_for(f"host {host.hostname}'s processes to end", lambda: not left(), 10)
 
 
 def _free_network() -> ipaddress.IPv4Network:
@@ -104,6 +129,10 @@ def _free_network() -> ipaddress.IPv4Network:
         if not any(block.overlaps(route) for route in taken if route.version == 4):
             return block
     raise RuntimeError(f"no free /24 in {CANDIDATE_NETWORKS} among 64 tried")
+
+
+def _ip_on(host: Host, *args: str) -> str:
+    return subprocess.run(host.command(["ip", *args]), check=True, capture_output=True, text=True).stdout
 
 
 def _ip(*args: str) -> str:

@@ -37,8 +37,8 @@ def test_each_node_registers_from_its_own_address_and_listens_on_the_clusters_sl
     for host in hosts:
         shown = running.node(host.hostname)
         assert f"NodeAddr={host.address} NodeHostName={host.hostname}" in shown, shown
-        listening = subprocess.run(["nsenter", f"--net=/run/netns/{host.namespace}", "ss", "-Hltn",
-                                    f"sport = :{running.site.slurmd_port}"], capture_output=True, text=True, check=True)
+        listening = subprocess.run(host.command(["ss", "-Hltn", f"sport = :{running.site.slurmd_port}"]),
+                                   capture_output=True, text=True, check=True)
         assert listening.stdout.strip(), f"no slurmd on port {running.site.slurmd_port} at {host.address}"
 
 
