@@ -56,3 +56,8 @@ def test_an_mpi_all_reduce_spans_both_nodes(two_hosts: tuple[SlurmCluster, list[
     done = running.run("srun", "-N2", "--ntasks-per-node=1", "--mpi=pmix", "python3", "-c", program)
     assert done.returncode == 0, done.stderr
     assert sorted(done.stdout.splitlines()) == [f"{rank} 2 {host.hostname} 3" for rank, host in enumerate(hosts)]
+    # munged and slurmctld resolve this machine's name (tests/slurm_rootfs.py binds /etc/hosts): unresolved, munge
+    # credentials carry 0.0.0.0 (slurmctld: "Lookup failed") and slurmctld reaches no srun by that name (it was
+    # seen retrying "Unable to resolve" for 10 s).
+    log = (running.root / "log/slurmctld.log").read_text()
+    assert [line for line in log.splitlines() if "Lookup failed" in line or "Unable to resolve" in line] == []
