@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from local_registry import free_port
-from slurm_rootfs import missing, slurm_on_path
+from slurm_rootfs import ROOTFS, missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
@@ -190,6 +190,38 @@ def _running_in(root: Path, cluster: ResolvedCluster, edit: Callable[[Path], Non
         yield running
     finally:
         _stop(running.processes)
+        _stop(with_descendants(processes_where(lambda process: _inside(os.readlink(process / "cwd"), root))))
+
+
+def processes_where(test: Callable[[Path], bool]) -> list[int]:
+    """The pids of this machine's processes whose /proc directory passes `test` (one that has gone, or that this
+    process may not read, is left out)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with suppress(OSError):
+            if entry.name.isdigit() and test(entry):
+                pids.append(int(entry.name))
+    return pids
+
+
+def with_descendants(pids: list[int]) -> list[int]:
+    """The processes and all their children's (a step's tasks, which run where the job was submitted from)."""
+    parents = {}
+    for process in processes_where(lambda process: True):
+        with suppress(OSError):
+            # /proc/PID/stat: "pid (comm) state ppid ...", comm in parentheses and possibly holding spaces.
+            parents[process] = int(Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    found = list(pids)
+    for pid in found:
+        found += [child for child, parent in parents.items() if parent == pid and child not in found]
+    return found
+
+
+def _inside(directory: str, root: Path) -> bool:
+    """Whether a process's working directory lies in the cluster's directory, as seen outside the root filesystem or
+    inside it. There, once the daemons are gone, are the job steps still running: slurmstepd outlives slurmd by
+    design (a restarted slurmd finds its steps), and a test's cluster is thrown away."""
+    return any(directory == str(base) or directory.startswith(f"{base}/") for base in (root, f"{ROOTFS}{root}"))
 
 
 def _stop(pids: list[int]) -> None:
@@ -197,15 +229,15 @@ def _stop(pids: list[int]) -> None:
     daemons may take their places). A test cluster's state is thrown away, so nothing needs slurmctld's clean
     shutdown, which waits seconds on its agent threads."""
     for signal in (15, 9):
-        for pid in [pid for pid in pids if _alive(pid)]:
+        for pid in [pid for pid in pids if alive(pid)]:
             with suppress(ProcessLookupError):
                 os.kill(pid, signal)
         with suppress(TimeoutError):
-            wait_for("the daemons to stop", lambda: not [pid for pid in pids if _alive(pid)], seconds=1.0)
-    wait_for("the daemons to stop", lambda: not [pid for pid in pids if _alive(pid)])
+            wait_for("the daemons to stop", lambda: not [pid for pid in pids if alive(pid)], seconds=1.0)
+    wait_for("the daemons to stop", lambda: not [pid for pid in pids if alive(pid)])
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
     except FileNotFoundError:

@@ -24,9 +24,8 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from slurm_daemons import wait_for
+from slurm_daemons import processes_where, wait_for
 
 # Private blocks tried for the bridge's /24; one that overlaps a route of this machine is skipped.
 CANDIDATE_NETWORKS = ipaddress.ip_network("10.64.0.0/10")
@@ -105,12 +104,7 @@ def _end_processes_on(host: Host) -> None:
         namespace = os.readlink(f"/proc/{host.pid}/ns/net")
 
         def left() -> list[int]:
-            pids = []
-            for entry in Path("/proc").iterdir():
-                with suppress(OSError):
-                    if entry.name.isdigit() and os.readlink(entry / "ns/net") == namespace:
-                        pids.append(int(entry.name))
-            return pids
+            return processes_where(lambda process: os.readlink(process / "ns/net") == namespace)
 
         for pid in left():
             with suppress(ProcessLookupError):
