@@ -1,7 +1,7 @@
-"""Real Slurm and munge daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py) on 127.0.0.1, started
-with gpufleet's rendered slurm.conf, gres.conf and topology.conf: munged, slurmctld and dynamic slurmd nodes, as the
-current user, in a temporary directory with free ports. GPUs are stand-in character devices (the null device's
-numbers) named in gres.conf."""
+"""Real Slurm and munge daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py) on 127.0.0.1 (or nodes on
+hosts of their own: tests/slurm_hosts.py), started with gpufleet's rendered slurm.conf, gres.conf and topology.conf:
+munged, slurmctld and dynamic slurmd nodes, as the current user, in a temporary directory with free ports. GPUs are
+stand-in character devices (the null device's numbers) named in gres.conf."""
 
 from __future__ import annotations
 
