@@ -1,7 +1,7 @@
-"""Real Slurm and munge daemons (Debian sid's slurm-wlm 26.05 and munge, tests/slurm_rootfs.py) on 127.0.0.1, started
-with gpufleet's rendered slurm.conf, gres.conf and topology.conf: munged, slurmctld and dynamic slurmd nodes, as the
-current user, in a temporary directory with free ports. GPUs are stand-in character devices (the null device's
-numbers) named in gres.conf."""
+"""Real Slurm and munge daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py) on 127.0.0.1 (or nodes on
+hosts of their own: tests/slurm_hosts.py), started with gpufleet's rendered slurm.conf, gres.conf and topology.conf:
+munged, slurmctld and dynamic slurmd nodes, as the current user, in a temporary directory with free ports. GPUs are
+stand-in character devices (the null device's numbers) named in gres.conf."""
 
 from __future__ import annotations
 
@@ -15,9 +15,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from local_registry import free_port
-from slurm_rootfs import missing, slurm_on_path
+from slurm_rootfs import ROOTFS, missing, slurm_on_path
 
 from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
@@ -25,11 +26,14 @@ from components.slurm.registration import slurmd_registration
 from components.slurm.site import SlurmSite
 from gpufleet.clouds.backend import ResolvedCluster, ResolvedGroup
 
+if TYPE_CHECKING:
+    from slurm_hosts import Host
+
 # The test controller's own timers, shorter than Slurm's defaults so tests wait on state, not clocks; what the
 # cluster's settings do is unchanged. SchedMD/slurm src/slurmctld: the power save thread looks at the nodes every
-# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :103 at slurm-26-05-3-1), and a
+# power_save_interval seconds (10 by default: power_save.c:106 at slurm-22-05-8-1, :101 at slurm-25-11-5-1), and a
 # submitted batch job waits up to batch_sched_delay for the scheduler (3 by default: controller.c:174 and :2222 at
-# 22-05-8-1, :204 and :2944 at 26-05-3-1).
+# 22-05-8-1, :195 and :2888 at 25-11-5-1).
 TEST_CONTROLLER_PARAMETERS = ",power_save_interval=1"
 TEST_SCHEDULER_PARAMETERS = "SchedulerParameters=batch_sched_delay=0,bf_interval=1\n"
 
@@ -73,19 +77,23 @@ class SlurmCluster:
     def node(self, name: str) -> str:
         return self.run("scontrol", "show", "node", name).stdout
 
-    def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False) -> str:
+    def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False,
+                   host: Host | None = None) -> str:
         """A dynamic slurmd of the group, registered with the rendered registration line; its node name. Configless:
         the node has no slurm.conf of its own and fetches the head's from slurmctld (`--conf-server`), as a
-        cloud's node does (components/slurm/node_files.py)."""
+        cloud's node does (components/slurm/node_files.py). On `host` (tests/slurm_hosts.py, the cluster started
+        with its network's controller address): slurmd runs there, at its own address and the cluster's SlurmdPort."""
         instance = group.known_types[0]
         argv = slurmd_registration(group, instance, group.zones[0], instance_id)
+        name = argv[argv.index("-N") + 1]
         env = self.env
         if configless:
             argv += ["--conf-server", f"{self.site.controller_address}:{self.site.slurmctld_port}"]
             argv, env = self.as_configless_node(argv, instance_id)
+        if host is not None:
+            argv = host.command(argv)
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=30)
         assert done.returncode == 0, done.stderr
-        name = argv[argv.index("-N") + 1]
         self.processes.append(daemon_pid(self.root / f"run/slurmd-{name}.pid"))
         wait_for(f"node {name}", lambda: "State=IDLE" in self.node(name))
         return name
@@ -108,9 +116,9 @@ class SlurmCluster:
         return wrapped, {key: value for key, value in self.env.items() if key != "SLURM_CONF"}
 
 
-def site_in(root: Path, node_check: str) -> SlurmSite:
+def site_in(root: Path, node_check: str, controller_address: str = "127.0.0.1") -> SlurmSite:
     return SlurmSite(
-        controller_host=socket.gethostname().split(".")[0], controller_address="127.0.0.1",
+        controller_host=socket.gethostname().split(".")[0], controller_address=controller_address,
         slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
         spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
         program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=1,
@@ -144,24 +152,25 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
 
 
 @contextmanager
-def running_slurm(cluster: ResolvedCluster,
-                  edit: Callable[[Path], None] | None = None) -> Iterator[SlurmCluster]:
+def running_slurm(cluster: ResolvedCluster, edit: Callable[[Path], None] | None = None,
+                  controller_address: str = "127.0.0.1") -> Iterator[SlurmCluster]:
     """munged and slurmctld running with the cluster's rendered configuration in a new directory (`edit` changes the
-    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists."""
+    files in its etc/ first); stopped after. The node check passes while `root/node-check.status` exists. Nodes on
+    hosts of their own (tests/slurm_hosts.py) reach slurmctld at their network's `controller_address`."""
     # A short directory: slurmstepd's Unix sockets in the spool directory take at most 108 characters.
     with tempfile.TemporaryDirectory(prefix="slurm-", dir="/tmp") as directory, slurm_on_path():
-        with _running_in(Path(directory), cluster, edit) as running:
+        with _running_in(Path(directory), cluster, edit, controller_address) as running:
             yield running
 
 
 @contextmanager
-def _running_in(root: Path, cluster: ResolvedCluster,
-                edit: Callable[[Path], None] | None) -> Iterator[SlurmCluster]:
+def _running_in(root: Path, cluster: ResolvedCluster, edit: Callable[[Path], None] | None,
+                controller_address: str) -> Iterator[SlurmCluster]:
     (root / "node-check.status").write_text("pass")
     check = root / "node-check"
     check.write_text("#!/bin/sh\nexec cat " + str(root / "node-check.status") + " >/dev/null\n")
     check.chmod(0o755)
-    site = site_in(root, str(check))
+    site = site_in(root, str(check), controller_address)
     write_config(root, site, cluster)
     if edit is not None:
         edit(root / "etc")
@@ -181,6 +190,38 @@ def _running_in(root: Path, cluster: ResolvedCluster,
         yield running
     finally:
         _stop(running.processes)
+        _stop(with_descendants(processes_where(lambda process: _inside(os.readlink(process / "cwd"), root))))
+
+
+def processes_where(test: Callable[[Path], bool]) -> list[int]:
+    """The pids of this machine's processes whose /proc directory passes `test` (one that has gone, or that this
+    process may not read, is left out)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with suppress(OSError):
+            if entry.name.isdigit() and test(entry):
+                pids.append(int(entry.name))
+    return pids
+
+
+def with_descendants(pids: list[int]) -> list[int]:
+    """The processes and all their children's (a step's tasks, which run where the job was submitted from)."""
+    parents = {}
+    for process in processes_where(lambda process: True):
+        with suppress(OSError):
+            # /proc/PID/stat: "pid (comm) state ppid ...", comm in parentheses and possibly holding spaces.
+            parents[process] = int(Path(f"/proc/{process}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    found = list(pids)
+    for pid in found:
+        found += [child for child, parent in parents.items() if parent == pid and child not in found]
+    return found
+
+
+def _inside(directory: str, root: Path) -> bool:
+    """Whether a process's working directory lies in the cluster's directory, as seen outside the root filesystem or
+    inside it. There, once the daemons are gone, are the job steps still running: slurmstepd outlives slurmd by
+    design (a restarted slurmd finds its steps), and a test's cluster is thrown away."""
+    return any(directory == str(base) or directory.startswith(f"{base}/") for base in (root, f"{ROOTFS}{root}"))
 
 
 def _stop(pids: list[int]) -> None:
@@ -188,15 +229,15 @@ def _stop(pids: list[int]) -> None:
     daemons may take their places). A test cluster's state is thrown away, so nothing needs slurmctld's clean
     shutdown, which waits seconds on its agent threads."""
     for signal in (15, 9):
-        for pid in [pid for pid in pids if _alive(pid)]:
+        for pid in [pid for pid in pids if alive(pid)]:
             with suppress(ProcessLookupError):
                 os.kill(pid, signal)
         with suppress(TimeoutError):
-            wait_for("the daemons to stop", lambda: not [pid for pid in pids if _alive(pid)], seconds=1.0)
-    wait_for("the daemons to stop", lambda: not [pid for pid in pids if _alive(pid)])
+            wait_for("the daemons to stop", lambda: not [pid for pid in pids if alive(pid)], seconds=1.0)
+    wait_for("the daemons to stop", lambda: not [pid for pid in pids if alive(pid)])
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         return "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
     except FileNotFoundError:

@@ -1,21 +1,24 @@
-"""A Slurm new enough for the image's configuration: Debian sid's slurm-wlm and munge in a root filesystem built once
+"""A Slurm of the image's release: Ubuntu resolute's (26.04) slurm-wlm 25.11 and munge in a root filesystem built once
 with mmdebstrap under ~/.cache/gpufleet, and shims that run each daemon and client there.
 
 Why not the machine's own: Debian bookworm ships 22.05, which takes neither a node's Topology= nor an empty switch
-in topology.conf (both added in 25.05: slurm.conf.5 "Topology" of SchedMD/slurm@slurm-25-05-0-1), and the image runs
-SchedMD's 25.11.5. No Debian release ships 25.11: trixie has 24.11 (no Topology= either), sid 26.05, which reads the
-settings gpufleet renders with the same grammar as 25.11 (components/slurm/topology.py cites both).
+in topology.conf (both added in 25.05: slurm.conf.5 "Topology" of SchedMD/slurm@slurm-25-05-0-1). The image runs
+SchedMD's 25.11.5; no Debian release ships 25.11 (trixie 24.11, sid 26.05), Ubuntu resolute's universe does
+(25.11.2-1ubuntu2 in its Packages index), so the tests run the image's major release. Its packages are checked with
+Ubuntu's archive keyring, /usr/share/keyrings/ubuntu-archive-keyring.gpg of Debian's ubuntu-keyring (.ci/run).
 
 A shim runs its command in a mount namespace of its own, chrooted into the root filesystem with the machine's /tmp
 (the tests' directories, the daemons' sockets), /run (a node's bind mounts of /run/munge and /run/slurm), /dev,
-/sys, a fresh /proc and the working directory (read-only: the repository, whose files a test submits) mounted in,
-so paths mean the same inside and out. Run as root (chroot and mount need it).
+/sys, /etc/hosts (slurmctld resolves the machine's own name, where an srun of a step runs), a fresh /proc and the
+working directory (read-only: the repository, whose files a test submits) mounted in, so paths and names mean the
+same inside and out. Run as root (chroot and mount need it).
 
-`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~70 s); tests only use it.
+`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~80 s); tests only use it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -25,21 +28,25 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SUITE = "sid"
-MIRROR = "http://deb.debian.org/debian"
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge")
+SUITE = "resolute"
+KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+# The release pocket alone: frozen at release, so every build gets the same Slurm.
+MIRROR = f"deb [signed-by={KEYRING}] http://archive.ubuntu.com/ubuntu {SUITE} main universe"
+# The daemons and clients, and an MPI (Open MPI through mpi4py) whose ranks srun's PMIx plugin launches across nodes
+# (tests/components/slurm/test_slurm_hosts_daemons.py).
+PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py")
 COMMANDS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
-ROOTFS = CACHE / f"slurm-{SUITE}"
-SHIMS = CACHE / f"slurm-{SUITE}-bin"
-# The oldest Slurm that reads the topology gpufleet renders (slurm.conf.5 "Topology", SchedMD/slurm@slurm-25-05-0-1).
-OLDEST = (25, 5)
+# Named by suite and packages: a root filesystem of another suite or package list is never reused.
+ROOTFS = CACHE / f"slurm-{SUITE}-{hashlib.sha256(' '.join(PACKAGES).encode()).hexdigest()[:8]}"
+SHIMS = ROOTFS.with_name(ROOTFS.name + "-bin")
 
 SHIM = """#!/bin/sh
 # gpufleet test shim (tests/slurm_rootfs.py): {command} of {rootfs}
 exec unshare --mount --propagation private -- sh -c '
 root=$1; shift
 for dir in tmp run dev sys; do mount --rbind "/$dir" "$root/$dir"; done
+mount --bind /etc/hosts "$root/etc/hosts"
 mount -t proc proc "$root/proc"
 case $PWD in /|/tmp|/tmp/*|/run|/run/*) ;; *) mkdir -p "$root$PWD" && mount --bind "$PWD" "$root$PWD" &&
     mount -o remount,bind,ro "$root$PWD";; esac
@@ -56,8 +63,6 @@ def build() -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     subprocess.run(
         ["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-         # sid's Release files carry a Valid-Until a mirror snapshot may have passed.
-         "--aptopt=Acquire::Check-Valid-Until \"false\"",
          "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", SUITE, str(building), MIRROR],
         check=True)
     building.rename(ROOTFS)
@@ -98,7 +103,7 @@ def missing() -> str | None:
 
 
 def version(text: str) -> tuple[int, int]:
-    """(major, minor) of `slurmctld -V`'s `slurm-wlm 26.05.5`."""
+    """(major, minor) of `slurmctld -V`'s `slurm-wlm 25.11.2`."""
     found = re.search(r"(\d+)\.(\d+)\.\d+", text)
     assert found, f"no version in {text!r}"
     return int(found[1]), int(found[2])

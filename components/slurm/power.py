@@ -5,8 +5,8 @@ in Slurm's hostlist expression format (expanded here by the real `scontrol show 
 with its group's (registration.node_name), so the group follows from the name. The cloud call sits behind
 GroupCapacity, one implementation per cloud (components/clouds/C/slurm_capacity.py).
 
-Under Slurm (22.05 and 26.05 alike) a dynamic node's name lives only as long as its instance, as the real daemons show
-(tests/components/slurm/test_slurm_power_daemons.py):
+Under Slurm (22.05, 25.11 and 26.05 alike) a dynamic node's name lives only as long as its instance, as the real
+daemons show (tests/components/slurm/test_slurm_power_daemons.py):
 - suspending gives the named instances back and deletes their names (`scontrol delete` is accepted while the node
   is powering down). A powered-down name kept instead would come back only through ResumeProgram, and the fresh
   instance registers under another name: the job would wait ResumeTimeout for a node that never answers. Even an

@@ -1,13 +1,14 @@
 """The queue watcher on the head node (a systemd timer, power_units.py): capacity follows the queue.
 
-Why: in Slurm (22.05 as 26.05) a dynamic node exists only once it registers, and slurmctld never resumes a node it
-does not know, so a job on the partition of a group at size 0 waits forever (pending for "PartitionConfig", as the
-real daemons show). Each run reads the pending jobs (squeue) and the nodes (sinfo), and raises each group's desired
-capacity by the nodes its partitions' jobs lack, within size.max. Nodes a job can use already count against its
-need: the idle nodes of its partition's groups and the ones on their way (desired capacity less the group's
-registered nodes). Desired capacity is read before Slurm's nodes: a node that registers in between counts once, as
-registered rather than on its way, so two nodes booting at once never make the watcher ask twice. A run that asks
-for more than the queue needed (a job that left meanwhile) costs an idle node until SuspendTime gives it back.
+Why: in Slurm (22.05, 25.11 and 26.05 alike) a dynamic node exists only once it registers, and slurmctld never
+resumes a node it does not know, so a job on the partition of a group at size 0 waits forever (pending for
+"PartitionConfig", as the real daemons show). Each run reads the pending jobs (squeue) and the nodes (sinfo), and
+raises each group's desired capacity by the nodes its partitions' jobs lack, within size.max. Nodes a job can use
+already count against its need: the idle nodes of its partition's groups and the ones on their way (desired capacity
+less the group's registered nodes). Desired capacity is read before Slurm's nodes: a node that registers in between
+counts once, as registered rather than on its way, so two nodes booting at once never make the watcher ask twice. A
+run that asks for more than the queue needed (a job that left meanwhile) costs an idle node until SuspendTime gives
+it back.
 
 Each run also deletes dead names: a node powered down (its instance given back before `scontrol delete`
 succeeded), DOWN for power.GIVEN_BACK (resume found the name dead), or not responding after a spot interruption

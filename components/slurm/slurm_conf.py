@@ -1,5 +1,5 @@
-"""slurm.conf of a VM cluster, from the resolved cluster, for the image's Slurm 25.11 (the tests run Debian sid's
-26.05: tests/slurm_rootfs.py).
+"""slurm.conf of a VM cluster, from the resolved cluster, for the image's Slurm 25.11 (the tests run Ubuntu
+resolute's 25.11.2: tests/slurm_rootfs.py).
 
 Settings and the man page (slurm.conf.5; first read in 22.05.8, each still there in 25.11) each relies on:
 - SlurmctldParameters=enable_configless: nodes fetch slurm.conf and gres.conf from slurmctld (`slurmd

@@ -20,7 +20,9 @@ the tree plugin adds no switch without a known parent (src/plugins/topology/tree
 and slurmctld then drops the node's Topology= with an error and keeps the node in no switch (node_mgr.c lines
 5063-5068), so topology.conf declares every switch a registration names. A deleted node (the suspend program's
 `scontrol delete`) leaves its switch (node_mgr.c _delete_node_ptr, lines 5151-5153).
-Slurm 26.05 (Debian sid, what the tests run: tests/slurm_rootfs.py) reads the same grammar (slurm.conf.5 "Topology").
+The tests run it under Ubuntu resolute's 25.11.2 (tests/slurm_rootfs.py). With no root switch, slurmctld and slurmd
+log "TOPOLOGY: no switch can reach all nodes through its descendants. If this is not intentional, fix the
+topology.conf file." (switch_record.c line 625): intended, it is what keeps a job inside one fabric.
 
 Only the head node holds the file; configless nodes fetch it with slurm.conf (src/common/fetch_config.c lines
 72-73). A switch name is at most 64 characters (topology.conf.5): "fabric-" and a group name of at most 32 fit.

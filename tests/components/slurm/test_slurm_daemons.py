@@ -1,4 +1,4 @@
-"""The rendered Slurm configuration under the real daemons (Debian sid's slurm-wlm 26.05 and munge,
+"""The rendered Slurm configuration under the real daemons (Ubuntu resolute's slurm-wlm 25.11 and munge,
 tests/slurm_rootfs.py): a dynamic node registers with its features and GPUs, jobs run, and a failing node check
 drains the node. The topology: test_slurm_topology_daemons.py."""
 
@@ -9,7 +9,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
+from slurm_daemons import (
+    SlurmCluster,
+    alive,
+    missing_daemons,
+    processes_where,
+    running_slurm,
+    wait_for,
+    with_descendants,
+)
 from slurm_stacks import SLURM_STACKS, slurm_cluster
 
 from components.slurm.gres_conf import gpu_type
@@ -77,6 +85,17 @@ def test_a_failing_node_check_drains_the_node_and_marks_it_for_replacement_once_
         (p5.root / "node-check.status").write_text("pass")
         mark.unlink(missing_ok=True)
         p5.run("scontrol", "update", f"NodeName={name}", "State=RESUME")
+
+
+def test_a_clusters_job_steps_end_with_it() -> None:
+    # slurmstepd outlives slurmd: a step left running would outlive the test, in the thrown-away directory.
+    with running_slurm(resolve_cluster(slurm_cluster("aws-train-p5"))) as running:
+        name = running.start_node(running.cluster.groups[0], "n1")
+        job = running.run("sbatch", "--parsable", "-o", "/dev/null", "-w", name, "--wrap", "sleep 600").stdout.strip()
+        wait_for("the job", lambda: "JobState=RUNNING" in running.run("scontrol", "show", "job", job).stdout)
+        steps = with_descendants(processes_where(lambda process: f"[{job}.batch]" in (process / "cmdline").read_text()))
+        assert len(steps) >= 2  # slurmstepd and the batch script it runs
+    assert [pid for pid in steps if alive(pid)] == []
 
 
 @pytest.mark.parametrize("stack", sorted(SLURM_STACKS))

@@ -1,4 +1,4 @@
-"""ResumeProgram, SuspendProgram and the queue watcher against EC2 Auto Scaling (moto) and a real slurmctld (26.05):
+"""ResumeProgram, SuspendProgram and the queue watcher against EC2 Auto Scaling (moto) and a real slurmctld (25.11):
 the group behind each node name gets the desired capacity the queue asks for, within size.min..max, suspending gives
 back the very instances Slurm named, and the names it touches are changed in Slurm itself."""
 

@@ -1,4 +1,4 @@
-"""A dynamic node's life under the real daemons (slurm-wlm 26.05, tests/slurm_rootfs.py) and EC2 Auto Scaling (moto): a
+"""A dynamic node's life under the real daemons (slurm-wlm 25.11, tests/slurm_rootfs.py) and EC2 Auto Scaling (moto): a
 job on an empty partition gets its node through the queue watcher and runs once a stand-in slurmd registers for the
 instance; an idle node's name is deleted as its instance goes; a dead name slurmctld tries to resume sends its job
 back to the queue; a spot interruption requeues the node's jobs and deletes its name.

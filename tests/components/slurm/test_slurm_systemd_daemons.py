@@ -1,5 +1,5 @@
-"""The image's own daemon command lines under the real Slurm (Debian sid's 26.05, tests/slurm_rootfs.py; the image
-runs SchedMD's 25.11.5 with its units, tests/data/slurm/schedmd-25.11.5): Type=notify units, so each daemon must
+"""The image's own daemon command lines under the real Slurm (Ubuntu resolute's 25.11.2, tests/slurm_rootfs.py; the
+image runs SchedMD's 25.11.5 with its units, tests/data/slurm/schedmd-25.11.5): Type=notify units, so each daemon must
 say READY=1 on $NOTIFY_SOCKET under `--systemd`; slurmd configless (`--conf-server`) with the node's registration,
 slurmctld on the rendered files."""
 

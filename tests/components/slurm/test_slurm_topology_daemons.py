@@ -1,12 +1,11 @@
-"""The rendered topology under the real daemons (Debian sid's slurm-wlm 26.05, tests/slurm_rootfs.py; the image runs
-25.11, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
+"""The rendered topology under the real daemons (Ubuntu resolute's slurm-wlm 25.11, tests/slurm_rootfs.py: the image's
+release, whose grammar components/slurm/topology.py cites): dynamic nodes join their fabric's switch as they register,
 and a multi-node job lands inside one fabric or waits; never across two.
 
 One partition holds two RDMA groups of p5.48xlarge (rdma: auto, so the stack file lets them share it; each its own
 placement group) and one without RDMA. Nodes register in the order h100b-n1, h100-n2, h100b-n3, tcp-n4, so a job
-of two nodes that took the first two would span two fabrics. The first holds the cluster's SlurmdPort, the others
-their own (tests/slurm_nodes.py): slurmctld reaches every node at the first's, so only h100b-n1 hosts batch scripts
-and no test here changes another node's state (one set back to IDLE answers slurmctld's ping as h100b-n1)."""
+of two nodes that took the first two would span two fabrics. Each node is a host of its own (tests/slurm_hosts.py),
+so a job's steps run on every node it was given."""
 
 from __future__ import annotations
 
@@ -16,10 +15,11 @@ from collections.abc import Iterator
 
 import pytest
 from slurm_daemons import SlurmCluster, missing_daemons, running_slurm, wait_for
-from slurm_nodes import start_node_on_own_port
-from slurm_rootfs import OLDEST, version
+from slurm_hosts import host_network
+from slurm_rootfs import version
 from slurm_stacks import second_group, slurm_cluster
 
+from gpufleet.lock import load_lock
 from gpufleet.resolve import resolve_cluster
 
 RAW = slurm_cluster(partitions={"train": ["h100", "h100b", "tcp"]})
@@ -31,12 +31,11 @@ second_group(RAW, "tcp", rdma="off")
 @pytest.fixture(scope="module")
 def fabrics() -> Iterator[SlurmCluster]:
     assert not missing_daemons(), f"the Slurm root filesystem (.ci/run builds it): {missing_daemons()}"
-    with running_slurm(resolve_cluster(RAW)) as running:
+    cluster = resolve_cluster(RAW)
+    with host_network() as network, running_slurm(cluster, controller_address=network.controller_address) as running:
         h100, h100b, tcp = running.cluster.groups
-        running.start_node(h100b, "n1")
-        start_node_on_own_port(running, h100, "n2")
-        start_node_on_own_port(running, h100b, "n3")
-        start_node_on_own_port(running, tcp, "n4")
+        for group, instance in ((h100b, "n1"), (h100, "n2"), (h100b, "n3"), (tcp, "n4")):
+            running.start_node(group, instance, host=network.add_host(f"{group.name}-{instance}"))
         yield running
 
 
@@ -46,8 +45,12 @@ def switches(running: SlurmCluster) -> dict[str, str]:
     return dict(re.findall(r"SwitchName=(\S+) .*Nodes=(\S*)", shown))
 
 
+def test_the_daemons_are_the_images_slurm_release(fabrics: SlurmCluster) -> None:
+    images = {version(profile.slurm.version) for profile in load_lock().profiles.values() if profile.slurm}
+    assert images == {version(fabrics.run("slurmctld", "-V").stdout)} == {version(fabrics.run("slurmd", "-V").stdout)}
+
+
 def test_each_node_joins_its_fabrics_switch_as_it_registers(fabrics: SlurmCluster) -> None:
-    assert version(fabrics.run("slurmctld", "-V").stdout) >= OLDEST
     assert switches(fabrics) == {"fabric-h100": "h100-n2", "fabric-h100b": "h100b-n[1,3]", "network": "tcp-n4"}
     assert "Topology=default:fabric-h100b" in fabrics.node("h100b-n3")
 
@@ -81,6 +84,12 @@ def test_a_two_node_job_runs_inside_one_fabric_passing_over_a_nearer_node(fabric
         assert "   NodeList=h100b-n[1,3]\n" in shown, shown
     finally:
         fabrics.run("scancel", job.strip())
+
+
+def test_a_two_node_step_runs_on_both_nodes_of_one_fabric(fabrics: SlurmCluster) -> None:
+    done = fabrics.run("srun", "-p", "train", "-N2", "-l", "hostname")
+    assert done.returncode == 0, done.stderr
+    assert sorted(done.stdout.splitlines()) == ["0: h100b-n1", "1: h100b-n3"]
 
 
 def test_a_two_node_job_waits_while_each_fabric_has_one_idle_node(fabrics: SlurmCluster) -> None:
