@@ -32,8 +32,8 @@ echo "snap $*" >> "$STUB_LOG"
 echo "Name         Version  Rev  Tracking       Publisher  Notes"
 echo "kubelet-eks  ${KUBELET:-1.35.0}   99   1.35.0/stable  canonical  classic"
 """
-# gpgv reports the good signature of the key the lock pins; python3 (dearmor, unzip) lays out the AWS CLI's
-# installer where unzip_to would.
+# gpgv reports the good signature of the key the lock pins (EFA's by the signed file's name: mktemp's random names
+# may hold "efa"); python3 (dearmor, unzip) lays out the AWS CLI's installer where unzip_to would.
 AWS_CLI_KEY = "FB5DB77FD5C118B80511ADA8A6310ACC4672475C"
 EFA_KEY = "4E9091BCBB97A96B26B15E59A05480B1DD2D3CCC"  # the lock's, from the EC2 user guide
 MICROSOFT_KEY = "BC528686B50D79E339D3721CEB3E94ADBE1229CF"
@@ -42,7 +42,6 @@ AWS_KERNEL = "6.8.0-1015-aws"  # what the stand-in uname -r says the AWS builder
 GPGV_STUB = f"""#!/bin/bash
 echo "gpgv $*" >> "$STUB_LOG"
 key={AWS_CLI_KEY}
-# The signed file (the last argument) by its name alone: mktemp's random directory names may hold "efa".
 [[ $(basename "${{!#}}") == *efa* ]] && key={EFA_KEY}
 echo "[GNUPG:] VALIDSIG $key 2026-01-01 0 4 0 1 10 00 $key"
 """
