@@ -11,14 +11,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
 
 from .json_text import indented_json
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..stackfile import SpecInvalid
 
 app = typer.Typer(
@@ -55,9 +56,33 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
     """GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins."""
 
 
-out = Console()
+class _DeferredConsole:
+    """A rich Console made on first use: a command that writes JSON (a plan's, the commands' --format json) never
+    loads rich's console, ~40 modules. Reads and writes of its attributes go to the console."""
+
+    __slots__ = ("_console", "_options")
+
+    def __init__(self, **options: Any) -> None:
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_console", None)
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            object.__setattr__(self, "_console", Console(**self._options))
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._made(), name, value)
+
+
+out = cast("Console", _DeferredConsole())
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
-err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+err = cast("Console", _DeferredConsole(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True))
 StacksDir = Annotated[Path | None, typer.Option(
     "--stacks-dir", help="Folder of the Pulumi.<stack>.yaml files (default: the project's, found as Pulumi finds it: "
     "the nearest Pulumi.yaml from here upward, and its stackConfigDir).")]

@@ -3,6 +3,7 @@ by `--help`, `catalog`, `quote`, `schema`, `policies` or `images check` (checked
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -48,6 +49,35 @@ def test_plan_still_loads_the_sdk_and_its_cloud_only() -> None:
     loaded = loaded_roots("plan", "--stack", "aws-train-p5", "--format", "json")
     assert {"pulumi", "pulumi_aws", "pulumi_policy"} <= loaded
     assert not loaded & {"pulumi_azure_native", "pulumi_alicloud"}
+
+
+def test_a_json_plan_loads_no_rich_console() -> None:
+    """A machine's plan is written by the JSON writer alone: the consoles are made on first use."""
+    loaded = loaded_modules("plan", "--stack", "aws-train-p5", "--format", "json")
+    assert {"gpufleet.cli.json_text", "pulumi_aws"} <= loaded
+    assert not {module for module in loaded if module.split(".")[0] == "rich"}
+
+
+def test_a_deferred_console_prints_and_takes_settings() -> None:
+    """The console is made on its first use, with the options given; settings written to it reach it."""
+    from gpufleet.cli.app import _DeferredConsole
+
+    written = io.StringIO()
+    console = _DeferredConsole(file=written, width=40, markup=False)
+    console.width = 30
+    console.print("[not markup] " + "word " * 10)
+    lines = written.getvalue().splitlines()
+    assert console.size.width == 30 and lines[0].rstrip() == "[not markup] word word word"  # wrapped at 30
+    assert max(map(len, lines)) <= 30
+
+
+def test_an_error_still_reaches_stderr_through_its_console() -> None:
+    from typer.testing import CliRunner
+
+    from gpufleet.cli import app
+
+    result = CliRunner().invoke(app, ["plan", "--stack", "no-such-stack"])
+    assert result.exit_code == 2 and "error: no stack 'no-such-stack'" in result.output
 
 
 @pytest.mark.parametrize(("args", "unneeded"), [
