@@ -85,6 +85,8 @@ def test_an_error_still_reaches_stderr_through_its_console() -> None:
     (("images", "check"), {"gpufleet.stackfile.models", "gpufleet.clouds.aws.stack_model"}),
     # the fork line reads every stack: only `quote --fork` needs it
     (("quote", "--gpu", "H100", "--count", "16"), {"gpufleet.quote_fork", "gpufleet.stackfile.read"}),
+    # the cluster's schema: the image stack's model and checks belong to `schema --images`
+    (("schema",), {"gpufleet.stackfile.image_stack"}),
 ])
 def test_a_command_loads_only_what_it_uses(args: tuple[str, ...], unneeded: set[str]) -> None:
     assert loaded_modules(*args) & unneeded == set()
