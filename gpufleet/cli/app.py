@@ -58,7 +58,8 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
 
 class _DeferredConsole:
     """A rich Console made on first use: a command that writes JSON (a plan's, the commands' --format json) never
-    loads rich's console, ~40 modules. Reads and writes of its attributes go to the console."""
+    loads rich's console, ~40 modules. Reads and writes of its attributes go to the console; what rich itself is
+    handed (a progress bar's console) is the console, `_made()`."""
 
     __slots__ = ("_console", "_options")
 
@@ -154,10 +155,13 @@ def progress(total: int) -> Iterator[Callable[[], None]]:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    # rich's Live enters its console as a context manager (a special method, never looked up through __getattr__):
+    # it gets the console itself.
+    console = err._made() if isinstance(err, _DeferredConsole) else err
     with Progress(
         TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
-        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+        console=console, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
     ) as bar:
         task = bar.add_task("stacks", total=total)
         yield lambda: bar.advance(task)

@@ -3,6 +3,7 @@ by `--help`, `catalog`, `quote`, `schema`, `policies` or `images check` (checked
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import subprocess
@@ -69,6 +70,19 @@ def test_a_deferred_console_prints_and_takes_settings() -> None:
     lines = written.getvalue().splitlines()
     assert console.size.width == 30 and lines[0].rstrip() == "[not markup] word word word"  # wrapped at 30
     assert max(map(len, lines)) <= 30
+
+
+def test_the_progress_bar_draws_on_a_terminal_through_a_deferred_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich's Live enters its console with `with`, which a deferral cannot forward: the bar gets the console."""
+    cli_app = importlib.import_module("gpufleet.cli.app")  # the module (the package exports the Typer `app`)
+    from gpufleet.cli.app import _DeferredConsole, progress
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(cli_app, "err", _DeferredConsole(file=drawn, force_terminal=True, width=60))
+    with progress(2) as advance:
+        advance()
+        advance()
+    assert "planning" in drawn.getvalue() and "2/2" in drawn.getvalue()
 
 
 def test_an_error_still_reaches_stderr_through_its_console() -> None:
