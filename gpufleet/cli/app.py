@@ -6,6 +6,7 @@ or for a command that only reads the catalog) must not load the stack models, th
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -14,8 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-
-from .json_text import indented_json
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -112,7 +111,7 @@ ReportFormatOpt = Annotated[ReportFormat, typer.Option(
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(indented_json(data) + "\n")
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def fail_invalid(invalid: SpecInvalid) -> None:
