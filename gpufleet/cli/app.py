@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
+from lazy_object_proxy import Proxy
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -55,34 +56,21 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
     """GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins."""
 
 
-class _DeferredConsole:
-    """A rich Console made on first use: a command that writes JSON (a plan's, the commands' --format json) never
-    loads rich's console, ~40 modules. Reads and writes of its attributes go to the console; what rich itself is
-    handed (a progress bar's console) is the console, `_made()`."""
+def _console(**options: Any) -> Console:
+    """A rich Console made on first use (lazy-object-proxy forwards every attribute and special method to it): a
+    command that writes JSON (a plan's, the commands' --format json) never loads rich's console, ~40 modules."""
 
-    __slots__ = ("_console", "_options")
+    def made() -> Console:
+        from rich.console import Console
 
-    def __init__(self, **options: Any) -> None:
-        object.__setattr__(self, "_options", options)
-        object.__setattr__(self, "_console", None)
+        return Console(**options)
 
-    def _made(self) -> Console:
-        if self._console is None:
-            from rich.console import Console
-
-            object.__setattr__(self, "_console", Console(**self._options))
-        return self._console
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._made(), name)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        setattr(self._made(), name, value)
+    return cast("Console", Proxy(made))
 
 
-out = cast("Console", _DeferredConsole())
+out = _console()
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
-err = cast("Console", _DeferredConsole(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True))
+err = _console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 StacksDir = Annotated[Path | None, typer.Option(
     "--stacks-dir", help="Folder of the Pulumi.<stack>.yaml files (default: the project's, found as Pulumi finds it: "
     "the nearest Pulumi.yaml from here upward, and its stackConfigDir).")]
@@ -154,13 +142,10 @@ def progress(total: int) -> Iterator[Callable[[], None]]:
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    # rich's Live enters its console as a context manager (a special method, never looked up through __getattr__):
-    # it gets the console itself.
-    console = err._made() if isinstance(err, _DeferredConsole) else err
     with Progress(
         TextColumn("planning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
         # Lines go to stdout: through the bar when stdout is the same terminal, straight to a pipe otherwise.
-        console=console, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
+        console=err, transient=True, redirect_stdout=out.is_terminal, redirect_stderr=False,
     ) as bar:
         task = bar.add_task("stacks", total=total)
         yield lambda: bar.advance(task)
