@@ -61,7 +61,12 @@ def plain(value: Any) -> Any:
     return _plain(value, sentinels, unknown_error)
 
 
+_SCALARS = (int, float, bool, type(None))
+
+
 def _plain(value: Any, sentinels: frozenset[str], unknown_error: type[Exception]) -> Any:
+    if type(value) in _SCALARS:  # most values of a plan: no ABC checks below (neither a Mapping nor a Sequence)
+        return value
     if value is UNKNOWN or (isinstance(value, str) and value in sentinels):
         return UNKNOWN
     if isinstance(value, Mapping):

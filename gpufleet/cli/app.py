@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
-from rich.console import Console
+from lazy_object_proxy import Proxy
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from ..stackfile import SpecInvalid
 
 app = typer.Typer(
@@ -54,9 +56,21 @@ def _root(version: Annotated[bool, typer.Option("--version", callback=_version, 
     """GPU clusters on AWS, Azure and Alibaba Cloud: plan offline, check policies and image pins."""
 
 
-out = Console()
+def _console(**options: Any) -> Console:
+    """A rich Console made on first use (lazy-object-proxy forwards every attribute and special method to it): a
+    command that writes JSON (a plan's, the commands' --format json) never loads rich's console, ~40 modules."""
+
+    def made() -> Console:
+        from rich.console import Console
+
+        return Console(**options)
+
+    return cast("Console", Proxy(made))
+
+
+out = _console()
 # Errors quote user text (field values, stack names): never read as rich markup or :emoji: codes.
-err = Console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
+err = _console(stderr=True, markup=False, emoji=False, highlight=False, soft_wrap=True)
 StacksDir = Annotated[Path | None, typer.Option(
     "--stacks-dir", help="Folder of the Pulumi.<stack>.yaml files (default: the project's, found as Pulumi finds it: "
     "the nearest Pulumi.yaml from here upward, and its stackConfigDir).")]

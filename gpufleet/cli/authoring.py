@@ -53,10 +53,14 @@ def schema(
 
         emit_json(stack_file_json_schema())
         return
-    from ..resolve import cluster_json_schema
-    from ..stackfile.image_stack import images_json_schema
+    if images:  # the image stack's model and checks: only its schema loads them
+        from ..stackfile.image_stack import images_json_schema
 
-    emit_json(images_json_schema() if images else cluster_json_schema())
+        emit_json(images_json_schema())
+        return
+    from ..resolve import cluster_json_schema
+
+    emit_json(cluster_json_schema())
 
 
 @app.command()

@@ -7,7 +7,6 @@ from enum import Enum
 from typing import Annotated, Any
 
 import typer
-from rich.markup import escape
 
 from .app import Format, FormatOpt, StacksDir, app, emit_json, fail_invalid, out, project_stacks
 
@@ -75,6 +74,8 @@ def quote(
                             "zone_lookup": line.zone_lookup, "command": line.command(fork), "notes": list(line.notes)}
         emit_json(data)
         return
+    from rich.markup import escape  # the table's: JSON output loads nothing of rich
+
     _print_table(result, EXPECTED_RULE[capacity.value])
     if line is not None and fork is not None:
         chosen = result.rows[number - 1]
@@ -86,6 +87,8 @@ def quote(
 
 
 def _print_table(result: Any, rule: str) -> None:
+    from rich.markup import escape
+
     from ..report.tables import table
 
     # The zone ID column only where a row is priced per zone (AWS spot): the price is that zone's, by its ID.

@@ -14,6 +14,7 @@ interpreter running it (pypa/pip #11010, #10050), so from a newer Python it leav
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
@@ -76,10 +77,17 @@ class WheelPin(StrictModel):
                 raise ValueError(f"requires_python: {self.name} {self.version} needs Python {self.requires_python}; "
                                  "the head image's is 3.10")
             for line in self.requires_dist:
-                Requirement(line)
+                _requirement(line)
         except (InvalidSpecifier, InvalidRequirement) as error:
             raise ValueError(f"{self.name}: {error}") from None
         return self
+
+
+@cache
+def _requirement(line: str) -> Requirement:
+    """A Requires-Dist line parsed once per process: the six closures of a lock share most of their ~300 lines,
+    each read by the wheel's check and again by its closure walk. Raises InvalidRequirement."""
+    return Requirement(line)
 
 
 def _applies(requirement: Requirement, extra: str) -> bool:
@@ -98,7 +106,7 @@ def closure_problems(cloud: str, wheels: Sequence[WheelPin]) -> list[str]:
     problems = [f"{name} is pinned twice" for name in sorted(pinned)
                 if sum(canonicalize_name(wheel.name) == name for wheel in wheels) > 1]
     # (requirement, who asked for it); each distribution is walked once per extra it is asked with.
-    todo = [(Requirement(root), "the capacity seam") for root in SDK_ROOTS.get(cloud, ())]
+    todo = [(_requirement(root), "the capacity seam") for root in SDK_ROOTS.get(cloud, ())]
     walked: set[tuple[str, str]] = set()
     while todo:
         requirement, by = todo.pop()
@@ -113,7 +121,7 @@ def closure_problems(cloud: str, wheels: Sequence[WheelPin]) -> list[str]:
             if (name, extra) in walked:
                 continue
             walked.add((name, extra))
-            todo += [(needed, f"{wheel.name} {wheel.version}") for needed in map(Requirement, wheel.requires_dist)
+            todo += [(needed, f"{wheel.name} {wheel.version}") for needed in map(_requirement, wheel.requires_dist)
                      if _applies(needed, extra)]
     needed = {name for name, _ in walked}
     problems += [f"{pinned[name].name} is pinned but nothing needs it" for name in sorted(set(pinned) - needed)]

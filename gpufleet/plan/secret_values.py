@@ -12,6 +12,8 @@ import hashlib
 import hmac
 import json
 import re
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 SECRET = "[secret]"
@@ -45,9 +47,9 @@ def is_secret_text(value: Any) -> bool:
 
 def without_secrets(value: Any) -> Any:
     """The value with every engine-marked secret inside it replaced by SECRET."""
-    if is_rpc_secret(value):
-        return SECRET
-    if isinstance(value, dict):
+    if isinstance(value, dict):  # an engine-marked secret is a map: tested on maps only (a plan has ~15k values)
+        if is_rpc_secret(value):
+            return SECRET
         return {key: without_secrets(item) for key, item in value.items()}
     if isinstance(value, list):
         return [without_secrets(item) for item in value]
@@ -72,8 +74,13 @@ def digested(value: Any, key: bytes) -> Any:
 
 
 def is_rpc_secret(value: Any) -> bool:
-    """The SDK's own test for an engine-marked secret, imported on use: the CLI reads this module's names before any
-    plan loads the SDK, and commands that do not plan never load it."""
+    """The SDK's own test for an engine-marked secret, imported on first use: the CLI reads this module's names before
+    any plan loads the SDK, and commands that do not plan never load it."""
+    return _sdk_is_rpc_secret()(value)
+
+
+@cache
+def _sdk_is_rpc_secret() -> Callable[[Any], bool]:
     from pulumi.runtime.rpc import is_rpc_secret as sdk_is_rpc_secret
 
-    return sdk_is_rpc_secret(value)
+    return sdk_is_rpc_secret

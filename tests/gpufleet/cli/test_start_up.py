@@ -3,6 +3,8 @@ by `--help`, `catalog`, `quote`, `schema`, `policies` or `images check` (checked
 
 from __future__ import annotations
 
+import importlib
+import io
 import json
 import subprocess
 import sys
@@ -50,11 +52,55 @@ def test_plan_still_loads_the_sdk_and_its_cloud_only() -> None:
     assert not loaded & {"pulumi_azure_native", "pulumi_alicloud"}
 
 
+def test_a_json_plan_loads_no_rich_console() -> None:
+    """A machine's plan is written by the JSON writer alone: the consoles are made on first use."""
+    loaded = loaded_modules("plan", "--stack", "aws-train-p5", "--format", "json")
+    assert "pulumi_aws" in loaded
+    assert not {module for module in loaded if module.split(".")[0] == "rich"}
+
+
+def test_a_deferred_console_prints_and_takes_settings() -> None:
+    """The console is made on its first use, with the options given; settings written to it reach it."""
+    from gpufleet.cli.app import _console
+
+    written = io.StringIO()
+    console = _console(file=written, width=40, markup=False)
+    console.width = 30
+    console.print("[not markup] " + "word " * 10)
+    lines = written.getvalue().splitlines()
+    assert console.size.width == 30 and lines[0].rstrip() == "[not markup] word word word"  # wrapped at 30
+    assert max(map(len, lines)) <= 30
+
+
+def test_the_progress_bar_draws_on_a_terminal_through_a_deferred_console(monkeypatch: pytest.MonkeyPatch) -> None:
+    """rich's Live enters its console with `with`: the proxy forwards it."""
+    cli_app = importlib.import_module("gpufleet.cli.app")  # the module (the package exports the Typer `app`)
+    from gpufleet.cli.app import _console, progress
+
+    drawn = io.StringIO()
+    monkeypatch.setattr(cli_app, "err", _console(file=drawn, force_terminal=True, width=60))
+    with progress(2) as advance:
+        advance()
+        advance()
+    assert "planning" in drawn.getvalue() and "2/2" in drawn.getvalue()
+
+
+def test_an_error_still_reaches_stderr_through_its_console() -> None:
+    from typer.testing import CliRunner
+
+    from gpufleet.cli import app
+
+    result = CliRunner().invoke(app, ["plan", "--stack", "no-such-stack"])
+    assert result.exit_code == 2 and "error: no stack 'no-such-stack'" in result.output
+
+
 @pytest.mark.parametrize(("args", "unneeded"), [
     # reading stack files needs their config keys, not the stack models (pydantic builds of every cloud's)
     (("images", "check"), {"gpufleet.stackfile.models", "gpufleet.clouds.aws.stack_model"}),
     # the fork line reads every stack: only `quote --fork` needs it
     (("quote", "--gpu", "H100", "--count", "16"), {"gpufleet.quote_fork", "gpufleet.stackfile.read"}),
+    # the cluster's schema: the image stack's model and checks belong to `schema --images`
+    (("schema",), {"gpufleet.stackfile.image_stack"}),
 ])
 def test_a_command_loads_only_what_it_uses(args: tuple[str, ...], unneeded: set[str]) -> None:
     assert loaded_modules(*args) & unneeded == set()
