@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from gpufleet.catalog import load_catalog
 from gpufleet.catalog.pricing import hourly_cost
 from gpufleet.cli import app
-from gpufleet.plan import batch
+from gpufleet.plan import batch, diff_refs
 from gpufleet.plan.compare import SECRET, Side, diff_stack, secret_key
 from gpufleet.plan.diff_refs import DiffReport, diff_against
 from gpufleet.plan.engine import run_program
@@ -291,6 +291,17 @@ def test_the_work_tree_is_planned_in_workers_with_the_serial_runs_output(repo: P
         dispatched.extend(name for _, name in set(running.values()) - before)
 
     monkeypatch.setattr(batch, "_dispatch", recording)
+    # The point is the work tree's side: both runs take the same base sides, planned once (a subprocess per stack)
+    # under one digest key, so the second run plans the work tree alone.
+    monkeypatch.setattr(diff_refs, "token_hex", lambda _: DIGEST_KEY.hex())
+    base_sides: dict[str, Side] = {}
+
+    def planned_once(tree: Path, stack: str, digest_key: str, stacks: Path) -> Side:
+        if stack not in base_sides:
+            base_sides[stack] = plan_in_tree(tree, stack, digest_key, stacks)
+        return base_sides[stack]
+
+    monkeypatch.setattr(diff_refs, "plan_in_tree", planned_once)
     parallel = diff_against(repo, "HEAD~1", names, jobs=2)
     assert sorted(dispatched) == sorted(n for n in names if n != REMOVED), "the work tree was not handed to workers"
     dispatched.clear()
