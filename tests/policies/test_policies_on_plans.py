@@ -6,7 +6,7 @@ import copy
 import dataclasses
 from pathlib import Path
 
-from conftest import SHIPPED_STACKS, write_stack
+from conftest import SHIPPED_STACKS, shipped_plan, write_stack
 from slurm_stacks import slurm_cluster
 
 from gpufleet.pack_config.derive import policy_pack_config
@@ -20,7 +20,7 @@ def recorded(stack: str):
     path = SHIPPED_STACKS / f"Pulumi.{stack}.yaml"
     config = load_stack(path, SHIPPED_STACKS)
     cluster = resolve_cluster(config["gpufleet:cluster"])
-    return plan_stack(path, SHIPPED_STACKS).resources, policy_pack_config(config, cluster, stack)
+    return shipped_plan(stack).resources, policy_pack_config(config, cluster, stack)
 
 
 def test_unencrypted_launch_template_volume_fails_mandatory() -> None:

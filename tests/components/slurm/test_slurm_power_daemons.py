@@ -101,7 +101,7 @@ def test_a_job_on_an_empty_partition_gets_its_node_and_runs(monkeypatch: pytest.
 
 
 def test_an_idle_nodes_name_goes_with_its_instance(monkeypatch: pytest.MonkeyPatch) -> None:
-    with head_node(monkeypatch, power_shims(suspend_seconds=2)) as (slurm, autoscaling, config):
+    with head_node(monkeypatch, power_shims(suspend_seconds=1)) as (slurm, autoscaling, config):
         autoscaling.set_desired_capacity(AutoScalingGroupName=ASG, DesiredCapacity=1)
         [instance] = in_service(autoscaling, ASG)
         name = slurm.start_node(slurm.cluster.groups[0], instance)
@@ -114,7 +114,7 @@ def test_an_idle_nodes_name_goes_with_its_instance(monkeypatch: pytest.MonkeyPat
 
 
 def test_a_dead_name_slurmctld_resumes_sends_its_job_back_to_the_queue(monkeypatch: pytest.MonkeyPatch) -> None:
-    with head_node(monkeypatch, power_shims(suspend_seconds=2, suspend_timeout=2)) as (slurm, autoscaling, config):
+    with head_node(monkeypatch, power_shims(suspend_seconds=1, suspend_timeout=1)) as (slurm, autoscaling, config):
         autoscaling.set_desired_capacity(AutoScalingGroupName=ASG, DesiredCapacity=1)
         [instance] = in_service(autoscaling, ASG)
         name = slurm.start_node(slurm.cluster.groups[0], instance)

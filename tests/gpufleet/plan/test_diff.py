@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from gpufleet.catalog import load_catalog
 from gpufleet.catalog.pricing import hourly_cost
 from gpufleet.cli import app
-from gpufleet.plan import batch
+from gpufleet.plan import batch, diff_refs
 from gpufleet.plan.compare import SECRET, Side, diff_stack, secret_key
 from gpufleet.plan.diff_refs import DiffReport, diff_against
 from gpufleet.plan.engine import run_program
@@ -76,6 +76,26 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="module")
+def base_sides(repo: Path) -> dict[str, Side]:
+    """The base sides of `repo`'s stacks at HEAD~1, each planned once by the base's own code (a subprocess)."""
+    return {}
+
+
+@pytest.fixture
+def base_planned_once(base_sides: dict[str, Side], monkeypatch: pytest.MonkeyPatch) -> None:
+    """diff_against in this process takes each base side from `base_sides`, under one digest key: the tests that
+    use it are about the work tree's side and the comparison, not the base planning again (test_the_base_plans_*)."""
+    monkeypatch.setattr(diff_refs, "token_hex", lambda _: DIGEST_KEY.hex())
+
+    def planned_once(tree: Path, stack: str, digest_key: str, stacks: Path) -> Side:
+        if stack not in base_sides:
+            base_sides[stack] = plan_in_tree(tree, stack, digest_key, stacks)
+        return base_sides[stack]
+
+    monkeypatch.setattr(diff_refs, "plan_in_tree", planned_once)
+
+
 def gpufleet(repo: Path, *args: str, tmpdir: Path | None = None) -> subprocess.CompletedProcess[str]:
     """The CLI as a user runs it in that repository: its own `gpufleet`, found from the current directory."""
     env = {**os.environ, **({"TMPDIR": str(tmpdir)} if tmpdir else {})}
@@ -108,7 +128,8 @@ def test_a_smaller_max_is_that_one_input_and_its_gpu_and_cost_delta(repo: Path, 
     assert list(tmp_path.iterdir()) == [], "the exported base tree was left behind"
 
 
-def test_a_stack_on_one_side_only_is_added_or_removed_and_markdown_tells_all(repo: Path) -> None:
+def test_a_stack_on_one_side_only_is_added_or_removed_and_markdown_tells_all(repo: Path,
+                                                                            base_planned_once: None) -> None:
     report = diff_against(repo, "HEAD~1", [STACK, ADDED, REMOVED])
     changed, added, removed = report.stacks
     assert (added.stack, added.status, added.before.state) == (ADDED, "added", "absent")
@@ -278,7 +299,7 @@ def test_an_invalid_work_tree_stack_exits_2_and_compares_nothing() -> None:
     assert "1.00 -\\> unknown" in shown
 
 
-def test_the_work_tree_is_planned_in_workers_with_the_serial_runs_output(repo: Path,
+def test_the_work_tree_is_planned_in_workers_with_the_serial_runs_output(repo: Path, base_planned_once: None,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     names = [STACK, ADDED, REMOVED, "aws-images", "azure-images"]
     assert len([n for n in names if n != REMOVED]) >= batch.PARALLEL_FROM

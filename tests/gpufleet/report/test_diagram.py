@@ -7,10 +7,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from conftest import SHIPPED_STACKS, read_cluster
+from conftest import SHIPPED_STACKS, read_cluster, shipped_plan
 from mermaid_parser import mermaid_verdicts
 
-from gpufleet.plan.planner import plan_stack
 from gpufleet.report.diagram import cluster_diagram, label
 
 FENCE = re.compile(r"```mermaid\n(.*?)\n```", re.S)
@@ -58,7 +57,7 @@ def test_the_markdown_report_carries_the_diagram() -> None:
     from gpufleet.report.markdown import stack_section
 
     path = SHIPPED_STACKS / "Pulumi.azure-train-aks.yaml"
-    plan = plan_stack(path, SHIPPED_STACKS)
+    plan = shipped_plan("azure-train-aks")
     section = stack_section(StackOutcome(plan.stack, path, plan.exit_code, plan.to_json(), None), {})
     [diagram] = FENCE.findall(section)
     assert mermaid_verdicts([diagram]) == [{"ok": True, "type": "flowchart-v2"}]
