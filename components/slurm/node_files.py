@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 from ..bootstrap.added_files import Files
 from ..bootstrap.cloud_init import ETC, LIB, SBIN, UNITS, cloud_part, node_script
+from ..bootstrap.for_group import mig_layout
+from .gres_conf import node_gres_plan
 from .head_files import settings_text
 from .health_check import render_health_check
 from .registration import slurmd_registration
@@ -72,6 +74,8 @@ def node_join_files(group: ResolvedGroup, site: SlurmSite, cloud: str, head_addr
         f"{ETC}/slurmd-registration": ("0644", registration_table(group, server)),
         f"{LIB}/slurm-cloud.sh": ("0644", cloud_part(f"slurm-{cloud}.sh", cloud)),
         f"{SBIN}/gpufleet-slurm-join": ("0755", node_script("slurm-join.sh")),
+        f"{ETC}/slurm-gres.json": ("0644", node_gres_plan(group, mig_layout(group), site)),
+        f"{SBIN}/gpufleet-slurm-gres": ("0755", node_script("slurm-gres.py")),
         f"{UNITS}/{JOIN_UNIT}": ("0644", node_script(JOIN_UNIT)),
         f"{UNITS}/slurmd.service.d/gpufleet.conf": ("0644", SLURMD_DROP_IN),
         site.health_check_program: ("0755", render_health_check(site)),
