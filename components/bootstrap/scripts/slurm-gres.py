@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gpufleet-slurm-gres <instance type>: write the node's own gres.conf, which the served one includes.
+"""gpufleet-slurm-gres <plan> <instance type>: write the node's own gres.conf, which the served one includes.
 
 Whole GPUs: the line rendered for the type. MIG: each MIG device as one GRES of its device files, read from NVML and
 /proc after mig.sh partitioned the GPUs, as Slurm's own NVML plugin does (SchedMD/slurm @slurm-25-11-5-1
@@ -15,7 +15,6 @@ import sys
 from collections import Counter
 from typing import Any
 
-PLAN = "/etc/gpufleet/slurm-gres.json"
 MIG_MINORS = "/proc/driver/nvidia-caps/mig-minors"
 NVML_PATH = "/opt/gpufleet/nodecheck/vendor"  # the image's nvidia-ml-py (images/install/nodecheck.sh)
 
@@ -54,7 +53,7 @@ def node_gres(plan: dict, instance_type: str, nvml: Any = None, minors_path: str
     """The node's gres.conf; ValueError naming what differs."""
     wanted = plan["types"].get(instance_type)
     if wanted is None:
-        raise ValueError(f"no GRES for instance type {instance_type} in {PLAN}")
+        raise ValueError(f"no GRES for instance type {instance_type} in the plan")
     if "conf" in wanted:
         return wanted["conf"]
     if nvml is None:
@@ -74,10 +73,10 @@ def node_gres(plan: dict, instance_type: str, nvml: Any = None, minors_path: str
 
 
 def main(argv: list[str]) -> int:
-    with open(PLAN, encoding="utf-8") as file:
-        plan = json.load(file)
+    with open(argv[1], encoding="utf-8") as file:
+        plan = json.load(file)  # components/slurm/gres_conf.py node_gres_plan
     try:
-        text = node_gres(plan, argv[1])
+        text = node_gres(plan, argv[2])
     except (ValueError, KeyError, OSError) as err:  # KeyError: a device's capability missing from mig-minors
         print(f"gpufleet-slurm-gres: {err}", file=sys.stderr)
         return 1
