@@ -4,13 +4,11 @@ type (the profile's devices on every GPU), and its boot writes the MultipleFiles
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
 
 import pytest
-from fake_nvml import FakeGpu, fake_nvml
+from fake_mig import mig_nvml, slurm_gres_script
 from slurm_daemons import site_in
 from slurm_stacks import slurm_cluster
 
@@ -20,16 +18,6 @@ from components.slurm.head_files import head_node_files, head_site
 from components.slurm.node_files import node_join_files
 from components.slurm.registration import slurmd_registration
 from gpufleet.resolve import resolve_cluster
-
-SCRIPT = Path(__file__).parents[3] / "components/bootstrap/scripts/slurm-gres.py"
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("slurm_gres", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _mig_group(stack: str, profile: str):  # noqa: ANN202 - a ResolvedGroup
@@ -64,11 +52,10 @@ def test_the_served_gres_conf_includes_the_nodes_own_and_the_head_carries_it_emp
 def test_a_whole_gpu_node_writes_its_types_line(tmp_path: Path) -> None:
     group = resolve_cluster(slurm_cluster()).groups[0]
     plan = json.loads(node_gres_plan(group, mig_layout(group), site_in(tmp_path, "true")))
-    assert _script().node_gres(plan, "p5.48xlarge") == f"Name=gpu Type=h100 File={tmp_path}/dev/nvidia[0-7]\n"
+    assert slurm_gres_script().node_gres(plan, "p5.48xlarge") == f"Name=gpu Type=h100 File={tmp_path}/dev/nvidia[0-7]\n"
 
 
-# mig-minors as the driver lists it (`gpuN/giG/access M`, `gpuN/giG/ciC/access M`: the names Slurm's gpu_nvml.c
-# looks up), a few lines of GPUs 0 and 1.
+# A few lines of mig-minors of GPUs 0 and 1.
 MIG_MINORS = """\
 config 1
 monitor 2
@@ -83,32 +70,6 @@ gpu1/gi2/ci0/access 157
 """
 
 
-def _mig_nvml(devices: dict[int, list[tuple[int, int, int, int]]]) -> SimpleNamespace:
-    """Fake NVML of two GPUs; `devices`: GPU -> its MIG devices as (GI id, CI id, GI slices, memory MB)."""
-    fake = fake_nvml([FakeGpu(fabric_state=None) for _ in devices])
-
-    class NotFound(Exception):
-        pass
-
-    def handle_by_index(gpu: int, slot: int) -> tuple[int, int]:
-        if slot >= len(devices[gpu]):
-            raise NotFound
-        return gpu, slot
-
-    def attributes(device: tuple[int, int]) -> SimpleNamespace:
-        _, _, slices, memory = devices[device[0]][device[1]]
-        return SimpleNamespace(gpuInstanceSliceCount=slices, computeInstanceSliceCount=slices, memorySizeMB=memory)
-
-    fake.NVMLError_NotFound = NotFound
-    fake.nvmlDeviceGetMinorNumber = lambda gpu: gpu
-    fake.nvmlDeviceGetMaxMigDeviceCount = lambda gpu: 7
-    fake.nvmlDeviceGetMigDeviceHandleByIndex = handle_by_index
-    fake.nvmlDeviceGetGpuInstanceId = lambda d: devices[d[0]][d[1]][0]
-    fake.nvmlDeviceGetComputeInstanceId = lambda d: devices[d[0]][d[1]][1]
-    fake.nvmlDeviceGetAttributes = attributes
-    return fake
-
-
 def _plan(tmp_path: Path, counts: dict[str, int]) -> dict:
     return {"path": str(tmp_path / "slurm-gres.conf"), "device_dir": "/dev", "types": {"p5.48xlarge": {"mig": counts}}}
 
@@ -116,8 +77,8 @@ def _plan(tmp_path: Path, counts: dict[str, int]) -> dict:
 def test_a_mig_node_writes_each_device_with_its_capability_files(tmp_path: Path) -> None:
     minors = tmp_path / "mig-minors"
     minors.write_text(MIG_MINORS)
-    nvml = _mig_nvml({0: [(1, 0, 1, 9856), (2, 0, 1, 9856)], 1: [(1, 0, 1, 9856), (2, 0, 1, 9856)]})
-    text = _script().node_gres(_plan(tmp_path, {"1g.10gb": 4}), "p5.48xlarge", nvml, str(minors))
+    nvml = mig_nvml({0: [(1, 0, 1, 9856), (2, 0, 1, 9856)], 1: [(1, 0, 1, 9856), (2, 0, 1, 9856)]})
+    text = slurm_gres_script().node_gres(_plan(tmp_path, {"1g.10gb": 4}), "p5.48xlarge", nvml, str(minors))
     assert text == (
         "Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap12,/dev/nvidia-caps/nvidia-cap13\n"
         "Name=gpu Type=1g.10gb MultipleFiles=/dev/nvidia0,/dev/nvidia-caps/nvidia-cap21,/dev/nvidia-caps/nvidia-cap22\n"
@@ -131,9 +92,9 @@ def test_a_node_whose_mig_devices_differ_writes_nothing_and_fails(tmp_path: Path
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     minors = tmp_path / "mig-minors"
     minors.write_text(MIG_MINORS)
-    script = _script()
+    script = slurm_gres_script()
     # One GPU's devices missing (mig.sh failed there): three of the four the node registers.
-    nvml = _mig_nvml({0: [(1, 0, 1, 9856), (2, 0, 1, 9856)], 1: [(1, 0, 1, 9856)]})
+    nvml = mig_nvml({0: [(1, 0, 1, 9856), (2, 0, 1, 9856)], 1: [(1, 0, 1, 9856)]})
     plan = _plan(tmp_path, {"1g.10gb": 4})
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     reads = script.node_gres
