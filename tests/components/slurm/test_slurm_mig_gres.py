@@ -4,19 +4,24 @@ type (the profile's devices on every GPU), and its boot writes the MultipleFiles
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 import pytest
-from fake_mig import mig_nvml, slurm_gres_script
+import yaml
+from conftest import one, write_stack
+from fake_mig import SLURM_GRES, mig_nvml, slurm_gres_script
 from slurm_daemons import site_in
-from slurm_stacks import slurm_cluster
+from slurm_stacks import cloud_config, files_of, slurm_cluster
 
+from components.bootstrap.cloud_init import node_script
 from components.bootstrap.for_group import mig_layout
 from components.slurm.gres_conf import node_gres_plan
 from components.slurm.head_files import head_node_files, head_site
 from components.slurm.node_files import node_join_files
 from components.slurm.registration import slurmd_registration
+from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
 
 
@@ -103,3 +108,27 @@ def test_a_node_whose_mig_devices_differ_writes_nothing_and_fails(tmp_path: Path
     assert capsys.readouterr().err == (
         "gpufleet-slurm-gres: MIG devices {'1g.10gb': 3}, the node registers {'1g.10gb': 4}\n")
     assert not (tmp_path / "slurm-gres.conf").exists()
+
+
+def _node_files(plan: PlanResult) -> dict[str, str]:
+    """The files of the one node group's registered user data (AWS's launch template, Azure's scale set)."""
+    if plan.cloud == "aws":
+        return files_of(cloud_config(one(plan, "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]))
+    vmss = one(plan, "azure-native:compute:VirtualMachineScaleSet")
+    return files_of(yaml.safe_load(base64.b64decode(vmss.inputs["virtualMachineProfile"]["osProfile"]["customData"])))
+
+
+@pytest.mark.parametrize(("stack", "gres"), [
+    ("aws-train-p5", "Gres=gpu:1g.10gb:56"),
+    ("azure-train-ndh100", "Gres=gpu:1g.10gb:56"),
+])
+def test_a_mig_groups_plan_registers_its_devices_and_writes_them_at_boot(stack: str, gres: str, tmp_path: Path) -> None:
+    raw = slurm_cluster(stack)
+    raw["node_groups"][0].update(rdma="off", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
+    files = _node_files(plan_stack(write_stack(tmp_path, "slurm-mig", raw)))
+    assert f'--conf "{gres} ' in files["/etc/gpufleet/slurmd-registration"]
+    plan = json.loads(files["/etc/gpufleet/slurm-gres.json"])
+    assert [entry["mig"] for entry in plan["types"].values()] == [{"1g.10gb": 56}]
+    assert files["/usr/local/sbin/gpufleet-slurm-gres"] == SLURM_GRES.read_text()
+    # The boot partitions the GPUs before the node check, which the join runs after.
+    assert files["/usr/local/sbin/gpufleet-mig"] == node_script("mig.sh")
