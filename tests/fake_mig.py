@@ -12,6 +12,7 @@ from fake_nvml import FakeGpu, fake_nvml
 SLURM_GRES = Path(__file__).parents[1] / "components/bootstrap/scripts/slurm-gres.py"
 # A MIG device: (GPU instance id, compute instance id, GPU instance slices, memory MB). 9856 MB: an H100 80GB 1g.10gb.
 H100_1G_10GB = (1, 9856)
+H100_BYTES = 80 * 2**30
 
 
 def slurm_gres_script() -> ModuleType:
@@ -23,8 +24,9 @@ def slurm_gres_script() -> ModuleType:
     return module
 
 
-def mig_nvml(devices: dict[int, list[tuple[int, int, int, int]]]) -> SimpleNamespace:
-    """Fake NVML of the GPUs `devices` names (minor = index): GPU -> its MIG devices (GI id, CI id, slices, MB)."""
+def mig_nvml(devices: dict[int, list[tuple[int, int, int, int]]], gpu_bytes: int = H100_BYTES) -> SimpleNamespace:
+    """Fake NVML of the GPUs `devices` names (minor = index), each of `gpu_bytes` memory: GPU -> its MIG devices
+    (GI id, CI id, slices, MB)."""
     fake = fake_nvml([FakeGpu(fabric_state=None) for _ in devices])
 
     class NotFound(Exception):
@@ -46,6 +48,7 @@ def mig_nvml(devices: dict[int, list[tuple[int, int, int, int]]]) -> SimpleNames
     fake.nvmlDeviceGetGpuInstanceId = lambda d: devices[d[0]][d[1]][0]
     fake.nvmlDeviceGetComputeInstanceId = lambda d: devices[d[0]][d[1]][1]
     fake.nvmlDeviceGetAttributes = attributes
+    fake.nvmlDeviceGetMemoryInfo = lambda gpu: SimpleNamespace(total=gpu_bytes)
     return fake
 
 

@@ -4,8 +4,11 @@
 Whole GPUs: the line rendered for the type. MIG: each MIG device as one GRES of its device files, read from NVML and
 /proc after mig.sh partitioned the GPUs, as Slurm's own NVML plugin does (SchedMD/slurm @slurm-25-11-5-1
 src/plugins/gpu/nvml/gpu_nvml.c: the parent's minor, GI and CI ids, `gpuN/giG/access` and `gpuN/giG/ciC/access`
-minors in mig-minors, lines 1087-1109; files /dev/nvidiaN,/dev/nvidia-caps/nvidia-capM,... line 1294; the type
-`<GI slices>g.<memory MB / 1024 rounded up>gb`, `<CI slices>c.` before it where the CI is smaller, lines 1276-1285).
+minors in mig-minors, lines 1087-1109; files /dev/nvidiaN,/dev/nvidia-caps/nvidia-capM,... line 1294). The type is
+the profile's name as mig-parted and the device plugin spell it (NVIDIA/go-nvlib pkg/nvlib/device/mig_profile.go,
+String and getMigMemorySizeGB: the device's share of the GPU's memory in eighths, rounded up, times the GPU's GiB),
+which the node registers; Slurm's own plugin rounds the device's GiB instead (gpu_nvml.c lines 1276-1285), which
+names an H200's 1g.18gb (16 GiB) 1g.16gb.
 A node whose devices differ from what it registers writes nothing and fails, so the join stops before slurmd starts.
 """
 
@@ -25,9 +28,12 @@ def read_minors(path: str) -> dict[str, int]:
         return {name: int(minor) for name, minor in (line.split() for line in lines if line.strip())}
 
 
-def mig_type(attributes: Any) -> str:
+def mig_type(attributes: Any, gpu_bytes: int) -> str:
+    """go-nvlib's profile name of a MIG device of a GPU of `gpu_bytes` memory (Go's math.Round: halves up)."""
     gi, ci = attributes.gpuInstanceSliceCount, attributes.computeInstanceSliceCount
-    return f"{f'{ci}c.' if ci != gi else ''}{gi}g.{math.ceil(attributes.memorySizeMB / 1024)}gb"
+    share = math.ceil(attributes.memorySizeMB * 2**20 / gpu_bytes * 8) / 8
+    gb = math.floor(share * -(-gpu_bytes // 2**30) + 0.5)
+    return f"{f'{ci}c.' if ci != gi else ''}{gi}g.{gb}gb"
 
 
 def mig_lines(nvml: Any, minors: dict[str, int], device_dir: str) -> list[tuple[str, str]]:
@@ -36,6 +42,7 @@ def mig_lines(nvml: Any, minors: dict[str, int], device_dir: str) -> list[tuple[
     for index in range(nvml.nvmlDeviceGetCount()):
         gpu = nvml.nvmlDeviceGetHandleByIndex(index)
         minor = nvml.nvmlDeviceGetMinorNumber(gpu)
+        gpu_bytes = nvml.nvmlDeviceGetMemoryInfo(gpu).total
         for slot in range(nvml.nvmlDeviceGetMaxMigDeviceCount(gpu)):
             try:
                 device = nvml.nvmlDeviceGetMigDeviceHandleByIndex(gpu, slot)
@@ -44,7 +51,7 @@ def mig_lines(nvml: Any, minors: dict[str, int], device_dir: str) -> list[tuple[
             gi = f"gpu{minor}/gi{nvml.nvmlDeviceGetGpuInstanceId(device)}"
             ci = f"{gi}/ci{nvml.nvmlDeviceGetComputeInstanceId(device)}"
             caps = [f"{device_dir}/nvidia-caps/nvidia-cap{minors[f'{cap}/access']}" for cap in (gi, ci)]
-            kind = mig_type(nvml.nvmlDeviceGetAttributes(device))
+            kind = mig_type(nvml.nvmlDeviceGetAttributes(device), gpu_bytes)
             found.append((kind, f"Name=gpu Type={kind} MultipleFiles={device_dir}/nvidia{minor},{','.join(caps)}\n"))
     return found
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -132,3 +133,17 @@ def test_a_mig_groups_plan_registers_its_devices_and_writes_them_at_boot(stack: 
     assert files["/usr/local/sbin/gpufleet-slurm-gres"] == SLURM_GRES.read_text()
     # The boot partitions the GPUs before the node check, which the join runs after.
     assert files["/usr/local/sbin/gpufleet-mig"] == node_script("mig.sh")
+
+
+@pytest.mark.parametrize(("gpu_bytes", "device_mb", "slices", "named"), [
+    # An H200 (tests/data/device/h200-mig-lgip.txt): 1g.18gb is 16.00 GiB and 1g.35gb 32.50 GiB; the GPU holds at
+    # least its 7g.141gb device's 140.00 GiB. Rounding the device's own GiB (Slurm's gpu_nvml.c) would say 1g.16gb.
+    (140 * 2**30, 16384, 1, "1g.18gb"),
+    (140 * 2**30, 33280, 1, "1g.35gb"),
+    (80 * 2**30, 9856, 1, "1g.10gb"),
+])
+def test_a_mig_device_is_named_as_mig_parted_names_its_profile(gpu_bytes: int, device_mb: int, slices: int,
+                                                                named: str) -> None:
+    attributes = SimpleNamespace(gpuInstanceSliceCount=slices, computeInstanceSliceCount=slices,
+                                 memorySizeMB=device_mb)
+    assert slurm_gres_script().mig_type(attributes, gpu_bytes) == named
