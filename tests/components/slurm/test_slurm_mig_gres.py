@@ -20,7 +20,7 @@ from components.bootstrap.cloud_init import node_script
 from components.bootstrap.for_group import mig_layout
 from components.slurm.gres_conf import node_gres_plan
 from components.slurm.head_files import head_node_files, head_site
-from components.slurm.node_files import node_join_files
+from components.slurm.node_files import MIG_GRES_UNCONFIRMED, node_join_files
 from components.slurm.registration import slurmd_registration
 from gpufleet.plan.planner import PlanResult, plan_stack
 from gpufleet.resolve import resolve_cluster
@@ -126,7 +126,9 @@ def _node_files(plan: PlanResult) -> dict[str, str]:
 def test_a_mig_groups_plan_registers_its_devices_and_writes_them_at_boot(stack: str, gres: str, tmp_path: Path) -> None:
     raw = slurm_cluster(stack)
     raw["node_groups"][0].update(rdma="off", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
-    files = _node_files(plan_stack(write_stack(tmp_path, "slurm-mig", raw)))
+    planned = plan_stack(write_stack(tmp_path, "slurm-mig", raw))
+    assert f"node_groups[0].gpu_sharing: {MIG_GRES_UNCONFIRMED}" in planned.summary["warnings"]
+    files = _node_files(planned)
     assert f'--conf "{gres} ' in files["/etc/gpufleet/slurmd-registration"]
     plan = json.loads(files["/etc/gpufleet/slurm-gres.json"])
     assert [entry["mig"] for entry in plan["types"].values()] == [{"1g.10gb": 56}]
