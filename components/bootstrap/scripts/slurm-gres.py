@@ -50,6 +50,9 @@ def mig_lines(nvml: Any, minors: dict[str, int], device_dir: str) -> list[tuple[
                 continue
             gi = f"gpu{minor}/gi{nvml.nvmlDeviceGetGpuInstanceId(device)}"
             ci = f"{gi}/ci{nvml.nvmlDeviceGetComputeInstanceId(device)}"
+            missing = [cap for cap in (gi, ci) if f"{cap}/access" not in minors]
+            if missing:
+                raise ValueError(f"{missing[0]}/access is not in mig-minors")
             caps = [f"{device_dir}/nvidia-caps/nvidia-cap{minors[f'{cap}/access']}" for cap in (gi, ci)]
             kind = mig_type(nvml.nvmlDeviceGetAttributes(device), gpu_bytes)
             found.append((kind, f"Name=gpu Type={kind} MultipleFiles={device_dir}/nvidia{minor},{','.join(caps)}\n"))
@@ -84,7 +87,7 @@ def main(argv: list[str]) -> int:
         plan = json.load(file)  # components/slurm/gres_conf.py node_gres_plan
     try:
         text = node_gres(plan, argv[2])
-    except (ValueError, KeyError, OSError) as err:  # KeyError: a device's capability missing from mig-minors
+    except (ValueError, OSError) as err:
         print(f"gpufleet-slurm-gres: {err}", file=sys.stderr)
         return 1
     with open(plan["path"], "w", encoding="ascii") as out:

@@ -149,3 +149,11 @@ def test_a_mig_device_is_named_as_mig_parted_names_its_profile(gpu_bytes: int, d
     attributes = SimpleNamespace(gpuInstanceSliceCount=slices, computeInstanceSliceCount=slices,
                                  memorySizeMB=device_mb)
     assert slurm_gres_script().mig_type(attributes, gpu_bytes) == named
+
+
+def test_a_device_missing_from_mig_minors_is_named(tmp_path: Path) -> None:
+    minors = tmp_path / "mig-minors"
+    minors.write_text(MIG_MINORS)
+    nvml = mig_nvml({0: [(3, 0, 1, 9856)]})  # GPU instance 3: not in the fixture
+    with pytest.raises(ValueError, match="^gpu0/gi3/access is not in mig-minors$"):
+        slurm_gres_script().node_gres(_plan(tmp_path, {"1g.10gb": 1}), "p5.48xlarge", nvml, str(minors))
