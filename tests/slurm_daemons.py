@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from local_registry import free_port
 from slurm_rootfs import ROOTFS, missing, slurm_on_path
 
+from components.slurm.gres_conf import render_gres_conf
 from components.slurm.head_files import head_node_files
 from components.slurm.health_check import render_health_check
 from components.slurm.registration import slurmd_registration
@@ -121,7 +122,8 @@ def site_in(root: Path, node_check: str, controller_address: str = "127.0.0.1") 
         controller_host=socket.gethostname().split(".")[0], controller_address=controller_address,
         slurm_user=pwd.getpwuid(os.getuid()).pw_name, etc_dir=f"{root}/etc", state_dir=f"{root}/state",
         spool_dir=f"{root}/spool", run_dir=f"{root}/run", log_dir=f"{root}/log", munge_socket=f"{root}/run/munge",
-        program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_check=node_check, health_check_seconds=1,
+        program_dir=f"{root}/programs", device_dir=f"{root}/dev", node_gres_conf=f"{root}/node-gres.conf",
+        node_check=node_check, health_check_seconds=1,
         unhealthy_mark=f"{root}/run/unhealthy",
         # The container has no cgroup of its own to delegate: process groups, no task binding.
         process_tracking="proctrack/pgid", task_plugin="task/none",
@@ -144,6 +146,8 @@ def write_config(root: Path, site: SlurmSite, cluster: ResolvedCluster) -> None:
                                      f"SlurmctldParameters=enable_configless{TEST_CONTROLLER_PARAMETERS}\n")
                     + TEST_SCHEDULER_PARAMETERS)
     instance = cluster.groups[0].known_types[0]
+    # The nodes' own gres.conf, which the served one includes: whole GPUs as slurm-gres.py writes them.
+    Path(site.node_gres_conf).write_text(render_gres_conf(instance, site.device_dir))
     for index in range(instance.gpu.count):
         os.mknod(root / f"dev/nvidia{index}", 0o600 | 0o020000, os.makedev(1, 3))
     health = root / "programs/health-check"

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..bootstrap.added_files import Files, cloud_config_of, gzip_user_data
 from ..bootstrap.cloud_init import LIB, SBIN, UNITS, cloud_part, node_script
-from .gres_conf import render_gres_conf
+from .gres_conf import served_gres_conf
 from .power_units import POWER_UNITS, power_unit_files
 from .site import SlurmSite
 from .slurm_conf import render_slurm_conf
@@ -47,14 +47,6 @@ def head_site() -> SlurmSite:
     return SlurmSite(controller_host=HEAD_HOST, controller_address=HEAD_ADDRESS)
 
 
-def head_gres_conf(cluster: ResolvedCluster, site: SlurmSite) -> str:
-    """gres.conf as the nodes fetch it: the lines of every group's types, each once (a cluster of one GPU type and
-    count, as every shipped stack is, has one)."""
-    lines = dict.fromkeys(render_gres_conf(instance, site.device_dir) for group in cluster.groups
-                          for instance in group.known_types)
-    return "".join(lines)
-
-
 def settings_text(values: Mapping[str, str]) -> str:
     """A shell settings file the Slurm scripts source, each value quoted for the shell."""
     lines = ["# shellcheck shell=bash disable=SC2034", "# gpufleet Slurm settings, rendered by components.slurm"]
@@ -76,7 +68,9 @@ def head_node_files(cluster: ResolvedCluster, site: SlurmSite) -> Files:
     """The head node's files, cloud-neutral (the cloud adds its script part and settings)."""
     return {
         f"{site.etc_dir}/slurm.conf": ("0644", render_slurm_conf(cluster, site)),
-        f"{site.etc_dir}/gres.conf": ("0644", head_gres_conf(cluster, site)),
+        f"{site.etc_dir}/gres.conf": ("0644", served_gres_conf(site)),
+        # slurmctld parses gres.conf as well: the include is there, empty (the head has no GPUs).
+        site.node_gres_conf: ("0644", ""),
         f"{site.etc_dir}/topology.conf": ("0644", render_topology_conf(cluster)),
         **power_unit_files(cluster, site),
         f"{LIB}/common.sh": ("0644", node_script("common.sh")),

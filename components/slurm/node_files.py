@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 
 from ..bootstrap.added_files import Files
 from ..bootstrap.cloud_init import ETC, LIB, SBIN, UNITS, cloud_part, node_script
+from ..bootstrap.for_group import mig_layout
+from ..runtime import warn_unconfirmed
+from .gres_conf import node_gres_plan
 from .head_files import settings_text
 from .health_check import render_health_check
 from .registration import slurmd_registration
@@ -35,6 +38,12 @@ SLURMD = "/usr/sbin/slurmd"
 SLURMD_DROP_IN = (
     "[Unit]\nRequires=gpufleet-health.service\nAfter=gpufleet-health.service gpufleet-slurm-join.service\n"
     "[Service]\nTimeoutStartSec=infinity\n"
+)
+# What no run has shown: slurm-gres.py is tested on fake NVML and a mig-minors fixture only.
+MIG_GRES_UNCONFIRMED = (
+    "unconfirmed: MIG devices as Slurm GRES have not run on a MIG GPU: the node's gres.conf comes from NVML and "
+    "/proc/driver/nvidia-caps/mig-minors as Slurm's NVML plugin reads them, its types named as mig-parted names "
+    "the profile; a node whose devices differ from its profile does not join"
 )
 # How long a node waits for the head node to store the munge key (its first boot runs alongside the nodes').
 KEY_WAIT_SECONDS = 900
@@ -65,6 +74,9 @@ def node_join_files(group: ResolvedGroup, site: SlurmSite, cloud: str, head_addr
     """The files a node of `group` adds to its bootstrap to join the controller at `head_address`; cloud_values:
     the cloud's settings (its region and the munge key's secret)."""
     server = f"{head_address}:{site.slurmctld_port}"
+    mig = mig_layout(group)
+    if mig is not None:
+        warn_unconfirmed(group.path("gpu_sharing"), MIG_GRES_UNCONFIRMED)
     settings = {"GPUFLEET_SLURM_SERVER": server, "GPUFLEET_SLURM_KEY_WAIT_SECONDS": str(KEY_WAIT_SECONDS),
                 **cloud_values}
     return {
@@ -72,6 +84,8 @@ def node_join_files(group: ResolvedGroup, site: SlurmSite, cloud: str, head_addr
         f"{ETC}/slurmd-registration": ("0644", registration_table(group, server)),
         f"{LIB}/slurm-cloud.sh": ("0644", cloud_part(f"slurm-{cloud}.sh", cloud)),
         f"{SBIN}/gpufleet-slurm-join": ("0755", node_script("slurm-join.sh")),
+        f"{ETC}/slurm-gres.json": ("0644", node_gres_plan(group, mig, site)),
+        f"{SBIN}/gpufleet-slurm-gres": ("0755", node_script("slurm-gres.py")),
         f"{UNITS}/{JOIN_UNIT}": ("0644", node_script(JOIN_UNIT)),
         f"{UNITS}/slurmd.service.d/gpufleet.conf": ("0644", SLURMD_DROP_IN),
         site.health_check_program: ("0755", render_health_check(site)),

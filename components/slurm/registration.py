@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 
 from gpufleet.catalog.model import InstanceType
 
-from .gres_conf import gpu_type
+from ..bootstrap.for_group import mig_layout
+from .gres_conf import gres_counts
 from .topology import node_topology
 
 if TYPE_CHECKING:
@@ -33,7 +34,9 @@ def node_features(group: ResolvedGroup, instance: InstanceType, zone: str) -> li
 
 def slurmd_registration(group: ResolvedGroup, instance: InstanceType, zone: str, instance_id: str) -> list[str]:
     """The slurmd command line a node of `group` registers with (argv; the node's slurm.conf and gres.conf beside)."""
-    gres = f"gpu:{gpu_type(instance)}:{instance.gpu.count}"
+    # With MIG the node's devices per profile (gpu:1g.10gb:56): a node whose boot wrote fewer does not join
+    # (scripts/slurm-gres.py fails the join first).
+    gres = ",".join(f"gpu:{kind}:{count}" for kind, count in gres_counts(instance, mig_layout(group)).items())
     features = ",".join(node_features(group, instance, zone))
     conf = f"Gres={gres} Feature={features} Topology={node_topology(group, instance)}"
     return ["slurmd", "-Z", "-N", node_name(group, instance_id), "--conf", conf]

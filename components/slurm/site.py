@@ -39,6 +39,9 @@ class SlurmSite:
     cloud's SDK (images/install/slurm-power.sh)."""
     device_dir: str = "/dev"
     """Where the GPU device files are (nvidia0...); a directory of stand-in devices in the tests."""
+    node_gres_conf: str = "/etc/gpufleet/slurm-gres.conf"
+    """The node's own gres.conf, which its boot writes (scripts/slurm-gres.py) and the served gres.conf includes (an
+    empty one on the head node): gres_conf.py says why."""
     node_check: str = "gpufleet-nodecheck --expect /etc/gpufleet/expect.json --format text"
     """The node check command the health check program runs (the image's, as at boot)."""
     unhealthy_mark: str = "/run/gpufleet/unhealthy"

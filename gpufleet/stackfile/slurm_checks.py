@@ -72,19 +72,3 @@ def head_node_fits(cluster: ResolvedCluster) -> Iterator[SpecError]:
     zones = cluster.spec.network.zones
     if head and head.zone is not None and head.zone not in zones:
         yield SpecError("scheduler.head_node.zone", f"{head.zone} is not one of network.zones ({', '.join(zones)})")
-
-
-
-@check
-def no_mig_under_slurm_yet(cluster: ResolvedCluster) -> Iterator[SpecError]:
-    # gres.conf.5 (22.05.8): MIG devices are GRES through MultipleFiles (their /dev/nvidia-caps files, known only once
-    # the boot has partitioned the GPUs) or AutoDetect=nvml, which Debian's slurm-wlm 22.05 is built without (no
-    # gpu_nvml.so among its plugins, only gpu_generic.so).
-    if not slurm_on(cluster):
-        return
-    for group in cluster.groups:
-        if group.spec.gpu_sharing.mode == "mig":
-            yield SpecError(group.path("gpu_sharing"),
-                            "mig under slurm is not built yet: Slurm needs each MIG device's file in gres.conf, known "
-                            "only after the boot partitions the GPUs, or NVML autodetection, which Debian's Slurm "
-                            "22.05 lacks; use whole GPUs (mode none) or scheduler kind none")

@@ -24,6 +24,10 @@ if [[ -z $registration ]]; then
   exit 1
 fi
 
+# The node's own gres.conf (the served one includes it); with MIG from the devices the boot made, and no join where
+# they differ from what the node registers.
+gpufleet-slurm-gres "$GPUFLEET_ETC/slurm-gres.json" "$INSTANCE_TYPE" || { log "no gres.conf for this node: it does not join"; exit 1; }
+
 key=$(mktemp)
 trap 'rm -f "$key"' EXIT
 waited=0

@@ -82,7 +82,9 @@ class Machine:
         for directory in (self.stubs, self.fake):
             directory.mkdir(parents=True, exist_ok=True)
         self.log.touch()
-        for command, body in (("aws", AWS), ("curl", CURL), ("systemctl", 'echo "systemctl $*" >> "$STUB_LOG"')):
+        stubs = (("aws", AWS), ("curl", CURL), ("systemctl", 'echo "systemctl $*" >> "$STUB_LOG"'),
+                 ("gpufleet-slurm-gres", 'echo "gpufleet-slurm-gres $*" >> "$STUB_LOG"; exit "${GRES_EXIT:-0}"'))
+        for command, body in stubs:
             (self.stubs / command).write_text(f"#!/bin/bash\n{body}")
             (self.stubs / command).chmod(0o755)
 
@@ -184,6 +186,19 @@ def test_a_node_takes_the_heads_key_and_registers_configless(head: Machine, tmp_
         + f" --conf-server {HEAD_ADDRESS}:6817\n")
     assert joining.calls("systemctl") == ["systemctl restart munge.service", "systemctl daemon-reload",
                                           "systemctl --no-block restart slurmd.service"]
+    # The node's own gres.conf, which the served one includes, written before slurmd starts.
+    assert joining.calls("gpufleet-slurm-gres") == [
+        f"gpufleet-slurm-gres {joining.root}/etc/gpufleet/slurm-gres.json p5.48xlarge"]
+
+
+def test_a_node_whose_gres_file_fails_never_starts_slurmd(head: Machine, tmp_path: Path) -> None:
+    # slurm-gres.py fails where the node's MIG devices differ from what it registers: the node does not join.
+    assert head.run("gpufleet-slurm-head").returncode == 0
+    joining = node(tmp_path)
+    done = joining.run("gpufleet-slurm-join", GPUFLEET_UNITS=str(joining.root / "etc/systemd/system"), GRES_EXIT="1")
+    assert done.returncode == 1 and "no gres.conf for this node: it does not join" in done.stderr
+    assert joining.calls("systemctl") == []
+    assert not (joining.root / "etc/systemd/system/slurmd.service.d/gpufleet-registration.conf").exists()
 
 
 def test_a_node_without_a_stored_key_never_starts_slurmd(tmp_path: Path) -> None:

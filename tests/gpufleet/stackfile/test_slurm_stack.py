@@ -111,7 +111,9 @@ def test_bad_slurm_values_exit_2_naming_the_field(tmp_path: Path, monkeypatch: p
     assert words in capsys.readouterr().err
 
 
-def test_mig_under_slurm_is_refused_until_built() -> None:
+def test_mig_under_slurm_is_taken() -> None:
+    # MIG devices are Slurm GRES (components/slurm/gres_conf.py): no field of the group is refused.
     cluster = slurm_cluster("aws-train-p5")
     cluster["node_groups"][0].update(rdma="off", gpu_sharing={"mode": "mig", "mig_profile": "all-1g.10gb"})
-    assert "mig under slurm is not built yet" in errors_by_field(cluster)["node_groups[0].gpu_sharing"]
+    group = resolve_cluster(cluster).groups[0]  # SpecInvalid on today's refusal
+    assert group.spec.gpu_sharing.mig_profile == "all-1g.10gb"

@@ -128,7 +128,9 @@ def test_the_head_user_data_starts_munge_and_slurmctld_after_its_key_step(plan: 
     conf = files["/etc/slurm/slurm.conf"]
     assert "SlurmctldParameters=enable_configless" in conf.splitlines()
     assert "SlurmctldHost=@HEAD_HOST@(@HEAD_ADDRESS@)" in conf.splitlines()
-    assert files["/etc/slurm/gres.conf"] == "Name=gpu Type=h100 File=/dev/nvidia[0-7]\n"
+    # gres.conf includes the node's own (the node writes it at boot); the head's is empty.
+    assert files["/etc/slurm/gres.conf"] == "Include /etc/gpufleet/slurm-gres.conf\n"
+    assert files["/etc/gpufleet/slurm-gres.conf"] == ""
     # The fabric's switch, empty until nodes register in it (components/slurm/topology.py).
     assert files["/etc/slurm/topology.conf"] == "SwitchName=fabric-h100\n"
     assert "TopologyPlugin=topology/tree" in conf.splitlines()
