@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 # 22-05-8-1, :195 and :2888 at 25-11-5-1).
 TEST_CONTROLLER_PARAMETERS = ",power_save_interval=1"
 TEST_SCHEDULER_PARAMETERS = "SchedulerParameters=batch_sched_delay=0,bf_interval=1\n"
+# Job states a job leaves no more (squeue.1 "JOB STATE CODES"; requeued jobs go back to PENDING).
+JOB_ENDS = frozenset({"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
+                      "DEADLINE", "PREEMPTED"})
 
 
 def missing_daemons() -> list[str]:
@@ -77,6 +80,20 @@ class SlurmCluster:
 
     def node(self, name: str) -> str:
         return self.run("scontrol", "show", "node", name).stdout
+
+    def job_end(self, job_id: str, seconds: float = 60.0) -> tuple[str, str]:
+        """The job's final JobState and ExitCode, looked at every 0.2 s. `sbatch --wait` proves the same more slowly:
+        it sleeps 2 s, then 8 (src/sbatch/sbatch.c _job_wait at slurm-25-11-5-1), so a 3 s job takes 10."""
+        ended: dict[str, str] = {}
+
+        def done() -> bool:
+            fields = dict(part.split("=", 1) for part in self.run("scontrol", "-o", "show", "job", job_id)
+                          .stdout.split() if "=" in part)
+            ended.update(fields)
+            return fields.get("JobState") in JOB_ENDS
+
+        wait_for(f"job {job_id}", done, seconds)
+        return ended["JobState"], ended["ExitCode"]
 
     def start_node(self, group: ResolvedGroup, instance_id: str, configless: bool = False,
                    host: Host | None = None) -> str:

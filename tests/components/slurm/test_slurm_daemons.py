@@ -62,8 +62,9 @@ def test_srun_runs_on_the_node_with_its_gpus(p5: SlurmCluster) -> None:
 
 def test_an_sbatch_job_runs(p5: SlurmCluster, tmp_path: Path) -> None:
     out = tmp_path / "job.out"
-    done = p5.run("sbatch", "--wait", "-N1", "-p", "h100", "-o", str(out), "--wrap", "echo ran on $SLURMD_NODENAME")
+    done = p5.run("sbatch", "--parsable", "-N1", "-p", "h100", "-o", str(out), "--wrap", "echo ran on $SLURMD_NODENAME")
     assert done.returncode == 0, done.stderr
+    assert p5.job_end(done.stdout.strip()) == ("COMPLETED", "0:0")
     assert out.read_text().strip() == f"ran on h100-{INSTANCE_ID}"
 
 

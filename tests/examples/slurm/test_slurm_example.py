@@ -83,10 +83,13 @@ def test_the_script_runs_its_ranks_across_both_nodes(example_cluster: SlurmClust
     env = {**example_cluster.env, "PATH": f"{root}/pyxis-stand-in:{example_cluster.env['PATH']}",
            "NCCL_TESTS_IMAGE": "nccl-tests:stand-in", "NCCL_TESTS_BINARY": str(root / "all_reduce_perf")}
     # One rank per node: the stand-in nodes have this machine's CPUs, not a p5's 192.
-    done = subprocess.run(["sbatch", "--wait", "--parsable", "--ntasks-per-node=1", SCRIPT.name, "aws"], cwd=root,
-                          env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr + "".join(path.read_text() for path in root.glob("nccl-allreduce-*.out"))
-    ranks = (root / f"nccl-allreduce-{done.stdout.strip()}.out").read_text().splitlines()
+    done = subprocess.run(["sbatch", "--parsable", "--ntasks-per-node=1", SCRIPT.name, "aws"], cwd=root,
+                          env=env, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0, done.stderr
+    job = done.stdout.strip()
+    assert example_cluster.job_end(job, seconds=120) == ("COMPLETED", "0:0"), "".join(
+        path.read_text() for path in root.glob("nccl-allreduce-*.out"))
+    ranks = (root / f"nccl-allreduce-{job}.out").read_text().splitlines()
     nodes = [node_name(example_cluster.cluster.groups[0], instance) for instance in INSTANCES]
     assert sorted(line for line in ranks if line[:1].isdigit()) == [
         f"{rank} 2 {node} 3 -b 8 -e 8G -f 2 -g 1" for rank, node in enumerate(nodes)]
