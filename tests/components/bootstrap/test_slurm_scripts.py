@@ -31,6 +31,8 @@ SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:train-dev-munge-k
 INSTANCE_ID = "i-0123456789abcdef0"
 ADDRESS = "10.42.3.17"
 HEAD_ADDRESS = "10.42.1.5"
+# The group's own cloud-config, bare: what a cloud's node user data adds the Slurm join to.
+GROUP_CLOUD_CONFIG = "#cloud-config\nwrite_files: []\nruncmd:\n- [systemctl, enable]\n- [systemctl, start]\n"
 USER = pwd.getpwuid(os.getuid()).pw_name
 
 # The stub AWS CLI: each `put-secret-value` a new version file; describe prints the number of versions the JMESPath

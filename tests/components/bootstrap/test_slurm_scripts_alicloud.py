@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import shellcheck
 from slurm_stacks import slurm_cluster
-from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files, joined_files
+from test_slurm_scripts import GROUP_CLOUD_CONFIG, HEAD_ADDRESS, Machine, head_files, joined_files
 
 from components.bootstrap.cloud_init import cloud_part, node_script
 from components.clouds.alicloud.slurm_head import MUNGE_UNSET, head_cloud_config, node_user_data
@@ -86,8 +86,7 @@ def head(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
 
 
 def node(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
-    text = node_user_data(cluster, cluster.groups[0], "#cloud-config\nwrite_files: []\nruncmd:\n"
-                          "- [systemctl, enable]\n- [systemctl, start]\n", HEAD_ADDRESS, PARAMETER)
+    text = node_user_data(cluster, cluster.groups[0], GROUP_CLOUD_CONFIG, HEAD_ADDRESS, PARAMETER)
     return alicloud(Machine(tmp_path, "node", joined_files(text)))
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from slurm_stacks import slurm_cluster
-from test_slurm_scripts import HEAD_ADDRESS, Machine, head_files, joined_files
+from test_slurm_scripts import GROUP_CLOUD_CONFIG, HEAD_ADDRESS, Machine, head_files, joined_files
 
 from components.clouds.azure.slurm_head import head_cloud_config, node_user_data
 from components.clouds.azure.slurm_identity import MUNGE_SECRET_NAME
@@ -72,8 +72,7 @@ def head(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
 
 
 def node(tmp_path: Path, cluster: ResolvedCluster) -> Machine:
-    text = node_user_data(cluster, cluster.groups[0], "#cloud-config\nwrite_files: []\nruncmd:\n"
-                          "- [systemctl, enable]\n- [systemctl, start]\n", HEAD_ADDRESS, VAULT)
+    text = node_user_data(cluster, cluster.groups[0], GROUP_CLOUD_CONFIG, HEAD_ADDRESS, VAULT)
     return azure(Machine(tmp_path, "node", joined_files(text)))
 
 
