@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
+from . import derived_cache
 from .catalog import Catalog, InstanceType, hourly_cost, load_catalog, most_expensive
 from .clouds.backend import NO_FABRIC, CloudBackend, FabricInUse, GroupCost, ResolvedCluster, ResolvedGroup
 from .clouds.lookup import backend
@@ -84,7 +85,7 @@ def cluster_json_schema() -> dict[str, Any]:
     naming its cloud's instance types and regions (the catalog's and the image lock's)."""
     from .lock import load_lock
 
-    schema = _cluster_adapter().json_schema()
+    schema = derived_cache.of_code("cluster-json-schema", lambda: _cluster_adapter().json_schema())
     defs, mapping = schema["$defs"], schema["discriminator"]["mapping"]
     catalog, lock = load_catalog(), load_lock()
     for cloud, ref in mapping.items():

@@ -21,7 +21,7 @@ from ruamel.yaml.error import YAMLError
 from ruamel.yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml import YAMLError as LibyamlError
 
-from . import yaml_libyaml
+from . import derived_cache, yaml_libyaml
 
 if TYPE_CHECKING:
     from .stackfile.errors import SpecInvalid
@@ -185,11 +185,15 @@ def _check_tree(root: Node, source: str) -> None:
 
 
 def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
-    """Read `path` and validate it into `model`; SpecInvalid lists every problem by field path."""
+    """Read `path` and validate it into `model`; SpecInvalid lists every problem by field path. A file that validated
+    before, with the same bytes and code, is read back from the cache (derived_cache.py)."""
     from .stackfile.errors import SpecInvalid
     from .stackfile.validate import parse
 
-    try:
-        return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
-    except SpecInvalid as invalid:
-        raise SpecInvalid(invalid.errors, str(path)) from None
+    def build() -> ModelT:
+        try:
+            return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
+        except SpecInvalid as invalid:
+            raise SpecInvalid(invalid.errors, str(path)) from None
+
+    return derived_cache.validated(path, f"{model.__module__}.{model.__qualname__}", build)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import shutil
@@ -63,7 +64,13 @@ def p5_stacks_dir(tmp_path: Path) -> Path:
 
 
 def read_cluster(stack: str) -> dict[str, Any]:
-    """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text)."""
+    """A shipped stack's cluster, read as YAML 1.2 like every stack file (`rdma: off` stays text): a copy of its own
+    for the test to change, from one reading per process (tests read the shipped clusters ~1,600 times a run)."""
+    return copy.deepcopy(_shipped_cluster(stack))
+
+
+@functools.cache
+def _shipped_cluster(stack: str) -> dict[str, Any]:
     from gpufleet.yaml_model import read_yaml
 
     return read_yaml(SHIPPED_STACKS / f"Pulumi.{stack}.yaml")["config"]["gpufleet:cluster"]

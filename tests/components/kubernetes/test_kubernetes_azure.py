@@ -227,6 +227,7 @@ def test_aks_needs_the_driver_and_the_expectation():
 def test_a_real_run_refuses_the_unpinned_driver_node_check_and_plugin(monkeypatch):
     from components import runtime
 
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)  # as under the offline engine
     refuse_unpinned("azure", "1.35", "eastus", (IB,), "580.126.16", EXPECTATIONS)  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError) as refused:

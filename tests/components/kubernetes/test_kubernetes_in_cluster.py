@@ -171,6 +171,7 @@ def test_workloads_wait_for_their_namespace_config_and_rbac():
 def test_a_real_run_refuses_images_without_a_digest(monkeypatch):
     from components import runtime
 
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)  # as under the offline engine
     refuse_unpinned("aws", "1.35", "us-east-1", (SHARED,))  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError) as refused:

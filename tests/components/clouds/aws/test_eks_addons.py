@@ -128,6 +128,7 @@ def catalog(**versions: str | None) -> EksAddons:
 
 def test_a_real_run_refuses_addons_without_a_version(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("components.clouds.aws.eks_addons.load_eks_addons", lambda: catalog(vpc_cni=None))
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)  # as under the offline engine
     refuse_unpinned_addons("1.35")  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     with pytest.raises(pulumi.RunError) as refused:

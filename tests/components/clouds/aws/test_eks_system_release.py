@@ -50,6 +50,7 @@ def test_unread_the_plan_names_the_fact_and_pins_nothing() -> None:
 
 
 def test_unread_a_real_run_refuses_and_a_preview_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime, "running_offline", lambda: True)  # as under the offline engine
     refuse_unread_release("1.35", "us-east-1")  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
     monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)
