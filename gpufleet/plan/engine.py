@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import functools
 import json
 import threading
 from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 import pulumi
 from pulumi.runtime import mocks, settings
@@ -18,6 +19,7 @@ from pulumi.runtime.stack import run_pulumi_func
 from .mock_dispatch import OfflineMocks
 from .record import RecordedResource
 
+T = TypeVar("T")
 STACK_TYPE = "pulumi:pulumi:Stack"
 
 
@@ -116,6 +118,32 @@ def _without_aliases(program: Callable[[], Any]) -> Any:
     return program()
 
 
+def _on_a_thread_of_its_own(function: Callable[..., T]) -> Callable[..., T]:
+    """`function` run on a new thread, the caller waiting: the SDK walks the whole Python stack for every resource
+    it registers (its source positions), and a caller's frames (a test runner's dozens) made that a fifth of a plan.
+    What it returns or raises reaches the caller unchanged."""
+
+    @functools.wraps(function)
+    def on_its_thread(*args: Any, **kwargs: Any) -> T:
+        outcome: list[Any] = []
+
+        def run() -> None:
+            try:
+                outcome.append(function(*args, **kwargs))
+            except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread, unchanged
+                outcome.append(exc)
+
+        worker = threading.Thread(target=run, name=function.__name__, daemon=True)
+        worker.start()
+        worker.join()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    return on_its_thread
+
+
+@_on_a_thread_of_its_own
 def run_program(
     program: Callable[[], Any],
     config: dict[str, Any],
@@ -125,37 +153,7 @@ def run_program(
     region: str,
     zones: list[str],
 ) -> list[RecordedResource]:
-    """Run `program` with `config` (full keys, e.g. `gpufleet:cluster`) and return what it registered.
-
-    The program runs on a thread of its own: the SDK walks the whole Python stack for every resource it registers
-    (its source positions), and a caller's frames (a test runner's dozens) made that a fifth of a plan's time.
-    """
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(_run_on_this_thread(program, config, project=project, stack=stack, region=region,
-                                               zones=zones))
-        except BaseException as exc:  # noqa: BLE001 - raised again on the caller's thread, unchanged
-            outcome.append(exc)
-
-    worker = threading.Thread(target=run, name=f"plan {stack}", daemon=True)
-    worker.start()
-    worker.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    return outcome[0]
-
-
-def _run_on_this_thread(
-    program: Callable[[], Any],
-    config: dict[str, Any],
-    *,
-    project: str,
-    stack: str,
-    region: str,
-    zones: list[str],
-) -> list[RecordedResource]:
+    """Run `program` with `config` (full keys, e.g. `gpufleet:cluster`) and return what it registered."""
     offline = OfflineMocks(region=region, zones=zones)
     monitor = RecordingMonitor(offline)
     # Each run starts clean. A failed program leaves tasks and pending outputs behind (an invoke's outputs,

@@ -270,3 +270,22 @@ def test_aliases_are_dropped_offline_and_urns_stay(monkeypatch: pytest.MonkeyPat
     [vnet] = run_program(program, {}, project="gpufleet", stack="s", region="eastus", zones=[])
     assert sent["azure-native:network:VirtualNetwork"] == 0
     assert vnet.urn == "urn:pulumi:s::gpufleet::azure-native:network:VirtualNetwork::v"
+
+
+def test_the_program_runs_on_a_thread_of_its_own_and_its_error_reaches_the_caller() -> None:
+    """The SDK walks the whole stack per resource: the program's stack starts at its own thread, not the caller's."""
+    import threading
+    import traceback
+
+    seen: dict[str, object] = {}
+
+    def failing() -> None:
+        seen["thread"] = threading.current_thread()
+        seen["frames"] = [frame.name for frame in traceback.extract_stack()]
+        Pair("demo")
+        raise KeyError("from the program")
+
+    with pytest.raises(KeyError, match="from the program"):
+        run(failing)
+    assert seen["thread"] is not threading.current_thread()
+    assert test_the_program_runs_on_a_thread_of_its_own_and_its_error_reaches_the_caller.__name__ not in seen["frames"]
