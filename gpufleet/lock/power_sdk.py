@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING
 
-from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.tags import compatible_tags, cpython_tags
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
-from packaging.version import Version
 from pydantic import Field, model_validator
 
 from ..yaml_model import StrictModel
+
+# packaging is imported where a wheel is checked, not with the lock's model: a lock read back validated
+# (gpufleet/derived_cache.py) needs none of it, and every command reads the lock (~14 ms of its start).
+if TYPE_CHECKING:
+    from packaging.requirements import Requirement
 
 HEAD_PYTHON = (3, 10)
 # glibc 2.35 runs manylinux_2_35 down to manylinux_2_5 wheels (PEP 600); the legacy names are aliases of 2_17, 2_12
@@ -34,8 +34,17 @@ _LEGACY = {17: "manylinux2014", 12: "manylinux2010", 5: "manylinux1"}
 HEAD_PLATFORMS = tuple(name for minor in _GLIBC_MINORS
                        for name in (f"manylinux_2_{minor}_x86_64",
                                     *((f"{_LEGACY[minor]}_x86_64",) if minor in _LEGACY else ())))
-HEAD_TAGS = frozenset((*cpython_tags(HEAD_PYTHON, abis=["cp310"], platforms=HEAD_PLATFORMS),
-                       *compatible_tags(HEAD_PYTHON, interpreter="cp310", platforms=HEAD_PLATFORMS)))
+
+
+@cache
+def head_tags() -> frozenset[object]:
+    """Every wheel tag the head image's interpreter loads (packaging.tags.Tag)."""
+    from packaging.tags import compatible_tags, cpython_tags
+
+    return frozenset((*cpython_tags(HEAD_PYTHON, abis=["cp310"], platforms=HEAD_PLATFORMS),
+                      *compatible_tags(HEAD_PYTHON, interpreter="cp310", platforms=HEAD_PLATFORMS)))
+
+
 # PEP 508's environment of the head image's python3 (no patch level is pinned: 3.10's first release stands for it).
 HEAD_MARKERS = {"python_version": "3.10", "python_full_version": "3.10.0", "implementation_name": "cpython",
                 "implementation_version": "3.10.0", "platform_python_implementation": "CPython", "os_name": "posix",
@@ -62,6 +71,11 @@ class WheelPin(StrictModel):
 
     @model_validator(mode="after")
     def _for_the_head_python(self) -> WheelPin:
+        from packaging.requirements import InvalidRequirement
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+        from packaging.version import Version
+
         file = self.url.rsplit("/", 1)[1]
         try:
             name, version, _, tags = parse_wheel_filename(file)
@@ -69,7 +83,7 @@ class WheelPin(StrictModel):
             raise ValueError(f"url: {error}") from None
         if name != canonicalize_name(self.name) or version != Version(self.version):
             raise ValueError(f"url: {file} is not {self.name} {self.version}")
-        if not tags & HEAD_TAGS:
+        if not tags & head_tags():
             raise ValueError(f"url: {file} is built for {', '.join(sorted(map(str, tags)))}: the head image's "
                              "CPython 3.10 on x86_64 with glibc 2.35 cannot load it")
         try:
@@ -87,10 +101,14 @@ class WheelPin(StrictModel):
 def _requirement(line: str) -> Requirement:
     """A Requires-Dist line parsed once per process: the six closures of a lock share most of their ~300 lines,
     each read by the wheel's check and again by its closure walk. Raises InvalidRequirement."""
+    from packaging.requirements import Requirement
+
     return Requirement(line)
 
 
 def _applies(requirement: Requirement, extra: str) -> bool:
+    from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+
     if requirement.marker is None:
         return True
     try:
@@ -102,6 +120,8 @@ def _applies(requirement: Requirement, extra: str) -> bool:
 def closure_problems(cloud: str, wheels: Sequence[WheelPin]) -> list[str]:
     """Why `wheels` is not exactly the closure of the cloud's SDK_ROOTS under the head image's Python (empty: it
     is): a dependency missing or at a version its dependant excludes, a wheel twice, or a wheel nothing needs."""
+    from packaging.utils import canonicalize_name
+
     pinned = {canonicalize_name(wheel.name): wheel for wheel in wheels}
     problems = [f"{name} is pinned twice" for name in sorted(pinned)
                 if sum(canonicalize_name(wheel.name) == name for wheel in wheels) > 1]
