@@ -13,10 +13,6 @@ import gzip
 import shlex
 from typing import Any
 
-import yaml
-
-from gpufleet.yaml_libyaml import SAFE_LOADER
-
 from .props import UNKNOWN
 
 CLOUD_CONFIG = "#cloud-config"
@@ -35,6 +31,11 @@ def cloud_config(text: Any) -> Any:
         return UNKNOWN
     if not isinstance(text, str) or not text.startswith(CLOUD_CONFIG):
         return None
+    # Imported here, not with the pack: `gpufleet policies` lists the rules and reads no user data (~20 ms of it).
+    import yaml
+
+    from gpufleet.yaml_libyaml import SAFE_LOADER
+
     try:
         # libyaml's parser under PyYAML's safe constructor: yaml.safe_load's values, ~5x faster (a plan's rules read
         # each node's user data; ~20 ms of an AWS plan through the pure reader).
