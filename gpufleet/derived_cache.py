@@ -3,7 +3,7 @@
 Every command read and validated the lock, the catalog and the facts beside them again (YAML, then pydantic building
 its validators and running them: 50-90 ms of a command meant to start in a quarter second), and `schema` built every
 cloud's models to describe them. A result is kept pickled under the user's cache folder, keyed by what it is, the
-file's bytes and the code that made it (the gpufleet package's modules, by size and time, with the interpreter and
+file's bytes and the code that made it (the project's modules, by size and time, with the interpreter and
 pydantic). A file that fails validation is never kept, so its errors are read afresh each time. The cache is a
 convenience: a folder that cannot be made, is not the user's own, or holds a damaged entry is passed over and the
 result is made as before.
@@ -26,7 +26,9 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-CODE = Path(__file__).resolve().parent  # the gpufleet package: every model and validator a data file goes through
+# The project's packages, side by side in the distribution: the models and validators live in gpufleet, and some of
+# what they check against (fabric and subnet facts) in components and policies.
+CODE = tuple(Path(__file__).resolve().parent.parent / name for name in ("gpufleet", "components", "policies"))
 LIMIT_BYTES = 1 << 20  # the reader's own cap (yaml_model.MAX_BYTES): larger files are refused there, never read here
 STALE_SECONDS = 86_400  # another code version's entries, removed a day after they were last made
 
@@ -44,12 +46,13 @@ def code_version() -> str:
     from pydantic import VERSION
 
     digest = hashlib.sha256(f"{sys.version}\0{VERSION}".encode())
-    for folder, dirs, files in sorted(os.walk(CODE)):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in sorted(files):
-            if name.endswith(".py"):
-                info = os.stat(os.path.join(folder, name))
-                digest.update(f"{folder}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
+    for package in CODE:
+        for folder, dirs, files in sorted(os.walk(package)):
+            dirs[:] = [d for d in dirs if d != "__pycache__"]
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    info = os.stat(os.path.join(folder, name))
+                    digest.update(f"{folder}/{name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
     return digest.hexdigest()[:24]
 
 

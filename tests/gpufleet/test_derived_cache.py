@@ -123,7 +123,7 @@ def test_the_code_version_follows_an_edit_of_any_module(tmp_path: Path, monkeypa
     (package / "sub").mkdir(parents=True)
     module = package / "sub" / "model.py"
     module.write_text("x = 1\n")
-    monkeypatch.setattr(derived_cache, "CODE", package)
+    monkeypatch.setattr(derived_cache, "CODE", (package,))
     derived_cache.code_version.cache_clear()
     before = derived_cache.code_version()
     module.write_text("x = 22\n")
