@@ -29,7 +29,6 @@ T = TypeVar("T")
 # The project's packages, side by side in the distribution: the models and validators live in gpufleet, and some of
 # what they check against (fabric and subnet facts) in components and policies.
 CODE = tuple(Path(__file__).resolve().parent.parent / name for name in ("gpufleet", "components", "policies"))
-LIMIT_BYTES = 1 << 20  # the reader's own cap (yaml_model.MAX_BYTES): larger files are refused there, never read here
 STALE_SECONDS = 86_400  # another code version's entries, removed a day after they were last made
 
 
@@ -41,8 +40,8 @@ def cache_root() -> Path:
 
 @functools.cache
 def code_version() -> str:
-    """Every module of the package by path, size and modification time, with the interpreter and pydantic: any
-    change to a model or validator (an edit, an upgrade) makes a new version."""
+    """Every module of the project's packages by path, size and modification time, with the interpreter and
+    pydantic: any change to a model or validator (an edit, an upgrade) makes a new version."""
     from pydantic import VERSION
 
     digest = hashlib.sha256(f"{sys.version}\0{VERSION}".encode())
@@ -56,20 +55,9 @@ def code_version() -> str:
     return digest.hexdigest()[:24]
 
 
-def validated(path: Path, kind: str, build: Callable[[], T]) -> T:
-    """`build()` (reading and validating `path` as `kind`), or what it returned before for the same bytes, model
-    and code. Only regular files within the reader's size limit are looked up: anything else goes to `build`,
-    which refuses it with its own words."""
-    data = _small_file(path)
-    return build() if data is None else _kept(kind, data, build)
-
-
-def of_code(kind: str, build: Callable[[], T]) -> T:
-    """`build()`, a result of the code alone (a model's JSON schema), or what it returned before for this code."""
-    return _kept(kind, b"", build)
-
-
-def _kept(kind: str, data: bytes, build: Callable[[], T]) -> T:
+def kept(kind: str, data: bytes, build: Callable[[], T]) -> T:
+    """`build()` (what the code makes of `data` as `kind`, e.g. a file's bytes validated into a model), or what it
+    returned before for the same kind, bytes and code. What `build` raises is raised and nothing is kept."""
     folder = _own_folder()
     if folder is None:
         return build()
@@ -87,16 +75,6 @@ def _kept(kind: str, data: bytes, build: Callable[[], T]) -> T:
     except OSError:
         partial.unlink(missing_ok=True)
     return made
-
-
-def _small_file(path: Path) -> bytes | None:
-    try:
-        info = os.stat(path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > LIMIT_BYTES:
-            return None
-        return Path(path).read_bytes()
-    except OSError:
-        return None
 
 
 @functools.cache

@@ -85,7 +85,7 @@ def cluster_json_schema() -> dict[str, Any]:
     naming its cloud's instance types and regions (the catalog's and the image lock's)."""
     from .lock import load_lock
 
-    schema = derived_cache.of_code("cluster-json-schema", lambda: _cluster_adapter().json_schema())
+    schema = derived_cache.kept("cluster-json-schema", b"", lambda: _cluster_adapter().json_schema())
     defs, mapping = schema["$defs"], schema["discriminator"]["mapping"]
     catalog, lock = load_catalog(), load_lock()
     for cloud, ref in mapping.items():

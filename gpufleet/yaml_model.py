@@ -190,10 +190,12 @@ def load_yaml_model(path: Path, model: type[ModelT]) -> ModelT:
     from .stackfile.errors import SpecInvalid
     from .stackfile.validate import parse
 
+    text = _read_text(path)
+
     def build() -> ModelT:
         try:
-            return parse(model, read_yaml(path), unknown="unknown field; check its spelling")
+            return parse(model, parse_yaml(text, str(path)), unknown="unknown field; check its spelling")
         except SpecInvalid as invalid:
             raise SpecInvalid(invalid.errors, str(path)) from None
 
-    return derived_cache.validated(path, f"{model.__module__}.{model.__qualname__}", build)
+    return derived_cache.kept(f"{model.__module__}.{model.__qualname__}", text.encode(), build)

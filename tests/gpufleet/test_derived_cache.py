@@ -16,7 +16,7 @@ from gpufleet import derived_cache
 from gpufleet.catalog.mig import MIG_FILE, MigFacts
 from gpufleet.stackfile import validate
 from gpufleet.stackfile.errors import SpecInvalid
-from gpufleet.yaml_model import load_yaml_model
+from gpufleet.yaml_model import MAX_BYTES, load_yaml_model
 
 
 @pytest.fixture
@@ -61,16 +61,16 @@ def test_changed_bytes_another_kind_or_other_code_make_it_again(cache_home: Path
     path = tmp_path / "data.yaml"
     path.write_text("a: 1\n")
     calls, build = counted(path)
-    assert derived_cache.validated(path, "kind", build) == {"text": "a: 1\n"}
-    assert derived_cache.validated(path, "kind", build) == {"text": "a: 1\n"}
+    assert derived_cache.kept("kind", path.read_bytes(), build) == {"text": "a: 1\n"}
+    assert derived_cache.kept("kind", path.read_bytes(), build) == {"text": "a: 1\n"}
     assert len(calls) == 1
     path.write_text("a: 2\n")
-    assert derived_cache.validated(path, "kind", build) == {"text": "a: 2\n"}
-    derived_cache.validated(path, "another kind", build)
+    assert derived_cache.kept("kind", path.read_bytes(), build) == {"text": "a: 2\n"}
+    derived_cache.kept("another kind", path.read_bytes(), build)
     assert len(calls) == 3
     monkeypatch.setattr(derived_cache, "code_version", lambda: "an-edited-package")
     derived_cache._own_folder.cache_clear()
-    derived_cache.validated(path, "kind", build)
+    derived_cache.kept("kind", path.read_bytes(), build)
     assert len(calls) == 4
 
 
@@ -87,11 +87,11 @@ def test_a_damaged_entry_is_made_again_and_replaced(cache_home: Path, tmp_path: 
     path = tmp_path / "data.yaml"
     path.write_text("a: 1\n")
     calls, build = counted(path)
-    derived_cache.validated(path, "kind", build)
+    derived_cache.kept("kind", path.read_bytes(), build)
     [entry] = entries(cache_home)
     entry.write_bytes(entry.read_bytes()[:5])
-    assert derived_cache.validated(path, "kind", build) == {"text": "a: 1\n"}
-    assert derived_cache.validated(path, "kind", build) == {"text": "a: 1\n"}
+    assert derived_cache.kept("kind", path.read_bytes(), build) == {"text": "a: 1\n"}
+    assert derived_cache.kept("kind", path.read_bytes(), build) == {"text": "a: 1\n"}
     assert len(calls) == 2
 
 
@@ -99,22 +99,22 @@ def test_a_cache_folder_others_can_write_is_never_read(cache_home: Path, tmp_pat
     path = tmp_path / "data.yaml"
     path.write_text("a: 1\n")
     calls, build = counted(path)
-    derived_cache.validated(path, "kind", build)
+    derived_cache.kept("kind", path.read_bytes(), build)
     cache_home.chmod(0o777)
     derived_cache._own_folder.cache_clear()
-    derived_cache.validated(path, "kind", build)
-    derived_cache.validated(path, "kind", build)
+    derived_cache.kept("kind", path.read_bytes(), build)
+    derived_cache.kept("kind", path.read_bytes(), build)
     assert len(calls) == 3
 
 
-def test_what_is_not_a_small_regular_file_goes_to_the_reader_every_time(cache_home: Path, tmp_path: Path) -> None:
+def test_what_is_not_a_small_regular_file_is_refused_by_the_reader_and_never_kept(cache_home: Path,
+                                                                                  tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
-    big.write_bytes(b"#" * (derived_cache.LIMIT_BYTES + 1))
-    calls, build = counted(big)
-    derived_cache.validated(big, "kind", build)
-    derived_cache.validated(big, "kind", build)
-    derived_cache.validated(tmp_path, "kind", lambda: calls.append(1))
-    assert len(calls) == 3
+    big.write_bytes(b"#" * (MAX_BYTES + 1))
+    for path, reason in ((big, "over the"), (tmp_path, "not a regular file")):
+        with pytest.raises(SpecInvalid) as refused:
+            load_yaml_model(path, MigFacts)
+        assert reason in str(refused.value.errors[0].message)
     assert entries(cache_home) == []
 
 
@@ -144,7 +144,7 @@ def test_another_versions_folder_is_removed_a_day_after_it_was_last_written(cach
     os.utime(old, (past, past))
     path = tmp_path / "data.yaml"
     path.write_text("a: 1\n")
-    derived_cache.validated(path, "kind", counted(path)[1])
+    derived_cache.kept("kind", path.read_bytes(), counted(path)[1])
     assert not old.exists() and recent.is_dir()
     assert (cache_home / derived_cache.code_version()).is_dir()
 
