@@ -20,6 +20,8 @@ from conftest import REPO
 
 from gpufleet.lock import load_lock, render_install_env
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 GPU_STACK = REPO / "images" / "install" / "gpu-stack.sh"
 PROFILE = load_lock().profiles["cuda12.8-r580"]
 DRIVER_PACKAGE_VERSION = f"{PROFILE.driver}-1"

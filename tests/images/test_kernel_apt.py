@@ -16,6 +16,8 @@ from local_apt_repository import LocalAptRepositories
 
 from gpufleet.lock import load_lock, render_install_env
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 INSTALL = REPO / "images" / "install"
 PROFILE = load_lock().profiles["cuda12.8-r580"]
 KERNEL, NEWER, OLDER = "6.8.0-1015-aws", "6.8.0-1099-aws", "6.8.0-1008-aws"

@@ -19,6 +19,8 @@ from gpufleet.sources.apt import keyring_from_deb, resolve_apt_repository
 from gpufleet.sources.http import SourceError
 from gpufleet.sources.openpgp import primary_fingerprints
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 

@@ -23,6 +23,8 @@ from slurm_stacks import SLURM_STACKS, slurm_cluster
 from components.slurm.gres_conf import gpu_type
 from gpufleet.resolve import resolve_cluster
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 INSTANCE_ID = "i-0123456789abcdef0"
 
 

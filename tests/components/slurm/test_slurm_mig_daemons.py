@@ -21,6 +21,8 @@ from components.slurm.gres_conf import node_gres_plan
 from components.slurm.registration import slurmd_registration
 from gpufleet.resolve import resolve_cluster
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 GOOD, BAD = "i-0aaaaaaaaaaaaaaa1", "i-0bbbbbbbbbbbbbbb2"
 
 

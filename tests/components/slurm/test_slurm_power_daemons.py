@@ -29,6 +29,8 @@ from components.slurm.site import SlurmSite
 from components.slurm.spot_leave import SPOT_REASON, render_spot_leave
 from gpufleet.resolve import resolve_cluster
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 RAW = slurm_cluster("aws-train-p5")
 RAW["node_groups"][0]["size"] = {"min": 0, "desired": 0, "max": 4}
 

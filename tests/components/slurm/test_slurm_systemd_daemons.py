@@ -14,12 +14,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
 from local_registry import free_port
 from slurm_daemons import running_slurm, wait_for
 from slurm_stacks import slurm_cluster
 
 from components.slurm.node_files import INSTANCE_ID, SLURMD, registration_table
 from gpufleet.resolve import resolve_cluster
+
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
 
 
 @contextmanager

@@ -22,6 +22,8 @@ from slurm_stacks import second_group, slurm_cluster
 from gpufleet.lock import load_lock
 from gpufleet.resolve import resolve_cluster
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 RAW = slurm_cluster(partitions={"train": ["h100", "h100b", "tcp"]})
 RAW["node_groups"][0].update(rdma="auto", size={"min": 0, "desired": 0, "max": 2})
 second_group(RAW, "h100b")

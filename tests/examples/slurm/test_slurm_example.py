@@ -21,6 +21,8 @@ from gpufleet.plan.planner import plan_stack
 from gpufleet.resolve import resolve_cluster
 from gpufleet.yaml_model import read_yaml
 
+pytestmark = pytest.mark.waits  # on daemons and processes: scheduled first (tests/conftest.py)
+
 EXAMPLE = REPO / "examples" / "slurm"
 SCRIPT = EXAMPLE / "nccl-allreduce.sbatch"
 STACK = EXAMPLE / "Pulumi.aws-train-slurm.yaml"
