@@ -34,7 +34,7 @@ test-deep: $(BIN)/gpufleet
 	GPUFLEET_TEST_DEPTH=deep $(BIN)/python -m pytest -n $(WORKERS) --dist worksteal tests/gpufleet/plan/test_properties.py \
 		tests/gpufleet/stackfile/test_fuzz_leftovers.py tests/gpufleet/test_yaml_libyaml.py \
 		tests/gpufleet/plan/test_budget_worst_case.py tests/gpufleet/plan/test_policies_pack_analyzer.py \
-		tests/components/clouds/test_scheduler_names_environments.py
+		tests/components/clouds/test_scheduler_names_environments.py tests/policies/test_props.py
 
 bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench

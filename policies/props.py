@@ -39,15 +39,15 @@ UNKNOWN: Any = _Unknown()
 
 
 @cache
-def _sdk_unknowns() -> tuple[frozenset[str], type[Exception]]:
-    """The SDK's placeholders for values unknown during preview (UNKNOWN_STRING_VALUE, UNKNOWN_NUMBER_VALUE...)
-    and the error its proxies raise on reading one."""
+def _sdk_unknowns() -> tuple[frozenset[str], type[Exception], tuple[type, ...]]:
+    """The SDK's placeholders for values unknown during preview (UNKNOWN_STRING_VALUE, UNKNOWN_NUMBER_VALUE...),
+    the error its proxies raise on reading one, and its proxy classes."""
     from pulumi_policy import proxy
 
     sentinels = frozenset(
         getattr(proxy, name) for name in dir(proxy) if name.startswith("UNKNOWN_") and name.endswith("_VALUE")
     )
-    return sentinels, proxy.UnknownValueError
+    return sentinels, proxy.UnknownValueError, (proxy._DictProxy, proxy._ListProxy)
 
 
 def is_unknown(value: Any) -> bool:
@@ -57,23 +57,38 @@ def is_unknown(value: Any) -> bool:
 
 def plain(value: Any) -> Any:
     """Deep copy of `value` as dicts and lists, with UNKNOWN for every unknown value."""
-    sentinels, unknown_error = _sdk_unknowns()
-    return _plain(value, sentinels, unknown_error)
+    sentinels, unknown_error, proxies = _sdk_unknowns()
+    return _plain(value, sentinels, unknown_error, proxies)
 
 
 _SCALARS = (int, float, bool, type(None))
+# The key at which the SDK's proxies hand over what they wrap (pulumi_policy/proxy.py, _DictProxy.__getitem__ and
+# _ListProxy.__getitem__): its dict or list of proxies and plain values, the unknown placeholders left in place.
+_PROXY_TARGET = "__target"
 
 
-def _plain(value: Any, sentinels: frozenset[str], unknown_error: type[Exception]) -> Any:
-    if type(value) in _SCALARS:  # most values of a plan: no ABC checks below (neither a Mapping nor a Sequence)
+def _plain(value: Any, sentinels: frozenset[str], unknown_error: type[Exception], proxies: tuple[type, ...]) -> Any:
+    kind = type(value)
+    if kind in _SCALARS:  # most values of a plan: no ABC checks below (neither a Mapping nor a Sequence)
         return value
+    if kind is str:
+        return UNKNOWN if value in sentinels else value
+    if kind in proxies:
+        # Read through the proxy's target: a placeholder turns into UNKNOWN below, as reading it through the proxy
+        # (which raises) would, without an exception and an ABC check for every value of every resource.
+        value = value[_PROXY_TARGET]
+        kind = type(value)
+    if kind is dict:
+        return {key: _plain(item, sentinels, unknown_error, proxies) for key, item in value.items()}
+    if kind is list:
+        return [_plain(item, sentinels, unknown_error, proxies) for item in value]
     if value is UNKNOWN or (isinstance(value, str) and value in sentinels):
         return UNKNOWN
     if isinstance(value, Mapping):
         out: dict[str, Any] = {}
         for key in list(iter(value)):
             try:
-                out[key] = _plain(value[key], sentinels, unknown_error)
+                out[key] = _plain(value[key], sentinels, unknown_error, proxies)
             except unknown_error:
                 out[key] = UNKNOWN
         return out
@@ -81,7 +96,7 @@ def _plain(value: Any, sentinels: frozenset[str], unknown_error: type[Exception]
         items: list[Any] = []
         for index in range(len(value)):
             try:
-                items.append(_plain(value[index], sentinels, unknown_error))
+                items.append(_plain(value[index], sentinels, unknown_error, proxies))
             except unknown_error:
                 items.append(UNKNOWN)
         return items
