@@ -111,9 +111,10 @@ def _yaml_errors(source: str, fast: bool) -> Iterator[None]:
         yield
     except (YAMLError, LibyamlError, RecursionError, ValueError) as exc:
         # ValueError: a scalar the constructor cannot build, e.g. the date 2027-02-30
-        if fast:
+        nested = isinstance(exc, RecursionError) or getattr(exc, "problem", None) == yaml_libyaml.NESTING_LIMIT_PROBLEM
+        if fast and not nested:
             raise _LibyamlRefused from exc
-        if isinstance(exc, RecursionError):
+        if nested:  # libyaml stops at 1,000 levels, far past MAX_DEPTH: the pure reader would refuse it the same
             raise _refuse(source, f"nested more than {MAX_DEPTH} levels deep") from None
         # The pure reader names the text it was given "<unicode string>": the file is what the user opens.
         raise _refuse(source, f"not valid YAML: {str(exc).replace('<unicode string>', source)}") from None

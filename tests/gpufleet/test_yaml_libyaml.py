@@ -124,6 +124,9 @@ def test_nesting_past_libyamls_limit_is_refused_without_a_crash(tmp_path: Path) 
     [
         ("a: {b: 1, b: 2}\n", "a.b: duplicate key: each key may appear once in a map"),
         ("a: " + "[" * 70 + "]" * 70 + "\n", "nested more than 64 levels deep"),
+        # Past libyaml's own limit (1,000 levels), in flow and in block style: refused on libyaml's word alone.
+        ("a: " + "[" * 1500 + "]" * 1500 + "\n", "nested more than 64 levels deep"),
+        ("a:\n" + "".join(" " * level + "- \n" for level in range(1, 1100)), "nested more than 64 levels deep"),
         ("a: [1, 2\n", "not valid YAML"),
         ("a: !!python/name:os.system x\n", "not valid YAML"),
     ],
