@@ -124,11 +124,24 @@ def stub_dir(folder: Path, names: tuple[str, ...], scripts: dict[str, str] | Non
     return folder
 
 
+# The GNUPGHOMEs of the keys made in this process: generating a key starts a gpg-agent there, which signs for the
+# test and would outlive it (a daemon per key, left running after the run); stopped when the session ends.
+AGENT_HOMES: list[Path] = []
+
+
+def stop_gpg_agents() -> None:
+    """Stop the gpg-agent of every key this process made (tests/conftest.py, at the session's end)."""
+    for home in AGENT_HOMES:
+        subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], capture_output=True, check=False)
+    AGENT_HOMES.clear()
+
+
 def signing_key(tmp_path: Path, name: str) -> tuple[list[str], str]:
     """A fresh RSA signing key in its own GNUPGHOME under `tmp_path`: the gpg command line that uses it, and its
     fingerprint (for InRelease files a test signs with `--clearsign`)."""
     home = tmp_path / f"gpg-{name}"
     home.mkdir(mode=0o700)
+    AGENT_HOMES.append(home)
     gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
     subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", f"{name} <t@example.com>", "rsa2048", "sign", "1d"],
                    check=True, capture_output=True)

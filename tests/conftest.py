@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import apt_sandbox
 import plan_cache
 import pytest
 import typer.testing
@@ -48,6 +49,10 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     keep both CPUs busy. Collected where they fell, they were often the last tests on every worker at once, and the
     run's last half minute left the CPUs mostly idle."""
     items.sort(key=lambda item: item.get_closest_marker("waits") is None)
+
+
+def pytest_sessionfinish() -> None:
+    apt_sandbox.stop_gpg_agents()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

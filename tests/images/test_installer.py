@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from apt_sandbox import signing_key
 from conftest import REPO, shellcheck
 
 from gpufleet.lock import load_lock, render_install_env
@@ -323,18 +324,12 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
 def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerprint(tmp_path):
     """common.sh's verify_signature with real gpg/gpgv: a key with armor headers (as keyservers send) verifies; the
     same good signature is refused when the lock pins another fingerprint."""
-    home = tmp_path / "gnupg"
-    home.mkdir(mode=0o700)
-    gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
-    subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", "Test <t@example.com>", "rsa2048", "sign", "1d"],
-                   check=True, capture_output=True)
+    gpg, fingerprint = signing_key(tmp_path, "test")
     (tmp_path / "file").write_text("payload\n")
     subprocess.run([*gpg, "--detach-sign", "-o", str(tmp_path / "file.sig"), str(tmp_path / "file")], check=True)
     key = subprocess.run([*gpg, "--armor", "--comment", "Hostname: keys.example", "--export"], check=True,
                          capture_output=True, text=True).stdout
     (tmp_path / "key.asc").write_text(key)
-    listing = subprocess.run([*gpg, "--with-colons", "--list-keys"], check=True, capture_output=True, text=True)
-    fingerprint = next(line.split(":")[9] for line in listing.stdout.splitlines() if line.startswith("fpr:"))
 
     def verify(expected: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(["bash", "-c", f'source "{INSTALL}/common.sh"; verify_signature "$@"', "_",
