@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock, loader
 from gpufleet.lock.facts import BaseImageFact, ResolvedFacts, base_image_key, resolved_path
@@ -40,12 +40,12 @@ def recorded_facts(recorded: dict[str, tuple[str, str | None]] = RECORDED) -> Re
 def use_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: Callable[[dict], Any] | None = None,
              facts: ResolvedFacts | None = None) -> Path:
     """Write the shipped lock (after `change` edits its raw mapping) and `facts` beside it; every reader takes it."""
-    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    raw = copy.deepcopy(libyaml_files.load(DEFAULT_LOCK_PATH.read_text()))
     if change is not None:
         change(raw)
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw, sort_keys=False))
+    path.write_text(libyaml_files.dump(raw, sort_keys=False))
     if facts is not None:
-        resolved_path(path).write_text(yaml.safe_dump(facts.model_dump(mode="json", by_alias=True)))
+        resolved_path(path).write_text(libyaml_files.dump(facts.model_dump(mode="json", by_alias=True)))
     monkeypatch.setattr(loader.load_lock, "__defaults__", (path,))
     return path

@@ -8,7 +8,7 @@ import gzip
 from pathlib import Path
 from typing import Any
 
-import yaml
+import libyaml_files
 from conftest import read_cluster, write_stack
 from conftest import shipped_plan as shipped  # noqa: F401 - the Azure tests' name for the shared one
 from typer.testing import CliRunner
@@ -59,7 +59,7 @@ def cloud_init(scale_set: RecordedResource) -> dict[str, Any]:
     """The cloud-config document a scale set's customData carries."""
     data = base64.b64decode(scale_set.inputs["virtualMachineProfile"]["osProfile"]["customData"]).decode()
     assert data.startswith("#cloud-config\n")
-    return yaml.safe_load(data)
+    return libyaml_files.load(data)
 
 
 def node_file(scale_set: RecordedResource, path: str) -> str:

@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
-import yaml
+import libyaml_files
 
 from components.bootstrap import (
     BootstrapConfig,
@@ -93,7 +93,7 @@ def sent_user_data(encoded: str) -> str:
 def node_files(user_data: str) -> dict[str, dict]:
     """Each written file by path, its content as cloud-init writes it (gz+b64 entries decoded)."""
     assert user_data.startswith("#cloud-config\n")
-    document = yaml.safe_load(user_data)
+    document = libyaml_files.load(user_data)
     files = {}
     for entry in document["write_files"]:
         if entry.get("encoding") == "gz+b64":

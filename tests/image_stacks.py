@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-import yaml
+import libyaml_files
 from conftest import SHIPPED_STACKS
 from typer.testing import CliRunner
 
@@ -18,7 +18,7 @@ STACK = {"aws": "aws-images", "azure": "azure-images", "alicloud": "alicloud-ima
 
 def images_stack(tmp_path: Path, cloud: str, provider_region: str | None = None, **changes: Any) -> Path:
     """The shipped image stack of `cloud` with `changes` to its gpufleet:images (None removes a field)."""
-    document = yaml.safe_load((SHIPPED_STACKS / f"Pulumi.{STACK[cloud]}.yaml").read_text())
+    document = libyaml_files.load((SHIPPED_STACKS / f"Pulumi.{STACK[cloud]}.yaml").read_text())
     config = document["config"]
     for field, value in changes.items():
         if value is None:
@@ -28,7 +28,7 @@ def images_stack(tmp_path: Path, cloud: str, provider_region: str | None = None,
     if provider_region is not None:
         config[backend(cloud).region_key] = provider_region
     path = tmp_path / f"Pulumi.{cloud}-variant.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    path.write_text(libyaml_files.dump(document, sort_keys=False))
     return path
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
+import libyaml_files
 
 REGISTRY_BINARY = "/usr/bin/docker-registry"  # Debian's docker-registry package installs the binary here
 OCI_INDEX = "application/vnd.oci.image.index.v1+json"
@@ -80,7 +80,7 @@ def local_registry(directory: Path, auth: dict[str, Any] | None = None) -> Itera
                   "storage": {"filesystem": {"rootdirectory": str(directory / "storage")}, "delete": {"enabled": True}}}
         if auth:
             config["auth"] = auth
-        (directory / "config.yml").write_text(yaml.safe_dump(config))
+        (directory / "config.yml").write_text(libyaml_files.dump(config))
         log = (directory / "registry.log").open("ab")
         process = subprocess.Popen([REGISTRY_BINARY, "serve", str(directory / "config.yml")],
                                    stdout=log, stderr=subprocess.STDOUT)

@@ -8,7 +8,7 @@ import base64
 import gzip
 from typing import Any
 
-import yaml
+import libyaml_files
 from stack_rule_args import SG, res, urn
 
 from gpufleet.plan.record import RecordedResource
@@ -26,7 +26,7 @@ def packed(content: str) -> str:
 def cloud_config(files: dict[str, str]) -> str:
     entries = [{"path": path, "permissions": "0644", "encoding": "gz+b64", "content": packed(text)}
                for path, text in files.items()]
-    return "#cloud-config\n" + yaml.safe_dump({"write_files": entries})
+    return "#cloud-config\n" + libyaml_files.dump({"write_files": entries})
 
 
 def user_data_base64(files: dict[str, str]) -> str:

@@ -8,7 +8,7 @@ import copy
 import gzip
 from typing import Any
 
-import yaml
+import libyaml_files
 from conftest import of_type, read_cluster
 
 # The shipped VM training stacks, one per cloud, with a head node type of the cloud (the catalog has no CPU rows
@@ -45,7 +45,7 @@ def cloud_config(base64_gzip: str) -> dict[str, Any]:
     """A head node's user data (gzipped, base64) as cloud-init reads it."""
     text = gzip.decompress(base64.b64decode(base64_gzip)).decode()
     assert text.startswith("#cloud-config\n")
-    return yaml.safe_load(text)
+    return libyaml_files.load(text)
 
 
 def files_of(document: dict[str, Any]) -> dict[str, str]:

@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import libyaml_files
 import pytest
-import yaml
 from local_apt_repository import LocalAptRepositories
 from local_registry import local_registry, push_image
 from local_tls import local_tls
@@ -79,7 +79,7 @@ def test_a_run_records_each_kind_names_each_refusal_and_sees_what_moved(tmp_path
 def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
     """The shipped lock, its profile's download URLs pointing at the local server, which serves bytes made here
     for each (and one test key for every key URL); each pinned sha256 and fingerprint is what is served."""
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     key = server.key()
     profile = copy.deepcopy(raw["profiles"][PROFILE])
 
@@ -125,7 +125,7 @@ def mirrored_lock(tmp_path: Path, server: LocalAptRepositories) -> Path:
             component(entry)
     raw["profiles"] = {PROFILE: profile}
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     return path
 
 
@@ -158,7 +158,7 @@ def test_the_command_writes_the_record_checks_it_and_names_a_changed_file(tmp_pa
     assert checked.exit_code == 0 and "nothing written (--check)" in checked.stdout
     assert resolved_path(lock).read_bytes() == written
 
-    wheel_url = yaml.safe_load(lock.read_text())["profiles"][PROFILE]["nodecheck"]["nvidia_ml_py_url"]
+    wheel_url = libyaml_files.load(lock.read_text())["profiles"][PROFILE]["nodecheck"]["nvidia_ml_py_url"]
     (server.root / "files" / urlsplit(wheel_url).path.split("/files/", 1)[1]).write_bytes(b"another wheel")
     changed = runner.invoke(app, [*base, "--check"])
     assert changed.exit_code == 1

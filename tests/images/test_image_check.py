@@ -10,8 +10,8 @@ import tarfile
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import of_type, one
 
 from gpufleet.lock import load_lock
@@ -28,7 +28,7 @@ def rendered_checks(plan: Any, cloud: str) -> list[str]:
     """The image check commands the stack registers, as the cloud runs them."""
     if cloud == "aws":
         (install,) = [r for r in of_type(plan, "aws:imagebuilder/component:Component") if r.name.endswith("-install")]
-        phases = yaml.safe_load(install.inputs["data"])["phases"]
+        phases = libyaml_files.load(install.inputs["data"])["phases"]
         return [command for phase in phases if phase["name"] in ("validate", "test")
                 for step in phase["steps"] for command in step["inputs"]["commands"]]
     if cloud == "azure":

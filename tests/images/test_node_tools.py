@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import config, node_files
 from conftest import REPO
 from shell_commands import commands, node_commands
@@ -54,7 +54,7 @@ def _node_needs(cloud: str) -> set[str]:
     needed, unresolved = node_commands(shell, cloud, settings)
     assert unresolved == []
     needed |= commands(gate_command(60)).external  # what the scale-out gate runs on the node
-    document = yaml.safe_load(user_data)
+    document = libyaml_files.load(user_data)
     needed |= {argv[0] for argv in document["runcmd"]}
     for entry in files.values():  # interpreters of the scripts and what the units start
         first = entry["content"].splitlines()[0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import gzip
 
+import libyaml_files
 import yaml
 
 from policies.cloud_init import cloud_config, written_files
@@ -21,7 +22,7 @@ def test_each_encoding_decodes_and_a_broken_entry_is_left_out() -> None:
         {"path": "/gz", "encoding": "gz", "content": packed},
         {"path": "/broken", "encoding": "gz+b64", "content": "not base64 at all"},
     ]
-    document = "#cloud-config\n" + yaml.safe_dump({"write_files": entries})
+    document = "#cloud-config\n" + libyaml_files.dump({"write_files": entries})
     assert written_files(document) == {"/plain": text, "/b64": text, "/gz-b64": text, "/gz": text}
 
 
@@ -33,9 +34,9 @@ def test_a_script_writes_nothing_and_unknown_stays_unknown() -> None:
 def test_user_data_is_parsed_by_libyaml_with_safe_loads_values(monkeypatch) -> None:
     # Issue 37: the pure-Python reader took ~20 ms of an AWS plan. PyYAML's pure reader starts with yaml.reader's
     # Reader; libyaml's parser never does, so a Reader that refuses to start proves which one ran.
-    document = "#cloud-config\n" + yaml.safe_dump({"write_files": [
+    document = "#cloud-config\n" + libyaml_files.dump({"write_files": [
         {"path": "/etc/x", "content": "on: yes\n", "permissions": "0644"}], "runcmd": [["echo", 1.5, True, None]]})
-    expected = yaml.safe_load(document)
+    expected = libyaml_files.load(document)
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("the pure-Python YAML reader ran")

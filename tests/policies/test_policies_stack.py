@@ -6,7 +6,7 @@ import base64
 import json
 from typing import Any
 
-import yaml
+import libyaml_files
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
 from pulumi_policy.proxy import UNKNOWN_ARRAY_VALUE, unknown_checking_proxy
 from stack_rule_args import ASG, FLEET, LT, PG, SG, messages, res, urn
@@ -215,7 +215,7 @@ def test_spot_market_launch_template_makes_a_spot_group():
 
 
 def node_template(units: list[str]) -> RecordedResource:
-    cloud_config = "#cloud-config\n" + yaml.safe_dump({"runcmd": [["systemctl", "enable", *units]]})
+    cloud_config = "#cloud-config\n" + libyaml_files.dump({"runcmd": [["systemctl", "enable", *units]]})
     return res(LT, "lt", {"userData": base64.b64encode(cloud_config.encode()).decode()})
 
 

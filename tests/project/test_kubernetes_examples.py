@@ -8,8 +8,8 @@ import copy
 from collections.abc import ItemsView
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import REPO
 from kubernetes_schemas import UnknownField, plan_versions, validate
 
@@ -30,7 +30,7 @@ JOBS = sorted(EXAMPLES.glob("*/*.yaml"))
 
 
 def job(path: Path) -> dict:
-    return yaml.safe_load(path.read_text())
+    return libyaml_files.load(path.read_text())
 
 
 def templates(obj: dict) -> dict[str, dict]:

@@ -9,8 +9,8 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import REPO
 from local_apt_repository import LocalAptRepositories
 from typer.testing import CliRunner
@@ -87,13 +87,13 @@ def test_the_shipped_lock_leaves_enroots_sha256_to_the_release_unread() -> None:
 
 def test_a_resolved_release_digest_is_the_sha256_the_bake_checks(github, tmp_path: Path) -> None:
     _, release, download = github
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     slurm = copy.deepcopy(raw["profiles"][PROFILE]["slurm"])
     for name, asset in (("enroot", "enroot_4.1.2-1_amd64.deb"), ("enroot_caps", "enroot+caps_4.1.2-1_amd64.deb")):
         slurm[name].update(url=download(asset), release=release)
     raw["profiles"] = {PROFILE: {**raw["profiles"][PROFILE], "slurm": slurm}}
     lock = tmp_path / "lock.yaml"
-    lock.write_text(yaml.safe_dump(raw))
+    lock.write_text(libyaml_files.dump(raw))
 
     needs = [need for need in profile_needs(load_lock(lock).profiles[PROFILE])
              if isinstance(need, DownloadNeed) and need.release]

@@ -6,6 +6,7 @@ import json
 import subprocess
 from dataclasses import replace
 
+import libyaml_files
 import pytest
 import yaml
 from bootstrap_node import H100, LIFECYCLE, config, install, node_files
@@ -88,7 +89,7 @@ def test_aws_render_carries_lifecycle_names_and_results():
 
 
 def test_runcmd_enables_and_starts_every_unit():
-    document = yaml.safe_load(render_user_data(config("aws")))
+    document = libyaml_files.load(render_user_data(config("aws")))
     # p5 and its fallbacks have NVSwitches: the fabric manager (disabled in the image) starts before the node check.
     units = ["gpufleet-scratch.service", "nvidia-fabricmanager.service", "gpufleet-health.service",
              "gpufleet-spot-watcher.service"]

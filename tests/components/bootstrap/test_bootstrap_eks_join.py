@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import Node, config, install, node_files
 from conftest import shellcheck
 
@@ -98,7 +98,7 @@ def test_a_join_over_the_cap_even_gzipped_names_the_group() -> None:
 
 def test_the_join_is_added_after_the_vm_bootstrap() -> None:
     plain = render_user_data(config("aws"))
-    vm, eks = yaml.safe_load(plain), yaml.safe_load(eks_cloud_config(plain, eks_node()))
+    vm, eks = libyaml_files.load(plain), libyaml_files.load(eks_cloud_config(plain, eks_node()))
     assert eks["write_files"][: len(vm["write_files"])] == vm["write_files"]
     assert eks["runcmd"][1] == [*vm["runcmd"][1], "gpufleet-eks-join.service"]
     assert eks["runcmd"][2] == [*vm["runcmd"][2], "gpufleet-eks-join.service"]

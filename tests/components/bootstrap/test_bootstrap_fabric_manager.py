@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import libyaml_files
 import pytest
-import yaml
 from azure_plans import INFER, TRAIN, VMSS, cloud_init, one, shipped
 from bootstrap_node import A100, H100, Node, config, node_files
 
@@ -19,7 +19,7 @@ FM = "nvidia-fabricmanager.service"
 
 
 def _runcmd(user_data: str) -> list[list[str]]:
-    return yaml.safe_load(user_data)["runcmd"]
+    return libyaml_files.load(user_data)["runcmd"]
 
 
 def test_an_nvswitch_group_enables_and_starts_the_fabric_manager_before_the_node_check() -> None:
@@ -34,7 +34,7 @@ def test_a_group_without_nvswitches_never_starts_it() -> None:
     pcie = {"Standard_NC96ads_A100_v4": replace(A100, nvswitch=False, fabric="none", fabric_interfaces=0)}
     user_data = render_user_data(config("azure", expected=pcie))
     assert not any(FM in command for command in _runcmd(user_data))
-    expect = yaml.safe_load(node_files(user_data)["/etc/gpufleet/expect.json"]["content"])
+    expect = libyaml_files.load(node_files(user_data)["/etc/gpufleet/expect.json"]["content"])
     assert expect["instance_types"]["Standard_NC96ads_A100_v4"]["nvswitch"] is False  # the node check skips it
 
 

@@ -10,8 +10,8 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import A100, Node, config, node_files, sent_user_data
 from conftest import of_type, read_cluster, shellcheck, write_stack
 from typer.testing import CliRunner
@@ -67,7 +67,7 @@ def test_the_rendered_mig_script_is_shellcheck_clean(tmp_path):
 
 
 def test_files_are_written_as_root_by_cloud_inits_default():
-    document = yaml.safe_load(render_user_data(mig_config()))
+    document = libyaml_files.load(render_user_data(mig_config()))
     assert all("owner" not in entry for entry in document["write_files"])
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import boto3
 import jmespath
+import libyaml_files
 import pytest
-import yaml
 from conftest import shellcheck
 from moto import mock_aws
 from slurm_stacks import files_of, slurm_cluster
@@ -105,7 +105,8 @@ class Machine:
 def head_files(root: Path, cloud_config: str | None = None) -> dict[str, tuple[str, str]]:
     """The head node's files as its user data (AWS's, or `cloud_config`) writes them, the settings' paths and user
     moved under `root`."""
-    document = yaml.safe_load(cloud_config or head_cloud_config(resolve_cluster(slurm_cluster("aws-train-p5")), SECRET))
+    cloud_config = cloud_config or head_cloud_config(resolve_cluster(slurm_cluster("aws-train-p5")), SECRET)
+    document = libyaml_files.load(cloud_config)
     files = {entry["path"]: (entry["permissions"], entry["content"]) for entry in document["write_files"]}
     mode, settings = files["/etc/gpufleet/bootstrap.env"]
     site = head_site()
@@ -119,7 +120,7 @@ def head_files(root: Path, cloud_config: str | None = None) -> dict[str, tuple[s
 def joined_files(user_data: str) -> dict[str, tuple[str, str]]:
     """A node's files as its cloud-config (a group's user data with the Slurm join) writes them, with common.sh and
     an empty bootstrap.env (the group's settings, which the join does not read)."""
-    document = yaml.safe_load(user_data)
+    document = libyaml_files.load(user_data)
     modes = {entry["path"]: entry["permissions"] for entry in document["write_files"]}
     files = {path: (modes[path], content) for path, content in files_of(document).items()}
     files["/usr/local/lib/gpufleet/common.sh"] = ("0644", node_script("common.sh"))

@@ -10,6 +10,7 @@ import subprocess
 import tarfile
 from pathlib import Path
 
+import libyaml_files
 import pytest
 import yaml
 from conftest import SHIPPED_STACKS, shipped_plan
@@ -33,7 +34,7 @@ def test_images_stack_plans_clean() -> None:
     # component's ARN carries its registered content version).
     ordered = [next(c for c in components if f"/{c.inputs['version']}/" in ref["componentArn"])
                for ref in recipe.inputs["components"]]
-    documents = [yaml.safe_load(c.inputs["data"]) for c in ordered]
+    documents = [libyaml_files.load(c.inputs["data"]) for c in ordered]
     assert [d["name"] for d in documents] == [*(f"gpufleet-cuda12.8-r580-part{i}" for i in range(len(ordered) - 1)),
                                               "gpufleet-cuda12.8-r580"]
     commands = documents[-1]["phases"][0]["steps"][0]["inputs"]["commands"][0]
@@ -99,7 +100,7 @@ def test_component_document_has_no_anchors_and_parses_back() -> None:
     assert not [e for e in events if isinstance(e, yaml.AliasEvent) or getattr(e, "anchor", None)]
     profile = load_lock().profiles["cuda12.8-r580"]
     command = installer_parts(profile, "aws", True)[-1]
-    assert yaml.safe_load(data) == component_document("cuda12.8-r580", command)
+    assert libyaml_files.load(data) == component_document("cuda12.8-r580", command)
 
 
 def test_the_recipe_starts_from_the_recorded_ami_not_the_parameter(tmp_path: Path,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import libyaml_files
 import pytest
-import yaml
 
 from components.kubernetes.gpu_sharing import (
     DEFAULT_CONFIG_NAME,
@@ -102,9 +102,9 @@ def test_the_config_map_holds_the_default_and_one_config_per_sharing_group():
     assert list(data) == [DEFAULT_CONFIG_NAME, "mig-single", "mig-mixed", "group-shared"]
     assert all(CONFIG_MAP_KEY.match(key) for key in data)
     for text in data.values():
-        _plugin_accepts(yaml.safe_load(text))
+        _plugin_accepts(libyaml_files.load(text))
     assert config_name(groups[1]) == "mig-mixed"
-    assert yaml.safe_load(data["mig-mixed"])["flags"]["migStrategy"] == "mixed"
+    assert libyaml_files.load(data["mig-mixed"])["flags"]["migStrategy"] == "mixed"
     # A group named like the default, or like a MIG config, keeps its own config.
     assert config_name(Group(name="default")) != DEFAULT_CONFIG_NAME
     assert config_name(Group(name="single", sharing_mode="time-slicing", time_slicing_replicas=2)) != "mig-single"
@@ -120,7 +120,7 @@ def test_a_mig_profile_change_leaves_older_nodes_the_strategy_of_their_layout(be
     now = Group(sharing_mode="mig", mig_profile=after) if after else Group()
     data = config_map_data([now])
     assert label in data
-    assert yaml.safe_load(data[label]) == device_plugin_config(old)
+    assert libyaml_files.load(data[label]) == device_plugin_config(old)
 
 
 @pytest.mark.parametrize("group", [

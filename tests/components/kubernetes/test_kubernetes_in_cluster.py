@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import libyaml_files
 import pulumi
 import pytest
-import yaml
 from kubernetes_objects import EFA, IB, PLAIN_P5, SHARED, build
 
 from components.kubernetes import SERVICE_ACCOUNTS, refuse_unpinned
@@ -80,8 +80,8 @@ def test_device_plugin_config_per_sharing_group_picked_by_node_label():
     plan = build()
     data = plan.one("ConfigMap", "nvdp-nvidia-device-plugin-configs").inputs["data"]
     assert set(data) == {"default", "mig-single", "mig-mixed", config_name(SHARED)}
-    assert yaml.safe_load(data["default"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
-    assert yaml.safe_load(data[config_name(SHARED)])["sharing"]["timeSlicing"]["resources"] == [
+    assert libyaml_files.load(data["default"]) == {"version": "v1", "flags": {"migStrategy": "none"}}
+    assert libyaml_files.load(data[config_name(SHARED)])["sharing"]["timeSlicing"]["resources"] == [
         {"name": "nvidia.com/gpu", "replicas": 4}]
     # The label the cloud side puts on the group's nodes names that config; whole-GPU groups carry none.
     assert sharing_labels(SHARED) == {DEVICE_PLUGIN_CONFIG_LABEL: config_name(SHARED)} and sharing_labels(EFA) == {}

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from types import SimpleNamespace
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import one, write_stack
 from fake_mig import SLURM_GRES, mig_nvml, slurm_gres_script
 from slurm_daemons import site_in
@@ -116,7 +116,8 @@ def _node_files(plan: PlanResult) -> dict[str, str]:
     if plan.cloud == "aws":
         return files_of(cloud_config(one(plan, "aws:ec2/launchTemplate:LaunchTemplate").inputs["userData"]))
     vmss = one(plan, "azure-native:compute:VirtualMachineScaleSet")
-    return files_of(yaml.safe_load(base64.b64decode(vmss.inputs["virtualMachineProfile"]["osProfile"]["customData"])))
+    custom_data = vmss.inputs["virtualMachineProfile"]["osProfile"]["customData"]
+    return files_of(libyaml_files.load(base64.b64decode(custom_data)))
 
 
 @pytest.mark.parametrize(("stack", "gres"), [

@@ -6,7 +6,7 @@ import copy
 import json
 from pathlib import Path
 
-import yaml
+import libyaml_files
 from conftest import SHIPPED_STACKS, read_cluster, write_stack
 from typer.testing import CliRunner
 
@@ -173,7 +173,7 @@ def test_fork_writes_a_valid_stack(stacks_dir: Path) -> None:
                     "--set", "node_groups[0].size.max=32", "--set", "budget.max_hourly_usd=1800",
                     "--stacks-dir", str(stacks_dir))
     assert result.exit_code == 0, result.output + result.stderr
-    written = yaml.safe_load((stacks_dir / "Pulumi.team-a.yaml").read_text())["config"]
+    written = libyaml_files.load((stacks_dir / "Pulumi.team-a.yaml").read_text())["config"]
     assert written["aws:region"] == "us-east-1"
     cluster = written["gpufleet:cluster"]
     assert cluster["extends"] == "aws-train-p5" and cluster["name"] == "team-a"
@@ -205,10 +205,10 @@ def test_images_check_on_shipped_lock_passes_noting_the_driver_ack_installs() ->
 def test_images_check_fails_on_fabric_manager_drift(tmp_path: Path) -> None:
     from gpufleet.lock import DEFAULT_LOCK_PATH
 
-    lock = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    lock = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     lock["profiles"]["cuda12.8-r580"]["fabric_manager"] = "580.82.07"
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(lock))
+    path.write_text(libyaml_files.dump(lock))
     result = invoke("images", "check", "--lock", str(path), "--format", "json")
     assert result.exit_code == 1
     problems = json.loads(result.output)["problems"]

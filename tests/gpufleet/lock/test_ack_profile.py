@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -20,14 +20,14 @@ from gpufleet.lock.needs import image_stack_needs, lock_needs, profile_needs
 
 ACK = "cuda12.8-r570-ack"
 BAKED = "cuda12.8-r580"
-RAW = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+RAW = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
 
 
 def _write(tmp_path: Path, change: Any) -> Path:
     raw = copy.deepcopy(RAW)
     change(raw["profiles"])
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     return path
 
 

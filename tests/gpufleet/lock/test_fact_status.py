@@ -6,8 +6,8 @@ import copy
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from resolved_facts import READ_AT, record, write_beside
 
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
@@ -95,7 +95,7 @@ def test_the_written_record_reads_back_equal_and_sorted(lock_copy: Path) -> None
     path = write_beside(lock_copy, facts)
     assert path.name == "lock.resolved.yaml"
     assert load_facts(lock_copy) == facts
-    raw = yaml.safe_load(path.read_text())
+    raw = libyaml_files.load(path.read_text())
     assert list(raw["downloads"]) == sorted(raw["downloads"])
     again = copy.deepcopy(path.read_text())
     write_beside(lock_copy, load_facts(lock_copy))

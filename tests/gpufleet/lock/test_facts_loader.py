@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 
 from gpufleet.lock.facts import BaseImageFact, ResolvedFacts, base_image_key
 from gpufleet.lock.facts_loader import load_facts
@@ -28,7 +28,7 @@ def test_recorded_base_image_reads_back_under_its_key(tmp_path: Path) -> None:
     read_at = datetime(2026, 11, 2, 9, 30, tzinfo=UTC)
     written = ResolvedFacts(base_images={key: BaseImageFact(
         source="ecs.DescribeImages cn-wulanchabu", read_at=read_at, image_id=IMAGE, name=IMAGE, boot_mode="BIOS")})
-    (tmp_path / "lock.resolved.yaml").write_text(yaml.safe_dump(written.model_dump(mode="json", by_alias=True)))
+    (tmp_path / "lock.resolved.yaml").write_text(libyaml_files.dump(written.model_dump(mode="json", by_alias=True)))
     fact = load_facts(tmp_path / "lock.yaml").base_images[key]
     assert (fact.image_id, fact.boot_mode, fact.read_at) == (IMAGE, "BIOS", read_at)
 

@@ -6,13 +6,13 @@ import copy
 from datetime import date
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 
 from gpufleet.lock import DEFAULT_LOCK_PATH, LockError, LockProblem, check_lock, load_lock, render_install_env
 
 PROFILE = "cuda12.8-r580"
-RAW = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+RAW = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
 
 
 def _lock_with(tmp_path: Path, change):
@@ -92,7 +92,7 @@ def test_base_image_must_be_a_pinnable_parent(tmp_path, parent, ok):
     raw = copy.deepcopy(RAW)
     raw["base_images"]["aws"]["us-east-1"]["parent_image"] = parent
     path = tmp_path / "base.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     problems = [p for p in check_lock(load_lock(path), date(2026, 11, 21)) if p.profile == "base_images"]
     if ok:
         assert problems == []
@@ -233,7 +233,7 @@ def _write(tmp_path: Path, change) -> Path:
     raw = copy.deepcopy(RAW)
     change(raw["profiles"][PROFILE])
     path = tmp_path / "changed.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     return path
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 from datetime import date
 
+import libyaml_files
 import pytest
-import yaml
 
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock
 from gpufleet.lock.model import Lock
@@ -17,7 +17,7 @@ ON = date(2026, 1, 1)
 
 def problems_after(change: dict[str, str | None]) -> list[str]:
     """check_lock's problems for the shipped lock with PROFILE's apt pins changed (None removes a pin)."""
-    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    raw = copy.deepcopy(libyaml_files.load(DEFAULT_LOCK_PATH.read_text()))
     apt = raw["profiles"][PROFILE]["apt"]
     for package, version in change.items():
         if version is None:
@@ -50,7 +50,7 @@ def test_a_pin_that_contradicts_its_profile_is_a_problem_naming_the_pin(change: 
 
 
 def test_a_pinning_package_of_another_driver_is_a_problem() -> None:
-    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    raw = copy.deepcopy(libyaml_files.load(DEFAULT_LOCK_PATH.read_text()))
     raw["profiles"][PROFILE]["driver_pinning_package"] = "nvidia-driver-pinning-570.133.20"
     found = [f"{p.field}: {p.message}" for p in check_lock(Lock.model_validate(raw), ON, profile=PROFILE)]
     assert found == ["driver_pinning_package: nvidia-driver-pinning-570.133.20 does not pin driver 580.126.16"]

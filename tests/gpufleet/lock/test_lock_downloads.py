@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import yaml
+import libyaml_files
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
@@ -15,10 +15,10 @@ PROFILE = "cuda12.8-r580"
 
 
 def _check(tmp_path: Path, change) -> tuple[int, dict, str]:
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     change(raw["profiles"][PROFILE])
     path = tmp_path / "fixture-lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     json_run = CliRunner().invoke(app, ["images", "check", "--lock", str(path), "--profile", PROFILE,
                                         "--format", "json"])
     table_run = CliRunner().invoke(app, ["images", "check", "--lock", str(path), "--profile", PROFILE])

@@ -8,7 +8,7 @@ import copy
 from datetime import date
 from pathlib import Path
 
-import yaml
+import libyaml_files
 
 from gpufleet.catalog import DATA_DIR, load_catalog
 from gpufleet.lock import DEFAULT_LOCK_PATH, check_lock
@@ -22,15 +22,15 @@ V100 = {"gpu": {"model": "V100", "architecture": "volta", "count": 8, "memory_gb
 
 def _catalog(tmp_path: Path, cloud: str, rows: dict[str, dict]) -> Path:
     for path in DATA_DIR.glob("*.yaml"):
-        raw = yaml.safe_load(path.read_text())
+        raw = libyaml_files.load(path.read_text())
         if raw["cloud"] == cloud:
             raw["instances"].update(rows)
-        (tmp_path / path.name).write_text(yaml.safe_dump(raw))
+        (tmp_path / path.name).write_text(libyaml_files.dump(raw))
     return tmp_path
 
 
 def _problems(tmp_path: Path, rows: dict[str, dict], modules: str = "open") -> list[str]:
-    raw = copy.deepcopy(yaml.safe_load(DEFAULT_LOCK_PATH.read_text()))
+    raw = copy.deepcopy(libyaml_files.load(DEFAULT_LOCK_PATH.read_text()))
     for body in raw["profiles"].values():
         if body.get("installed_by", "bake") == "bake":  # ACK chooses its own driver's modules
             body["kernel_modules"] = modules

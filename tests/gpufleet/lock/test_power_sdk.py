@@ -17,8 +17,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import REPO
 from typer.testing import CliRunner
 
@@ -33,10 +33,10 @@ CLOUDS = ("aws", "azure", "alicloud")
 
 def _refusal(tmp_path: Path, change: Callable[[dict], None]) -> str:
     """`images check`'s words on the shipped lock with `change` made to its power_sdk, which it must refuse (exit 2)."""
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     change(raw["profiles"][PROFILE]["slurm"]["power_sdk"])
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     done = CliRunner().invoke(app, ["images", "check", "--lock", str(path), "--profile", PROFILE])
     assert done.exit_code == 2, done.output
     return " ".join(done.output.split())

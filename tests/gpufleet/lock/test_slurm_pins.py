@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import yaml
+import libyaml_files
 from conftest import shipped_plan
 from local_apt_repository import LocalAptRepositories
 from typer.testing import CliRunner
@@ -23,10 +23,10 @@ NOW = datetime(2026, 11, 28, tzinfo=timezone.utc)
 
 
 def _images_check(tmp_path: Path, change) -> tuple[int, str]:
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     change(raw["profiles"])
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     done = CliRunner().invoke(app, ["images", "check", "--lock", str(path), "--profile", PROFILE])
     return done.exit_code, done.output
 

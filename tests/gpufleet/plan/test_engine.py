@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import libyaml_files
 import pulumi
 import pulumi_aws as aws
 import pytest
@@ -241,9 +242,8 @@ def test_pulumi_new_template_stack_starts_from_named_stack() -> None:
 
 def test_pulumi_yaml_template_prompts() -> None:
 
-    import yaml
 
-    project = yaml.safe_load((REPO / "Pulumi.yaml").read_text())
+    project = libyaml_files.load((REPO / "Pulumi.yaml").read_text())
     assert project["name"] == "gpufleet" and project["stackConfigDir"] == "stacks"
     assert project["runtime"]["options"]["virtualenv"] == ".venv"
     assert {"gpufleet:template", "gpufleet:cloud", "gpufleet:region"} <= set(project["template"]["config"])

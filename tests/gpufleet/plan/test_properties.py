@@ -11,8 +11,8 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import REPO, SHIPPED_STACKS, read_cluster, write_stack
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -25,7 +25,7 @@ from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, SpecInvalid
 
 CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")
-                  if "gpufleet:cluster" in yaml.safe_load(p.read_text())["config"])
+                  if "gpufleet:cluster" in libyaml_files.load(p.read_text())["config"])
 BASES = {name: read_cluster(name) for name in CLUSTERS}
 CLOUDS = ("aws", "azure", "alicloud")
 # Each property runs once per cloud on that cloud's shipped clusters: every cloud gets its share of the cases,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import libyaml_files
 import pulumi
 import pytest
-import yaml
 from conftest import SHIPPED_STACKS, registered_types
 
 from components import runtime
@@ -26,11 +26,11 @@ TRAIN = SHIPPED_STACKS / "Pulumi.aws-train-p5.yaml"
 @pytest.fixture
 def baked_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """The shipped lock with cuda12.8-r580 baked in us-east-1, made the default for every reader."""
-    raw = yaml.safe_load(DEFAULT_LOCK_PATH.read_text())
+    raw = libyaml_files.load(DEFAULT_LOCK_PATH.read_text())
     raw = copy.deepcopy(raw)
     raw["profiles"]["cuda12.8-r580"]["images"]["aws"]["us-east-1"] = {"id": BAKED_AMI, "status": "baked"}
     path = tmp_path / "lock.yaml"
-    path.write_text(yaml.safe_dump(raw))
+    path.write_text(libyaml_files.dump(raw))
     monkeypatch.setattr(loader.load_lock, "__defaults__", (path,))
     return BAKED_AMI
 

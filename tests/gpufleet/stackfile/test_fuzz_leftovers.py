@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import SHIPPED_STACKS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -173,7 +173,8 @@ def test_a_value_off_pattern_is_told_in_words(stacks_dir: Path, field: str, valu
 @FUZZ
 def test_too_many_zones_is_not_called_a_small_network(stacks_dir: Path, zones: int) -> None:
     names = [f"us-east-1{c}" for c in "abcdef"[:zones]]
-    cluster = yaml.safe_load((SHIPPED_STACKS / "Pulumi.aws-infer-g6e.yaml").read_text())["config"]["gpufleet:cluster"]
+    stack = libyaml_files.load((SHIPPED_STACKS / "Pulumi.aws-infer-g6e.yaml").read_text())
+    cluster = stack["config"]["gpufleet:cluster"]
     network = {**cluster["network"], "zones": names}
     child(stacks_dir, "zones", "  gpufleet:cluster: " + json.dumps({"extends": "aws-infer-g6e", "network": network})
           + "\n")

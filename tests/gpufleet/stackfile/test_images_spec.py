@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import of_type, one
 from image_stacks import images_stack, refused
 from typer.testing import CliRunner
@@ -48,7 +48,7 @@ def test_a_field_of_another_cloud_is_refused_by_name(tmp_path: Path, cloud: str,
 def test_a_region_the_cloud_does_not_name_so_is_refused(tmp_path: Path, cloud: str, region: str,
                                                          expected: str) -> None:
     path = images_stack(tmp_path, cloud)
-    build = yaml.safe_load(path.read_text())["config"]["gpufleet:images"]["regions"][0]
+    build = libyaml_files.load(path.read_text())["config"]["gpufleet:images"]["regions"][0]
     output = refused(images_stack(tmp_path, cloud, regions=[build, region]))
     assert f"regions[1]: '{region}' is not {expected}" in output
     assert "has no" not in output  # no advice to add a misspelt region to the lock
@@ -56,7 +56,7 @@ def test_a_region_the_cloud_does_not_name_so_is_refused(tmp_path: Path, cloud: s
 
 @pytest.mark.parametrize("cloud", CLOUDS)
 def test_a_region_listed_twice_is_refused(tmp_path: Path, cloud: str) -> None:
-    regions = yaml.safe_load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"]
+    regions = libyaml_files.load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"]
     output = refused(images_stack(tmp_path, cloud, regions=[*regions, regions[0]]))
     assert f"regions[{len(regions)}]: '{regions[0]}' is listed twice; list each region once" in output
 
@@ -94,7 +94,7 @@ def test_a_profile_ack_installs_is_refused(tmp_path: Path, cloud: str) -> None:
 @pytest.mark.parametrize(("cloud", "region"), [("aws", "ap-south-1"), ("azure", "westus3"),
                                                ("alicloud", "cn-hangzhou")])
 def test_a_region_the_profile_does_not_list_is_refused(tmp_path: Path, cloud: str, region: str) -> None:
-    build = yaml.safe_load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"][0]
+    build = libyaml_files.load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"][0]
     output = refused(images_stack(tmp_path, cloud, regions=[build, region]))
     assert f"regions[1]: profile 'cuda12.8-r580' has no {cloud} entry for {region} in images/lock.yaml" in output
     assert f"add `{region}: {{id: null, status: unbaked}}` under profiles.cuda12.8-r580.images.{cloud} first" in output
@@ -104,7 +104,7 @@ def test_a_region_the_profile_does_not_list_is_refused(tmp_path: Path, cloud: st
                                               ("alicloud", "cn-beijing")])
 def test_a_provider_region_other_than_the_build_region_is_refused(tmp_path: Path, cloud: str, other: str) -> None:
     output = refused(images_stack(tmp_path, cloud, provider_region=other))
-    build = yaml.safe_load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"][0]
+    build = libyaml_files.load(images_stack(tmp_path, cloud).read_text())["config"]["gpufleet:images"]["regions"][0]
     key = backend(cloud).region_key
     assert f"{key}: is '{other}' but gpufleet:images.regions[0] is '{build}'; set both to the same region" in output
 

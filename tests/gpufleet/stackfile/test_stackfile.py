@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 
 from gpufleet.stackfile import SpecInvalid, load_stack
 
 
 def write(directory: Path, name: str, config: dict) -> Path:
     path = directory / f"Pulumi.{name}.yaml"
-    path.write_text(yaml.safe_dump({"config": config}))
+    path.write_text(libyaml_files.dump({"config": config}))
     return path
 
 

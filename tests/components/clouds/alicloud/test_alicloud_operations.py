@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import Node, config, xid_lines
 from conftest import of_type, one, read_cluster, write_stack
 from conftest import shipped_plan as shipped
@@ -36,7 +36,7 @@ GROUP = "alicloud:ess/scalingGroup:ScalingGroup"
 
 
 def cloud_config(plan: PlanResult, typ: str) -> dict[str, Any]:
-    return yaml.safe_load(base64.b64decode(one(plan, typ).inputs["userData"]))
+    return libyaml_files.load(base64.b64decode(one(plan, typ).inputs["userData"]))
 
 
 def settings(plan: PlanResult, typ: str) -> str:

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import of_type, one, write_stack
 from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
@@ -157,7 +157,7 @@ def test_the_nodes_join_the_head_after_their_check_in_gzipped_user_data(plan: Pl
     packed = base64.b64decode(configuration.inputs["userData"])
     assert packed.startswith(b"\x1f\x8b")  # gzip: the join does not fit Alibaba's 16 KB plain
     assert len(packed) <= 16384
-    document = yaml.safe_load(gzip.decompress(packed).decode())
+    document = libyaml_files.load(gzip.decompress(packed).decode())
     files = files_of(document)
     assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == cloud_part("slurm-alicloud.sh", "alicloud")
     settings = files["/etc/gpufleet/slurm.env"].splitlines()

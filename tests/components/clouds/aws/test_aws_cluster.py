@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import sent_user_data
 from conftest import SHIPPED_STACKS, of_type, one, read_cluster, write_stack
 from conftest import shipped_plan as shipped
@@ -145,7 +145,7 @@ def test_asg_lifecycle_hooks() -> None:
 def user_settings(plan: PlanResult) -> dict[str, str]:
     """The bootstrap.env the launch template's user data writes, as NAME -> value."""
 
-    document = yaml.safe_load(sent_user_data(one(plan, LT).inputs["userData"]))
+    document = libyaml_files.load(sent_user_data(one(plan, LT).inputs["userData"]))
     env = next(f["content"] for f in document["write_files"] if f["path"] == "/etc/gpufleet/bootstrap.env")
     return dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#"))
 

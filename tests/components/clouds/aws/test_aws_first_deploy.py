@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
 from bootstrap_node import sent_user_data
 from conftest import of_type, read_cluster, write_stack
@@ -148,12 +149,11 @@ def test_the_file_system_waits_for_the_rules_createfilesystem_validates() -> Non
 
 def test_no_mount_requires_a_unit_ubuntu_lacks() -> None:
 
-    import yaml
 
     for template in of_type(shipped("aws-train-p5"), "aws:ec2/launchTemplate:LaunchTemplate"):
         text = sent_user_data(template.inputs["userData"])
         assert "network.service" not in text
-        (mount,) = yaml.safe_load(text)["mounts"]
+        (mount,) = libyaml_files.load(text)["mounts"]
         assert "x-systemd.requires=network-online.target" in mount[3].split(",") and "_netdev" in mount[3]
 
 

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import SHIPPED_STACKS, of_type, read_cluster, shipped_plan, write_stack
 
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -174,10 +174,10 @@ def test_log_group_statement_is_scoped_to_the_log_groups_arn(tmp_path: Path) -> 
 
 
 def images_plan(tmp_path: Path, **changes: Any) -> PlanResult:
-    document = yaml.safe_load((SHIPPED_STACKS / "Pulumi.aws-images.yaml").read_text())
+    document = libyaml_files.load((SHIPPED_STACKS / "Pulumi.aws-images.yaml").read_text())
     document["config"]["gpufleet:images"].update(changes)
     path = tmp_path / "Pulumi.images-variant.yaml"
-    path.write_text(yaml.safe_dump(document, sort_keys=False))
+    path.write_text(libyaml_files.dump(document, sort_keys=False))
     return plan_stack(path, SHIPPED_STACKS)
 
 

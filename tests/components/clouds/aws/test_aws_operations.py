@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import sent_user_data
 from conftest import REPO, of_type, one, read_cluster, write_stack
 from conftest import shipped_plan as shipped
@@ -31,7 +31,7 @@ SG = "aws:ec2/securityGroup:SecurityGroup"
 
 
 def cloud_config(plan: PlanResult) -> dict[str, Any]:
-    return yaml.safe_load(sent_user_data(one(plan, LT).inputs["userData"]))
+    return libyaml_files.load(sent_user_data(one(plan, LT).inputs["userData"]))
 
 
 def written(plan: PlanResult, path: str) -> dict[str, Any]:

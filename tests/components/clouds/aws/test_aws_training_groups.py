@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-import yaml
 from bootstrap_node import sent_user_data
 from conftest import of_type, read_cluster, write_stack
 from conftest import shipped_plan as shipped
@@ -32,7 +32,7 @@ def variant(tmp_path: Path, stack: str, change: Any) -> PlanResult:
 
 
 def settings(template: Any) -> dict[str, str]:
-    document = yaml.safe_load(sent_user_data(template.inputs["userData"]))
+    document = libyaml_files.load(sent_user_data(template.inputs["userData"]))
     env = next(f["content"] for f in document["write_files"] if f["path"] == "/etc/gpufleet/bootstrap.env")
     return dict(line.split("=", 1) for line in env.splitlines() if not line.startswith("#"))
 

@@ -9,9 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pulumi
 import pytest
-import yaml
 from conftest import of_type, one, read_cluster, write_stack
 from kubernetes_schemas import validate
 
@@ -105,7 +105,7 @@ def test_gpu_daemons_follow_the_group_label_the_nodes_register_and_tolerate_its_
 def test_the_group_sharing_and_fabric_reach_the_in_cluster_layer(shared_plan: PlanResult) -> None:
     group = read_cluster("aws-infer-g6e")["node_groups"][0]["name"]
     configs = kubernetes_object(shared_plan, "ConfigMap", "nvdp-nvidia-device-plugin-configs").inputs["data"]
-    sharing = yaml.safe_load(configs[f"group-{group}"])["sharing"]["timeSlicing"]
+    sharing = libyaml_files.load(configs[f"group-{group}"])["sharing"]["timeSlicing"]
     assert sharing["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
     daemons = {r.inputs["metadata"]["name"] for r in shared_plan.resources
                if is_kubernetes(r.type) and r.inputs["kind"] == "DaemonSet"}

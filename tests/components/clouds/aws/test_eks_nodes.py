@@ -10,9 +10,9 @@ import gzip
 from functools import cache
 from typing import Any
 
+import libyaml_files
 import pulumi
 import pytest
-import yaml
 from bootstrap_node import node_files, sent_user_data
 from conftest import read_cluster
 
@@ -99,7 +99,7 @@ def p5() -> list[RecordedResource]:
 def test_the_join_runs_after_the_node_check_and_requires_it(p5: list[RecordedResource]) -> None:
     raw, text = cloud_config(one(p5, LT))
     assert raw[:2] == b"\x1f\x8b" and len(raw) <= 16384  # gzip, within EC2's cap
-    document = yaml.safe_load(text)
+    document = libyaml_files.load(text)
     enable, start = document["runcmd"][1], document["runcmd"][2]
     for line in (enable, start):
         assert line.index("gpufleet-health.service") < line.index("gpufleet-eks-join.service")
@@ -143,8 +143,8 @@ def test_an_efa_group_lifts_containerds_locked_memory_limit_and_a_plain_group_do
 
 
 def test_the_vm_part_of_the_user_data_is_unchanged(p5: list[RecordedResource]) -> None:
-    vm = yaml.safe_load(sent_user_data(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
-    eks = yaml.safe_load(cloud_config(one(p5, LT))[1])
+    vm = libyaml_files.load(sent_user_data(one(record("aws-train-eks", eks=False), LT).inputs["userData"]))
+    eks = libyaml_files.load(cloud_config(one(p5, LT))[1])
     assert eks["write_files"][: len(vm["write_files"])] == vm["write_files"]
     assert [line for line in eks["runcmd"][1] if line != "gpufleet-eks-join.service"] == vm["runcmd"][1]
 

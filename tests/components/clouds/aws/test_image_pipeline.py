@@ -6,9 +6,9 @@ import json
 import re
 from dataclasses import dataclass
 
+import libyaml_files
 import pulumi_aws as aws
 import pytest
-import yaml
 
 from components.clouds.aws.image_pipeline import AwsImagePipeline, AwsImagePipelineArgs, _amis_by_region
 from gpufleet.plan.engine import run_program
@@ -118,10 +118,10 @@ def test_component_runs_the_installer():
     components = {c.name: c.inputs for c in plan.of_type("aws:imagebuilder/component:Component")}
     assert sorted(components) == ["img-doc-install", "img-doc-part0"]
     assert {c["platform"] for c in components.values()} == {"Linux"}
-    part = yaml.safe_load(components["img-doc-part0"]["data"])
+    part = libyaml_files.load(components["img-doc-part0"]["data"])
     assert [p["name"] for p in part["phases"]] == ["build"]
     assert part["phases"][0]["steps"][0]["inputs"]["commands"] == PARTS[:1]
-    document = yaml.safe_load(components["img-doc-install"]["data"])
+    document = libyaml_files.load(components["img-doc-install"]["data"])
     build_phase = next(p for p in document["phases"] if p["name"] == "build")
     assert build_phase["steps"][0]["inputs"]["commands"] == PARTS[1:]
     assert [p["name"] for p in document["phases"]] == ["build", "validate", "test"]

@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import libyaml_files
 import pytest
-import yaml
 from conftest import of_type, one, write_stack
 from slurm_stacks import cloud_config, files_of, named, slurm_cluster
 
@@ -191,7 +191,7 @@ def test_the_heads_custom_data_carries_azures_script_part_and_its_vault(plan: Pl
 def test_the_nodes_join_the_head_after_their_check(plan: PlanResult) -> None:
     vmss, vault = one(plan, VMSS), one(plan, "azure-native:keyvault:Vault")
     text = base64.b64decode(vmss.inputs["virtualMachineProfile"]["osProfile"]["customData"]).decode()
-    document = yaml.safe_load(text)
+    document = libyaml_files.load(text)
     files = files_of(document)
     assert files["/usr/local/lib/gpufleet/slurm-cloud.sh"] == node_script("slurm-azure.sh")
     settings = files["/etc/gpufleet/slurm.env"].splitlines()
