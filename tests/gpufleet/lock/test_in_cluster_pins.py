@@ -10,13 +10,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 from conftest import read_cluster, write_stack
-from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, load_lock
 from gpufleet.lock.in_cluster_pins import DRIVER_FIELD
+from gpufleet.yaml_model import read_yaml
 
 runner = CliRunner()
 PROFILE = "cuda12.8-r580"  # the shipped AKS stacks' profile
@@ -25,12 +26,10 @@ AKS_STACK = "azure-train-aks"
 
 def _lock_with(tmp_path: Path, change: Any) -> Path:
     """A copy of the shipped lock with `change(kubernetes_components)` applied (anchors resolved)."""
-    yaml = YAML(typ="safe", pure=True)
-    raw = yaml.load(DEFAULT_LOCK_PATH.read_text())
+    raw = read_yaml(DEFAULT_LOCK_PATH)
     change(raw["kubernetes_components"])
     path = tmp_path / "lock.yaml"
-    with path.open("w") as handle:
-        yaml.dump(raw, handle)
+    path.write_text(libyaml_files.dump(raw))
     return path
 
 
@@ -135,11 +134,9 @@ def test_an_ack_stack_whose_driver_ack_does_not_list_fails_naming_the_stack(tmp_
 
 
 def test_an_ack_stack_on_a_listed_driver_passes_the_driver_check(tmp_path: Path) -> None:
-    yaml = YAML(typ="safe", pure=True)
-    raw = yaml.load(DEFAULT_LOCK_PATH.read_text())
+    raw = read_yaml(DEFAULT_LOCK_PATH)
     raw["profiles"][PROFILE]["driver"] = "570.133.20"  # in gpufleet/catalog/ack.yaml's drivers
     lock = tmp_path / "lock.yaml"
-    with lock.open("w") as handle:
-        yaml.dump(raw, handle)
+    lock.write_text(libyaml_files.dump(raw))
     _, document = _check("--lock", str(lock), "--stacks-dir", str(_ack_stacks(tmp_path, PROFILE)))
     assert not [p for p in document["problems"] if p["message"].startswith("stack alicloud-train-ack:")]

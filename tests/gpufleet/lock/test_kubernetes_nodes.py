@@ -8,13 +8,14 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
+import libyaml_files
 import pytest
-from ruamel.yaml import YAML
 from typer.testing import CliRunner
 
 from gpufleet.cli import app
 from gpufleet.lock import DEFAULT_LOCK_PATH, LockError, check_lock, load_lock
 from gpufleet.lock.kubernetes_nodes import node_image_mismatch
+from gpufleet.yaml_model import read_yaml
 
 PROFILE = "cuda12.8-r580-eks1.35"
 ON = date(2026, 11, 25)
@@ -23,12 +24,10 @@ runner = CliRunner()
 
 def _lock_with(tmp_path: Path, change: Any) -> Path:
     """A copy of the shipped lock with `change(profile)` applied to the Kubernetes profile (anchors resolved)."""
-    yaml = YAML(typ="safe", pure=True)
-    raw = yaml.load(DEFAULT_LOCK_PATH.read_text())
+    raw = read_yaml(DEFAULT_LOCK_PATH)
     change(raw["profiles"][PROFILE])
     path = tmp_path / "lock.yaml"
-    with path.open("w") as handle:
-        yaml.dump(raw, handle)
+    path.write_text(libyaml_files.dump(raw))
     return path
 
 
