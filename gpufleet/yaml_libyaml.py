@@ -32,6 +32,9 @@ except ImportError:  # PyYAML built without libyaml: callers keep the pure reade
 # PyYAML's safe loader on libyaml's parser: PyYAML's own safe constructor and resolver, so yaml.safe_load's values,
 # ~5x faster. For the YAML the project itself renders or vendors (upstream manifests, a node's cloud-config).
 SAFE_LOADER: type = CSafeLoader if AVAILABLE else yaml.SafeLoader
+# PyYAML's safe dumper on libyaml's emitter where PyYAML has one: the pure emitter's bytes for what the project renders
+# (tests compare both: test_bootstrap.py, test_images_stack.py) at a tenth of its time or less.
+SAFE_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _KINDS: dict[type, type] = {
     yaml.ScalarNode: ruamel_nodes.ScalarNode,
     yaml.SequenceNode: ruamel_nodes.SequenceNode,

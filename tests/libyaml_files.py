@@ -8,9 +8,7 @@ from typing import IO, Any
 
 import yaml
 
-from gpufleet.yaml_libyaml import SAFE_LOADER
-
-SAFE_DUMPER: type = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+from gpufleet.yaml_libyaml import SAFE_DUMPER, SAFE_LOADER
 
 
 def load(text: str | bytes | IO[str]) -> Any:

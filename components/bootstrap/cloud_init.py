@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from gpufleet.catalog import load_catalog
+from gpufleet.yaml_libyaml import SAFE_DUMPER
 
 from .config import BootstrapConfig
 from .errors import BootstrapError
@@ -230,9 +231,8 @@ def _literal_dumper(base: type[yaml.SafeDumper]) -> type[yaml.SafeDumper]:
     return dumper
 
 
-# libyaml's emitter when PyYAML has it: the same bytes (test_bootstrap.py) at a tenth of the time, which
-# counts once per node group.
-_LiteralDumper = _literal_dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper))
+# libyaml's emitter (SAFE_DUMPER): it counts once per node group.
+_LiteralDumper = _literal_dumper(SAFE_DUMPER)
 
 
 def user_data_limit(cloud: str) -> int:

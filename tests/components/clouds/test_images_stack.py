@@ -73,6 +73,20 @@ def test_parts_are_one_line_commands_each_within_every_clouds_component_limit() 
     assert all(len(document) <= 16000 for document in build_documents("cuda12.8-r580", parts))
 
 
+@pytest.mark.parametrize("nvswitch", [True, False])
+def test_libyaml_emitter_writes_the_component_documents_of_the_pure_one(monkeypatch, nvswitch: bool) -> None:
+    """Image Builder components are immutable: a document written differently would replace every baked one."""
+    from components.clouds.aws import image_documents
+
+    lock = load_lock()
+    parts = {name: installer_parts(profile, "aws", nvswitch) for name, profile in lock.profiles.items()
+             if "aws" in profile.images}
+    fast = {name: build_documents(name, part) for name, part in parts.items()}
+    pure = type("PureNoAlias", (yaml.SafeDumper,), {"ignore_aliases": image_documents._NoAliasDumper.ignore_aliases})
+    monkeypatch.setattr(image_documents, "_NoAliasDumper", pure)
+    assert fast and {name: build_documents(name, part) for name, part in parts.items()} == fast
+
+
 def test_bundle_carries_scripts_node_check_and_pins() -> None:
     profile = load_lock().profiles["cuda12.8-r580"]
     with tarfile.open(fileobj=io.BytesIO(pack(profile, "aws")), mode="r:gz") as archive:
