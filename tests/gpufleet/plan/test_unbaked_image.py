@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import copy
 from pathlib import Path
 
@@ -95,8 +96,13 @@ def test_real_run_of_a_baked_profile_is_not_refused(monkeypatch: pytest.MonkeyPa
 
 
 def test_offline_is_told_by_the_monitor_not_by_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    pulumi.runtime.set_mocks(OfflineMocks(region="us-east-1", zones=["us-east-1a"]), preview=True)
-    assert runtime.running_offline()
-    # The Pulumi CLI's engine hands the program a gRPC monitor stub, not a MockMonitor.
-    monkeypatch.setattr(pulumi.runtime.settings, "get_monitor", lambda: object())
-    assert not runtime.running_offline()
+    def told() -> None:
+        pulumi.runtime.set_mocks(OfflineMocks(region="us-east-1", zones=["us-east-1a"]), preview=True)
+        assert runtime.running_offline()
+        # The Pulumi CLI's engine hands the program a gRPC monitor stub, not a MockMonitor.
+        monkeypatch.setattr(pulumi.runtime.settings, "get_monitor", lambda: object())
+        assert not runtime.running_offline()
+
+    # The SDK's settings are context variables: set in a copy of this context, the mocks and the preview flag end
+    # with the test (left on the worker's thread, later tests calling a refusal saw a preview and a mock monitor).
+    contextvars.copy_context().run(told)

@@ -131,6 +131,7 @@ def test_a_real_run_refuses_addons_without_a_version(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(runtime, "running_offline", lambda: True)  # as under the offline engine
     refuse_unpinned_addons("1.35")  # offline: the plan goes on
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)  # `pulumi up`, not a preview
     with pytest.raises(pulumi.RunError) as refused:
         refuse_unpinned_addons("1.35")
     message = str(refused.value)
@@ -143,6 +144,7 @@ def test_only_a_minor_with_an_unpinned_addon_is_refused(monkeypatch: pytest.Monk
     monkeypatch.setattr("components.clouds.aws.eks_addons.load_eks_addons",
                         lambda: EksAddons(kubernetes={"1.35": pinned, "1.34": unpinned}))
     monkeypatch.setattr(runtime, "running_offline", lambda: False)
+    monkeypatch.setattr(pulumi.runtime, "is_dry_run", lambda: False)  # `pulumi up`, not a preview
     assert refuse_unpinned_addons("1.35") is None
     with pytest.raises(pulumi.RunError, match=r"kubernetes\.1\.34: 1 add-on\(s\).*coredns"):
         refuse_unpinned_addons("1.34")
