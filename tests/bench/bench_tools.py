@@ -26,6 +26,48 @@ from conftest import REPO, SHIPPED_STACKS
 from gpufleet.yaml_model import read_yaml
 
 PLAN = "from gpufleet.cli import main; main()"
+# The CLI framework alone, loading nothing of gpufleet: typer running a two-command app (a command of four options
+# that prints one line, or the app's --help). typer 0.29 converts every option through a pydantic TypeAdapter, so
+# running a command with options loads pydantic. A table is printed by rich, as gpufleet's tables are; `--format json`
+# prints with the standard library and loads no renderer, as gpufleet's JSON paths do.
+FRAMEWORK = '''
+import enum, json, sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(help="An app of two commands.", no_args_is_help=True, add_completion=False)
+
+
+class Format(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+@app.command()
+def command(
+    name: Annotated[str | None, typer.Option("--name", help="A name.")] = None,
+    count: Annotated[int, typer.Option("--count", help="A count.")] = 1,
+    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    where: Annotated[Path, typer.Option("--dir", help="A directory.")] = Path("."),
+) -> None:
+    """A command that prints one line."""
+    if fmt is Format.json:
+        print(json.dumps({"name": name, "count": count, "dir": str(where)}, indent=2))
+    else:
+        from rich.console import Console
+
+        Console().print(f"{name} {count} {fmt.value} {where}")
+
+
+@app.command()
+def other() -> None:
+    """Another command."""
+
+
+app(sys.argv[1:], prog_name="app")
+'''
 
 
 @dataclass(frozen=True)
