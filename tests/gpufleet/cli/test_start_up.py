@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import os
 import subprocess
 import sys
 from collections import Counter
@@ -125,3 +126,37 @@ def test_images_check_reads_each_stack_file_once(monkeypatch: pytest.MonkeyPatch
     result = CliRunner().invoke(app, ["images", "check", "--format", "json", "--stacks-dir", str(REPO / "stacks")])
     assert result.exit_code in (0, 1) and json.loads(result.stdout)["lock"] == "images/lock.yaml", result.output
     assert read == Counter({f"Pulumi.{name}.yaml": 1 for name in stack_names(REPO / "stacks")})
+
+
+ENTRY_POINT_GROUPS = """
+import importlib.metadata, json, runpy, sys
+asked = []
+def entry_points(**selection):
+    asked.append(selection.get("group"))
+    return scan(**selection)
+scan, importlib.metadata.entry_points = importlib.metadata.entry_points, entry_points
+sys.argv = ["gpufleet", *sys.argv[1:]]
+try:
+    runpy.run_module("gpufleet", run_name="__main__")
+except SystemExit:
+    pass
+sys.stderr.write("\\nASKED " + json.dumps(asked) + "\\n")
+"""
+
+
+def entry_point_groups_asked(env: dict[str, str]) -> list[str]:
+    """The entry point groups a fresh `gpufleet catalog --format json` asks the installed distributions for (typer runs
+    each option through a pydantic TypeAdapter, the first validator pydantic builds)."""
+    done = subprocess.run([sys.executable, "-c", ENTRY_POINT_GROUPS, "catalog", "--format", "json"], cwd=REPO,
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stderr.splitlines() if line.startswith("ASKED "))
+    return json.loads(line.removeprefix("ASKED "))
+
+
+def test_pydantic_never_scans_the_installed_distributions_for_plugins_unless_the_user_says() -> None:
+    """The scan read every distribution's metadata (~5 ms of each command) for plugins that have no business with the
+    CLI's models; a user who names plugins to disable gets pydantic's own behaviour back."""
+    env = {key: value for key, value in os.environ.items() if key != "PYDANTIC_DISABLE_PLUGINS"}
+    assert "pydantic" not in entry_point_groups_asked(env)
+    assert "pydantic" in entry_point_groups_asked({**env, "PYDANTIC_DISABLE_PLUGINS": "some-plugin"})
