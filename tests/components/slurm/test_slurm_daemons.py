@@ -96,8 +96,14 @@ def test_a_clusters_job_steps_end_with_it() -> None:
         name = running.start_node(running.cluster.groups[0], "n1")
         job = running.run("sbatch", "--parsable", "-o", "/dev/null", "-w", name, "--wrap", "sleep 600").stdout.strip()
         wait_for("the job", lambda: "JobState=RUNNING" in running.run("scontrol", "show", "job", job).stdout)
-        steps = with_descendants(processes_where(lambda process: f"[{job}.batch]" in (process / "cmdline").read_text()))
-        assert len(steps) >= 2  # slurmstepd and the batch script it runs
+
+        def batch_step() -> list[int]:
+            batch = f"[{job}.batch]"
+            return with_descendants(processes_where(lambda process: batch in (process / "cmdline").read_text()))
+
+        # slurmctld says RUNNING once it has launched the job, before slurmstepd has forked the script (CI saw one).
+        wait_for("slurmstepd and the batch script it runs", lambda: len(batch_step()) >= 2)
+        steps = batch_step()
     assert [pid for pid in steps if alive(pid)] == []
 
 
