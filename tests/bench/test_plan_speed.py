@@ -42,9 +42,10 @@ STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml")
                 for path in SHIPPED_STACKS.glob("Pulumi.*.yaml"))
 # Stacks measured above the target (2026-11-28/29, 2 cores), with what remains and whose it is (NOTES.md, "Speed").
 # A plan spends 0.25-0.35 s CPU above the SDK on any stack, of which the CLI framework's command is 0.12-0.2 s
-# (framework_cost); so the smallest plans show the largest ratios, and the second test below, against the SDK and the
-# framework together, passes on all of them. Not strict: the same stack measures 1.2-1.8x from one run to the next
-# on this machine (its floor alone moves by a third), so a strict mark fails on whichever run happens to be quiet.
+# (framework_cost); so the smallest plans show the largest ratios. The second test below, against the SDK and the
+# framework together, measured within 1.3x on every stack but gn7i (MISSED_WITH_FRAMEWORK). Not strict: the same
+# stack measures 1.2-1.8x from one run to the next on this machine (its floor alone moves by a third), so a strict
+# mark fails on whichever run happens to be quiet.
 GAP = "the CLI framework's ~0.15 s and the project's ~0.1-0.2 s fixed cost on a small plan"
 MISSED: dict[str, str] = {
     "alicloud-images": f"measured 1.29-1.91: {GAP}",
