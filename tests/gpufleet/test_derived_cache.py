@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -158,3 +159,25 @@ def test_commands_in_new_processes_read_back_what_the_first_kept(cache_home: Pat
     second = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert {entry: entry.stat().st_mtime_ns for entry in entries(cache_home)} == kept
+
+
+def test_a_manifest_parsed_once_is_read_back_without_parsing_and_its_header_still_checked(
+        cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from components.kubernetes import manifests
+
+    shutil.copy(manifests.MANIFESTS / "dcgm-exporter.yaml", tmp_path / "dcgm-exporter.yaml")
+    monkeypatch.setattr(manifests, "MANIFESTS", tmp_path)
+    first = manifests.read_manifest.__wrapped__("dcgm-exporter")
+    assert len(entries(cache_home)) == 1
+
+    def no_parsing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(manifests.yaml, "load_all", no_parsing)
+    assert manifests.read_manifest.__wrapped__("dcgm-exporter") == first
+    # The kept objects stand for the documents only: a file that lost its header is refused all the same.
+    text = (tmp_path / "dcgm-exporter.yaml").read_text()
+    (tmp_path / "dcgm-exporter.yaml").write_text("\n".join(line for line in text.splitlines()
+                                                           if not line.startswith("# source-commit")))
+    with pytest.raises(ValueError, match="names no source repository and 40-hex commit"):
+        manifests.read_manifest.__wrapped__("dcgm-exporter")
