@@ -28,13 +28,15 @@ test: $(BIN)/gpufleet $(MERMAID)
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
-# The full property budget (10,002 validations, 300 CLI runs, 300 plans), the fuzz corpus, the policy pack over every
-# shipped stack through the analyzer protocol and every Kubernetes stack's dev/prod names; CI runs it after `test`.
+# The full property budget (10,002 validations, 300 CLI runs, 300 plans, 3,000 JSON texts), the fuzz corpus, the
+# policy pack over every shipped stack through the analyzer protocol and every Kubernetes stack's dev/prod names; CI
+# runs it after `test`.
 test-deep: $(BIN)/gpufleet
 	GPUFLEET_TEST_DEPTH=deep $(BIN)/python -m pytest -n $(WORKERS) --dist worksteal tests/gpufleet/plan/test_properties.py \
 		tests/gpufleet/stackfile/test_fuzz_leftovers.py tests/gpufleet/test_yaml_libyaml.py \
 		tests/gpufleet/plan/test_budget_worst_case.py tests/gpufleet/plan/test_policies_pack_analyzer.py \
-		tests/components/clouds/test_scheduler_names_environments.py tests/policies/test_props.py
+		tests/components/clouds/test_scheduler_names_environments.py tests/policies/test_props.py \
+		tests/gpufleet/cli/test_json_output.py
 
 bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench

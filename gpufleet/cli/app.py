@@ -6,7 +6,6 @@ or for a command that only reads the catalog) must not load the stack models, th
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -16,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 from lazy_object_proxy import Proxy
+
+from .json_output import json_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -99,7 +100,7 @@ ReportFormatOpt = Annotated[ReportFormat, typer.Option(
 
 
 def emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    sys.stdout.write(json_text(data))
 
 
 def fail_invalid(invalid: SpecInvalid) -> None:
