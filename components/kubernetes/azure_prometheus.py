@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import yaml
 
+from gpufleet.yaml_libyaml import SAFE_DUMPER
+
 from .dcgm import NAME, NAMESPACE
 from .manifests import Obj
 
@@ -39,4 +41,4 @@ def scrape_config() -> Obj:
     """The add-on's custom scrape ConfigMap with the DCGM job."""
     return {"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": CONFIG_MAP, "namespace": "kube-system"},
-            "data": {KEY: yaml.safe_dump({"scrape_configs": [scrape_job()]}, sort_keys=False)}}
+            "data": {KEY: yaml.dump({"scrape_configs": [scrape_job()]}, Dumper=SAFE_DUMPER, sort_keys=False)}}

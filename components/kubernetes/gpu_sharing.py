@@ -33,6 +33,7 @@ from typing import Any, Protocol
 import yaml
 
 from gpufleet.catalog import load_catalog, load_mig_facts
+from gpufleet.yaml_libyaml import SAFE_DUMPER
 
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
@@ -143,7 +144,7 @@ def config_map_data(groups: Iterable[SharingGroup]) -> dict[str, str]:
         config = device_plugin_config(group)
         if config is not None:
             configs[config_name(group)] = config
-    return {name: yaml.safe_dump(config, sort_keys=False) for name, config in configs.items()}
+    return {name: yaml.dump(config, Dumper=SAFE_DUMPER, sort_keys=False) for name, config in configs.items()}
 
 
 def advertised_resources(group: SharingGroup) -> dict[str, int]:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import libyaml_files
 import pytest
+import yaml
 
 from components.kubernetes.gpu_sharing import (
     DEFAULT_CONFIG_NAME,
@@ -103,6 +104,8 @@ def test_the_config_map_holds_the_default_and_one_config_per_sharing_group():
     assert all(CONFIG_MAP_KEY.match(key) for key in data)
     for text in data.values():
         _plugin_accepts(libyaml_files.load(text))
+        # libyaml's emitter writes what PyYAML's pure one wrote for the same config, byte for byte.
+        assert text == yaml.safe_dump(libyaml_files.load(text), sort_keys=False)
     assert config_name(groups[1]) == "mig-mixed"
     assert libyaml_files.load(data["mig-mixed"])["flags"]["migStrategy"] == "mixed"
     # A group named like the default, or like a MIG config, keeps its own config.

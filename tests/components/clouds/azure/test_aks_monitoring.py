@@ -10,6 +10,7 @@ from typing import Any
 
 import libyaml_files
 import pytest
+import yaml
 from azure_plans import one, plan_variant, variant
 from kubernetes_schemas import validate
 
@@ -101,7 +102,10 @@ def test_the_scrape_job_finds_the_dcgm_exporter_pods_and_validates(plan: PlanRes
                      if r.inputs["metadata"]["name"] == "ama-metrics-prometheus-config"]
     assert config_map.inputs["metadata"]["namespace"] == "kube-system"
     validate(scrape_config(), "1.36")
-    (job,) = libyaml_files.load(config_map.inputs["data"]["prometheus-config"])["scrape_configs"]
+    text = config_map.inputs["data"]["prometheus-config"]
+    (job,) = libyaml_files.load(text)["scrape_configs"]
+    # libyaml's emitter writes what PyYAML's pure one wrote for the same document, byte for byte.
+    assert text == yaml.safe_dump(libyaml_files.load(text), sort_keys=False)
     # The job keeps what the exporter's DaemonSet actually is: its namespace, its pod label and its port's name.
     daemonset = next(o for o in dcgm_objects((), component_pins()) if o["kind"] == "DaemonSet")
     template = daemonset["spec"]["template"]
