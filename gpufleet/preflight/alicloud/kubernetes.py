@@ -4,7 +4,9 @@ EKS's and AKS's are (preflight/aws/account.py, preflight/azure/kubernetes.py) an
 CS DescribeClustersV1 (GET /api/v1/clusters, `name` a fuzzy filter; help.aliyun.com/en/ack/ack-managed-and-ack-
 dedicated/developer-reference/api-cs-2015-12-15-describeclustersv1) lists the clusters of the region; the stack's is
 the one of its exact name. Its `master_url` is a JSON text of the API server's endpoints: `api_server_endpoint`
-(the internet endpoint, present with endpoint public) and `intranet_api_server_endpoint` (inside the VPC).
+(the internet endpoint, present with endpoint public) and `intranet_api_server_endpoint` (inside the VPC), the keys
+the provider itself reads from the cluster's master_url (terraform-provider-alicloud 81c43b6,
+alicloud/resource_alicloud_cs_managed_kubernetes.go:1402-1406).
 """
 
 from __future__ import annotations
