@@ -31,7 +31,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
-from .deployer_credentials import credential, provider_settings
+from .deployer_credentials import credential, provider_settings, service_endpoint
 
 BINDING_TYPE = "pulumi-python:dynamic/alicloud:ApiServerAcl"
 API_SERVER_PORT = 6443
@@ -49,7 +49,8 @@ class BindingRefused(RuntimeError):
 
 class ApiServerAclProvider(ResourceProvider):
     """SetLoadBalancerTCPListenerAttribute with the ACL on (create, update) or off (delete). `credential` and
-    `endpoint` are for tests; a deploy signs with the provider's credentials at the region's SLB endpoint."""
+    `endpoint` are for tests; a deploy signs with the provider's credentials at its SLB endpoint (its endpoints
+    block's, else the region's)."""
 
     def __init__(self, credential: Any = None, endpoint: str | None = None) -> None:
         super().__init__()
@@ -65,7 +66,8 @@ class ApiServerAclProvider(ResourceProvider):
         from alibabacloud_tea_openapi.utils_models import Config
 
         signer = self.credential if self.credential is not None else credential(self.settings)
-        client = Client(Config(credential=signer, region_id=props["region"], endpoint=self.endpoint))
+        endpoint = self.endpoint or service_endpoint(self.settings, "slb")
+        client = Client(Config(credential=signer, region_id=props["region"], endpoint=endpoint))
         request = SetLoadBalancerTCPListenerAttributeRequest(
             region_id=props["region"], load_balancer_id=props["load_balancer_id"],
             listener_port=int(props["listener_port"]), acl_status=status,

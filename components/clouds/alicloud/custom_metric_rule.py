@@ -30,7 +30,7 @@ import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
 from .cloudmonitor_calls import call, cloudmonitor_client
-from .deployer_credentials import credential, provider_settings
+from .deployer_credentials import credential, provider_settings, service_endpoint
 
 # `pulumi-python:dynamic/alicloud:CustomMetricRule`: the offline engine answers it through the Alibaba backend.
 RULE_TYPE = "pulumi-python:dynamic/alicloud:CustomMetricRule"
@@ -43,8 +43,8 @@ REPLACED_BY = ("rule_id", "region")
 
 class CustomMetricRuleProvider(ResourceProvider):
     """PutCustomMetricRule / DeleteMetricRules. `credential` and `endpoint` are for tests (a static key, every call
-    to one host whose answers are recorded); a deploy signs with the provider's credentials at the region's
-    CloudMonitor endpoint."""
+    to one host whose answers are recorded); a deploy signs with the provider's credentials at its CloudMonitor
+    endpoint (its endpoints block's, else the region's)."""
 
     def __init__(self, credential: Any = None, endpoint: str | None = None) -> None:
         super().__init__()
@@ -55,7 +55,8 @@ class CustomMetricRuleProvider(ResourceProvider):
 
     def _call(self, region: str, action: str, request: Any) -> None:
         signer = self.credential if self.credential is not None else credential(self.settings)
-        call(cloudmonitor_client(signer, region, self.endpoint), action, request)
+        endpoint = self.endpoint or service_endpoint(self.settings, "cms")
+        call(cloudmonitor_client(signer, region, endpoint), action, request)
 
     def _put(self, props: dict[str, Any]) -> None:
         from alibabacloud_cms20190101.models import PutCustomMetricRuleRequest

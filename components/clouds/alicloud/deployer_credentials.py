@@ -14,9 +14,15 @@ fields as config/outputs.py:157-233 names them) is read with its schema's enviro
 @81c43b6 :2893-2931: ALIBABA_CLOUD_OIDC_PROVIDER_ARN, _OIDC_TOKEN_FILE, _OIDC_TOKEN, _ROLE_ARN, _ROLE_SESSION_NAME)
 and the same checks (:4321-4375: session name else "terraform"; a token or a token file required and not empty).
 The provider exchanges it only when no AccessKey is set (connectivity/config.go:325-326) and before assume_role
-(:460-468), whose role it then assumes with the OIDC session's keys (:259-260); STS at the region's endpoint
-(provider.go:2487-2488). Here the SDK's own OIDCRoleArnCredentialsProvider makes the AssumeRoleWithOIDC call; it
-reads the token from a file each time it refreshes, so an inline token is written to a private file first.
+(:460-468), whose role it then assumes with the OIDC session's keys (:259-260). Here the SDK's own
+OIDCRoleArnCredentialsProvider makes the AssumeRoleWithOIDC call; it reads the token from a file each time it
+refreshes, so an inline token is written to a private file first.
+
+Both exchanges go where the provider's go: the `sts` of its `endpoints` block (alicloud:endpoints, provider.go:2353),
+else the region's STS, sts.<region>.aliyuncs.com (:2487-2488, connectivity/endpoint.go:125-130; config.go:276-277
+and :338-339 hand it to both credentials), never the SDK's default global sts.aliyuncs.com, which a network that
+reaches only regional or VPC endpoints does not reach. The block's other endpoints (ess, cms, slb) are the ones the
+dynamic resources call (`service_endpoint`).
 """
 
 from __future__ import annotations
@@ -67,15 +73,26 @@ OIDC_TOKEN_CHARS = (4, 20000)  # provider.go:2916 StringLenBetween(4, 20000), as
 
 
 class AssumeRoleSettingError(ValueError):
-    """alicloud:assumeRole or alicloud:assumeRoleWithOidc is not the object the provider takes."""
+    """alicloud:assumeRole, alicloud:assumeRoleWithOidc or alicloud:endpoints is not what the provider takes."""
+
+
+def _setting(config: Any, key: str) -> Any:
+    """The structured setting `alicloud:<key>`, parsed where the engine hands it over as JSON text; None when unset."""
+    raw = config.get(f"alicloud:{key}")
+    if not isinstance(raw, str):
+        return raw
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError as error:
+        raise AssumeRoleSettingError(
+            f"alicloud:{key} is not the structured value the provider takes ({error})") from None
 
 
 def _block(config: Any, key: str, environ: dict[str, str], fields: dict[str, tuple[str, ...]]) -> dict[str, Any]:
     """The provider's block under `alicloud:<key>` with its environment fallbacks; empty when the stack sets none."""
-    raw = config.get(f"alicloud:{key}")
-    if not raw:
+    block = _setting(config, key)
+    if block is None:
         return {}
-    block = json.loads(raw) if isinstance(raw, str) else raw
     if not isinstance(block, dict):
         raise AssumeRoleSettingError(f"alicloud:{key} must be an object ({', '.join(fields)})")
     return {field: block.get(field) or next((environ[v] for v in variables if environ.get(v)), None)
@@ -107,9 +124,36 @@ def provider_settings(config: Any, environ: dict[str, str]) -> dict[str, Any]:
         found["assumeRole"] = role
     oidc = _assume_role_with_oidc(config, environ)
     if oidc:
-        region = config.get("alicloud:region") or next((environ[v] for v in REGION_VARIABLES if environ.get(v)), None)
-        found["assumeRoleWithOidc"] = {**oidc, **({"stsRegion": region} if region else {})}
+        found["assumeRoleWithOidc"] = oidc
+    endpoints = _endpoints(config)
+    if endpoints:
+        found["endpoints"] = endpoints
+    region = config.get("alicloud:region") or next((environ[v] for v in REGION_VARIABLES if environ.get(v)), None)
+    sts = endpoints.get("sts") or (f"sts.{region}.aliyuncs.com" if region else None)
+    if sts:
+        found["stsEndpoint"] = sts
     return found
+
+
+def _endpoints(config: Any) -> dict[str, str]:
+    """The provider's endpoints block (alicloud:endpoints: a list of objects of product -> endpoint, as the provider's
+    set takes it, provider.go:2321-2353), its non-empty entries; empty when the stack sets none."""
+    blocks = _setting(config, "endpoints")
+    if not blocks:
+        return {}
+    if isinstance(blocks, dict):
+        blocks = [blocks]
+    if not isinstance(blocks, list) or not all(isinstance(block, dict) for block in blocks):
+        raise AssumeRoleSettingError("alicloud:endpoints must be a list of objects of product to endpoint "
+                                     "(e.g. [{\"sts\": \"sts-vpc.cn-hangzhou.aliyuncs.com\"}])")
+    return {product: endpoint.strip() for block in blocks for product, endpoint in block.items()
+            if isinstance(endpoint, str) and endpoint.strip()}
+
+
+def service_endpoint(settings: dict[str, Any], product: str) -> str | None:
+    """The provider's endpoint for `product` (ess, cms, slb) where its endpoints block names one; None: the SDK's
+    endpoint for the region, as the provider's own default."""
+    return settings.get("endpoints", {}).get(product)
 
 
 def _assume_role_with_oidc(config: Any, environ: dict[str, str]) -> dict[str, Any]:
@@ -177,7 +221,7 @@ def _base_provider(settings: dict[str, Any]) -> Any:
             role_arn=oidc["roleArn"], oidc_provider_arn=oidc["oidcProviderArn"],
             oidc_token_file_path=oidc_token_file(oidc), role_session_name=oidc["roleSessionName"],
             duration_seconds=oidc["sessionExpiration"],
-            policy=oidc.get("policy"), sts_region_id=oidc.get("stsRegion"))
+            policy=oidc.get("policy"), sts_endpoint=settings.get("stsEndpoint"))
     return DefaultCredentialsProvider()
 
 
@@ -194,4 +238,5 @@ def credential(settings: dict[str, Any]) -> Any:
     return Client(provider=RamRoleArnCredentialsProvider(
         credentials_provider=base, role_arn=role["roleArn"], role_session_name=role["sessionName"],
         duration_seconds=role["sessionExpiration"], policy=role.get("policy"), external_id=role.get("externalId"),
+        sts_endpoint=settings.get("stsEndpoint"),
     ))

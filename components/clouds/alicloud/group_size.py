@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource, ResourceProvider, UpdateResult
 
-from .deployer_credentials import credential, provider_settings
+from .deployer_credentials import credential, provider_settings, service_endpoint
 
 SIZE_TYPE = "pulumi-python:dynamic/alicloud:ScalingGroupSize"
 FIELDS = ("scaling_group_id", "min_size", "desired_capacity", "region")
@@ -36,7 +36,8 @@ class SizingRefused(RuntimeError):
 
 class ScalingGroupSizeProvider(ResourceProvider):
     """ModifyScalingGroup on create and update. `credential` and `endpoint` are for tests (a static key, every call to
-    one host whose answers are recorded); a deploy signs with the provider's credentials at the region's endpoint."""
+    one host whose answers are recorded); a deploy signs with the provider's credentials at its ESS endpoint
+    (its endpoints block's, else the region's)."""
 
     def __init__(self, credential: Any = None, endpoint: str | None = None) -> None:
         super().__init__()
@@ -52,7 +53,8 @@ class ScalingGroupSizeProvider(ResourceProvider):
         from alibabacloud_tea_openapi.utils_models import Config
 
         signer = self.credential if self.credential is not None else credential(self.settings)
-        client = Client(Config(credential=signer, region_id=props["region"], endpoint=self.endpoint))
+        endpoint = self.endpoint or service_endpoint(self.settings, "ess")
+        client = Client(Config(credential=signer, region_id=props["region"], endpoint=endpoint))
         request = ModifyScalingGroupRequest(scaling_group_id=props["scaling_group_id"], min_size=int(props["min_size"]),
                                             desired_capacity=int(props["desired_capacity"]))
         try:

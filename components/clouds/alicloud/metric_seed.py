@@ -26,7 +26,7 @@ from pulumi.dynamic import ConfigureRequest, CreateResult, DiffResult, Resource,
 
 from ..seed_wait import await_listed
 from .cloudmonitor_calls import call, cloudmonitor_client
-from .deployer_credentials import credential, provider_settings
+from .deployer_credentials import credential, provider_settings, service_endpoint
 
 SEED_TYPE = "pulumi-python:dynamic/alicloud:MetricSeed"
 RAW_DATA = "0"  # PutCustomMetric Type: 0 raw values, which CloudMonitor aggregates per period
@@ -48,7 +48,8 @@ def seed_id(props: dict[str, Any]) -> str:
 
 class MetricSeedProvider(ResourceProvider):
     """PutCustomMetric once, then DescribeCustomMetricList until every metric is found. `credential`, `endpoint`,
-    `sleep` and `clock` are for tests; a deploy signs with the alicloud provider's credentials."""
+    `sleep` and `clock` are for tests; a deploy signs with the alicloud provider's credentials at its CloudMonitor
+    endpoint (its endpoints block's, else the region's)."""
 
     def __init__(self, credential: Any = None, endpoint: str | None = None,
                  sleep: Callable[[float], None] | None = None, clock: Callable[[], float] | None = None) -> None:
@@ -61,7 +62,7 @@ class MetricSeedProvider(ResourceProvider):
 
     def _client(self, region: str) -> Any:
         signer = self.credential if self.credential is not None else credential(self.settings)
-        return cloudmonitor_client(signer, region, self.endpoint)
+        return cloudmonitor_client(signer, region, self.endpoint or service_endpoint(self.settings, "cms"))
 
     def _publish(self, client: Any, props: dict[str, Any]) -> None:
         from alibabacloud_cms20190101.models import PutCustomMetricRequest, PutCustomMetricRequestMetricList

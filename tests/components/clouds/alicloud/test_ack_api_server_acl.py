@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,8 @@ import pytest
 import responses
 from alicloud_replay import Replay, static_key
 from conftest import of_type, one, read_cluster, write_stack
+from pulumi.dynamic import ConfigureRequest
+from pulumi.dynamic.config import Config
 from pulumi.dynamic.dynamic import serialize_provider
 from sdk_inputs import unknown_inputs
 
@@ -122,6 +125,17 @@ def test_create_turns_the_whitelist_on_for_the_listener(replay: Replay) -> None:
         "RegionId": REGION, "LoadBalancerId": PROPS["load_balancer_id"], "ListenerPort": "6443",
         "AclStatus": "on", "AclType": "white", "AclId": PROPS["acl_id"]}
     assert result.id == f"{PROPS['load_balancer_id']}:6443" and result.outs == PROPS
+
+
+def test_the_providers_endpoints_block_names_the_slb_endpoint_it_calls() -> None:
+    bindings = provider()
+    bindings.configure(ConfigureRequest(Config({"alicloud:endpoints": json.dumps(
+        [{"slb": f"slb-vpc.{REGION}.aliyuncs.com"}])}, "gpufleet")))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        Replay(mock).answer("SetLoadBalancerTCPListenerAttribute", "SetLoadBalancerTCPListenerAttribute.ok")
+        bindings.create(dict(PROPS))
+        (call,) = mock.calls
+    assert call.request.url.startswith(f"https://slb-vpc.{REGION}.aliyuncs.com/")
 
 
 def test_delete_turns_access_control_off_and_names_no_list(replay: Replay) -> None:

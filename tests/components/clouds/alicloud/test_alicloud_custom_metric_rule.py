@@ -104,7 +104,8 @@ def test_credentials_are_the_alicloud_providers_config_then_its_environment() ->
     config = Config({"alicloud:accessKey": "LTAI5tConfigKey", "alicloud:secretKey": "s", "alicloud:region": REGION},
                     "gpufleet")
     env = {"ALICLOUD_ACCESS_KEY": "LTAI5tEnvKey", "ALICLOUD_SECRET_KEY": "e", "ALICLOUD_PROFILE": "ops"}
-    assert provider_settings(config, env) == {"accessKey": "LTAI5tConfigKey", "secretKey": "s", "profile": "ops"}
+    assert provider_settings(config, env) == {"accessKey": "LTAI5tConfigKey", "secretKey": "s", "profile": "ops",
+                                              "stsEndpoint": f"sts.{REGION}.aliyuncs.com"}
     assert provider_settings(Config({}, "gpufleet"), {"ALIBABA_CLOUD_ACCESS_KEY_ID": "LTAI5tSdkKey"}) == {
         "accessKey": "LTAI5tSdkKey"}
 
@@ -124,6 +125,19 @@ def test_a_deploy_signs_with_the_stacks_alicloud_config_at_its_regions_endpoint(
     # CloudMonitor's regional endpoint, signed ACS3-HMAC-SHA256 with the config's AccessKey id.
     assert call.request.url.startswith(f"https://metrics.{REGION}.aliyuncs.com/")
     assert "Credential=LTAI5tConfigKey0000000000," in call.request.headers["Authorization"]
+
+
+def test_the_providers_endpoints_block_names_the_cloudmonitor_endpoint_it_calls() -> None:
+    rules = CustomMetricRuleProvider()
+    rules.configure(ConfigureRequest(Config({
+        "alicloud:accessKey": "LTAI5tConfigKey0000000000", "alicloud:secretKey": "config-secret",
+        "alicloud:endpoints": json.dumps([{"cms": f"metrics-vpc.{REGION}.aliyuncs.com"}]),
+    }, "gpufleet")))
+    with responses.RequestsMock(assert_all_requests_are_fired=False) as mock:
+        Replay(mock).answer("PutCustomMetricRule", "PutCustomMetricRule.ok")
+        rules.create(dict(PROPS))
+        (call,) = mock.calls
+    assert call.request.url.startswith(f"https://metrics-vpc.{REGION}.aliyuncs.com/")
 
 
 def test_an_sts_token_in_the_config_signs_as_sts() -> None:

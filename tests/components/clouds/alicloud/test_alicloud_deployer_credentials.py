@@ -90,11 +90,13 @@ def test_assume_role_is_assumed_with_the_oidc_sessions_keys_as_the_provider_chai
     """RefreshAuthCredential: OIDC first, then assume_role signed with the keys the OIDC exchange returned."""
     token_file = tmp_path / "token"
     token_file.write_text(TOKEN)
-    replay, (_, _, sized) = size_group({
+    replay, (_, assume, sized) = size_group({
         "alicloud:assumeRoleWithOidc": {"oidcProviderArn": IDP, "roleArn": OIDC_ROLE, "oidcTokenFile": str(token_file)},
         "alicloud:assumeRole": json.dumps({"roleArn": DEPLOYER_ROLE}),
     }, ("AssumeRoleWithOIDC", "AssumeRoleWithOIDC.ok"), ("AssumeRole", "AssumeRole.ok"))
     assert [action for action, _ in replay.calls] == ["AssumeRoleWithOIDC", "AssumeRole", "ModifyScalingGroup"]
+    # The region's STS, as the provider's (provider.go:2487-2488), not the SDK's default global sts.aliyuncs.com.
+    assert assume.request.url.startswith(f"https://sts.{REGION}.aliyuncs.com/")
     assumed = dict(replay.calls)["AssumeRole"]
     assert (assumed["RoleArn"], assumed["AccessKeyId"], assumed["SecurityToken"]) == (
         DEPLOYER_ROLE, "STS.OidcSessionKey000000000", "oidc-session-security-token")
@@ -130,3 +132,27 @@ def test_an_inline_token_is_written_once_where_only_the_deployer_reads_it() -> N
     path = Path(oidc_token_file(oidc))
     assert path.read_text() == TOKEN + ".inline" and oidc_token_file(dict(oidc)) == str(path)
     assert path.stat().st_mode & 0o777 == 0o600 and path.parent.stat().st_mode & 0o777 == 0o700
+
+
+def test_the_providers_endpoints_block_sends_sts_and_the_groups_sizing_where_it_names(tmp_path: Path) -> None:
+    """alicloud:endpoints as the provider takes it: a network that reaches only VPC endpoints reaches these."""
+    endpoints = [{"sts": f"sts-vpc.{REGION}.aliyuncs.com", "ess": f"ess-vpc.{REGION}.aliyuncs.com", "ecs": ""}]
+    replay, (assume, sized) = size_group({
+        "alicloud:accessKey": "LTAI5tConfigKey0000000000", "alicloud:secretKey": "config-secret",
+        "alicloud:assumeRole": json.dumps({"roleArn": DEPLOYER_ROLE}), "alicloud:endpoints": json.dumps(endpoints),
+    }, ("AssumeRole", "AssumeRole.ok"))
+    assert [action for action, _ in replay.calls] == ["AssumeRole", "ModifyScalingGroup"]
+    assert assume.request.url.startswith(f"https://sts-vpc.{REGION}.aliyuncs.com/")
+    assert sized.request.url.startswith(f"https://ess-vpc.{REGION}.aliyuncs.com/")
+    assert "Credential=STS.NUgYrLnoC37mZZCNnAbez2MT," in sized.request.headers["Authorization"]
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("endpoints", '"sts.example"', r"alicloud:endpoints must be a list of objects"),
+    ("endpoints", '[["sts"]]', r"alicloud:endpoints must be a list of objects"),
+    ("endpoints", "[{sts: x}", r"alicloud:endpoints is not the structured value the provider takes"),
+    ("assumeRole", "{roleArn", r"alicloud:assumeRole is not the structured value the provider takes"),
+])
+def test_a_provider_block_that_is_not_what_the_provider_takes_is_named(key: str, value: str, message: str) -> None:
+    with pytest.raises(AssumeRoleSettingError, match=message):
+        provider_settings(Config({f"alicloud:{key}": value}, "gpufleet"), {})
