@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 
 
@@ -130,17 +132,20 @@ AGENT_HOMES: list[Path] = []
 
 
 def stop_gpg_agents() -> None:
-    """Stop the gpg-agent of every key this process made (tests/conftest.py, at the session's end)."""
+    """Stop the gpg-agent of every key this process made and remove its home (tests/conftest.py, at the session's
+    end)."""
     for home in AGENT_HOMES:
         subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "gpg-agent"], capture_output=True, check=False)
+        shutil.rmtree(home, ignore_errors=True)
     AGENT_HOMES.clear()
 
 
-def signing_key(tmp_path: Path, name: str) -> tuple[list[str], str]:
-    """A fresh RSA signing key in its own GNUPGHOME under `tmp_path`: the gpg command line that uses it, and its
-    fingerprint (for InRelease files a test signs with `--clearsign`)."""
-    home = tmp_path / f"gpg-{name}"
-    home.mkdir(mode=0o700)
+def signing_key(name: str) -> tuple[list[str], str]:
+    """A fresh RSA signing key in its own GNUPGHOME: the gpg command line that uses it, and its fingerprint (for
+    InRelease files a test signs with `--clearsign`). The home is a short temporary folder, not the test's tmp_path:
+    gpg-agent's sockets live in it and a socket path holds at most 107 bytes, which an xdist worker's tmp_path with a
+    four-digit run number exceeds (S.gpg-agent.browser under .../pytest-1006/popen-gw2/<test>/gpg-microsoft)."""
+    home = Path(tempfile.mkdtemp(prefix=f"gpg-{name}-"))  # mode 0700, as gpg wants its home
     AGENT_HOMES.append(home)
     gpg = ["gpg", "--batch", "--quiet", "--homedir", str(home)]
     subprocess.run([*gpg, "--passphrase", "", "--quick-gen-key", f"{name} <t@example.com>", "rsa2048", "sign", "1d"],

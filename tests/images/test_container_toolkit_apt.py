@@ -22,8 +22,8 @@ def _world(tmp_path: Path, drop: str | None = None, signed_by: str = "nvidia") -
     `signed_by`'s key); the pins with the repository, its key file and the pinned fingerprint pointing here."""
     assert TOOLKIT is not None
     box = AptSandbox(tmp_path / "root")
-    nvidia, fingerprint = signing_key(tmp_path, "nvidia")
-    signer = nvidia if signed_by == "nvidia" else signing_key(tmp_path, signed_by)[0]
+    nvidia, fingerprint = signing_key("nvidia")
+    signer = nvidia if signed_by == "nvidia" else signing_key(signed_by)[0]
     packages = {name: ["9:1.99.0-1"] + ([] if name == drop else [v]) for name, v in TOOLKIT.apt.items()}
     repo = flat_repository(tmp_path / "toolkit", packages, "NVIDIA")
     subprocess.run([*signer, "--clearsign", "-o", str(repo / "InRelease"), str(repo / "Release")], check=True)

@@ -324,7 +324,7 @@ def test_cuda_repository_is_added_from_the_checked_keyring_before_any_install(st
 def test_verify_signature_uses_the_real_gpgv_and_trusts_only_the_pinned_fingerprint(tmp_path):
     """common.sh's verify_signature with real gpg/gpgv: a key with armor headers (as keyservers send) verifies; the
     same good signature is refused when the lock pins another fingerprint."""
-    gpg, fingerprint = signing_key(tmp_path, "test")
+    gpg, fingerprint = signing_key("test")
     (tmp_path / "file").write_text("payload\n")
     subprocess.run([*gpg, "--detach-sign", "-o", str(tmp_path / "file.sig"), str(tmp_path / "file")], check=True)
     key = subprocess.run([*gpg, "--armor", "--comment", "Hostname: keys.example", "--export"], check=True,

@@ -49,10 +49,10 @@ def _world(tmp_path: Path, enroot_sha256: bool = True, slurm_signer: str = "micr
                                                    "gcc": ["1"], "make": ["1"]}, "Ubuntu",
                              files={"munge": {"etc/munge/munge.key": "made at install"}})
     (box.root / "etc/apt/sources.list").write_text(f"deb [trusted=yes] file://{ubuntu} /\n")
-    microsoft, microsoft_fpr = signing_key(tmp_path, "microsoft")
-    signer = microsoft if slurm_signer == "microsoft" else signing_key(tmp_path, slurm_signer)[0]
+    microsoft, microsoft_fpr = signing_key("microsoft")
+    signer = microsoft if slurm_signer == "microsoft" else signing_key(slurm_signer)[0]
     slurm = _signed_repository(tmp_path, "slurm", PINS.packages.apt, signer)
-    nvidia, nvidia_fpr = signing_key(tmp_path, "nvidia")
+    nvidia, nvidia_fpr = signing_key("nvidia")
     cli = _signed_repository(tmp_path, "libnvidia-container", PINS.container_cli.apt, nvidia)
     debs = tmp_path / "debs"
     enroot = build_deb(debs, "enroot", f"{PINS.enroot.version}-1")
