@@ -211,7 +211,7 @@ def _running_in(root: Path, cluster: ResolvedCluster, edit: Callable[[Path], Non
         yield running
     finally:
         _stop(running.processes)
-        _stop(with_descendants(processes_where(lambda process: _inside(os.readlink(process / "cwd"), root))))
+        _stop(with_descendants(processes_where(lambda process: works_in(process, root))))
 
 
 def processes_where(test: Callable[[Path], bool]) -> list[int]:
@@ -238,10 +238,12 @@ def with_descendants(pids: list[int]) -> list[int]:
     return found
 
 
-def _inside(directory: str, root: Path) -> bool:
-    """Whether a process's working directory lies in the cluster's directory, as seen outside the root filesystem or
-    inside it. There, once the daemons are gone, are the job steps still running: slurmstepd outlives slurmd by
-    design (a restarted slurmd finds its steps), and a test's cluster is thrown away."""
+def works_in(process: Path, root: Path) -> bool:
+    """Whether the process (its /proc directory) works in the cluster's directory `root`, as seen outside the root
+    filesystem or inside it: the cluster's daemons and slurmstepd, which outlives slurmd by design (a restarted slurmd
+    finds its steps) and runs in its log directory. Another test's cluster, on another xdist worker, numbers its
+    jobs from 1 as well: a step is this cluster's only if it works here."""
+    directory = os.readlink(process / "cwd")
     return any(directory == str(base) or directory.startswith(f"{base}/") for base in (root, f"{ROOTFS}{root}"))
 
 

@@ -4,8 +4,7 @@ with mmdebstrap under ~/.cache/gpufleet, and shims that run each daemon and clie
 Why not the machine's own: Debian bookworm ships 22.05, which takes neither a node's Topology= nor an empty switch
 in topology.conf (both added in 25.05: slurm.conf.5 "Topology" of SchedMD/slurm@slurm-25-05-0-1). The image runs
 SchedMD's 25.11.5; no Debian release ships 25.11 (trixie 24.11, sid 26.05), Ubuntu resolute's universe does
-(25.11.2-1ubuntu2 in its Packages index), so the tests run the image's major release. Its packages are checked with
-Ubuntu's archive keyring, /usr/share/keyrings/ubuntu-archive-keyring.gpg of Debian's ubuntu-keyring (.ci/run).
+(25.11.2-1ubuntu2 in its Packages index), so the tests run the image's major release (ubuntu_rootfs.SLURM).
 
 A shim runs its command in a mount namespace of its own, chrooted into the root filesystem with the machine's /tmp
 (the tests' directories, the daemons' sockets), /run (a node's bind mounts of /run/munge and /run/slurm), /dev,
@@ -13,32 +12,21 @@ A shim runs its command in a mount namespace of its own, chrooted into the root 
 working directory (read-only: the repository, whose files a test submits) mounted in, so paths and names mean the
 same inside and out. Run as root (chroot and mount need it).
 
-`python tests/slurm_rootfs.py` builds the root filesystem when missing (.ci/run does, ~80 s); tests only use it.
+`python tests/ubuntu_rootfs.py` builds the root filesystem when missing (.ci/run does, ~80 s); tests only use it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-import shutil
-import subprocess
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SUITE = "resolute"
-KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
-# The release pocket alone: frozen at release, so every build gets the same Slurm.
-MIRROR = f"deb [signed-by={KEYRING}] http://archive.ubuntu.com/ubuntu {SUITE} main universe"
-# The daemons and clients, and an MPI (Open MPI through mpi4py) whose ranks srun's PMIx plugin launches across nodes
-# (tests/components/slurm/test_slurm_hosts_daemons.py).
-PACKAGES = ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py")
+from ubuntu_rootfs import SLURM
+
 COMMANDS = ("munged", "slurmctld", "slurmd", "scontrol", "srun", "sbatch", "sinfo", "squeue", "scancel")
-CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
-# Named by suite and packages: a root filesystem of another suite or package list is never reused.
-ROOTFS = CACHE / f"slurm-{SUITE}-{hashlib.sha256(' '.join(PACKAGES).encode()).hexdigest()[:8]}"
+ROOTFS = SLURM.path
 SHIMS = ROOTFS.with_name(ROOTFS.name + "-bin")
 
 SHIM = """#!/bin/sh
@@ -52,21 +40,6 @@ case $PWD in /|/tmp|/tmp/*|/run|/run/*) ;; *) mkdir -p "$root$PWD" && mount --bi
     mount -o remount,bind,ro "$root$PWD";; esac
 exec unshare --root="$root" --wd="$PWD" -- "$@"' sh {rootfs} {command} "$@"
 """
-
-
-def build() -> Path:
-    """The root filesystem with Slurm and munge, built into a new directory and moved in place when complete."""
-    if (ROOTFS / "usr/sbin/slurmctld").exists():
-        return ROOTFS
-    building = ROOTFS.with_name(ROOTFS.name + ".building")
-    shutil.rmtree(building, ignore_errors=True)
-    CACHE.mkdir(parents=True, exist_ok=True)
-    subprocess.run(
-        ["mmdebstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}",
-         "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", SUITE, str(building), MIRROR],
-        check=True)
-    building.rename(ROOTFS)
-    return ROOTFS
 
 
 def shim_dir() -> Path:
@@ -95,11 +68,7 @@ def slurm_on_path() -> Iterator[None]:
 
 def missing() -> str | None:
     """Why the root filesystem cannot run the daemons here, or None."""
-    if os.geteuid() != 0:
-        return "the Slurm root filesystem needs root (chroot, mount)"
-    if not (ROOTFS / "usr/sbin/slurmctld").exists():
-        return f"no Slurm root filesystem at {ROOTFS}: run `python tests/slurm_rootfs.py` (.ci/run does)"
-    return None
+    return SLURM.missing()
 
 
 def version(text: str) -> tuple[int, int]:
@@ -107,7 +76,3 @@ def version(text: str) -> tuple[int, int]:
     found = re.search(r"(\d+)\.(\d+)\.\d+", text)
     assert found, f"no version in {text!r}"
     return int(found[1]), int(found[2])
-
-
-if __name__ == "__main__":
-    print(build(), file=sys.stdout)

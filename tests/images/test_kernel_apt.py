@@ -1,7 +1,9 @@
 """kernel.sh and lustre.sh on AWS under the real apt-get, dpkg and gpg (tests/apt_sandbox.py, a signed FSx
 repository from tests/local_apt_repository.py): the image keeps the base image's kernel, alone in /boot, gets that
 kernel's own Lustre modules and mount.lustre, and apt refuses any other kernel, so a metapackage that pulls a newer
-one (as lustre-client-modules-aws does, FSx tracking its newest build) fails the bake before the image is made."""
+one (as lustre-client-modules-aws does, FSx tracking its newest build) fails the bake before the image is made.
+The machine's apt (Debian's) runs the scripts; the image's own, jammy's apt 2.4, judges the pins they leave too
+(tests/ubuntu_rootfs.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from apt_sandbox import AptSandbox, flat_repository, stub_dir
 from conftest import REPO
 from local_apt_repository import LocalAptRepositories
+from ubuntu_rootfs import JAMMY_APT
 
 from gpufleet.lock import load_lock, render_install_env
 
@@ -93,6 +96,35 @@ def test_a_metapackage_that_pulls_a_newer_kernel_fails_the_bake(tmp_path, served
     assert done.returncode != 0
     assert f"Depends: linux-image-{NEWER} but it is not installable" in done.stdout, done.stdout + done.stderr
     assert f"linux-image-{NEWER}" not in box.installed()
+
+
+def _jammy_apt(box: AptSandbox, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """`arguments` (apt-get, apt-cache) as jammy's own apt runs them on the sandbox: chrooted into that release's
+    tree, in a mount namespace of its own with the machine's /tmp, where the sandbox lies, at the same path."""
+    assert not JAMMY_APT.missing(), f"jammy's apt (.ci/run builds it): {JAMMY_APT.missing()}"
+    assert box.root.is_relative_to("/tmp"), box.root
+    inside = 'mount --rbind /tmp "$0/tmp" && exec chroot "$0" "$@"'
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", inside,
+                           str(JAMMY_APT.path), *arguments], env=box.env("/usr/sbin:/usr/bin:/sbin:/bin"),
+                          capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_jammys_apt_reads_the_boot_kernel_pins_as_the_bake_does(tmp_path, served):
+    """apt_preferences(5): the first specific record matching a version sets its priority. kernel.sh lists the boot
+    kernel's packages before the pattern that bars every kernel: the image's apt 2.4 must read them in that order."""
+    box, env_file = _world(tmp_path, served)
+    done = _run(box, env_file, "bash kernel.sh && bash lustre.sh")
+    assert done.returncode == 0, done.stderr
+    assert _jammy_apt(box, "apt-get", "--version").stdout.startswith("apt 2.4.")
+    policy = _jammy_apt(box, "apt-cache", "policy", f"linux-image-{NEWER}", f"linux-headers-{KERNEL}").stdout
+    newer, boot = policy.split(f"linux-headers-{KERNEL}:")
+    assert "Candidate: (none)" in newer and f"{NEWER.split('-')[0]}.1 -1" in newer, policy
+    assert f"Installed: {KERNEL.split('-')[0]}.1" in boot and f"{KERNEL.split('-')[0]}.1 500" in boot, policy
+    pulled = _jammy_apt(box, "apt-get", "install", "-s", "-y", "lustre-client-modules-aws")
+    assert pulled.returncode != 0
+    assert f"Depends: linux-image-{NEWER} but it is not installable" in pulled.stdout, pulled.stdout + pulled.stderr
+    own = _jammy_apt(box, "apt-get", "install", "-s", "-y", "--reinstall", f"linux-headers-{KERNEL}")
+    assert own.returncode == 0 and f"Inst linux-headers-{KERNEL}" in own.stdout, own.stdout + own.stderr
 
 
 def test_the_harness_shows_the_metapackage_pulls_the_newer_kernel_without_the_refusal(tmp_path, served):

@@ -17,6 +17,7 @@ from slurm_daemons import (
     running_slurm,
     wait_for,
     with_descendants,
+    works_in,
 )
 from slurm_stacks import SLURM_STACKS, slurm_cluster
 
@@ -99,7 +100,8 @@ def test_a_clusters_job_steps_end_with_it() -> None:
 
         def batch_step() -> list[int]:
             batch = f"[{job}.batch]"
-            return with_descendants(processes_where(lambda process: batch in (process / "cmdline").read_text()))
+            return with_descendants(processes_where(
+                lambda process: batch in (process / "cmdline").read_text() and works_in(process, running.root)))
 
         # slurmctld says RUNNING once it has launched the job, before slurmstepd has forked the script (CI saw one).
         wait_for("slurmstepd and the batch script it runs", lambda: len(batch_step()) >= 2)

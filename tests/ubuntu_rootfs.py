@@ -1,0 +1,76 @@
+"""Ubuntu root filesystems in which tests run a release's own programs: Slurm's daemons of resolute
+(tests/slurm_rootfs.py) and jammy's apt (tests/images/test_kernel_apt.py). Each is built once with mmdebstrap from
+Ubuntu's archive, checked with Ubuntu's archive keyring (/usr/share/keyrings/ubuntu-archive-keyring.gpg of Debian's
+ubuntu-keyring), into ~/.cache/gpufleet, and kept there; tests only use them.
+
+`python tests/ubuntu_rootfs.py` builds every one that is missing (.ci/run does: ~80 s for Slurm's, ~20 s for jammy's
+apt). Using one needs root (chroot, mount).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
+
+
+@dataclass(frozen=True)
+class UbuntuRootfs:
+    """A release's packages (`packages` beside minbase) from `components` of its release pocket alone: frozen at
+    release, so every build gets the same versions. `ready` is a file the finished tree holds."""
+
+    purpose: str
+    suite: str
+    packages: tuple[str, ...]
+    components: str
+    ready: str
+
+    @property
+    def path(self) -> Path:
+        """Named by purpose, suite and packages: a tree of another suite or package list is never reused."""
+        digest = hashlib.sha256(" ".join(self.packages).encode()).hexdigest()[:8]
+        return CACHE / f"{self.purpose}-{self.suite}-{digest}"
+
+    def missing(self) -> str | None:
+        """Why this tree cannot be used here, or None."""
+        if os.geteuid() != 0:
+            return f"the {self.suite} root filesystem needs root (chroot, mount)"
+        if not (self.path / self.ready.lstrip("/")).exists():
+            return f"no {self.suite} root filesystem at {self.path}: run `python tests/ubuntu_rootfs.py` (.ci/run does)"
+        return None
+
+    def build(self) -> Path:
+        """The tree, built into a new directory and moved in place when complete."""
+        if (self.path / self.ready.lstrip("/")).exists():
+            return self.path
+        building = self.path.with_name(self.path.name + ".building")
+        shutil.rmtree(building, ignore_errors=True)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        mirror = f"deb [signed-by={KEYRING}] http://archive.ubuntu.com/ubuntu {self.suite} {self.components}"
+        subprocess.run(
+            ["mmdebstrap", "--variant=minbase", f"--include={','.join(self.packages)}",
+             "--dpkgopt=path-exclude=/usr/share/{doc,man,locale}/*", self.suite, str(building), mirror],
+            check=True)
+        building.rename(self.path)
+        return self.path
+
+
+# Slurm's daemons and clients, and an MPI (Open MPI through mpi4py) whose ranks srun's PMIx plugin launches across
+# nodes (tests/components/slurm/test_slurm_hosts_daemons.py).
+SLURM = UbuntuRootfs("slurm", "resolute", ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py"),
+                     "main universe", "/usr/sbin/slurmctld")
+# The VM images' release (install_env VM_UBUNTU 22.04): its apt 2.4 judges the pins the image scripts write.
+JAMMY_APT = UbuntuRootfs("apt", "jammy", ("apt",), "main", "/usr/bin/apt-get")
+ALL = (SLURM, JAMMY_APT)
+
+
+if __name__ == "__main__":
+    for rootfs in ALL:
+        print(rootfs.build(), file=sys.stdout)
