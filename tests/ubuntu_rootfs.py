@@ -1,10 +1,11 @@
 """Ubuntu root filesystems in which tests run a release's own programs: Slurm's daemons of resolute
-(tests/slurm_rootfs.py) and jammy's apt (tests/images/test_kernel_apt.py). Each is built once with mmdebstrap from
-Ubuntu's archive, checked with Ubuntu's archive keyring (/usr/share/keyrings/ubuntu-archive-keyring.gpg of Debian's
-ubuntu-keyring), into ~/.cache/gpufleet, and kept there; tests only use them.
+(tests/slurm_rootfs.py), jammy's apt (tests/images/test_kernel_apt.py) and jammy's DKMS
+(tests/images/test_dkms_jammy.py). Each is built once with mmdebstrap from Ubuntu's archive, checked with Ubuntu's
+archive keyring (/usr/share/keyrings/ubuntu-archive-keyring.gpg of Debian's ubuntu-keyring), into ~/.cache/gpufleet,
+and kept there; tests only use them.
 
-`python tests/ubuntu_rootfs.py` builds every one that is missing (.ci/run does: ~80 s for Slurm's, ~20 s for jammy's
-apt). Using one needs root (chroot, mount).
+`python tests/ubuntu_rootfs.py` builds every one that is missing (.ci/run does: ~80 s for Slurm's, ~10-20 s each for
+jammy's). Using one needs root (chroot, mount).
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ SLURM = UbuntuRootfs("slurm", "resolute", ("slurmctld", "slurmd", "slurm-client"
                      "main universe", "/usr/sbin/slurmctld")
 # The VM images' release (install_env VM_UBUNTU 22.04): its apt 2.4 judges the pins the image scripts write.
 JAMMY_APT = UbuntuRootfs("apt", "jammy", ("apt",), "main", "/usr/bin/apt-get")
-ALL = (SLURM, JAMMY_APT)
+# The Azure image's DKMS (jammy's dkms 2.8.7), which builds its modules for the boot kernel (common.sh dkms_build).
+JAMMY_DKMS = UbuntuRootfs("dkms", "jammy", ("dkms",), "main", "/usr/sbin/dkms")
+ALL = (SLURM, JAMMY_APT, JAMMY_DKMS)
 
 
 if __name__ == "__main__":

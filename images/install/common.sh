@@ -102,8 +102,10 @@ boot_kernel() {
 
 # dkms_build KERNEL: build and install every DKMS module on the machine for KERNEL. A package's own DKMS hook builds
 # for the running kernel, which on Azure is not the one the image boots (no reboot there: kernel.sh). mlnx-ofed-kernel
-# goes first: iser, isert and srp build against it, and `dkms autoinstall` takes modules in name order
-# (Azure/azhpc-images @8e9d055 packer/scripts/prerequisites.sh configure_ofed_dkms_build_depends sets BUILD_DEPENDS).
+# is installed first, by itself: iser, isert and srp build against it, and `dkms autoinstall` takes modules in name
+# order. The BUILD_DEPENDS files (as Azure/azhpc-images @8e9d055 packer/scripts/prerequisites.sh
+# configure_ofed_dkms_build_depends writes them) order autoinstall from DKMS 3.0 on; jammy's 2.8.7 reads no
+# /etc/dkms/<module>.conf there (tests/images/test_dkms_jammy.py).
 dkms_build() {
     local kernel=$1 module ofed
     if [[ -d "${GPUFLEET_ROOT:-}/var/lib/dkms/mlnx-ofed-kernel" ]]; then
