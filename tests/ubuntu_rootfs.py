@@ -19,6 +19,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KEYRING = "/usr/share/keyrings/ubuntu-archive-keyring.gpg"
+# Inside a mount namespace of its own: the tree (or an overlay of it whose changes go to $scratch), a fresh /proc,
+# the machine's /dev, and $shared at the same path inside, where the caller's files lie.
+CHROOT = """tree=$0 shared=$1 scratch=$2; shift 2
+if [ -n "$scratch" ]; then
+    mkdir -p "$scratch/upper" "$scratch/work" "$scratch/merged"
+    mount -t overlay overlay -o "lowerdir=$tree,upperdir=$scratch/upper,workdir=$scratch/work" "$scratch/merged"
+    tree=$scratch/merged
+fi
+mount -t proc proc "$tree/proc" && mount --rbind /dev "$tree/dev"
+mkdir -p "$tree$shared" && mount --bind "$shared" "$tree$shared"
+exec chroot "$tree" "$@"
+"""
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "gpufleet"
 
 
@@ -46,6 +58,15 @@ class UbuntuRootfs:
         if not (self.path / self.ready.lstrip("/")).exists():
             return f"no {self.suite} root filesystem at {self.path}: run `python tests/ubuntu_rootfs.py` (.ci/run does)"
         return None
+
+    def run(self, command: list[str], shared: Path, scratch: Path | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        """`command` chrooted into the tree, with the folder `shared` at its own path inside; with `scratch`, in an
+        overlay whose changes go there, so the tree stays as built."""
+        assert not self.missing(), f"the {self.suite} root filesystem (.ci/run builds it): {self.missing()}"
+        return subprocess.run(["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", CHROOT,
+                               str(self.path), str(shared), str(scratch or ""), *command], env=env,
+                              capture_output=True, text=True, timeout=120, check=False)
 
     def build(self) -> Path:
         """The tree, built into a new directory and moved in place when complete."""

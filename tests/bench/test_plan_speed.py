@@ -34,29 +34,27 @@ pytestmark = pytest.mark.bench
 RUNS = 5  # best of 5: this machine has slow spells of seconds that best of 3 did not always escape
 TARGET = 1.3
 REPLAY = Path(__file__).with_name("sdk_replay.py")
-# The collector is off from the first line and the objects frozen at exit, as in a gpufleet command.
-REPLAYED = """import atexit, gc, runpy, sys
-gc.disable()
-atexit.register(gc.freeze)
-sys.argv = [sys.argv[1], sys.argv[2], sys.argv[3]]
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
+
+
+def replayed(first: str = "") -> str:
+    """A process that runs `first` (Python source), then sdk_replay.py with the process's three arguments. The collector
+    is off from the first line and the objects frozen at exit, as in a gpufleet command."""
+    return ("import atexit, gc, runpy, sys\ngc.disable()\natexit.register(gc.freeze)\n"
+            "replay = [sys.argv[1], sys.argv[2], sys.argv[3]]\n" + first
+            + "sys.argv = replay\nrunpy.run_path(sys.argv[0], run_name='__main__')\n")
+
+
+REPLAYED = replayed()
 # The floor as a CLI reaches it: one process that runs the framework's command, then the SDK registering the plan's
 # resources. What the two load alike (~100 modules of the standard library: importlib.metadata and email, dataclasses,
 # hashlib, traceback and more) is loaded once, as in a plan: the framework beside the SDK costs 0.03-0.10 s where
 # it costs 0.12-0.13 s alone, and a floor that added the two apart counted that difference twice (2026-11-29).
-WITH_FRAMEWORK = f"""import atexit, gc, runpy, sys
-gc.disable()
-atexit.register(gc.freeze)
-replay = [sys.argv[1], sys.argv[2], sys.argv[3]]
-sys.argv = ["app", "command", "--name", "x", "--format", "json"]
+WITH_FRAMEWORK = replayed(f"""sys.argv = ["app", "command", "--name", "x", "--format", "json"]
 try:
     exec(compile({FRAMEWORK!r}, "framework", "exec"))
 except SystemExit:
     pass
-sys.argv = replay
-runpy.run_path(sys.argv[0], run_name="__main__")
-"""
+""")
 STACKS = sorted(path.name.removeprefix("Pulumi.").removesuffix(".yaml")
                 for path in SHIPPED_STACKS.glob("Pulumi.*.yaml"))
 # Stacks measured above the target (2026-11-28/29, 2 cores), with what remains and whose it is (NOTES.md, "Speed").
