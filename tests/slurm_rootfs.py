@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -76,3 +77,11 @@ def version(text: str) -> tuple[int, int]:
     found = re.search(r"(\d+)\.(\d+)\.\d+", text)
     assert found, f"no version in {text!r}"
     return int(found[1]), int(found[2])
+
+
+def systemd_verify(folder: Path, *units: str) -> subprocess.CompletedProcess[str]:
+    """`systemd-analyze verify` of `units` (names or paths) as the tree's own systemd reads them: its munge.service,
+    Slurm's units and the commands they run are the Slurm release's, not whatever this machine has installed;
+    `folder` (shared at its own path inside) comes first on the unit path."""
+    return SLURM.run(["systemd-analyze", "verify", "--man=no", *units], shared=folder,
+                     env={"PATH": "/usr/sbin:/usr/bin", "SYSTEMD_UNIT_PATH": f"{folder}:"})

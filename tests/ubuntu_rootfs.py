@@ -55,7 +55,7 @@ class UbuntuRootfs:
         """Why this tree cannot be used here, or None."""
         if os.geteuid() != 0:
             return f"the {self.suite} root filesystem needs root (chroot, mount)"
-        if not (self.path / self.ready.lstrip("/")).exists():
+        if not self.is_built():
             return f"no {self.suite} root filesystem at {self.path}: run `python tests/ubuntu_rootfs.py` (.ci/run does)"
         return None
 
@@ -68,9 +68,14 @@ class UbuntuRootfs:
                                str(self.path), str(shared), str(scratch or ""), *command], env=env,
                               capture_output=True, text=True, timeout=120, check=False)
 
+    def is_built(self) -> bool:
+        """Whether the finished tree holds `ready`. Not followed if a link: resolute's /usr/sbin/slurmctld links to
+        /etc/alternatives/slurmctld, absolute, which means the tree's own only inside the chroot."""
+        return os.path.lexists(self.path / self.ready.lstrip("/"))
+
     def build(self) -> Path:
         """The tree, built into a new directory and moved in place when complete."""
-        if (self.path / self.ready.lstrip("/")).exists():
+        if self.is_built():
             return self.path
         building = self.path.with_name(self.path.name + ".building")
         shutil.rmtree(building, ignore_errors=True)
@@ -85,8 +90,10 @@ class UbuntuRootfs:
 
 
 # Slurm's daemons and clients, and an MPI (Open MPI through mpi4py) whose ranks srun's PMIx plugin launches across
-# nodes (tests/components/slurm/test_slurm_hosts_daemons.py).
-SLURM = UbuntuRootfs("slurm", "resolute", ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py"),
+# nodes (tests/components/slurm/test_slurm_hosts_daemons.py); the systemd they come with verifies the units
+# (slurm_rootfs.systemd_verify), with libseccomp, which it loads to read the SystemCallFilter of its own units.
+SLURM = UbuntuRootfs("slurm", "resolute", ("slurmctld", "slurmd", "slurm-client", "munge", "python3-mpi4py",
+                                           "libseccomp2"),
                      "main universe", "/usr/sbin/slurmctld")
 # The VM images' release (install_env VM_UBUNTU 22.04): its apt 2.4 judges the pins the image scripts write.
 JAMMY_APT = UbuntuRootfs("apt", "jammy", ("apt",), "main", "/usr/bin/apt-get")

@@ -9,6 +9,7 @@ import subprocess
 from pathlib import Path
 
 from slurm_daemons import site_in
+from slurm_rootfs import systemd_verify
 from slurm_stacks import second_group, slurm_cluster
 
 from components.slurm.power import POWER_CONFIG
@@ -61,8 +62,7 @@ def test_systemd_takes_the_watchers_service_and_timer(tmp_path: Path) -> None:
         unit = tmp_path / name
         unit.write_text(files[f"{UNITS}/{name}"][1])
         units.append(str(unit))
-    verified = subprocess.run(["systemd-analyze", "verify", "--man=no", *units], capture_output=True, text=True,
-                              timeout=60, check=False)
+    verified = systemd_verify(tmp_path, *units)
     assert (verified.returncode, verified.stderr) == (0, "")
     assert f"ExecStart={stub} watch\n" in files[f"{UNITS}/{WATCH_SERVICE}"][1]
     assert "OnUnitActiveSec=30s\n" in files[f"{UNITS}/{WATCH_TIMER}"][1]

@@ -4,11 +4,10 @@ node's drop-ins, verified by the real `systemd-analyze verify` and merged into t
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 from conftest import REPO
+from slurm_rootfs import systemd_verify
 from slurm_stacks import slurm_cluster
 
 from components.bootstrap.cloud_init import UNITS, node_script
@@ -39,13 +38,6 @@ def effective(unit: Path) -> dict[str, list[str]]:
     return settings
 
 
-def verify(units: Path, name: str) -> subprocess.CompletedProcess[str]:
-    """`systemd-analyze verify` of unit `name` found in `units` (before the machine's own unit directories, so
-    munge.service and the commands it runs are this machine's)."""
-    return subprocess.run(["systemd-analyze", "verify", "--man=no", name], capture_output=True, text=True,
-                          timeout=60, check=False, env={**os.environ, "SYSTEMD_UNIT_PATH": f"{units}:"})
-
-
 def install(units: Path, files: dict[str, tuple[str, str]]) -> None:
     """The rendered files under /etc/systemd/system, written into `units`."""
     for path, (_, content) in files.items():
@@ -69,7 +61,7 @@ def test_a_nodes_slurmd_runs_under_systemd_as_schedmds_unit_expects(tmp_path: Pa
     (units / "slurmd.service.d/gpufleet-registration.conf").write_text(
         f"[Service]\nExecStart=\nExecStart={command}\n")
 
-    verified = verify(units, "slurmd.service")
+    verified = systemd_verify(units, "slurmd.service")
     assert (verified.returncode, verified.stderr) == (0, "")
     settings = effective(units / "slurmd.service")
     assert settings["Type"] == ["notify"]
@@ -91,7 +83,7 @@ def test_the_head_nodes_slurmctld_keeps_schedmds_start(tmp_path: Path) -> None:
     install(units, files)
     (units / "slurmctld.service").write_text((SCHEDMD_UNITS / "slurmctld.service").read_text())
 
-    verified = verify(units, "slurmctld.service")
+    verified = systemd_verify(units, "slurmctld.service")
     assert (verified.returncode, verified.stderr) == (0, "")
     settings = effective(units / "slurmctld.service")
     assert settings["Type"] == ["notify"]
