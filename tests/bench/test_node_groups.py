@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_tools import best_of, gpufleet, group_stack, python
+from bench_tools import REPLAY, best_of, gpufleet, group_stack, python
 from conftest import REPO
 
 pytestmark = pytest.mark.bench
@@ -26,7 +26,6 @@ RUNS = 5
 GROUPS = 33
 PER_GROUP_TARGET = 1.5
 POLICY_SHARE_TARGET = 0.10
-REPLAY = Path(__file__).with_name("sdk_replay.py")
 POLICY_SHARE = """
 import gc, json, sys, time
 from pathlib import Path

@@ -1,0 +1,75 @@
+"""Plan cost counted, not timed: `make bench`, not part of `make test`.
+
+test_plan_speed.py times every stack, and on this shared two-core machine the same stack's ratio moves by a third
+from one run to the next, so its misses can only be non-strict. valgrind's callgrind counts the instructions a
+process executes instead: for the same programs, inputs and libraries the count moves by less than 1% (hash seeds,
+threads), however busy the machine is.
+Here the plan, the SDK registering the plan's resources (REPLAYED) and the same after the CLI framework's command
+(WITH_FRAMEWORK) are counted for the smallest stack and a VM cluster, and the ratios held to the same 1.3x target.
+Instructions are not seconds (a cache miss costs more than an add), so the timed ratios stay the targets; these say
+how much of a timed miss is the program's own work and not the machine's noise.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from bench_tools import REPLAY, REPLAYED, WITH_FRAMEWORK, compiled_once, gpufleet, python
+from conftest import REPO
+
+pytestmark = pytest.mark.bench
+
+TARGET = 1.3
+# Counted 2026-11-29 (pulumi 3.272.0, pulumi-alicloud 4.0.0, pulumi-aws 7.51.1, pydantic 2.14.4, typer 0.29.2):
+# alicloud-images 1.74 against the SDK, 1.41-1.42 against the SDK and the framework; aws-train-p5 1.29 and 1.21. What
+# is over is the project's fixed cost (NOTES.md, "Speed"): its own modules' imports are ~0.5 G of a plan's 2.6 G.
+MISSED = {
+    ("alicloud-images", "sdk"): "counted 1.74: the project's ~0.5 G instructions of imports on a 1.5 G floor",
+    ("alicloud-images", "sdk and framework"): "counted 1.41-1.42: the project's imports on a 1.9 G floor",
+}
+STACKS = ("alicloud-images", "aws-train-p5")
+
+
+def instructions(argv: list[str]) -> int:
+    """What `argv` executes, counted by callgrind (its threads and all), once its bytecode is cached."""
+    env = compiled_once()
+    subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=True)
+    counted = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
+                             cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    collected = re.search(r"Collected : (\d+)", counted.stderr)
+    assert collected, f"callgrind printed no count: {counted.stderr[-500:]}"
+    return int(collected.group(1))
+
+
+@functools.cache
+def counted(stack: str, folder: Path) -> dict[str, int]:
+    assert shutil.which("valgrind"), "valgrind not found: install it (Debian's valgrind) to count instructions"
+    argv = gpufleet("plan", "--stack", stack, "--format", "json")
+    recorded = folder / f"{stack}.json"
+    plan = subprocess.run([*argv, "--show-secrets"], cwd=REPO, capture_output=True, text=True, check=True)
+    recorded.write_text(plan.stdout)  # secrets shown: the SDK registers the values the program sent
+    counts = {
+        "plan": instructions(argv),
+        "sdk": instructions(python(REPLAYED, str(REPLAY), "--once", str(recorded))),
+        "sdk and framework": instructions(python(WITH_FRAMEWORK, str(REPLAY), "--once", str(recorded))),
+    }
+    print(f"\n{stack}: plan {counts['plan'] / 1e9:.2f} G instructions; the SDK registering its resources "
+          f"{counts['sdk'] / 1e9:.2f} G ({counts['plan'] / counts['sdk']:.2f}); after the CLI framework's command "
+          f"{counts['sdk and framework'] / 1e9:.2f} G ({counts['plan'] / counts['sdk and framework']:.2f})")
+    return counts
+
+
+@pytest.mark.parametrize(("stack", "floor"), [
+    pytest.param(stack, floor, marks=pytest.mark.xfail(strict=True, reason=MISSED[stack, floor]))
+    if (stack, floor) in MISSED else (stack, floor)
+    for stack in STACKS for floor in ("sdk", "sdk and framework")
+])
+def test_a_plan_executes_at_most_1_3x_the_instructions_of_its_floor(
+        stack: str, floor: str, tmp_path_factory: pytest.TempPathFactory) -> None:
+    counts = counted(stack, tmp_path_factory.getbasetemp())
+    assert counts["plan"] / counts[floor] <= TARGET
