@@ -8,6 +8,7 @@ import functools
 import json
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any, TypeVar
 
@@ -118,6 +119,20 @@ def _without_aliases(program: Callable[[], Any]) -> Any:
     return program()
 
 
+class _EnginePool(ThreadPoolExecutor):
+    """The threads the SDK sends each registration to (run_in_executor on the run's loop), kept from run to run.
+    A loop's own pool lives as long as the loop, and each of its threads makes an event loop of its own for the
+    mocks: a fresh pool per run made six threads and loops per plan that no one collected (thousands in a test
+    worker), and their start-up was a tenth of a plan. Closing a run's loop asks its pool to shut down: this one
+    stays, and its idle threads end with the interpreter (concurrent.futures joins them at exit)."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """Kept for the next run; see the class."""
+
+
+_ENGINE_POOL = _EnginePool(thread_name_prefix="gpufleet-engine")
+
+
 def _on_a_thread_of_its_own(function: Callable[..., T]) -> Callable[..., T]:
     """`function` run on a new thread, the caller waiting: the SDK walks the whole Python stack for every resource
     it registers (its source positions), and a caller's frames (a test runner's dozens) made that a fifth of a plan.
@@ -161,6 +176,7 @@ def run_program(
     # set_mocks, which makes the root stack resource on the current loop) and an empty set of tracked
     # outputs. The root stack is reset too: set_mocks keeps one left by an earlier run of another stack.
     loop = asyncio.new_event_loop()
+    loop.set_default_executor(_ENGINE_POOL)
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
     settings.SETTINGS.outputs = set()
@@ -175,6 +191,7 @@ def run_program(
         for task in leftovers:
             task.cancel()
         loop.run_until_complete(asyncio.gather(*leftovers, return_exceptions=True))
+        loop.close()
     if monitor.duplicates:
         raise DuplicateUrn(monitor.duplicates[0])
     return sorted(

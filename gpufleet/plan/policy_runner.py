@@ -57,8 +57,6 @@ class PolicyReport:
         return {"evaluated": self.evaluated, "violations": [v.to_json() for v in self.violations]}
 
 
-
-
 def _options(resource: RecordedResource) -> PolicyResourceOptions:
     return PolicyResourceOptions(
         protect=resource.protect,
@@ -71,14 +69,14 @@ def _options(resource: RecordedResource) -> PolicyResourceOptions:
     )
 
 
-def _stack_resources(resources: Sequence[RecordedResource], props: Any) -> list[PolicyResource]:
+def _stack_resources(resources: Sequence[RecordedResource], props: Any, options: Any) -> list[PolicyResource]:
     built = {
         r.urn: PolicyResource(
             r.type,
             props(r),
             r.urn,
             r.name,
-            _options(r),
+            options(r),
             None,
             None,
             [],
@@ -121,16 +119,22 @@ def run_policies(
     if policies is None:
         policies = ALL_POLICIES
     settings = resolve_config(policies, config)
-    # Each resource's inputs are proxied once and the stack view is built once, not per policy, and within
-    # shared_reads the plain views the pack's rules take of them are too: rules only read them. The proxy rebuilds
-    # every dict and list, so no rule holds the recorded inputs. A pack rule sees only the resource types it
-    # declares (it ignores the rest).
+    # Each resource's inputs are proxied once, its options made once and the stack view built once, not per policy,
+    # and within shared_reads the plain views the pack's rules take of them are too: rules only read them. The
+    # proxy rebuilds every dict and list, so no rule holds the recorded inputs. A pack rule sees only the resource
+    # types it declares (it ignores the rest).
     proxied: dict[str, Any] = {}
+    options_of: dict[str, PolicyResourceOptions] = {}
 
     def props(resource: RecordedResource) -> Any:
         if resource.urn not in proxied:
             proxied[resource.urn] = unknown_checking_proxy(resource.inputs)
         return proxied[resource.urn]
+
+    def options(resource: RecordedResource) -> PolicyResourceOptions:
+        if resource.urn not in options_of:
+            options_of[resource.urn] = _options(resource)
+        return options_of[resource.urn]
 
     stack_view: list[PolicyResource] = []
     report = PolicyReport(evaluated=0)
@@ -161,13 +165,13 @@ def run_policies(
                         props(resource),
                         resource.urn,
                         resource.name,
-                        _options(resource),
+                        options(resource),
                         None,
                         copy.deepcopy(setting.properties),
                     )
                     _call(policy, args, reporter(resource.urn), report, violations, resource.urn)
             elif isinstance(policy, StackValidationPolicy):
-                stack_view = stack_view or _stack_resources(resources, props)
+                stack_view = stack_view or _stack_resources(resources, props, options)
                 args = StackValidationArgs(stack_view, copy.deepcopy(setting.properties))
                 _call(policy, args, reporter(""), report, violations, "")
     report.violations = sorted(violations, key=lambda v: (v.policy, v.urn, v.message, v.level))

@@ -241,8 +241,6 @@ def test_pulumi_new_template_stack_starts_from_named_stack() -> None:
 
 
 def test_pulumi_yaml_template_prompts() -> None:
-
-
     project = libyaml_files.load((REPO / "Pulumi.yaml").read_text())
     assert project["name"] == "gpufleet" and project["stackConfigDir"] == "stacks"
     assert project["runtime"]["options"]["virtualenv"] == ".venv"
@@ -289,3 +287,20 @@ def test_the_program_runs_on_a_thread_of_its_own_and_its_error_reaches_the_calle
         run(failing)
     assert seen["thread"] is not threading.current_thread()
     assert test_the_program_runs_on_a_thread_of_its_own_and_its_error_reaches_the_caller.__name__ not in seen["frames"]
+
+
+def test_runs_share_one_pool_of_registration_threads() -> None:
+    """The SDK hands each registration to its loop's default thread pool. A pool per run left its threads idle and
+    alive after the run (one or more per plan, thousands in a test worker); one pool serves every run, so the
+    threads the runs leave are at most one default-sized pool's, however many runs there are."""
+    import os
+    import threading
+
+    def one_key() -> None:
+        aws.kms.Key("k")
+
+    before = set(threading.enumerate())
+    one_pool = min(32, (os.cpu_count() or 1) + 4)  # ThreadPoolExecutor's default size, which the loop's pool takes
+    for _ in range(one_pool + 1):
+        run(one_key)
+    assert len(set(threading.enumerate()) - before) <= one_pool
