@@ -179,7 +179,7 @@ def run_program(
     loop.set_default_executor(_ENGINE_POOL)
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
-    settings.SETTINGS.outputs = set()
+    settings.SETTINGS.outputs.clear()
     mocks.set_mocks(offline, project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(
         {key: value if isinstance(value, str) else json.dumps(value) for key, value in config.items()}

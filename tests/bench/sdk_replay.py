@@ -169,7 +169,7 @@ def run(resources: list[dict[str, Any]]) -> float:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
-    settings.SETTINGS.outputs = set()
+    settings.SETTINGS.outputs.clear()
     mocks.set_mocks(Echo(), project="gpufleet", stack="bench", preview=False)
     start = time.process_time()
     loop.run_until_complete(run_pulumi_func(lambda: register(resources)))
