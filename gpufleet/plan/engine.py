@@ -6,6 +6,7 @@ import asyncio
 import copy
 import functools
 import json
+import os
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -130,7 +131,11 @@ class _EnginePool(ThreadPoolExecutor):
         """Kept for the next run; see the class."""
 
 
-_ENGINE_POOL = _EnginePool(thread_name_prefix="gpufleet-engine")
+@functools.cache
+def _engine_pool(pid: int) -> _EnginePool:
+    """This process's pool. A forked child gets its own: the parent's threads do not exist in it, yet the pool it
+    inherits counts them as idle and would hand them work that never runs."""
+    return _EnginePool(thread_name_prefix=f"gpufleet-engine-{pid}")
 
 
 def _on_a_thread_of_its_own(function: Callable[..., T]) -> Callable[..., T]:
@@ -176,7 +181,7 @@ def run_program(
     # set_mocks, which makes the root stack resource on the current loop) and an empty set of tracked
     # outputs. The root stack is reset too: set_mocks keeps one left by an earlier run of another stack.
     loop = asyncio.new_event_loop()
-    loop.set_default_executor(_ENGINE_POOL)
+    loop.set_default_executor(_engine_pool(os.getpid()))
     asyncio.set_event_loop(loop)
     settings.ROOT.set(None)
     settings.SETTINGS.outputs.clear()

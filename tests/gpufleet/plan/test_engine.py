@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import libyaml_files
 import pulumi
 import pulumi_aws as aws
@@ -304,3 +306,25 @@ def test_runs_share_one_pool_of_registration_threads() -> None:
     for _ in range(one_pool + 1):
         run(one_key)
     assert len(set(threading.enumerate()) - before) <= one_pool
+
+
+def _count_in_a_forked_child(results: Any) -> None:
+    results.put(len(run()))
+
+
+def test_a_process_forked_after_a_run_runs_its_own() -> None:
+    """The pool a forked child inherits counts the parent's threads as idle, yet none of them exists in the child:
+    handed its registrations, a run there would wait for ever. The child makes a pool of its own."""
+    import multiprocessing
+
+    run()
+    fork = multiprocessing.get_context("fork")
+    results = fork.Queue()
+    child = fork.Process(target=_count_in_a_forked_child, args=(results,))
+    child.start()
+    child.join(60)
+    hung = child.is_alive()
+    if hung:
+        child.kill()
+    assert not hung, "a run in a child forked after a run never finished"
+    assert child.exitcode == 0 and results.get(timeout=5) == 4  # the Pair component and its three resources
