@@ -3,7 +3,9 @@
 Each extra node group: `gpufleet plan` of a 1-group and an N-group stack (aws-train-p5 with N p5 groups), timed
 in the same rounds; the marginal CPU per group against what the Pulumi SDK alone spends registering the same
 resources (sdk_replay.py: the two recorded plans registered under the SDK's mock monitor, no gpufleet code),
-marginal per group too. Target: a group costs at most 1.5x the SDK's part.
+marginal per group too. Target: a group costs at most 1.5x the SDK's part. Timed, the ratio of two differences
+moved from 1.17 to 1.76 between two runs of one commit on this shared machine; counted in instructions (valgrind,
+bench_tools.instructions) the same ratio holds still, so the target is held on both.
 Policy evaluation at 64 groups: inside one process, the policy runner's time against the whole plan_stack call,
 on plans after the first (imports done), best of a few.
 """
@@ -17,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from bench_tools import REPLAY, best_of, gpufleet, group_stack, python
+from bench_tools import REPLAY, REPLAYED, best_of, gpufleet, group_stack, instructions, python
 from conftest import REPO
 
 pytestmark = pytest.mark.bench
 
 RUNS = 5
 GROUPS = 33
+COUNTED_GROUPS = 5  # counts do not move run to run: four extra groups say what 32 do, in a fifth of the time
 PER_GROUP_TARGET = 1.5
 POLICY_SHARE_TARGET = 0.10
 POLICY_SHARE = """
@@ -55,16 +58,15 @@ with collector.paused():  # as the CLI runs a plan
             shares.append((spent[0] / whole, spent[0], whole))
 print(json.dumps(min(shares)))
 """
+
+
 def test_each_extra_node_group_costs_at_most_one_and_a_half_times_the_sdk(tmp_path: Path) -> None:
     one, many = group_stack(tmp_path, 1), group_stack(tmp_path, GROUPS)
     plans = {
         name: gpufleet("plan", "--stack", name, "--stacks-dir", str(tmp_path), "--format", "json")
         for name in (one, many)
     }
-    recorded = {}
-    for name, argv in plans.items():  # secrets shown: the SDK registers the values the program sent
-        recorded[name] = tmp_path / f"{name}.json"
-        recorded[name].write_text(json.dumps(_run_json([*argv, "--show-secrets"])))
+    recorded = _recorded(plans, tmp_path)
     counts = {name: len(json.loads(path.read_text())["resources"]) for name, path in recorded.items()}
     per_group_resources = (counts[many] - counts[one]) / (GROUPS - 1)
     sdk_one, sdk_many = _run_json([sys.executable, str(REPLAY), str(recorded[one]), str(recorded[many])])
@@ -81,6 +83,35 @@ def test_each_extra_node_group_costs_at_most_one_and_a_half_times_the_sdk(tmp_pa
         f"{sdk_many:.2f}s for the {GROUPS}-group plan's): ratio {ratio:.2f} (target <= {PER_GROUP_TARGET:g})"
     )
     assert ratio <= PER_GROUP_TARGET
+
+
+def test_each_extra_node_group_executes_at_most_one_and_a_half_times_the_sdks_instructions(tmp_path: Path) -> None:
+    one, many = group_stack(tmp_path, 1), group_stack(tmp_path, COUNTED_GROUPS)
+    plans = {
+        name: gpufleet("plan", "--stack", name, "--stacks-dir", str(tmp_path), "--format", "json")
+        for name in (one, many)
+    }
+    recorded = _recorded(plans, tmp_path)
+    plan = {name: instructions(argv) for name, argv in plans.items()}
+    sdk = {name: instructions(python(REPLAYED, str(REPLAY), "--once", str(path))) for name, path in recorded.items()}
+    extra = COUNTED_GROUPS - 1
+    per_group, sdk_per_group = (plan[many] - plan[one]) / extra, (sdk[many] - sdk[one]) / extra
+    ratio = per_group / sdk_per_group
+    print(
+        f"\nnode groups, counted: 1 group {plan[one] / 1e9:.2f} G instructions, {COUNTED_GROUPS} groups "
+        f"{plan[many] / 1e9:.2f} G: {per_group / 1e6:.0f} M per extra group; the SDK alone registering them "
+        f"{sdk_per_group / 1e6:.0f} M: ratio {ratio:.2f} (target <= {PER_GROUP_TARGET:g})"
+    )
+    assert ratio <= PER_GROUP_TARGET
+
+
+def _recorded(plans: dict[str, list[str]], folder: Path) -> dict[str, Path]:
+    """Each plan's JSON, secrets shown: the SDK registers the values the program sent."""
+    recorded = {}
+    for name, argv in plans.items():
+        recorded[name] = folder / f"{name}.json"
+        recorded[name].write_text(json.dumps(_run_json([*argv, "--show-secrets"])))
+    return recorded
 
 
 def _run_json(argv: list[str]) -> Any:

@@ -1,9 +1,8 @@
 """Plan cost counted, not timed: `make bench`, not part of `make test`.
 
 test_plan_speed.py times every stack, and on this shared two-core machine the same stack's ratio moves by a third
-from one run to the next, so its misses can only be non-strict. valgrind's callgrind counts the instructions a
-process executes instead: for the same programs, inputs and libraries the count moves by less than 1% (hash seeds,
-threads), however busy the machine is.
+from one run to the next, so its misses can only be non-strict. valgrind counts the instructions a process executes
+instead (bench_tools.instructions), moving by under 1% however busy the machine is.
 Here the plan, the SDK registering the plan's resources (REPLAYED) and the same after the CLI framework's command
 (WITH_FRAMEWORK) are counted for the smallest stack and a VM cluster, and the ratios held to the same 1.3x target.
 Instructions are not seconds (a cache miss costs more than an add), so the timed ratios stay the targets; these say
@@ -13,13 +12,11 @@ how much of a timed miss is the program's own work and not the machine's noise.
 from __future__ import annotations
 
 import functools
-import re
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from bench_tools import REPLAY, REPLAYED, WITH_FRAMEWORK, compiled_once, gpufleet, python
+from bench_tools import REPLAY, REPLAYED, WITH_FRAMEWORK, gpufleet, instructions, python
 from conftest import REPO
 
 pytestmark = pytest.mark.bench
@@ -35,20 +32,8 @@ MISSED = {
 STACKS = ("alicloud-images", "aws-train-p5")
 
 
-def instructions(argv: list[str]) -> int:
-    """What `argv` executes, counted by callgrind (its threads and all), once its bytecode is cached."""
-    env = compiled_once()
-    subprocess.run(argv, cwd=REPO, env=env, capture_output=True, check=True)
-    counted = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *argv],
-                             cwd=REPO, env=env, capture_output=True, text=True, check=True)
-    collected = re.search(r"Collected : (\d+)", counted.stderr)
-    assert collected, f"callgrind printed no count: {counted.stderr[-500:]}"
-    return int(collected.group(1))
-
-
 @functools.cache
 def counted(stack: str, folder: Path) -> dict[str, int]:
-    assert shutil.which("valgrind"), "valgrind not found: install it (Debian's valgrind) to count instructions"
     argv = gpufleet("plan", "--stack", stack, "--format", "json")
     recorded = folder / f"{stack}.json"
     plan = subprocess.run([*argv, "--show-secrets"], cwd=REPO, capture_output=True, text=True, check=True)
