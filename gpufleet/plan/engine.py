@@ -178,8 +178,9 @@ def run_program(
     monitor = RecordingMonitor(offline)
     # Each run starts clean. A failed program leaves tasks and pending outputs behind (an invoke's outputs,
     # applies) that would wake up or be waited for in the next run: a loop of its own (set before
-    # set_mocks, which makes the root stack resource on the current loop) and an empty set of tracked
-    # outputs. The root stack is reset too: set_mocks keeps one left by an earlier run of another stack.
+    # set_mocks, which makes the root stack resource on the current loop) and the SDK's tracked outputs emptied
+    # in place (a deque in pulumi 3.231, a set later: the SDK appends or adds to whichever it made). The root
+    # stack is reset too: set_mocks keeps one left by an earlier run of another stack.
     loop = asyncio.new_event_loop()
     loop.set_default_executor(_engine_pool(os.getpid()))
     asyncio.set_event_loop(loop)
