@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STACK ?= aws-train-p5
 
-.PHONY: plan test test-deep bench lint policies clean node-check-image
+.PHONY: plan test test-deep bench floors lint policies clean node-check-image
 
 $(BIN)/gpufleet: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ test-deep: $(BIN)/gpufleet
 
 bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench
+
+# Each Pulumi distribution at pyproject.toml's floor, installed by pip beside the project, plans every shipped stack
+# that uses it as the installed release does (~700 MB of wheels, cached by pip after the first run); CI runs it last.
+floors: $(BIN)/gpufleet
+	$(BIN)/python -m pytest -m floors tests/floors
 
 lint: $(BIN)/gpufleet
 	$(BIN)/ruff check .
