@@ -29,6 +29,8 @@ from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, IMAGES_KEY, POLICY_KEY, load_stack, stack_path
 from gpufleet.stackfile.read import PROJECT, STACKS_DIR, resolve_extends
 
+from .props import shared_reads
+from .read_once import reading_once
 from .registry import ALL_POLICIES, RULES_BY_NAME
 
 # Keys whose values the CLI sends as JSON text (object config); provider keys such as aws:region are plain text.
@@ -106,9 +108,15 @@ class DerivingServicer(sdk._PolicyAnalyzerServicer):  # the SDK serves the pack 
         leaving it out changes no verdict; the offline runner calls the same rules (policy_runner.run_policies)."""
         self._analyzing.type = request.type
         try:
-            return super().Analyze(request, context)
+            with reading_once(), shared_reads():
+                return super().Analyze(request, context)
         finally:
             self._analyzing.type = None
+
+    def AnalyzeStack(self, request: Any, context: Any) -> Any:  # noqa: N802
+        """The SDK's AnalyzeStack, reading each resource's properties once for all stack rules (read_once.py)."""
+        with reading_once(), shared_reads():
+            return super().AnalyzeStack(request, context)
 
     def _get_enforcement_level(self, policy: Any) -> Any:
         level = super()._get_enforcement_level(policy)
