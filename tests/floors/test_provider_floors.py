@@ -1,5 +1,6 @@
 """Each Pulumi distribution at the floor pyproject.toml allows plans every shipped stack that uses it exactly as the
-installed release does: `make floors` (CI runs it), not part of `make test`.
+installed release does, and the Azure libraries a real run signs in with pass their tests at theirs: `make floors`
+(CI runs it), not part of `make test`.
 
 A user whose other projects hold a provider back gets the lowest release pip may pick. The floors were wrong once
 (pulumi-aws 7.0, azure-native 3.0 and alicloud 3.80 each lacked names the components pass, and a plan stopped with an
@@ -32,6 +33,13 @@ pytestmark = pytest.mark.floors
 PACKAGES = {
     "pulumi": "", "pulumi-policy": "", "pulumi-aws": "aws:", "pulumi-azure-native": "azure-native:",
     "pulumi-alicloud": "alicloud:", "pulumi-kubernetes": "kubernetes:", "pulumiverse-time": "time:",
+}
+# Libraries that only a real run calls (a plan never does), with the tests that run their paths.
+RUN_TIME = {
+    "azure-identity": ["tests/components/clouds/azure/test_azure_provider_credential.py"],  # 1.19: no subscription=
+    "azure-core": ["tests/components/clouds/azure/test_azure_metric_seed.py",
+                   "tests/components/clouds/azure/test_azure_provider_credential.py"],
+    "cryptography": ["tests/components/clouds/azure/test_azure_identity_and_checks.py"],
 }
 # What policies/stack_settings.DerivingServicer calls on the SDK's servicer.
 SERVICER_CALLS = ("ConfigureStack", "Configure", "Analyze", "_get_enforcement_level")
@@ -70,17 +78,22 @@ def installed() -> dict[str, subprocess.CompletedProcess[str]]:
 def at_floor(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """A folder holding the distribution's floor release alone."""
     distribution = request.node.callspec.params["distribution"]
-    done = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--target",
-                str(tmp_path), f"{distribution}=={floor(distribution)}"])
+    # --only-binary: pip's choice for this interpreter, never a source build
+    done = run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-compile", "--only-binary",
+                ":all:", "--target", str(tmp_path), f"{distribution}=={floor(distribution)}"])
     assert done.returncode == 0, done.stderr
     return tmp_path
 
 
-@pytest.mark.parametrize("distribution", PACKAGES)
-def test_every_stack_using_it_plans_the_same_at_the_floor(distribution: str, at_floor: Path, installed) -> None:
+def assert_imported(distribution: str, at_floor: Path) -> None:
     version = run([sys.executable, "-c", f"import importlib.metadata as m; print(m.version({distribution!r}))"],
                   at_floor)
     assert Version(version.stdout.strip()) == Version(floor(distribution)), "the floor release was not the one imported"
+
+
+@pytest.mark.parametrize("distribution", PACKAGES)
+def test_every_stack_using_it_plans_the_same_at_the_floor(distribution: str, at_floor: Path, installed) -> None:
+    assert_imported(distribution, at_floor)
     for stack, done in installed.items():
         assert done.returncode in (0, 1), f"{stack} under the installed releases: {done.stderr[-2000:]}"
     using = [stack for stack, done in installed.items()
@@ -89,6 +102,13 @@ def test_every_stack_using_it_plans_the_same_at_the_floor(distribution: str, at_
     for stack, done in plans(using, at_floor).items():
         assert done.returncode == installed[stack].returncode, f"{stack}: {done.stderr[-2000:]}"
         assert done.stdout == installed[stack].stdout, f"{stack} plans otherwise at the floor {floor(distribution)}"
+
+
+@pytest.mark.parametrize("distribution", RUN_TIME)
+def test_the_tests_of_its_paths_pass_at_the_floor(distribution: str, at_floor: Path) -> None:
+    assert_imported(distribution, at_floor)
+    done = run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *RUN_TIME[distribution]], at_floor)
+    assert done.returncode == 0, done.stdout[-4000:]
 
 
 @pytest.mark.parametrize("distribution", ["pulumi-policy"])
