@@ -42,8 +42,8 @@ bench: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m bench -s tests/bench
 
 # Each Pulumi distribution at pyproject.toml's floor, installed by pip beside the project, plans every shipped stack
-# that uses it as the installed release does, and the Azure libraries of a real run's sign-in pass their tests at
-# theirs (~700 MB of wheels, cached by pip after the first run); CI runs it last.
+# that uses it as the installed release does, and the libraries only a real run calls (Azure's sign-in, Alibaba's
+# metric rules) pass their tests at theirs (~700 MB of wheels, cached by pip after the first run); CI runs it last.
 floors: $(BIN)/gpufleet
 	$(BIN)/python -m pytest -m floors tests/floors
 
