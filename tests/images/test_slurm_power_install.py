@@ -5,14 +5,12 @@ under the machine's python3 with nothing of this project's environment, against 
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import io
 import json
 import os
 import subprocess
 import tarfile
 import threading
-import zipfile
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -22,6 +20,7 @@ import boto3
 import pytest
 import requests
 from moto import mock_aws
+from pinned_wheels import wheel_files
 from slurm_stacks import slurm_cluster
 
 from components.slurm.power import render_power_config
@@ -35,31 +34,17 @@ SYSTEM_PATH = "/usr/bin:/bin"
 REGION = "us-east-1"
 
 
-def stand_in_wheel(name: str, version: str, target: Path) -> None:
-    """The installed distribution `name` (this environment's, at the lock's version) packed again as a wheel: the
-    same modules the pinned wheel holds, built here because the tests cannot download PyPI's file."""
-    found = importlib.metadata.distribution(name)
-    assert found.version == version, f"{name}: the lock pins {version}, this environment runs {found.version}"
-    with zipfile.ZipFile(target, "w") as wheel:
-        for file in found.files or []:
-            path = Path(str(found.locate_file(file)))
-            if "__pycache__" not in file.parts and not str(file).startswith("..") and path.is_file():
-                wheel.write(path, str(file))
-
-
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A root with the power program installed by the bundle's slurm-power.sh; the wheels are stand-ins."""
+    """A root with the power program installed by the bundle's slurm-power.sh, from the pinned wheels (or stand-ins of
+    them where this environment runs the pinned release: tests/pinned_wheels.py)."""
     tmp = tmp_path_factory.mktemp("power")
     profile = load_lock().profiles[PROFILE]
     with tarfile.open(fileobj=io.BytesIO(pack(profile, "aws"))) as bundle:
         bundle.extractall(tmp / "src", filter="data")
     pairs = []
-    for wheel in profile.slurm.power_wheels("aws"):
-        built = tmp / "wheels" / wheel.url.rsplit("/", 1)[1]
-        built.parent.mkdir(exist_ok=True)
-        stand_in_wheel(wheel.name, wheel.version, built)
-        pairs += [built.as_uri(), hashlib.sha256(built.read_bytes()).hexdigest()]
+    for path in wheel_files(profile.slurm.power_wheels("aws"), tmp / "wheels").values():
+        pairs += [path.as_uri(), hashlib.sha256(path.read_bytes()).hexdigest()]
     env = {"PATH": os.environ["PATH"], "GPUFLEET_ROOT": str(tmp / "root"), "GPUFLEET_CLOUD": "aws",
            "SLURM_POWER_WHEELS": " ".join(pairs)}
     done = subprocess.run(["bash", str(tmp / "src/images/install/slurm-power.sh")], env=env, capture_output=True,
