@@ -44,7 +44,7 @@ RUN_TIME = {
     "alibabacloud-cms20190101": ["tests/components/clouds/alicloud/test_alicloud_custom_metric_rule.py"],
 }
 # What policies/stack_settings.DerivingServicer calls on the SDK's servicer.
-SERVICER_CALLS = ("ConfigureStack", "Configure", "Analyze", "_get_enforcement_level")
+SERVICER_CALLS = ("ConfigureStack", "Configure", "Analyze", "AnalyzeStack", "_get_enforcement_level")
 
 
 def floor(distribution: str) -> str:
