@@ -44,6 +44,13 @@ def __getattr__(name: str) -> Any:
     return policies
 
 
+def declared_types(policy: Policy) -> frozenset[str] | None:
+    """The resource types a pack rule's policy looks at (it reports nothing on any other); None for a policy that is
+    not one of the pack's rules. The offline runner and the pack's servicer both call a rule on these types only."""
+    rule = RULES_BY_NAME.get(policy.name)
+    return frozenset(rule.resource_types) if rule is not None and rule.policy is policy else None
+
+
 def _reads(rule: Rule, setting: str) -> bool:
     schema = rule.config_schema
     return schema is not None and setting in schema.properties

@@ -31,7 +31,7 @@ from gpufleet.stackfile.read import PROJECT, STACKS_DIR, resolve_extends
 
 from .props import shared_reads
 from .read_once import reading_once
-from .registry import ALL_POLICIES, RULES_BY_NAME
+from .registry import ALL_POLICIES, declared_types
 
 # Keys whose values the CLI sends as JSON text (object config); provider keys such as aws:region are plain text.
 OBJECT_KEYS = (CLUSTER_KEY, IMAGES_KEY, POLICY_KEY)
@@ -121,8 +121,8 @@ class DerivingServicer(sdk._PolicyAnalyzerServicer):  # the SDK serves the pack 
     def _get_enforcement_level(self, policy: Any) -> Any:
         level = super()._get_enforcement_level(policy)
         checked = getattr(self._analyzing, "type", None)
-        rule = RULES_BY_NAME.get(policy.name)
-        if checked is not None and rule is not None and rule.policy is policy and checked not in rule.resource_types:
+        wanted = declared_types(policy) if checked is not None else None
+        if wanted is not None and checked not in wanted:
             return sdk.EnforcementLevel.DISABLED
         return level
 

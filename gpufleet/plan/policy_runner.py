@@ -114,7 +114,7 @@ def run_policies(
     Raises PolicyConfigError when `config` is malformed.
     """
     from policies.props import shared_reads
-    from policies.registry import ALL_POLICIES, RULES_BY_NAME
+    from policies.registry import ALL_POLICIES, declared_types
 
     if policies is None:
         policies = ALL_POLICIES
@@ -155,8 +155,7 @@ def run_policies(
                 return report_violation
 
             if isinstance(policy, ResourceValidationPolicy):
-                rule = RULES_BY_NAME.get(policy.name)
-                wanted = set(rule.resource_types) if rule is not None and rule.policy is policy else None
+                wanted = declared_types(policy)
                 for resource in resources:
                     if wanted is not None and resource.type not in wanted:
                         continue
