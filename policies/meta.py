@@ -112,15 +112,22 @@ def _plain_props(props: Any) -> Props:
 
 @dataclass
 class Node:
-    """One stack resource as plain data, with the URNs it depends on (parent excluded)."""
+    """One stack resource, with the URNs it depends on (parent excluded); its props plain data on first read."""
 
     urn: str
     type: str
     name: str
-    props: dict[str, Any]
+    # The policy resource's props as the SDK (or the offline runner) hands them over. A stack rule reads the props of
+    # the few types it checks: made plain for every node, a Kubernetes stack's operator CRDs (~600 KB of schema)
+    # were a tenth of its plan.
+    policy_props: Any = field(repr=False)
     parent: str | None
     dependencies: frozenset[str]
     property_dependencies: dict[str, frozenset[str]] = field(default_factory=dict)
+
+    @cached_property
+    def props(self) -> dict[str, Any]:
+        return _plain_props(self.policy_props)
 
     def depends_on(self, urn: str) -> bool:
         return urn in self.dependencies
@@ -153,7 +160,7 @@ class Stack:
                     urn=resource.urn,
                     type=resource.resource_type,
                     name=resource.name,
-                    props=_plain_props(resource.props),
+                    policy_props=resource.props,
                     parent=resource.parent.urn if resource.parent is not None else resource.opts.parent,
                     dependencies=frozenset(deps),
                     property_dependencies=prop_deps,
