@@ -103,6 +103,14 @@ def _shipped_cluster(stack: str) -> dict[str, Any]:
     return read_yaml(SHIPPED_STACKS / f"Pulumi.{stack}.yaml")["config"]["gpufleet:cluster"]
 
 
+def without_job_operators(cluster: dict[str, Any]) -> dict[str, Any]:
+    """The Kubernetes cluster with `scheduler.job_operators: []`, for a test of its control plane, pools or names that
+    reads none of the operators' objects: their two CRDs (~600 KB of schema) are over half of each Kubernetes plan
+    (~0.6 CPU-s). The shipped plans and tests/components/kubernetes/test_kubernetes_job_operators.py keep them."""
+    cluster["scheduler"] = {**cluster["scheduler"], "job_operators": []}
+    return cluster
+
+
 def write_stack(directory: Path, name: str, cluster: dict[str, Any], **extra: Any) -> Path:
     path = directory / f"Pulumi.{name}.yaml"
     config = {f"{cluster.get('cloud', 'aws')}:region": cluster.get("region", "us-east-1"), "gpufleet:cluster": cluster}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pulumi
 import pytest
-from conftest import of_type, one, read_cluster, registered_types, write_stack
+from conftest import of_type, one, read_cluster, registered_types, without_job_operators, write_stack
 
 from components import runtime
 from components.clouds.aws.eks_addons import refuse_unpinned_addons
@@ -25,10 +25,10 @@ POD_TRUST = {"Service": "pods.eks.amazonaws.com"}
 
 
 def eks_cluster() -> dict[str, Any]:
-    """The shipped aws-train-eks, named train."""
+    """The shipped aws-train-eks, named train, without job operators (EKS's own add-ons are what is tested)."""
     cluster = {**copy.deepcopy(read_cluster("aws-train-eks")), "name": "train"}
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35"}
-    return cluster
+    return without_job_operators(cluster)
 
 
 @pytest.fixture(scope="module")

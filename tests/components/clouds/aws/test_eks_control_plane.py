@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import of_type, one, read_cluster, shipped_plan, write_stack
+from conftest import of_type, one, read_cluster, shipped_plan, without_job_operators, write_stack
 
 from gpufleet.clouds.aws import mock_answers
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -26,10 +26,11 @@ LOG_TYPES = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
 
 
 def eks_cluster(**scheduler: Any) -> dict[str, Any]:
-    """The shipped aws-train-eks, named train, with an admin and the given scheduler settings."""
+    """The shipped aws-train-eks, named train, with an admin and the given scheduler settings (no job operators: this
+    is the control plane)."""
     cluster = {**copy.deepcopy(read_cluster("aws-train-eks")), "name": "train"}
     cluster["scheduler"] = {"kind": "kubernetes", "version": "1.35", "admins": [ADMIN], **scheduler}
-    return cluster
+    return without_job_operators(cluster)
 
 
 def plan_of(directory: Path, cluster: dict[str, Any]) -> PlanResult:

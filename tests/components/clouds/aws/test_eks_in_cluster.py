@@ -12,7 +12,7 @@ from typing import Any
 import libyaml_files
 import pulumi
 import pytest
-from conftest import of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, without_job_operators, write_stack
 from kubernetes_schemas import validate
 
 import components.clouds.aws.cluster as cluster_module
@@ -41,7 +41,8 @@ def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
 @pytest.fixture(scope="module")
 def shared_plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     """g6e with time-slicing: the sharing mode reaches the device plugin."""
-    cluster = eks_cluster("aws-infer-eks", gpu_sharing={"mode": "time-slicing", "replicas": 4}, rdma="off")
+    cluster = without_job_operators(eks_cluster("aws-infer-eks", gpu_sharing={"mode": "time-slicing", "replicas": 4},
+                                                rdma="off"))
     return plan_stack(write_stack(tmp_path_factory.mktemp("eks-shared"), "eks", cluster))
 
 
@@ -146,7 +147,7 @@ def test_each_node_group_is_told_the_cluster_it_joins(tmp_path: Path, monkeypatc
         return original(name, args, opts)
 
     monkeypatch.setattr(cluster_module, "AwsNodeGroup", spy)
-    plan = plan_stack(write_stack(tmp_path, "eks", eks_cluster()))
+    plan = plan_stack(write_stack(tmp_path, "eks", without_job_operators(eks_cluster())))
     assert len(told) == 1 and isinstance(told[0], EksJoin)
     assert resolved["cluster_name"] == one(plan, "aws:eks/cluster:Cluster").inputs["name"]
     assert all(resolved[field] for field in ("endpoint", "certificate_authority", "service_cidr"))
@@ -172,7 +173,7 @@ def test_the_stack_outputs_name_the_cluster_and_how_to_get_a_kubeconfig(tmp_path
             exported[name] = value
 
     monkeypatch.setattr(pulumi, "export", export)
-    plan = plan_stack(write_stack(tmp_path, "eks", eks_cluster()))
+    plan = plan_stack(write_stack(tmp_path, "eks", without_job_operators(eks_cluster())))
     name = one(plan, "aws:eks/cluster:Cluster").inputs["name"]
     assert exported["kubernetes_cluster"] == name
     assert exported["kubeconfig"] == f"aws eks update-kubeconfig --name {name} --region us-east-1"

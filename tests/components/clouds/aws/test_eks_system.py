@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, without_job_operators, write_stack
 
 from gpufleet.plan.planner import PlanResult, plan_stack
 
@@ -22,7 +22,7 @@ ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     cluster = {**read_cluster("aws-train-eks"), "name": "train"}
     cluster["scheduler"] = {**cluster["scheduler"], "system_group": {"size": {"min": 2, "max": 4}}}
-    return plan_stack(write_stack(tmp_path_factory.mktemp("eks"), "eks", cluster))
+    return plan_stack(write_stack(tmp_path_factory.mktemp("eks"), "eks", without_job_operators(cluster)))
 
 
 def _named(plan: PlanResult, typ: str, name: str):

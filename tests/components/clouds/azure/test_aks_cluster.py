@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import of_type, one, read_cluster, write_stack
+from conftest import of_type, one, read_cluster, without_job_operators, write_stack
 
 from gpufleet.clouds.azure import mock_answers
 from gpufleet.plan.planner import PlanResult, plan_stack
@@ -36,14 +36,14 @@ RBAC_CLUSTER_ADMIN = "b1ff04bb-8a4e-4dc4-8eb5-8693973ce19b"
 
 def aks_cluster(stack: str = "azure-train-ndh100", **scheduler: Any) -> dict[str, Any]:
     """A shipped Azure VM stack turned Kubernetes, less what AKS does not build (the Lustre file system, the local
-    NVMe RAID, idle scale-in: the stack checks refuse them there)."""
+    NVMe RAID, idle scale-in: the stack checks refuse them there) and the job operators (this is the control plane)."""
     cluster = copy.deepcopy(read_cluster(stack))
     cluster["scheduler"] = {"kind": "kubernetes", "version": VERSION, "admins": [ADMIN], **scheduler}
     cluster["storage"].pop("shared", None)
     cluster["storage"]["scratch"] = "none"
     for group in cluster["node_groups"]:
         group.pop("idle", None)
-    return cluster
+    return without_job_operators(cluster)
 
 
 def plan_of(directory: Path, cluster: dict[str, Any]) -> PlanResult:

@@ -12,6 +12,7 @@ import libyaml_files
 import pytest
 import yaml
 from azure_plans import one, plan_variant, variant
+from conftest import without_job_operators
 from kubernetes_schemas import validate
 
 from components.kubernetes.azure_prometheus import scrape_config
@@ -36,10 +37,15 @@ def of_type(plan: PlanResult, typ: str) -> list[Any]:
     return [r for r in plan.resources if r.type == typ]
 
 
+def monitored(**monitoring: Any) -> dict[str, Any]:
+    """The shipped stack with these monitoring settings, less the job operators (nothing here reads them)."""
+    return without_job_operators(variant(STACK, monitoring=monitoring))
+
+
 @pytest.fixture(scope="module")
 def plan(tmp_path_factory: pytest.TempPathFactory) -> PlanResult:
     """The shipped two-pool AKS stack with alarms."""
-    return plan_variant(tmp_path_factory.mktemp("alarms"), variant(STACK, monitoring={"alarms": ALARMS}))
+    return plan_variant(tmp_path_factory.mktemp("alarms"), monitored(alarms=ALARMS))
 
 
 def test_the_cluster_runs_the_managed_prometheus_add_on(plan: PlanResult) -> None:
@@ -121,12 +127,12 @@ def test_the_scrape_job_finds_the_dcgm_exporter_pods_and_validates(plan: PlanRes
 
 
 def test_without_alarms_the_metrics_flow_but_no_rule_group_is_made(tmp_path: Path) -> None:
-    plan = plan_variant(tmp_path, variant(STACK, monitoring={"gpu_metrics": True, "alarms": None}))
+    plan = plan_variant(tmp_path, monitored(gpu_metrics=True, alarms=None))
     assert one(plan, WORKSPACE) and not of_type(plan, RULE_GROUP)
 
 
 def test_without_gpu_metrics_there_is_no_add_on_workspace_or_scrape_job(tmp_path: Path) -> None:
-    plan = plan_variant(tmp_path, variant(STACK, monitoring={"gpu_metrics": False, "alarms": None}))
+    plan = plan_variant(tmp_path, monitored(gpu_metrics=False, alarms=None))
     assert "azureMonitorProfile" not in one(plan, CLUSTER).inputs
     assert not of_type(plan, WORKSPACE) and not of_type(plan, RULE) and not of_type(plan, RULE_GROUP)
     assert not [r for r in of_type(plan, "kubernetes:core/v1:ConfigMap")
