@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, get_args
 
 import libyaml_files
 import pytest
@@ -23,6 +23,7 @@ from gpufleet import cli, collector
 from gpufleet.plan.planner import plan_stack
 from gpufleet.prepare import prepare
 from gpufleet.stackfile import CLUSTER_KEY, SpecInvalid
+from gpufleet.stackfile.scheduler import JobOperator
 
 CLUSTERS = sorted(p.name[len("Pulumi."):-len(".yaml")] for p in SHIPPED_STACKS.glob("Pulumi.*.yaml")
                   if "gpufleet:cluster" in libyaml_files.load(p.read_text())["config"])
@@ -84,8 +85,8 @@ def mutated_clusters(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
 
 @st.composite
 def valid_clusters(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
-    """One of the cloud's shipped clusters with its first group resized, its tags and environment changed: plans
-    in full."""
+    """One of the cloud's shipped clusters with its first group resized, its tags, environment and (Kubernetes) job
+    operators changed: plans in full."""
     raw = copy.deepcopy(BASES[draw(st.sampled_from(of_cloud(cloud)))])
     group = raw["node_groups"][0]
     low = draw(st.integers(0, 4))
@@ -99,6 +100,8 @@ def valid_clusters(draw: st.DrawFn, cloud: str) -> dict[str, Any]:
                                        st.from_regex(r"[a-z0-9-]{1,12}", fullmatch=True), max_size=3))
     raw.pop("budget", None)
     raw["environment"] = draw(st.sampled_from(["dev", "staging", "prod"]))
+    if "scheduler" in raw:
+        raw["scheduler"]["job_operators"] = draw(st.lists(st.sampled_from(get_args(JobOperator)), unique=True))
     return raw
 
 
